@@ -1,0 +1,40 @@
+# The two commands of the README: `make run` and `make test`. Everything else is a step of them.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+ONNXPORT := $(VENV)/bin/onnxport
+
+.PHONY: run test setup build chromium testdata clean
+
+run: build
+	$(ONNXPORT) list
+	@echo "Models are built in models/.repository (the server lands with the next milestone)."
+
+build: setup
+	$(ONNXPORT) build
+
+test: setup chromium testdata
+	$(PY) -m pytest
+
+setup: $(VENV)/.installed node_modules/.installed
+
+# torch is pinned in pyproject.toml, so pip takes the CPU build that lies on these machines
+# instead of fetching a multi-GB CUDA one.
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+chromium:
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+
+testdata: $(VENV)/.installed
+	$(PY) scripts/fetch_onnx_testdata.py
+
+clean:
+	rm -rf $(VENV) node_modules models/.repository tests/data/onnx-backend

@@ -1,0 +1,194 @@
+"""Build one model: fp32 export -> variants -> measurements -> manifest entry.
+
+Recipes and imported ONNX files meet here as a `Prepared` model: a checked
+fp32 graph, golden inputs with the source's outputs, calibration inputs.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import onnx
+
+from .. import runtime
+from ..errors import ValidationError
+from ..recipe import Feeds, Tolerance
+from ..repository import Transaction
+from . import budgets, measure, testdata, variants
+from .export import check_and_infer, serialize
+
+VARIANTS = ("fp32", "fp16", "int8-dynamic", "int8-static")
+PRECISION = {"fp32": "fp32", "fp16": "fp16", "int8-dynamic": "int8", "int8-static": "int8"}
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Prepared:
+    name: str
+    task: str
+    kind: str  # pytorch | sklearn | onnx
+    description: str
+    fp32: onnx.ModelProto
+    golden_inputs: list[Feeds]
+    source_outputs: list[Feeds]  # what the source framework (or the test data) says
+    calibration: list[Feeds]
+    tolerance: Tolerance
+    metric_output: str | None
+    build_key: str
+    labels: np.ndarray | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    assets: dict[str, Path] = field(default_factory=dict)
+    int8_static_keep_float: tuple[str, ...] = ()
+
+
+def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[str, Any]:
+    """Validate the export, make and measure every variant, stage the files; return the entry."""
+    fp32_bytes = serialize(prepared.fp32)
+    step("validate fp32 against the source")
+    fp32_outputs = _run_all(fp32_bytes, prepared.golden_inputs, f"{prepared.name} fp32")
+    validation = measure.against(
+        prepared.source_outputs, fp32_outputs, prepared.task, prepared.metric_output, prepared.tolerance
+    )
+    if not validation["within_tolerance"]:
+        raise ValidationError(_validation_message(prepared, validation))
+
+    entry = _describe(prepared)
+    entry["validation"] = {
+        "tolerance": {"abs": prepared.tolerance.abs_tol, "rel": prepared.tolerance.rel_tol},
+        **validation,
+    }
+    fp32_size = len(fp32_bytes)
+    for name in VARIANTS:
+        step(name)
+        record = _make_variant(prepared, name, fp32_outputs, transaction, fp32_bytes)
+        if "bytes" in record:
+            record["size_ratio"] = round(record["bytes"] / fp32_size, 4)
+        entry["variants"][name] = record
+    step("golden data")
+    entry["golden"] = _stage_golden(prepared, transaction)
+    entry["assets"] = {
+        label: {**transaction.put_file(path.read_bytes(), path.suffix.lstrip(".") or "bin"), "name": path.name}
+        for label, path in prepared.assets.items()
+    }
+    return entry
+
+
+def _make_variant(
+    prepared: Prepared, name: str, fp32_outputs: list[Feeds], transaction: Transaction, fp32_bytes: bytes
+) -> dict[str, Any]:
+    try:
+        model, settings = _convert(prepared, name)
+    except variants.VariantSkipped as skipped:
+        return {"precision": PRECISION[name], "status": "skipped", "reason": str(skipped)}
+    data = fp32_bytes if name == "fp32" else serialize(model)
+    outputs = _run_all(data, prepared.golden_inputs, f"{prepared.name} {name}")
+    vs_fp32 = measure.against(fp32_outputs, outputs, prepared.task, prepared.metric_output)
+    vs_source = measure.against(prepared.source_outputs, outputs, prepared.task, prepared.metric_output)
+    reason = measure.verdict(name, prepared.task, vs_fp32)
+    record: dict[str, Any] = {
+        **transaction.put_file(data, "onnx"),
+        "precision": PRECISION[name],
+        "status": "rejected" if reason else "ok",
+        "reason": reason,
+        "operators": variants.operator_histogram(model),
+        "vs_fp32": vs_fp32,
+        "vs_source": vs_source,
+        "budget": budgets.BUDGETS[name].__dict__,
+        "settings": settings,
+    }
+    accuracy = measure.accuracy(prepared.labels, outputs, prepared.metric_output)
+    if accuracy is not None:
+        record["accuracy"] = accuracy
+    return record
+
+
+def _convert(prepared: Prepared, name: str) -> tuple[onnx.ModelProto, dict]:
+    if name == "fp32":
+        return prepared.fp32, {}
+    if name == "fp16":
+        model, settings = variants.make_fp16(prepared.fp32, [*prepared.golden_inputs, *prepared.calibration])
+    elif name == "int8-dynamic":
+        model, settings = variants.make_int8_dynamic(_copy(prepared.fp32))
+    else:
+        model, settings = variants.make_int8_static(
+            _copy(prepared.fp32), prepared.calibration, prepared.int8_static_keep_float
+        )
+    onnx.checker.check_model(model)
+    return model, settings
+
+
+def _describe(prepared: Prepared) -> dict[str, Any]:
+    model = prepared.fp32
+    opsets = {(o.domain or "ai.onnx"): o.version for o in model.opset_import}
+    return {
+        "name": prepared.name,
+        "task": prepared.task,
+        "kind": prepared.kind,
+        "description": prepared.description,
+        "metric_output": prepared.metric_output,
+        "build_key": prepared.build_key,
+        "opset": opsets.get("ai.onnx"),
+        "opsets": opsets,
+        "ir_version": model.ir_version,
+        "producer": {"name": model.producer_name, "version": model.producer_version},
+        "inputs": [_value_info(v) for v in model.graph.input if v.name not in {i.name for i in model.graph.initializer}],
+        "outputs": [_value_info(v) for v in model.graph.output],
+        "operators": variants.operator_histogram(model),
+        "facts": prepared.facts,
+        "provenance": prepared.provenance,
+        "variants": {},
+    }
+
+
+def _value_info(value: onnx.ValueInfoProto) -> dict[str, Any]:
+    tensor = value.type.tensor_type
+    shape = [
+        d.dim_value if d.HasField("dim_value") else (d.dim_param or -1)
+        for d in tensor.shape.dim
+    ] if tensor.HasField("shape") else None
+    dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type).name if tensor.elem_type else "unknown"
+    return {"name": value.name, "dtype": dtype, "shape": shape}
+
+
+def _stage_golden(prepared: Prepared, transaction: Transaction) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="onnxport-golden-") as tmp:
+        for index, (inputs, outputs) in enumerate(zip(prepared.golden_inputs, prepared.source_outputs)):
+            testdata.write_set(Path(tmp), index, inputs, outputs)
+        record = transaction.put_folder(Path(tmp))
+    record["sets"] = len(prepared.golden_inputs)
+    record["outputs_from"] = "source framework" if prepared.kind != "onnx" else "imported test data or fp32"
+    return record
+
+
+def _run_all(model_bytes: bytes, inputs: list[Feeds], label: str) -> list[Feeds]:
+    session = runtime.create_session(model_bytes, label=label)
+    return [runtime.run(session, feeds, label=label) for feeds in inputs]
+
+
+def _validation_message(prepared: Prepared, validation: dict[str, Any]) -> str:
+    tol = prepared.tolerance
+    for name, errors in validation["outputs"].items():
+        if "shape_mismatch" in errors:
+            return (f"{prepared.name}: fp32 export output {name!r} has shape {errors['shape_mismatch']['got']}, "
+                    f"the source gives {errors['shape_mismatch']['expected']}")
+        if "first_mismatch" in errors or errors.get("nonfinite"):
+            first = errors.get("first_mismatch", {})
+            return (
+                f"{prepared.name}: fp32 export differs from the {prepared.kind} source on output {name!r}: "
+                f"max abs error {errors['max_abs']:.3g}, max rel error {errors['max_rel']:.3g}; first at index "
+                f"{first.get('index')} (expected {first.get('expected')}, got {first.get('got')}); "
+                f"tolerance abs {tol.abs_tol:g} + rel {tol.rel_tol:g}"
+            )
+    return f"{prepared.name}: fp32 export differs from its source"
+
+
+def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    clone = onnx.ModelProto()
+    clone.CopyFrom(model)
+    return clone

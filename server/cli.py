@@ -1,0 +1,114 @@
+"""`onnxport`: thin command line over build, import and the repository."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .errors import OnnxportError
+
+DEFAULT_REPOSITORY_ENV = "ONNXPORT_REPOSITORY"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except OnnxportError as exc:
+        print(f"onnxport: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("onnxport: interrupted; the repository is unchanged", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .build.export import DEFAULT_OPSET
+    from .recipe import default_recipes_dir
+
+    parser = argparse.ArgumentParser(prog="onnxport", description="Export once, run anywhere: build, serve and check ONNX models.")
+    parser.add_argument("--repository", type=Path, default=Path(os.environ.get(DEFAULT_REPOSITORY_ENV, default_recipes_dir() / ".repository")),
+                        help=f"model repository folder (default: models/.repository, or ${DEFAULT_REPOSITORY_ENV})")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    build = sub.add_parser("build", help="build demo and recipe models into the repository")
+    build.add_argument("models", nargs="*", help="recipe names (default: all)")
+    build.add_argument("--recipes", type=Path, default=default_recipes_dir(), help="folder of recipe modules")
+    build.add_argument("--opset", type=int, default=DEFAULT_OPSET, help=f"ONNX opset to export to (default {DEFAULT_OPSET})")
+    build.add_argument("--force", action="store_true", help="rebuild even when the recipe is unchanged")
+    build.add_argument("--quiet", action="store_true", help="no progress bars")
+    build.set_defaults(handler=_build)
+
+    imp = sub.add_parser("import", help="import an .onnx file or an ONNX test directory")
+    imp.add_argument("path", type=Path)
+    imp.add_argument("--name", required=True, help="model name in the repository")
+    imp.add_argument("--task", default="generic", choices=["classification", "regression", "embedding", "generic"])
+    imp.add_argument("--metric-output", default=None, help="output that carries the task metric (default: the first)")
+    imp.add_argument("--quiet", action="store_true")
+    imp.set_defaults(handler=_import)
+
+    lst = sub.add_parser("list", help="list models in the repository")
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(handler=_list)
+
+    info = sub.add_parser("info", help="a model's metadata and variant table")
+    info.add_argument("model")
+    info.add_argument("--json", action="store_true")
+    info.set_defaults(handler=_info)
+    return parser
+
+
+def _build(args) -> int:
+    from .build.builder import build_recipes
+    from .repository import Repository
+    from . import report
+
+    outcomes = build_recipes(args.models, Repository(args.repository), args.recipes, args.opset,
+                             force=args.force, show_progress=not args.quiet)
+    print(report.build_summary(outcomes))
+    return 0
+
+
+def _import(args) -> int:
+    from .build.builder import build_prepared
+    from .build.importer import import_key, prepare_import
+    from .repository import Repository
+    from . import report
+
+    key = import_key(args.path, args.task, args.metric_output)
+    outcome = build_prepared(
+        Repository(args.repository), args.name, key,
+        lambda step: prepare_import(args.path, args.name, args.task, args.metric_output, key, step),
+        show_progress=not args.quiet,
+    )
+    print(report.build_summary([outcome]))
+    return 0
+
+
+def _list(args) -> int:
+    from .repository import Repository
+    from . import report
+
+    manifest = Repository(args.repository).read_manifest()
+    print(json.dumps(sorted(manifest["models"]), indent=2) if args.json else report.model_list(manifest))
+    return 0
+
+
+def _info(args) -> int:
+    from .repository import Repository
+    from . import report
+
+    manifest = Repository(args.repository).read_manifest()
+    entry = manifest["models"].get(args.model)
+    if entry is None:
+        known = ", ".join(sorted(manifest["models"])) or "none (run `onnxport build`)"
+        raise OnnxportError(f"unknown model {args.model!r}; the repository has: {known}")
+    print(json.dumps(entry, indent=2, sort_keys=True) if args.json else report.model_info(entry))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

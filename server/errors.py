@@ -1,0 +1,25 @@
+"""The error types of onnxport, one per layer.
+
+Every message is written for the person who ran the command: it names the
+input (model, file, tensor), what was expected and what came.
+"""
+
+
+class OnnxportError(Exception):
+    """Base class: anything onnxport reports to a user as a one-line error."""
+
+
+class RecipeError(OnnxportError):
+    """A recipe is missing, cannot be loaded or declares something invalid."""
+
+
+class ModelFileError(OnnxportError):
+    """An ONNX file or test directory cannot be read, checked or trusted."""
+
+
+class ValidationError(OnnxportError):
+    """An export differs from its source beyond the declared tolerance."""
+
+
+class RepositoryError(OnnxportError):
+    """The model repository is missing, locked or inconsistent."""
