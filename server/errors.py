@@ -17,6 +17,10 @@ class ModelFileError(OnnxportError):
     """An ONNX file or test directory cannot be read, checked or trusted."""
 
 
+class BuildError(OnnxportError):
+    """A step of a build (recipe code, exporter, converter) crashed."""
+
+
 class ValidationError(OnnxportError):
     """An export differs from its source beyond the declared tolerance."""
 

@@ -75,8 +75,6 @@ def test_nan_equals_nan():
     assert compare.within({"y": report})
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: max_rel is NaN when both sides hold NaN at the same "
-                   "index (0/NaN), and the manifest is then written with a bare NaN, which is not JSON")
 def test_nan_equals_nan_report_is_strict_json():
     report = compare.output_errors(f32(1, np.nan), f32(1, np.nan), TIGHT)
     json.dumps(report, allow_nan=False)
@@ -103,9 +101,6 @@ def test_nonfinite_values_are_named_as_strings_in_the_first_mismatch():
     json.dumps(report, allow_nan=False)
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeWarning, reason="server bug: inf - inf in output_errors "
-                   "emits 'invalid value encountered in subtract' (no np.errstate), an error under "
-                   "this project's filterwarnings=error")
 def test_matching_infinities_are_equal():
     report = compare.output_errors(f32(1, np.inf), f32(1, np.inf), TIGHT)
     assert report["nonfinite"] == 0

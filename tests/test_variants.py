@@ -135,9 +135,6 @@ def square_model() -> onnx.ModelProto:
     )
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="server bug: when a blocked node reads a hot value twice "
-                   "(Mul(hot, hot), i.e. x*x), the converter still routes it through a Cast to fp16 "
-                   "and make_fp16 does not remove it: the fp16 variant gives inf")
 def test_fp16_blocks_a_node_that_reads_a_hot_value_twice():
     r = rng(1)
     feeds = {"x": r.uniform(0.5, 1, (6, 4)).astype(np.float32)}
@@ -260,10 +257,6 @@ def test_int8_static_leaves_keep_float_nodes_alone():
     assert "w2" in kept.input
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason="server bug: skl2onnx writes the default "
-                   "domain twice in opset_import for linear models; quantize_dynamic raises "
-                   "ValueError('Failed to find proper ai.onnx domain') and make_int8_dynamic lets it "
-                   "escape, so `onnxport build` of a LogisticRegression recipe ends in a traceback")
 def test_int8_dynamic_of_a_logistic_regression_export_does_not_crash():
     from sklearn.datasets import load_iris
     from sklearn.linear_model import LogisticRegression

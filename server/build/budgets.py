@@ -45,10 +45,10 @@ def check(variant: str, task: str, metric: dict[str, float]) -> str | None:
     """None when the metric is within budget, else the reason, with both figures."""
     budget = BUDGETS[variant]
     if task == "classification" and "top1_agreement" in metric:
-        if metric["top1_agreement"] < budget.top1_agreement_min:
+        if not metric["top1_agreement"] >= budget.top1_agreement_min:  # NaN fails too
             return f"top-1 agreement with fp32 {metric['top1_agreement']:.4f} < budget {budget.top1_agreement_min}"
     elif task == "embedding" and "cosine_min" in metric:
-        if metric["cosine_min"] < budget.cosine_min:
+        if not metric["cosine_min"] >= budget.cosine_min:
             return f"min cosine similarity to fp32 {metric['cosine_min']:.5f} < budget {budget.cosine_min}"
     elif "scaled_max_abs" in metric:
         if not metric["scaled_max_abs"] <= budget.scaled_max_abs:

@@ -9,7 +9,7 @@ from typing import Any, Callable
 from tqdm import tqdm
 
 from .. import recipe as recipes
-from ..errors import RecipeError
+from ..errors import BuildError, OnnxportError, RecipeError
 from ..repository import Repository
 from . import pipeline
 from .sources import prepare_recipe, recipe_build_key
@@ -54,6 +54,17 @@ def build_prepared(
     return _build(repository, [(name, key, prepare)], force=force, show_progress=show_progress)[0]
 
 
+def _guarded(name: str, bar, function, *args):
+    """Run a step of user or third-party code; a crash becomes one clear error naming the model."""
+    try:
+        return function(*args)
+    except OnnxportError:
+        raise
+    except Exception as exc:
+        step = bar.desc.split(": ", 1)[-1] if bar.desc else "build"
+        raise BuildError(f"{name}: {step} failed: {type(exc).__name__}: {exc}") from exc
+
+
 def _build(repository, jobs, *, force: bool, show_progress: bool) -> list[Outcome]:
     outcomes = []
     with repository.transaction() as transaction:
@@ -68,8 +79,8 @@ def _build(repository, jobs, *, force: bool, show_progress: bool) -> list[Outcom
                     bar.set_description(f"{name}: {label}")
                     bar.update(1)
 
-                prepared = prepare(step)
-                entry = pipeline.build(prepared, transaction, step)
+                prepared = _guarded(name, bar, prepare, step)
+                entry = _guarded(name, bar, pipeline.build, prepared, transaction, step)
             manifest["models"][name] = entry
             outcomes.append(Outcome(name, False, entry))
         if any(not o.skipped for o in outcomes):

@@ -21,11 +21,13 @@ def output_errors(expected: np.ndarray, got: np.ndarray, tolerance: Tolerance | 
         return {"shape_mismatch": {"expected": list(expected.shape), "got": list(got.shape)}}
     exp = expected.astype(np.float64)
     act = got.astype(np.float64)
-    both_nan = np.isnan(exp) & np.isnan(act)
-    diff = np.where(both_nan, 0.0, np.abs(exp - act))
+    # NaN equals NaN, and an infinity equals the same infinity.
+    same = (np.isnan(exp) & np.isnan(act)) | (np.isinf(exp) & (exp == act))
+    with np.errstate(invalid="ignore"):
+        diff = np.where(same, 0.0, np.abs(exp - act))
     # A non-finite value where the reference is finite is always an error.
     nonfinite = int((~np.isfinite(act) & np.isfinite(exp)).sum())
-    finite = np.isfinite(diff)
+    finite = np.isfinite(diff) & np.isfinite(exp)
     report: dict[str, Any] = {
         "max_abs": float(diff[finite].max()) if finite.any() else 0.0,
         "mean_abs": float(diff[finite].mean()) if finite.any() else 0.0,
@@ -77,7 +79,8 @@ def scaled_max_abs(expected: np.ndarray, got: np.ndarray) -> float:
     """Largest absolute error divided by the reference's largest magnitude (0 = identical)."""
     exp = expected.astype(np.float64)
     scale = float(np.abs(exp[np.isfinite(exp)]).max()) if np.isfinite(exp).any() else 0.0
-    diff = np.abs(exp - got.astype(np.float64))
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(exp - got.astype(np.float64))
     if not np.isfinite(diff).all():
         return float("inf")
     return float(diff.max() / max(scale, 1e-12)) if diff.size else 0.0

@@ -22,6 +22,7 @@ def export(source: SourceModel, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     else:
         raise RecipeError(f"unknown framework {source.framework!r}; expected pytorch or sklearn")
     _name_dynamic_dims(model, source.dynamic_axes)
+    _dedupe_opsets(model)
     return check_and_infer(model, "export")
 
 
@@ -77,6 +78,18 @@ def _export_sklearn(source: SourceModel, opset: int) -> onnx.ModelProto:
             options={"zipmap": False},
             final_types=None,
         )
+
+
+def _dedupe_opsets(model: onnx.ModelProto) -> None:
+    """One opset_import per domain (skl2onnx can list the default domain twice,
+    which onnxruntime's quantizer refuses); the highest version wins."""
+    versions: dict[str, int] = {}
+    for opset in model.opset_import:
+        domain = "" if opset.domain == "ai.onnx" else opset.domain
+        versions[domain] = max(versions.get(domain, 0), opset.version)
+    del model.opset_import[:]
+    for domain, version in versions.items():
+        model.opset_import.add(domain=domain, version=version)
 
 
 def _name_dynamic_dims(model: onnx.ModelProto, dynamic_axes: dict[str, dict[int, str]]) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 
 from .. import runtime
-from ..errors import ValidationError
+from ..errors import ModelFileError, ValidationError
 from ..recipe import Feeds, Tolerance
 from ..repository import Transaction
 from . import budgets, measure, testdata, variants
@@ -86,8 +86,19 @@ def _make_variant(
         model, settings = _convert(prepared, name)
     except variants.VariantSkipped as skipped:
         return {"precision": PRECISION[name], "status": "skipped", "reason": str(skipped)}
+    except Exception as exc:  # a converter crash costs this variant, not the whole build
+        if name == "fp32":
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return {"precision": PRECISION[name], "status": "rejected",
+                "reason": f"conversion failed: {type(exc).__name__}: {first}"}
     data = fp32_bytes if name == "fp32" else serialize(model)
-    outputs = _run_all(data, prepared.golden_inputs, f"{prepared.name} {name}")
+    try:
+        outputs = _run_all(data, prepared.golden_inputs, f"{prepared.name} {name}")
+    except ModelFileError as exc:
+        if name == "fp32":
+            raise
+        return {"precision": PRECISION[name], "status": "rejected", "reason": str(exc)}
     vs_fp32 = measure.against(fp32_outputs, outputs, prepared.task, prepared.metric_output)
     vs_source = measure.against(prepared.source_outputs, outputs, prepared.task, prepared.metric_output)
     reason = measure.verdict(name, prepared.task, vs_fp32)

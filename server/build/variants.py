@@ -114,10 +114,40 @@ def _cast_mixed_inputs(original: onnx.ModelProto, model: onnx.ModelProto, blocke
             before = original_types.get(source.output[position]) if source and position < len(source.output) else None
             types[name] = fp16 if before == fp32 and not keeps_fp32 else before
     del model.graph.node[:]
-    model.graph.node.extend(nodes)
+    model.graph.node.extend(_without_round_trips(nodes, types, {o.name for o in model.graph.output}))
     # Let onnxruntime infer types afresh: the converter's value_info is what misled it.
     del model.graph.value_info[:]
     return model
+
+
+def _without_round_trips(nodes: list, types: dict[str, int], graph_outputs: set[str]) -> list:
+    """Drop Cast(fp32 -> fp16) -> Cast(-> fp32) pairs: a value over 65504 would come back as inf.
+
+    (The converter makes them when a node it keeps in fp32 reads another fp32 node's output.)
+    """
+    fp32, fp16 = onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16
+    producer = {out: n for n in nodes for out in n.output}
+    rename: dict[str, str] = {}
+    dropped = set()
+    for node in nodes:
+        if node.op_type != "Cast" or helper.get_attribute_value(node.attribute[0]) != fp32:
+            continue
+        first = producer.get(node.input[0])
+        if (
+            first is not None and first.op_type == "Cast"
+            and helper.get_attribute_value(first.attribute[0]) == fp16
+            and types.get(first.input[0]) == fp32 and node.output[0] not in graph_outputs
+        ):
+            rename[node.output[0]] = first.input[0]
+            dropped.add(id(node))
+    kept = [n for n in nodes if id(n) not in dropped]
+    for node in kept:
+        for position, name in enumerate(node.input):
+            if name in rename:
+                node.input[position] = rename[name]
+    used = {name for n in kept for name in n.input} | graph_outputs
+    # A first Cast that nothing reads any more goes too.
+    return [n for n in kept if n.op_type != "Cast" or any(out in used for out in n.output)]
 
 
 def _fp16_blocked_ops() -> set[str]:
