@@ -33,8 +33,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--repository", type=Path, default=Path(os.environ.get(DEFAULT_REPOSITORY_ENV, default_recipes_dir() / ".repository")),
                         help=f"model repository folder (default: models/.repository, or ${DEFAULT_REPOSITORY_ENV})")
     sub = parser.add_subparsers(dest="command", required=True)
+    # --repository is accepted after the command too (`onnxport serve --repository DIR`).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--repository", type=Path, default=argparse.SUPPRESS, help="model repository folder")
 
-    build = sub.add_parser("build", help="build demo and recipe models into the repository")
+    build = sub.add_parser("build", parents=[common], help="build demo and recipe models into the repository")
     build.add_argument("models", nargs="*", help="recipe names (default: all)")
     build.add_argument("--recipes", type=Path, default=default_recipes_dir(), help="folder of recipe modules")
     build.add_argument("--opset", type=int, default=DEFAULT_OPSET, help=f"ONNX opset to export to (default {DEFAULT_OPSET})")
@@ -42,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--quiet", action="store_true", help="no progress bars")
     build.set_defaults(handler=_build)
 
-    imp = sub.add_parser("import", help="import an .onnx file or an ONNX test directory")
+    imp = sub.add_parser("import", parents=[common], help="import an .onnx file or an ONNX test directory")
     imp.add_argument("path", type=Path)
     imp.add_argument("--name", required=True, help="model name in the repository")
     imp.add_argument("--task", default="generic", choices=["classification", "regression", "embedding", "generic"])
@@ -50,14 +53,20 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--quiet", action="store_true")
     imp.set_defaults(handler=_import)
 
-    lst = sub.add_parser("list", help="list models in the repository")
+    lst = sub.add_parser("list", parents=[common], help="list models in the repository")
     lst.add_argument("--json", action="store_true")
     lst.set_defaults(handler=_list)
 
-    info = sub.add_parser("info", help="a model's metadata and variant table")
+    info = sub.add_parser("info", parents=[common], help="a model's metadata and variant table")
     info.add_argument("model")
     info.add_argument("--json", action="store_true")
     info.set_defaults(handler=_info)
+
+    serve = sub.add_parser("serve", parents=[common], help="serve the web app, the artifacts and the V2 inference API")
+    serve.add_argument("--host", default=None, help="listen address (default 127.0.0.1, or $ONNXPORT_HOST)")
+    serve.add_argument("--port", type=int, default=None, help="listen port (default 8000, or $ONNXPORT_PORT)")
+    serve.add_argument("--workers", type=int, default=None, help="request threads (default 8, or $ONNXPORT_WORKERS)")
+    serve.set_defaults(handler=_serve)
     return parser
 
 
@@ -107,6 +116,15 @@ def _info(args) -> int:
         known = ", ".join(sorted(manifest["models"])) or "none (run `onnxport build`)"
         raise OnnxportError(f"unknown model {args.model!r}; the repository has: {known}")
     print(json.dumps(entry, indent=2, sort_keys=True) if args.json else report.model_info(entry))
+    return 0
+
+
+def _serve(args) -> int:
+    from .serve import serve
+
+    overrides = {"repository": args.repository}
+    overrides.update({k: getattr(args, k) for k in ("host", "port", "workers") if getattr(args, k) is not None})
+    serve(overrides)
     return 0
 
 

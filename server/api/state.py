@@ -1,0 +1,22 @@
+"""What the blueprints share: settings, the catalog and the session pool of this app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from flask import current_app
+
+from ..catalog import Catalog
+from ..runtime import SessionPool
+
+
+@dataclass
+class State:
+    settings: dict[str, Any]
+    catalog: Catalog
+    sessions: SessionPool
+
+
+def state() -> State:
+    return current_app.extensions["onnxport"]

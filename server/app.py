@@ -1,0 +1,32 @@
+"""The Flask app factory: nothing happens at import time; everything is configured here."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from flask import Flask
+
+from . import config as settings_module
+from .api import artifacts, errors, headers, v2, web
+from .api.state import State
+from .catalog import Catalog
+from .repository import Repository
+from .runtime import SessionPool
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    settings = settings_module.load(config)
+    app = Flask(__name__, static_folder=None)
+    app.config["MAX_CONTENT_LENGTH"] = settings["max_request_bytes"]
+    app.json.sort_keys = False
+
+    catalog = Catalog(Repository(settings["repository"]))
+    sessions = SessionPool(settings["providers"], settings["intra_op_threads"], settings["inter_op_threads"])
+    catalog.on_reload(sessions.retain)  # a new build releases the sessions of replaced artifacts
+    app.extensions["onnxport"] = State(settings, catalog, sessions)
+
+    errors.init_app(app)
+    headers.init_app(app)
+    for blueprint in (web.blueprint, artifacts.blueprint, v2.blueprint):
+        app.register_blueprint(blueprint)
+    return app

@@ -1,0 +1,98 @@
+"""Server settings, declared as data: name, default, type and help.
+
+Sources, later ones winning: the defaults here, a JSON file named by
+ONNXPORT_CONFIG (or the `config_file` setting), ONNXPORT_<NAME> environment
+variables, then the mapping given to create_app().
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .errors import OnnxportError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class ConfigError(OnnxportError):
+    pass
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    parse: Callable[[str], Any]
+    help: str
+
+
+def _path(value: str) -> Path:
+    return Path(value).expanduser()
+
+
+def _providers(value: str) -> list[str]:
+    return [p.strip() for p in value.split(",") if p.strip()]
+
+
+SETTINGS = [
+    Setting("repository", PROJECT_ROOT / "models" / ".repository", _path,
+            "Model repository folder (manifest.json, artifacts/, testdata/)."),
+    Setting("web_root", PROJECT_ROOT / "web", _path, "Folder of the browser app, served at /."),
+    Setting("ort_root", PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist", _path,
+            "onnxruntime-web's dist folder from the pinned npm package, served at /ort/."),
+    Setting("max_request_bytes", 64 * 1024 * 1024, int,
+            "Largest accepted request body in bytes; larger ones get HTTP 413."),
+    Setting("providers", ["CPUExecutionProvider"], _providers,
+            "onnxruntime execution providers in priority order (comma-separated); those this "
+            "onnxruntime build lacks are dropped, CPU is always last."),
+    Setting("intra_op_threads", 0, int, "Threads per onnxruntime session for one operator (0 = all cores)."),
+    Setting("inter_op_threads", 1, int, "Threads per onnxruntime session across operators."),
+    Setting("host", "127.0.0.1", str, "Address `onnxport serve` listens on."),
+    Setting("port", 8000, int, "Port `onnxport serve` listens on."),
+    Setting("workers", 8, int, "Request threads of the WSGI server (sessions are shared between them)."),
+]
+ENV_PREFIX = "ONNXPORT_"
+
+
+def load(overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    environ = os.environ if environ is None else environ
+    known = {s.name: s for s in SETTINGS}
+    config = {s.name: s.default for s in SETTINGS}
+    config_file = (overrides or {}).get("config_file") or environ.get(f"{ENV_PREFIX}CONFIG")
+    if config_file:
+        config.update(_from_file(Path(config_file), known))
+    for setting in SETTINGS:
+        raw = environ.get(ENV_PREFIX + setting.name.upper())
+        if raw is not None:
+            config[setting.name] = _parse(setting, raw, f"${ENV_PREFIX}{setting.name.upper()}")
+    for key, value in (overrides or {}).items():
+        if key == "config_file":
+            continue
+        if key not in known:
+            raise ConfigError(f"unknown setting {key!r}; known: {', '.join(known)}")
+        config[key] = known[key].parse(value) if isinstance(value, str) and known[key].parse is not str else value
+    return config
+
+
+def _from_file(path: Path, known: dict[str, Setting]) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"config file {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: expected a JSON object of settings")
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ConfigError(f"config file {path}: unknown settings {', '.join(unknown)}; known: {', '.join(known)}")
+    return {k: _parse(known[k], v, f"{path}: {k}") if isinstance(v, str) else v for k, v in data.items()}
+
+
+def _parse(setting: Setting, raw: str, where: str) -> Any:
+    try:
+        return setting.parse(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {raw!r} is not a valid {setting.name}: {exc}") from exc

@@ -1,0 +1,25 @@
+"""Run the app under waitress, a production WSGI server (threads share the sessions)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .app import create_app
+
+
+def serve(config: Mapping[str, Any] | None = None) -> None:
+    import waitress
+
+    app = create_app(config)
+    settings = app.extensions["onnxport"].settings
+    print(f"onnxport: serving {settings['repository']} on http://{settings['host']}:{settings['port']}/", flush=True)
+    waitress.serve(
+        app,
+        host=settings["host"],
+        port=settings["port"],
+        threads=settings["workers"],
+        # Flask answers 413 itself; waitress's own cap sits a little above so the JSON error gets through.
+        max_request_body_size=settings["max_request_bytes"] + 1024 * 1024,
+        ident="onnxport",
+        clear_untrusted_proxy_headers=True,
+    )
