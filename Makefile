@@ -7,8 +7,7 @@ ONNXPORT := $(VENV)/bin/onnxport
 .PHONY: run test setup build chromium testdata clean
 
 run: build
-	$(ONNXPORT) list
-	@echo "Models are built in models/.repository (the server lands with the next milestone)."
+	$(ONNXPORT) serve --host 127.0.0.1 --port 8000
 
 build: setup
 	$(ONNXPORT) build
