@@ -19,6 +19,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app = Flask(__name__, static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = settings["max_request_bytes"]
     app.json.sort_keys = False
+    # No redirect (an HTML page) for `//`: such paths are simply not found.
+    app.url_map.merge_slashes = False
 
     catalog = Catalog(Repository(settings["repository"]))
     sessions = SessionPool(settings["providers"], settings["intra_op_threads"], settings["inter_op_threads"])

@@ -73,12 +73,15 @@ class Catalog:
     def file(self, relative: str) -> Path:
         """The path of a file the manifest references (an artifact, or a file in a golden data folder)."""
         self.manifest()
-        folder = relative.split("/")[:2]
-        if relative in self._files or ("/".join(folder) in self._files and folder[0] == "testdata"):
-            root = self.repository.root.resolve()
-            path = (self.repository.root / relative).resolve()
-            if path.is_relative_to(root) and path.is_file():
-                return path
+        parts = relative.split("/")
+        if "" not in parts and "." not in parts and ".." not in parts:
+            # An artifact is named exactly; a golden file lies inside a golden folder the manifest names.
+            allowed = relative if relative in self._files else "/".join(parts[:2])
+            if allowed in self._files and (allowed == relative or parts[0] == "testdata"):
+                base = (self.repository.root / allowed).resolve()
+                path = (self.repository.root / relative).resolve()
+                if (path == base or path.is_relative_to(base)) and path.is_file():
+                    return path
         raise NotFound(f"no file {relative!r} in the repository")
 
     def _stat(self) -> tuple | None:
@@ -86,7 +89,7 @@ class Catalog:
             st = os.stat(self.repository.manifest_path)
         except FileNotFoundError:
             return None
-        return (st.st_ino, st.st_mtime_ns, st.st_size)
+        return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
 
     def _reload(self, stamp: tuple | None) -> None:
         manifest = self.repository.read_manifest() if stamp else {"models": {}}

@@ -16,6 +16,10 @@ DEFAULT_REPOSITORY_ENV = "ONNXPORT_REPOSITORY"
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command != "serve" and args.repository is None:
+            from . import config
+
+            args.repository = config.load()["repository"]
         return args.handler(args)
     except OnnxportError as exc:
         print(f"onnxport: error: {exc}", file=sys.stderr)
@@ -30,8 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     from .recipe import default_recipes_dir
 
     parser = argparse.ArgumentParser(prog="onnxport", description="Export once, run anywhere: build, serve and check ONNX models.")
-    parser.add_argument("--repository", type=Path, default=Path(os.environ.get(DEFAULT_REPOSITORY_ENV, default_recipes_dir() / ".repository")),
-                        help=f"model repository folder (default: models/.repository, or ${DEFAULT_REPOSITORY_ENV})")
+    parser.add_argument("--repository", type=Path, default=None,
+                        help=f"model repository folder (default: models/.repository, ${DEFAULT_REPOSITORY_ENV}, "
+                             "or the config file's `repository`)")
     sub = parser.add_subparsers(dest="command", required=True)
     # --repository is accepted after the command too (`onnxport serve --repository DIR`).
     common = argparse.ArgumentParser(add_help=False)
@@ -122,7 +127,8 @@ def _info(args) -> int:
 def _serve(args) -> int:
     from .serve import serve
 
-    overrides = {"repository": args.repository}
+    # Only what was given on the command line overrides the config file and environment.
+    overrides = {"repository": args.repository} if args.repository is not None else {}
     overrides.update({k: getattr(args, k) for k in ("host", "port", "workers") if getattr(args, k) is not None})
     serve(overrides)
     return 0

@@ -9,6 +9,7 @@ and written, as KServe and Triton define them.
 from __future__ import annotations
 
 import json
+import math
 import struct
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,10 @@ from typing import Any
 import numpy as np
 
 from .errors import OnnxportError
+
+
+# The most elements one input may declare; far above any real request, below what breaks numpy.
+MAX_ELEMENTS = 2**31
 
 
 class ProtocolError(OnnxportError):
@@ -92,7 +97,7 @@ def decode_request(body: bytes, header_length: int | None) -> InferRequest:
             f"binary data sizes add up to {offset} bytes but {len(binary)} bytes follow the JSON header"
         )
 
-    parameters = header.get("parameters") or {}
+    parameters = _parameters(header, "the request")
     outputs, binary_outputs = None, {}
     if header.get("outputs") is not None:
         if not isinstance(header["outputs"], list):
@@ -102,8 +107,9 @@ def decode_request(body: bytes, header_length: int | None) -> InferRequest:
             if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
                 raise ProtocolError("each requested output must be an object with a 'name'")
             outputs.append(raw["name"])
-            if "binary_data" in (raw.get("parameters") or {}):
-                binary_outputs[raw["name"]] = bool(raw["parameters"]["binary_data"])
+            output_parameters = _parameters(raw, f"output {raw['name']!r}")
+            if "binary_data" in output_parameters:
+                binary_outputs[raw["name"]] = bool(output_parameters["binary_data"])
     request_id = header.get("id")
     return InferRequest(
         id=str(request_id) if request_id is not None else None,
@@ -126,10 +132,12 @@ def _decode_input(raw: Any, position: int, binary: bytes, offset: int) -> tuple[
     datatype = raw.get("datatype")
     if datatype not in DATATYPES:
         raise ProtocolError(f"input {name!r}: datatype {datatype!r} is not one of {', '.join(DATATYPES)}")
-    count = int(np.prod(shape)) if shape else 1
-    size = (raw.get("parameters") or {}).get("binary_data_size")
+    count = math.prod(shape)  # exact: np.prod would wrap around on huge shapes
+    if count > MAX_ELEMENTS:
+        raise ProtocolError(f"input {name!r}: shape {shape} has {count} elements, over the {MAX_ELEMENTS} limit")
+    size = _parameters(raw, f"input {name!r}").get("binary_data_size")
     if size is not None:
-        if not isinstance(size, int) or size < 0:
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             raise ProtocolError(f"input {name!r}: binary_data_size must be a non-negative integer, got {size!r}")
         if offset + size > len(binary):
             raise ProtocolError(
@@ -187,7 +195,21 @@ def _from_json(name: str, datatype: str, data: Any, shape: list[int], count: int
         info = np.iinfo(dtype)
         if flat and (min(flat) < info.min or max(flat) > info.max):
             raise ProtocolError(f"input {name!r}: a value is outside the {datatype} range [{info.min}, {info.max}]")
+    elif dtype.kind == "f":
+        finfo = np.finfo(dtype)
+        # Python compares big ints with floats exactly; NaN/Infinity literals are taken as sent.
+        if any(abs(v) > float(finfo.max) for v in flat if not (isinstance(v, float) and not math.isfinite(v))):
+            raise ProtocolError(f"input {name!r}: a value is outside the {datatype} range (+/-{float(finfo.max):g})")
     return np.array(flat, dtype=dtype).reshape(shape)
+
+
+def _parameters(owner: dict, what: str) -> dict:
+    parameters = owner.get("parameters")
+    if parameters is None:
+        return {}
+    if not isinstance(parameters, dict):
+        raise ProtocolError(f"{what}: 'parameters' must be a JSON object, got {type(parameters).__name__}")
+    return parameters
 
 
 def _flatten(data: Any) -> list:

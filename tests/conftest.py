@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -155,3 +165,311 @@ def demo_repository(tmp_path_factory) -> Path:
         code = cli.main(["--repository", str(repository), "build", "--quiet"])
     assert code == 0, "building the demo models failed; see the captured stderr"
     return repository
+
+
+# --------------------------------------------------------------------------- server tests
+#
+# Shared by test_protocol, test_config, test_v2_api, test_artifacts, test_catalog and
+# test_live_server: the one error-shape check, the demo manifest and golden inputs, a local
+# onnxruntime reference, copies of the demo repository, and real `onnxport serve` processes.
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# Rows of the golden inputs the server tests send (None = all): minilm's 8 sentences are cut to 2.
+GOLDEN_ROWS = {"iris": None, "digits": None, "minilm": 2}
+
+
+@pytest.fixture
+def assert_json_error():
+    """assert_json_error(response, status, *fragments) -> the message.
+
+    The one failure contract of the server: the status, Content-Type application/json and a body
+    that is exactly {"error": "<non-empty message>"} containing every fragment. `response` is a
+    Flask test response or anything with status_code (or status), headers and data.
+    """
+
+    def check(response, status: int, *fragments: object) -> str:
+        code = getattr(response, "status_code", None)
+        if code is None:
+            code = response.status
+        data = response.get_data() if hasattr(response, "get_data") else response.data
+        assert code == status, f"expected HTTP {status}, got {code}: {data[:500]!r}"
+        content_type = response.headers.get("Content-Type", "")
+        assert content_type.split(";")[0].strip() == "application/json", (
+            f"error Content-Type is {content_type!r}, not application/json: {data[:500]!r}"
+        )
+        body = json.loads(data)
+        assert isinstance(body, dict) and list(body) == ["error"], f"body is not exactly {{'error': ...}}: {body!r}"
+        message = body["error"]
+        assert isinstance(message, str) and message.strip(), f"empty error message: {body!r}"
+        for fragment in fragments:
+            assert str(fragment) in message, f"{fragment!r} not in {message!r}"
+        return message
+
+    return check
+
+
+@pytest.fixture(scope="session")
+def demo_manifest(demo_repository) -> dict:
+    return json.loads((demo_repository / "manifest.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def golden_inputs(demo_repository, demo_manifest):
+    """golden_inputs(model) -> {input name: array}, the model's golden inputs (GOLDEN_ROWS rows)."""
+    import onnx
+    from onnx import numpy_helper
+
+    cache: dict[str, dict] = {}
+
+    def load(model: str) -> dict:
+        if model not in cache:
+            entry = demo_manifest["models"][model]
+            folder = demo_repository / entry["golden"]["path"] / "test_data_set_0"
+            feeds = {}
+            for index in range(len(entry["inputs"])):
+                tensor = onnx.TensorProto()
+                tensor.ParseFromString((folder / f"input_{index}.pb").read_bytes())
+                feeds[tensor.name] = numpy_helper.to_array(tensor)
+            assert sorted(feeds) == sorted(i["name"] for i in entry["inputs"]), feeds.keys()
+            rows = GOLDEN_ROWS.get(model)
+            cache[model] = {k: v[:rows] if rows else v for k, v in feeds.items()}
+        return {k: v.copy() for k, v in cache[model].items()}
+
+    return load
+
+
+@pytest.fixture(scope="session")
+def reference_outputs(demo_repository, demo_manifest):
+    """reference_outputs(model, variant, feeds) -> {output name: array} from a local onnxruntime
+    session on the same artifact file, with the server's default session options (intra-op
+    threads 0 = all cores, inter-op 1, CPU), so float outputs can be compared exactly."""
+    import onnxruntime as ort
+
+    sessions: dict[Path, ort.InferenceSession] = {}
+    lock = threading.Lock()
+
+    def run(model: str, variant: str, feeds: dict) -> dict:
+        record = demo_manifest["models"][model]["variants"][variant]
+        path = demo_repository / record["file"]
+        with lock:
+            if path not in sessions:
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = 0
+                options.inter_op_num_threads = 1
+                options.log_severity_level = 3
+                sessions[path] = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            session = sessions[path]
+        names = [o.name for o in session.get_outputs()]
+        return dict(zip(names, session.run(names, feeds)))
+
+    return run
+
+
+@pytest.fixture
+def repository_copy(demo_repository, tmp_path):
+    """repository_copy(models=None, keep_files_of=()) -> a private copy of the demo repository.
+
+    shutil.copytree of the shared repository; with `models`, the manifest keeps only those models
+    and only their files (plus the files of `keep_files_of`) are copied, which keeps minilm's
+    180 MB out of tests that do not need it. The shared repository is never touched.
+    """
+    from server.repository import referenced_files
+
+    counter = iter(range(1000))
+
+    def copy(models=None, keep_files_of=()) -> Path:
+        manifest = json.loads((demo_repository / "manifest.json").read_text())
+        destination = tmp_path / f"repository-{next(counter)}"
+        if models is None:
+            shutil.copytree(demo_repository, destination, ignore=shutil.ignore_patterns(".lock", ".staging"))
+            return destination
+        wanted = {*models, *keep_files_of}
+        keep = {rel for name in wanted for rel in referenced_files(manifest["models"][name])}
+
+        def ignore(folder: str, names: list[str]) -> set[str]:
+            relative = Path(folder).relative_to(demo_repository)
+            if relative.parts and relative.parts[0] == "testdata" and len(relative.parts) >= 2:
+                return set()  # inside a kept golden folder
+            ignored = set()
+            for name in names:
+                rel = (relative / name).as_posix()
+                if rel in ("manifest.json", "artifacts", "testdata"):
+                    continue
+                if rel not in keep:
+                    ignored.add(name)
+            return ignored
+
+        shutil.copytree(demo_repository, destination, ignore=ignore)
+        manifest["models"] = {k: v for k, v in manifest["models"].items() if k in models}
+        write_manifest_atomically(destination, manifest)
+        return destination
+
+    return copy
+
+
+def write_manifest_atomically(repository: Path, manifest: dict) -> None:
+    """Replace manifest.json the way a build does: write a temporary file, then rename over it."""
+    temporary = repository / ".manifest.json.test-tmp"
+    temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    os.replace(temporary, repository / "manifest.json")
+
+
+@pytest.fixture
+def replace_manifest():
+    """replace_manifest(repository, manifest): the atomic rename a build ends with."""
+    return write_manifest_atomically
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(args: list[str], port: int, log_path: Path, *, env: dict[str, str] | None = None,
+                 probe: str = "/v2/health/ready", timeout: float = 60.0) -> tuple[subprocess.Popen, str]:
+    """Start `python -m server.cli ARGS` in the project folder; wait until GET probe is 200.
+
+    ONNXPORT_* variables of the test environment are not passed on (only those in env).
+    If the server never answers, it is stopped and the test fails with its captured log.
+    """
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("ONNXPORT_")}
+    environment.update(env or {})
+    environment["PYTHONUNBUFFERED"] = "1"
+    log = open(log_path, "wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server.cli", *args], cwd=PROJECT_ROOT, env=environment,
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    log.close()
+    base_url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout
+    last = "no answer"
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"`onnxport {' '.join(args)}` exited with {process.returncode}:\n{log_path.read_text()}")
+        try:
+            with urllib.request.urlopen(base_url + probe, timeout=2) as response:
+                if response.status == 200:
+                    return process, base_url
+                last = f"HTTP {response.status}"
+        except urllib.error.HTTPError as exc:
+            last = f"HTTP {exc.code}: {exc.read()[:200]!r}"
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
+            last = repr(exc)
+        if time.monotonic() > deadline:
+            stop_server(process)
+            pytest.fail(f"`onnxport {' '.join(args)}`: GET {probe} not 200 after {timeout:.0f} s "
+                        f"(last: {last}); server log:\n{log_path.read_text()}")
+        time.sleep(0.1)
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="session")
+def live_server(demo_repository, tmp_path_factory):
+    """The base URL of a real `onnxport serve` (waitress) on the demo repository, on a free port."""
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("live-server") / "server.log"
+    process, base_url = start_server(
+        ["serve", "--repository", str(demo_repository), "--port", str(port)], port, log_path,
+    )
+    yield base_url
+    stop_server(process)
+
+
+@pytest.fixture
+def spawn_server(tmp_path):
+    """spawn_server(args, port, env=None, probe=...) -> base URL; stopped after the test."""
+    processes: list[subprocess.Popen] = []
+
+    def spawn(args: list[str], port: int, env: dict[str, str] | None = None, probe: str = "/v2/health/ready") -> str:
+        process, base_url = start_server(args, port, tmp_path / f"server-{len(processes)}.log", env=env, probe=probe)
+        processes.append(process)
+        return base_url
+
+    yield spawn
+    for process in processes:
+        stop_server(process)
+
+
+class _V2Codec:
+    """A V2 client's side of the wire format, written from the protocol text, not from server code:
+    JSON and binary request bodies, and responses (JSON or binary) decoded into numpy arrays."""
+
+    DATATYPE_OF = {
+        "bool": "BOOL", "uint8": "UINT8", "uint16": "UINT16", "uint32": "UINT32", "uint64": "UINT64",
+        "int8": "INT8", "int16": "INT16", "int32": "INT32", "int64": "INT64",
+        "float16": "FP16", "float32": "FP32", "float64": "FP64",
+    }
+    DTYPE_OF = {v: k for k, v in DATATYPE_OF.items()}
+
+    def json_request(self, feeds: dict, *, outputs=None, request_id=None, binary_output: bool | None = None,
+                     nested: bool = False) -> bytes:
+        inputs = [
+            {"name": name, "shape": list(value.shape), "datatype": self.DATATYPE_OF[value.dtype.name],
+             "data": value.tolist() if nested else value.reshape(-1).tolist()}
+            for name, value in feeds.items()
+        ]
+        return json.dumps(self._header(inputs, outputs, request_id, binary_output)).encode()
+
+    def binary_request(self, feeds: dict, *, outputs=None, request_id=None,
+                       binary_output: bool | None = True) -> tuple[bytes, int]:
+        """(body, Inference-Header-Content-Length): every input as raw little-endian bytes."""
+        import numpy as np
+
+        inputs, chunks = [], []
+        for name, value in feeds.items():
+            raw = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<")).tobytes()
+            inputs.append({"name": name, "shape": list(value.shape), "datatype": self.DATATYPE_OF[value.dtype.name],
+                           "parameters": {"binary_data_size": len(raw)}})
+            chunks.append(raw)
+        header = json.dumps(self._header(inputs, outputs, request_id, binary_output)).encode()
+        return header + b"".join(chunks), len(header)
+
+    @staticmethod
+    def _header(inputs, outputs, request_id, binary_output) -> dict:
+        header: dict = {"inputs": inputs}
+        if request_id is not None:
+            header["id"] = request_id
+        if outputs is not None:
+            header["outputs"] = [{"name": o} if isinstance(o, str) else o for o in outputs]
+        if binary_output is not None:
+            header["parameters"] = {"binary_data_output": binary_output}
+        return header
+
+    def parse_response(self, body: bytes, header_length: int | str | None) -> tuple[dict, dict]:
+        """(JSON header, {output name: array}) of an inference response."""
+        import numpy as np
+
+        if header_length is None:
+            header, binary = json.loads(body), b""
+        else:
+            header_length = int(header_length)
+            header, binary = json.loads(body[:header_length]), body[header_length:]
+        values, offset = {}, 0
+        for output in header["outputs"]:
+            dtype = np.dtype(self.DTYPE_OF[output["datatype"]])
+            if "data" in output:
+                value = np.array(output["data"], dtype=dtype)
+            else:
+                size = output["parameters"]["binary_data_size"]
+                assert offset + size <= len(binary), f"output {output['name']} runs past the body"
+                value = np.frombuffer(binary[offset:offset + size], dtype=dtype.newbyteorder("<")).astype(dtype)
+                offset += size
+            values[output["name"]] = value.reshape(output["shape"])
+        assert offset == len(binary), f"{len(binary) - offset} bytes after the last binary output"
+        return header, values
+
+
+@pytest.fixture(scope="session")
+def v2_codec() -> _V2Codec:
+    return _V2Codec()

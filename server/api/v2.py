@@ -28,7 +28,7 @@ def live():
 def ready():
     if state().catalog.ready():
         return jsonify({"ready": True})
-    return jsonify({"ready": False, "error": "no models in the repository (run `onnxport build`)"}), 503
+    return jsonify({"error": "not ready: no models in the repository (run `onnxport build`)"}), 503
 
 
 @blueprint.get("")

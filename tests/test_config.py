@@ -1,0 +1,236 @@
+"""server/config.py: defaults < JSON file (ONNXPORT_CONFIG) < ONNXPORT_* variables < create_app mapping."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from server import config
+from server.app import create_app
+from server.config import SETTINGS, ConfigError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch):
+    """Settings from the environment of whoever runs the tests must not leak in."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("ONNXPORT_"):
+            monkeypatch.delenv(name)
+
+
+def settings_of(app) -> dict:
+    return app.extensions["onnxport"].settings
+
+
+def write_config(tmp_path, data, name="onnxport.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+    return path
+
+
+def test_defaults():
+    loaded = config.load({}, environ={})
+    assert loaded == {s.name: s.default for s in SETTINGS}
+    assert loaded["repository"] == PROJECT_ROOT / "models" / ".repository"
+    assert loaded["web_root"] == PROJECT_ROOT / "web"
+    assert loaded["ort_root"] == PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist"
+    assert loaded["max_request_bytes"] == 64 * 1024 * 1024
+    assert loaded["providers"] == ["CPUExecutionProvider"]
+    assert (loaded["intra_op_threads"], loaded["inter_op_threads"]) == (0, 1)
+    assert (loaded["host"], loaded["port"], loaded["workers"]) == ("127.0.0.1", 8000, 8)
+
+
+def test_create_app_without_config_uses_the_defaults():
+    app = create_app()
+    assert settings_of(app) == {s.name: s.default for s in SETTINGS}
+    assert app.config["MAX_CONTENT_LENGTH"] == 64 * 1024 * 1024
+
+
+def test_every_setting_has_a_help_text_and_a_default_of_its_type():
+    for setting in SETTINGS:
+        assert setting.help.strip(), setting.name
+        if isinstance(setting.default, int):
+            assert setting.parse(str(setting.default)) == setting.default
+
+
+def test_json_file_named_by_onnxport_config(tmp_path, monkeypatch):
+    path = write_config(tmp_path, {
+        "repository": str(tmp_path / "repo"), "port": 9001, "max_request_bytes": 5000,
+        "providers": "CUDAExecutionProvider, CPUExecutionProvider", "workers": "3",
+    })
+    loaded = config.load(None, environ={"ONNXPORT_CONFIG": str(path)})
+    assert loaded["repository"] == tmp_path / "repo"
+    assert loaded["port"] == 9001
+    assert loaded["max_request_bytes"] == 5000
+    assert loaded["providers"] == ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    assert loaded["workers"] == 3  # strings in the file are parsed like environment values
+    assert loaded["host"] == "127.0.0.1"  # not in the file: the default
+
+    monkeypatch.setenv("ONNXPORT_CONFIG", str(path))
+    app = create_app()
+    assert settings_of(app)["port"] == 9001
+    assert app.config["MAX_CONTENT_LENGTH"] == 5000
+
+
+def test_config_file_setting_in_the_mapping(tmp_path):
+    path = write_config(tmp_path, {"port": 9002})
+    assert config.load({"config_file": str(path)}, environ={})["port"] == 9002
+
+
+def test_environment_overrides_the_file(tmp_path, monkeypatch):
+    path = write_config(tmp_path, {"port": 9001, "host": "0.0.0.0", "max_request_bytes": 5000})
+    environ = {"ONNXPORT_CONFIG": str(path), "ONNXPORT_PORT": "9100", "ONNXPORT_MAX_REQUEST_BYTES": "7000",
+               "ONNXPORT_PROVIDERS": "CPUExecutionProvider", "ONNXPORT_REPOSITORY": str(tmp_path / "env-repo")}
+    loaded = config.load(None, environ=environ)
+    assert loaded["port"] == 9100
+    assert loaded["max_request_bytes"] == 7000
+    assert loaded["host"] == "0.0.0.0"  # only in the file
+    assert loaded["repository"] == tmp_path / "env-repo"
+    assert loaded["providers"] == ["CPUExecutionProvider"]
+
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    app = create_app()
+    assert settings_of(app)["port"] == 9100
+    assert app.config["MAX_CONTENT_LENGTH"] == 7000
+
+
+def test_create_app_mapping_overrides_environment_and_file(tmp_path, monkeypatch):
+    path = write_config(tmp_path, {"port": 9001, "workers": 2})
+    monkeypatch.setenv("ONNXPORT_CONFIG", str(path))
+    monkeypatch.setenv("ONNXPORT_PORT", "9100")
+    monkeypatch.setenv("ONNXPORT_MAX_REQUEST_BYTES", "7000")
+    app = create_app({"port": 9200, "max_request_bytes": "1234", "repository": str(tmp_path)})
+    settings = settings_of(app)
+    assert settings["port"] == 9200
+    assert settings["max_request_bytes"] == 1234  # a string in the mapping is parsed
+    assert app.config["MAX_CONTENT_LENGTH"] == 1234
+    assert settings["workers"] == 2  # from the file, nothing overrides it
+    assert settings["repository"] == tmp_path
+
+
+def test_every_setting_can_be_set_from_the_environment(tmp_path):
+    values = {
+        "repository": (str(tmp_path / "r"), tmp_path / "r"),
+        "web_root": (str(tmp_path / "w"), tmp_path / "w"),
+        "ort_root": (str(tmp_path / "o"), tmp_path / "o"),
+        "max_request_bytes": ("99", 99),
+        "providers": ("A,B", ["A", "B"]),
+        "intra_op_threads": ("2", 2),
+        "inter_op_threads": ("3", 3),
+        "host": ("::1", "::1"),
+        "port": ("1234", 1234),
+        "workers": ("5", 5),
+    }
+    assert set(values) == {s.name for s in SETTINGS}, "a new setting needs a line here"
+    environ = {f"ONNXPORT_{name.upper()}": raw for name, (raw, _) in values.items()}
+    loaded = config.load(None, environ=environ)
+    assert loaded == {name: parsed for name, (_, parsed) in values.items()}
+
+
+def test_unknown_setting_in_the_mapping(tmp_path):
+    with pytest.raises(ConfigError) as raised:
+        create_app({"repository": str(tmp_path), "max_request_byte": 10})
+    assert "'max_request_byte'" in str(raised.value)
+    assert "max_request_bytes" in str(raised.value)  # the known ones are listed
+
+
+def test_unknown_setting_in_the_file(tmp_path):
+    path = write_config(tmp_path, {"port": 1, "colour": "blue"})
+    with pytest.raises(ConfigError) as raised:
+        config.load(None, environ={"ONNXPORT_CONFIG": str(path)})
+    assert str(path) in str(raised.value) and "colour" in str(raised.value)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("{not json", "config file"),
+    ("[1, 2]", "JSON object"),
+])
+def test_unreadable_config_file(tmp_path, text, fragment):
+    path = write_config(tmp_path, text)
+    with pytest.raises(ConfigError) as raised:
+        config.load(None, environ={"ONNXPORT_CONFIG": str(path)})
+    assert str(path) in str(raised.value) and fragment in str(raised.value)
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(ConfigError) as raised:
+        config.load(None, environ={"ONNXPORT_CONFIG": str(tmp_path / "nope.json")})
+    assert "nope.json" in str(raised.value)
+
+
+def test_invalid_environment_value_names_the_variable():
+    with pytest.raises(ConfigError) as raised:
+        config.load(None, environ={"ONNXPORT_PORT": "eighty"})
+    assert "$ONNXPORT_PORT" in str(raised.value) and "'eighty'" in str(raised.value)
+
+
+def test_invalid_file_value_names_the_file_and_setting(tmp_path):
+    path = write_config(tmp_path, {"workers": "many"})
+    with pytest.raises(ConfigError) as raised:
+        config.load(None, environ={"ONNXPORT_CONFIG": str(path)})
+    assert str(path) in str(raised.value) and "workers" in str(raised.value)
+
+
+def readme_settings_section() -> str:
+    """The README's Settings section, up to the next heading of the same or a higher level."""
+    lines = (PROJECT_ROOT / "README.md").read_text().splitlines()
+    start = next((i for i, line in enumerate(lines) if re.fullmatch(r"#+ Settings\s*", line)), None)
+    assert start is not None, "README.md has no 'Settings' section"
+    level = len(lines[start]) - len(lines[start].lstrip("#"))
+    section = []
+    for line in lines[start + 1:]:
+        heading = re.match(r"(#+) ", line)
+        if heading and len(heading.group(1)) <= level:
+            break
+        section.append(line)
+    return "\n".join(section)
+
+
+@pytest.mark.parametrize("name", [s.name for s in SETTINGS])
+def test_every_setting_is_documented_in_the_readme(name):
+    section = readme_settings_section()
+    assert f"`{name}`" in section, f"setting {name!r} is not in the README's Settings section"
+
+
+def test_readme_documents_the_sources_of_settings():
+    section = readme_settings_section()
+    assert "ONNXPORT_CONFIG" in section and "ONNXPORT_" in section
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_onnxport_serve_takes_the_repository_from_the_config_file(repository_copy, spawn_server, tmp_path):
+    repository = repository_copy(["iris"])
+    port = _free_port()
+    path = write_config(tmp_path, {"repository": str(repository), "port": port})
+    # Live, not ready: the server must come up even when it reads the wrong repository.
+    base_url = spawn_server(["serve"], port, env={"ONNXPORT_CONFIG": str(path)}, probe="/v2/health/live")
+    with urllib.request.urlopen(base_url + "/v2/models/iris", timeout=10) as response:
+        assert response.status == 200
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        urllib.request.urlopen(base_url + "/v2/models/digits", timeout=10)
+    raised.value.close()
+    assert raised.value.code == 404  # the copy holds iris only
+
+
+def test_onnxport_serve_takes_the_port_from_the_config_file(demo_repository, spawn_server, tmp_path):
+    port = _free_port()
+    path = write_config(tmp_path, {"port": port})
+    base_url = spawn_server(["serve", "--repository", str(demo_repository)], port, env={"ONNXPORT_CONFIG": str(path)})
+    with urllib.request.urlopen(base_url + "/v2", timeout=10) as response:
+        assert json.load(response)["name"] == "onnxport"
