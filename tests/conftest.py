@@ -473,3 +473,15 @@ class _V2Codec:
 @pytest.fixture(scope="session")
 def v2_codec() -> _V2Codec:
     return _V2Codec()
+
+
+@pytest.fixture
+def served(demo_manifest):
+    """served(model, variant): skip unless the demo build serves that variant."""
+
+    def check(model: str, variant: str) -> None:
+        record = demo_manifest["models"][model]["variants"][variant]
+        if record["status"] != "ok":
+            pytest.skip(f"{model} {variant} is not served: {record['status']}: {record['reason']}")
+
+    return check

@@ -69,14 +69,6 @@ def triton(live_server):
     client.close()
 
 
-@pytest.fixture
-def served(demo_manifest):
-    def check(model: str, variant: str) -> None:
-        record = demo_manifest["models"][model]["variants"][variant]
-        if record["status"] != "ok":
-            pytest.skip(f"{model} {variant} is not served: {record['status']}: {record['reason']}")
-
-    return check
 
 
 # --------------------------------------------------------------------------- tritonclient

@@ -49,18 +49,6 @@ def client(app):
     return app.test_client()
 
 
-@pytest.fixture
-def served(demo_manifest):
-    """served(model, variant): skip unless the demo build serves that variant."""
-
-    def check(model: str, variant: str) -> None:
-        record = demo_manifest["models"][model]["variants"][variant]
-        if record["status"] != "ok":
-            pytest.skip(f"{model} {variant} is not served: {record['status']}: {record['reason']}")
-
-    return check
-
-
 def infer_url(model: str, variant: str | None = None) -> str:
     return f"/v2/models/{model}/infer" if variant is None else f"/v2/models/{model}/versions/{variant}/infer"
 
