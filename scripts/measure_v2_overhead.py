@@ -8,6 +8,7 @@ in one run, prints medians and ratios. (The full benchmark comes with `onnxport 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import socket
 import statistics
@@ -45,10 +46,14 @@ def timed(fn, runs: int) -> float:
     return statistics.median(samples) * 1000
 
 
-def post(url: str, body: bytes, headers: dict[str, str]) -> bytes:
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-    with urllib.request.urlopen(request) as response:
-        return response.read()
+def post(connection: http.client.HTTPConnection, path: str, body: bytes, headers: dict[str, str]) -> bytes:
+    """One POST on a kept-alive connection, as real clients (tritonclient) send them."""
+    connection.request("POST", path, body=body, headers=headers)
+    response = connection.getresponse()
+    data = response.read()
+    if response.status != 200:
+        raise RuntimeError(f"POST {path}: HTTP {response.status}: {data[:200]!r}")
+    return data
 
 
 def main() -> int:
@@ -76,7 +81,8 @@ def main() -> int:
             path = Path(args.repository) / manifest["models"][model]["variants"]["fp32"]["file"]
             session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
             raw = timed(lambda: session.run(None, feeds), args.runs)
-            url = f"{base}/v2/models/{model}/infer"
+            path = f"/v2/models/{model}/infer"
+            connection = http.client.HTTPConnection("127.0.0.1", port)
             json_body = json.dumps({"inputs": [
                 {"name": k, "shape": list(v.shape), "datatype": protocol.datatype_of(v), "data": v.ravel().tolist()}
                 for k, v in feeds.items()]}).encode()
@@ -85,8 +91,9 @@ def main() -> int:
                  "parameters": {"binary_data_size": v.nbytes}} for k, v in feeds.items()],
                 "parameters": {"binary_data_output": True}}).encode()
             binary_body = header + b"".join(v.tobytes() for v in feeds.values())
-            binary = timed(lambda: post(url, binary_body, {"Inference-Header-Content-Length": str(len(header))}), args.runs)
-            plain = timed(lambda: post(url, json_body, {"Content-Type": "application/json"}), args.runs)
+            binary = timed(lambda: post(connection, path, binary_body, {"Inference-Header-Content-Length": str(len(header))}), args.runs)
+            plain = timed(lambda: post(connection, path, json_body, {"Content-Type": "application/json"}), args.runs)
+            connection.close()
             print(f"{model:8} {raw:15.3f} {binary:13.3f} {binary / raw:6.2f} {plain:11.3f} {plain / raw:6.2f}")
     finally:
         server.terminate()
