@@ -44,6 +44,8 @@ SETTINGS = [
     Setting("web_root", PROJECT_ROOT / "web", _path, "Folder of the browser app, served at /."),
     Setting("ort_root", PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist", _path,
             "onnxruntime-web's dist folder from the pinned npm package, served at /ort/."),
+    Setting("tokenizers_root", PROJECT_ROOT / "node_modules" / "@huggingface" / "tokenizers" / "dist", _path,
+            "@huggingface/tokenizers' dist folder from the pinned npm package, served at /vendor/tokenizers/."),
     Setting("max_request_bytes", 64 * 1024 * 1024, int,
             "Largest accepted request body in bytes; larger ones get HTTP 413."),
     Setting("providers", ["CPUExecutionProvider"], _providers,

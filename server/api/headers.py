@@ -7,9 +7,25 @@ WebAssembly compile onnxruntime-web needs, and nothing else.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import mimetypes
+import re
 
 from flask import Flask, Response
+
+INLINE_SCRIPT = re.compile(rb"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", re.S)
+
+
+def policy(script_hashes: list[str] = ()) -> str:
+    """The CSP; inline scripts (the import map) are allowed by their sha256 alone."""
+    scripts = " ".join(f"'sha256-{h}'" for h in script_hashes)
+    return CONTENT_SECURITY_POLICY.replace("script-src 'self'", f"script-src 'self' {scripts}".rstrip())
+
+
+def inline_script_hashes(html: bytes) -> list[str]:
+    return [base64.b64encode(hashlib.sha256(body).digest()).decode() for body in INLINE_SCRIPT.findall(html)]
+
 
 CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'self'",

@@ -6,7 +6,10 @@ fp32 graph, golden inputs with the source's outputs, calibration inputs.
 
 from __future__ import annotations
 
+import os
+import statistics
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -94,7 +97,9 @@ def _make_variant(
                 "reason": f"conversion failed: {type(exc).__name__}: {first}"}
     data = fp32_bytes if name == "fp32" else serialize(model)
     try:
-        outputs = _run_all(data, prepared.golden_inputs, f"{prepared.name} {name}")
+        session = runtime.create_session(data, label=f"{prepared.name} {name}")
+        outputs = [runtime.run(session, feeds, label=f"{prepared.name} {name}") for feeds in prepared.golden_inputs]
+        speed = _native_speed(session, prepared.golden_inputs[0])
     except ModelFileError as exc:
         if name == "fp32":
             raise
@@ -112,6 +117,7 @@ def _make_variant(
         "vs_source": vs_source,
         "budget": budgets.BUDGETS[name].__dict__,
         "settings": settings,
+        "speed": speed,
     }
     accuracy = measure.accuracy(prepared.labels, outputs, prepared.metric_output)
     if accuracy is not None:
@@ -175,6 +181,26 @@ def _stage_golden(prepared: Prepared, transaction: Transaction) -> dict[str, Any
     record["sets"] = len(prepared.golden_inputs)
     record["outputs_from"] = "source framework" if prepared.kind != "onnx" else "imported test data or fp32"
     return record
+
+
+SPEED_RUNS = 7
+
+
+def _native_speed(session, feeds: Feeds) -> dict[str, Any]:
+    """Median latency of native onnxruntime on the first golden set, on this machine.
+
+    A ranking aid for choosing among variants (int8 is not always faster than
+    fp32 on CPUs without VNNI), not a benchmark: `onnxport bench` measures properly.
+    """
+    runtime.run(session, feeds)  # warm-up
+    samples = []
+    for _ in range(SPEED_RUNS):
+        start = time.perf_counter()
+        runtime.run(session, feeds)
+        samples.append(time.perf_counter() - start)
+    batch = next(iter(feeds.values())).shape[0] if feeds else 1
+    return {"native_ms": round(statistics.median(samples) * 1000, 4), "runs": SPEED_RUNS,
+            "inputs": f"golden set 0 (batch {batch})", "onnxruntime_threads": os.cpu_count()}
 
 
 def _run_all(model_bytes: bytes, inputs: list[Feeds], label: str) -> list[Feeds]:

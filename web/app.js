@@ -1,0 +1,62 @@
+// The app shell: probe the device once, read the manifest, route by the URL's hash.
+import { clearCache } from "./downloads.js";
+import { resetSessions } from "./engine.js";
+import { manifest } from "./manifest.js";
+import { modelPage } from "./pages/model.js";
+import { modelsPage } from "./pages/models.js";
+import { playgroundPage } from "./pages/playground.js";
+import { probe } from "./probe.js";
+import { el, errorBox } from "./ui.js";
+
+const main = document.getElementById("main");
+const device = document.getElementById("device");
+const probed = probe();
+
+function route() {
+  const [path, query = ""] = location.hash.replace(/^#/, "").split("?");
+  const parts = path.split("/").filter(Boolean);
+  return { page: parts[0] ?? "models", name: parts[1], params: new URLSearchParams(query) };
+}
+
+async function render() {
+  main.replaceChildren(el("p", { text: "Loading…" }));
+  try {
+    const [built, capabilities] = await Promise.all([manifest(), probed]);
+    const { page, name, params } = route();
+    const model = name ? built.models[name] : null;
+    if (name && !model) throw new Error(`no model ${JSON.stringify(name)} in the manifest; models: ${Object.keys(built.models).join(", ")}`);
+    const pin = { runtime: params.get("runtime") || "", variant: params.get("variant") || "" };
+    const content = page === "model" ? modelPage(model)
+      : page === "play" ? playgroundPage(model, capabilities, pin)
+      : modelsPage(built);
+    main.replaceChildren(...content);
+  } catch (error) {
+    main.replaceChildren(errorBox(error.message));
+  }
+}
+
+function showDevice(p) {
+  const webgpu = p.webgpu
+    ? `WebGPU: ${[p.adapter.vendor, p.adapter.architecture, p.adapter.description].filter(Boolean).join(" ") || "adapter"}${p.adapter.fallback ? " (software fallback adapter)" : ""}, shader-f16 ${p.shaderF16 ? "yes" : "no"}`
+    : `WebGPU: no (${p.webgpuReason})`;
+  const threads = p.crossOriginIsolated ? `threads: yes (${p.hardwareConcurrency} cores)` : "threads: no (page not cross-origin isolated)";
+  device.replaceChildren(
+    el("span", { "data-testid": "probe-webgpu", "data-available": String(p.webgpu), text: webgpu }),
+    el("span", { "data-testid": "probe-threads", "data-available": String(p.crossOriginIsolated), text: threads }),
+    el("span", { "data-testid": "probe-simd", "data-available": String(p.wasmSimd), text: `WebAssembly SIMD: ${p.wasmSimd ? "yes" : "no"}` }),
+    el("button", {
+      type: "button", "data-testid": "clear-cache", text: "Clear model cache",
+      onclick: async (event) => {
+        await clearCache();
+        resetSessions();
+        event.target.textContent = "Cache cleared";
+      },
+    }),
+  );
+  device.dataset.ready = "true";
+}
+
+probed.then(showDevice, (error) => device.replaceChildren(errorBox(`device probe failed: ${error.message}`)));
+window.addEventListener("hashchange", render);
+window.addEventListener("unhandledrejection", (event) => main.append(errorBox(`unexpected error: ${event.reason?.message ?? event.reason}`)));
+render();

@@ -1,0 +1,48 @@
+// The manifest the build wrote (docs/manifest.md): read once, then asked.
+const SCHEMA = "onnxport.manifest";
+const SCHEMA_VERSION = 1;
+export const VARIANT_ORDER = Object.freeze(["fp32", "fp16", "int8-dynamic", "int8-static"]);
+
+let loaded = null;
+
+export async function manifest() {
+  if (!loaded) {
+    loaded = fetch("/api/manifest").then(async (response) => {
+      if (!response.ok) throw new Error(`GET /api/manifest: HTTP ${response.status}`);
+      const body = await response.json();
+      if (body.schema !== SCHEMA || body.schema_version !== SCHEMA_VERSION) {
+        throw new Error(`manifest schema ${body.schema} v${body.schema_version}; this page reads ${SCHEMA} v${SCHEMA_VERSION}`);
+      }
+      return body;
+    });
+    loaded.catch(() => { loaded = null; });
+  }
+  return loaded;
+}
+
+export function variants(model) {
+  return Object.entries(model.variants).sort(
+    ([a], [b]) => VARIANT_ORDER.indexOf(a) - VARIANT_ORDER.indexOf(b),
+  );
+}
+
+export function served(model) {
+  return variants(model).filter(([, record]) => record.status === "ok").map(([name]) => name);
+}
+
+export function fileUrl(relative) {
+  return `/repository/${relative}`;
+}
+
+// numpy dtype names of the manifest -> onnxruntime-web tensor types.
+const TENSOR_TYPES = Object.freeze({
+  float32: "float32", float64: "float64", float16: "float16", int8: "int8", uint8: "uint8",
+  int16: "int16", uint16: "uint16", int32: "int32", uint32: "uint32", int64: "int64",
+  uint64: "uint64", bool: "bool",
+});
+
+export function tensorType(dtype) {
+  const type = TENSOR_TYPES[dtype];
+  if (!type) throw new Error(`dtype ${dtype} has no browser tensor type`);
+  return type;
+}

@@ -1,0 +1,76 @@
+// The only module that imports onnxruntime-web. It runs inside a worker (worker.js),
+// one worker per runtime, so each loads just the bundle it needs: the WebAssembly-only
+// bundle is markedly faster on the CPU than the one that carries the WebGPU bridge.
+const BUNDLES = Object.freeze({
+  webgpu: "/ort/ort.webgpu.min.mjs",
+  wasm: "/ort/ort.wasm.min.mjs",
+});
+const EXECUTION_PROVIDER = Object.freeze({ webgpu: "webgpu", wasm: "wasm" });
+// Typed-array constructors by onnxruntime-web tensor type.
+const ARRAYS = Object.freeze({
+  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array,
+  int16: Int16Array, uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array,
+  int64: BigInt64Array, uint64: BigUint64Array, bool: Uint8Array,
+});
+
+let ort = null;
+let loaded = null;
+const sessions = new Map();
+let nextSession = 1;
+
+export async function init(runtime, { threads = 1, verbose = false } = {}) {
+  if (!(runtime in BUNDLES)) throw new Error(`unknown browser runtime ${JSON.stringify(runtime)}`);
+  if (ort && loaded !== runtime) throw new Error(`this worker runs ${loaded}, not ${runtime}`);
+  if (!ort) {
+    ort = await import(BUNDLES[runtime]);
+    loaded = runtime;
+    ort.env.wasm.wasmPaths = "/ort/";
+    // Threads need SharedArrayBuffer, which only a cross-origin isolated page has.
+    ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.max(1, threads) : 1;
+    ort.env.logLevel = verbose ? "verbose" : "error";
+  }
+  return { runtime, version: ort.env.versions?.web ?? null, threads: ort.env.wasm.numThreads };
+}
+
+export async function createSession(bytes, { verbose = false, optimization = "all" } = {}) {
+  const started = performance.now();
+  const session = await ort.InferenceSession.create(new Uint8Array(bytes), {
+    executionProviders: [EXECUTION_PROVIDER[loaded]],
+    graphOptimizationLevel: optimization,
+    logSeverityLevel: verbose ? 0 : 3,
+  });
+  const id = nextSession++;
+  sessions.set(id, session);
+  return {
+    id, inputNames: session.inputNames, outputNames: session.outputNames,
+    createMs: performance.now() - started,
+  };
+}
+
+export async function run(id, feeds) {
+  const session = sessions.get(id);
+  if (!session) throw new Error(`no session ${id} in this worker`);
+  const tensors = {};
+  for (const [name, t] of Object.entries(feeds)) tensors[name] = new ort.Tensor(t.type, t.data, t.dims);
+  const started = performance.now();
+  const results = await session.run(tensors);
+  const runMs = performance.now() - started;
+  const outputs = {};
+  for (const [name, tensor] of Object.entries(results)) {
+    const data = tensor.location === "cpu" ? tensor.data : await tensor.getData();
+    outputs[name] = { type: tensor.type, dims: [...tensor.dims], data };
+  }
+  return { outputs, runMs };
+}
+
+export async function release(id) {
+  const session = sessions.get(id);
+  sessions.delete(id);
+  if (session) await session.release();
+}
+
+export function typedArrayFor(type) {
+  const constructor = ARRAYS[type];
+  if (!constructor) throw new Error(`tensor type ${type} is not supported in the browser`);
+  return constructor;
+}

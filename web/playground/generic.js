@@ -1,0 +1,45 @@
+// Any other model (imported ones): seeded random inputs from the input signature.
+import { tensorType } from "../manifest.js";
+import { el } from "../ui.js";
+import { tensor } from "../tensors.js";
+
+const ARRAYS = {
+  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array,
+  uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array,
+  bool: Uint8Array,
+};
+
+function generator(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0; // a fixed LCG: the same inputs on every visit
+    return state / 2 ** 32;
+  };
+}
+
+export function genericInput(model) {
+  const note = el("p", { text: "Seeded random inputs from the model's input signature (dynamic dimensions = 1)." });
+  return {
+    element: el("div", { class: "input generic" }, note),
+    feeds() {
+      const random = generator(0);
+      const feeds = {};
+      for (const input of model.inputs) {
+        const type = tensorType(input.dtype);
+        const dims = (input.shape ?? []).map((d) => (typeof d === "number" && d > 0 ? d : 1));
+        const size = dims.reduce((a, b) => a * b, 1);
+        const data = new ARRAYS[type](size);
+        for (let i = 0; i < size; i++) {
+          const r = random();
+          data[i] = type.endsWith("int64") ? BigInt(Math.floor(r * 4)) : type.startsWith("float") ? r * 2 - 1 : Math.floor(r * 4);
+        }
+        feeds[input.name] = tensor(type, dims, data);
+      }
+      return feeds;
+    },
+    describe(outputs) {
+      const [name, first] = Object.entries(outputs)[0];
+      return { label: `${name}: [${first.dims.join(", ")}]`, value: Number(first.data[0]), detail: `first value ${Number(first.data[0]).toPrecision(6)}` };
+    },
+  };
+}

@@ -1,0 +1,55 @@
+// Small DOM helpers: build elements, show progress and errors on the page.
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  node.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  return node;
+}
+
+export function table(headers, rows, attributes = {}) {
+  return el("table", attributes,
+    el("thead", {}, el("tr", {}, headers.map((h) => el("th", { text: h })))),
+    el("tbody", {}, rows.map((row) => el("tr", row.attributes ?? {}, row.cells.map((c) => (c instanceof Node ? el("td", {}, c) : el("td", { text: c })))))));
+}
+
+export function bytes(count) {
+  if (count === undefined || count === null) return "-";
+  if (count < 1024) return `${count} B`;
+  if (count < 1024 ** 2) return `${(count / 1024).toFixed(1)} KB`;
+  return `${(count / 1024 ** 2).toFixed(1)} MB`;
+}
+
+export function metricText(metric) {
+  if (!metric) return "-";
+  if (metric.top1_agreement !== undefined) return `top-1 ${metric.top1_agreement.toFixed(4)}`;
+  if (metric.cosine_min !== undefined) return `cos min ${metric.cosine_min.toFixed(5)}`;
+  if (metric.scaled_max_abs !== undefined) return `scaled err ${metric.scaled_max_abs.toExponential(2)}`;
+  return "-";
+}
+
+export function progressBar(label) {
+  const bar = el("progress", { max: 1, value: 0 });
+  const text = el("span", { class: "progress-text", text: label });
+  const box = el("div", { class: "progress", "data-testid": "download-progress" }, bar, text);
+  box.update = (received, total, source) => {
+    bar.max = total || 1;
+    bar.value = received;
+    const where = source === "cache" ? "from cache" : "downloading";
+    text.textContent = `${label}: ${where} ${bytes(received)} / ${bytes(total)}`;
+  };
+  return box;
+}
+
+export function errorBox(message) {
+  return el("p", { class: "error", role: "alert", "data-testid": "error", text: message });
+}
+
+export function showError(container, error) {
+  container.append(errorBox(error?.message ?? String(error)));
+}
