@@ -485,3 +485,86 @@ def served(demo_manifest):
             pytest.skip(f"{model} {variant} is not served: {record['status']}: {record['reason']}")
 
     return check
+
+
+# --------------------------------------------------------------------------- browser tests
+#
+# test_browser*.py: one Playwright for the session, one Chromium without WebGPU and one with a
+# software WebGPU adapter (SwiftShader); every test opens fresh contexts (fresh Cache Storage).
+
+
+@pytest.fixture(scope="session")
+def playwright_session():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        yield playwright
+
+
+def _launch_chromium(playwright, extra_args: list[str]):
+    from browser_helpers import BROWSER_ARGS, CHROMIUM
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"no Chromium at {CHROMIUM} (`make chromium` installs it)")
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=[*BROWSER_ARGS, *extra_args])
+
+
+@pytest.fixture(scope="session")
+def chromium(playwright_session):
+    """Chromium without WebGPU flags: no WebGPU adapter."""
+    browser = _launch_chromium(playwright_session, [])
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="session")
+def chromium_webgpu(playwright_session):
+    """Chromium with WebGPU on SwiftShader (a fallback adapter without shader-f16)."""
+    from browser_helpers import WEBGPU_ARGS
+
+    browser = _launch_chromium(playwright_session, WEBGPU_ARGS)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture
+def open_tab(chromium, live_server):
+    """open_tab(route=None, *, browser=chromium, base_url=live_server, setup=None) -> Tab.
+
+    A fresh context (its own Cache Storage) and page recording console errors, uncaught
+    exceptions and every requested URL; setup(context) runs first (e.g. to add routes).
+    With a route ("#/play/digits"), the page is opened there. Closed after the test.
+    """
+    from browser_helpers import PAGE_TIMEOUT_MS, Tab
+
+    contexts = []
+
+    def open_(route: str | None = None, *, browser=None, base_url: str | None = None, setup=None) -> Tab:
+        context = (browser or chromium).new_context()
+        contexts.append(context)
+        context.set_default_timeout(PAGE_TIMEOUT_MS)
+        if setup is not None:
+            setup(context)
+        page = context.new_page()
+        tab = Tab(context=context, page=page, base_url=(base_url or live_server).rstrip("/"))
+        context.on("request", lambda request: tab.requests.append(request.url))
+        page.on("console", lambda message: tab.console_errors.append(message.text) if message.type == "error" else None)
+        page.on("pageerror", lambda error: tab.console_errors.append(f"uncaught: {error}"))
+        if route is not None:
+            tab.goto(route)
+        return tab
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def serve_repository(spawn_server):
+    """serve_repository(repository) -> base URL of a real `onnxport serve` on it (stopped after the test)."""
+
+    def serve(repository: Path) -> str:
+        port = free_port()
+        return spawn_server(["serve", "--repository", str(repository), "--port", str(port)], port)
+
+    return serve
