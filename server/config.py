@@ -46,6 +46,8 @@ SETTINGS = [
             "onnxruntime-web's dist folder from the pinned npm package, served at /ort/."),
     Setting("tokenizers_root", PROJECT_ROOT / "node_modules" / "@huggingface" / "tokenizers" / "dist", _path,
             "@huggingface/tokenizers' dist folder from the pinned npm package, served at /vendor/tokenizers/."),
+    Setting("debug_root", None, _path,
+            "Folder of debug models served at /debug/ (set by `onnxport check --locate`; off when empty)."),
     Setting("max_request_bytes", 64 * 1024 * 1024, int,
             "Largest accepted request body in bytes; larger ones get HTTP 413."),
     Setting("providers", ["CPUExecutionProvider"], _providers,

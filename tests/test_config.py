@@ -125,6 +125,7 @@ def test_every_setting_can_be_set_from_the_environment(tmp_path):
         "web_root": (str(tmp_path / "w"), tmp_path / "w"),
         "ort_root": (str(tmp_path / "o"), tmp_path / "o"),
         "tokenizers_root": (str(tmp_path / "t"), tmp_path / "t"),
+        "debug_root": (str(tmp_path / "d"), tmp_path / "d"),
         "max_request_bytes": ("99", 99),
         "providers": ("A,B", ["A", "B"]),
         "intra_op_threads": ("2", 2),

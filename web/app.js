@@ -2,6 +2,7 @@
 import { clearCache } from "./downloads.js";
 import { resetSessions } from "./engine.js";
 import { manifest } from "./manifest.js";
+import { conformancePage } from "./pages/conformance.js";
 import { modelPage } from "./pages/model.js";
 import { modelsPage } from "./pages/models.js";
 import { playgroundPage } from "./pages/playground.js";
@@ -13,6 +14,9 @@ const device = document.getElementById("device");
 const probed = probe();
 
 function route() {
+  if (location.pathname === "/conformance") {
+    return { page: "conformance", name: null, params: new URLSearchParams(location.search) };
+  }
   const [path, query = ""] = location.hash.replace(/^#/, "").split("?");
   const parts = path.split("/").filter(Boolean);
   return { page: parts[0] ?? "models", name: parts[1], params: new URLSearchParams(query) };
@@ -26,7 +30,8 @@ async function render() {
     const model = name ? built.models[name] : null;
     if (name && !model) throw new Error(`no model ${JSON.stringify(name)} in the manifest; models: ${Object.keys(built.models).join(", ")}`);
     const pin = { runtime: params.get("runtime") || "", variant: params.get("variant") || "" };
-    const content = page === "model" ? modelPage(model)
+    const content = page === "conformance" ? conformancePage(built, params)
+      : page === "model" ? modelPage(model)
       : page === "play" ? playgroundPage(model, capabilities, pin)
       : modelsPage(built);
     main.replaceChildren(...content);

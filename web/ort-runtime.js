@@ -1,6 +1,10 @@
 // The only module that imports onnxruntime-web. It runs inside a worker (worker.js),
 // one worker per runtime, so each loads just the bundle it needs: the WebAssembly-only
 // bundle is markedly faster on the CPU than the one that carries the WebGPU bridge.
+// WebGPU uses the native WebGPU execution provider (ort.webgpu): on an adapter without
+// shader-f16 it refuses fp16 models, where the older JSEP bridge (ort.all) returned zeros,
+// and it ran QDQ int8 correctly where JSEP returned garbage (both seen by `onnxport check`).
+// It has no ai.onnx.ml operators: such models fall back to WebAssembly.
 const BUNDLES = Object.freeze({
   webgpu: "/ort/ort.webgpu.min.mjs",
   wasm: "/ort/ort.wasm.min.mjs",

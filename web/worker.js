@@ -17,7 +17,9 @@ for (const level of ["log", "info", "warn", "error"]) {
   console[level] = (...args) => {
     logs.push(`${level}: ${args.map(String).join(" ")}`);
     if (logs.length > 20000) logs.shift();
-    if (level !== "log" && level !== "info") original(...args);
+    // onnxruntime's own verbose and info lines (it writes them to stderr) stay in the buffer.
+    const text = String(args[0] ?? "");
+    if (level !== "log" && level !== "info" && !/\[[VI]:onnxruntime/.test(text)) original(...args);
   };
 }
 operations.logs = () => logs.splice(0, logs.length);

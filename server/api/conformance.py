@@ -1,0 +1,58 @@
+"""What the conformance page needs from the server: tolerances, golden inputs, its own URL."""
+
+from __future__ import annotations
+
+import base64
+
+from flask import Blueprint, Response, jsonify
+
+from ..build import testdata
+from ..catalog import NotFound
+from ..check import tolerances
+from . import web
+from .files import send_contained
+from .state import state
+
+blueprint = Blueprint("conformance", __name__)
+
+
+@blueprint.get("/conformance")
+def page() -> Response:
+    """The app itself; it opens its conformance page when the path is /conformance."""
+    return web.index()
+
+
+@blueprint.get("/api/tolerances")
+def tolerance_table():
+    return jsonify(tolerances.table())
+
+
+@blueprint.get("/api/models/<model>/golden")
+def golden(model: str):
+    """Golden inputs and the source's outputs, as {name: {dtype, shape, data: base64 little-endian}}."""
+    entry = state().catalog.model(model)
+    folder = state().catalog.repository.path_of(entry["golden"]["path"])
+    inputs = [i["name"] for i in entry["inputs"]]
+    outputs = [o["name"] for o in entry["outputs"]]
+    sets = testdata.read_sets(folder, inputs, outputs)
+    return jsonify({
+        "model": model,
+        "sets": [{"inputs": _encode(i), "outputs": _encode(o)} for i, o in sets],
+    })
+
+
+@blueprint.get("/debug/<path:relative>")
+def debug_file(relative: str) -> Response:
+    """Models made by `onnxport check --locate` (every intermediate value as an output)."""
+    root = state().settings.get("debug_root")
+    if not root:
+        raise NotFound("no debug models on this server")
+    return send_contained(root, relative, cache_control="no-store")
+
+
+def _encode(tensors) -> dict:
+    return {
+        name: {"dtype": value.dtype.name, "shape": list(value.shape),
+               "data": base64.b64encode(value.astype(value.dtype.newbyteorder("<")).tobytes()).decode()}
+        for name, value in tensors.items()
+    }

@@ -1,0 +1,167 @@
+// The browser side of conformance, shared by the /conformance page and `onnxport check`:
+// every served variant of every model, in each browser runtime, on the golden inputs,
+// compared with the server's onnxruntime running the same variant on the same inputs.
+import { compareOutput, taskMetric, verdict } from "./compare.js";
+import { loadArtifact } from "./downloads.js";
+import { manifest, served } from "./manifest.js";
+import { placement } from "./placement.js";
+import { probe, threadsFor } from "./probe.js";
+import { serverInfer } from "./server-api.js";
+import { tensor } from "./tensors.js";
+import { dropWorker, workerFor } from "./workers.js";
+
+export const RUNTIMES = Object.freeze(["wasm", "wasm-1t", "webgpu"]);
+const BUNDLE = Object.freeze({ wasm: "wasm", "wasm-1t": "wasm", webgpu: "webgpu" });
+const ARRAYS = {
+  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array,
+  uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array,
+  bool: Uint8Array,
+};
+export const REPORT_SCHEMA = Object.freeze({ schema: "onnxport.conformance", schema_version: 1 });
+
+export async function runConformance({ models = null, runtimes = RUNTIMES, webgpuRows = 2, onResult = () => {}, onStart = () => {} } = {}) {
+  const [built, device, tolerances] = await Promise.all([manifest(), probe(), getJson("/api/tolerances")]);
+  const names = models ?? Object.keys(built.models);
+  const jobs = [];
+  for (const name of names) {
+    const model = built.models[name];
+    if (!model) throw new Error(`no model ${JSON.stringify(name)} in the manifest; models: ${Object.keys(built.models).join(", ")}`);
+    for (const variant of served(model)) for (const runtime of runtimes) jobs.push({ model, variant, runtime });
+  }
+  onStart(jobs.length);
+  const golden = new Map();
+  const results = [];
+  for (const job of jobs) {
+    if (!golden.has(job.model.name)) golden.set(job.model.name, await goldenInputs(job.model.name));
+    const tol = tolerances[`${job.variant}/${job.runtime}`];
+    const result = await checkOne(job, golden.get(job.model.name), tol, device, webgpuRows);
+    results.push(result);
+    onResult(result, results.length, jobs.length);
+  }
+  return {
+    ...REPORT_SCHEMA,
+    created: new Date().toISOString(),
+    browser: browserIdentity(device),
+    tolerances,
+    results,
+  };
+}
+
+async function checkOne({ model, variant, runtime }, feeds, tol, device, webgpuRows) {
+  const base = { model: model.name, variant, runtime, task: model.task };
+  if (!tol) return { ...base, status: "error", reason: `no tolerance for ${variant}/${runtime} in the table` };
+  if (runtime === "webgpu" && !device.webgpu) return { ...base, status: "skipped", reason: device.webgpuReason };
+  if (runtime === "webgpu" && model.variants[variant].precision === "fp16" && !device.shaderF16) {
+    return { ...base, status: "skipped", reason: "the adapter has no shader-f16 (the plan never runs fp16 here)" };
+  }
+  const inputs = runtime === "webgpu" ? firstRows(model, feeds, webgpuRows) : feeds;
+  const rows = batchOf(model, inputs);
+  const threads = runtime === "wasm" ? threadsFor(device) : 1;
+  try {
+    const reference = await serverInfer(model.name, variant, inputs);
+    let browser;
+    try {
+      browser = await runInBrowser(runtime, model.variants[variant], inputs, threads);
+    } catch (error) {
+      // Refused at session creation: the plan falls back, so no wrong answer reaches a user.
+      if (error.stage === "create") return { ...base, status: "unsupported", reason: error.message, rows };
+      throw error;
+    }
+    const outputs = {};
+    for (const [name, expected] of Object.entries(reference.outputs)) {
+      outputs[name] = browser.outputs[name] ? compareOutput(browser.outputs[name], expected, tol) : { missing: true };
+    }
+    const metricName = model.metric_output;
+    const metric = metricName ? taskMetric(model.task, browser.outputs[metricName], reference.outputs[metricName]) : {};
+    const missing = Object.entries(outputs).find(([, o]) => o.missing);
+    const reason = missing ? `output ${missing[0]} is missing` : verdict(outputs, metric, tol);
+    return {
+      ...base, status: reason ? "fail" : "pass", reason, rows, outputs, metric,
+      tolerance: tol,
+      timings: { create_ms: browser.createMs, first_run_ms: browser.firstMs, warm_run_ms: browser.warmMs, server_ms: reference.runMs },
+      identity: { threads: browser.threads, onnxruntime_web: browser.version, adapter: runtime === "webgpu" ? device.adapter : null },
+      placement: runtime === "webgpu" ? placement(browser.logs) : null,
+    };
+  } catch (error) {
+    return { ...base, status: "error", reason: error.message, rows };
+  }
+}
+
+async function runInBrowser(runtime, record, feeds, threads) {
+  const worker = workerFor(`check-${runtime}`);
+  const verbose = runtime === "webgpu"; // its log says where each node ran
+  const info = await worker.call("init", { runtime: BUNDLE[runtime], threads, verbose });
+  const { bytes } = await loadArtifact(record);
+  await worker.call("logs"); // start the log afresh for this session
+  let created;
+  try {
+    created = await worker.call("create", { bytes, verbose }, [bytes]);
+  } catch (error) {
+    error.stage = "create";
+    throw error;
+  }
+  const logs = verbose ? await worker.call("logs") : [];
+  try {
+    const first = await worker.call("run", { session: created.id, feeds });
+    const warm = await worker.call("run", { session: created.id, feeds });
+    return { outputs: first.outputs, createMs: created.createMs, firstMs: first.runMs, warmMs: warm.runMs, threads: info.threads, version: info.version, logs };
+  } finally {
+    await worker.call("release", { session: created.id });
+  }
+}
+
+export async function goldenInputs(model) {
+  const body = await getJson(`/api/models/${encodeURIComponent(model)}/golden`);
+  const first = body.sets[0];
+  if (!first) throw new Error(`${model} has no golden data`);
+  return decodeTensors(first.inputs);
+}
+
+export function decodeTensors(encoded) {
+  const feeds = {};
+  for (const [name, t] of Object.entries(encoded)) {
+    const raw = Uint8Array.from(atob(t.data), (c) => c.charCodeAt(0));
+    const type = t.dtype === "bool" ? "bool" : t.dtype;
+    const Array_ = ARRAYS[type];
+    if (!Array_) throw new Error(`golden input ${name}: dtype ${t.dtype} is not supported in the browser`);
+    feeds[name] = tensor(type, t.shape, new Array_(raw.buffer, 0, raw.byteLength / Array_.BYTES_PER_ELEMENT));
+  }
+  return feeds;
+}
+
+// WebGPU through SwiftShader is ~500x slower than native: check it on the first rows only.
+function firstRows(model, feeds, rows) {
+  const batched = model.inputs.every((i) => typeof i.shape?.[0] !== "number" || i.shape[0] < 0);
+  if (!batched) return feeds;
+  const sliced = {};
+  for (const [name, t] of Object.entries(feeds)) {
+    const n = Math.min(rows, t.dims[0]);
+    const width = t.dims.slice(1).reduce((a, b) => a * b, 1);
+    sliced[name] = tensor(t.type, [n, ...t.dims.slice(1)], t.data.slice(0, n * width));
+  }
+  return sliced;
+}
+
+function batchOf(model, feeds) {
+  const first = Object.values(feeds)[0];
+  return first?.dims?.[0] ?? 1;
+}
+
+function browserIdentity(device) {
+  return {
+    user_agent: device.userAgent, cross_origin_isolated: device.crossOriginIsolated,
+    hardware_concurrency: device.hardwareConcurrency, wasm_simd: device.wasmSimd,
+    webgpu: device.webgpu, adapter: device.adapter, shader_f16: device.shaderF16,
+  };
+}
+
+async function getJson(url) {
+  const response = await fetch(url);
+  const body = await response.json();
+  if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}: ${body.error ?? ""}`);
+  return body;
+}
+
+export function releaseWorkers() {
+  for (const runtime of RUNTIMES) dropWorker(`check-${runtime}`);
+}

@@ -1,0 +1,102 @@
+// Conformance page: run the checks in this browser, watch the matrix fill, download the JSON.
+// `onnxport check` opens this page with ?autorun=1 and reads window.onnxportReport.
+import { RUNTIMES, releaseWorkers, runConformance } from "../conformance.js";
+import { served, variants } from "../manifest.js";
+import { el, errorBox } from "../ui.js";
+
+export function conformancePage(built, params) {
+  const chosenModels = params.get("models")?.split(",").filter(Boolean) ?? Object.keys(built.models);
+  const chosenRuntimes = params.get("runtimes")?.split(",").filter(Boolean) ?? [...RUNTIMES];
+  const webgpuRows = Number(params.get("webgpu_rows") ?? 2);
+  const modelBoxes = Object.keys(built.models).map((name) => checkbox(name, chosenModels.includes(name)));
+  const runtimeBoxes = RUNTIMES.map((name) => checkbox(name, chosenRuntimes.includes(name)));
+  const status = el("p", { "data-testid": "conformance-status", text: "Not run yet." });
+  const progress = el("progress", { max: 1, value: 0 });
+  const matrix = el("div", { "data-testid": "conformance-matrix" });
+  const download = el("p");
+  const button = el("button", { type: "button", class: "run", "data-testid": "conformance-run", text: "Run the checks" });
+
+  const run = async () => {
+    button.disabled = true;
+    const models = modelBoxes.filter((b) => b.input.checked).map((b) => b.name);
+    const runtimes = runtimeBoxes.filter((b) => b.input.checked).map((b) => b.name);
+    const cells = renderMatrix(matrix, built, models, runtimes);
+    status.textContent = "Running…";
+    download.replaceChildren();
+    try {
+      const report = await runConformance({
+        models, runtimes, webgpuRows,
+        onStart: (total) => { progress.max = total; },
+        onResult: (result, done, total) => {
+          progress.value = done;
+          status.textContent = `${done} / ${total} checked`;
+          fillCell(cells.get(`${result.model}/${result.variant}/${result.runtime}`), result);
+        },
+      });
+      const failed = report.results.filter((r) => r.status === "fail" || r.status === "error").length;
+      status.textContent = failed ? `Done: ${failed} of ${report.results.length} failed.` : `Done: all ${report.results.length} passed or skipped.`;
+      status.dataset.done = "true";
+      status.dataset.failed = String(failed);
+      window.onnxportReport = report;
+      const blob = new Blob([JSON.stringify(report, null, 2)], { type: "application/json" });
+      download.append(el("a", { href: URL.createObjectURL(blob), download: "onnxport-conformance.json", "data-testid": "conformance-download", text: "Download the report (JSON)" }));
+    } catch (error) {
+      status.textContent = "Failed.";
+      status.dataset.done = "true";
+      status.dataset.error = error.message;
+      matrix.append(errorBox(error.message));
+    } finally {
+      releaseWorkers();
+      button.disabled = false;
+    }
+  };
+  button.addEventListener("click", run);
+  if (params.get("autorun") === "1") queueMicrotask(run);
+
+  return [
+    el("h2", { text: "Conformance" }),
+    el("p", { text: "Every served variant, in each runtime of this browser, on the model's golden inputs, against the server's onnxruntime running the same variant. Tolerances come from the server's table." }),
+    el("p", {}, "Models: ", modelBoxes.map((b) => b.label)),
+    el("p", {}, "Runtimes: ", runtimeBoxes.map((b) => b.label)),
+    el("p", {}, button, " ", progress),
+    status, download, matrix,
+  ];
+}
+
+function checkbox(name, checked) {
+  const input = el("input", { type: "checkbox", value: name, checked });
+  return { name, input, label: el("label", { class: "check" }, input, ` ${name} `) };
+}
+
+function renderMatrix(container, built, models, runtimes) {
+  const cells = new Map();
+  const rows = [];
+  for (const name of models) {
+    for (const [variant] of variants(built.models[name]).filter(([v]) => served(built.models[name]).includes(v))) {
+      const tds = runtimes.map((runtime) => {
+        const td = el("td", { class: "pending", "data-cell": `${name}/${variant}/${runtime}`, text: "…" });
+        cells.set(`${name}/${variant}/${runtime}`, td);
+        return td;
+      });
+      rows.push(el("tr", {}, el("td", { text: name }), el("td", { text: variant }), tds));
+    }
+  }
+  container.replaceChildren(el("table", { class: "matrix" },
+    el("thead", {}, el("tr", {}, ["model", "variant", ...runtimes].map((h) => el("th", { text: h })))),
+    el("tbody", {}, rows)));
+  return cells;
+}
+
+function fillCell(td, result) {
+  if (!td) return;
+  td.className = result.status;
+  td.dataset.status = result.status;
+  const worst = Math.max(0, ...Object.values(result.outputs ?? {}).map((o) => o.max_abs ?? 0));
+  const metric = result.metric?.top1_agreement !== undefined ? ` top-1 ${result.metric.top1_agreement.toFixed(3)}`
+    : result.metric?.cosine_min !== undefined ? ` cos ${result.metric.cosine_min.toFixed(5)}` : "";
+  const where = result.placement?.found ? ` · GPU ${result.placement.webgpu_nodes}, CPU ${result.placement.cpu_nodes}` : "";
+  td.textContent = result.status === "pass" || result.status === "fail"
+    ? `${result.status} · max ${worst.toExponential(1)}${metric}${where}` : `${result.status}`;
+  if (result.reason) td.title = result.reason;
+  if (result.reason && result.status !== "pass") td.append(el("div", { class: "reason", text: result.reason }));
+}
