@@ -67,6 +67,18 @@ def _parser() -> argparse.ArgumentParser:
     info.add_argument("--json", action="store_true")
     info.set_defaults(handler=_info)
 
+    check = sub.add_parser("check", parents=[common], help="run every served variant in Chromium's runtimes and compare with the server")
+    check.add_argument("models", nargs="*", help="models to check (default: all)")
+    check.add_argument("--runtimes", default="wasm,wasm-1t,webgpu", help="comma-separated: wasm, wasm-1t, webgpu")
+    check.add_argument("--json", type=Path, default=None, help="write the report (JSON) here")
+    check.add_argument("--html", type=Path, default=None, help="write the report (HTML) here (default: beside --json)")
+    check.add_argument("--browser", default=None, help="Chromium executable (default: chromium on PATH)")
+    check.add_argument("--url", default=None, help="check against a running server instead of starting one")
+    check.add_argument("--locate", action="store_true", help="for each failure, find the first diverging node")
+    check.add_argument("--tolerances", type=Path, default=None, help="JSON overrides of the tolerance table")
+    check.add_argument("--webgpu-rows", type=int, default=2, help="golden rows run on WebGPU (slow in software)")
+    check.set_defaults(handler=_check)
+
     serve = sub.add_parser("serve", parents=[common], help="serve the web app, the artifacts and the V2 inference API")
     serve.add_argument("--host", default=None, help="listen address (default 127.0.0.1, or $ONNXPORT_HOST)")
     serve.add_argument("--port", type=int, default=None, help="listen port (default 8000, or $ONNXPORT_PORT)")
@@ -122,6 +134,24 @@ def _info(args) -> int:
         raise OnnxportError(f"unknown model {args.model!r}; the repository has: {known}")
     print(json.dumps(entry, indent=2, sort_keys=True) if args.json else report.model_info(entry))
     return 0
+
+
+def _check(args) -> int:
+    from .check import report as check_report
+    from .check.runner import FAILING, run_check
+
+    report = run_check(
+        repository=args.repository, url=args.url, models=args.models,
+        runtimes=[r for r in args.runtimes.split(",") if r], browser=args.browser,
+        webgpu_rows=args.webgpu_rows, find_divergence=args.locate, tolerances_file=args.tolerances,
+    )
+    print(check_report.text_table(report))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    html_path = args.html or (args.json.with_suffix(".html") if args.json else None)
+    if html_path:
+        html_path.write_text(check_report.to_html(report))
+    return 1 if any(r["status"] in FAILING for r in report["results"]) else 0
 
 
 def _serve(args) -> int:

@@ -48,6 +48,8 @@ SETTINGS = [
             "@huggingface/tokenizers' dist folder from the pinned npm package, served at /vendor/tokenizers/."),
     Setting("debug_root", None, _path,
             "Folder of debug models served at /debug/ (set by `onnxport check --locate`; off when empty)."),
+    Setting("tolerances_file", None, _path,
+            "JSON file of conformance tolerance overrides ({\"fp32/wasm\": {\"abs\": 1e-6}}), merged over the table."),
     Setting("max_request_bytes", 64 * 1024 * 1024, int,
             "Largest accepted request body in bytes; larger ones get HTTP 413."),
     Setting("providers", ["CPUExecutionProvider"], _providers,

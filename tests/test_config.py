@@ -126,6 +126,7 @@ def test_every_setting_can_be_set_from_the_environment(tmp_path):
         "ort_root": (str(tmp_path / "o"), tmp_path / "o"),
         "tokenizers_root": (str(tmp_path / "t"), tmp_path / "t"),
         "debug_root": (str(tmp_path / "d"), tmp_path / "d"),
+        "tolerances_file": (str(tmp_path / "tol.json"), tmp_path / "tol.json"),
         "max_request_bytes": ("99", 99),
         "providers": ("A,B", ["A", "B"]),
         "intra_op_threads": ("2", 2),

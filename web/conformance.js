@@ -165,3 +165,27 @@ async function getJson(url) {
 export function releaseWorkers() {
   for (const runtime of RUNTIMES) dropWorker(`check-${runtime}`);
 }
+
+// `onnxport check --locate`: run a debug model (every intermediate value exposed as an
+// output) and hand back every output, base64-encoded, for the server-side comparison.
+export async function runDebugModel(url, runtime, encodedFeeds, threads = 1) {
+  const response = await fetch(url, { cache: "no-store" });
+  if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
+  const bytes = await response.arrayBuffer();
+  const worker = workerFor(`debug-${runtime}`);
+  try {
+    await worker.call("init", { runtime: BUNDLE[runtime], threads, verbose: false });
+    const created = await worker.call("create", { bytes }, [bytes]);
+    const { outputs } = await worker.call("run", { session: created.id, feeds: decodeTensors(encodedFeeds) });
+    const encoded = {};
+    for (const [name, t] of Object.entries(outputs)) {
+      const raw = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+      let text = "";
+      for (let i = 0; i < raw.length; i += 0x8000) text += String.fromCharCode(...raw.subarray(i, i + 0x8000));
+      encoded[name] = { dtype: t.type, shape: t.dims, data: btoa(text) };
+    }
+    return encoded;
+  } finally {
+    dropWorker(`debug-${runtime}`);
+  }
+}

@@ -24,7 +24,7 @@ def page() -> Response:
 
 @blueprint.get("/api/tolerances")
 def tolerance_table():
-    return jsonify(tolerances.table())
+    return jsonify(tolerances.table(state().settings.get("tolerances_file")))
 
 
 @blueprint.get("/api/models/<model>/golden")

@@ -10,7 +10,11 @@ classifiers, worst cosine similarity for embeddings.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..errors import OnnxportError
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,31 @@ TOLERANCES: dict[tuple[str, str], Tolerance] = {
 }
 
 
-def table() -> dict[str, dict]:
-    """The table as JSON: {"variant/runtime": {...}}."""
-    return {f"{variant}/{runtime}": asdict(t) for (variant, runtime), t in TOLERANCES.items()}
+def table(overrides_file: Path | None = None) -> dict[str, dict]:
+    """The table as JSON: {"variant/runtime": {...}}, with a user's overrides merged in."""
+    merged = {f"{variant}/{runtime}": asdict(t) for (variant, runtime), t in TOLERANCES.items()}
+    for key, values in load_overrides(overrides_file).items():
+        merged[key] = {**merged[key], **values, "why": values.get("why", "overridden by " + str(overrides_file))}
+    return merged
+
+
+def lookup(variant: str, runtime: str, overrides_file: Path | None = None) -> Tolerance:
+    return Tolerance(**table(overrides_file)[f"{variant}/{runtime}"])
+
+
+def load_overrides(path: Path | None) -> dict[str, dict]:
+    """{"fp32/wasm": {"abs": 1e-6}, ...}: tighter (or looser) budgets for one's own models."""
+    if not path:
+        return {}
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise OnnxportError(f"tolerances file {path}: {exc}") from exc
+    known = {f"{v}/{r}" for v, r in TOLERANCES}
+    fields = set(Tolerance.__dataclass_fields__)
+    for key, values in data.items() if isinstance(data, dict) else [(None, None)]:
+        if key not in known:
+            raise OnnxportError(f"tolerances file {path}: unknown entry {key!r}; entries look like 'fp32/wasm'")
+        if not isinstance(values, dict) or set(values) - fields:
+            raise OnnxportError(f"tolerances file {path}: {key!r} must be an object with some of {', '.join(sorted(fields))}")
+    return data
