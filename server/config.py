@@ -57,6 +57,11 @@ SETTINGS = [
             "onnxruntime build lacks are dropped, CPU is always last."),
     Setting("intra_op_threads", 0, int, "Threads per onnxruntime session for one operator (0 = all cores)."),
     Setting("inter_op_threads", 1, int, "Threads per onnxruntime session across operators."),
+    Setting("dynamic_batching", "auto", str,
+            "Models whose concurrent requests are batched: auto (where the latest `onnxport bench` in the "
+            "repository measured a gain), all, none, or a comma-separated list of models."),
+    Setting("batch_window_ms", 2.0, float, "How long a batch waits for more requests, in milliseconds."),
+    Setting("max_batch", 32, int, "Most rows in one dynamic batch."),
     Setting("host", "127.0.0.1", str, "Address `onnxport serve` listens on."),
     Setting("port", 8000, int, "Port `onnxport serve` listens on."),
     Setting("workers", 8, int, "Request threads of the WSGI server (sessions are shared between them)."),

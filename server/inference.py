@@ -45,7 +45,7 @@ def check_inputs(request: InferRequest, inputs: list[dict[str, Any]]) -> None:
 
 
 def infer(catalog: Catalog, sessions: SessionPool, model: str, version: str | None,
-          request: InferRequest) -> tuple[str, dict[str, np.ndarray]]:
+          request: InferRequest, batching: dict[str, Any] | None = None) -> tuple[str, dict[str, np.ndarray]]:
     entry, version, record = catalog.variant(model, version)
     check_inputs(request, entry["inputs"])
     outputs = [o["name"] for o in entry["outputs"]]
@@ -53,10 +53,22 @@ def infer(catalog: Catalog, sessions: SessionPool, model: str, version: str | No
     for name in wanted:
         if name not in outputs:
             raise ProtocolError(f"unknown output {name!r}; the model's outputs are {', '.join(outputs)}")
-    session = sessions.get(record["sha256"], catalog.file(record["file"]), f"{model} {version}")
+    label = f"{model} {version}"
     feeds = {k: _for_onnxruntime(v) for k, v in request.inputs.items()}
-    values = runtime.run_outputs(session, wanted, feeds, label=f"{model} {version}")
-    return version, values
+    if batching and batching["enabled"](model) and batchable(entry):
+        batcher = sessions.batcher(record["sha256"], catalog.file(record["file"]), label,
+                                   batching["window_ms"], batching["max_batch"])
+        return version, batcher.run(wanted, feeds)
+    session = sessions.get(record["sha256"], catalog.file(record["file"]), label)
+    return version, runtime.run_outputs(session, wanted, feeds, label=label)
+
+
+def batchable(entry: dict[str, Any]) -> bool:
+    """Every input and output has a dynamic first (batch) axis."""
+    return all(
+        v["shape"] and not (isinstance(v["shape"][0], int) and v["shape"][0] >= 0)
+        for v in [*entry["inputs"], *entry["outputs"]]
+    )
 
 
 def _for_onnxruntime(value: np.ndarray) -> np.ndarray:

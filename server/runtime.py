@@ -53,6 +53,7 @@ class SessionPool:
         self.inter_op_threads = inter_op_threads
         self._sessions: dict[str, ort.InferenceSession] = {}
         self._creating: dict[str, threading.Lock] = {}
+        self._batchers: dict = {}
         self._lock = threading.Lock()
 
     def get(self, sha256: str, path: Path, label: str) -> ort.InferenceSession:
@@ -69,12 +70,26 @@ class SessionPool:
                     self._sessions[sha256] = session
             return session
 
+    def batcher(self, sha256: str, path: Path, label: str, window_ms: float, max_batch: int):
+        """The dynamic batcher of an artifact (one thread per artifact that uses batching)."""
+        from .batching import DynamicBatcher
+
+        key = f"batcher:{sha256}"
+        with self._lock:
+            existing = self._batchers.get(key)
+        if existing is not None:
+            return existing
+        session = self.get(sha256, path, label)
+        with self._lock:
+            return self._batchers.setdefault(key, DynamicBatcher(session, label, window_ms, max_batch))
+
     def retain(self, current: set[str]) -> None:
         """Release sessions of artifacts that the manifest no longer names."""
         with self._lock:
             for sha256 in set(self._sessions) - current:
                 del self._sessions[sha256]
                 self._creating.pop(sha256, None)
+                self._batchers.pop(f"batcher:{sha256}", None)
 
     def loaded(self) -> list[str]:
         return sorted(self._sessions)

@@ -8,6 +8,7 @@ import zlib
 from flask import Blueprint, Response, jsonify, request
 
 from .. import __version__, inference, protocol
+from . import batching_policy
 from .errors import ApiError
 from .state import state
 
@@ -71,7 +72,8 @@ def infer(model: str, version: str | None = None) -> Response:
         raise ApiError(415, f"Content-Type {request.mimetype!r} is not accepted; send application/json "
                             "(or application/octet-stream with Inference-Header-Content-Length)")
     decoded = protocol.decode_request(_body(), _header_length())
-    served_version, outputs = inference.infer(state().catalog, state().sessions, model, version, decoded)
+    served_version, outputs = inference.infer(state().catalog, state().sessions, model, version, decoded,
+                                              batching_policy.policy(state().settings))
     body, header_length = protocol.encode_response(model, served_version, decoded, outputs)
     response = Response(body, mimetype="application/octet-stream" if header_length is not None else "application/json")
     if header_length is not None:

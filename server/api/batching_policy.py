@@ -1,0 +1,35 @@
+"""Which models get dynamic batching: the `dynamic_batching` setting, or the latest bench's verdict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+BENCH_FILE = "bench.json"  # written into the repository by `onnxport bench`
+
+
+def policy(settings: dict[str, Any]) -> dict[str, Any]:
+    return {"enabled": enabled_for(settings), "window_ms": settings["batch_window_ms"], "max_batch": settings["max_batch"]}
+
+
+def enabled_for(settings: dict[str, Any]) -> Callable[[str], bool]:
+    choice = str(settings["dynamic_batching"]).strip()
+    if choice == "all":
+        return lambda model: True
+    if choice in ("none", ""):
+        return lambda model: False
+    if choice != "auto":
+        chosen = {m.strip() for m in choice.split(",") if m.strip()}
+        return lambda model: model in chosen
+    bench = Path(settings["repository"]) / BENCH_FILE
+
+    def measured(model: str) -> bool:
+        # Re-read on use: a new bench changes the verdict without a restart.
+        try:
+            verdicts = json.loads(bench.read_text()).get("recommendations", {}).get("dynamic_batching", {})
+        except (OSError, ValueError):
+            return False
+        return bool(verdicts.get(model, False))
+
+    return measured
