@@ -39,13 +39,21 @@ class DynamicBatcher:
         self.window = window_ms / 1000
         self.max_batch = max_batch
         self._queue: queue.Queue[_Pending] = queue.Queue()
+        self._in_flight = 0  # requests handed in and not yet answered
+        self._count_lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name=f"batcher {label}", daemon=True)
         self._thread.start()
 
     def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         pending = _Pending(tuple(names), feeds)
-        self._queue.put(pending)
-        pending.done.wait()
+        with self._count_lock:
+            self._in_flight += 1
+        try:
+            self._queue.put(pending)
+            pending.done.wait()
+        finally:
+            with self._count_lock:
+                self._in_flight -= 1
         if pending.error is not None:
             raise pending.error
         return pending.result
@@ -56,7 +64,8 @@ class DynamicBatcher:
             batch = [first]
             rows = first.rows()
             deadline = time.perf_counter() + self.window
-            while rows < self.max_batch:
+            # A lone request runs at once; the window is only worth waiting when others are in flight.
+            while rows < self.max_batch and len(batch) < self._in_flight:
                 left = deadline - time.perf_counter()
                 if left <= 0:
                     break

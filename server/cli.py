@@ -79,6 +79,14 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--webgpu-rows", type=int, default=2, help="golden rows run on WebGPU (slow in software)")
     check.set_defaults(handler=_check)
 
+    bench = sub.add_parser("bench", parents=[common], help="measure every path side by side (native, server, browser)")
+    bench.add_argument("models", nargs="*", help="models to measure (default: all)")
+    bench.add_argument("--json", type=Path, default=None, help="also write the report here")
+    bench.add_argument("--runtimes", default="wasm,wasm-1t,webgpu", help="browser runtimes ('' for none)")
+    bench.add_argument("--runs", type=int, default=30, help="timed runs per measurement (after warm-up)")
+    bench.add_argument("--browser", default=None, help="Chromium executable (default: chromium on PATH)")
+    bench.set_defaults(handler=_bench)
+
     serve = sub.add_parser("serve", parents=[common], help="serve the web app, the artifacts and the V2 inference API")
     serve.add_argument("--host", default=None, help="listen address (default 127.0.0.1, or $ONNXPORT_HOST)")
     serve.add_argument("--port", type=int, default=None, help="listen port (default 8000, or $ONNXPORT_PORT)")
@@ -152,6 +160,20 @@ def _check(args) -> int:
     if html_path:
         html_path.write_text(check_report.to_html(report))
     return 1 if any(r["status"] in FAILING for r in report["results"]) else 0
+
+
+def _bench(args) -> int:
+    from .bench import report as bench_report
+    from .bench.runner import run_bench, save_latest
+
+    report = run_bench(args.repository, args.models, [r for r in args.runtimes.split(",") if r], args.runs,
+                       args.browser, say=lambda line: print(f"... {line}", file=sys.stderr, flush=True))
+    print(bench_report.text(report))
+    latest = save_latest(args.repository, report)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    print(f"\nwrote {latest}" + (f" and {args.json}" if args.json else ""))
+    return 0
 
 
 def _serve(args) -> int:

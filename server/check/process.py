@@ -26,9 +26,9 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def running_server(repository: Path, *, debug_root: Path | None = None, tolerances_file: Path | None = None,
-                   timeout: float = 60) -> Iterator[str]:
+                   extra_env: dict[str, str] | None = None, timeout: float = 60) -> Iterator[str]:
     port = free_port()
-    env = {**os.environ, "ONNXPORT_PORT": str(port), "ONNXPORT_HOST": "127.0.0.1"}
+    env = {**os.environ, "ONNXPORT_PORT": str(port), "ONNXPORT_HOST": "127.0.0.1", **(extra_env or {})}
     if tolerances_file is not None:
         env["ONNXPORT_TOLERANCES_FILE"] = str(Path(tolerances_file).resolve())
     if debug_root is not None:

@@ -1,0 +1,25 @@
+"""The browser part of the bench: web/bench.js in headless Chromium, driven by Playwright."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..check import browser as chromium_driver
+from ..check.locate import encode_feeds
+
+
+def browser_bench(base_url: str, executable: str | None, models: list[str], runtimes: list[str],
+                  inputs: dict[str, dict[str, np.ndarray]], runs: int) -> dict:
+    encoded = {name: encode_feeds(feeds) for name, feeds in inputs.items()}
+    with chromium_driver.chromium(executable, webgpu="webgpu" in runtimes) as browser:
+        page = browser.new_page()
+        page.goto(f"{base_url}/")
+        result = page.evaluate(
+            """async ([models, runtimes, encodedInputs, runs]) => {
+                const { runBench } = await import('/web/bench.js');
+                return runBench({ models, runtimes, encodedInputs, runs });
+            }""",
+            [models, runtimes, encoded, runs],
+        )
+        page.close()
+    return result

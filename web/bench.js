@@ -1,0 +1,69 @@
+// The browser part of `onnxport bench` (and of the performance page): cold start, cached
+// start and warm runs of each variant in each browser runtime, on the same batch-1 inputs.
+import { decodeTensors } from "./conformance.js";
+import { clearCache, loadArtifact } from "./downloads.js";
+import { manifest } from "./manifest.js";
+import { probe, threadsFor } from "./probe.js";
+import { dropWorker, workerFor } from "./workers.js";
+
+const BUNDLE = Object.freeze({ wasm: "wasm", "wasm-1t": "wasm", webgpu: "webgpu" });
+
+function summarize(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  const median = sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  return { median_ms: median, p90_ms: sorted[Math.min(sorted.length - 1, Math.round(0.9 * (sorted.length - 1)))], runs: sorted.length };
+}
+
+async function start(runtime, record, feeds, threads) {
+  // A fresh worker each time: session creation and the WebAssembly start-up are part of a start.
+  dropWorker(`bench-${runtime}`);
+  const worker = workerFor(`bench-${runtime}`);
+  const began = performance.now();
+  const { bytes, source } = await loadArtifact(record);
+  const loadedAt = performance.now();
+  const info = await worker.call("init", { runtime: BUNDLE[runtime], threads });
+  const created = await worker.call("create", { bytes }, [bytes]);
+  const first = await worker.call("run", { session: created.id, feeds });
+  return {
+    worker, session: created.id, info, source,
+    timing: { total_ms: performance.now() - began, load_ms: loadedAt - began, create_ms: created.createMs, first_run_ms: first.runMs },
+  };
+}
+
+export async function runBench({ models, runtimes, encodedInputs, runs = 20, webgpuRuns = 3 }) {
+  const [built, device] = await Promise.all([manifest(), probe()]);
+  const results = [];
+  for (const name of models) {
+    const model = built.models[name];
+    const feeds = decodeTensors(encodedInputs[name]);
+    for (const [variant, record] of Object.entries(model.variants)) {
+      if (record.status !== "ok") continue;
+      for (const runtime of runtimes) {
+        const base = { model: name, variant, runtime, bytes: record.bytes };
+        if (runtime === "webgpu" && (!device.webgpu || (record.precision === "fp16" && !device.shaderF16))) {
+          results.push({ ...base, status: "skipped", reason: device.webgpu ? "no shader-f16" : device.webgpuReason });
+          continue;
+        }
+        const threads = runtime === "wasm" ? threadsFor(device) : 1;
+        try {
+          await clearCache();
+          const cold = await start(runtime, record, feeds, threads);
+          const cached = await start(runtime, record, feeds, threads);
+          const samples = [];
+          const count = runtime === "webgpu" ? webgpuRuns : runs;
+          for (let i = 0; i < count; i++) samples.push((await cached.worker.call("run", { session: cached.session, feeds })).runMs);
+          results.push({
+            ...base, status: "ok", threads: cached.info.threads,
+            cold: cold.timing, cached: { ...cached.timing, source: cached.source }, warm: summarize(samples),
+          });
+        } catch (error) {
+          results.push({ ...base, status: "error", reason: error.message });
+        } finally {
+          dropWorker(`bench-${runtime}`);
+        }
+      }
+    }
+  }
+  return { device, results };
+}
