@@ -6,7 +6,9 @@ import { conformancePage } from "./pages/conformance.js";
 import { modelPage } from "./pages/model.js";
 import { modelsPage } from "./pages/models.js";
 import { playgroundPage } from "./pages/playground.js";
+import { performancePage } from "./pages/performance.js";
 import { probe } from "./probe.js";
+import { latestBench } from "./speeds.js";
 import { el, errorBox } from "./ui.js";
 
 const main = document.getElementById("main");
@@ -25,14 +27,15 @@ function route() {
 async function render() {
   main.replaceChildren(el("p", { text: "Loading…" }));
   try {
-    const [built, capabilities] = await Promise.all([manifest(), probed]);
+    const [built, capabilities, bench] = await Promise.all([manifest(), probed, latestBench()]);
     const { page, name, params } = route();
     const model = name ? built.models[name] : null;
     if (name && !model) throw new Error(`no model ${JSON.stringify(name)} in the manifest; models: ${Object.keys(built.models).join(", ")}`);
     const pin = { runtime: params.get("runtime") || "", variant: params.get("variant") || "" };
     const content = page === "conformance" ? conformancePage(built, params)
       : page === "model" ? modelPage(model)
-      : page === "play" ? playgroundPage(model, capabilities, pin)
+      : page === "play" ? playgroundPage(model, capabilities, pin, bench)
+      : page === "performance" ? performancePage(built, capabilities, bench)
       : modelsPage(built);
     main.replaceChildren(...content);
   } catch (error) {

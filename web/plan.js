@@ -5,7 +5,7 @@ import { threadsFor } from "./probe.js";
 
 export const RUNTIMES = Object.freeze(["webgpu", "wasm", "server"]);
 
-export function buildPlan(model, probe, pin = {}) {
+export function buildPlan(model, probe, pin = {}, speeds = null) {
   const ok = served(model);
   const steps = [];
   const skipped = [];
@@ -29,7 +29,7 @@ export function buildPlan(model, probe, pin = {}) {
     skipped.push({ runtime: "webgpu", reason: "no fp32 or fp16 variant is served" });
   }
 
-  const fastest = fastestVariant(model, ok);
+  const fastest = fastestVariant(model, ok, speeds);
   if (fastest) {
     const threads = threadsFor(probe);
     offer("wasm", fastest.variant, fastest.why, { threads });
@@ -41,16 +41,16 @@ export function buildPlan(model, probe, pin = {}) {
   return { steps, skipped };
 }
 
-// Among served variants, the fastest measured at build time (native onnxruntime on the
-// build machine, a proxy until the browser's own figures exist); fp32 when none is measured.
-function fastestVariant(model, ok) {
+// Among served variants, the fastest measured: `speeds` is {variant: {ms, source}} (see
+// speeds.js: this browser's runs, then the latest bench, then native speed at build time).
+function fastestVariant(model, ok, speeds) {
   const measured = ok
-    .map((variant) => ({ variant, ms: model.variants[variant].speed?.native_ms }))
+    .map((variant) => ({ variant, ...(speeds?.[variant] ?? { ms: model.variants[variant].speed?.native_ms, source: "native onnxruntime at build time" }) }))
     .filter((m) => typeof m.ms === "number")
     .sort((a, b) => a.ms - b.ms);
   if (measured.length) {
     const best = measured[0];
-    return { variant: best.variant, why: `fastest within budget (${best.ms.toFixed(3)} ms native at build time)` };
+    return { variant: best.variant, why: `fastest within budget: ${best.ms.toFixed(3)} ms (${best.source})` };
   }
   if (ok.includes("fp32")) return { variant: "fp32", why: "no speed measured: fp32" };
   return ok.length ? { variant: ok[0], why: "only served variant" } : null;

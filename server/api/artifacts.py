@@ -7,6 +7,8 @@ import json
 
 from flask import Blueprint, Response, request
 
+from ..catalog import NotFound
+from .batching_policy import BENCH_FILE
 from .files import send
 from .state import state
 
@@ -24,6 +26,17 @@ def manifest() -> Response:
     response.set_etag(etag)
     response.headers["Cache-Control"] = "no-cache"
     return response.make_conditional(request)
+
+
+@blueprint.get("/api/bench")
+def bench() -> Response:
+    """The latest `onnxport bench` of this repository (the performance page charts it)."""
+    path = state().catalog.repository.root / BENCH_FILE
+    if not path.is_file():
+        raise NotFound("no bench yet: run `onnxport bench`")
+    response = Response(path.read_bytes(), mimetype="application/json")
+    response.headers["Cache-Control"] = "no-cache"
+    return response
 
 
 @blueprint.get("/repository/<path:relative>")

@@ -2,6 +2,7 @@
 import { runStep, runWithPlan } from "../engine.js";
 import { served } from "../manifest.js";
 import { buildPlan, RUNTIMES } from "../plan.js";
+import { speedsFor } from "../speeds.js";
 import { digitsInput } from "../playground/digits.js";
 import { genericInput } from "../playground/generic.js";
 import { irisInput } from "../playground/iris.js";
@@ -11,9 +12,9 @@ import { el, errorBox, progressBar } from "../ui.js";
 
 const INPUTS = { digits: digitsInput, iris: irisInput, minilm: minilmInput };
 
-export function playgroundPage(model, probe, pin) {
+export function playgroundPage(model, probe, pin, bench = null) {
   const input = (INPUTS[model.name] ?? genericInput)(model);
-  const plan = buildPlan(model, probe, pin);
+  const plan = buildPlan(model, probe, pin, speedsFor(model, "wasm", bench));
   const progress = el("div", { class: "downloads" });
   const notes = el("div", { class: "notes", "data-testid": "notes" });
   const results = el("div", { class: "results", "data-testid": "results" });
