@@ -27,7 +27,7 @@ export function saveOwnSpeeds(results) {
 let benchLoaded = null;
 
 export function latestBench() {
-  benchLoaded ??= fetch("/api/bench").then((r) => (r.ok ? r.json() : null)).catch(() => null);
+  benchLoaded ??= fetch("/api/bench").then((r) => (r.status === 200 ? r.json() : null)).catch(() => null);
   return benchLoaded;
 }
 

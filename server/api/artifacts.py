@@ -7,7 +7,6 @@ import json
 
 from flask import Blueprint, Response, request
 
-from ..catalog import NotFound
 from .batching_policy import BENCH_FILE
 from .files import send
 from .state import state
@@ -33,7 +32,8 @@ def bench() -> Response:
     """The latest `onnxport bench` of this repository (the performance page charts it)."""
     path = state().catalog.repository.root / BENCH_FILE
     if not path.is_file():
-        raise NotFound("no bench yet: run `onnxport bench`")
+        # No content rather than 404: having no bench yet is normal, and browsers log every 404.
+        return Response(status=204, headers={"Cache-Control": "no-cache"})
     response = Response(path.read_bytes(), mimetype="application/json")
     response.headers["Cache-Control"] = "no-cache"
     return response
