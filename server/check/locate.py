@@ -21,7 +21,8 @@ from . import tolerances
 
 
 def debug_model(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model with every node output (of a known tensor type) as a graph output."""
+    """The model with every node output as a graph output (untyped where inference cannot tell:
+    onnxruntime works the type out itself)."""
     inferred = onnx.shape_inference.infer_shapes(model)
     types = {v.name: v.type.tensor_type.elem_type for v in [*inferred.graph.value_info, *inferred.graph.output]}
     debug = onnx.ModelProto()
@@ -29,8 +30,11 @@ def debug_model(model: onnx.ModelProto) -> onnx.ModelProto:
     existing = {o.name for o in debug.graph.output}
     for node in model.graph.node:
         for name in node.output:
-            if name and name not in existing and types.get(name):
-                debug.graph.output.append(helper.make_tensor_value_info(name, types[name], None))
+            if name and name not in existing:
+                if types.get(name):
+                    debug.graph.output.append(helper.make_tensor_value_info(name, types[name], None))
+                else:
+                    debug.graph.output.append(onnx.ValueInfoProto(name=name))
                 existing.add(name)
     return debug
 
@@ -73,9 +77,13 @@ def _differs(expected: np.ndarray, got: np.ndarray, tol) -> dict[str, Any] | Non
     if not bad.any():
         return None
     where = tuple(int(i) for i in np.argwhere(bad)[0])
-    diff = np.abs(expected.astype(np.float64) - got.astype(np.float64))
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(expected.astype(np.float64) - got.astype(np.float64))
+    finite = diff[np.isfinite(diff)]
+    # Only finite differences make a max (the report is strict JSON); non-finite ones are counted.
     return {"index": list(where), "expected": _item(expected[where]), "got": _item(got[where]),
-            "max_abs": float(np.nanmax(diff)) if diff.size else 0.0, "mismatches": int(bad.sum())}
+            "max_abs": float(finite.max()) if finite.size else 0.0,
+            "nonfinite": int((~np.isfinite(diff)).sum()), "mismatches": int(bad.sum())}
 
 
 def _item(value) -> Any:

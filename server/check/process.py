@@ -35,7 +35,8 @@ def running_server(repository: Path, *, debug_root: Path | None = None, toleranc
         env["ONNXPORT_DEBUG_ROOT"] = str(debug_root)
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--repository", str(repository)],
+            # Resolved: the server runs in the project folder, not in the caller's.
+            [sys.executable, "-m", "server.cli", "serve", "--repository", str(Path(repository).resolve())],
             cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
         base = f"http://127.0.0.1:{port}"

@@ -76,4 +76,11 @@ def load_overrides(path: Path | None) -> dict[str, dict]:
             raise OnnxportError(f"tolerances file {path}: unknown entry {key!r}; entries look like 'fp32/wasm'")
         if not isinstance(values, dict) or set(values) - fields:
             raise OnnxportError(f"tolerances file {path}: {key!r} must be an object with some of {', '.join(sorted(fields))}")
+        for field_name, value in values.items():
+            wanted_text = field_name == "why"
+            if (wanted_text and not isinstance(value, str)) or (
+                not wanted_text and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0)
+            ):
+                kind = "a string" if wanted_text else "a non-negative number"
+                raise OnnxportError(f"tolerances file {path}: {key}.{field_name} must be {kind}, got {value!r}")
     return data
