@@ -67,3 +67,41 @@ export async function runBench({ models, runtimes, encodedInputs, runs = 20, web
   }
   return { device, results };
 }
+
+// Per-operator kernel time (ms per run) from onnxruntime-web's profiler, to set beside native's.
+export async function profileOperators({ model, variant, runtime, encodedInputs, runs = 5 }) {
+  const [built, device] = await Promise.all([manifest(), probe()]);
+  const record = built.models[model].variants[variant];
+  const feeds = decodeTensors(encodedInputs);
+  dropWorker("profile");
+  const worker = workerFor("profile");
+  try {
+    await worker.call("init", { runtime: BUNDLE[runtime], threads: runtime === "wasm" ? threadsFor(device) : 1 });
+    const { bytes } = await loadArtifact(record);
+    const created = await worker.call("create", { bytes, profile: true }, [bytes]);
+    await worker.call("run", { session: created.id, feeds }); // warm-up, profiled too: subtracted below
+    await worker.call("logs");
+    for (let i = 0; i < runs; i++) await worker.call("run", { session: created.id, feeds });
+    await worker.call("endProfiling", { session: created.id });
+    return kernelTimes(await worker.call("logs"), runs);
+  } finally {
+    dropWorker("profile");
+  }
+}
+
+function kernelTimes(lines, runs) {
+  const perOp = {};
+  for (const line of lines) {
+    const at = line.indexOf("{");
+    if (at < 0 || !line.includes("_kernel_time")) continue;
+    let event;
+    try {
+      event = JSON.parse(line.slice(at).replace(/,\s*$/, ""));
+    } catch {
+      continue;
+    }
+    const op = event.args?.op_name;
+    if (op) perOp[op] = (perOp[op] ?? 0) + event.dur / 1000 / runs;
+  }
+  return perOp;
+}

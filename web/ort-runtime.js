@@ -36,12 +36,13 @@ export async function init(runtime, { threads = 1, verbose = false } = {}) {
   return { runtime, version: ort.env.versions?.web ?? null, threads: ort.env.wasm.numThreads };
 }
 
-export async function createSession(bytes, { verbose = false, optimization = "all" } = {}) {
+export async function createSession(bytes, { verbose = false, optimization = "all", profile = false } = {}) {
   const started = performance.now();
   const session = await ort.InferenceSession.create(new Uint8Array(bytes), {
     executionProviders: [EXECUTION_PROVIDER[loaded]],
     graphOptimizationLevel: optimization,
     logSeverityLevel: verbose ? 0 : 3,
+    enableProfiling: profile,
   });
   const id = nextSession++;
   sessions.set(id, session);
@@ -65,6 +66,11 @@ export async function run(id, feeds) {
     outputs[name] = { type: tensor.type, dims: [...tensor.dims], data };
   }
   return { outputs, runMs };
+}
+
+// onnxruntime's profiler prints its trace to the console in WebAssembly; worker.js keeps it.
+export async function endProfiling(id) {
+  await sessions.get(id)?.endProfiling();
 }
 
 export async function release(id) {

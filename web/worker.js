@@ -4,7 +4,8 @@ import * as runtime from "./ort-runtime.js";
 
 const operations = {
   init: ({ runtime: name, threads, verbose }) => runtime.init(name, { threads, verbose }),
-  create: ({ bytes, verbose }) => runtime.createSession(bytes, { verbose }),
+  create: ({ bytes, verbose, profile }) => runtime.createSession(bytes, { verbose, profile }),
+  endProfiling: ({ session }) => runtime.endProfiling(session),
   run: ({ session, feeds }) => runtime.run(session, feeds),
   release: ({ session }) => runtime.release(session),
 };

@@ -21,5 +21,16 @@ def browser_bench(base_url: str, executable: str | None, models: list[str], runt
             }""",
             [models, runtimes, encoded, runs],
         )
+        # One thread on both sides, so kernel times compare like for like.
+        result["profiles"] = {
+            model: page.evaluate(
+                """async ([model, encodedInputs]) => {
+                    const { profileOperators } = await import('/web/bench.js');
+                    return profileOperators({ model, variant: 'fp32', runtime: 'wasm-1t', encodedInputs });
+                }""",
+                [model, encoded[model]],
+            )
+            for model in models if "wasm-1t" in runtimes
+        }
         page.close()
     return result

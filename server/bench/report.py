@@ -54,6 +54,12 @@ def text(report: dict[str, Any]) -> str:
             parts.append(table(["clients", "req/s batching off", "p90 ms off", "req/s batching on", "p90 ms on", "gain"], [
                 [str(c), f"{off[c]['requests_per_s']:.1f}", f"{off[c]['p90_ms']:.2f}", f"{on[c]['requests_per_s']:.1f}",
                  f"{on[c]['p90_ms']:.2f}", _ratio(on[c]["requests_per_s"], off[c]["requests_per_s"])] for c in sorted(off)]))
+        profile = data.get("operator_profile")
+        if profile:
+            parts.append("where the time goes, fp32, 1 thread (kernel ms per run):")
+            parts.append(table(["op", "native", "browser wasm", "x"], [
+                [p["op"], f"{p['native_ms']:.3f}", f"{p['browser_ms']:.3f}", f"{p['ratio']:.1f}x" if p["ratio"] else "-"]
+                for p in profile]))
     recommended = report.get("recommendations", {}).get("dynamic_batching", {})
     parts.append("\ndynamic batching recommended for: " + (", ".join(m for m, on in recommended.items() if on) or "none"))
     return "\n".join(parts)

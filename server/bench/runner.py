@@ -17,6 +17,7 @@ from ..repository import Repository
 from .browser import browser_bench
 from .inputs import batch_one
 from .native import all_cores, native
+from .profile import native_operator_times, side_by_side
 from .v2 import round_trips, throughput
 
 CLIENTS = (1, 4, 16)
@@ -68,6 +69,10 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
             if batching == "none" and runtimes:
                 say(f"browser ({', '.join(runtimes)}): cold start, cached start, warm runs")
                 report["browser"] = browser_bench(base, browser, names, runtimes, inputs, runs)
+    for name, browser_ops in report.get("browser", {}).pop("profiles", {}).items():
+        say(f"operator profiles (fp32, 1 thread): {name}")
+        native_ops = native_operator_times(repo.path_of(manifest["models"][name]["variants"]["fp32"]["file"]), inputs[name], 1)
+        report["models"][name]["operator_profile"] = side_by_side(native_ops, browser_ops)
     report["recommendations"] = {"dynamic_batching": {name: batching_wins(report["models"][name]["server"]) for name in names}}
     return report
 
