@@ -1,6 +1,6 @@
 // The browser part of `onnxport bench` (and of the performance page): cold start, cached
 // start and warm runs of each variant in each browser runtime, on the same batch-1 inputs.
-import { decodeTensors } from "./conformance.js";
+import { decodeTensors } from "./tensors.js";
 import { clearCache, loadArtifact } from "./downloads.js";
 import { manifest } from "./manifest.js";
 import { probe, threadsFor } from "./probe.js";

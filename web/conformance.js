@@ -7,16 +7,11 @@ import { manifest, served } from "./manifest.js";
 import { placement } from "./placement.js";
 import { probe, threadsFor } from "./probe.js";
 import { serverInfer } from "./server-api.js";
-import { tensor } from "./tensors.js";
+import { decodeTensors, encodeTensors, tensor } from "./tensors.js";
 import { dropWorker, workerFor } from "./workers.js";
 
 export const RUNTIMES = Object.freeze(["wasm", "wasm-1t", "webgpu"]);
 const BUNDLE = Object.freeze({ wasm: "wasm", "wasm-1t": "wasm", webgpu: "webgpu" });
-const ARRAYS = {
-  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array,
-  uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array,
-  bool: Uint8Array,
-};
 export const REPORT_SCHEMA = Object.freeze({ schema: "onnxport.conformance", schema_version: 1 });
 
 export async function runConformance({ models = null, runtimes = RUNTIMES, webgpuRows = 2, onResult = () => {}, onStart = () => {} } = {}) {
@@ -117,18 +112,6 @@ export async function goldenInputs(model) {
   return decodeTensors(first.inputs);
 }
 
-export function decodeTensors(encoded) {
-  const feeds = {};
-  for (const [name, t] of Object.entries(encoded)) {
-    const raw = Uint8Array.from(atob(t.data), (c) => c.charCodeAt(0));
-    const type = t.dtype === "bool" ? "bool" : t.dtype;
-    const Array_ = ARRAYS[type];
-    if (!Array_) throw new Error(`golden input ${name}: dtype ${t.dtype} is not supported in the browser`);
-    feeds[name] = tensor(type, t.shape, new Array_(raw.buffer, 0, raw.byteLength / Array_.BYTES_PER_ELEMENT));
-  }
-  return feeds;
-}
-
 // WebGPU through SwiftShader is ~500x slower than native: check it on the first rows only.
 function firstRows(model, feeds, rows) {
   const batched = model.inputs.every((i) => typeof i.shape?.[0] !== "number" || i.shape[0] < 0);
@@ -177,14 +160,7 @@ export async function runDebugModel(url, runtime, encodedFeeds, threads = 1) {
     await worker.call("init", { runtime: BUNDLE[runtime], threads, verbose: false });
     const created = await worker.call("create", { bytes }, [bytes]);
     const { outputs } = await worker.call("run", { session: created.id, feeds: decodeTensors(encodedFeeds) });
-    const encoded = {};
-    for (const [name, t] of Object.entries(outputs)) {
-      const raw = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
-      let text = "";
-      for (let i = 0; i < raw.length; i += 0x8000) text += String.fromCharCode(...raw.subarray(i, i + 0x8000));
-      encoded[name] = { dtype: t.type, shape: t.dims, data: btoa(text) };
-    }
-    return encoded;
+    return encodeTensors(outputs);
   } finally {
     dropWorker(`debug-${runtime}`);
   }

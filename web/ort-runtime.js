@@ -10,13 +10,6 @@ const BUNDLES = Object.freeze({
   wasm: "/ort/ort.wasm.min.mjs",
 });
 const EXECUTION_PROVIDER = Object.freeze({ webgpu: "webgpu", wasm: "wasm" });
-// Typed-array constructors by onnxruntime-web tensor type.
-const ARRAYS = Object.freeze({
-  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array,
-  int16: Int16Array, uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array,
-  int64: BigInt64Array, uint64: BigUint64Array, bool: Uint8Array,
-});
-
 let ort = null;
 let loaded = null;
 const sessions = new Map();
@@ -77,10 +70,4 @@ export async function release(id) {
   const session = sessions.get(id);
   sessions.delete(id);
   if (session) await session.release();
-}
-
-export function typedArrayFor(type) {
-  const constructor = ARRAYS[type];
-  if (!constructor) throw new Error(`tensor type ${type} is not supported in the browser`);
-  return constructor;
 }

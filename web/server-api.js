@@ -1,14 +1,11 @@
 // The server's Open Inference Protocol (V2) API: the fallback runtime and the reference.
+import { ARRAYS } from "./tensors.js";
+
 const DATATYPES = Object.freeze({
   float32: "FP32", float64: "FP64", int8: "INT8", uint8: "UINT8", int16: "INT16", uint16: "UINT16",
   int32: "INT32", uint32: "UINT32", int64: "INT64", uint64: "UINT64", bool: "BOOL",
 });
 const TYPES = Object.fromEntries(Object.entries(DATATYPES).map(([type, datatype]) => [datatype, type]));
-const ARRAYS = Object.freeze({
-  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array,
-  uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array,
-  bool: Uint8Array,
-});
 
 export async function serverInfer(model, variant, feeds) {
   const inputs = Object.entries(feeds).map(([name, t]) => ({

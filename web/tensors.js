@@ -1,4 +1,9 @@
 // Plain tensors ({type, dims, data}) shared by the page, the worker and the server client.
+export const ARRAYS = Object.freeze({
+  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array,
+  uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array,
+  bool: Uint8Array,
+});
 export function tensor(type, dims, data) {
   return { type, dims, data };
 }
@@ -40,4 +45,30 @@ export function softmax(values) {
   const exps = Array.from(values, (v) => Math.exp(v - top));
   const sum = exps.reduce((a, b) => a + b, 0);
   return exps.map((e) => e / sum);
+}
+
+// Tensors as {name: {dtype, shape, data: base64 little-endian}}: the golden data endpoint's
+// shape, and how `onnxport check` and `onnxport bench` pass tensors to and from the page.
+export function decodeTensors(encoded) {
+  const feeds = {};
+  for (const [name, t] of Object.entries(encoded)) {
+    const raw = Uint8Array.from(atob(t.data), (c) => c.charCodeAt(0));
+    const type = t.dtype === "bool" ? "bool" : t.dtype;
+    const Array_ = ARRAYS[type];
+    if (!Array_) throw new Error(`golden input ${name}: dtype ${t.dtype} is not supported in the browser`);
+    feeds[name] = tensor(type, t.shape, new Array_(raw.buffer, 0, raw.byteLength / Array_.BYTES_PER_ELEMENT));
+  }
+  return feeds;
+}
+
+
+export function encodeTensors(tensors) {
+  const encoded = {};
+  for (const [name, t] of Object.entries(tensors)) {
+    const raw = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+    let text = "";
+    for (let i = 0; i < raw.length; i += 0x8000) text += String.fromCharCode(...raw.subarray(i, i + 0x8000));
+    encoded[name] = { dtype: t.type, shape: t.dims, data: btoa(text) };
+  }
+  return encoded;
 }

@@ -4,6 +4,7 @@ import { runBench } from "../bench.js";
 import { groupedBars, lineChart } from "../charts.js";
 import { goldenInputs } from "../conformance.js";
 import { saveOwnSpeeds } from "../speeds.js";
+import { encodeTensors } from "../tensors.js";
 import { el, errorBox, table } from "../ui.js";
 
 const RUNTIME_SERIES = ["native 1t", "native all", "wasm-1t", "wasm", "webgpu"];
@@ -18,7 +19,7 @@ export function performancePage(built, device, bench) {
       const runtimes = ["wasm", "wasm-1t", ...(device.webgpu ? ["webgpu"] : [])];
       const models = Object.keys(built.models);
       const encodedInputs = {};
-      for (const name of models) encodedInputs[name] = encode(firstRow(await goldenInputs(name)));
+      for (const name of models) encodedInputs[name] = encodeTensors(firstRow(await goldenInputs(name)));
       const result = await runBench({ models, runtimes, encodedInputs, runs: 10 });
       saveOwnSpeeds(result.results);
       own.replaceChildren(el("h3", { text: "This browser (warm run, median ms)" }), ownTable(result.results),
@@ -74,15 +75,4 @@ function firstRow(feeds) {
     out[name] = { type: t.type, dims: [1, ...t.dims.slice(1)], data: t.data.slice(0, width) };
   }
   return out;
-}
-
-function encode(feeds) {
-  const encoded = {};
-  for (const [name, t] of Object.entries(feeds)) {
-    const raw = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
-    let text = "";
-    for (let i = 0; i < raw.length; i += 0x8000) text += String.fromCharCode(...raw.subarray(i, i + 0x8000));
-    encoded[name] = { dtype: t.type, shape: t.dims, data: btoa(text) };
-  }
-  return encoded;
 }

@@ -1,13 +1,8 @@
 // Any other model (imported ones): seeded random inputs from the input signature.
 import { tensorType } from "../manifest.js";
 import { el } from "../ui.js";
-import { tensor } from "../tensors.js";
+import { ARRAYS, tensor } from "../tensors.js";
 
-const ARRAYS = {
-  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array,
-  uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array,
-  bool: Uint8Array,
-};
 
 function generator(seed) {
   let state = seed >>> 0;
