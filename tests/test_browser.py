@@ -192,6 +192,19 @@ def test_artifacts_are_downloaded_once_then_served_from_the_cache_until_cleared(
     assert tab.artifact_requests() == first * 2, "after clearing the cache the artifact is downloaded again"
 
 
+def test_a_full_storage_quota_runs_without_the_cache_and_says_so(open_tab):
+    tab = open_tab()
+    page = tab.page
+    # A real quota, set through the browser's own DevTools protocol: 1 KB for this origin.
+    session = page.context.new_cdp_session(page)
+    session.send("Storage.overrideQuotaForOrigin", {"origin": tab.base_url, "quotaSize": 1024})
+    tab.goto("#/play/digits?runtime=wasm&variant=fp32")
+    draw_digit(page)
+    expect_ran_on(page, "wasm", "fp32")
+    expect(by_testid(page, "notes")).to_contain_text("not cached")
+    expect(by_testid(page, "browser-result")).to_contain_text("model from network")
+
+
 # --------------------------------------------------------------------------- tampered artifacts
 
 
