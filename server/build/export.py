@@ -5,7 +5,9 @@ from __future__ import annotations
 import io
 import warnings
 
+import numpy as np
 import onnx
+from onnx import helper, numpy_helper
 
 from ..errors import ModelFileError, RecipeError
 from ..recipe import SourceModel
@@ -23,6 +25,7 @@ def export(source: SourceModel, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
         raise RecipeError(f"unknown framework {source.framework!r}; expected pytorch or sklearn")
     _name_dynamic_dims(model, source.dynamic_axes)
     _dedupe_opsets(model)
+    _standard_ml_ops(model)
     return check_and_infer(model, "export")
 
 
@@ -78,6 +81,42 @@ def _export_sklearn(source: SourceModel, opset: int) -> onnx.ModelProto:
             options={"zipmap": False},
             final_types=None,
         )
+
+
+def _standard_ml_ops(model: onnx.ModelProto) -> None:
+    """Rewrite ai.onnx.ml operators that have exact standard equivalents, in place.
+
+    onnxruntime-web's WebGPU build has no ai.onnx.ml kernels, so a scikit-learn
+    pipeline would never leave WebAssembly: Scaler becomes Sub + Mul, and
+    ArrayFeatureExtractor over a 1-D constant becomes Gather. The fp32
+    validation against scikit-learn then proves the rewrite.
+    """
+    inferred = onnx.shape_inference.infer_shapes(model)
+    types = {v.name: v.type.tensor_type.elem_type for v in [*inferred.graph.value_info, *inferred.graph.input]}
+    constants = {i.name: i for i in model.graph.initializer}
+    nodes = []
+    for node in model.graph.node:
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        if node.domain == "ai.onnx.ml" and node.op_type == "Scaler" and types.get(node.input[0]) == onnx.TensorProto.FLOAT:
+            # Not "<value>_scale": the quantizers name their own tensors that way.
+            offset, scale, shifted = (f"{node.output[0]}__scaler_{part}" for part in ("offset", "factor", "shifted"))
+            model.graph.initializer.extend([
+                numpy_helper.from_array(np.asarray(attrs.get("offset", [0.0]), np.float32), offset),
+                numpy_helper.from_array(np.asarray(attrs.get("scale", [1.0]), np.float32), scale),
+            ])
+            nodes.append(helper.make_node("Sub", [node.input[0], offset], [shifted], name=f"{node.name}_Sub"))
+            nodes.append(helper.make_node("Mul", [shifted, scale], [node.output[0]], name=f"{node.name}_Mul"))
+        elif (node.domain == "ai.onnx.ml" and node.op_type == "ArrayFeatureExtractor"
+              and node.input[0] in constants and len(constants[node.input[0]].dims) == 1):
+            nodes.append(helper.make_node("Gather", list(node.input), list(node.output), name=f"{node.name}_Gather", axis=0))
+        else:
+            nodes.append(node)
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    if not any(n.domain == "ai.onnx.ml" for n in model.graph.node):
+        kept = [o for o in model.opset_import if o.domain != "ai.onnx.ml"]
+        del model.opset_import[:]
+        model.opset_import.extend(kept)
 
 
 def _dedupe_opsets(model: onnx.ModelProto) -> None:

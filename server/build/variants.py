@@ -218,9 +218,11 @@ def make_int8_dynamic(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
     with tempfile.TemporaryDirectory(prefix="onnxport-int8d-") as tmp:
         source = Path(tmp) / "prepared.onnx"
         target = Path(tmp) / "quantized.onnx"
-        onnx.save(gemm_to_matmul(_preprocessed(model, Path(tmp))), source)
+        prepared = gemm_to_matmul(_preprocessed(model, Path(tmp)))
+        onnx.save(prepared, source)
         with _quiet():
-            quantize_dynamic(source, target, weight_type=weight_type, per_channel=True)
+            quantize_dynamic(source, target, weight_type=weight_type, per_channel=True,
+                             nodes_to_exclude=_integer_lookups(prepared))
         quantized = onnx.load(target)
     _require_quantized(quantized)
     settings = {
@@ -249,18 +251,29 @@ def make_int8_static(
         prepared = _preprocessed(model, Path(tmp))
         onnx.save(prepared, source)
         excluded = sorted(n.name for n in prepared.graph.node if any(re.search(p, n.name) for p in keep_float))
+        excluded += _integer_lookups(prepared)
+        options = {"CalibTensorRangeSymmetric": False}
+        run = lambda extra: quantize_static(  # noqa: E731 - the same call, twice at most
+            source, target, _Reader(calibration),
+            quant_format=QuantFormat.QDQ,
+            activation_type=QuantType.QUInt8,
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            nodes_to_exclude=excluded,
+            op_types_to_quantize=list(STATIC_OPS),
+            calibrate_method=CalibrationMethod.MinMax,
+            extra_options=extra,
+        )
         with _quiet():
-            quantize_static(
-                source, target, _Reader(calibration),
-                quant_format=QuantFormat.QDQ,
-                activation_type=QuantType.QUInt8,
-                weight_type=QuantType.QInt8,
-                per_channel=True,
-                nodes_to_exclude=excluded,
-                op_types_to_quantize=list(STATIC_OPS),
-                calibrate_method=CalibrationMethod.MinMax,
-                extra_options={"CalibTensorRangeSymmetric": False},
-            )
+            try:
+                run(options)
+            except ValueError:
+                # onnxruntime 1.30's int32-bias weight-scale adjustment fails on per-channel Gemm
+                # ("truth value of an array is ambiguous"). Keeping that bias in float avoids it
+                # (an int32 bias without the adjustment ran wrong on onnxruntime-web's WebGPU).
+                options["QuantizeBias"] = False
+                options["QDQDisableWeightAdjustForInt32Bias"] = True
+                run(options)
         quantized = onnx.load(target)
     _require_quantized(quantized)
     settings = {
@@ -272,6 +285,7 @@ def make_int8_static(
         "calibration_method": "MinMax",
         "calibration_batches": len(calibration),
         "kept_float": excluded,
+        "extra_options": options,
         "op_types": list(STATIC_OPS),
         "preprocess": "quant_pre_process",
     }
@@ -331,6 +345,12 @@ def gemm_to_matmul(model: onnx.ModelProto) -> onnx.ModelProto:
     del model.graph.initializer[:]
     model.graph.initializer.extend(kept)
     return model
+
+
+def _integer_lookups(model: onnx.ModelProto) -> list[str]:
+    """Gather nodes that look up integer constants (class labels): nothing there to quantize."""
+    integer = {i.name for i in model.graph.initializer if i.data_type not in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16)}
+    return [n.name for n in model.graph.node if n.op_type == "Gather" and n.input[0] in integer and n.name]
 
 
 def _require_quantized(model: onnx.ModelProto) -> None:
