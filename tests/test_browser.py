@@ -84,23 +84,16 @@ def test_unknown_model_route_shows_an_error_naming_it(open_tab):
 # --------------------------------------------------------------------------- device probe
 
 
-def test_probe_reports_the_software_webgpu_adapter_and_threads(open_tab, chromium_webgpu):
-    page = open_tab("#/", browser=chromium_webgpu).page
+@pytest.mark.parametrize(("browser_fixture", "webgpu", "text"), [
+    ("chromium_webgpu", "true", "software fallback adapter"),  # SwiftShader flags
+    ("chromium", "false", "WebGPU: no"),  # no flags, no adapter
+])
+def test_probe_reports_webgpu_threads_and_simd(open_tab, request, browser_fixture, webgpu, text):
+    page = open_tab("#/", browser=request.getfixturevalue(browser_fixture)).page
     wait_for_probe(page)
-    webgpu = by_testid(page, "probe-webgpu")
-    expect(webgpu).to_have_attribute("data-available", "true")
-    expect(webgpu).to_contain_text("software fallback adapter")
-    expect(by_testid(page, "probe-threads")).to_have_attribute("data-available", "true")
-    expect(by_testid(page, "probe-simd")).to_have_attribute("data-available", "true")
-    assert page.evaluate("() => crossOriginIsolated") is True
-
-
-def test_probe_reports_no_webgpu_without_the_flags(open_tab):
-    page = open_tab("#/").page
-    wait_for_probe(page)
-    webgpu = by_testid(page, "probe-webgpu")
-    expect(webgpu).to_have_attribute("data-available", "false")
-    expect(webgpu).to_contain_text("WebGPU: no")
+    probe = by_testid(page, "probe-webgpu")
+    expect(probe).to_have_attribute("data-available", webgpu)
+    expect(probe).to_contain_text(text)
     expect(by_testid(page, "probe-threads")).to_have_attribute("data-available", "true")
     expect(by_testid(page, "probe-simd")).to_have_attribute("data-available", "true")
     assert page.evaluate("() => crossOriginIsolated") is True
