@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 
 import numpy as np
 import onnx
@@ -13,6 +12,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from server import tensor_json
 from server.check import locate
 from server.check.tolerances import Tolerance
 
@@ -157,13 +157,13 @@ def test_reference_outputs_run_the_debug_model_on_the_server_runtime(tmp_path, v
 
 
 def test_feeds_and_outputs_survive_the_trip_through_the_page(values):
-    """encode_feeds is what the page decodes; decode_outputs reads what runDebugModel encodes (same format)."""
+    """tensor_json.encode is what the page decodes; tensor_json.decode reads what runDebugModel encodes."""
     tensors = {"x": values["x"], "label": values["label"], "mask": values["mask"],
                "scalar": np.array(1.5, np.float32), "h": np.arange(6, dtype=np.float16).reshape(2, 3)}
-    encoded = locate.encode_feeds(tensors)
+    encoded = tensor_json.encode(tensors)
     assert json.loads(json.dumps(encoded)) == encoded
     assert encoded["mask"]["dtype"] == "bool" and encoded["label"]["dtype"] == "int64"
-    decoded = locate.decode_outputs(encoded)
+    decoded = tensor_json.decode(encoded)
     for name, value in tensors.items():
         assert decoded[name].dtype == value.dtype and decoded[name].shape == value.shape, name
         np.testing.assert_array_equal(decoded[name], value)
@@ -331,7 +331,7 @@ def test_a_perturbed_intermediate_of_a_real_artifact_is_found(demo_repository, d
     debug = onnx.load(str(tmp_path / name))
     feeds = {k: v[:8] for k, v in golden_inputs("digits").items()}
     reference = locate.reference_outputs(tmp_path / name, feeds)
-    browser = locate.decode_outputs(locate.encode_feeds(reference))  # the page's format, unchanged values
+    browser = tensor_json.decode(tensor_json.encode(reference))  # the page's format, unchanged values
     assert locate.first_divergence(debug, reference, browser, TOL) is None
 
     index, gemm = next((i, n) for i, n in enumerate(debug.graph.node) if n.op_type == "Gemm")

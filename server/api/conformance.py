@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import base64
-
 from flask import Blueprint, Response, jsonify
 
+from .. import tensor_json
 from ..build import testdata
 from ..catalog import NotFound
 from ..check import tolerances
@@ -31,13 +30,10 @@ def tolerance_table():
 def golden(model: str):
     """Golden inputs and the source's outputs, as {name: {dtype, shape, data: base64 little-endian}}."""
     entry = state().catalog.model(model)
-    folder = state().catalog.repository.path_of(entry["golden"]["path"])
-    inputs = [i["name"] for i in entry["inputs"]]
-    outputs = [o["name"] for o in entry["outputs"]]
-    sets = testdata.read_sets(folder, inputs, outputs)
+    sets = testdata.read_golden(state().catalog.repository.root, entry)
     return jsonify({
         "model": model,
-        "sets": [{"inputs": _encode(i), "outputs": _encode(o)} for i, o in sets],
+        "sets": [{"inputs": tensor_json.encode(i), "outputs": tensor_json.encode(o)} for i, o in sets],
     })
 
 
@@ -49,10 +45,3 @@ def debug_file(relative: str) -> Response:
         raise NotFound("no debug models on this server")
     return send_contained(root, relative, cache_control="no-store")
 
-
-def _encode(tensors) -> dict:
-    return {
-        name: {"dtype": value.dtype.name, "shape": list(value.shape),
-               "data": base64.b64encode(value.astype(value.dtype.newbyteorder("<")).tobytes()).decode()}
-        for name, value in tensors.items()
-    }

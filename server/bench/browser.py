@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..check import browser as chromium_driver
-from ..check.locate import encode_feeds
+from .. import tensor_json
 
 
 def browser_bench(base_url: str, executable: str | None, models: list[str], runtimes: list[str],
                   inputs: dict[str, dict[str, np.ndarray]], runs: int) -> dict:
-    encoded = {name: encode_feeds(feeds) for name, feeds in inputs.items()}
+    encoded = {name: tensor_json.encode(feeds) for name, feeds in inputs.items()}
     with chromium_driver.chromium(executable, webgpu="webgpu" in runtimes) as browser:
         page = browser.new_page()
         page.goto(f"{base_url}/")

@@ -110,6 +110,4 @@ def _fp32_ms(report, name) -> float:
 
 
 def _golden(repo: Repository, entry: dict) -> dict:
-    sets = testdata.read_sets(repo.path_of(entry["golden"]["path"]),
-                              [i["name"] for i in entry["inputs"]], [o["name"] for o in entry["outputs"]])
-    return sets[0][0]
+    return testdata.read_golden(repo.root, entry)[0][0]

@@ -7,7 +7,6 @@ inputs, and the values are compared node by node in graph order.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 from pathlib import Path
 from typing import Any
@@ -95,15 +94,3 @@ def reference_outputs(debug_path: Path, feeds: dict[str, np.ndarray]) -> dict[st
     session = ort_runtime.create_session(debug_path.read_bytes(), label=f"debug model {debug_path.name}")
     return ort_runtime.run(session, feeds, label="debug model")
 
-
-def encode_feeds(feeds: dict[str, np.ndarray]) -> dict:
-    return {name: {"dtype": v.dtype.name, "shape": list(v.shape),
-                   "data": base64.b64encode(np.ascontiguousarray(v).tobytes()).decode()} for name, v in feeds.items()}
-
-
-def decode_outputs(encoded: dict) -> dict[str, np.ndarray]:
-    arrays = {}
-    for name, t in encoded.items():
-        dtype = np.dtype("bool" if t["dtype"] == "bool" else t["dtype"])
-        arrays[name] = np.frombuffer(base64.b64decode(t["data"]), dtype=dtype).reshape(t["shape"])
-    return arrays

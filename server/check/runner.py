@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import tempfile
@@ -13,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime as ort_runtime
+from .. import tensor_json
 from ..build import compare
 from ..errors import OnnxportError
 from ..recipe import Tolerance
@@ -102,12 +102,12 @@ def _locate(chromium, base, repository: Path, debug_root: Path, manifest, result
         return {"error": f"the debug model did not run in onnxruntime: {str(exc).splitlines()[0]}"}
     try:
         encoded = chromium_driver.run_debug_model(chromium, base, f"{base}/debug/{name}", result["runtime"],
-                                                  locate.encode_feeds(feeds), 1 if result["runtime"] != "wasm" else 2)
+                                                  tensor_json.encode(feeds), 1 if result["runtime"] != "wasm" else 2)
     except Exception as exc:
         return {"error": f"the debug model did not run in {result['runtime']}: {str(exc).splitlines()[0]}"}
     import onnx
 
-    found = locate.first_divergence(onnx.load(str(debug_root / name)), reference, locate.decode_outputs(encoded),
+    found = locate.first_divergence(onnx.load(str(debug_root / name)), reference, tensor_json.decode(encoded),
                                     tolerances.lookup(result["variant"], result["runtime"], tolerances_file))
     return found or {"note": "every intermediate value is within tolerance: the difference comes from the final outputs' handling"}
 
@@ -120,10 +120,8 @@ def summary(results: list[dict]) -> dict[str, int]:
 
 
 def _golden(base: str, model: str) -> dict[str, dict[str, np.ndarray]]:
-    body = _get_json(f"{base}/api/models/{model}/golden")
-    first = body["sets"][0]
-    return {part: {name: np.frombuffer(base64.b64decode(t["data"]), dtype=np.dtype(t["dtype"])).reshape(t["shape"])
-                   for name, t in first[part].items()} for part in ("inputs", "outputs")}
+    first = _get_json(f"{base}/api/models/{model}/golden")["sets"][0]
+    return {part: tensor_json.decode(first[part]) for part in ("inputs", "outputs")}
 
 
 def _get_json(url: str) -> Any:
