@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from flask import Flask
 
 from . import config as settings_module
-from .api import artifacts, conformance, errors, headers, v2, web
+from .api import artifacts, batching_policy, conformance, errors, headers, v2, web
 from .api.state import State
 from .catalog import Catalog
 from .repository import Repository
@@ -25,7 +25,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     catalog = Catalog(Repository(settings["repository"]))
     sessions = SessionPool(settings["providers"], settings["intra_op_threads"], settings["inter_op_threads"])
     catalog.on_reload(sessions.retain)  # a new build releases the sessions of replaced artifacts
-    app.extensions["onnxport"] = State(settings, catalog, sessions)
+    app.extensions["onnxport"] = State(settings, catalog, sessions, batching_policy.policy(settings))
 
     errors.init_app(app)
     headers.init_app(app)

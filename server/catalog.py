@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import OnnxportError
-from .repository import Repository, referenced_files
+from .repository import Repository, referenced_files, variant_order
 
 
 class NotFound(OnnxportError):
@@ -66,9 +66,8 @@ class Catalog:
     @staticmethod
     def served_versions(entry: dict[str, Any]) -> list[str]:
         """Versions with status ok, fp32 first, then the others in build order."""
-        order = ["fp32", "fp16", "int8-dynamic", "int8-static"]
         served = [v for v, r in entry["variants"].items() if r["status"] == "ok"]
-        return sorted(served, key=lambda v: order.index(v) if v in order else len(order))
+        return sorted(served, key=variant_order)
 
     def file(self, relative: str) -> Path:
         """The path of a file the manifest references (an artifact, or a file in a golden data folder)."""

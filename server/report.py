@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from .repository import variant_order
+
 
 def table(headers: list[str], rows: Iterable[list[str]]) -> str:
     rows = [list(map(str, r)) for r in rows]
@@ -37,7 +39,7 @@ def metric_text(metric: dict[str, float] | None) -> str:
 
 def variant_rows(name: str, entry: dict[str, Any]) -> list[list[str]]:
     rows = []
-    for variant, record in sorted(entry["variants"].items(), key=lambda kv: _variant_order(kv[0])):
+    for variant, record in sorted(entry["variants"].items(), key=lambda kv: variant_order(kv[0])):
         vs = record.get("vs_fp32") or {}
         max_abs = max((o.get("max_abs", 0.0) for o in vs.get("outputs", {}).values()), default=None)
         status = record["status"] + (f": {record['reason']}" if record.get("reason") else "")
@@ -50,11 +52,6 @@ def variant_rows(name: str, entry: dict[str, Any]) -> list[list[str]]:
             status,
         ])
     return rows
-
-
-def _variant_order(name: str) -> int:
-    order = ["fp32", "fp16", "int8-dynamic", "int8-static"]
-    return order.index(name) if name in order else len(order)
 
 
 VARIANT_HEADERS = ["model", "variant", "size", "x fp32", "max err vs fp32", "task metric vs fp32", "accuracy", "status"]

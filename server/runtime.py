@@ -26,13 +26,9 @@ def create_session(model_bytes: bytes, *, threads: int = 0, label: str = "model"
 
 def run(session: ort.InferenceSession, feeds: Feeds, *, label: str = "model") -> dict[str, np.ndarray]:
     """All outputs by name, for feeds restricted to the session's inputs."""
-    names = [o.name for o in session.get_outputs()]
     wanted = {i.name for i in session.get_inputs()}
-    try:
-        values = session.run(names, {k: v for k, v in feeds.items() if k in wanted})
-    except Exception as exc:
-        raise ModelFileError(f"{label}: onnxruntime failed to run it: {_first_line(exc)}") from exc
-    return dict(zip(names, values))
+    return run_outputs(session, [o.name for o in session.get_outputs()],
+                       {k: v for k, v in feeds.items() if k in wanted}, label=label)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -23,13 +23,21 @@ def enabled_for(settings: dict[str, Any]) -> Callable[[str], bool]:
         chosen = {m.strip() for m in choice.split(",") if m.strip()}
         return lambda model: model in chosen
     bench = Path(settings["repository"]) / BENCH_FILE
+    cache: dict[str, Any] = {"stamp": None, "verdicts": {}}
 
     def measured(model: str) -> bool:
-        # Re-read on use: a new bench changes the verdict without a restart.
+        # A new bench changes the verdict without a restart; the file is parsed only when it changed.
         try:
-            verdicts = json.loads(bench.read_text()).get("recommendations", {}).get("dynamic_batching", {})
-        except (OSError, ValueError):
+            st = bench.stat()
+            stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
             return False
-        return bool(verdicts.get(model, False))
+        if stamp != cache["stamp"]:
+            try:
+                verdicts = json.loads(bench.read_text()).get("recommendations", {}).get("dynamic_batching", {})
+            except (OSError, ValueError):
+                verdicts = {}
+            cache.update(stamp=stamp, verdicts=verdicts)
+        return bool(cache["verdicts"].get(model, False))
 
     return measured

@@ -16,6 +16,7 @@ class State:
     settings: dict[str, Any]
     catalog: Catalog
     sessions: SessionPool
+    batching: dict[str, Any]  # batching_policy.policy(settings), built once per app
 
 
 def state() -> State:

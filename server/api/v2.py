@@ -8,7 +8,6 @@ import zlib
 from flask import Blueprint, Response, jsonify, request
 
 from .. import __version__, inference, protocol
-from . import batching_policy
 from .errors import ApiError
 from .state import state
 
@@ -73,7 +72,7 @@ def infer(model: str, version: str | None = None) -> Response:
                             "(or application/octet-stream with Inference-Header-Content-Length)")
     decoded = protocol.decode_request(_body(), _header_length())
     served_version, outputs = inference.infer(state().catalog, state().sessions, model, version, decoded,
-                                              batching_policy.policy(state().settings))
+                                              state().batching)
     body, header_length = protocol.encode_response(model, served_version, decoded, outputs)
     response = Response(body, mimetype="application/octet-stream" if header_length is not None else "application/json")
     if header_length is not None:

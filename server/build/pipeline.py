@@ -20,11 +20,11 @@ import onnx
 from .. import runtime
 from ..errors import ModelFileError, ValidationError
 from ..recipe import Feeds, Tolerance
-from ..repository import Transaction
+from ..repository import VARIANT_ORDER, Transaction
 from . import budgets, measure, testdata, variants
-from .export import check_and_infer, serialize
+from .export import serialize
 
-VARIANTS = ("fp32", "fp16", "int8-dynamic", "int8-static")
+VARIANTS = VARIANT_ORDER
 PRECISION = {"fp32": "fp32", "fp16": "fp16", "int8-dynamic": "int8", "int8-static": "int8"}
 
 Progress = Callable[[str], None]
@@ -54,7 +54,7 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
     """Validate the export, make and measure every variant, stage the files; return the entry."""
     fp32_bytes = serialize(prepared.fp32)
     step("validate fp32 against the source")
-    fp32_outputs = _run_all(fp32_bytes, prepared.golden_inputs, f"{prepared.name} fp32")
+    _, fp32_outputs = _run_all(fp32_bytes, prepared.golden_inputs, f"{prepared.name} fp32")
     validation = measure.against(
         prepared.source_outputs, fp32_outputs, prepared.task, prepared.metric_output, prepared.tolerance
     )
@@ -97,8 +97,7 @@ def _make_variant(
                 "reason": f"conversion failed: {type(exc).__name__}: {first}"}
     data = fp32_bytes if name == "fp32" else serialize(model)
     try:
-        session = runtime.create_session(data, label=f"{prepared.name} {name}")
-        outputs = [runtime.run(session, feeds, label=f"{prepared.name} {name}") for feeds in prepared.golden_inputs]
+        session, outputs = _run_all(data, prepared.golden_inputs, f"{prepared.name} {name}")
         speed = _native_speed(session, prepared.golden_inputs[0])
     except ModelFileError as exc:
         if name == "fp32":
@@ -203,9 +202,10 @@ def _native_speed(session, feeds: Feeds) -> dict[str, Any]:
             "inputs": f"golden set 0 (batch {batch})", "onnxruntime_threads": os.cpu_count()}
 
 
-def _run_all(model_bytes: bytes, inputs: list[Feeds], label: str) -> list[Feeds]:
+def _run_all(model_bytes: bytes, inputs: list[Feeds], label: str) -> tuple[Any, list[Feeds]]:
+    """The session, and its outputs for every golden set."""
     session = runtime.create_session(model_bytes, label=label)
-    return [runtime.run(session, feeds, label=label) for feeds in inputs]
+    return session, [runtime.run(session, feeds, label=label) for feeds in inputs]
 
 
 def _validation_message(prepared: Prepared, validation: dict[str, Any]) -> str:
