@@ -3,10 +3,9 @@
 import { decodeTensors } from "./tensors.js";
 import { clearCache, loadArtifact } from "./downloads.js";
 import { manifest } from "./manifest.js";
-import { probe, threadsFor } from "./probe.js";
-import { dropWorker, workerFor } from "./workers.js";
+import { probe } from "./probe.js";
+import { dropWorker, initArgs, workerFor } from "./workers.js";
 
-const BUNDLE = Object.freeze({ wasm: "wasm", "wasm-1t": "wasm", webgpu: "webgpu" });
 
 function summarize(samples) {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -15,14 +14,14 @@ function summarize(samples) {
   return { median_ms: median, p90_ms: sorted[Math.min(sorted.length - 1, Math.round(0.9 * (sorted.length - 1)))], runs: sorted.length };
 }
 
-async function start(runtime, record, feeds, threads) {
+async function start(runtime, record, feeds, device) {
   // A fresh worker each time: session creation and the WebAssembly start-up are part of a start.
   dropWorker(`bench-${runtime}`);
   const worker = workerFor(`bench-${runtime}`);
   const began = performance.now();
   const { bytes, source } = await loadArtifact(record);
   const loadedAt = performance.now();
-  const info = await worker.call("init", { runtime: BUNDLE[runtime], threads });
+  const info = await worker.call("init", initArgs(runtime, device));
   const created = await worker.call("create", { bytes }, [bytes]);
   const first = await worker.call("run", { session: created.id, feeds });
   return {
@@ -45,11 +44,10 @@ export async function runBench({ models, runtimes, encodedInputs, runs = 20, web
           results.push({ ...base, status: "skipped", reason: device.webgpu ? "no shader-f16" : device.webgpuReason });
           continue;
         }
-        const threads = runtime === "wasm" ? threadsFor(device) : 1;
         try {
           await clearCache();
-          const cold = await start(runtime, record, feeds, threads);
-          const cached = await start(runtime, record, feeds, threads);
+          const cold = await start(runtime, record, feeds, device);
+          const cached = await start(runtime, record, feeds, device);
           const samples = [];
           const count = runtime === "webgpu" ? webgpuRuns : runs;
           for (let i = 0; i < count; i++) samples.push((await cached.worker.call("run", { session: cached.session, feeds })).runMs);
@@ -76,7 +74,7 @@ export async function profileOperators({ model, variant, runtime, encodedInputs,
   dropWorker("profile");
   const worker = workerFor("profile");
   try {
-    await worker.call("init", { runtime: BUNDLE[runtime], threads: runtime === "wasm" ? threadsFor(device) : 1 });
+    await worker.call("init", initArgs(runtime, device));
     const { bytes } = await loadArtifact(record);
     const created = await worker.call("create", { bytes, profile: true }, [bytes]);
     await worker.call("run", { session: created.id, feeds }); // warm-up, profiled too: subtracted below

@@ -5,13 +5,12 @@ import { compareOutput, taskMetric, verdict } from "./compare.js";
 import { loadArtifact } from "./downloads.js";
 import { manifest, served } from "./manifest.js";
 import { placement } from "./placement.js";
-import { probe, threadsFor } from "./probe.js";
+import { probe } from "./probe.js";
 import { serverInfer } from "./server-api.js";
-import { decodeTensors, encodeTensors, tensor } from "./tensors.js";
-import { dropWorker, workerFor } from "./workers.js";
+import { decodeTensors, encodeTensors, leadingRows } from "./tensors.js";
+import { dropWorker, initArgs, workerFor } from "./workers.js";
 
 export const RUNTIMES = Object.freeze(["wasm", "wasm-1t", "webgpu"]);
-const BUNDLE = Object.freeze({ wasm: "wasm", "wasm-1t": "wasm", webgpu: "webgpu" });
 export const REPORT_SCHEMA = Object.freeze({ schema: "onnxport.conformance", schema_version: 1 });
 
 export async function runConformance({ models = null, runtimes = RUNTIMES, webgpuRows = 2, onResult = () => {}, onStart = () => {} } = {}) {
@@ -50,13 +49,12 @@ async function checkOne({ model, variant, runtime }, feeds, tol, device, webgpuR
     return { ...base, status: "skipped", reason: "the adapter has no shader-f16 (the plan never runs fp16 here)" };
   }
   const inputs = runtime === "webgpu" ? firstRows(model, feeds, webgpuRows) : feeds;
-  const rows = batchOf(model, inputs);
-  const threads = runtime === "wasm" ? threadsFor(device) : 1;
+  const rows = Object.values(inputs)[0]?.dims?.[0] ?? 1;
   try {
     const reference = await serverInfer(model.name, variant, inputs);
     let browser;
     try {
-      browser = await runInBrowser(runtime, model.variants[variant], inputs, threads);
+      browser = await runInBrowser(runtime, model.variants[variant], inputs, device);
     } catch (error) {
       // Refused at session creation: the plan falls back, so no wrong answer reaches a user.
       if (error.stage === "create") return { ...base, status: "unsupported", reason: error.message, rows };
@@ -82,10 +80,10 @@ async function checkOne({ model, variant, runtime }, feeds, tol, device, webgpuR
   }
 }
 
-async function runInBrowser(runtime, record, feeds, threads) {
+async function runInBrowser(runtime, record, feeds, device) {
   const worker = workerFor(`check-${runtime}`);
   const verbose = runtime === "webgpu"; // its log says where each node ran
-  const info = await worker.call("init", { runtime: BUNDLE[runtime], threads, verbose });
+  const info = await worker.call("init", { ...initArgs(runtime, device), verbose });
   const { bytes } = await loadArtifact(record);
   await worker.call("logs"); // start the log afresh for this session
   let created;
@@ -115,19 +113,7 @@ export async function goldenInputs(model) {
 // WebGPU through SwiftShader is ~500x slower than native: check it on the first rows only.
 function firstRows(model, feeds, rows) {
   const batched = model.inputs.every((i) => typeof i.shape?.[0] !== "number" || i.shape[0] < 0);
-  if (!batched) return feeds;
-  const sliced = {};
-  for (const [name, t] of Object.entries(feeds)) {
-    const n = Math.min(rows, t.dims[0]);
-    const width = t.dims.slice(1).reduce((a, b) => a * b, 1);
-    sliced[name] = tensor(t.type, [n, ...t.dims.slice(1)], t.data.slice(0, n * width));
-  }
-  return sliced;
-}
-
-function batchOf(model, feeds) {
-  const first = Object.values(feeds)[0];
-  return first?.dims?.[0] ?? 1;
+  return batched ? leadingRows(feeds, rows) : feeds;
 }
 
 function browserIdentity(device) {
@@ -151,13 +137,13 @@ export function releaseWorkers() {
 
 // `onnxport check --locate`: run a debug model (every intermediate value exposed as an
 // output) and hand back every output, base64-encoded, for the server-side comparison.
-export async function runDebugModel(url, runtime, encodedFeeds, threads = 1) {
+export async function runDebugModel(url, runtime, encodedFeeds) {
   const response = await fetch(url, { cache: "no-store" });
   if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
   const bytes = await response.arrayBuffer();
   const worker = workerFor(`debug-${runtime}`);
   try {
-    await worker.call("init", { runtime: BUNDLE[runtime], threads, verbose: false });
+    await worker.call("init", initArgs(runtime, await probe()));
     const created = await worker.call("create", { bytes }, [bytes]);
     const { outputs } = await worker.call("run", { session: created.id, feeds: decodeTensors(encodedFeeds) });
     return encodeTensors(outputs);

@@ -8,6 +8,17 @@ export function tensor(type, dims, data) {
   return { type, dims, data };
 }
 
+// The first n rows (along the batch axis) of every tensor.
+export function leadingRows(feeds, n) {
+  const sliced = {};
+  for (const [name, t] of Object.entries(feeds)) {
+    const rows = Math.min(n, t.dims[0]);
+    const width = t.dims.slice(1).reduce((a, b) => a * b, 1);
+    sliced[name] = tensor(t.type, [rows, ...t.dims.slice(1)], t.data.slice(0, rows * width));
+  }
+  return sliced;
+}
+
 export function argmax(values) {
   let best = 0;
   for (let i = 1; i < values.length; i++) if (values[i] > values[best]) best = i;

@@ -1,5 +1,15 @@
 // One worker per browser runtime, created on first use; calls are promises.
+import { threadsFor } from "./probe.js";
+
 const workers = new Map();
+
+// The runtimes checks and benchmarks compare: WebAssembly with all the page's threads,
+// with one, and WebGPU. `init` takes the bundle ("wasm" or "webgpu") and a thread count.
+const BUNDLE = Object.freeze({ wasm: "wasm", "wasm-1t": "wasm", webgpu: "webgpu" });
+
+export function initArgs(runtime, device) {
+  return { runtime: BUNDLE[runtime], threads: runtime === "wasm" ? threadsFor(device) : 1 };
+}
 
 class RuntimeWorker {
   constructor(runtime) {

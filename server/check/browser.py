@@ -60,16 +60,16 @@ def run_conformance_page(browser, base_url: str, models: list[str] | None, runti
     return report
 
 
-def run_debug_model(browser, base_url: str, url: str, runtime: str, feeds: dict, threads: int) -> dict:
+def run_debug_model(browser, base_url: str, url: str, runtime: str, feeds: dict) -> dict:
     """Run a debug model (every intermediate value an output) in the page's worker for `runtime`."""
     page = browser.new_page()
     page.goto(f"{base_url}/")
     result = page.evaluate(
-        """async ([url, runtime, feeds, threads]) => {
+        """async ([url, runtime, feeds]) => {
             const { runDebugModel } = await import('/web/conformance.js');
-            return runDebugModel(url, runtime, feeds, threads);
+            return runDebugModel(url, runtime, feeds);
         }""",
-        [url, runtime, feeds, threads],
+        [url, runtime, feeds],
     )
     page.close()
     return result

@@ -102,7 +102,7 @@ def _locate(chromium, base, repository: Path, debug_root: Path, manifest, result
         return {"error": f"the debug model did not run in onnxruntime: {str(exc).splitlines()[0]}"}
     try:
         encoded = chromium_driver.run_debug_model(chromium, base, f"{base}/debug/{name}", result["runtime"],
-                                                  tensor_json.encode(feeds), 1 if result["runtime"] != "wasm" else 2)
+                                                  tensor_json.encode(feeds))
     except Exception as exc:
         return {"error": f"the debug model did not run in {result['runtime']}: {str(exc).splitlines()[0]}"}
     import onnx

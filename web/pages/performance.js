@@ -4,7 +4,7 @@ import { runBench } from "../bench.js";
 import { groupedBars, lineChart } from "../charts.js";
 import { goldenInputs } from "../conformance.js";
 import { saveOwnSpeeds } from "../speeds.js";
-import { encodeTensors } from "../tensors.js";
+import { encodeTensors, leadingRows } from "../tensors.js";
 import { el, errorBox, table } from "../ui.js";
 
 const RUNTIME_SERIES = ["native 1t", "native all", "wasm-1t", "wasm", "webgpu"];
@@ -19,7 +19,7 @@ export function performancePage(built, device, bench) {
       const runtimes = ["wasm", "wasm-1t", ...(device.webgpu ? ["webgpu"] : [])];
       const models = Object.keys(built.models);
       const encodedInputs = {};
-      for (const name of models) encodedInputs[name] = encodeTensors(firstRow(await goldenInputs(name)));
+      for (const name of models) encodedInputs[name] = encodeTensors(leadingRows(await goldenInputs(name), 1));
       const result = await runBench({ models, runtimes, encodedInputs, runs: 10 });
       saveOwnSpeeds(result.results);
       own.replaceChildren(el("h3", { text: "This browser (warm run, median ms)" }), ownTable(result.results),
@@ -66,13 +66,4 @@ function ownTable(results) {
     cells: [r.model, r.variant, r.runtime, r.warm ? r.warm.median_ms.toFixed(3) : "-", r.cold ? r.cold.total_ms.toFixed(0) : "-",
       r.cached ? r.cached.total_ms.toFixed(0) : "-", r.status + (r.reason ? `: ${r.reason}` : "")],
   })));
-}
-
-function firstRow(feeds) {
-  const out = {};
-  for (const [name, t] of Object.entries(feeds)) {
-    const width = t.dims.slice(1).reduce((a, b) => a * b, 1);
-    out[name] = { type: t.type, dims: [1, ...t.dims.slice(1)], data: t.data.slice(0, width) };
-  }
-  return out;
 }
