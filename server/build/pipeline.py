@@ -54,7 +54,8 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
     """Validate the export, make and measure every variant, stage the files; return the entry."""
     fp32_bytes = serialize(prepared.fp32)
     step("validate fp32 against the source")
-    _, fp32_outputs = _run_all(fp32_bytes, prepared.golden_inputs, f"{prepared.name} fp32")
+    fp32_run = _run_all(fp32_bytes, prepared.golden_inputs, f"{prepared.name} fp32")
+    fp32_outputs = fp32_run[1]
     validation = measure.against(
         prepared.source_outputs, fp32_outputs, prepared.task, prepared.metric_output, prepared.tolerance
     )
@@ -69,7 +70,7 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
     fp32_size = len(fp32_bytes)
     for name in VARIANTS:
         step(name)
-        record = _make_variant(prepared, name, fp32_outputs, transaction, fp32_bytes)
+        record = _make_variant(prepared, name, fp32_run, transaction, fp32_bytes)
         if "bytes" in record:
             record["size_ratio"] = round(record["bytes"] / fp32_size, 4)
         entry["variants"][name] = record
@@ -83,8 +84,10 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
 
 
 def _make_variant(
-    prepared: Prepared, name: str, fp32_outputs: list[Feeds], transaction: Transaction, fp32_bytes: bytes
+    prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], transaction: Transaction, fp32_bytes: bytes
 ) -> dict[str, Any]:
+    """fp32_run: the fp32 session and its golden outputs, made once for validation and reused here."""
+    fp32_outputs = fp32_run[1]
     try:
         model, settings = _convert(prepared, name)
     except variants.VariantSkipped as skipped:
@@ -97,7 +100,7 @@ def _make_variant(
                 "reason": f"conversion failed: {type(exc).__name__}: {first}"}
     data = fp32_bytes if name == "fp32" else serialize(model)
     try:
-        session, outputs = _run_all(data, prepared.golden_inputs, f"{prepared.name} {name}")
+        session, outputs = fp32_run if name == "fp32" else _run_all(data, prepared.golden_inputs, f"{prepared.name} {name}")
         speed = _native_speed(session, prepared.golden_inputs[0])
     except ModelFileError as exc:
         if name == "fp32":
