@@ -285,3 +285,18 @@ def test_artifact_over_the_wire(live_server, demo_manifest):
     assert reply.headers.get("ETag") == f'"{record["sha256"]}"'
     ranged = http_request(live_server, "GET", f"/repository/{record['file']}", headers={"Range": "bytes=0-99"})
     assert ranged.status_code == 206 and ranged.data == reply.data[:100]
+
+
+def test_a_busy_port_is_one_clear_error(live_server, demo_repository, assert_one_line_error):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    # A subprocess, as users run it: waitress leaves its half-made server to the exiting process.
+    port = urlsplit(live_server).port
+    done = subprocess.run([sys.executable, "-m", "server.cli", "serve", "--repository", str(demo_repository),
+                           "--port", str(port)], cwd=Path(__file__).resolve().parent.parent,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert_one_line_error(done.stderr, f"127.0.0.1:{port}", "pass --port")
+    assert "serving" not in done.stdout
