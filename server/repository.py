@@ -157,6 +157,7 @@ def variant_order(name: str) -> int:
 
 def referenced_files(entry: dict[str, Any]) -> set[str]:
     files = {v["file"] for v in entry.get("variants", {}).values() if v.get("file")}
+    files |= {v["reference"]["file"] for v in entry.get("variants", {}).values() if v.get("reference")}
     files |= {a["file"] for a in entry.get("assets", {}).values()}
     if entry.get("golden", {}).get("path"):
         files.add(entry["golden"]["path"])

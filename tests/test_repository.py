@@ -83,6 +83,7 @@ def test_commit_keeps_only_referenced_files(run_cli, built, recipes_dir, write_r
     assert build(run_cli, built, recipes_dir, "tiny")[0] == 0
     manifest = json.loads((built / "manifest.json").read_text())
     referenced = {r["file"] for r in manifest["models"]["tiny"]["variants"].values()}
+    referenced |= {r["reference"]["file"] for r in manifest["models"]["tiny"]["variants"].values()}
     referenced.add(manifest["models"]["tiny"]["golden"]["path"])
     on_disk = {str(p.relative_to(built)) for folder in ("artifacts", "testdata") for p in (built / folder).iterdir()}
     assert on_disk == referenced

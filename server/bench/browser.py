@@ -1,4 +1,4 @@
-"""The browser part of the bench: web/bench.js in headless Chromium, driven by Playwright."""
+"""The browser part of the bench: web/app/bench.js in headless Chromium, driven by Playwright."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def browser_bench(base_url: str, executable: str | None, models: list[str], runt
         page.goto(f"{base_url}/")
         result = page.evaluate(
             """async ([models, runtimes, encodedInputs, runs]) => {
-                const { runBench } = await import('/web/bench.js');
+                const { runBench } = await import('/web/app/bench.js');
                 return runBench({ models, runtimes, encodedInputs, runs });
             }""",
             [models, runtimes, encoded, runs],
@@ -25,7 +25,7 @@ def browser_bench(base_url: str, executable: str | None, models: list[str], runt
         result["profiles"] = {
             model: page.evaluate(
                 """async ([model, encodedInputs]) => {
-                    const { profileOperators } = await import('/web/bench.js');
+                    const { profileOperators } = await import('/web/app/bench.js');
                     return profileOperators({ model, variant: 'fp32', runtime: 'wasm-1t', encodedInputs });
                 }""",
                 [model, encoded[model]],

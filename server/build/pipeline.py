@@ -21,7 +21,7 @@ from .. import runtime
 from ..errors import ModelFileError, ValidationError
 from ..recipe import Feeds, Tolerance
 from ..repository import VARIANT_ORDER, Transaction
-from . import budgets, measure, testdata, variants
+from . import budgets, measure, reference, testdata, variants
 from .export import serialize
 
 VARIANTS = VARIANT_ORDER
@@ -68,9 +68,10 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
         **validation,
     }
     fp32_size = len(fp32_bytes)
+    reference_feeds = reference.reference_inputs(prepared.golden_inputs[0], entry["inputs"])
     for name in VARIANTS:
         step(name)
-        record = _make_variant(prepared, name, fp32_run, transaction, fp32_bytes)
+        record = _make_variant(prepared, name, fp32_run, transaction, fp32_bytes, reference_feeds)
         if "bytes" in record:
             record["size_ratio"] = round(record["bytes"] / fp32_size, 4)
         entry["variants"][name] = record
@@ -84,9 +85,11 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
 
 
 def _make_variant(
-    prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], transaction: Transaction, fp32_bytes: bytes
+    prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], transaction: Transaction, fp32_bytes: bytes,
+    reference_feeds: tuple[Feeds, int],
 ) -> dict[str, Any]:
-    """fp32_run: the fp32 session and its golden outputs, made once for validation and reused here."""
+    """fp32_run: the fp32 session and its golden outputs, made once for validation and reused here;
+    reference_feeds: (inputs, rows) of the variant's reference file, from reference.reference_inputs."""
     fp32_outputs = fp32_run[1]
     try:
         model, settings = _convert(prepared, name)
@@ -102,6 +105,7 @@ def _make_variant(
     try:
         session, outputs = fp32_run if name == "fp32" else _run_all(data, prepared.golden_inputs, f"{prepared.name} {name}")
         speed = _native_speed(session, prepared.golden_inputs[0])
+        reference_record = reference.stage(transaction, prepared.name, name, session, *reference_feeds)
     except ModelFileError as exc:
         if name == "fp32":
             raise
@@ -120,6 +124,7 @@ def _make_variant(
         "budget": budgets.BUDGETS[name].__dict__,
         "settings": settings,
         "speed": speed,
+        "reference": reference_record,
     }
     accuracy = measure.accuracy(prepared.labels, outputs, prepared.metric_output)
     if accuracy is not None:

@@ -66,7 +66,7 @@ def run_debug_model(browser, base_url: str, url: str, runtime: str, feeds: dict)
     page.goto(f"{base_url}/")
     result = page.evaluate(
         """async ([url, runtime, feeds]) => {
-            const { runDebugModel } = await import('/web/conformance.js');
+            const { runDebugModel } = await import('/web/app/conformance.js');
             return runDebugModel(url, runtime, feeds);
         }""",
         [url, runtime, feeds],

@@ -34,18 +34,23 @@ TOLERANCES: dict[tuple[str, str], Tolerance] = {
     ("fp32", "wasm"): WASM_FLOOR,
     ("fp32", "wasm-1t"): WASM_FLOOR,
     ("fp32", "webgpu"): WEBGPU_FLOOR,
+    # WebNN runs on a GPU or an NPU: GPU float math, like WebGPU.
+    ("fp32", "webnn"): WEBGPU_FLOOR,
     # fp16 keeps ~3 significant digits: accumulation order alone moves the last one.
     ("fp16", "wasm"): Tolerance(1e-2, 1.01, 0.99, 0.999, "fp16 arithmetic: ~1e-3 relative per op, summed over a layer"),
     ("fp16", "wasm-1t"): Tolerance(1e-2, 1.01, 0.99, 0.999, "fp16 arithmetic, one thread"),
     ("fp16", "webgpu"): Tolerance(2e-2, 1.02, 0.99, 0.999, "fp16 on the GPU (or CPU fallback nodes), different kernels"),
+    ("fp16", "webnn"): Tolerance(2e-2, 1.02, 0.99, 0.999, "fp16 on the GPU or NPU, different kernels"),
     # int8: the browser's integer kernels differ from the server's (no VNNI, other
     # rounding of the dynamic activation scale), so values move by about one quantization step.
     ("int8-dynamic", "wasm"): Tolerance(5e-2, 1.05, 0.98, 0.99, "int8 kernels differ between builds: about one quantization step"),
     ("int8-dynamic", "wasm-1t"): Tolerance(5e-2, 1.05, 0.98, 0.99, "int8 kernels differ between builds, one thread"),
     ("int8-dynamic", "webgpu"): Tolerance(5e-2, 1.05, 0.98, 0.99, "int8 ops mostly run on the CPU backend under WebGPU"),
+    ("int8-dynamic", "webnn"): Tolerance(5e-2, 1.05, 0.98, 0.99, "int8 kernels of the WebNN backend"),
     ("int8-static", "wasm"): Tolerance(5e-2, 1.05, 0.98, 0.99, "QDQ fused differently by each build's optimizer"),
     ("int8-static", "wasm-1t"): Tolerance(5e-2, 1.05, 0.98, 0.99, "QDQ fused differently, one thread"),
     ("int8-static", "webgpu"): Tolerance(5e-2, 1.05, 0.98, 0.99, "QDQ on WebGPU: dequantized float math on the GPU"),
+    ("int8-static", "webnn"): Tolerance(5e-2, 1.05, 0.98, 0.99, "QDQ on WebNN: dequantized float math"),
 }
 
 

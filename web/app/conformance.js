@@ -1,20 +1,21 @@
 // The browser side of conformance, shared by the /conformance page and `onnxport check`:
 // every served variant of every model, in each browser runtime, on the golden inputs,
 // compared with the server's onnxruntime running the same variant on the same inputs.
-import { compareOutput, taskMetric, verdict } from "./compare.js";
-import { loadArtifact } from "./downloads.js";
-import { manifest, served } from "./manifest.js";
-import { placement } from "./placement.js";
-import { probe } from "./probe.js";
-import { serverInfer } from "./server-api.js";
-import { decodeTensors, encodeTensors, leadingRows } from "./tensors.js";
-import { dropWorker, initArgs, workerFor } from "./workers.js";
+import { compareOutput, taskMetric, verdict } from "../lib/compare.js";
+import { served } from "../lib/manifest.js";
+import { placement } from "../lib/placement.js";
+import { deviceKind, probe } from "../lib/probe.js";
+import { serverInfer } from "../lib/server-api.js";
+import { openSession } from "../lib/session.js";
+import { decodeTensors, encodeTensors, leadingRows } from "../lib/tensors.js";
+import { dropWorker } from "../lib/workers.js";
+import { client } from "./client.js";
 
 export const RUNTIMES = Object.freeze(["wasm", "wasm-1t", "webgpu"]);
 export const REPORT_SCHEMA = Object.freeze({ schema: "onnxport.conformance", schema_version: 1 });
 
 export async function runConformance({ models = null, runtimes = RUNTIMES, webgpuRows = 2, onResult = () => {}, onStart = () => {} } = {}) {
-  const [built, device, tolerances] = await Promise.all([manifest(), probe(), getJson("/api/tolerances")]);
+  const [built, device, tolerances] = await Promise.all([client.manifest(), probe(), client.tolerances()]);
   const names = models ?? Object.keys(built.models);
   const jobs = [];
   for (const name of names) {
@@ -42,7 +43,7 @@ export async function runConformance({ models = null, runtimes = RUNTIMES, webgp
 }
 
 async function checkOne({ model, variant, runtime }, feeds, tol, device, webgpuRows) {
-  const base = { model: model.name, variant, runtime, task: model.task };
+  const base = { model: model.name, variant, runtime, task: model.task, sha256: model.variants[variant].sha256 };
   if (!tol) return { ...base, status: "error", reason: `no tolerance for ${variant}/${runtime} in the table` };
   if (runtime === "webgpu" && !device.webgpu) return { ...base, status: "skipped", reason: device.webgpuReason };
   if (runtime === "webgpu" && model.variants[variant].precision === "fp16" && !device.shaderF16) {
@@ -51,10 +52,10 @@ async function checkOne({ model, variant, runtime }, feeds, tol, device, webgpuR
   const inputs = runtime === "webgpu" ? firstRows(model, feeds, webgpuRows) : feeds;
   const rows = Object.values(inputs)[0]?.dims?.[0] ?? 1;
   try {
-    const reference = await serverInfer(model.name, variant, inputs);
+    const reference = await serverInfer(client.base, model.name, variant, inputs);
     let browser;
     try {
-      browser = await runInBrowser(runtime, model.variants[variant], inputs, device);
+      browser = await runInBrowser(runtime, model.variants[variant], inputs);
     } catch (error) {
       // Refused at session creation: the plan falls back, so no wrong answer reaches a user.
       if (error.stage === "create") return { ...base, status: "unsupported", reason: error.message, rows };
@@ -80,34 +81,25 @@ async function checkOne({ model, variant, runtime }, feeds, tol, device, webgpuR
   }
 }
 
-async function runInBrowser(runtime, record, feeds, device) {
-  const worker = workerFor(`check-${runtime}`);
+async function runInBrowser(runtime, record, feeds) {
   const verbose = runtime === "webgpu"; // its log says where each node ran
-  const info = await worker.call("init", { ...initArgs(runtime, device), verbose });
-  const { bytes } = await loadArtifact(record);
-  await worker.call("logs"); // start the log afresh for this session
-  let created;
+  const { session } = await client.session(record, runtime, { worker: `check-${runtime}`, verbose });
   try {
-    created = await worker.call("create", { bytes, verbose }, [bytes]);
-  } catch (error) {
-    error.stage = "create";
-    throw error;
-  }
-  const logs = verbose ? await worker.call("logs") : [];
-  try {
-    const first = await worker.call("run", { session: created.id, feeds });
-    const warm = await worker.call("run", { session: created.id, feeds });
-    return { outputs: first.outputs, createMs: created.createMs, firstMs: first.runMs, warmMs: warm.runMs, threads: info.threads, version: info.version, logs };
+    const first = await session.run(feeds);
+    const warm = await session.run(feeds);
+    return {
+      outputs: first.outputs, createMs: session.createMs, firstMs: first.runMs, warmMs: warm.runMs,
+      threads: session.info.threads, version: session.info.version, logs: session.logs,
+    };
   } finally {
-    await worker.call("release", { session: created.id });
+    await session.release();
   }
 }
 
 export async function goldenInputs(model) {
-  const body = await getJson(`/api/models/${encodeURIComponent(model)}/golden`);
-  const first = body.sets[0];
+  const [first] = await client.golden(model);
   if (!first) throw new Error(`${model} has no golden data`);
-  return decodeTensors(first.inputs);
+  return first.inputs;
 }
 
 // WebGPU through SwiftShader is ~500x slower than native: check it on the first rows only.
@@ -118,17 +110,10 @@ function firstRows(model, feeds, rows) {
 
 function browserIdentity(device) {
   return {
-    user_agent: device.userAgent, cross_origin_isolated: device.crossOriginIsolated,
+    device_kind: deviceKind(device), user_agent: device.userAgent, cross_origin_isolated: device.crossOriginIsolated,
     hardware_concurrency: device.hardwareConcurrency, wasm_simd: device.wasmSimd,
     webgpu: device.webgpu, adapter: device.adapter, shader_f16: device.shaderF16,
   };
-}
-
-async function getJson(url) {
-  const response = await fetch(url);
-  const body = await response.json();
-  if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}: ${body.error ?? ""}`);
-  return body;
 }
 
 export function releaseWorkers() {
@@ -141,11 +126,9 @@ export async function runDebugModel(url, runtime, encodedFeeds) {
   const response = await fetch(url, { cache: "no-store" });
   if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
   const bytes = await response.arrayBuffer();
-  const worker = workerFor(`debug-${runtime}`);
+  const session = await openSession({ bytes, runtime, device: await probe(), ortBase: client.ortBase, worker: `debug-${runtime}` });
   try {
-    await worker.call("init", initArgs(runtime, await probe()));
-    const created = await worker.call("create", { bytes }, [bytes]);
-    const { outputs } = await worker.call("run", { session: created.id, feeds: decodeTensors(encodedFeeds) });
+    const { outputs } = await session.run(decodeTensors(encodedFeeds));
     return encodeTensors(outputs);
   } finally {
     dropWorker(`debug-${runtime}`);

@@ -7,13 +7,15 @@ const DATATYPES = Object.freeze({
 });
 const TYPES = Object.fromEntries(Object.entries(DATATYPES).map(([type, datatype]) => [datatype, type]));
 
-export async function serverInfer(model, variant, feeds) {
+// base: the server's URL (ends with "/").
+export async function serverInfer(base, model, variant, feeds) {
   const inputs = Object.entries(feeds).map(([name, t]) => ({
     name, shape: t.dims, datatype: DATATYPES[t.type],
     data: Array.from(t.data, (v) => (typeof v === "bigint" ? Number(v) : v)),
   }));
+  const url = new URL(`v2/models/${encodeURIComponent(model)}/versions/${encodeURIComponent(variant)}/infer`, base);
   const started = performance.now();
-  const response = await fetch(`/v2/models/${encodeURIComponent(model)}/versions/${encodeURIComponent(variant)}/infer`, {
+  const response = await fetch(url, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ inputs }),

@@ -1,9 +1,9 @@
 // minilm: two sentences, tokenized here by @huggingface/tokenizers from the model's own
 // tokenizer files, embedded as a batch of two, compared by cosine similarity.
 import { Tokenizer } from "@huggingface/tokenizers";
-import { fileUrl } from "../manifest.js";
+import { client } from "../client.js";
 import { el } from "../ui.js";
-import { cosine, row, tensor } from "../tensors.js";
+import { cosine, row, tensor } from "../../lib/tensors.js";
 
 const MAX_TOKENS = 128;
 
@@ -12,7 +12,7 @@ async function loadTokenizer(model) {
   for (const name of ["tokenizer.json", "tokenizer_config.json"]) {
     const asset = model.assets?.[name];
     if (!asset) throw new Error(`${model.name} publishes no ${name}`);
-    const response = await fetch(fileUrl(asset.file));
+    const response = await fetch(client.fileUrl(asset.file));
     if (!response.ok) throw new Error(`GET ${asset.file}: HTTP ${response.status}`);
     files[name] = await response.json();
   }

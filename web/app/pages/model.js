@@ -1,5 +1,5 @@
 // Model page: the manifest's metadata (inputs, outputs, opset, operators, provenance) and variants.
-import { variants } from "../manifest.js";
+import { variants } from "../../lib/manifest.js";
 import { bytes, el, metricText, table } from "../ui.js";
 
 const shape = (s) => `[${(s ?? []).join(", ")}]`;

@@ -3,8 +3,8 @@
 import { runBench } from "../bench.js";
 import { groupedBars, lineChart } from "../charts.js";
 import { goldenInputs } from "../conformance.js";
-import { saveOwnSpeeds } from "../speeds.js";
-import { encodeTensors, leadingRows } from "../tensors.js";
+import { recordMeasured } from "../../lib/speeds.js";
+import { encodeTensors, leadingRows } from "../../lib/tensors.js";
 import { el, errorBox, table } from "../ui.js";
 
 const RUNTIME_SERIES = ["native 1t", "native all", "wasm-1t", "wasm", "webgpu"];
@@ -21,9 +21,11 @@ export function performancePage(built, device, bench) {
       const encodedInputs = {};
       for (const name of models) encodedInputs[name] = encodeTensors(leadingRows(await goldenInputs(name), 1));
       const result = await runBench({ models, runtimes, encodedInputs, runs: 10 });
-      saveOwnSpeeds(result.results);
+      for (const r of result.results) {
+        if (r.status === "ok") recordMeasured(r.sha256, r.runtime, { warmMs: r.warm.median_ms, createMs: r.cached.create_ms });
+      }
       own.replaceChildren(el("h3", { text: "This browser (warm run, median ms)" }), ownTable(result.results),
-        el("p", { class: "note", text: "Remembered: the playground's plan now prefers the variant fastest in this browser." }));
+        el("p", { class: "note", text: "Remembered: the plan now ranks runtimes and variants by these figures from this browser." }));
     } catch (error) {
       own.replaceChildren(errorBox(error.message));
     } finally {

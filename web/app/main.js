@@ -1,14 +1,11 @@
 // The app shell: probe the device once, read the manifest, route by the URL's hash.
-import { clearCache } from "./downloads.js";
-import { resetSessions } from "./engine.js";
-import { manifest } from "./manifest.js";
+import { clearCache, probe } from "../lib/index.js";
+import { client } from "./client.js";
 import { conformancePage } from "./pages/conformance.js";
 import { modelPage } from "./pages/model.js";
 import { modelsPage } from "./pages/models.js";
 import { playgroundPage } from "./pages/playground.js";
 import { performancePage } from "./pages/performance.js";
-import { probe } from "./probe.js";
-import { latestBench } from "./speeds.js";
 import { el, errorBox } from "./ui.js";
 
 const main = document.getElementById("main");
@@ -27,14 +24,14 @@ function route() {
 async function render() {
   main.replaceChildren(el("p", { text: "Loading…" }));
   try {
-    const [built, capabilities, bench] = await Promise.all([manifest(), probed, latestBench()]);
+    const [built, capabilities, bench] = await Promise.all([client.manifest(), probed, client.bench()]);
     const { page, name, params } = route();
     const model = name ? built.models[name] : null;
     if (name && !model) throw new Error(`no model ${JSON.stringify(name)} in the manifest; models: ${Object.keys(built.models).join(", ")}`);
     const pin = { runtime: params.get("runtime") || "", variant: params.get("variant") || "" };
     const content = page === "conformance" ? conformancePage(built, params)
       : page === "model" ? modelPage(model)
-      : page === "play" ? playgroundPage(model, capabilities, pin, bench)
+      : page === "play" ? await playgroundPage(model, pin, params)
       : page === "performance" ? performancePage(built, capabilities, bench)
       : modelsPage(built);
     main.replaceChildren(...content);
@@ -50,13 +47,14 @@ function showDevice(p) {
   const threads = p.crossOriginIsolated ? `threads: yes (${p.hardwareConcurrency} cores)` : "threads: no (page not cross-origin isolated)";
   device.replaceChildren(
     el("span", { "data-testid": "probe-webgpu", "data-available": String(p.webgpu), text: webgpu }),
+    el("span", { "data-testid": "probe-webnn", "data-available": String(p.webnn), text: p.webnn ? "WebNN: yes" : `WebNN: no (${p.webnnReason})` }),
     el("span", { "data-testid": "probe-threads", "data-available": String(p.crossOriginIsolated), text: threads }),
     el("span", { "data-testid": "probe-simd", "data-available": String(p.wasmSimd), text: `WebAssembly SIMD: ${p.wasmSimd ? "yes" : "no"}` }),
     el("button", {
       type: "button", "data-testid": "clear-cache", text: "Clear model cache",
       onclick: async (event) => {
         await clearCache();
-        resetSessions();
+        await client.reset();
         event.target.textContent = "Cache cleared";
       },
     }),

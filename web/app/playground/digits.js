@@ -1,6 +1,6 @@
 // digits: draw on a canvas; the 8x8 average of the strokes is the model's input (0..1).
 import { el } from "../ui.js";
-import { argmax, softmax, tensor } from "../tensors.js";
+import { argmax, softmax, tensor } from "../../lib/tensors.js";
 
 const SIZE = 160;
 const GRID = 8;

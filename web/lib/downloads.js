@@ -1,13 +1,11 @@
 // Artifact downloads: streamed with progress, sha256-verified before use, kept in the
-// Cache API under their hash so a later visit needs no model bytes from the network.
-import { fileUrl } from "./manifest.js";
-
+// Cache API under their hashed URL so a later visit needs no model bytes from the network.
 const CACHE = "onnxport-artifacts-v1";
 
 export class IntegrityError extends Error {}
 
-export async function loadArtifact(record, onProgress = () => {}) {
-  const url = fileUrl(record.file);
+// record: {file, sha256, bytes} from the manifest; url: where that file is served.
+export async function loadArtifact(url, record, onProgress = () => {}) {
   const notes = [];
   let cache = null;
   try {
@@ -21,13 +19,15 @@ export async function loadArtifact(record, onProgress = () => {}) {
       const bytes = await hit.arrayBuffer();
       if ((await sha256(bytes)) === record.sha256) {
         onProgress(bytes.byteLength, bytes.byteLength, "cache");
-        return { bytes, source: "cache", notes };
+        return { bytes, source: "cache", notes, networkMs: 0 };
       }
       await cache.delete(url); // a damaged cache entry is dropped and fetched again
       notes.push("the cached copy failed its sha256 check and was fetched again");
     }
   }
+  const started = performance.now();
   const bytes = await download(url, record.bytes, onProgress);
+  const networkMs = performance.now() - started;
   const digest = await sha256(bytes);
   if (digest !== record.sha256) {
     throw new IntegrityError(
@@ -42,12 +42,17 @@ export async function loadArtifact(record, onProgress = () => {}) {
       notes.push(`not cached (${error.name}: ${error.message}): the next visit downloads it again`);
     }
   }
-  return { bytes, source: "network", notes };
+  return { bytes, source: "network", notes, networkMs };
 }
 
 async function download(url, expected, onProgress) {
   // no-store: the Cache API above is the one copy; the HTTP cache would hold a second.
-  const response = await fetch(url, { cache: "no-store" });
+  let response;
+  try {
+    response = await fetch(url, { cache: "no-store" });
+  } catch (error) {
+    throw new Error(`GET ${url}: ${error.message} (a page on another origin needs the server's cors_origins to list it)`);
+  }
   if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
   const total = Number(response.headers.get("Content-Length")) || expected || 0;
   const reader = response.body.getReader();
@@ -79,8 +84,13 @@ export async function clearCache() {
   return caches.delete(CACHE);
 }
 
-export async function cachedFiles() {
-  if (!(await caches.has(CACHE))) return [];
-  const cache = await caches.open(CACHE);
-  return (await cache.keys()).map((request) => new URL(request.url).pathname);
+// The URLs in the cache: the plan counts no download time for them.
+export async function cachedUrls() {
+  try {
+    if (!(await caches.has(CACHE))) return new Set();
+    const cache = await caches.open(CACHE);
+    return new Set((await cache.keys()).map((request) => request.url));
+  } catch {
+    return new Set();
+  }
 }

@@ -1,23 +1,13 @@
-// The manifest the build wrote (docs/manifest.md): read once, then asked.
+// The manifest the build wrote (docs/manifest.md): checked once, then asked.
 const SCHEMA = "onnxport.manifest";
 const SCHEMA_VERSION = 1;
 export const VARIANT_ORDER = Object.freeze(["fp32", "fp16", "int8-dynamic", "int8-static"]);
 
-let loaded = null;
-
-export async function manifest() {
-  if (!loaded) {
-    loaded = fetch("/api/manifest").then(async (response) => {
-      if (!response.ok) throw new Error(`GET /api/manifest: HTTP ${response.status}`);
-      const body = await response.json();
-      if (body.schema !== SCHEMA || body.schema_version !== SCHEMA_VERSION) {
-        throw new Error(`manifest schema ${body.schema} v${body.schema_version}; this page reads ${SCHEMA} v${SCHEMA_VERSION}`);
-      }
-      return body;
-    });
-    loaded.catch(() => { loaded = null; });
+export function checkManifest(body, url) {
+  if (body?.schema !== SCHEMA || body?.schema_version !== SCHEMA_VERSION) {
+    throw new Error(`${url}: manifest schema ${body?.schema} v${body?.schema_version}; this library reads ${SCHEMA} v${SCHEMA_VERSION}`);
   }
-  return loaded;
+  return body;
 }
 
 export function variants(model) {
@@ -28,10 +18,6 @@ export function variants(model) {
 
 export function served(model) {
   return variants(model).filter(([, record]) => record.status === "ok").map(([name]) => name);
-}
-
-export function fileUrl(relative) {
-  return `/repository/${relative}`;
 }
 
 // numpy dtype names of the manifest -> onnxruntime-web tensor types.

@@ -4,27 +4,32 @@
 // WebGPU uses the native WebGPU execution provider (ort.webgpu): on an adapter without
 // shader-f16 it refuses fp16 models, where the older JSEP bridge (ort.all) returned zeros,
 // and it ran QDQ int8 correctly where JSEP returned garbage (both seen by `onnxport check`).
-// It has no ai.onnx.ml operators: such models fall back to WebAssembly.
+// It has no ai.onnx.ml operators: such models fall back to WebAssembly. The same bundle
+// carries the WebNN execution provider.
 const BUNDLES = Object.freeze({
-  webgpu: "/ort/ort.webgpu.min.mjs",
-  wasm: "/ort/ort.wasm.min.mjs",
+  webgpu: "ort.webgpu.min.mjs",
+  webnn: "ort.webgpu.min.mjs",
+  wasm: "ort.wasm.min.mjs",
 });
-const EXECUTION_PROVIDER = Object.freeze({ webgpu: "webgpu", wasm: "wasm" });
 let ort = null;
 let loaded = null;
+let perturbed = false;
 const sessions = new Map();
 let nextSession = 1;
 
-export async function init(runtime, { threads = 1, verbose = false } = {}) {
-  if (!(runtime in BUNDLES)) throw new Error(`unknown browser runtime ${JSON.stringify(runtime)}`);
+// ortBase: the absolute URL of onnxruntime-web's dist folder (the bundle and its .wasm files).
+export async function init(runtime, { threads = 1, verbose = false, ortBase, perturb = false } = {}) {
+  if (!(runtime in BUNDLES)) throw new Error(`unknown browser runtime ${JSON.stringify(runtime)}; runtimes: ${Object.keys(BUNDLES).join(", ")}`);
   if (ort && loaded !== runtime) throw new Error(`this worker runs ${loaded}, not ${runtime}`);
   if (!ort) {
-    ort = await import(BUNDLES[runtime]);
+    if (!ortBase) throw new Error("init needs ortBase, the URL of onnxruntime-web's files");
+    ort = await import(new URL(BUNDLES[runtime], ortBase).href);
     loaded = runtime;
-    ort.env.wasm.wasmPaths = "/ort/";
+    ort.env.wasm.wasmPaths = ortBase;
     // Threads need SharedArrayBuffer, which only a cross-origin isolated page has.
     ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.max(1, threads) : 1;
     ort.env.logLevel = verbose ? "verbose" : "error";
+    perturbed = perturb;
   }
   return { runtime, version: ort.env.versions?.web ?? null, threads: ort.env.wasm.numThreads };
 }
@@ -32,7 +37,7 @@ export async function init(runtime, { threads = 1, verbose = false } = {}) {
 export async function createSession(bytes, { verbose = false, optimization = "all", profile = false } = {}) {
   const started = performance.now();
   const session = await ort.InferenceSession.create(new Uint8Array(bytes), {
-    executionProviders: [EXECUTION_PROVIDER[loaded]],
+    executionProviders: [loaded],
     graphOptimizationLevel: optimization,
     logSeverityLevel: verbose ? 0 : 3,
     enableProfiling: profile,
@@ -58,7 +63,16 @@ export async function run(id, feeds) {
     const data = tensor.location === "cpu" ? tensor.data : await tensor.getData();
     outputs[name] = { type: tensor.type, dims: [...tensor.dims], data };
   }
+  if (perturbed) perturb(outputs);
   return { outputs, runMs };
+}
+
+// Tests only (the client refuses it outside automation): a runtime that silently gives wrong
+// answers, to prove verification catches one.
+function perturb(outputs) {
+  for (const output of Object.values(outputs)) {
+    if (output.type.startsWith("float") && output.data.length) output.data[0] += 1;
+  }
 }
 
 // onnxruntime's profiler prints its trace to the console in WebAssembly; worker.js keeps it.

@@ -1,5 +1,5 @@
 // Models page: one card per model with its variants' size, precision, error and status.
-import { variants } from "../manifest.js";
+import { variants } from "../../lib/manifest.js";
 import { bytes, el, metricText, table } from "../ui.js";
 
 export function modelsPage(manifest) {

@@ -1,0 +1,166 @@
+// Playground: run a model in this browser by the library's plan, and on the server, side by side.
+import { served } from "../../lib/manifest.js";
+import { RUNTIMES } from "../../lib/plan.js";
+import { serverInfer } from "../../lib/server-api.js";
+import { maxAbsDiff } from "../../lib/tensors.js";
+import { client } from "../client.js";
+import { digitsInput } from "../playground/digits.js";
+import { genericInput } from "../playground/generic.js";
+import { irisInput } from "../playground/iris.js";
+import { minilmInput } from "../playground/minilm.js";
+import { bytes, el, errorBox, progressBar } from "../ui.js";
+
+const INPUTS = { digits: digitsInput, iris: irisInput, minilm: minilmInput };
+const VERIFY_MODES = ["first-use", "always", "off"];
+const models = new Map(); // "name|runtime|variant|verify" -> loaded model, kept across visits of the page
+
+export async function playgroundPage(model, pin, params) {
+  const verify = VERIFY_MODES.includes(params.get("verify")) ? params.get("verify") : "first-use";
+  const input = await (INPUTS[model.name] ?? genericInput)(model);
+  const plan = await client.plan(model.name, { ...pin, verify });
+  const progress = el("div", { class: "downloads" });
+  const notes = el("div", { class: "notes", "data-testid": "notes" });
+  const results = el("div", { class: "results", "data-testid": "results" });
+  const choice = el("div", { class: "choice", "data-testid": "choice" });
+  const status = el("p", { class: "path", "data-testid": "path", text: "Not run yet." });
+  const button = el("button", { type: "button", class: "run", "data-testid": "run", text: "Run" });
+
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    results.replaceChildren();
+    status.textContent = "Running…";
+    try {
+      await runOnce(model, { ...pin, verify }, input, { progress, notes, results, status, choice });
+    } catch (error) {
+      status.textContent = "Failed.";
+      results.append(errorBox(error.message));
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  return [
+    el("h2", { text: `Playground: ${model.name}` }),
+    el("p", { text: model.description }),
+    pinControls(model, pin, verify),
+    planView(plan),
+    input.element,
+    el("p", {}, button),
+    progress, status, choice, notes, results,
+  ];
+}
+
+async function loaded(model, options, view) {
+  const key = [model.name, options.runtime, options.variant, options.verify].join("|");
+  const known = models.get(key);
+  if (known && !known.disposed) return known;
+  view.notes.replaceChildren();
+  const hooks = {
+    onStep: (step) => { view.status.textContent = `Trying ${step.runtime} (${step.variant})…`; },
+    onProgress: (received, total, source) => {
+      if (!view.bar) {
+        view.bar = progressBar(`${model.name} model`);
+        view.progress.replaceChildren(view.bar);
+      }
+      view.bar.update(received, total, source);
+    },
+    onNote: (note) => view.notes.append(el("p", { class: "note", text: note })),
+    onFailure: (step, error) => {
+      view.bar = null;
+      view.notes.append(errorBox(`${step.runtime} (${step.variant}) failed: ${error.message}`));
+    },
+  };
+  const fresh = await client.load(model.name, { ...options, ...hooks });
+  models.set(key, fresh);
+  return fresh;
+}
+
+async function runOnce(model, options, input, view) {
+  const feeds = await input.feeds();
+  const chosen = await loaded(model, options, view);
+  const browser = { ...(await chosen.run(feeds)), ...chosen.choice };
+  const reference = await serverInfer(client.base, model.name, chosen.choice.variant, feeds);
+  view.status.textContent = pathText(chosen.choice);
+  view.status.dataset.runtime = chosen.choice.runtime;
+  view.status.dataset.variant = chosen.choice.variant;
+  view.choice.replaceChildren(choiceView(chosen.choice));
+  view.results.append(
+    resultCard("browser-result", `In this page: ${chosen.choice.runtime}`, browser, input.describe(browser.outputs)),
+    resultCard("server-result", "On the server", { ...reference, variant: chosen.choice.variant }, input.describe(reference.outputs)),
+    differenceView(browser, reference),
+  );
+}
+
+function pathText(choice) {
+  const threads = choice.runtime === "wasm" ? `, ${choice.threads} thread${choice.threads === 1 ? "" : "s"}` : "";
+  const failed = [...new Set(choice.attempts.map((a) => `${a.runtime} ${a.wrong ? "gave wrong results" : "failed"}`))];
+  return `Ran on ${choice.runtime} (${choice.variant}${threads})${failed.length ? ` after ${failed.join(", ")}` : ""}.`;
+}
+
+function verificationText(v) {
+  if (v.status === "passed") return `verified on first use against native onnxruntime: max error ${v.max_abs?.toExponential(2)}, ${v.ms.toFixed(0)} ms, ${bytes(v.bytes)}`;
+  if (v.status === "remembered") return `verified earlier on this device (${v.at.slice(0, 10)}): not checked again`;
+  if (v.status === "reference") return "the server is the reference";
+  if (v.status === "off") return "verification off";
+  return v.reason ?? v.status;
+}
+
+function choiceView(choice) {
+  return el("section", { "data-runtime": choice.runtime, "data-variant": choice.variant, "data-verification": choice.verification.status },
+    el("h3", { text: "Why this runtime" }),
+    el("p", { "data-testid": "choice-why", text: `${choice.runtime} · ${choice.variant}: ${choice.why}` }),
+    el("p", { "data-testid": "choice-verification", text: verificationText(choice.verification) }),
+    choice.attempts.length ? el("ul", { "data-testid": "choice-attempts" }, choice.attempts.map((a) => el("li", {
+      "data-runtime": a.runtime, "data-wrong": String(a.wrong), text: `${a.runtime} (${a.variant}): ${a.error}; using ${choice.runtime}`,
+    }))) : null);
+}
+
+function resultCard(testid, title, result, described) {
+  const timing = [`run ${result.runMs.toFixed(1)} ms`];
+  if (result.createMs !== undefined) timing.push(`session ${result.createMs.toFixed(0)} ms`);
+  if (result.source) timing.push(`model from ${result.source}`);
+  return el("section", { class: "result", "data-testid": testid, "data-value": String(described.value) },
+    el("h3", { text: title }),
+    el("p", { class: "answer", text: described.label }),
+    el("p", { text: `${described.detail} · ${result.variant}` }),
+    el("p", { class: "timing", text: timing.join(" · ") }));
+}
+
+function differenceView(browser, server) {
+  const rows = Object.entries(browser.outputs).map(([name, tensor]) => {
+    const other = server.outputs[name];
+    return el("li", { text: `${name}: max |browser − server| = ${other ? maxAbsDiff(tensor, other).toExponential(2) : "n/a"}` });
+  });
+  return el("section", { class: "difference", "data-testid": "difference" }, el("h3", { text: "Difference" }), el("ul", {}, rows));
+}
+
+function planView(plan) {
+  return el("section", { class: "plan", "data-testid": "plan" },
+    el("h3", { text: "Plan" }),
+    el("ol", {}, plan.steps.map((s) => el("li", {
+      "data-runtime": s.runtime, "data-variant": s.variant,
+      text: `${s.runtime} · ${s.variant}${s.threads > 1 ? ` · ${s.threads} threads` : ""}: ${s.why}`,
+    }))),
+    plan.skipped.length ? el("ul", { class: "skipped" }, plan.skipped.map((s) => el("li", {
+      "data-runtime": s.runtime, "data-variant": s.variant ?? "",
+      text: `${s.runtime}${s.variant ? ` · ${s.variant}` : ""} skipped: ${s.reason}`,
+    }))) : null);
+}
+
+function pinControls(model, pin, verify) {
+  const select = (label, testid, options, value) => el("select", { "aria-label": label, "data-testid": testid },
+    options.map(([v, text]) => el("option", { value: v, text, selected: value === v })));
+  const runtime = select("runtime", "pin-runtime", [["", "auto"], ...RUNTIMES.map((r) => [r, r])], pin.runtime);
+  const variant = select("variant", "pin-variant", [["", "auto"], ...served(model).map((v) => [v, v])], pin.variant);
+  const verification = select("verification", "pin-verify", VERIFY_MODES.map((m) => [m, m]), verify);
+  const apply = () => {
+    const query = new URLSearchParams();
+    if (runtime.value) query.set("runtime", runtime.value);
+    if (variant.value) query.set("variant", variant.value);
+    if (verification.value !== "first-use") query.set("verify", verification.value);
+    location.hash = `#/play/${model.name}${query.size ? `?${query}` : ""}`;
+  };
+  for (const control of [runtime, variant, verification]) control.addEventListener("change", apply);
+  return el("p", { class: "pins" }, el("label", {}, "Runtime ", runtime), " ", el("label", {}, "Variant ", variant),
+    " ", el("label", {}, "Verification ", verification));
+}

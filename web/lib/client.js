@@ -1,0 +1,235 @@
+// A connection to one onnxport server: its manifest, files and API, and load(model), which
+// plans, downloads, verifies on first use and falls back step by step.
+import { cachedUrls, loadArtifact, sha256 } from "./downloads.js";
+import { checkManifest } from "./manifest.js";
+import { LoadedModel } from "./model.js";
+import { buildPlan } from "./plan.js";
+import { probe } from "./probe.js";
+import { openSession, SessionError } from "./session.js";
+import { recordDownload } from "./speeds.js";
+import { decodeTensors } from "./tensors.js";
+import { remember, remembered } from "./verdicts.js";
+import { verifySession, wrongResultsMessage } from "./verify.js";
+import { dropAllWorkers } from "./workers.js";
+
+// The onnxruntime-web release our server ships (package.json pins it; a test keeps them equal).
+export const ORT_WEB_VERSION = "1.30.0";
+const VERIFY_MODES = Object.freeze(["first-use", "always", "off"]);
+// This file is served at <server>/web/lib/client.js.
+const DEFAULT_BASE = new URL("../../", import.meta.url).href;
+
+export class LoadError extends Error {
+  constructor(message, attempts) {
+    super(message);
+    this.attempts = attempts;
+  }
+}
+
+export function connect(baseUrl = DEFAULT_BASE, options = {}) {
+  return new Client(baseUrl, options);
+}
+
+export class Client {
+  // options.files: where repository files are served, if not the server (a CDN);
+  // options.testing.perturb: a runtime whose outputs are made wrong (automated tests only).
+  constructor(baseUrl, { files = null, testing = {} } = {}) {
+    this.base = new URL(baseUrl, globalThis.location?.href).href.replace(/\/?$/, "/");
+    this.files = files ? new URL(files, globalThis.location?.href).href.replace(/\/?$/, "/") : new URL("repository/", this.base).href;
+    if (testing.perturb && globalThis.navigator?.webdriver !== true) {
+      throw new Error("testing.perturb makes a runtime give wrong answers: refused outside automated tests (navigator.webdriver is not set)");
+    }
+    this.perturb = testing.perturb ?? null;
+    this.cache = new Map(); // url -> promise of JSON, for the API's small documents
+    this.loaded = new Set();
+  }
+
+  url(path) {
+    return new URL(path, this.base).href;
+  }
+
+  fileUrl(relative) {
+    return new URL(relative, this.files).href;
+  }
+
+  get ortBase() {
+    return this.url("ort/");
+  }
+
+  manifest() {
+    return this.#json("api/manifest", { required: true }).then((body) => checkManifest(body, this.url("api/manifest")));
+  }
+
+  async model(name) {
+    const built = await this.manifest();
+    const model = built.models[name];
+    if (!model) throw new Error(`no model ${JSON.stringify(name)} on ${this.base}; models: ${Object.keys(built.models).join(", ") || "none"}`);
+    return model;
+  }
+
+  device() {
+    return probe();
+  }
+
+  tolerances() {
+    return this.#json("api/tolerances", { required: true });
+  }
+
+  bench() {
+    return this.#json("api/bench");
+  }
+
+  conformance() {
+    return this.#json("api/conformance");
+  }
+
+  // Golden sets as [{inputs, outputs}] of decoded tensors.
+  async golden(name) {
+    const body = await this.#json(`api/models/${encodeURIComponent(name)}/golden`, { required: true });
+    return body.sets.map((set) => ({ inputs: decodeTensors(set.inputs), outputs: decodeTensors(set.outputs) }));
+  }
+
+  // The variant's reference file (inputs and native onnxruntime's outputs), sha256-checked.
+  async reference(record) {
+    if (!record.reference) return null;
+    const url = this.fileUrl(record.reference.file);
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
+    const bytes = await response.arrayBuffer();
+    if ((await sha256(bytes)) !== record.reference.sha256) throw new Error(`${record.reference.file}: sha256 does not match the manifest's`);
+    const body = JSON.parse(new TextDecoder().decode(bytes));
+    return { inputs: decodeTensors(body.inputs), outputs: decodeTensors(body.outputs), bytes: bytes.byteLength };
+  }
+
+  async plan(name, { runtime = "", variant = "", verify = "first-use" } = {}) {
+    const [model, device, bench, conformance, cached] = await Promise.all([
+      this.model(name), probe(), this.bench(), this.conformance(), cachedUrls(),
+    ]);
+    return buildPlan(model, device, {
+      pin: { runtime, variant }, bench, conformance, cached, verify, ortVersion: ORT_WEB_VERSION,
+      fileUrl: (file) => this.fileUrl(file),
+    });
+  }
+
+  // An artifact's bytes (verified, cached) and a session for it: the conformance check,
+  // the bench and the library's own models all start here.
+  async session(record, runtime, { worker, verbose = false, profile = false, onProgress } = {}) {
+    const started = performance.now();
+    const loaded = await loadArtifact(this.fileUrl(record.file), record, onProgress);
+    if (loaded.source === "network") recordDownload(record.bytes, loaded.networkMs);
+    const loadMs = performance.now() - started;
+    const session = await openSession({
+      bytes: loaded.bytes, runtime, device: await probe(), ortBase: this.ortBase, worker, verbose, profile,
+      perturb: this.perturb === runtime || (this.perturb === "wasm" && runtime === "wasm-1t"),
+    });
+    return { session, source: loaded.source, notes: loaded.notes, loadMs };
+  }
+
+  // options: runtime / variant (pins), verify: first-use | always | off, and hooks
+  // onProgress(received, total, source), onStep(step), onFailure(step, error), onNote(text).
+  async load(name, options = {}) {
+    const verify = options.verify ?? "first-use";
+    if (!VERIFY_MODES.includes(verify)) throw new Error(`verify must be one of ${VERIFY_MODES.join(", ")}, got ${JSON.stringify(verify)}`);
+    const model = await this.model(name);
+    const plan = await this.plan(name, { ...options, verify });
+    const attempts = [];
+    const brokenRuntimes = new Set();
+    for (const step of plan.steps) {
+      if (brokenRuntimes.has(step.key)) continue;
+      options.onStep?.(step);
+      try {
+        const loaded = await this.#open(model, step, verify, options);
+        loaded.choice = { ...loaded.choice, attempts, plan };
+        return loaded;
+      } catch (error) {
+        if (error.stage === "init") brokenRuntimes.add(step.key); // the runtime, not this model, failed
+        attempts.push({ runtime: step.runtime, variant: step.variant, error: error.message, wrong: Boolean(error.wrong) });
+        options.onFailure?.(step, error);
+      }
+    }
+    const reasons = attempts.map((a) => `${a.runtime}/${a.variant}: ${a.error}`).join("; ");
+    throw new LoadError(`every runtime failed for ${name}: ${reasons || "the plan is empty"}`, attempts);
+  }
+
+  async #open(model, step, verify, options) {
+    const record = model.variants[step.variant];
+    if (step.runtime === "server") {
+      return new LoadedModel({ name: model.name, base: this.base, record, session: null, choice: choiceOf(step, { status: "reference" }, null) });
+    }
+    const { session, source, notes } = await this.session(record, step.key, { onProgress: options.onProgress });
+    for (const note of notes) options.onNote?.(note);
+    let verification;
+    try {
+      verification = await this.#verify(model, step, record, session, verify);
+    } catch (error) {
+      await session.release();
+      throw error;
+    }
+    const loaded = new LoadedModel({
+      name: model.name, base: this.base, record, session,
+      choice: { ...choiceOf(step, verification, session), source, createMs: session.createMs },
+      onDispose: () => this.loaded.delete(loaded),
+    });
+    this.loaded.add(loaded);
+    return loaded;
+  }
+
+  async #verify(model, step, record, session, mode) {
+    if (mode === "off") return { status: "off" };
+    const device = await probe();
+    const version = session.info.version ?? ORT_WEB_VERSION;
+    if (mode === "first-use") {
+      const known = remembered(record.sha256, step.key, version, device);
+      if (known?.ok) return { status: "remembered", at: known.at, max_abs: known.max_abs };
+    }
+    const [reference, tolerances] = await Promise.all([this.reference(record), this.tolerances()]);
+    if (!reference) return { status: "unavailable", reason: "the manifest has no reference outputs for this variant (built by an older onnxport)" };
+    const tolerance = tolerances[`${step.variant}/${step.key}`];
+    if (!tolerance) throw new Error(`no tolerance for ${step.variant}/${step.key} in the server's table`);
+    let check;
+    try {
+      check = await verifySession(session, reference, tolerance, model);
+    } catch (error) {
+      throw new Error(`verification run failed: ${error.message}`);
+    }
+    const verdict = { ok: check.ok, reason: check.ok ? null : wrongResultsMessage(step.runtime, check), max_abs: check.max_abs };
+    remember(record.sha256, step.key, version, device, verdict);
+    const result = { status: check.ok ? "passed" : "failed", ...verdict, ms: check.ms, runMs: check.runMs, bytes: reference.bytes };
+    if (!check.ok) {
+      const error = new Error(verdict.reason);
+      error.wrong = true;
+      error.verification = result;
+      throw error;
+    }
+    return result;
+  }
+
+  // Release every loaded model and worker (e.g. after clearing the cache).
+  async reset() {
+    await Promise.all([...this.loaded].map((m) => m.dispose()));
+    dropAllWorkers();
+  }
+
+  #json(path, { required = false } = {}) {
+    const url = this.url(path);
+    if (!this.cache.has(url)) {
+      const promise = fetch(url).then(async (response) => {
+        if (!required && (response.status === 204 || response.status === 404)) return null;
+        const body = await response.json().catch(() => null);
+        if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}${body?.error ? `: ${body.error}` : ""}`);
+        return body;
+      }, (error) => {
+        throw new Error(`GET ${url}: ${error.message} (a page on another origin needs the server's cors_origins to list it)`);
+      });
+      promise.catch(() => this.cache.delete(url));
+      this.cache.set(url, promise);
+    }
+    return this.cache.get(url);
+  }
+}
+
+function choiceOf(step, verification, session) {
+  return {
+    runtime: step.runtime, key: step.key, variant: step.variant, why: step.why,
+    threads: session?.info.threads ?? null, verification,
+  };
+}

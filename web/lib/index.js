@@ -1,0 +1,12 @@
+// onnxport's browser library. Any page can import it from an onnxport server:
+//   import { connect } from "https://models.example/web/lib/index.js";
+//   const client = connect("https://models.example/");
+//   const model = await client.load("minilm", { onProgress, runtime, variant, verify });
+//   const { outputs } = await model.run(feeds);  model.choice says where it ran and why.
+export { Client, connect, LoadError, ORT_WEB_VERSION } from "./client.js";
+export { clearCache } from "./downloads.js";
+export { served, variants } from "./manifest.js";
+export { probe, deviceKind } from "./probe.js";
+export { RUNTIMES } from "./plan.js";
+export { forgetVerdicts } from "./verdicts.js";
+export { tensor } from "./tensors.js";

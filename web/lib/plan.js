@@ -1,0 +1,83 @@
+// The ordered plan of (runtime, variant) steps for a model on this device, ranked by the
+// expected time to a first result: expected run time (speeds.js) plus the download when the
+// artifact is not cached yet. Pairs known to give wrong answers here are left out, with why.
+import { served } from "./manifest.js";
+import { threadsFor } from "./probe.js";
+import { bandwidth, expectedRun } from "./speeds.js";
+import { checkedFailure, remembered } from "./verdicts.js";
+
+export const RUNTIMES = Object.freeze(["webgpu", "webnn", "wasm", "server"]);
+
+// context: {pin: {runtime, variant}, bench, conformance, cached: Set of URLs, fileUrl(file),
+// verify: "first-use" | "always" | "off", ortVersion}
+export function buildPlan(model, device, context) {
+  const { pin = {} } = context;
+  const ok = served(model);
+  const steps = [];
+  const skipped = [];
+  if (pin.runtime && !RUNTIMES.includes(pin.runtime)) throw new Error(`unknown runtime ${JSON.stringify(pin.runtime)}; runtimes: ${RUNTIMES.join(", ")}`);
+  if (pin.variant && !ok.includes(pin.variant)) {
+    throw new Error(`variant ${JSON.stringify(pin.variant)} of ${model.name} is not served; served: ${ok.join(", ") || "none"}`);
+  }
+  const variants = pin.variant ? [pin.variant] : ok;
+  for (const runtime of RUNTIMES.filter((r) => r !== "server")) {
+    if (pin.runtime && pin.runtime !== runtime) {
+      skipped.push({ runtime, reason: `runtime pinned to ${pin.runtime}` });
+      continue;
+    }
+    const unavailable = unavailableReason(runtime, device);
+    if (unavailable) {
+      skipped.push({ runtime, reason: unavailable });
+      continue;
+    }
+    for (const variant of variants) {
+      const step = candidate(model, variant, runtime, device, context);
+      if (step.skip) skipped.push({ runtime, variant, reason: step.skip });
+      else steps.push(step);
+    }
+  }
+  // A software adapter is correct but slow: it goes after WebAssembly until measured faster.
+  steps.sort((a, b) => Number(a.late) - Number(b.late) || a.expectedMs - b.expectedMs);
+  if (!pin.runtime || pin.runtime === "server") {
+    const variant = pin.variant || (ok.includes("fp32") ? "fp32" : ok[0]);
+    if (variant) steps.push({ runtime: "server", key: "server", variant, why: "the server's onnxruntime: the reference, always available" });
+  }
+  return { steps, skipped };
+}
+
+function unavailableReason(runtime, device) {
+  if (runtime === "webgpu" && !device.webgpu) return device.webgpuReason || "no WebGPU adapter";
+  if (runtime === "webnn" && !device.webnn) return device.webnnReason || "no WebNN context";
+  return null;
+}
+
+function candidate(model, variant, runtime, device, context) {
+  const record = model.variants[variant];
+  const threads = runtime === "wasm" ? threadsFor(device) : 1;
+  const key = runtime === "wasm" && threads === 1 ? "wasm-1t" : runtime; // the tolerance and check name
+  if (record.precision === "fp16" && runtime === "webgpu" && !device.shaderF16) {
+    return { skip: "fp16 needs the adapter feature shader-f16, which this adapter lacks" };
+  }
+  const checked = checkedFailure(context.conformance, record.sha256, key, device);
+  if (checked) return { skip: `onnxport check on this kind of device found it ${checked.status === "fail" ? "wrong" : "unsupported"}: ${checked.reason}` };
+  if (context.verify !== "always") {
+    const known = remembered(record.sha256, key, context.ortVersion, device);
+    if (known && !known.ok) return { skip: `${known.reason} (verified ${known.at.slice(0, 10)}; not tried again)` };
+  }
+  const run = expectedRun({ model, variant, record, runtime: key, device, bench: context.bench });
+  const cached = context.cached?.has(context.fileUrl(record.file));
+  const net = bandwidth();
+  const downloadMs = cached ? 0 : record.bytes / net.bytesPerMs;
+  const late = runtime === "webgpu" && Boolean(device.adapter?.fallback) && !run.measured;
+  const why = [
+    `${formatMs(run.ms)} per run (${run.source})`,
+    cached ? "cached" : `${formatMs(downloadMs)} to download ${(record.bytes / 1024 ** 2).toFixed(1)} MB (${net.source})`,
+    ...(late ? ["software WebGPU adapter: ranked after WebAssembly until measured faster"] : []),
+  ].join(" + ");
+  return { runtime, key, variant, threads, expectedMs: run.ms + downloadMs, runMs: run.ms, downloadMs, measured: run.measured, late, why };
+}
+
+function formatMs(ms) {
+  if (!Number.isFinite(ms)) return "unknown ms";
+  return ms >= 100 ? `${ms.toFixed(0)} ms` : `${ms.toPrecision(2)} ms`;
+}

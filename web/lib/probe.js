@@ -1,0 +1,96 @@
+// What this browser can do: WebGPU (and its adapter), fp16 shaders, WebNN, threads, SIMD.
+// Smallest module using a SIMD instruction (i8x16.splat): it validates only where SIMD exists.
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
+]);
+
+let probed = null;
+
+// Probed once per page: requesting an adapter or a WebNN context is not free.
+export function probe() {
+  probed ??= probeNow();
+  return probed;
+}
+
+async function probeNow() {
+  const result = {
+    webgpu: false,
+    webgpuReason: null,
+    adapter: null,
+    shaderF16: false,
+    webnn: false,
+    webnnReason: null,
+    crossOriginIsolated: self.crossOriginIsolated === true,
+    hardwareConcurrency: navigator.hardwareConcurrency || 1,
+    wasmSimd: WebAssembly.validate(SIMD_PROBE),
+    userAgent: navigator.userAgent,
+  };
+  await Promise.all([probeWebGpu(result), probeWebNn(result)]);
+  return result;
+}
+
+async function probeWebGpu(result) {
+  if (!("gpu" in navigator)) {
+    result.webgpuReason = "this browser has no WebGPU (navigator.gpu is missing)";
+    return;
+  }
+  try {
+    const adapter = await navigator.gpu.requestAdapter();
+    if (!adapter) {
+      result.webgpuReason = "navigator.gpu.requestAdapter() found no adapter";
+      return;
+    }
+    const info = adapter.info ?? {};
+    result.webgpu = true;
+    result.shaderF16 = adapter.features.has("shader-f16");
+    result.adapter = {
+      vendor: info.vendor ?? "", architecture: info.architecture ?? "", device: info.device ?? "",
+      description: info.description ?? "",
+      // A fallback adapter is a software one (SwiftShader): correct, but slow.
+      fallback: Boolean(info.isFallbackAdapter ?? adapter.isFallbackAdapter) || info.architecture === "swiftshader",
+    };
+  } catch (error) {
+    result.webgpuReason = `requestAdapter() failed: ${error.message}`;
+  }
+}
+
+async function probeWebNn(result) {
+  if (!("ml" in navigator)) {
+    result.webnnReason = "this browser has no WebNN (navigator.ml is missing)";
+    return;
+  }
+  try {
+    await navigator.ml.createContext();
+    result.webnn = true;
+  } catch (error) {
+    result.webnnReason = `navigator.ml.createContext() failed: ${error.message}`;
+  }
+}
+
+export function threadsFor(device) {
+  // Threads need cross-origin isolation; beyond 4 the small demo models gain nothing.
+  return device.crossOriginIsolated ? Math.min(4, device.hardwareConcurrency) : 1;
+}
+
+// The browser engine and major version from the user agent ("Chrome 131"): headless and
+// headed builds of one version are the same engine.
+export function browserName(userAgent) {
+  const match = /(?:Headless)?(Chrome|Firefox|Version)\/(\d+)/.exec(userAgent ?? "");
+  if (!match) return "unknown browser";
+  return `${match[1] === "Version" ? "Safari" : match[1]} ${match[2]}`;
+}
+
+// A "kind of device": what decides a runtime's speed and correctness. Benchmarks and
+// `onnxport check` verdicts apply to devices of the same kind.
+export function deviceKind(device) {
+  const gpu = device.adapter
+    ? [device.adapter.vendor, device.adapter.architecture].filter(Boolean).join(" ") + (device.adapter.fallback ? " (software)" : "")
+    : "no WebGPU";
+  return `${browserName(device.userAgent)} · ${device.hardwareConcurrency} cores · ${gpu || "WebGPU adapter"}`;
+}
+
+// This exact device: verdicts of first-use verification are remembered under it.
+export function fingerprint(device) {
+  const a = device.adapter ?? {};
+  return [device.userAgent, a.vendor, a.architecture, a.device, a.description, a.fallback, device.webnn].join("|");
+}

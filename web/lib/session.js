@@ -1,0 +1,62 @@
+// The one code path that creates onnxruntime-web sessions: the library's models, the
+// conformance check, the bench, the operator profile and `--locate` debug runs all open here.
+import { initArgs, workerFor } from "./workers.js";
+
+export class SessionError extends Error {
+  constructor(message, stage) {
+    super(message);
+    this.stage = stage; // "init": the runtime itself failed; "create": it refused this model
+  }
+}
+
+// runtime: wasm | wasm-1t | webgpu | webnn. worker: the worker's name (sessions of one
+// runtime share a worker unless a caller needs its own, e.g. a fresh start for the bench).
+export async function openSession({ bytes, runtime, device, ortBase, worker = runtime, verbose = false, profile = false, perturb = false }) {
+  const owner = workerFor(worker);
+  let info;
+  try {
+    info = await owner.call("init", { ...initArgs(runtime, device), ortBase, verbose, perturb });
+  } catch (error) {
+    throw new SessionError(`${runtime} could not start: ${error.message}`, "init");
+  }
+  if (verbose) await owner.call("logs"); // the log starts afresh with this session
+  let created;
+  try {
+    created = await owner.call("create", { bytes, verbose, profile }, [bytes]);
+  } catch (error) {
+    throw new SessionError(error.message, "create");
+  }
+  const logs = verbose ? await owner.call("logs") : [];
+  return new Session(owner, created.id, info, created.createMs, logs);
+}
+
+export class Session {
+  constructor(owner, id, info, createMs, logs) {
+    this.owner = owner;
+    this.id = id;
+    this.info = info; // {runtime, version, threads}
+    this.createMs = createMs;
+    this.logs = logs; // onnxruntime-web's verbose session log, when asked for
+    this.runs = 0;
+  }
+
+  async run(feeds) {
+    const result = await this.owner.call("run", { session: this.id, feeds });
+    this.runs += 1;
+    return result;
+  }
+
+  // The worker's console lines since the last call (onnxruntime's profile and verbose logs).
+  takeLogs() {
+    return this.owner.call("logs");
+  }
+
+  async endProfiling() {
+    await this.owner.call("endProfiling", { session: this.id });
+    return this.takeLogs();
+  }
+
+  async release() {
+    await this.owner.call("release", { session: this.id }).catch(() => {});
+  }
+}

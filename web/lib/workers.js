@@ -1,0 +1,73 @@
+// Workers that own onnxruntime-web sessions, created on first use; calls are promises.
+import { threadsFor } from "./probe.js";
+
+const WORKER_URL = new URL("./worker.js", import.meta.url);
+const workers = new Map();
+
+// Browser runtimes as the plan, checks and benchmarks name them: WebAssembly with all the
+// page's threads (`wasm`) or one (`wasm-1t`), WebGPU and WebNN. Each maps to the
+// onnxruntime-web execution provider its worker loads.
+export const BROWSER_RUNTIMES = Object.freeze(["webgpu", "webnn", "wasm", "wasm-1t"]);
+const PROVIDER = Object.freeze({ wasm: "wasm", "wasm-1t": "wasm", webgpu: "webgpu", webnn: "webnn" });
+
+export function initArgs(runtime, device) {
+  if (!(runtime in PROVIDER)) throw new Error(`unknown browser runtime ${JSON.stringify(runtime)}; runtimes: ${BROWSER_RUNTIMES.join(", ")}`);
+  return { runtime: PROVIDER[runtime], threads: runtime === "wasm" ? threadsFor(device) : 1 };
+}
+
+// A page on another origin cannot start a worker from our URL directly; a module worker
+// made from a blob that imports ours can (its imports are fetched with CORS).
+function startWorker(name) {
+  if (WORKER_URL.origin === self.location.origin) return new Worker(WORKER_URL, { type: "module", name });
+  const source = `import ${JSON.stringify(WORKER_URL.href)};`;
+  const blob = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  return new Worker(blob, { type: "module", name });
+}
+
+class RuntimeWorker {
+  constructor(name) {
+    this.worker = startWorker(`onnxport-${name}`);
+    this.pending = new Map();
+    this.next = 1;
+    this.worker.onmessage = ({ data }) => {
+      const call = this.pending.get(data.id);
+      this.pending.delete(data.id);
+      if (data.ok) call.resolve(data.result);
+      else call.reject(new Error(data.error));
+    };
+    this.worker.onerror = (event) => {
+      const error = new Error(`${name} worker failed: ${event.message || "script error (is the server allowing this origin? see cors_origins)"}`);
+      for (const call of this.pending.values()) call.reject(error);
+      this.pending.clear();
+    };
+  }
+
+  call(op, args = {}, transfer = []) {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, op, ...args }, transfer);
+    });
+  }
+
+  terminate() {
+    this.worker.terminate();
+    const error = new Error("the worker was stopped");
+    for (const call of this.pending.values()) call.reject(error);
+    this.pending.clear();
+  }
+}
+
+export function workerFor(name) {
+  if (!workers.has(name)) workers.set(name, new RuntimeWorker(name));
+  return workers.get(name);
+}
+
+export function dropWorker(name) {
+  workers.get(name)?.terminate();
+  workers.delete(name);
+}
+
+export function dropAllWorkers() {
+  for (const name of [...workers.keys()]) dropWorker(name);
+}
