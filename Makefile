@@ -13,6 +13,7 @@ build: setup
 	$(ONNXPORT) build
 
 test: setup chromium testdata
+	node --test tests/js/*.mjs
 	$(PY) -m pytest
 
 setup: $(VENV)/.installed node_modules/.installed

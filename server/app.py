@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from flask import Flask
 
 from . import config as settings_module
-from .api import artifacts, batching_policy, conformance, errors, headers, v2, web
+from .api import artifacts, batching_policy, conformance, cors, errors, headers, v2, web
 from .api.state import State
 from .catalog import Catalog
 from .repository import Repository
@@ -29,6 +29,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     errors.init_app(app)
     headers.init_app(app)
+    cors.init_app(app)
     for blueprint in (web.blueprint, artifacts.blueprint, v2.blueprint, conformance.blueprint):
         app.register_blueprint(blueprint)
     return app

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -28,6 +29,8 @@ class Setting:
     default: Any
     parse: Callable[[str], Any]
     help: str
+    # Validates a value that came as JSON or Python rather than text (a list in the config file).
+    check: Callable[[Any], Any] | None = None
 
 
 def _path(value: str) -> Path:
@@ -36,6 +39,40 @@ def _path(value: str) -> Path:
 
 def _providers(value: str) -> list[str]:
     return [p.strip() for p in value.split(",") if p.strip()]
+
+
+ANY_ORIGIN = "*"
+_ORIGIN = re.compile(
+    r"(?P<scheme>[a-z][a-z0-9+.-]*)://"
+    r"(?P<host>\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*)"
+    r"(?::(?P<port>[0-9]{1,5}))?",
+    re.IGNORECASE,
+)
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def origin(entry: str) -> str:
+    """An origin as browsers send it in the Origin header: lower case, without the scheme's default port."""
+    entry = entry.strip()
+    if entry == ANY_ORIGIN:
+        return entry
+    match = _ORIGIN.fullmatch(entry)
+    if not match or (match["port"] and not 0 < int(match["port"]) < 65536):
+        raise ValueError(f"{entry!r} is not an origin; expected scheme://host[:port] with no path "
+                         f"(e.g. https://example.com or http://localhost:8080), or {ANY_ORIGIN} for any origin")
+    scheme, host, port = match["scheme"].lower(), match["host"].lower(), match["port"]
+    port = None if port is None or _DEFAULT_PORTS.get(scheme) == str(int(port)) else str(int(port))
+    return f"{scheme}://{host}" + (f":{port}" if port else "")
+
+
+def _origins(value: str) -> list[str]:
+    return [origin(entry) for entry in value.split(",") if entry.strip()]
+
+
+def _origin_list(value: Any) -> list[str]:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(entry, str) for entry in value):
+        raise ValueError(f"expected a list of origins (strings) or one comma-separated string, got {value!r}")
+    return [origin(entry) for entry in value]
 
 
 SETTINGS = [
@@ -65,6 +102,10 @@ SETTINGS = [
     Setting("host", "127.0.0.1", str, "Address `onnxport serve` listens on."),
     Setting("port", 8000, int, "Port `onnxport serve` listens on."),
     Setting("workers", 8, int, "Request threads of the WSGI server (sessions are shared between them)."),
+    Setting("cors_origins", [], _origins,
+            "Origins (scheme://host[:port], or * for any) whose pages may use the manifest, artifacts, golden "
+            "data, /ort/, /vendor/tokenizers/, /web/, /api/ and /v2/ cross-origin (comma-separated; default: none, "
+            "same-origin only).", check=_origin_list),
 ]
 ENV_PREFIX = "ONNXPORT_"
 
@@ -85,7 +126,7 @@ def load(overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] 
             continue
         if key not in known:
             raise ConfigError(f"unknown setting {key!r}; known: {', '.join(known)}")
-        config[key] = known[key].parse(value) if isinstance(value, str) and known[key].parse is not str else value
+        config[key] = _coerce(known[key], value, f"setting {key}")
     return config
 
 
@@ -99,7 +140,19 @@ def _from_file(path: Path, known: dict[str, Setting]) -> dict[str, Any]:
     unknown = sorted(set(data) - set(known))
     if unknown:
         raise ConfigError(f"config file {path}: unknown settings {', '.join(unknown)}; known: {', '.join(known)}")
-    return {k: _parse(known[k], v, f"{path}: {k}") if isinstance(v, str) else v for k, v in data.items()}
+    return {k: _coerce(known[k], v, f"{path}: {k}") for k, v in data.items()}
+
+
+def _coerce(setting: Setting, value: Any, where: str) -> Any:
+    """Text is parsed like an environment value; anything else is checked when the setting says how."""
+    if isinstance(value, str):
+        return _parse(setting, value, where)
+    if setting.check is None:
+        return value
+    try:
+        return setting.check(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {value!r} is not a valid {setting.name}: {exc}") from exc
 
 
 def _parse(setting: Setting, raw: str, where: str) -> Any:

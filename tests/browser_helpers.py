@@ -43,7 +43,11 @@ class Tab:
         return self.page
 
     def artifact_requests(self) -> list[str]:
-        return [url for url in self.requests if ARTIFACTS in url]
+        """Model files asked for (not the small reference files verification reads)."""
+        return [url for url in self.requests if ARTIFACTS in url and url.endswith(".onnx")]
+
+    def reference_requests(self) -> list[str]:
+        return [url for url in self.requests if ARTIFACTS in url and url.endswith(".json")]
 
 
 def by_testid(page: Page, name: str) -> Locator:

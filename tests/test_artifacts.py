@@ -208,7 +208,7 @@ TRAVERSALS = [
     pytest.param("/web/%2fetc/passwd"),
     "/web/%5c..%5cserver%5capp.py",
     "/web/..%5c..%5cpyproject.toml",
-    "/web/app.js%00.html",
+    "/web/app/main.js%00.html",
     pytest.param("/web//etc/passwd"),
     pytest.param("/repository/testdata/{golden}/../../manifest.json"),
     pytest.param("/repository/testdata/{golden}/%2e%2e/%2e%2e/.lock"),
@@ -240,11 +240,11 @@ def test_symlinks_out_of_the_web_root_are_404(demo_repository, tmp_path, assert_
     shutil.copytree(PROJECT_ROOT / "web", web)
     (web / "leak.toml").symlink_to(PROJECT_ROOT / "pyproject.toml")
     (web / "project").symlink_to(PROJECT_ROOT, target_is_directory=True)
-    (web / "inside.js").symlink_to(web / "app.js")  # a link that stays inside is fine
+    (web / "inside.js").symlink_to(web / "app" / "main.js")  # a link that stays inside is fine
     client = client_of(create_app({"repository": demo_repository, "web_root": web}))
 
-    assert client.get("/web/app.js").status_code == 200
-    assert client.get("/web/inside.js").data == (web / "app.js").read_bytes()
+    assert client.get("/web/app/main.js").status_code == 200
+    assert client.get("/web/inside.js").data == (web / "app" / "main.js").read_bytes()
     for path in ["/web/leak.toml", "/web/project/pyproject.toml", "/web/project/server/app.py"]:
         response = client.get(path)
         assert_json_error(response, 404)
@@ -280,7 +280,8 @@ def test_index_is_html_with_isolation_and_csp(client):
 
 
 @pytest.mark.parametrize("url, path, mimetype", [
-    ("/web/app.js", PROJECT_ROOT / "web" / "app.js", "text/javascript"),
+    ("/web/app/main.js", PROJECT_ROOT / "web" / "app" / "main.js", "text/javascript"),
+    ("/web/lib/index.js", PROJECT_ROOT / "web" / "lib" / "index.js", "text/javascript"),
     ("/web/style.css", PROJECT_ROOT / "web" / "style.css", "text/css"),
     ("/ort/ort.wasm.min.mjs", ORT_DIST / "ort.wasm.min.mjs", "text/javascript"),
     ("/ort/ort-wasm-simd-threaded.wasm", ORT_DIST / "ort-wasm-simd-threaded.wasm", "application/wasm"),

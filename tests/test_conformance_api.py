@@ -116,7 +116,7 @@ def test_conformance_is_the_app_page_with_csp_and_cross_origin_isolation(client)
     response = client.get("/conformance?autorun=1&models=iris")
     assert response.status_code == 200
     assert response.mimetype == "text/html"
-    assert b'src="/web/app.js"' in response.data
+    assert b'src="/web/app/main.js"' in response.data
     assert response.headers["Cross-Origin-Opener-Policy"] == "same-origin"
     assert response.headers["Cross-Origin-Embedder-Policy"] == "require-corp"
     csp = response.headers["Content-Security-Policy"]

@@ -8,7 +8,7 @@ import json
 from flask import Blueprint, Response, request
 
 from .batching_policy import BENCH_FILE
-from .files import send
+from .files import send, send_latest
 from .state import state
 
 blueprint = Blueprint("artifacts", __name__)
@@ -30,13 +30,7 @@ def manifest() -> Response:
 @blueprint.get("/api/bench")
 def bench() -> Response:
     """The latest `onnxport bench` of this repository (the performance page charts it)."""
-    path = state().catalog.repository.root / BENCH_FILE
-    if not path.is_file():
-        # No content rather than 404: having no bench yet is normal, and browsers log every 404.
-        return Response(status=204, headers={"Cache-Control": "no-cache"})
-    response = Response(path.read_bytes(), mimetype="application/json")
-    response.headers["Cache-Control"] = "no-cache"
-    return response
+    return send_latest(state().catalog.repository.root / BENCH_FILE)
 
 
 @blueprint.get("/repository/<path:relative>")

@@ -8,8 +8,9 @@ from .. import tensor_json
 from ..build import testdata
 from ..catalog import NotFound
 from ..check import tolerances
+from ..check.verdicts import VERDICTS_FILE
 from . import web
-from .files import send_contained
+from .files import send_contained, send_latest
 from .state import state
 
 blueprint = Blueprint("conformance", __name__)
@@ -24,6 +25,12 @@ def page() -> Response:
 @blueprint.get("/api/tolerances")
 def tolerance_table():
     return jsonify(tolerances.table(state().settings.get("tolerances_file")))
+
+
+@blueprint.get("/api/conformance")
+def verdicts() -> Response:
+    """The browser verdicts `onnxport check` recorded in this repository (docs/conformance.md)."""
+    return send_latest(state().catalog.repository.root / VERDICTS_FILE)
 
 
 @blueprint.get("/api/models/<model>/golden")
@@ -44,4 +51,3 @@ def debug_file(relative: str) -> Response:
     if not root:
         raise NotFound("no debug models on this server")
     return send_contained(root, relative, cache_control="no-store")
-

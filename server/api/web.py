@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response
 
 from . import headers
-from .files import send_contained
+from .files import contained, send, send_contained
 from .state import state
 
 blueprint = Blueprint("web", __name__)
@@ -15,15 +15,21 @@ REVALIDATE = "no-cache"
 
 @blueprint.get("/")
 def index() -> Response:
-    response = send_contained(state().settings["web_root"], "index.html", cache_control=REVALIDATE)
-    html = (state().settings["web_root"] / "index.html").read_bytes()
-    response.headers["Content-Security-Policy"] = headers.policy(headers.inline_script_hashes(html))
-    return response
+    return _web_file("index.html")
 
 
 @blueprint.get("/web/<path:relative>")
 def web_file(relative: str) -> Response:
-    return send_contained(state().settings["web_root"], relative, cache_control=REVALIDATE)
+    return _web_file(relative)
+
+
+def _web_file(relative: str) -> Response:
+    path = contained(state().settings["web_root"], relative)
+    response = send(path, cache_control=REVALIDATE)
+    if response.mimetype == "text/html":
+        # Each page's inline scripts (the import map, an example's module script) are allowed by their hash.
+        response.headers["Content-Security-Policy"] = headers.policy(headers.inline_script_hashes(path.read_bytes()))
+    return response
 
 
 @blueprint.get("/vendor/tokenizers/<path:relative>")

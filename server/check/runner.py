@@ -16,8 +16,9 @@ from .. import tensor_json
 from ..build import compare
 from ..errors import OnnxportError
 from ..recipe import Tolerance
+from ..repository import Repository
 from . import browser as chromium_driver
-from . import locate, tolerances
+from . import locate, tolerances, verdicts
 from .process import running_server
 
 BROWSER_RUNTIMES = ("wasm", "wasm-1t", "webgpu")
@@ -52,7 +53,18 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
                                                        webgpu_rows, tolerances_file)
         report["server"] = base
         report["summary"] = summary(report["results"])
-        return report
+    if not url:  # the check's own server: its repository keeps the verdicts
+        _record_verdicts(Path(repository), report, manifest)
+    return report
+
+
+def _record_verdicts(repository: Path, report: dict[str, Any], checked_manifest: dict[str, Any]) -> None:
+    """Keep the browser verdicts in the repository (/api/conformance); the report matters more, so
+    a repository that cannot take them is a warning, not a failed check."""
+    try:
+        verdicts.record(repository, report, checked_manifest, Repository(repository).read_manifest())
+    except (OSError, OnnxportError) as exc:
+        verdicts.print_warning(f"the verdicts were not recorded in {repository / verdicts.VERDICTS_FILE}: {exc}")
 
 
 def source_rows(base: str, manifest: dict, names: list[str]) -> list[dict[str, Any]]:

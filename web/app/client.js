@@ -3,4 +3,15 @@
 import { connect } from "../lib/index.js";
 
 const perturb = new URLSearchParams(location.search).get("perturb");
-export const client = connect(undefined, perturb ? { testing: { perturb } } : {});
+export let clientProblem = null; // shown by every page instead of its content
+
+function make() {
+  try {
+    return connect(undefined, perturb ? { testing: { perturb } } : {});
+  } catch (error) {
+    clientProblem = error;
+    return connect();
+  }
+}
+
+export const client = make();

@@ -1,6 +1,6 @@
 // The app shell: probe the device once, read the manifest, route by the URL's hash.
 import { clearCache, probe } from "../lib/index.js";
-import { client } from "./client.js";
+import { client, clientProblem } from "./client.js";
 import { conformancePage } from "./pages/conformance.js";
 import { modelPage } from "./pages/model.js";
 import { modelsPage } from "./pages/models.js";
@@ -24,6 +24,7 @@ function route() {
 async function render() {
   main.replaceChildren(el("p", { text: "Loading…" }));
   try {
+    if (clientProblem) throw clientProblem;
     const [built, capabilities, bench] = await Promise.all([client.manifest(), probed, client.bench()]);
     const { page, name, params } = route();
     const model = name ? built.models[name] : null;

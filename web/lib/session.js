@@ -24,7 +24,9 @@ export async function openSession({ bytes, runtime, device, ortBase, worker = ru
   try {
     created = await owner.call("create", { bytes, verbose, profile }, [bytes]);
   } catch (error) {
-    throw new SessionError(error.message, "create");
+    // onnxruntime-web starts its backend with the first session: a backend that cannot start
+    // (its .wasm blocked, no GPU device) fails every model, not just this one.
+    throw new SessionError(error.message, /no available backend found/.test(error.message) ? "init" : "create");
   }
   const logs = verbose ? await owner.call("logs") : [];
   return new Session(owner, created.id, info, created.createMs, logs);

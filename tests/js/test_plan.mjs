@@ -1,0 +1,135 @@
+// The plan's ranking rules, on manifests made here (node --test; no browser needed).
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { beforeEach, test } from "node:test";
+
+// localStorage is a browser API; these tests keep the library's memory in a Map.
+const storage = new Map();
+globalThis.localStorage = {
+  getItem: (k) => (storage.has(k) ? storage.get(k) : null),
+  setItem: (k, v) => storage.set(k, String(v)),
+  removeItem: (k) => storage.delete(k),
+};
+
+const { buildPlan } = await import("../../web/lib/plan.js");
+const { deviceKind } = await import("../../web/lib/probe.js");
+const { recordRun, PRIORS } = await import("../../web/lib/speeds.js");
+const { remember } = await import("../../web/lib/verdicts.js");
+const { ORT_WEB_VERSION } = await import("../../web/lib/client.js").catch(() => ({}));
+
+const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
+const SOFTWARE_GPU = { vendor: "google", architecture: "swiftshader", device: "", description: "", fallback: true };
+const REAL_GPU = { vendor: "nvidia", architecture: "ampere", device: "", description: "", fallback: false };
+
+function device(adapter, extra = {}) {
+  return { webgpu: Boolean(adapter), adapter, shaderF16: false, webnn: false, webnnReason: "no navigator.ml",
+    crossOriginIsolated: true, hardwareConcurrency: 2, wasmSimd: true, userAgent: UA, ...extra };
+}
+
+function variant(name, precision, bytes, nativeMs) {
+  return { status: "ok", precision, file: `artifacts/${name}.onnx`, sha256: `sha-${name}`, bytes, speed: { native_ms: nativeMs } };
+}
+
+const MODEL = {
+  name: "m", task: "embedding",
+  variants: {
+    fp32: variant("fp32", "fp32", 80e6, 10),
+    fp16: variant("fp16", "fp16", 40e6, 12),
+    "int8-dynamic": variant("int8-dynamic", "int8", 20e6, 11),
+  },
+};
+
+function plan(dev, extra = {}) {
+  return buildPlan(MODEL, dev, { fileUrl: (f) => `https://s/${f}`, cached: new Set(), verify: "first-use", ortVersion: "1.30.0", ...extra });
+}
+
+beforeEach(() => storage.clear());
+
+test("a software WebGPU adapter ranks after WebAssembly until measured, and says why", () => {
+  const { steps } = plan(device(SOFTWARE_GPU));
+  const runtimes = steps.map((s) => s.runtime);
+  assert.equal(runtimes[0], "wasm");
+  assert.ok(runtimes.lastIndexOf("wasm") < runtimes.indexOf("webgpu"), runtimes.join(","));
+  assert.match(steps.find((s) => s.runtime === "webgpu").why, /software WebGPU adapter: ranked after WebAssembly/);
+});
+
+test("once this browser measured the software adapter faster, it ranks by the measurement", () => {
+  const all = [...Object.values(MODEL.variants).map((v) => `https://s/${v.file}`)];
+  recordRun("sha-fp32", "webgpu", 1, true);
+  const { steps } = plan(device(SOFTWARE_GPU), { cached: new Set(all) });
+  assert.deepEqual([steps[0].runtime, steps[0].variant], ["webgpu", "fp32"]);
+  assert.match(steps[0].why, /measured in this browser/);
+});
+
+test("a real GPU ranks before WebAssembly by the priors", () => {
+  const { steps } = plan(device(REAL_GPU));
+  assert.equal(steps[0].runtime, "webgpu");
+});
+
+test("on a cold start, a 4x smaller variant within budget beats a slightly faster large one", () => {
+  const { steps } = plan(device(null));
+  assert.equal(steps[0].variant, "int8-dynamic", steps.map((s) => `${s.variant}: ${s.why}`).join("\n"));
+  assert.match(steps[0].why, /to download 19\.1 MB/);
+});
+
+test("once everything is cached, the fastest run wins", () => {
+  const cached = new Set(Object.values(MODEL.variants).map((v) => `https://s/${v.file}`));
+  const { steps } = plan(device(null), { cached });
+  assert.equal(steps[0].variant, "fp32");
+  assert.match(steps[0].why, /cached/);
+  assert.ok(Math.abs(steps[0].expectedMs - (10 * PRIORS.wasm.factor + PRIORS.wasm.overheadMs)) < 1e-9);
+});
+
+test("fp16 on WebGPU needs shader-f16", () => {
+  const without = plan(device(REAL_GPU));
+  assert.ok(!without.steps.some((s) => s.runtime === "webgpu" && s.variant === "fp16"));
+  assert.match(without.skipped.find((s) => s.runtime === "webgpu" && s.variant === "fp16").reason, /shader-f16/);
+  const withF16 = plan(device(REAL_GPU, { shaderF16: true }));
+  assert.ok(withF16.steps.some((s) => s.runtime === "webgpu" && s.variant === "fp16"));
+});
+
+test("a pair this device found wrong is skipped with its reason, unless verification is 'always'", () => {
+  const dev = device(REAL_GPU);
+  remember("sha-fp32", "webgpu", "1.30.0", dev, { ok: false, reason: "webgpu gave wrong results (max error 1.5)", max_abs: 1.5 });
+  const { steps, skipped } = plan(dev);
+  assert.ok(!steps.some((s) => s.runtime === "webgpu" && s.variant === "fp32"));
+  assert.match(skipped.find((s) => s.runtime === "webgpu" && s.variant === "fp32").reason, /max error 1\.5.*not tried again/);
+  assert.ok(plan(dev, { verify: "always" }).steps.some((s) => s.runtime === "webgpu" && s.variant === "fp32"));
+  // Another onnxruntime-web release is another runtime: checked afresh.
+  assert.ok(plan(dev, { ortVersion: "1.31.0" }).steps.some((s) => s.runtime === "webgpu" && s.variant === "fp32"));
+});
+
+test("a pair onnxport check failed on this kind of device is skipped; other kinds are not", () => {
+  const dev = device(REAL_GPU);
+  const verdict = { sha256: "sha-int8-dynamic", runtime: "wasm", status: "fail", reason: "max abs 0.3", device_kind: deviceKind(dev) };
+  const { steps, skipped } = plan(dev, { conformance: { verdicts: [verdict] } });
+  assert.ok(!steps.some((s) => s.runtime === "wasm" && s.variant === "int8-dynamic"));
+  assert.match(skipped.find((s) => s.variant === "int8-dynamic").reason, /onnxport check on this kind of device found it wrong: max abs 0\.3/);
+  const other = plan(dev, { conformance: { verdicts: [{ ...verdict, device_kind: "Firefox 140 · 8 cores · no WebGPU" }] } });
+  assert.ok(other.steps.some((s) => s.runtime === "wasm" && s.variant === "int8-dynamic"));
+});
+
+test("pins leave only the pinned runtime and variant; the server is always last otherwise", () => {
+  const pinned = plan(device(REAL_GPU), { pin: { runtime: "wasm", variant: "fp16" } });
+  assert.deepEqual(pinned.steps.map((s) => [s.runtime, s.variant]), [["wasm", "fp16"]]);
+  const auto = plan(device(null));
+  assert.equal(auto.steps.at(-1).runtime, "server");
+  assert.throws(() => plan(device(null), { pin: { variant: "int8-static" } }), /"int8-static" of m is not served; served: fp32, fp16, int8-dynamic/);
+});
+
+test("WebNN is left out with the probe's reason", () => {
+  const { skipped } = plan(device(null));
+  assert.equal(skipped.find((s) => s.runtime === "webnn").reason, "no navigator.ml");
+});
+
+test("device kinds: headless and headed Chrome of one version are one kind; adapters differ", () => {
+  const headed = UA.replace("HeadlessChrome", "Chrome");
+  assert.equal(deviceKind(device(SOFTWARE_GPU)), deviceKind(device(SOFTWARE_GPU, { userAgent: headed })));
+  assert.notEqual(deviceKind(device(SOFTWARE_GPU)), deviceKind(device(REAL_GPU)));
+  assert.match(deviceKind(device(SOFTWARE_GPU)), /^Chrome 131 · 2 cores · google swiftshader \(software\)$/);
+});
+
+test("the library's onnxruntime-web version is the one package.json pins", () => {
+  const pinned = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url))).dependencies["onnxruntime-web"];
+  assert.equal(ORT_WEB_VERSION, pinned);
+});
