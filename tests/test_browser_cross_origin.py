@@ -1,0 +1,109 @@
+"""A page on another origin imports the browser library from an onnxport server and runs a model
+there, cross-origin isolated (COEP require-corp), with WebAssembly threads; a page from an origin
+the server does not list fails, and says why."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+
+import numpy as np
+import pytest
+from playwright.sync_api import expect
+
+from browser_helpers import RUN_TIMEOUT_MS
+from conftest import free_port
+from server import tensor_json
+from server.check import tolerances
+
+PAGE = """<!doctype html>
+<meta charset="utf-8">
+<title>another origin</title>
+<body>
+<script type="module">
+  const SERVER = "%(server)s/";
+  try {
+    const { connect } = await import(SERVER + "web/lib/index.js");
+    const client = connect(SERVER);
+    const model = await client.load("minilm");
+    const reference = await client.reference((await client.model("minilm")).variants[model.choice.variant]);
+    const { outputs } = await model.run(reference.inputs);
+    const { runtime, variant, threads, verification } = model.choice;
+    window.result = { runtime, variant, threads, verification: verification.status, isolated: crossOriginIsolated,
+                      embedding: Array.from(outputs.sentence_embedding.data) };
+  } catch (error) {
+    window.result = { error: error.message };
+  }
+  document.body.dataset.done = "true";
+</script>
+"""
+
+
+class _Page(http.server.BaseHTTPRequestHandler):
+    """A stranger's page: its own origin, cross-origin isolated as a page with threads must be."""
+
+    body = b""
+
+    def do_GET(self):  # noqa: N802 - the stdlib's name
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def other_origin():
+    """other_origin(server_url) -> the URL of a page on a new origin that runs minilm from that server."""
+    servers = []
+
+    def start(server_url: str, port: int) -> str:
+        handler = type("Page", (_Page,), {"body": (PAGE % {"server": server_url}).encode()})
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        servers.append(httpd)
+        return f"http://127.0.0.1:{port}/"
+
+    yield start
+    for httpd in servers:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _result(page):
+    expect(page.locator("body[data-done=true]")).to_have_count(1, timeout=RUN_TIMEOUT_MS)
+    return page.evaluate("() => window.result")
+
+
+def test_a_page_on_an_allowed_origin_runs_minilm_with_threads(spawn_server, demo_repository, other_origin, open_tab):
+    allowed, refused = free_port(), free_port()
+    port = free_port()
+    server = spawn_server(["serve", "--repository", str(demo_repository), "--port", str(port)], port,
+                          env={"ONNXPORT_CORS_ORIGINS": f"http://127.0.0.1:{allowed}"})
+
+    tab = open_tab()
+    tab.page.goto(other_origin(server, allowed))
+    result = _result(tab.page)
+    assert "error" not in result, result["error"]
+    assert result["isolated"] is True
+    assert result["runtime"] == "wasm" and result["threads"] >= 2, result
+    assert result["verification"] == "passed"
+    manifest = json.loads((demo_repository / "manifest.json").read_text())
+    record = manifest["models"]["minilm"]["variants"][result["variant"]]
+    reference = json.loads((demo_repository / record["reference"]["file"]).read_text())
+    expected = tensor_json.decode(reference["outputs"])["sentence_embedding"].reshape(-1)
+    tolerance = tolerances.lookup(result["variant"], "wasm")
+    assert np.abs(np.array(result["embedding"]) - expected).max() <= tolerance.abs
+    assert all(url.startswith(server) for url in tab.artifact_requests()) and tab.artifact_requests()
+
+    stranger = open_tab()
+    stranger.page.goto(other_origin(server, refused))
+    failed = _result(stranger.page)
+    assert "web/lib/index.js" in failed.get("error", ""), failed
+    assert not stranger.artifact_requests()
