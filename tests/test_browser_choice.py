@@ -9,6 +9,7 @@ outside automated browsers); test_browser_wrong_results.py has a real model WebG
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import urllib.request
@@ -38,6 +39,20 @@ SOFTWARE_RANKED_LATER = "software WebGPU adapter: ranked after WebAssembly until
 
 def _steps_of(page, runtime):
     return [text for r, text in plan_steps(page) if r == runtime]
+
+
+def _variants_of(page, runtime):
+    """The variants the plan gives `runtime`, in its order."""
+    return [li.get_attribute("data-variant") for li in by_testid(page, "plan").locator(f'ol > li[data-runtime="{runtime}"]').all()]
+
+
+@contextlib.contextmanager
+def _chromium_with(playwright, flag):
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[*BROWSER_ARGS, flag])
+    try:
+        yield browser
+    finally:
+        browser.close()
 
 
 def _prepare_input(page, model):
@@ -111,7 +126,7 @@ def test_a_runtime_giving_wrong_answers_is_caught_at_first_use_and_never_run_aga
     served = [v for v, r in demo_manifest["models"]["digits"]["variants"].items() if r["status"] == "ok"]
     tab = open_tab("?perturb=wasm#/play/digits")
     page = tab.page
-    assert {text.split(" · ")[1].split(":")[0] for text in _steps_of(page, "wasm")} == set(served)
+    assert set(_variants_of(page, "wasm")) == set(served)
     draw_digit(page)
     path = expect_ran_on(page, "server")
     expect(path).to_have_text("Ran on server (fp32) after wasm gave wrong results.")
@@ -166,15 +181,11 @@ def test_verification_always_checks_again_after_a_reload(open_tab):
 
 def test_the_perturbing_switch_is_refused_outside_automated_browsers(playwright_session, live_server):
     # Without the automation flag, navigator.webdriver is false, as in any user's browser.
-    browser = playwright_session.chromium.launch(
-        executable_path=CHROMIUM, args=[*BROWSER_ARGS, "--disable-blink-features=AutomationControlled"])
-    try:
+    with _chromium_with(playwright_session, "--disable-blink-features=AutomationControlled") as browser:
         page = browser.new_page()
         page.goto(f"{live_server}/?perturb=wasm#/play/iris")
         expect(by_testid(page, "error")).to_contain_text("refused outside automated tests", timeout=PAGE_TIMEOUT_MS)
         assert page.evaluate("() => navigator.webdriver") is False
-    finally:
-        browser.close()
 
 
 def test_a_verdict_of_onnxport_check_in_the_repository_skips_that_pair(open_tab, repository_copy, serve_repository):
@@ -184,7 +195,7 @@ def test_a_verdict_of_onnxport_check_in_the_repository_skips_that_pair(open_tab,
     wait_for_probe(tab.page)
     kind = tab.page.evaluate("async () => { const p = await import('/web/lib/probe.js'); return p.deviceKind(await p.probe()); }")
     first = tab.goto("#/play/digits")
-    wasm_first = _steps_of(first, "wasm")[0].split(" · ")[1].split(":")[0]
+    wasm_first = _variants_of(first, "wasm")[0]
     record = manifest["models"]["digits"]["variants"][wasm_first]
     verdicts = {"schema": "onnxport.verdicts", "schema_version": 1, "verdicts": [{
         "model": "digits", "variant": wasm_first, "runtime": "wasm", "sha256": record["sha256"], "status": "fail",
@@ -193,7 +204,7 @@ def test_a_verdict_of_onnxport_check_in_the_repository_skips_that_pair(open_tab,
     base_url = serve_repository(repository)
 
     page = open_tab("#/play/digits", base_url=base_url).page
-    assert wasm_first not in [t.split(" · ")[1].split(":")[0] for t in _steps_of(page, "wasm")]
+    assert wasm_first not in _variants_of(page, "wasm")
     skipped = by_testid(page, "plan").locator(f'ul.skipped > li[data-runtime="wasm"][data-variant="{wasm_first}"]')
     expect(skipped).to_contain_text("onnxport check on this kind of device found it wrong: output logits at [0, 3]")
     draw_digit(page)
@@ -202,9 +213,7 @@ def test_a_verdict_of_onnxport_check_in_the_repository_skips_that_pair(open_tab,
 
 
 def test_webnn_is_probed_and_left_out_with_its_reason(playwright_session, live_server):
-    browser = playwright_session.chromium.launch(
-        executable_path=CHROMIUM, args=[*BROWSER_ARGS, "--enable-features=WebMachineLearningNeuralNetwork"])
-    try:
+    with _chromium_with(playwright_session, "--enable-features=WebMachineLearningNeuralNetwork") as browser:
         page = browser.new_page()
         page.goto(f"{live_server}/#/play/iris")
         wait_for_probe(page)
@@ -217,8 +226,6 @@ def test_webnn_is_probed_and_left_out_with_its_reason(playwright_session, live_s
         assert reason, probe.inner_text()
         skipped = by_testid(page, "plan").locator('ul.skipped > li[data-runtime="webnn"]')
         expect(skipped).to_have_text(f"webnn skipped: {reason}")
-    finally:
-        browser.close()
 
 
 def _server_infer(base_url, model, variant, feeds):
