@@ -13,7 +13,7 @@ from server.build.pipeline import VARIANTS
 from server.check import tolerances
 from server.errors import OnnxportError
 
-RUNTIMES = ("wasm", "wasm-1t", "webgpu")
+RUNTIMES = ("wasm", "wasm-1t", "webgpu", "webnn")  # every browser runtime the library plans
 FIELDS = {"abs", "rel", "top1_min", "cosine_min", "why"}
 
 
