@@ -41,6 +41,7 @@ export class Client {
     this.perturb = testing.perturb ?? null;
     this.cache = new Map(); // url -> promise of JSON, for the API's small documents
     this.loaded = new Set();
+    this.references = new Map(); // reference file url -> promise of its tensors
   }
 
   url(path) {
@@ -88,16 +89,23 @@ export class Client {
     return body.sets.map((set) => ({ inputs: decodeTensors(set.inputs), outputs: decodeTensors(set.outputs) }));
   }
 
-  // The variant's reference file (inputs and native onnxruntime's outputs), sha256-checked.
-  async reference(record) {
-    if (!record.reference) return null;
+  // The variant's reference file (inputs and native onnxruntime's outputs), sha256-checked;
+  // read once per client (several runtimes may verify one artifact).
+  reference(record) {
+    if (!record.reference) return Promise.resolve(null);
     const url = this.fileUrl(record.reference.file);
-    const response = await fetch(url);
-    if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
-    const bytes = await response.arrayBuffer();
-    if ((await sha256(bytes)) !== record.reference.sha256) throw new Error(`${record.reference.file}: sha256 does not match the manifest's`);
-    const body = JSON.parse(new TextDecoder().decode(bytes));
-    return { inputs: decodeTensors(body.inputs), outputs: decodeTensors(body.outputs), bytes: bytes.byteLength };
+    if (!this.references.has(url)) {
+      const loading = fetch(url).then(async (response) => {
+        if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
+        const bytes = await response.arrayBuffer();
+        if ((await sha256(bytes)) !== record.reference.sha256) throw new Error(`${record.reference.file}: sha256 does not match the manifest's`);
+        const body = JSON.parse(new TextDecoder().decode(bytes));
+        return { inputs: decodeTensors(body.inputs), outputs: decodeTensors(body.outputs), bytes: bytes.byteLength };
+      });
+      loading.catch(() => this.references.delete(url));
+      this.references.set(url, loading);
+    }
+    return this.references.get(url);
   }
 
   async plan(name, { runtime = "", variant = "", verify = "first-use" } = {}) {
