@@ -35,6 +35,7 @@ chromium:
 
 testdata: $(VENV)/.installed
 	$(PY) scripts/fetch_onnx_testdata.py
+	$(PY) scripts/fetch_third_party.py
 
 clean:
-	rm -rf $(VENV) node_modules models/.repository tests/data/onnx-backend
+	rm -rf $(VENV) node_modules models/.repository tests/data/onnx-backend tests/data/third-party

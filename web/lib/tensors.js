@@ -12,6 +12,10 @@ export function tensor(type, dims, data) {
 export function leadingRows(feeds, n) {
   const sliced = {};
   for (const [name, t] of Object.entries(feeds)) {
+    if (!t.dims.length) {
+      sliced[name] = t; // a scalar (a sample rate) has no rows
+      continue;
+    }
     const rows = Math.min(n, t.dims[0]);
     const width = t.dims.slice(1).reduce((a, b) => a * b, 1);
     sliced[name] = tensor(t.type, [rows, ...t.dims.slice(1)], t.data.slice(0, rows * width));
