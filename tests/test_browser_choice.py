@@ -42,7 +42,8 @@ def _steps_of(page, runtime):
 
 
 def _variants_of(page, runtime):
-    """The variants the plan gives `runtime`, in its order."""
+    """The variants the plan gives `runtime`, in its order (once the plan is on the page)."""
+    plan_steps(page)
     return [li.get_attribute("data-variant") for li in by_testid(page, "plan").locator(f'ol > li[data-runtime="{runtime}"]').all()]
 
 
