@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from flask.testing import FlaskClient
 
 from server import cli
 
@@ -318,6 +319,21 @@ def write_manifest_atomically(repository: Path, manifest: dict) -> None:
 def replace_manifest():
     """replace_manifest(repository, manifest): the atomic rename a build ends with."""
     return write_manifest_atomically
+
+
+class BufferedClient(FlaskClient):
+    """Reads each response whole and closes it, as a WSGI server does: a file response left open
+    would be a ResourceWarning (an error under this suite's warning filter)."""
+
+    def open(self, *args, **kwargs):
+        kwargs.setdefault("buffered", True)
+        return super().open(*args, **kwargs)
+
+
+def buffered_client(app) -> FlaskClient:
+    """A test client of `app` that reads every response whole (see BufferedClient)."""
+    app.test_client_class = BufferedClient
+    return app.test_client()
 
 
 def free_port() -> int:

@@ -11,6 +11,7 @@ from urllib.parse import unquote
 import pytest
 from flask.testing import FlaskClient
 
+from conftest import buffered_client
 from server.app import create_app
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -20,18 +21,7 @@ MODELS = ["iris", "digits", "minilm"]
 VARIANTS = ["fp32", "fp16", "int8-dynamic", "int8-static"]
 
 
-class BufferedClient(FlaskClient):
-    """Reads each response whole and closes it, as a WSGI server does: a file response left open
-    would be a ResourceWarning (an error under this suite's warning filter)."""
-
-    def open(self, *args, **kwargs):
-        kwargs.setdefault("buffered", True)
-        return super().open(*args, **kwargs)
-
-
-def client_of(app) -> FlaskClient:
-    app.test_client_class = BufferedClient
-    return app.test_client()
+client_of = buffered_client
 
 
 @pytest.fixture(scope="module")

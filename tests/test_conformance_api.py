@@ -17,23 +17,14 @@ import pytest
 from flask.testing import FlaskClient
 from onnx import numpy_helper
 
+from conftest import buffered_client
 from server.app import create_app
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
-class BufferedClient(FlaskClient):
-    """Reads each response whole and closes it (a file response left open is a ResourceWarning)."""
-
-    def open(self, *args, **kwargs):
-        kwargs.setdefault("buffered", True)
-        return super().open(*args, **kwargs)
-
-
 def client_for(**config) -> FlaskClient:
-    app = create_app(config)
-    app.test_client_class = BufferedClient
-    return app.test_client()
+    return buffered_client(create_app(config))
 
 
 def raw_get(client, raw_path: str):
@@ -50,9 +41,7 @@ def _no_environment_settings(monkeypatch):
 
 @pytest.fixture(scope="module")
 def client(demo_repository):
-    app = create_app({"repository": demo_repository})
-    app.test_client_class = BufferedClient
-    return app.test_client()
+    return client_for(repository=demo_repository)
 
 
 def decode(tensor: dict) -> np.ndarray:

@@ -14,6 +14,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from server import config
+from conftest import buffered_client
 from server.app import create_app
 from server.config import ConfigError
 
@@ -31,18 +32,8 @@ INDEX_SCRIPT = b'{"imports": {"@huggingface/tokenizers": "/vendor/tokenizers/tok
 IRIS_REQUEST = {"inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [5.1, 3.5, 1.4, 0.2]}]}
 
 
-class BufferedClient(FlaskClient):
-    """Reads each response whole and closes it (a file response left open is a ResourceWarning)."""
-
-    def open(self, *args, **kwargs):
-        kwargs.setdefault("buffered", True)
-        return super().open(*args, **kwargs)
-
-
 def client_for(**settings) -> FlaskClient:
-    app = create_app(settings)
-    app.test_client_class = BufferedClient
-    return app.test_client()
+    return buffered_client(create_app(settings))
 
 
 @pytest.fixture(autouse=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from flask.testing import FlaskClient
 
+from conftest import buffered_client
 from server.app import create_app
 from server.check import runner, verdicts
 from server.repository import empty_manifest
@@ -233,12 +234,6 @@ def test_the_check_warns_instead_of_failing_when_the_repository_takes_no_verdict
 # --------------------------------------------------------------------------- GET /api/conformance
 
 
-class BufferedClient(FlaskClient):
-    def open(self, *args, **kwargs):
-        kwargs.setdefault("buffered", True)
-        return super().open(*args, **kwargs)
-
-
 @pytest.fixture
 def client_of(monkeypatch):
     for name in list(os.environ):
@@ -246,9 +241,7 @@ def client_of(monkeypatch):
             monkeypatch.delenv(name)
 
     def make(repository: Path) -> FlaskClient:
-        app = create_app({"repository": repository})
-        app.test_client_class = BufferedClient
-        return app.test_client()
+        return buffered_client(create_app({"repository": repository}))
 
     return make
 
