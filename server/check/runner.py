@@ -21,7 +21,7 @@ from . import browser as chromium_driver
 from . import locate, tolerances, verdicts
 from .process import running_server
 
-BROWSER_RUNTIMES = ("wasm", "wasm-1t", "webgpu")
+BROWSER_RUNTIMES = verdicts.RUNTIMES
 FAILING = ("fail", "error")
 
 

@@ -22,7 +22,7 @@ from ..repository import variant_order
 VERDICTS_FILE = "conformance.json"
 SCHEMA = "onnxport.verdicts"
 SCHEMA_VERSION = 1
-RUNTIMES = ("wasm", "wasm-1t", "webgpu")  # the browser runtimes (runner.BROWSER_RUNTIMES, which imports us)
+RUNTIMES = ("wasm", "wasm-1t", "webgpu")  # the browser runtimes `onnxport check` runs (runner takes them from here)
 RECORDED = ("pass", "fail", "error", "unsupported")  # `skipped` says nothing about the artifact
 
 Warn = Callable[[str], None]
