@@ -229,22 +229,17 @@ def test_webnn_is_probed_and_left_out_with_its_reason(playwright_session, live_s
         expect(skipped).to_have_text(f"webnn skipped: {reason}")
 
 
-def _server_infer(base_url, model, variant, feeds):
-    body = {"inputs": [{"name": k, "shape": list(v.shape), "datatype": "FP32", "data": v.reshape(-1).tolist()} for k, v in feeds.items()]}
-    request = urllib.request.Request(f"{base_url}/v2/models/{model}/versions/{variant}/infer", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request) as response:
-        return {o["name"]: np.array(o["data"]).reshape(o["shape"]) for o in json.loads(response.read())["outputs"]}
-
-
-def test_the_example_page_runs_and_matches_the_server(open_tab, live_server):
+def test_the_example_page_runs_and_matches_the_server(open_tab, live_server, v2_codec):
     page = open_tab().page
     page.goto(f"{live_server}/web/examples/index.html")
     expect(page.locator("body[data-done=true]")).to_have_count(1, timeout=RUN_TIMEOUT_MS)
     expect(page.locator("#status")).to_have_text("Done.")
     variant = page.locator("body").get_attribute("data-variant")
     got = np.array(json.loads(page.locator("body").get_attribute("data-probabilities")))
-    expected = _server_infer(live_server, "iris", variant, {"features": np.array([[6.9, 3.1, 5.4, 2.1]], dtype=np.float32)})
+    request = urllib.request.Request(f"{live_server}/v2/models/iris/versions/{variant}/infer", headers={"Content-Type": "application/json"},
+                                     data=v2_codec.json_request({"features": np.array([[6.9, 3.1, 5.4, 2.1]], dtype=np.float32)}))
+    with urllib.request.urlopen(request) as response:
+        _, expected = v2_codec.parse_response(response.read(), None)
     tolerance = tolerances.lookup(variant, "wasm")
     assert np.abs(got - expected["probabilities"][0]).max() <= tolerance.abs, (got, expected)
     expect(page.locator("#answer")).to_contain_text("virginica")
