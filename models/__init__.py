@@ -1,1 +1,1 @@
-"""Demo model recipes: one module per model. See server/recipe.py for the contract."""
+"""Demo model recipes: one module per model. See server/onnxport/recipe.py for the contract."""

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from server.recipe import Recipe, SourceModel, Tolerance
+from onnxport import Recipe, SourceModel, Tolerance
 
 SEED = 0
 

@@ -6,7 +6,7 @@ is fetched from a model hub.
 
 import numpy as np
 
-from server.recipe import Recipe, SourceModel, Tolerance
+from onnxport import Recipe, SourceModel, Tolerance
 
 GOLDEN_SENTENCES = [
     "A man is playing a guitar on the street.",

@@ -81,7 +81,7 @@ def start_server(web_root: Path | None, log: Path) -> tuple[subprocess.Popen, st
     if web_root:
         env["ONNXPORT_WEB_ROOT"] = str(web_root)
     process = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", "--repository", str(REPOSITORY), "--port", str(port)],
+        [sys.executable, "-m", "onnxport", "serve", "--repository", str(REPOSITORY), "--port", str(port)],
         cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

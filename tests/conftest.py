@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from flask.testing import FlaskClient
 
-from server import cli
+from onnxport import cli
 
 # A real recipe, in the pattern of models/iris.py but trained in milliseconds. The
 # upper-case constants are knobs: write_recipe() rewrites them to make variants of it
@@ -274,7 +274,7 @@ def repository_copy(demo_repository, tmp_path):
     and only their files (plus the files of `keep_files_of`) are copied, which keeps minilm's
     180 MB out of tests that do not need it. The shared repository is never touched.
     """
-    from server.repository import referenced_files
+    from onnxport.repository.store import referenced_files
 
     counter = iter(range(1000))
 
@@ -344,7 +344,7 @@ def free_port() -> int:
 
 def start_server(args: list[str], port: int, log_path: Path, *, env: dict[str, str] | None = None,
                  probe: str = "/v2/health/ready", timeout: float = 60.0) -> tuple[subprocess.Popen, str]:
-    """Start `python -m server.cli ARGS` in the project folder; wait until GET probe is 200.
+    """Start `python -m onnxport ARGS` in the project folder; wait until GET probe is 200.
 
     ONNXPORT_* variables of the test environment are not passed on (only those in env).
     If the server never answers, it is stopped and the test fails with its captured log.
@@ -354,7 +354,7 @@ def start_server(args: list[str], port: int, log_path: Path, *, env: dict[str, s
     environment["PYTHONUNBUFFERED"] = "1"
     log = open(log_path, "wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", *args], cwd=PROJECT_ROOT, env=environment,
+        [sys.executable, "-m", "onnxport", *args], cwd=PROJECT_ROOT, env=environment,
         stdout=log, stderr=subprocess.STDOUT,
     )
     log.close()

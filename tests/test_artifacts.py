@@ -12,7 +12,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from conftest import buffered_client
-from server.app import create_app
+from onnxport.serving.app import create_app
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 ORT_DIST = PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist"

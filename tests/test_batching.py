@@ -10,9 +10,9 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from server.api.batching_policy import BENCH_FILE, enabled_for
-from server.app import create_app
-from server.batching import DynamicBatcher
+from onnxport.serving.batching_policy import BENCH_FILE, enabled_for
+from onnxport.serving.app import create_app
+from onnxport.serving.batching import DynamicBatcher
 
 
 def infer(client, model: str, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

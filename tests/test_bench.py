@@ -19,7 +19,7 @@ def benched(repository_copy, tmp_path):
     repository = repository_copy(models=["iris"])
     report_path = tmp_path / "bench.json"
     run = subprocess.run(
-        [sys.executable, "-m", "server.cli", "--repository", str(repository), "bench", "iris", "--runs", "3",
+        [sys.executable, "-m", "onnxport", "--repository", str(repository), "bench", "iris", "--runs", "3",
          "--runtimes", "wasm-1t,wasm", "--json", str(report_path)],
         cwd=PROJECT, capture_output=True, text=True, timeout=600,
     )

@@ -31,7 +31,7 @@ from browser_helpers import (
     run,
     wait_for_probe,
 )
-from server.check import tolerances
+from onnxport.accuracy import tolerances
 
 SPEEDS_KEY = "onnxport-speeds-v2"
 SOFTWARE_RANKED_LATER = "software WebGPU adapter: ranked after WebAssembly until measured faster"
@@ -248,7 +248,7 @@ def test_the_example_page_runs_and_matches_the_server(open_tab, live_server, v2_
 
 def test_the_playground_of_an_imported_model_runs_on_its_own_inputs(open_tab, run_cli, serve_repository, tmp_path):
     """An imported test directory brings real inputs: the playground feeds them, not random [1, 1] ones."""
-    from server.build import testdata
+    from onnxport.repository import testdata
 
     source = Path(__file__).parent / "data" / "onnx-backend" / "test_Conv2d"
     repository = tmp_path / "imported"

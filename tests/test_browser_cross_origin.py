@@ -14,8 +14,8 @@ from playwright.sync_api import expect
 
 from browser_helpers import RUN_TIMEOUT_MS
 from conftest import free_port
-from server import tensor_json
-from server.check import tolerances
+from onnxport import tensor_json
+from onnxport.accuracy import tolerances
 
 PAGE = """<!doctype html>
 <meta charset="utf-8">

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from server.build import budgets
-from server.build.pipeline import VARIANTS
+from onnxport.accuracy import budgets
+from onnxport.convert.pipeline import VARIANTS
 
 # (task, metric key, budget attribute, a value inside, a value outside, how the reason prints it)
 CASES = [

@@ -11,8 +11,8 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from server import runtime
-from server.build.pipeline import VARIANTS
+from onnxport import runtime
+from onnxport.convert.pipeline import VARIANTS
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from server.app import create_app
+from onnxport.serving.app import create_app
 
 IRIS = {"inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [5.9, 3.0, 5.1, 1.8]}]}
 DIGITS = {"inputs": [{"name": "pixels", "shape": [1, 1, 8, 8], "datatype": "FP32", "data": [0.5] * 64}]}

@@ -24,8 +24,10 @@ import pytest
 from onnx import numpy_helper
 from playwright.sync_api import expect
 
-from server import cli
-from server.check import locate, process, runner, tolerances
+from onnxport import cli
+from onnxport.check import locate, runner
+from onnxport.harness import process
+from onnxport.accuracy import tolerances
 
 pytestmark = pytest.mark.slow
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from server.app import create_app
-from server.build.pipeline import VARIANTS
-from server.check import tolerances
-from server.errors import OnnxportError
+from onnxport.serving.app import create_app
+from onnxport.convert.pipeline import VARIANTS
+from onnxport.accuracy import tolerances
+from onnxport.errors import OnnxportError
 
 RUNTIMES = ("wasm", "wasm-1t", "webgpu", "webnn")  # every browser runtime the library plans
 FIELDS = {"abs", "rel", "top1_min", "cosine_min", "why"}

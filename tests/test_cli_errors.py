@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.recipe import default_recipes_dir
+from onnxport.recipe import default_recipes_dir
 
 
 @pytest.fixture

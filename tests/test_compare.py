@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from server.build import compare
-from server.recipe import Tolerance
+from onnxport.accuracy import compare
+from onnxport.recipe import Tolerance
 
 TIGHT = Tolerance(abs_tol=1e-6)
 

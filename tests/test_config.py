@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from server import config
-from server.app import create_app
-from server.config import SETTINGS, ConfigError
+from onnxport.serving import config
+from onnxport.serving.app import create_app
+from onnxport.serving.config import SETTINGS, ConfigError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 

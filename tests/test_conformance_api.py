@@ -18,7 +18,7 @@ from flask.testing import FlaskClient
 from onnx import numpy_helper
 
 from conftest import buffered_client
-from server.app import create_app
+from onnxport.serving.app import create_app
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from flask.testing import FlaskClient
 
-from server import config
+from onnxport.serving import config
 from conftest import buffered_client
-from server.app import create_app
-from server.config import ConfigError
+from onnxport.serving.app import create_app
+from onnxport.serving.config import ConfigError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 ORT_DIST = PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist"

@@ -11,7 +11,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from server import cli
+from onnxport import cli
 
 BACKEND = Path(__file__).parent / "data" / "onnx-backend"
 

@@ -12,9 +12,9 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from server import tensor_json
-from server.check import locate
-from server.check.tolerances import Tolerance
+from onnxport import tensor_json
+from onnxport.check import locate
+from onnxport.accuracy.tolerances import Tolerance
 
 TOL = Tolerance(abs=1e-3, rel=1.001, top1_min=1.0, cosine_min=0.999, why="test")
 

@@ -13,10 +13,11 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from server import tensor_json
-from server.build import measure, testdata
-from server.build.pipeline import VARIANTS
-from server.build.reference import REFERENCE_ROWS, reference_inputs
+from onnxport import tensor_json
+from onnxport.accuracy import measure
+from onnxport.repository import testdata
+from onnxport.convert.pipeline import VARIANTS
+from onnxport.convert.reference import REFERENCE_ROWS, reference_inputs
 
 DEMOS = ("digits", "iris", "minilm")
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from server.errors import RepositoryError
-from server.recipe import default_recipes_dir
-from server.repository import Repository
+from onnxport.errors import RepositoryError
+from onnxport.recipe import default_recipes_dir
+from onnxport.repository.store import Repository
 
 
 def listing(root: Path) -> dict[str, bytes]:

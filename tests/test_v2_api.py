@@ -13,7 +13,7 @@ import zlib
 import numpy as np
 import pytest
 
-from server.app import create_app
+from onnxport.serving.app import create_app
 
 MODELS = ["iris", "digits", "minilm"]
 VARIANTS = ["fp32", "fp16", "int8-dynamic", "int8-static"]

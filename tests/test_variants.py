@@ -7,10 +7,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from server import runtime
-from server.build import variants
-from server.build.export import export
-from server.recipe import SourceModel
+from onnxport import runtime
+from onnxport.convert import variants
+from onnxport.convert.export import export
+from onnxport.recipe import SourceModel
 
 
 

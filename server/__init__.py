@@ -1,3 +1,0 @@
-"""onnxport: export once, run anywhere, and prove it."""
-
-__version__ = "0.1.0"

@@ -1,0 +1,89 @@
+"""Measure a variant against fp32 and against the source on the golden inputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from onnxport.recipe import Tolerance
+from onnxport.accuracy import budgets, compare
+
+Feeds = dict[str, np.ndarray]
+
+
+def against(
+    reference: list[Feeds], got: list[Feeds], task: str, metric_output: str | None,
+    tolerance: Tolerance | None = None,
+) -> dict[str, Any]:
+    """Errors per output and the task metric, over every golden set."""
+    per_set = [compare.compare(ref, out, tolerance) for ref, out in zip(reference, got)]
+    outputs = _merge_errors(per_set)
+    result: dict[str, Any] = {"outputs": outputs}
+    if metric_output:
+        metrics = [
+            compare.task_metric(task, ref[metric_output], out[metric_output])
+            for ref, out in zip(reference, got)
+            if metric_output in ref and metric_output in out
+        ]
+        result["metric"] = _merge_metrics(metrics)
+    result["within_tolerance"] = compare.within(outputs) if tolerance is not None else None
+    return result
+
+
+def accuracy(labels: np.ndarray | None, got: list[Feeds], metric_output: str | None) -> float | None:
+    if labels is None or not metric_output or len(got) != 1:
+        return None
+    return compare.accuracy(labels, got[0][metric_output])
+
+
+def verdict(variant: str, task: str, vs_fp32: dict[str, Any]) -> str | None:
+    """The reason a variant is rejected, or None when it may be served."""
+    for name, errors in vs_fp32["outputs"].items():
+        if "shape_mismatch" in errors:
+            return f"output {name!r} has shape {errors['shape_mismatch']['got']}, fp32 has {errors['shape_mismatch']['expected']}"
+        if errors.get("nonfinite"):
+            return f"output {name!r} has {errors['nonfinite']} inf/NaN values where fp32 is finite"
+        if variant == "fp32" and errors.get("mismatches"):
+            return f"integer output {name!r} differs from the export in {errors['mismatches']} elements"
+    metric = vs_fp32.get("metric") or {}
+    if not metric:
+        # Without a task metric, judge every float output by its scaled error.
+        worst = max((e.get("max_abs", 0.0) / max(e.get("scale", 1.0), 1e-12) for e in vs_fp32["outputs"].values()), default=0.0)
+        metric = {"scaled_max_abs": worst}
+    return budgets.check(variant, task, metric)
+
+
+def _merge_errors(per_set: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    merged: dict[str, dict[str, Any]] = {}
+    for set_index, errors in enumerate(per_set):
+        for name, e in errors.items():
+            m = merged.setdefault(name, {"max_abs": 0.0, "mean_abs": 0.0, "max_rel": 0.0, "nonfinite": 0, "scale": 0.0})
+            if "shape_mismatch" in e:
+                m.setdefault("shape_mismatch", e["shape_mismatch"])
+                continue
+            m["max_abs"] = max(m["max_abs"], e["max_abs"])
+            m["max_rel"] = max(m["max_rel"], e["max_rel"])
+            m["mean_abs"] += e["mean_abs"] / len(per_set)
+            m["nonfinite"] += e["nonfinite"]
+            m["scale"] = max(m["scale"], e.get("scale", 0.0))
+            if "mismatches" in e:
+                m["mismatches"] = m.get("mismatches", 0) + e["mismatches"]
+            if "first_mismatch" in e and "first_mismatch" not in m:
+                m["first_mismatch"] = {"set": set_index, **e["first_mismatch"]}
+    return merged
+
+
+def _merge_metrics(metrics: list[dict[str, float]]) -> dict[str, float]:
+    if not metrics:
+        return {}
+    merged: dict[str, float] = {}
+    for key in metrics[0]:
+        values = [m[key] for m in metrics if key in m]
+        if key.endswith("_min"):
+            merged[key] = float(min(values))
+        elif key.startswith("scaled_"):
+            merged[key] = float(max(values))
+        else:
+            merged[key] = float(np.mean(values))
+    return merged

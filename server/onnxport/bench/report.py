@@ -1,0 +1,65 @@
+"""The bench as tables, with every target printed as a measured ratio."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from onnxport.report import human_bytes, table
+
+
+def _ms(value: dict | None) -> str:
+    return f"{value['median_ms']:.3f}" if value else "-"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}x" if a and b else "-"
+
+
+def browser_results(report: dict, model: str) -> dict[tuple[str, str], dict]:
+    return {(r["variant"], r["runtime"]): r for r in report.get("browser", {}).get("results", []) if r["model"] == model}
+
+
+def text(report: dict[str, Any]) -> str:
+    parts = [f"machine: {report['machine']['cpu']} · {report['machine']['cores']} cores · onnxruntime {report['machine']['onnxruntime']}"]
+    for model, data in report["models"].items():
+        variants = data["variants"]
+        fp32 = variants.get("fp32", {}).get("native", {})
+        browser = browser_results(report, model)
+        rows = []
+        for variant, v in variants.items():
+            w1 = browser.get((variant, "wasm-1t"), {}).get("warm")
+            wn = browser.get((variant, "wasm"), {}).get("warm")
+            gpu = browser.get((variant, "webgpu"), {}).get("warm")
+            cached = browser.get((variant, "wasm"), {}).get("cached")
+            rows.append([
+                variant, human_bytes(v["bytes"]), f"{v['size_ratio']:.3f}" if v.get("size_ratio") else "-",
+                _ms(v["native"]["1"]), _ms(v["native"]["all"]),
+                _ms(w1), _ratio(w1 and w1["median_ms"], fp32.get("1", {}).get("median_ms")),
+                _ms(wn), _ratio(wn and wn["median_ms"], fp32.get("all", {}).get("median_ms")),
+                _ratio(w1 and w1["median_ms"], wn and wn["median_ms"]),
+                _ms(gpu),
+                f"{cached['total_ms']:.0f}/{cached['create_ms']:.0f}" if cached else "-",
+            ])
+        parts.append(f"\n{model} (inputs {data['inputs']})")
+        parts.append(table(["variant", "size", "x fp32", "native 1t ms", "native all ms", "wasm-1t ms", "x native fp32 1t",
+                            "wasm all ms", "x native fp32 all", "threads speedup", "webgpu ms", "cached start/create ms"], rows))
+        server = data.get("server", {})
+        if server:
+            trip = server["round_trip"]
+            base = fp32.get("all", {}).get("median_ms")
+            parts.append(f"server V2 batch 1 (fp32): binary {trip['binary']['median_ms']:.3f} ms ({_ratio(trip['binary']['median_ms'], base)} "
+                         f"session.run), JSON {trip['json']['median_ms']:.3f} ms ({_ratio(trip['json']['median_ms'], base)})")
+            off = {r["clients"]: r for r in server["throughput_batching_off"]}
+            on = {r["clients"]: r for r in server["throughput_batching_on"]}
+            parts.append(table(["clients", "req/s batching off", "p90 ms off", "req/s batching on", "p90 ms on", "gain"], [
+                [str(c), f"{off[c]['requests_per_s']:.1f}", f"{off[c]['p90_ms']:.2f}", f"{on[c]['requests_per_s']:.1f}",
+                 f"{on[c]['p90_ms']:.2f}", _ratio(on[c]["requests_per_s"], off[c]["requests_per_s"])] for c in sorted(off)]))
+        profile = data.get("operator_profile")
+        if profile:
+            parts.append("where the time goes, fp32, 1 thread (kernel ms per run):")
+            parts.append(table(["op", "native", "browser wasm", "x"], [
+                [p["op"], f"{p['native_ms']:.3f}", f"{p['browser_ms']:.3f}", f"{p['ratio']:.1f}x" if p["ratio"] else "-"]
+                for p in profile]))
+    recommended = report.get("recommendations", {}).get("dynamic_batching", {})
+    parts.append("\ndynamic batching recommended for: " + (", ".join(m for m, on in recommended.items() if on) or "none"))
+    return "\n".join(parts)

@@ -1,0 +1,113 @@
+"""`onnxport bench`: native, server and browser paths of every served variant, in one run."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable
+
+from onnxport.serving.batching_policy import BENCH_FILE
+from onnxport.repository import testdata
+from onnxport.harness.process import running_server
+from onnxport.errors import OnnxportError
+from onnxport.repository.store import Repository
+from onnxport.bench.browser import browser_bench
+from onnxport.bench.inputs import batch_one
+from onnxport.bench.native import all_cores, native
+from onnxport.bench.profile import native_operator_times, side_by_side
+from onnxport.bench.v2 import round_trips, throughput
+
+CLIENTS = (1, 4, 16)
+# Dynamic batching is recommended where it gives this much more throughput at 16 clients.
+BATCHING_GAIN = 1.1
+
+
+def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: int, browser: str | None,
+              say: Callable[[str], None] = print) -> dict[str, Any]:
+    repo = Repository(repository)
+    manifest = repo.read_manifest()
+    names = models or sorted(manifest["models"])
+    unknown = [m for m in names if m not in manifest["models"]]
+    if unknown:
+        raise OnnxportError(f"unknown model {unknown[0]!r}; the repository has: {', '.join(sorted(manifest['models']))}")
+    inputs = {name: batch_one(manifest["models"][name], _golden(repo, manifest["models"][name])) for name in names}
+    report: dict[str, Any] = {"schema": "onnxport.bench", "schema_version": 1, "machine": machine(), "models": {}}
+    cores = all_cores()
+    for name in names:
+        entry = manifest["models"][name]
+        say(f"native onnxruntime: {name}")
+        variants = {}
+        fp32_bytes = entry["variants"]["fp32"].get("bytes")
+        for variant, record in entry["variants"].items():
+            if record["status"] != "ok":
+                continue
+            path = repo.path_of(record["file"])
+            variants[variant] = {
+                "bytes": record["bytes"], "size_ratio": round(record["bytes"] / fp32_bytes, 4) if fp32_bytes else None,
+                "native": {"1": native(path, inputs[name], 1, runs), "all": native(path, inputs[name], cores, runs)},
+            }
+        report["models"][name] = {"inputs": {k: list(v.shape) for k, v in inputs[name].items()}, "variants": variants}
+
+    for batching in ("none", "all"):
+        with running_server(repository, extra_env={"ONNXPORT_DYNAMIC_BATCHING": batching}) as base:
+            for name in names:
+                path = f"/v2/models/{name}/versions/fp32/infer"
+                server = report["models"][name].setdefault("server", {})
+                if batching == "none":
+                    say(f"server V2 round trips: {name}")
+                    server["round_trip"] = round_trips(base, path, inputs[name], runs)
+                say(f"server throughput, dynamic batching {'on' if batching == 'all' else 'off'}: {name}")
+                # About three seconds of serial work per measurement, whatever the model's speed.
+                total = int(3000 / max(_fp32_ms(report, name) + 1.0, 1.0))
+                server[f"throughput_batching_{'on' if batching == 'all' else 'off'}"] = [
+                    throughput(base, path, inputs[name], clients, max(5, min(200, total // clients)))
+                    for clients in CLIENTS
+                ]
+            if batching == "none" and runtimes:
+                say(f"browser ({', '.join(runtimes)}): cold start, cached start, warm runs")
+                report["browser"] = browser_bench(base, browser, names, runtimes, inputs, runs)
+    for name, browser_ops in report.get("browser", {}).pop("profiles", {}).items():
+        say(f"operator profiles (fp32, 1 thread): {name}")
+        native_ops = native_operator_times(repo.path_of(manifest["models"][name]["variants"]["fp32"]["file"]), inputs[name], 1)
+        report["models"][name]["operator_profile"] = side_by_side(native_ops, browser_ops)
+    report["recommendations"] = {"dynamic_batching": {name: batching_wins(report["models"][name]["server"]) for name in names}}
+    return report
+
+
+def batching_wins(server: dict[str, Any]) -> bool:
+    off = {r["clients"]: r for r in server["throughput_batching_off"]}
+    on = {r["clients"]: r for r in server["throughput_batching_on"]}
+    lone = off[1]["median_ms"] or 1e-9
+    return (on[16]["requests_per_s"] >= BATCHING_GAIN * off[16]["requests_per_s"]
+            and on[16]["p90_ms"] <= 3 * lone)
+
+
+def save_latest(repository: Path, report: dict[str, Any]) -> Path:
+    """The repository keeps the latest bench: the server's batching and the performance page read it."""
+    target = Path(repository) / BENCH_FILE
+    temporary = target.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(report, indent=2))
+    os.replace(temporary, target)
+    return target
+
+
+def machine() -> dict[str, Any]:
+    cpu = ""
+    try:
+        cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("model name")), "")
+    except OSError:
+        pass
+    return {"platform": platform.platform(), "python": platform.python_version(), "cpu": cpu,
+            "cores": all_cores(), "onnxruntime": metadata.version("onnxruntime")}
+
+
+def _fp32_ms(report, name) -> float:
+    return report["models"][name]["variants"].get("fp32", {}).get("native", {}).get("all", {}).get("median_ms", 1.0)
+
+
+def _golden(repo: Repository, entry: dict) -> dict:
+    return testdata.read_golden(repo.root, entry)[0][0]

@@ -1,0 +1,99 @@
+"""The server's V2 API: batch-1 round trips (JSON and binary), and throughput under concurrent clients."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import time
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from onnxport.serving import protocol
+from onnxport.bench.timing import measure, summarize
+
+
+class Client:
+    """One kept-alive connection, as real clients (tritonclient) use."""
+
+    def __init__(self, base_url: str):
+        parts = urlsplit(base_url)
+        self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
+
+    def post(self, path: str, body: bytes, headers: dict[str, str]) -> bytes:
+        self.connection.request("POST", path, body=body, headers=headers)
+        response = self.connection.getresponse()
+        data = response.read()
+        if response.status != 200:
+            raise RuntimeError(f"POST {path}: HTTP {response.status}: {data[:300]!r}")
+        return data
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def json_request(feeds: dict[str, np.ndarray]) -> tuple[bytes, dict[str, str]]:
+    body = json.dumps({"inputs": [
+        {"name": k, "shape": list(v.shape), "datatype": protocol.datatype_of(v), "data": v.ravel().tolist()}
+        for k, v in feeds.items()]}).encode()
+    return body, {"Content-Type": "application/json"}
+
+
+def binary_request(feeds: dict[str, np.ndarray]) -> tuple[bytes, dict[str, str]]:
+    header = json.dumps({"inputs": [
+        {"name": k, "shape": list(v.shape), "datatype": protocol.datatype_of(v),
+         "parameters": {"binary_data_size": v.nbytes}} for k, v in feeds.items()],
+        "parameters": {"binary_data_output": True}}).encode()
+    return header + b"".join(protocol.to_binary(v) for v in feeds.values()), {
+        "Inference-Header-Content-Length": str(len(header))}
+
+
+def round_trips(base_url: str, path: str, feeds: dict[str, np.ndarray], runs: int) -> dict:
+    client = Client(base_url)
+    try:
+        return {kind: measure(lambda: client.post(path, *make(feeds)), runs=runs)
+                for kind, make in (("json", json_request), ("binary", binary_request))}
+    finally:
+        client.close()
+
+
+def throughput(base_url: str, path: str, feeds: dict[str, np.ndarray], clients: int, requests_per_client: int) -> dict:
+    """`clients` threads, each with its own connection, each sending binary requests back to back."""
+    body, headers = binary_request(feeds)
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    start_line = threading.Barrier(clients + 1)
+
+    def client_loop() -> None:
+        client = Client(base_url)
+        client.post(path, body, headers)  # warm the connection and the session
+        start_line.wait()
+        mine = []
+        try:
+            for _ in range(requests_per_client):
+                begin = time.perf_counter()
+                client.post(path, body, headers)
+                mine.append((time.perf_counter() - begin) * 1000)
+        except Exception as exc:
+            with lock:
+                errors.append(str(exc))
+        finally:
+            client.close()
+            with lock:
+                latencies.extend(mine)
+
+    threads = [threading.Thread(target=client_loop) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    start_line.wait()
+    began = time.perf_counter()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - began
+    result = {"clients": clients, "requests": len(latencies), "seconds": round(elapsed, 3),
+              "requests_per_s": round(len(latencies) / elapsed, 2) if elapsed else 0.0, **summarize(latencies or [0.0])}
+    if errors:
+        result["errors"] = errors[:3]
+    return result

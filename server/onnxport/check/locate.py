@@ -1,0 +1,96 @@
+"""Where does a runtime diverge? Find the first node whose output differs beyond tolerance.
+
+Every intermediate value of the variant is exposed as an extra graph output; the
+browser runtime and the server's onnxruntime run that debug model on the same
+inputs, and the values are compared node by node in graph order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from onnxport import runtime as ort_runtime
+from onnxport.accuracy import tolerances
+
+
+def debug_model(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with every node output as a graph output (untyped where inference cannot tell:
+    onnxruntime works the type out itself)."""
+    inferred = onnx.shape_inference.infer_shapes(model)
+    types = {v.name: v.type.tensor_type.elem_type for v in [*inferred.graph.value_info, *inferred.graph.output]}
+    debug = onnx.ModelProto()
+    debug.CopyFrom(model)
+    existing = {o.name for o in debug.graph.output}
+    for node in model.graph.node:
+        for name in node.output:
+            if name and name not in existing:
+                if types.get(name):
+                    debug.graph.output.append(helper.make_tensor_value_info(name, types[name], None))
+                else:
+                    debug.graph.output.append(onnx.ValueInfoProto(name=name))
+                existing.add(name)
+    return debug
+
+
+def write_debug_model(artifact: Path, debug_root: Path) -> str:
+    """Write the debug model of an artifact into debug_root; returns its file name."""
+    data = debug_model(onnx.load(str(artifact))).SerializeToString()
+    name = f"{hashlib.sha256(data).hexdigest()}.onnx"
+    debug_root.mkdir(parents=True, exist_ok=True)
+    (debug_root / name).write_bytes(data)
+    return name
+
+
+def first_divergence(model: onnx.ModelProto, reference: dict[str, np.ndarray], browser: dict[str, np.ndarray],
+                     tol: tolerances.Tolerance) -> dict[str, Any] | None:
+    """The first node (graph order) with an output outside the tolerance."""
+    for index, node in enumerate(model.graph.node):
+        for name in node.output:
+            if name not in reference or name not in browser:
+                continue
+            expected, got = reference[name], browser[name]
+            problem = _differs(expected, got, tol)
+            if problem:
+                return {"node": node.name or f"#{index}", "op_type": node.op_type, "node_index": index,
+                        "output": name, **problem}
+    return None
+
+
+def _differs(expected: np.ndarray, got: np.ndarray, tol) -> dict[str, Any] | None:
+    if expected.shape != got.shape:
+        return {"reason": f"shape {list(got.shape)}, expected {list(expected.shape)}"}
+    if expected.dtype.kind not in "fc":
+        bad = expected != got
+    else:
+        e, g = expected.astype(np.float64), got.astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            close = np.abs(e - g) <= tol.abs
+            ratio = (e / g < tol.rel) & (g / e < tol.rel) & (e / g > 0)
+        bad = ~(close | ratio | (np.isnan(e) & np.isnan(g)) | (np.isinf(e) & (e == g)))
+    if not bad.any():
+        return None
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(expected.astype(np.float64) - got.astype(np.float64))
+    finite = diff[np.isfinite(diff)]
+    # Only finite differences make a max (the report is strict JSON); non-finite ones are counted.
+    return {"index": list(where), "expected": _item(expected[where]), "got": _item(got[where]),
+            "max_abs": float(finite.max()) if finite.size else 0.0,
+            "nonfinite": int((~np.isfinite(diff)).sum()), "mismatches": int(bad.sum())}
+
+
+def _item(value) -> Any:
+    item = value.item()
+    return item if not isinstance(item, float) or np.isfinite(item) else str(item)
+
+
+def reference_outputs(debug_path: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    session = ort_runtime.create_session(debug_path.read_bytes(), label=f"debug model {debug_path.name}")
+    return ort_runtime.run(session, feeds, label="debug model")
+

@@ -1,0 +1,76 @@
+"""The conformance report for people: a terminal table and an HTML page (the JSON is for machines)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from onnxport.report import table
+
+HEADERS = ["model", "variant", "runtime", "status", "max abs", "metric", "warm ms", "where", "detail"]
+
+
+def _max_abs(result: dict[str, Any]) -> str:
+    values = [o.get("max_abs", 0.0) for o in (result.get("outputs") or {}).values() if isinstance(o, dict)]
+    return f"{max(values):.1e}" if values else "-"
+
+
+def _metric(result: dict[str, Any]) -> str:
+    metric = result.get("metric") or {}
+    if "top1_agreement" in metric:
+        return f"top1 {metric['top1_agreement']:.3f}"
+    if "cosine_min" in metric:
+        return f"cos {metric['cosine_min']:.5f}"
+    return "-"
+
+
+def _where(result: dict[str, Any]) -> str:
+    placement = result.get("placement") or {}
+    if not placement.get("found"):
+        return "-"
+    busiest = sorted(placement.get("cpu_op_types", {}).items(), key=lambda kv: -kv[1])
+    ops = ", ".join(f"{op} x{n}" for op, n in busiest[:3]) + (", ..." if len(busiest) > 3 else "")
+    return f"GPU {placement['webgpu_nodes']}, CPU {placement['cpu_nodes']}" + (f" ({ops})" if ops else "")
+
+
+def _detail(result: dict[str, Any]) -> str:
+    text = result.get("reason") or ""
+    divergence = result.get("divergence")
+    if divergence and "node" in divergence:
+        text += (f" | first divergence: node {divergence['node']} ({divergence['op_type']}), output "
+                 f"{divergence['output']} at {divergence.get('index')}")
+    return text
+
+
+def rows(report: dict[str, Any]) -> list[list[str]]:
+    out = []
+    for r in report["results"]:
+        warm = (r.get("timings") or {}).get("warm_run_ms")
+        out.append([r["model"], r["variant"], r["runtime"], r["status"], _max_abs(r), _metric(r),
+                    f"{warm:.1f}" if isinstance(warm, (int, float)) else "-", _where(r), _detail(r)[:160]])
+    return out
+
+
+def text_table(report: dict[str, Any]) -> str:
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(report.get("summary", {}).items()))
+    return table(HEADERS, rows(report)) + f"\n\n{counts}"
+
+
+def to_html(report: dict[str, Any]) -> str:
+    body = "".join(
+        f"<tr class='{html.escape(row[3])}'>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
+        for row in rows(report)
+    )
+    browser = report.get("browser", {})
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>onnxport conformance</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2rem}}table{{border-collapse:collapse}}
+td,th{{border-bottom:1px solid #ddd;padding:.25rem .5rem;text-align:left;font-size:.9rem}}
+.pass{{background:#eaf7ea}}.fail,.error{{background:#fdeaea}}.skipped,.unsupported{{color:#666}}</style></head>
+<body><h1>onnxport conformance</h1>
+<p>{html.escape(report.get('created', ''))} · {html.escape(browser.get('user_agent', ''))}</p>
+<p>WebGPU: {html.escape(str((browser.get('adapter') or {}).get('description') or browser.get('webgpu')))} ·
+threads available: {html.escape(str(browser.get('cross_origin_isolated')))}</p>
+<table><thead><tr>{''.join(f'<th>{h}</th>' for h in HEADERS)}</tr></thead><tbody>{body}</tbody></table>
+</body></html>
+"""

@@ -1,0 +1,149 @@
+"""`onnxport check`: run the conformance page in headless Chromium, add the source rows, locate divergences."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import tempfile
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from onnxport import runtime as ort_runtime
+from onnxport import tensor_json
+from onnxport.accuracy import compare
+from onnxport.errors import OnnxportError
+from onnxport.recipe import Tolerance
+from onnxport.repository.store import Repository
+from onnxport.harness import chromium as chromium_driver
+from onnxport.check import locate, verdicts
+from onnxport.accuracy import tolerances
+from onnxport.harness.process import running_server
+
+BROWSER_RUNTIMES = verdicts.RUNTIMES
+FAILING = ("fail", "error")
+
+
+def run_check(*, repository: Path | None, url: str | None, models: list[str], runtimes: list[str],
+              browser: str | None, webgpu_rows: int = 2, find_divergence: bool = False,
+              tolerances_file: Path | None = None, timeout_s: float = 1800) -> dict[str, Any]:
+    unknown = [r for r in runtimes if r not in BROWSER_RUNTIMES]
+    if unknown:
+        raise OnnxportError(f"unknown runtime {unknown[0]!r}; runtimes: {', '.join(BROWSER_RUNTIMES)}")
+    if (find_divergence or tolerances_file) and url:
+        raise OnnxportError("--locate and --tolerances need the check's own server: drop --url")
+    tolerances.load_overrides(tolerances_file)  # a bad file fails before anything starts
+    with contextlib.ExitStack() as stack:
+        debug_root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxport-debug-"))) if find_divergence else None
+        base = url.rstrip("/") if url else stack.enter_context(
+            running_server(repository, debug_root=debug_root, tolerances_file=tolerances_file))
+        manifest = _get_json(f"{base}/api/manifest")
+        missing = [m for m in models if m not in manifest["models"]]
+        if missing:
+            raise OnnxportError(f"unknown model {missing[0]!r}; the server has: {', '.join(sorted(manifest['models'])) or 'none'}")
+        names = models or sorted(manifest["models"])
+        with chromium_driver.chromium(browser, webgpu="webgpu" in runtimes) as chromium:
+            report = chromium_driver.run_conformance_page(chromium, base, names, runtimes, webgpu_rows, timeout_s)
+            report["results"] = [*source_rows(base, manifest, names), *report["results"]]
+            if find_divergence:
+                for result in report["results"]:
+                    if result["status"] in FAILING and result["runtime"] in BROWSER_RUNTIMES:
+                        result["divergence"] = _locate(chromium, base, repository, debug_root, manifest, result,
+                                                       webgpu_rows, tolerances_file)
+        report["server"] = base
+        report["summary"] = summary(report["results"])
+    if not url:  # the check's own server: its repository keeps the verdicts
+        _record_verdicts(Path(repository), report, manifest)
+    return report
+
+
+def _record_verdicts(repository: Path, report: dict[str, Any], checked_manifest: dict[str, Any]) -> None:
+    """Keep the browser verdicts in the repository (/api/conformance); the report matters more, so
+    a repository that cannot take them is a warning, not a failed check."""
+    try:
+        verdicts.record(repository, report, checked_manifest, Repository(repository).read_manifest())
+    except (OSError, OnnxportError) as exc:
+        verdicts.print_warning(f"the verdicts were not recorded in {repository / verdicts.VERDICTS_FILE}: {exc}")
+
+
+def source_rows(base: str, manifest: dict, names: list[str]) -> list[dict[str, Any]]:
+    """The server's fp32 variant against the source framework's outputs stored as golden data."""
+    rows = []
+    for name in names:
+        entry = manifest["models"][name]
+        record = entry["variants"].get("fp32", {})
+        row: dict[str, Any] = {"model": name, "variant": "fp32", "runtime": "source", "task": entry["task"]}
+        if record.get("status") != "ok":
+            rows.append({**row, "status": "skipped", "reason": "fp32 is not served"})
+            continue
+        tolerance = entry.get("validation", {}).get("tolerance", {"abs": 1e-5, "rel": 1e-3})
+        golden = _golden(base, name)
+        data = _get_bytes(f"{base}/repository/{record['file']}")
+        session = ort_runtime.create_session(data, label=f"{name} fp32")
+        outputs = ort_runtime.run(session, golden["inputs"], label=f"{name} fp32")
+        errors = compare.compare(golden["outputs"], outputs, Tolerance(tolerance["abs"], tolerance["rel"]))
+        metric_output = entry.get("metric_output")
+        metric = (compare.task_metric(entry["task"], golden["outputs"][metric_output], outputs[metric_output])
+                  if metric_output in golden["outputs"] else {})
+        failing = next(((k, e) for k, e in errors.items() if "first_mismatch" in e or e.get("nonfinite") or "shape_mismatch" in e), None)
+        reason = None
+        if failing:
+            output, e = failing
+            first = e.get("first_mismatch", {})
+            reason = (f"output {output} at {first.get('index')}: expected {first.get('expected')}, got {first.get('got')} "
+                      f"(max abs {e.get('max_abs', 0):.3g}; tolerance abs {tolerance['abs']} + rel {tolerance['rel']})")
+        rows.append({**row, "status": "fail" if reason else "pass", "reason": reason, "outputs": errors,
+                     "metric": metric, "tolerance": tolerance, "rows": len(next(iter(golden["inputs"].values())))})
+    return rows
+
+
+def _locate(chromium, base, repository: Path, debug_root: Path, manifest, result, webgpu_rows,
+            tolerances_file: Path | None) -> dict[str, Any]:
+    entry = manifest["models"][result["model"]]
+    record = entry["variants"][result["variant"]]
+    artifact = Path(repository) / record["file"]
+    name = locate.write_debug_model(artifact, debug_root)
+    feeds = _golden(base, result["model"])["inputs"]
+    if result["runtime"] == "webgpu":
+        feeds = {k: v[:webgpu_rows] if v.ndim else v for k, v in feeds.items()}  # scalars (a sample rate) stay whole
+    try:
+        reference = locate.reference_outputs(debug_root / name, feeds)
+    except OnnxportError as exc:
+        # Exposing every value can break onnxruntime's own QDQ handling; say so, keep the report.
+        return {"error": f"the debug model did not run in onnxruntime: {str(exc).splitlines()[0]}"}
+    try:
+        encoded = chromium_driver.run_debug_model(chromium, base, f"{base}/debug/{name}", result["runtime"],
+                                                  tensor_json.encode(feeds))
+    except Exception as exc:
+        return {"error": f"the debug model did not run in {result['runtime']}: {str(exc).splitlines()[0]}"}
+    import onnx
+
+    found = locate.first_divergence(onnx.load(str(debug_root / name)), reference, tensor_json.decode(encoded),
+                                    tolerances.lookup(result["variant"], result["runtime"], tolerances_file))
+    return found or {"note": "every intermediate value is within tolerance: the difference comes from the final outputs' handling"}
+
+
+def summary(results: list[dict]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for result in results:
+        counts[result["status"]] = counts.get(result["status"], 0) + 1
+    return counts
+
+
+def _golden(base: str, model: str) -> dict[str, dict[str, np.ndarray]]:
+    first = _get_json(f"{base}/api/models/{model}/golden")["sets"][0]
+    return {part: tensor_json.decode(first[part]) for part in ("inputs", "outputs")}
+
+
+def _get_json(url: str) -> Any:
+    return json.loads(_get_bytes(url))
+
+
+def _get_bytes(url: str) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response:
+            return response.read()
+    except OSError as exc:
+        raise OnnxportError(f"GET {url} failed: {exc}") from exc

@@ -1,0 +1,155 @@
+"""The repository's record of browser verdicts (`conformance.json`, schema `onnxport.verdicts`).
+
+`onnxport check` against its own server merges the browser rows of its report into it: one entry
+per (model, variant, runtime, device kind), the newest check winning, and entries of artifacts the
+manifest no longer serves dropped. The server answers it at /api/conformance.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from onnxport.repository.store import variant_order
+
+VERDICTS_FILE = "conformance.json"
+SCHEMA = "onnxport.verdicts"
+SCHEMA_VERSION = 1
+RUNTIMES = ("wasm", "wasm-1t", "webgpu")  # the browser runtimes `onnxport check` runs (runner takes them from here)
+RECORDED = ("pass", "fail", "error", "unsupported")  # `skipped` says nothing about the artifact
+
+Warn = Callable[[str], None]
+
+
+def print_warning(message: str) -> None:
+    print(f"onnxport: warning: {message}", file=sys.stderr)
+
+
+def record(repository: Path, report: dict[str, Any], checked_manifest: dict[str, Any],
+           current_manifest: dict[str, Any], warn: Warn = print_warning) -> Path:
+    """Merge the report's browser verdicts into <repository>/conformance.json; returns its path.
+
+    `checked_manifest` is the one the browser ran (it names each variant's sha256),
+    `current_manifest` the one on disk now (a build during the check makes verdicts stale).
+    """
+    path = Path(repository) / VERDICTS_FILE
+    with _locked(path.parent):  # two checks finishing together must not lose each other's verdicts
+        merged = merge(read(path, warn), from_report(report, checked_manifest), current_manifest)
+        write(path, merged)
+    return path
+
+
+def from_report(report: dict[str, Any], manifest: dict[str, Any], checked: str | None = None) -> list[dict[str, Any]]:
+    """One entry per browser result the check decided (not `source`, not `skipped`)."""
+    browser = report.get("browser") or {}
+    kind = device_kind(browser)
+    checked = checked or report.get("created") or datetime.now(timezone.utc).isoformat(timespec="seconds")
+    entries = []
+    for row in report.get("results", []):
+        if row.get("runtime") not in RUNTIMES or row.get("status") not in RECORDED:
+            continue
+        sha256 = row.get("sha256") or _variant(manifest, row["model"], row["variant"]).get("sha256")
+        if not sha256:
+            continue  # no artifact to attach the verdict to: it could never be matched or kept
+        entries.append({
+            "model": row["model"], "variant": row["variant"], "runtime": row["runtime"], "sha256": sha256,
+            "status": row["status"], "reason": row.get("reason"), "max_abs": max_abs(row),
+            "device_kind": kind, "browser": browser,
+            "onnxruntime_web": (row.get("identity") or {}).get("onnxruntime_web"), "checked": checked,
+        })
+    return entries
+
+
+def device_kind(browser: dict[str, Any]) -> str:
+    """What the verdict is about: the browser build and, where there is one, the WebGPU adapter."""
+    if browser.get("device_kind"):
+        return str(browser["device_kind"])
+    adapter = browser.get("adapter") or {}
+    gpu = "/".join(str(adapter.get(k) or "") for k in ("vendor", "architecture")).strip("/")
+    return " | ".join(part for part in (str(browser.get("user_agent") or "unknown browser"), gpu) if part)
+
+
+def max_abs(row: dict[str, Any]) -> float | None:
+    """The largest error over the row's outputs; None when none was measured (JSON turns NaN into null)."""
+    values = [o.get("max_abs") for o in (row.get("outputs") or {}).values() if isinstance(o, dict)]
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return max(numbers) if numbers else None
+
+
+def served_hashes(manifest: dict[str, Any]) -> set[str]:
+    return {record["sha256"] for entry in manifest.get("models", {}).values()
+            for record in entry.get("variants", {}).values()
+            if record.get("status") == "ok" and record.get("sha256")}
+
+
+def merge(existing: list[dict[str, Any]], new: list[dict[str, Any]], manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """New entries replace old ones of the same key; entries of artifacts no longer served go."""
+    served = served_hashes(manifest)
+    by_key = {_key(e): e for e in existing if isinstance(e, dict)}
+    by_key.update({_key(e): e for e in new})
+    kept = [e for e in by_key.values() if isinstance(e.get("sha256"), str) and e["sha256"] in served]
+    return sorted(kept, key=_order)
+
+
+def read(path: Path, warn: Warn = print_warning) -> list[dict[str, Any]]:
+    """The file's entries; none when it is missing, and none with a warning when it cannot be used."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        warn(f"{path} is not readable JSON ({exc}); it is replaced by this check's verdicts")
+        return []
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or data.get("schema_version") != SCHEMA_VERSION \
+            or not isinstance(data.get("verdicts"), list):
+        found = (data.get("schema"), data.get("schema_version")) if isinstance(data, dict) else type(data).__name__
+        warn(f"{path}: expected schema {SCHEMA!r} version {SCHEMA_VERSION} with a verdicts list, got {found!r}; "
+             "it is replaced by this check's verdicts")
+        return []
+    return data["verdicts"]
+
+
+def write(path: Path, verdicts: list[dict[str, Any]]) -> None:
+    """Atomically: readers (the server) see the old file or the new one, never half of one."""
+    text = json.dumps({"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "verdicts": verdicts}, indent=2) + "\n"
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")  # same folder: same filesystem
+    try:
+        with open(temporary, "x") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    # A lock on the folder itself: no lock file left in the repository, and builds (which lock .lock) are not blocked.
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _variant(manifest: dict[str, Any], model: str, variant: str) -> dict[str, Any]:
+    return manifest.get("models", {}).get(model, {}).get("variants", {}).get(variant, {})
+
+
+def _key(entry: dict[str, Any]) -> tuple:
+    return tuple(entry.get(k) for k in ("model", "variant", "runtime", "device_kind"))
+
+
+def _order(entry: dict[str, Any]) -> tuple:
+    runtime = entry.get("runtime")
+    return (str(entry.get("model")), variant_order(str(entry.get("variant"))), str(entry.get("variant")),
+            RUNTIMES.index(runtime) if runtime in RUNTIMES else len(RUNTIMES), str(entry.get("device_kind")))

@@ -1,0 +1,189 @@
+"""`onnxport`: thin command line over build, import and the repository."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from onnxport.errors import OnnxportError
+
+DEFAULT_REPOSITORY_ENV = "ONNXPORT_REPOSITORY"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command != "serve" and args.repository is None:
+            from onnxport.serving import config
+
+            args.repository = config.load()["repository"]
+        return args.handler(args)
+    except OnnxportError as exc:
+        print(f"onnxport: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("onnxport: interrupted; the repository is unchanged", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    from onnxport.convert.export import DEFAULT_OPSET
+    from onnxport.recipe import default_recipes_dir
+
+    parser = argparse.ArgumentParser(prog="onnxport", description="Export once, run anywhere: build, serve and check ONNX models.")
+    parser.add_argument("--repository", type=Path, default=None,
+                        help=f"model repository folder (default: models/.repository, ${DEFAULT_REPOSITORY_ENV}, "
+                             "or the config file's `repository`)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    # --repository is accepted after the command too (`onnxport serve --repository DIR`).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--repository", type=Path, default=argparse.SUPPRESS, help="model repository folder")
+
+    build = sub.add_parser("build", parents=[common], help="build demo and recipe models into the repository")
+    build.add_argument("models", nargs="*", help="recipe names (default: all)")
+    build.add_argument("--recipes", type=Path, default=default_recipes_dir(), help="folder of recipe modules")
+    build.add_argument("--opset", type=int, default=DEFAULT_OPSET, help=f"ONNX opset to export to (default {DEFAULT_OPSET})")
+    build.add_argument("--force", action="store_true", help="rebuild even when the recipe is unchanged")
+    build.add_argument("--quiet", action="store_true", help="no progress bars")
+    build.set_defaults(handler=_build)
+
+    imp = sub.add_parser("import", parents=[common], help="import an .onnx file or an ONNX test directory")
+    imp.add_argument("path", type=Path)
+    imp.add_argument("--name", required=True, help="model name in the repository")
+    imp.add_argument("--task", default="generic", choices=["classification", "regression", "embedding", "generic"])
+    imp.add_argument("--metric-output", default=None, help="output that carries the task metric (default: the first)")
+    imp.add_argument("--quiet", action="store_true")
+    imp.set_defaults(handler=_import)
+
+    lst = sub.add_parser("list", parents=[common], help="list models in the repository")
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(handler=_list)
+
+    info = sub.add_parser("info", parents=[common], help="a model's metadata and variant table")
+    info.add_argument("model")
+    info.add_argument("--json", action="store_true")
+    info.set_defaults(handler=_info)
+
+    check = sub.add_parser("check", parents=[common], help="run every served variant in Chromium's runtimes and compare with the server")
+    check.add_argument("models", nargs="*", help="models to check (default: all)")
+    check.add_argument("--runtimes", default="wasm,wasm-1t,webgpu", help="comma-separated: wasm, wasm-1t, webgpu")
+    check.add_argument("--json", type=Path, default=None, help="write the report (JSON) here")
+    check.add_argument("--html", type=Path, default=None, help="write the report (HTML) here (default: beside --json)")
+    check.add_argument("--browser", default=None, help="Chromium executable (default: chromium on PATH)")
+    check.add_argument("--url", default=None, help="check against a running server instead of starting one")
+    check.add_argument("--locate", action="store_true", help="for each failure, find the first diverging node")
+    check.add_argument("--tolerances", type=Path, default=None, help="JSON overrides of the tolerance table")
+    check.add_argument("--webgpu-rows", type=int, default=2, help="golden rows run on WebGPU (slow in software)")
+    check.set_defaults(handler=_check)
+
+    bench = sub.add_parser("bench", parents=[common], help="measure every path side by side (native, server, browser)")
+    bench.add_argument("models", nargs="*", help="models to measure (default: all)")
+    bench.add_argument("--json", type=Path, default=None, help="also write the report here")
+    bench.add_argument("--runtimes", default="wasm,wasm-1t,webgpu", help="browser runtimes ('' for none)")
+    bench.add_argument("--runs", type=int, default=30, help="timed runs per measurement (after warm-up)")
+    bench.add_argument("--browser", default=None, help="Chromium executable (default: chromium on PATH)")
+    bench.set_defaults(handler=_bench)
+
+    serve = sub.add_parser("serve", parents=[common], help="serve the web app, the artifacts and the V2 inference API")
+    serve.add_argument("--host", default=None, help="listen address (default 127.0.0.1, or $ONNXPORT_HOST)")
+    serve.add_argument("--port", type=int, default=None, help="listen port (default 8000, or $ONNXPORT_PORT)")
+    serve.add_argument("--workers", type=int, default=None, help="request threads (default 8, or $ONNXPORT_WORKERS)")
+    serve.set_defaults(handler=_serve)
+    return parser
+
+
+def _build(args) -> int:
+    from onnxport.convert.builder import build_recipes
+    from onnxport.repository.store import Repository
+    from onnxport import report
+
+    outcomes = build_recipes(args.models, Repository(args.repository), args.recipes, args.opset,
+                             force=args.force, show_progress=not args.quiet)
+    print(report.build_summary(outcomes))
+    return 0
+
+
+def _import(args) -> int:
+    from onnxport.convert.builder import build_prepared
+    from onnxport.convert.importer import import_key, prepare_import
+    from onnxport.repository.store import Repository
+    from onnxport import report
+
+    key = import_key(args.path, args.task, args.metric_output)
+    outcome = build_prepared(
+        Repository(args.repository), args.name, key,
+        lambda step: prepare_import(args.path, args.name, args.task, args.metric_output, key, step),
+        show_progress=not args.quiet,
+    )
+    print(report.build_summary([outcome]))
+    return 0
+
+
+def _list(args) -> int:
+    from onnxport.repository.store import Repository
+    from onnxport import report
+
+    manifest = Repository(args.repository).read_manifest()
+    print(json.dumps(sorted(manifest["models"]), indent=2) if args.json else report.model_list(manifest))
+    return 0
+
+
+def _info(args) -> int:
+    from onnxport.repository.store import Repository
+    from onnxport import report
+
+    manifest = Repository(args.repository).read_manifest()
+    entry = manifest["models"].get(args.model)
+    if entry is None:
+        known = ", ".join(sorted(manifest["models"])) or "none (run `onnxport build`)"
+        raise OnnxportError(f"unknown model {args.model!r}; the repository has: {known}")
+    print(json.dumps(entry, indent=2, sort_keys=True) if args.json else report.model_info(entry))
+    return 0
+
+
+def _check(args) -> int:
+    from onnxport.check import report as check_report
+    from onnxport.check.runner import FAILING, run_check
+
+    report = run_check(
+        repository=args.repository, url=args.url, models=args.models,
+        runtimes=[r for r in args.runtimes.split(",") if r], browser=args.browser,
+        webgpu_rows=args.webgpu_rows, find_divergence=args.locate, tolerances_file=args.tolerances,
+    )
+    print(check_report.text_table(report))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    html_path = args.html or (args.json.with_suffix(".html") if args.json else None)
+    if html_path:
+        html_path.write_text(check_report.to_html(report))
+    return 1 if any(r["status"] in FAILING for r in report["results"]) else 0
+
+
+def _bench(args) -> int:
+    from onnxport.bench import report as bench_report
+    from onnxport.bench.runner import run_bench, save_latest
+
+    report = run_bench(args.repository, args.models, [r for r in args.runtimes.split(",") if r], args.runs,
+                       args.browser, say=lambda line: print(f"... {line}", file=sys.stderr, flush=True))
+    print(bench_report.text(report))
+    latest = save_latest(args.repository, report)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    print(f"\nwrote {latest}" + (f" and {args.json}" if args.json else ""))
+    return 0
+
+
+def _serve(args) -> int:
+    from onnxport.serving.serve import serve
+
+    # Only what was given on the command line overrides the config file and environment.
+    overrides = {"repository": args.repository} if args.repository is not None else {}
+    overrides.update({k: getattr(args, k) for k in ("host", "port", "workers") if getattr(args, k) is not None})
+    serve(overrides)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Build several models in one transaction: all of them land, or none does."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from tqdm import tqdm
+
+from onnxport import recipe as recipes
+from onnxport.errors import BuildError, OnnxportError, RecipeError
+from onnxport.repository.store import Repository
+from onnxport.convert import pipeline
+from onnxport.convert.sources import prepare_recipe, recipe_build_key
+
+STEPS_PER_MODEL = 4 + len(pipeline.VARIANTS) + 1  # load, run, export, validate, variants, golden
+
+
+@dataclass
+class Outcome:
+    name: str
+    skipped: bool
+    entry: dict[str, Any]
+
+
+def known_recipes(recipes_dir: Path) -> dict[str, Path]:
+    return recipes.discover(recipes_dir)
+
+
+def build_recipes(
+    names: list[str] | None, repository: Repository, recipes_dir: Path, opset: int,
+    *, force: bool = False, show_progress: bool = True,
+) -> list[Outcome]:
+    available = known_recipes(recipes_dir)
+    selected = names or list(available)
+    unknown = [n for n in selected if n not in available]
+    if unknown:
+        raise RecipeError(
+            f"unknown model {', '.join(map(repr, unknown))}; recipes in {recipes_dir}: {', '.join(available) or 'none'}"
+        )
+    loaded = [recipes.load_recipe(n, available[n]) for n in selected]
+    return _build(
+        repository,
+        [(r.name, recipe_build_key(r, opset), lambda step, r=r: prepare_recipe(r, opset, step)) for r in loaded],
+        force=force, show_progress=show_progress,
+    )
+
+
+def build_prepared(
+    repository: Repository, name: str, key: str, prepare: Callable[[pipeline.Progress], pipeline.Prepared],
+    *, force: bool = False, show_progress: bool = True,
+) -> Outcome:
+    return _build(repository, [(name, key, prepare)], force=force, show_progress=show_progress)[0]
+
+
+def _guarded(name: str, bar, function, *args):
+    """Run a step of user or third-party code; a crash becomes one clear error naming the model."""
+    try:
+        return function(*args)
+    except OnnxportError:
+        raise
+    except Exception as exc:
+        step = bar.desc.split(": ", 1)[-1] if bar.desc else "build"
+        raise BuildError(f"{name}: {step} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _build(repository, jobs, *, force: bool, show_progress: bool) -> list[Outcome]:
+    outcomes = []
+    with repository.transaction() as transaction:
+        manifest = repository.read_manifest()
+        for name, key, prepare in jobs:
+            current = manifest["models"].get(name)
+            if not force and current and current.get("build_key") == key and repository.has_files(current):
+                outcomes.append(Outcome(name, True, current))
+                continue
+            with tqdm(total=STEPS_PER_MODEL, desc=name, unit="step", disable=not show_progress, leave=False) as bar:
+                def step(label: str, bar=bar, name=name) -> None:
+                    bar.set_description(f"{name}: {label}")
+                    bar.update(1)
+
+                prepared = _guarded(name, bar, prepare, step)
+                entry = _guarded(name, bar, pipeline.build, prepared, transaction, step)
+            manifest["models"][name] = entry
+            outcomes.append(Outcome(name, False, entry))
+        if any(not o.skipped for o in outcomes):
+            transaction.commit(manifest)
+    return outcomes

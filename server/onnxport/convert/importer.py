@@ -1,0 +1,228 @@
+"""Import an existing ONNX model: a .onnx file (external data allowed) or an ONNX test directory.
+
+A test directory is `model.onnx` plus `test_data_set_*/input_K.pb, output_K.pb`,
+the layout of ONNX's backend tests and model zoo: its tensors become the golden
+inputs and the expected outputs. Without them, seeded inputs are made from the
+input signature and fp32 onnxruntime's outputs stand in for the source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx.version_converter
+from google.protobuf.message import DecodeError
+from onnx.external_data_helper import uses_external_data
+
+from onnxport import runtime
+from onnxport.errors import ModelFileError
+from onnxport.recipe import Feeds, Tolerance
+from onnxport.repository import testdata
+from onnxport.convert.export import check_and_infer
+from onnxport.convert.pipeline import Prepared, Progress
+from onnxport.convert.sources import build_key, tool_versions
+
+# What ONNX's own backend test runner accepts (rtol 1e-3), with an absolute floor.
+IMPORT_TOLERANCE = Tolerance(abs_tol=1e-5, rel_tol=1e-3)
+SEED = 0
+DYNAMIC_DIM_SIZE = 2
+MIN_RUNTIME_OPSET = 7  # onnxruntime has no kernels for older opsets (e.g. Gemm-6)
+UPGRADE_OPSET = 13
+MAX_RUNTIME_IR = 13  # "max supported IR version: 13" (onnxruntime 1.30)  # a dynamic dim in generated inputs; >1 so batch handling is exercised
+
+
+def locate(path: Path) -> tuple[Path, Path | None]:
+    """(model file, test directory or None) for a .onnx file or a test directory."""
+    if not path.exists():
+        raise ModelFileError(f"{path}: no such file or directory")
+    if path.is_dir():
+        model = path / "model.onnx"
+        if not model.is_file():
+            raise ModelFileError(f"{path}: a test directory must contain model.onnx")
+        return model, path
+    return path, None
+
+
+def import_key(path: Path, task: str, metric_output: str | None) -> str:
+    """Hash of every byte the import reads (model, its external data, test sets), plus its settings."""
+    model_path, test_dir = locate(path)
+    digest = hashlib.sha256(model_path.read_bytes())
+    files = set(_external_data_files(model_path))
+    if test_dir is not None:
+        files |= {p for p in test_dir.glob("test_data_set_*/*.pb") if p.is_file()}
+    for extra in sorted(files):
+        digest.update(str(extra).encode() + b"\0")
+        digest.update(hashlib.sha256(extra.read_bytes()).digest() if extra.is_file() else b"missing")
+    return build_key({"import_sha256": digest.hexdigest(), "task": task, "metric_output": metric_output})
+
+
+def _external_data_files(model_path: Path) -> list[Path]:
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(model_path.read_bytes())
+    except DecodeError:
+        return []  # reading it again in prepare_import says what is wrong
+    locations = {
+        e.value for t in _all_tensors(model) if uses_external_data(t) for e in t.external_data if e.key == "location"
+    }
+    root = model_path.parent.resolve()
+    # Only files inside the folder: prepare_import refuses the others before reading them.
+    return [p for p in (model_path.parent / loc for loc in locations if loc) if p.resolve().is_relative_to(root)]
+
+
+def prepare_import(
+    path: Path, name: str, task: str, metric_output: str | None, key: str, step: Progress
+) -> Prepared:
+    model_path, test_dir = locate(path)
+    step("read ONNX file")
+    model = read_model(model_path)
+    step("check model")
+    model, upgraded = _modernize(model, model_path)
+    model = check_and_infer(model, str(model_path))
+    initializers = {i.name for i in model.graph.initializer}
+    input_names = [i.name for i in model.graph.input if i.name not in initializers]
+    output_names = [o.name for o in model.graph.output]
+    fp32_session = runtime.create_session(model.SerializeToString(), label=str(model_path))
+
+    step("golden data")
+    sets = testdata.read_sets(test_dir, input_names, output_names) if test_dir else []
+    if sets:
+        golden_inputs = [inputs for inputs, _ in sets]
+        expected = [outputs for _, outputs in sets]
+        origin = f"{len(sets)} test_data_set folders"
+    else:
+        golden_inputs = [generated_inputs(model, input_names)]
+        expected = [runtime.run(fp32_session, golden_inputs[0], label=str(model_path))]
+        origin = f"seeded random inputs (seed {SEED}); expected outputs from fp32 onnxruntime"
+    float_outputs = [o for o in output_names if expected[0].get(o) is not None and expected[0][o].dtype.kind == "f"]
+    return Prepared(
+        name=name,
+        task=task,
+        kind="onnx",
+        description=f"Imported from {model_path.name}",
+        fp32=model,
+        golden_inputs=golden_inputs,
+        source_outputs=expected,
+        calibration=golden_inputs,
+        tolerance=IMPORT_TOLERANCE,
+        metric_output=metric_output or (float_outputs[0] if float_outputs else None),
+        build_key=key,
+        facts={"imported_from": str(path), "golden_data": origin, **upgraded},
+        provenance={"import_path": str(path.resolve()), "tools": tool_versions(),
+                    "calibration": "the golden inputs"},
+    )
+
+
+def read_model(model_path: Path) -> onnx.ModelProto:
+    """Parse, refuse unsafe external data, and inline it; every failure names the file."""
+    data = model_path.read_bytes()
+    if not data:
+        raise ModelFileError(f"{model_path}: the file is empty")
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except DecodeError as exc:
+        raise ModelFileError(f"{model_path}: not an ONNX model (protobuf parse failed: {exc})") from exc
+    if not model.HasField("graph") or not model.graph.node:
+        raise ModelFileError(f"{model_path}: not an ONNX model, or truncated (no graph nodes after parsing)")
+    _check_opsets(model, model_path)
+    _load_external_data(model, model_path.parent, model_path)
+    return model
+
+
+def _modernize(model: onnx.ModelProto, model_path: Path) -> tuple[onnx.ModelProto, dict]:
+    """Bring old models to what onnxruntime and the converters expect.
+
+    Opsets below onnxruntime's oldest kernels are converted up with onnx's
+    version converter; initializers listed as graph inputs (IR < 4) are taken
+    off the input list, or fp16 conversion would leave the inputs' types behind.
+    """
+    notes: dict = {}
+    opset = _default_opset(model)
+    if opset < MIN_RUNTIME_OPSET:
+        try:
+            model = onnx.version_converter.convert_version(model, UPGRADE_OPSET)
+        except Exception as exc:
+            raise ModelFileError(
+                f"{model_path}: opset {opset} is older than onnxruntime runs ({MIN_RUNTIME_OPSET}+) "
+                f"and onnx's version converter could not upgrade it: {exc}"
+            ) from exc
+        notes["opset_upgraded"] = f"{opset} -> {UPGRADE_OPSET}"
+    if model.ir_version > MAX_RUNTIME_IR:
+        # Newer onnx writers stamp IR versions onnxruntime refuses; the opsets decide what is needed.
+        lowered = max(onnx.helper.find_min_ir_version_for(list(model.opset_import), ignore_unknown=True), 4)
+        notes["ir_version_lowered"] = f"{model.ir_version} -> {lowered}"
+        model.ir_version = lowered
+    initializers = {i.name for i in model.graph.initializer}
+    if any(i.name in initializers for i in model.graph.input):
+        kept = [i for i in model.graph.input if i.name not in initializers]
+        del model.graph.input[:]
+        model.graph.input.extend(kept)
+        model.ir_version = max(model.ir_version, 4)
+        notes["initializers_removed_from_inputs"] = True
+    return model, notes
+
+
+def _default_opset(model: onnx.ModelProto) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+
+
+def _check_opsets(model: onnx.ModelProto, model_path: Path) -> None:
+    newest = onnx.defs.onnx_opset_version()
+    for opset in model.opset_import:
+        if opset.domain in ("", "ai.onnx") and not 1 <= opset.version <= newest:
+            raise ModelFileError(
+                f"{model_path}: unsupported opset {opset.version} for the default domain; "
+                f"onnx {onnx.__version__} knows opsets 1 to {newest}"
+            )
+
+
+def _load_external_data(model: onnx.ModelProto, folder: Path, model_path: Path) -> None:
+    root = folder.resolve()
+    for tensor in _all_tensors(model):
+        if not uses_external_data(tensor):
+            continue
+        location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+        target = (folder / location).resolve()
+        if not location or Path(location).is_absolute() or not target.is_relative_to(root):
+            raise ModelFileError(
+                f"{model_path}: external data {location!r} of tensor {tensor.name!r} "
+                f"is outside the model's folder {root}; refusing to read it"
+            )
+        if not target.is_file():
+            raise ModelFileError(f"{model_path}: external data file {location!r} of tensor {tensor.name!r} is missing")
+    try:
+        onnx.load_external_data_for_model(model, str(folder))
+    except Exception as exc:
+        raise ModelFileError(f"{model_path}: cannot read its external data: {exc}") from exc
+
+
+def _all_tensors(model: onnx.ModelProto):
+    yield from model.graph.initializer
+    for node in model.graph.node:
+        for attribute in node.attribute:
+            if attribute.HasField("t"):
+                yield attribute.t
+
+
+def generated_inputs(model: onnx.ModelProto, input_names: list[str]) -> Feeds:
+    """Seeded inputs from the signature: normal floats, small non-negative integers, random bools."""
+    rng = np.random.default_rng(SEED)
+    feeds: Feeds = {}
+    by_name = {i.name: i for i in model.graph.input}
+    for name in input_names:
+        tensor = by_name[name].type.tensor_type
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
+        shape = [d.dim_value if d.HasField("dim_value") else DYNAMIC_DIM_SIZE for d in tensor.shape.dim]
+        if dtype.kind == "f":
+            feeds[name] = rng.standard_normal(shape).astype(dtype)
+        elif dtype.kind in "iu":
+            feeds[name] = rng.integers(0, 4, size=shape).astype(dtype)
+        elif dtype.kind == "b":
+            feeds[name] = rng.integers(0, 2, size=shape).astype(bool)
+        else:
+            raise ModelFileError(f"input {name!r} has type {dtype}: cannot generate golden inputs for it")
+    return feeds

@@ -1,0 +1,94 @@
+"""Turn a recipe into a Prepared model: load the source, run it, export it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from onnxport import __version__
+from onnxport.recipe import Recipe
+from onnxport.convert.export import export
+from onnxport.convert.pipeline import Prepared, Progress
+
+# Bump when the build changes what it writes for the same recipe.
+BUILD_FORMAT = 1
+# The parts of the package whose code decides what a build writes.
+BUILD_CODE = ("convert", "accuracy", "repository", ".")
+TOOLS = ("onnx", "onnxruntime", "onnxconverter-common", "skl2onnx", "scikit-learn", "torch", "numpy", "transformers")
+
+
+def build_code_sha256() -> str:
+    """The build's own code is part of what decides its output."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parents[1]
+    for folder in BUILD_CODE:
+        for path in sorted((package / folder).glob("*.py")):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def tool_versions() -> dict[str, str]:
+    versions = {"onnxport": __version__}
+    for tool in TOOLS:
+        try:
+            versions[tool] = metadata.version(tool)
+        except metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+def build_key(parts: dict[str, Any]) -> str:
+    """What decides the build's bytes; the same key means the build can be skipped."""
+    payload = {"build_format": BUILD_FORMAT, "code": build_code_sha256(), "tools": tool_versions(), **parts}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def prepare_recipe(recipe: Recipe, opset: int, step: Progress) -> Prepared:
+    step("load source model")
+    source = recipe.load()
+    # Source outputs are computed before export: tracing can change a model instance.
+    step("run source model")
+    source_outputs = source.run(source.golden_inputs)
+    step(f"export to ONNX (opset {opset})")
+    fp32 = export(source, opset)
+    recipe_sha = recipe.source_sha256()
+    return Prepared(
+        name=recipe.name,
+        task=recipe.task,
+        kind=source.framework,
+        description=recipe.description,
+        fp32=fp32,
+        golden_inputs=[source.golden_inputs],
+        source_outputs=[source_outputs],
+        calibration=source.calibration_inputs,
+        tolerance=recipe.tolerance,
+        metric_output=recipe.metric_output,
+        build_key=recipe_build_key(recipe, opset),
+        labels=source.golden_labels,
+        facts=source.facts,
+        provenance={
+            "recipe": str(recipe.path.name) if recipe.path else None,
+            "recipe_sha256": recipe_sha,
+            "opset_requested": opset,
+            "tools": tool_versions(),
+            "calibration_sha256": _feeds_sha256(source.calibration_inputs),
+        },
+        int8_static_keep_float=recipe.int8_static_keep_float,
+        assets={label: Path(p) for label, p in source.assets.items()},
+    )
+
+
+def recipe_build_key(recipe: Recipe, opset: int) -> str:
+    return build_key({"recipe_sha256": recipe.source_sha256(), "opset": opset})
+
+
+def _feeds_sha256(feeds: list[dict]) -> str:
+    digest = hashlib.sha256()
+    for feed in feeds:
+        for name in sorted(feed):
+            digest.update(name.encode() + b"\0" + str(feed[name].dtype).encode() + str(feed[name].shape).encode())
+            digest.update(feed[name].tobytes())
+    return digest.hexdigest()

@@ -1,0 +1,121 @@
+"""The recipe contract: what a module in `models/` declares.
+
+A recipe module defines `RECIPE = Recipe(...)`. Loading the source model is
+deferred to `Recipe.load()` so that listing recipes trains nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from onnxport.errors import RecipeError
+from onnxport.project import PROJECT_ROOT
+
+TASKS = ("classification", "regression", "embedding", "generic")
+FRAMEWORKS = ("pytorch", "sklearn")
+
+Feeds = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Largest acceptable difference between an export and its source.
+
+    A value passes if |a-b| <= abs_tol + rel_tol * |b| (numpy.isclose semantics).
+    """
+
+    abs_tol: float
+    rel_tol: float = 0.0
+
+
+@dataclass
+class SourceModel:
+    """A trained or loaded model in its own framework, ready to export."""
+
+    framework: str
+    model: Any
+    input_names: list[str]
+    output_names: list[str]
+    # {input or output name: {axis index: axis name}}, as torch.onnx names it.
+    dynamic_axes: dict[str, dict[int, str]]
+    sample_inputs: Feeds
+    golden_inputs: Feeds
+    calibration_inputs: list[Feeds]
+    # Runs the source framework: the reference every export is measured against.
+    run: Callable[[Feeds], dict[str, np.ndarray]]
+    # Facts about the source worth publishing (test accuracy, data set...).
+    facts: dict[str, Any] = field(default_factory=dict)
+    # Ground-truth labels of the golden inputs, for classifiers.
+    golden_labels: np.ndarray | None = None
+    # Files published beside the model (tokenizer files...): label -> path.
+    assets: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    task: str
+    description: str
+    load: Callable[[], SourceModel]
+    tolerance: Tolerance
+    # The output whose values carry the task metric (logits, probabilities, embedding).
+    metric_output: str
+    # Regular expressions of node names that static int8 leaves in float: layers whose
+    # activations have outliers that one 8-bit range cannot hold.
+    int8_static_keep_float: tuple[str, ...] = ()
+    path: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise RecipeError(f"recipe {self.name!r}: task {self.task!r} is not one of {', '.join(TASKS)}")
+
+    def source_sha256(self) -> str:
+        if self.path is None:
+            return ""
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+
+def default_recipes_dir() -> Path:
+    return PROJECT_ROOT / "models"
+
+
+def discover(recipes_dir: Path) -> dict[str, Path]:
+    """Recipe name -> module file, for every public module in the folder."""
+    if not recipes_dir.is_dir():
+        raise RecipeError(f"recipes folder {recipes_dir} does not exist")
+    return {
+        p.stem: p
+        for p in sorted(recipes_dir.glob("*.py"))
+        if not p.name.startswith("_")
+    }
+
+
+def load_recipe(name: str, path: Path) -> Recipe:
+    """Import one recipe module and return its RECIPE, or say clearly why not."""
+    module_name = f"onnxport_recipe_{name}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise RecipeError(f"recipe {name!r}: cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # any error in user code becomes one clear line
+        sys.modules.pop(module_name, None)
+        where = ""
+        if isinstance(exc, SyntaxError):
+            where = f" (line {exc.lineno})"
+        raise RecipeError(f"recipe {name!r} in {path} failed to load{where}: {type(exc).__name__}: {exc}") from exc
+    recipe = getattr(module, "RECIPE", None)
+    if not isinstance(recipe, Recipe):
+        raise RecipeError(f"recipe {name!r} in {path} defines no RECIPE = Recipe(...)")
+    if recipe.name != name:
+        raise RecipeError(f"recipe in {path} is named {recipe.name!r}; expected {name!r} (the file name)")
+    return Recipe(**{**recipe.__dict__, "path": path})

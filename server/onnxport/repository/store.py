@@ -1,0 +1,164 @@
+"""The model repository: content-addressed files plus one manifest.
+
+Layout (see docs/manifest.md):
+    manifest.json                 the contract read by the server, the browser and check
+    artifacts/<sha256>.<ext>      models and assets, named by the sha256 of their bytes
+    testdata/<sha256>/test_data_set_N/{input,output}_K.pb   golden data per model
+    .staging/                     a running build's files, moved in at commit
+
+A build stages everything, then commits: files are moved into place first,
+the manifest is replaced last (write to a temporary name, then rename), so
+a build that fails or is killed leaves the previous repository as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+from onnxport.errors import RepositoryError
+
+SCHEMA = "onnxport.manifest"
+SCHEMA_VERSION = 1
+
+
+def empty_manifest() -> dict[str, Any]:
+    return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "models": {}}
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Repository:
+    def __init__(self, root: Path | str):
+        self.root = Path(root)
+        self.manifest_path = self.root / "manifest.json"
+        self.artifacts = self.root / "artifacts"
+        self.testdata = self.root / "testdata"
+
+    # -------------------------------------------------------------- read side
+
+    def read_manifest(self) -> dict[str, Any]:
+        if not self.manifest_path.exists():
+            return empty_manifest()
+        try:
+            manifest = json.loads(self.manifest_path.read_text())
+        except (OSError, ValueError) as exc:
+            raise RepositoryError(f"{self.manifest_path} is not readable JSON: {exc}") from exc
+        if manifest.get("schema") != SCHEMA or manifest.get("schema_version") != SCHEMA_VERSION:
+            raise RepositoryError(
+                f"{self.manifest_path}: schema {manifest.get('schema')!r} version "
+                f"{manifest.get('schema_version')!r}; expected {SCHEMA!r} version {SCHEMA_VERSION}"
+            )
+        return manifest
+
+    def path_of(self, relative: str) -> Path:
+        return self.root / relative
+
+    def has_files(self, entry: dict[str, Any]) -> bool:
+        """True when every file an entry of the manifest names is present."""
+        return all(self.path_of(rel).exists() for rel in referenced_files(entry))
+
+    # -------------------------------------------------------------- write side
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator["Transaction"]:
+        """Exclusive write access; staged files vanish unless commit() is reached."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".lock", "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                raise RepositoryError(f"{self.root} is being written by another onnxport process") from exc
+            staging_root = self.root / ".staging"
+            # A killed build leaves its staging folder: nothing in it was ever referenced.
+            shutil.rmtree(staging_root, ignore_errors=True)
+            staging_root.mkdir()
+            transaction = Transaction(self, Path(tempfile.mkdtemp(dir=staging_root)))
+            try:
+                yield transaction
+            finally:
+                shutil.rmtree(staging_root, ignore_errors=True)
+
+
+class Transaction:
+    def __init__(self, repository: Repository, staging: Path):
+        self.repository = repository
+        self.staging = staging
+        self._staged: dict[str, Path] = {}  # final relative path -> staged path
+
+    def put_file(self, data: bytes, extension: str) -> dict[str, Any]:
+        """Stage bytes under their hash; returns the manifest's file record."""
+        digest = sha256_bytes(data)
+        relative = f"artifacts/{digest}.{extension}"
+        if relative not in self._staged and not self.repository.path_of(relative).exists():
+            staged = self.staging / relative
+            staged.parent.mkdir(parents=True, exist_ok=True)
+            staged.write_bytes(data)
+            self._staged[relative] = staged
+        return {"file": relative, "sha256": digest, "bytes": len(data)}
+
+    def put_folder(self, folder: Path) -> dict[str, Any]:
+        """Stage a folder (golden data) under the hash of its files' names and bytes."""
+        digest = hashlib.sha256()
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            digest.update(str(path.relative_to(folder)).encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        relative = f"testdata/{digest.hexdigest()}"
+        if relative not in self._staged and not self.repository.path_of(relative).exists():
+            staged = self.staging / relative
+            staged.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copytree(folder, staged)
+            self._staged[relative] = staged
+        return {"path": relative, "sha256": digest.hexdigest()}
+
+    def commit(self, manifest: dict[str, Any]) -> None:
+        """Move staged files into place, then replace the manifest, then drop unreferenced files."""
+        root = self.repository.root
+        for relative, staged in self._staged.items():
+            final = root / relative
+            final.parent.mkdir(parents=True, exist_ok=True)
+            if not final.exists():
+                os.replace(staged, final)
+        text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+        temporary = root / ".manifest.json.tmp"
+        with open(temporary, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, self.repository.manifest_path)
+        self._staged.clear()
+        self._collect_garbage(manifest)
+
+    def _collect_garbage(self, manifest: dict[str, Any]) -> None:
+        keep = {rel for entry in manifest["models"].values() for rel in referenced_files(entry)}
+        for folder in (self.repository.artifacts, self.repository.testdata):
+            if folder.is_dir():
+                for path in folder.iterdir():
+                    if str(path.relative_to(self.repository.root)) not in keep:
+                        shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+
+# The variants a build makes, in the order people read them (the manifest's JSON is key-sorted).
+VARIANT_ORDER = ("fp32", "fp16", "int8-dynamic", "int8-static")
+
+
+def variant_order(name: str) -> int:
+    return VARIANT_ORDER.index(name) if name in VARIANT_ORDER else len(VARIANT_ORDER)
+
+
+def referenced_files(entry: dict[str, Any]) -> set[str]:
+    files = {v["file"] for v in entry.get("variants", {}).values() if v.get("file")}
+    files |= {v["reference"]["file"] for v in entry.get("variants", {}).values() if v.get("reference")}
+    files |= {a["file"] for a in entry.get("assets", {}).values()}
+    if entry.get("golden", {}).get("path"):
+        files.add(entry["golden"]["path"])
+    return files

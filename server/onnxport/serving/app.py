@@ -1,0 +1,36 @@
+"""The Flask app factory: nothing happens at import time; everything is configured here."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from flask import Flask
+
+from onnxport.serving import config as settings_module
+from onnxport.serving.http import artifacts, conformance, cors, errors, headers, v2, web
+from onnxport.serving import batching_policy
+from onnxport.serving.state import State
+from onnxport.serving.catalog import Catalog
+from onnxport.repository.store import Repository
+from onnxport.runtime import SessionPool
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    settings = settings_module.load(config)
+    app = Flask(__name__, static_folder=None)
+    app.config["MAX_CONTENT_LENGTH"] = settings["max_request_bytes"]
+    app.json.sort_keys = False
+    # No redirect (an HTML page) for `//`: such paths are simply not found.
+    app.url_map.merge_slashes = False
+
+    catalog = Catalog(Repository(settings["repository"]))
+    sessions = SessionPool(settings["providers"], settings["intra_op_threads"], settings["inter_op_threads"])
+    catalog.on_reload(sessions.retain)  # a new build releases the sessions of replaced artifacts
+    app.extensions["onnxport"] = State(settings, catalog, sessions, batching_policy.policy(settings))
+
+    errors.init_app(app)
+    headers.init_app(app)
+    cors.init_app(app)
+    for blueprint in (web.blueprint, artifacts.blueprint, v2.blueprint, conformance.blueprint):
+        app.register_blueprint(blueprint)
+    return app

@@ -1,0 +1,102 @@
+"""Dynamic batching: requests for one artifact that arrive within a short window run as one batch.
+
+Their inputs are concatenated along the batch axis (axis 0), run once, and the
+outputs split back. Only requests whose other dimensions and dtypes agree are
+joined (minilm requests of different sequence lengths run in separate groups).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from onnxport import runtime
+
+
+@dataclass
+class _Pending:
+    names: tuple[str, ...]
+    feeds: dict[str, np.ndarray]
+    done: threading.Event = field(default_factory=threading.Event)
+    result: dict[str, np.ndarray] | None = None
+    error: BaseException | None = None
+
+    def key(self) -> tuple:
+        return self.names, tuple((k, v.dtype.str, v.shape[1:]) for k, v in sorted(self.feeds.items()))
+
+    def rows(self) -> int:
+        return next(iter(self.feeds.values())).shape[0]
+
+
+class DynamicBatcher:
+    def __init__(self, session, label: str, window_ms: float, max_batch: int):
+        self.session = session
+        self.label = label
+        self.window = window_ms / 1000
+        self.max_batch = max_batch
+        self._queue: queue.Queue[_Pending] = queue.Queue()
+        self._in_flight = 0  # requests handed in and not yet answered
+        self._count_lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, name=f"batcher {label}", daemon=True)
+        self._thread.start()
+
+    def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        pending = _Pending(tuple(names), feeds)
+        with self._count_lock:
+            self._in_flight += 1
+        try:
+            self._queue.put(pending)
+            pending.done.wait()
+        finally:
+            with self._count_lock:
+                self._in_flight -= 1
+        if pending.error is not None:
+            raise pending.error
+        return pending.result
+
+    def _loop(self) -> None:
+        while True:
+            first = self._queue.get()
+            batch = [first]
+            rows = first.rows()
+            deadline = time.perf_counter() + self.window
+            # A lone request runs at once; the window is only worth waiting when others are in flight.
+            while rows < self.max_batch and len(batch) < self._in_flight:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    break
+                try:
+                    item = self._queue.get(timeout=left)
+                except queue.Empty:
+                    break
+                batch.append(item)
+                rows += item.rows()
+            groups: dict[tuple, list[_Pending]] = {}
+            for item in batch:
+                groups.setdefault(item.key(), []).append(item)
+            for group in groups.values():
+                self._run_group(group)
+
+    def _run_group(self, group: list[_Pending]) -> None:
+        try:
+            names = list(group[0].names)
+            if len(group) == 1:
+                group[0].result = runtime.run_outputs(self.session, names, group[0].feeds, label=self.label)
+            else:
+                joined = {k: np.concatenate([g.feeds[k] for g in group]) for k in group[0].feeds}
+                outputs = runtime.run_outputs(self.session, names, joined, label=self.label)
+                start = 0
+                for item in group:
+                    stop = start + item.rows()
+                    item.result = {k: v[start:stop] for k, v in outputs.items()}
+                    start = stop
+        except BaseException as exc:  # every waiting request hears about the failure
+            for item in group:
+                item.error = exc
+        finally:
+            for item in group:
+                item.done.set()

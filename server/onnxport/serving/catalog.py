@@ -1,0 +1,103 @@
+"""The read side of the repository for a running server: the current manifest and its files.
+
+The manifest is re-read when its file changes (a new build), so new artifacts
+are served without a restart; listeners hear which artifacts are current.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from onnxport.errors import OnnxportError
+from onnxport.repository.store import Repository, referenced_files, variant_order
+
+
+class NotFound(OnnxportError):
+    """An unknown model, version or file (HTTP 404)."""
+
+
+class Catalog:
+    def __init__(self, repository: Repository):
+        self.repository = repository
+        self._lock = threading.Lock()
+        self._stamp: tuple | None = None
+        self._manifest: dict[str, Any] = {"models": {}}
+        self._files: set[str] = set()
+        self._listeners: list[Callable[[set[str]], None]] = []
+
+    def on_reload(self, listener: Callable[[set[str]], None]) -> None:
+        """listener(current sha256s) runs after each reload."""
+        self._listeners.append(listener)
+
+    def manifest(self) -> dict[str, Any]:
+        stamp = self._stat()
+        if stamp != self._stamp:
+            with self._lock:
+                if stamp != self._stamp:
+                    self._reload(stamp)
+        return self._manifest
+
+    def ready(self) -> bool:
+        return bool(self.manifest()["models"])
+
+    def model(self, name: str) -> dict[str, Any]:
+        entry = self.manifest()["models"].get(name)
+        if entry is None:
+            known = ", ".join(sorted(self._manifest["models"])) or "none"
+            raise NotFound(f"unknown model {name!r}; served models: {known}")
+        return entry
+
+    def variant(self, name: str, version: str | None) -> tuple[dict[str, Any], str, dict[str, Any]]:
+        """(model entry, version name, variant record) of a served variant; fp32 by default."""
+        entry = self.model(name)
+        version = version or "fp32"
+        record = entry["variants"].get(version)
+        if record is None:
+            raise NotFound(
+                f"model {name!r} has no version {version!r}; versions: {', '.join(entry['variants'])}"
+            )
+        if record["status"] != "ok":
+            raise NotFound(f"version {version!r} of model {name!r} is not served: {record['status']}: {record['reason']}")
+        return entry, version, record
+
+    @staticmethod
+    def served_versions(entry: dict[str, Any]) -> list[str]:
+        """Versions with status ok, fp32 first, then the others in build order."""
+        served = [v for v, r in entry["variants"].items() if r["status"] == "ok"]
+        return sorted(served, key=variant_order)
+
+    def file(self, relative: str) -> Path:
+        """The path of a file the manifest references (an artifact, or a file in a golden data folder)."""
+        self.manifest()
+        parts = relative.split("/")
+        if "" not in parts and "." not in parts and ".." not in parts:
+            # An artifact is named exactly; a golden file lies inside a golden folder the manifest names.
+            allowed = relative if relative in self._files else "/".join(parts[:2])
+            if allowed in self._files and (allowed == relative or parts[0] == "testdata"):
+                base = (self.repository.root / allowed).resolve()
+                path = (self.repository.root / relative).resolve()
+                if (path == base or path.is_relative_to(base)) and path.is_file():
+                    return path
+        raise NotFound(f"no file {relative!r} in the repository")
+
+    def _stat(self) -> tuple | None:
+        try:
+            st = os.stat(self.repository.manifest_path)
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+
+    def _reload(self, stamp: tuple | None) -> None:
+        manifest = self.repository.read_manifest() if stamp else {"models": {}}
+        self._files = {rel for entry in manifest["models"].values() for rel in referenced_files(entry)}
+        self._manifest = manifest
+        self._stamp = stamp
+        current = {
+            record["sha256"] for entry in manifest["models"].values()
+            for record in entry["variants"].values() if record.get("sha256")
+        }
+        for listener in self._listeners:
+            listener(current)

@@ -1,0 +1,162 @@
+"""Server settings, declared as data: name, default, type and help.
+
+Sources, later ones winning: the defaults here, a JSON file named by
+ONNXPORT_CONFIG (or the `config_file` setting), ONNXPORT_<NAME> environment
+variables, then the mapping given to create_app().
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from onnxport.errors import OnnxportError
+from onnxport.project import PROJECT_ROOT
+
+
+
+class ConfigError(OnnxportError):
+    pass
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    parse: Callable[[str], Any]
+    help: str
+    # Validates a value that came as JSON or Python rather than text (a list in the config file).
+    check: Callable[[Any], Any] | None = None
+
+
+def _path(value: str) -> Path:
+    return Path(value).expanduser()
+
+
+def _providers(value: str) -> list[str]:
+    return [p.strip() for p in value.split(",") if p.strip()]
+
+
+ANY_ORIGIN = "*"
+_ORIGIN = re.compile(
+    r"(?P<scheme>[a-z][a-z0-9+.-]*)://"
+    r"(?P<host>\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*)"
+    r"(?::(?P<port>[0-9]{1,5}))?",
+    re.IGNORECASE,
+)
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def origin(entry: str) -> str:
+    """An origin as browsers send it in the Origin header: lower case, without the scheme's default port."""
+    entry = entry.strip()
+    if entry == ANY_ORIGIN:
+        return entry
+    match = _ORIGIN.fullmatch(entry)
+    if not match or (match["port"] and not 0 < int(match["port"]) < 65536):
+        raise ValueError(f"{entry!r} is not an origin; expected scheme://host[:port] with no path "
+                         f"(e.g. https://example.com or http://localhost:8080), or {ANY_ORIGIN} for any origin")
+    scheme, host, port = match["scheme"].lower(), match["host"].lower(), match["port"]
+    port = None if port is None or _DEFAULT_PORTS.get(scheme) == str(int(port)) else str(int(port))
+    return f"{scheme}://{host}" + (f":{port}" if port else "")
+
+
+def _origins(value: str) -> list[str]:
+    return [origin(entry) for entry in value.split(",") if entry.strip()]
+
+
+def _origin_list(value: Any) -> list[str]:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(entry, str) for entry in value):
+        raise ValueError(f"expected a list of origins (strings) or one comma-separated string, got {value!r}")
+    return [origin(entry) for entry in value]
+
+
+SETTINGS = [
+    Setting("repository", PROJECT_ROOT / "models" / ".repository", _path,
+            "Model repository folder (manifest.json, artifacts/, testdata/)."),
+    Setting("web_root", PROJECT_ROOT / "web", _path, "Folder of the browser app, served at /."),
+    Setting("ort_root", PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist", _path,
+            "onnxruntime-web's dist folder from the pinned npm package, served at /ort/."),
+    Setting("tokenizers_root", PROJECT_ROOT / "node_modules" / "@huggingface" / "tokenizers" / "dist", _path,
+            "@huggingface/tokenizers' dist folder from the pinned npm package, served at /vendor/tokenizers/."),
+    Setting("debug_root", None, _path,
+            "Folder of debug models served at /debug/ (set by `onnxport check --locate`; off when empty)."),
+    Setting("tolerances_file", None, _path,
+            "JSON file of conformance tolerance overrides ({\"fp32/wasm\": {\"abs\": 1e-6}}), merged over the table."),
+    Setting("max_request_bytes", 64 * 1024 * 1024, int,
+            "Largest accepted request body in bytes; larger ones get HTTP 413."),
+    Setting("providers", ["CPUExecutionProvider"], _providers,
+            "onnxruntime execution providers in priority order (comma-separated); those this "
+            "onnxruntime build lacks are dropped, CPU is always last."),
+    Setting("intra_op_threads", 0, int, "Threads per onnxruntime session for one operator (0 = all cores)."),
+    Setting("inter_op_threads", 1, int, "Threads per onnxruntime session across operators."),
+    Setting("dynamic_batching", "auto", str,
+            "Models whose concurrent requests are batched: auto (where the latest `onnxport bench` in the "
+            "repository measured a gain), all, none, or a comma-separated list of models."),
+    Setting("batch_window_ms", 2.0, float, "How long a batch waits for more requests, in milliseconds."),
+    Setting("max_batch", 32, int, "Most rows in one dynamic batch."),
+    Setting("host", "127.0.0.1", str, "Address `onnxport serve` listens on."),
+    Setting("port", 8000, int, "Port `onnxport serve` listens on."),
+    Setting("workers", 8, int, "Request threads of the WSGI server (sessions are shared between them)."),
+    Setting("cors_origins", [], _origins,
+            "Origins (scheme://host[:port], or * for any) whose pages may use the manifest, artifacts, golden "
+            "data, /ort/, /vendor/tokenizers/, /web/, /api/ and /v2/ cross-origin (comma-separated; default: none, "
+            "same-origin only).", check=_origin_list),
+]
+ENV_PREFIX = "ONNXPORT_"
+
+
+def load(overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    environ = os.environ if environ is None else environ
+    known = {s.name: s for s in SETTINGS}
+    config = {s.name: s.default for s in SETTINGS}
+    config_file = (overrides or {}).get("config_file") or environ.get(f"{ENV_PREFIX}CONFIG")
+    if config_file:
+        config.update(_from_file(Path(config_file), known))
+    for setting in SETTINGS:
+        raw = environ.get(ENV_PREFIX + setting.name.upper())
+        if raw is not None:
+            config[setting.name] = _parse(setting, raw, f"${ENV_PREFIX}{setting.name.upper()}")
+    for key, value in (overrides or {}).items():
+        if key == "config_file":
+            continue
+        if key not in known:
+            raise ConfigError(f"unknown setting {key!r}; known: {', '.join(known)}")
+        config[key] = _coerce(known[key], value, f"setting {key}")
+    return config
+
+
+def _from_file(path: Path, known: dict[str, Setting]) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"config file {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: expected a JSON object of settings")
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ConfigError(f"config file {path}: unknown settings {', '.join(unknown)}; known: {', '.join(known)}")
+    return {k: _coerce(known[k], v, f"{path}: {k}") for k, v in data.items()}
+
+
+def _coerce(setting: Setting, value: Any, where: str) -> Any:
+    """Text is parsed like an environment value; anything else is checked when the setting says how."""
+    if isinstance(value, str):
+        return _parse(setting, value, where)
+    if setting.check is None:
+        return value
+    try:
+        return setting.check(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {value!r} is not a valid {setting.name}: {exc}") from exc
+
+
+def _parse(setting: Setting, raw: str, where: str) -> Any:
+    try:
+        return setting.parse(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {raw!r} is not a valid {setting.name}: {exc}") from exc

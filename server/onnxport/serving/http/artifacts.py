@@ -1,0 +1,43 @@
+"""The manifest and the repository's content-addressed files, served the way CDNs serve them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from flask import Blueprint, Response, request
+
+from onnxport.serving.batching_policy import BENCH_FILE
+from onnxport.serving.http.files import send, send_latest
+from onnxport.serving.state import state
+
+blueprint = Blueprint("artifacts", __name__)
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+@blueprint.get("/api/manifest")
+def manifest() -> Response:
+    """The manifest as built; revalidated on every use (it changes with each build)."""
+    body = json.dumps(state().catalog.manifest(), sort_keys=True).encode()
+    etag = hashlib.sha256(body).hexdigest()
+    response = Response(body, mimetype="application/json")
+    response.set_etag(etag)
+    response.headers["Cache-Control"] = "no-cache"
+    return response.make_conditional(request)
+
+
+@blueprint.get("/api/bench")
+def bench() -> Response:
+    """The latest `onnxport bench` of this repository (the performance page charts it)."""
+    return send_latest(state().catalog.repository.root / BENCH_FILE)
+
+
+@blueprint.get("/repository/<path:relative>")
+def repository_file(relative: str) -> Response:
+    """Artifacts and golden data, by the path the manifest gives; the bytes never change."""
+    path = state().catalog.file(relative)
+    name = path.name
+    # An artifact's name is its sha256: the strongest possible ETag.
+    etag = name.split(".", 1)[0] if relative.startswith("artifacts/") else True
+    return send(path, cache_control=IMMUTABLE, etag=etag)

@@ -1,0 +1,53 @@
+"""What the conformance page needs from the server: tolerances, golden inputs, its own URL."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, jsonify
+
+from onnxport import tensor_json
+from onnxport.repository import testdata
+from onnxport.serving.catalog import NotFound
+from onnxport.accuracy import tolerances
+from onnxport.check.verdicts import VERDICTS_FILE
+from onnxport.serving.http import web
+from onnxport.serving.http.files import send_contained, send_latest
+from onnxport.serving.state import state
+
+blueprint = Blueprint("conformance", __name__)
+
+
+@blueprint.get("/conformance")
+def page() -> Response:
+    """The app itself; it opens its conformance page when the path is /conformance."""
+    return web.index()
+
+
+@blueprint.get("/api/tolerances")
+def tolerance_table():
+    return jsonify(tolerances.table(state().settings.get("tolerances_file")))
+
+
+@blueprint.get("/api/conformance")
+def verdicts() -> Response:
+    """The browser verdicts `onnxport check` recorded in this repository (docs/conformance.md)."""
+    return send_latest(state().catalog.repository.root / VERDICTS_FILE)
+
+
+@blueprint.get("/api/models/<model>/golden")
+def golden(model: str):
+    """Golden inputs and the source's outputs, as {name: {dtype, shape, data: base64 little-endian}}."""
+    entry = state().catalog.model(model)
+    sets = testdata.read_golden(state().catalog.repository.root, entry)
+    return jsonify({
+        "model": model,
+        "sets": [{"inputs": tensor_json.encode(i), "outputs": tensor_json.encode(o)} for i, o in sets],
+    })
+
+
+@blueprint.get("/debug/<path:relative>")
+def debug_file(relative: str) -> Response:
+    """Models made by `onnxport check --locate` (every intermediate value as an output)."""
+    root = state().settings.get("debug_root")
+    if not root:
+        raise NotFound("no debug models on this server")
+    return send_contained(root, relative, cache_control="no-store")

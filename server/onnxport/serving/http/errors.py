@@ -1,0 +1,54 @@
+"""One JSON error shape for every failure: {"error": "..."} with a status that says who erred."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, jsonify
+from werkzeug.exceptions import HTTPException
+
+from onnxport.serving.catalog import NotFound
+from onnxport.errors import ModelFileError
+from onnxport.serving.protocol import ProtocolError
+
+log = logging.getLogger("onnxport.server")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def error_response(status: int, message: str):
+    response = jsonify({"error": message})
+    response.status_code = status
+    return response
+
+
+def init_app(app: Flask) -> None:
+    app.register_error_handler(ApiError, lambda e: error_response(e.status, e.message))
+    app.register_error_handler(ProtocolError, lambda e: error_response(400, str(e)))
+    app.register_error_handler(NotFound, lambda e: error_response(404, str(e)))
+    app.register_error_handler(HTTPException, _http_error)
+    app.register_error_handler(ModelFileError, _server_error)
+    app.register_error_handler(Exception, _server_error)
+
+
+def _http_error(exc: HTTPException):
+    messages = {
+        404: "no such resource",
+        405: f"method not allowed; allowed: {', '.join(sorted(exc.valid_methods or []))}" if hasattr(exc, "valid_methods") else None,
+        413: "request body too large",
+    }
+    message = messages.get(exc.code) or exc.description or exc.name
+    response = error_response(exc.code or 500, message)
+    if exc.code == 405 and getattr(exc, "valid_methods", None):
+        response.headers["Allow"] = ", ".join(exc.valid_methods)
+    return response
+
+
+def _server_error(exc: Exception):
+    log.exception("request failed")
+    return error_response(500, f"internal error: {type(exc).__name__}: {exc}")

@@ -1,0 +1,42 @@
+"""The browser app (web/) and onnxruntime-web's files from the pinned npm package."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response
+
+from onnxport.serving.http import headers
+from onnxport.serving.http.files import contained, send, send_contained
+from onnxport.serving.state import state
+
+blueprint = Blueprint("web", __name__)
+
+REVALIDATE = "no-cache"
+
+
+@blueprint.get("/")
+def index() -> Response:
+    return _web_file("index.html")
+
+
+@blueprint.get("/web/<path:relative>")
+def web_file(relative: str) -> Response:
+    return _web_file(relative)
+
+
+def _web_file(relative: str) -> Response:
+    path = contained(state().settings["web_root"], relative)
+    response = send(path, cache_control=REVALIDATE)
+    if response.mimetype == "text/html":
+        # Each page's inline scripts (the import map, an example's module script) are allowed by their hash.
+        response.headers["Content-Security-Policy"] = headers.policy(headers.inline_script_hashes(path.read_bytes()))
+    return response
+
+
+@blueprint.get("/vendor/tokenizers/<path:relative>")
+def tokenizers_file(relative: str) -> Response:
+    return send_contained(state().settings["tokenizers_root"], relative, cache_control=REVALIDATE)
+
+
+@blueprint.get("/ort/<path:relative>")
+def ort_file(relative: str) -> Response:
+    return send_contained(state().settings["ort_root"], relative, cache_control=REVALIDATE)

@@ -1,0 +1,78 @@
+"""Run a V2 request on a served variant: check the inputs against the model, run, pick outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from onnxport import runtime
+from onnxport.serving.catalog import Catalog
+from onnxport.serving.protocol import NUMPY_NAME_TO_DATATYPE, InferRequest, ProtocolError
+from onnxport.runtime import SessionPool
+
+
+def tensor_metadata(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Manifest inputs/outputs as V2 metadata: datatype names, -1 for every dynamic dim."""
+    return [
+        {
+            "name": v["name"],
+            "datatype": NUMPY_NAME_TO_DATATYPE.get(v["dtype"], v["dtype"].upper()),
+            "shape": [d if isinstance(d, int) and d >= 0 else -1 for d in (v["shape"] or [])],
+        }
+        for v in values
+    ]
+
+
+def check_inputs(request: InferRequest, inputs: list[dict[str, Any]]) -> None:
+    """Every model input present once, with its datatype and a shape that fits; nothing else."""
+    expected = {i["name"]: i for i in tensor_metadata(inputs)}
+    unknown = sorted(set(request.inputs) - set(expected))
+    if unknown:
+        raise ProtocolError(f"unknown input {unknown[0]!r}; the model's inputs are {', '.join(expected)}")
+    for name, spec in expected.items():
+        if name not in request.inputs:
+            raise ProtocolError(f"missing input {name!r} ({spec['datatype']}, shape {spec['shape']})")
+        value = request.inputs[name]
+        datatype = "BYTES" if value.dtype == object else NUMPY_NAME_TO_DATATYPE[value.dtype.name]
+        if datatype != spec["datatype"]:
+            raise ProtocolError(f"input {name!r}: datatype {datatype}, the model expects {spec['datatype']}")
+        shape = list(value.shape)
+        if len(shape) != len(spec["shape"]) or any(e != -1 and e != g for e, g in zip(spec["shape"], shape)):
+            raise ProtocolError(f"input {name!r}: shape {shape} does not match the model's {spec['shape']} (-1 = any)")
+        if 0 in shape:
+            raise ProtocolError(f"input {name!r}: shape {shape} has no elements")
+
+
+def infer(catalog: Catalog, sessions: SessionPool, model: str, version: str | None,
+          request: InferRequest, batching: dict[str, Any] | None = None) -> tuple[str, dict[str, np.ndarray]]:
+    entry, version, record = catalog.variant(model, version)
+    check_inputs(request, entry["inputs"])
+    outputs = [o["name"] for o in entry["outputs"]]
+    wanted = request.outputs if request.outputs is not None else outputs
+    for name in wanted:
+        if name not in outputs:
+            raise ProtocolError(f"unknown output {name!r}; the model's outputs are {', '.join(outputs)}")
+    label = f"{model} {version}"
+    feeds = {k: _for_onnxruntime(v) for k, v in request.inputs.items()}
+    if batching and batching["enabled"](model) and batchable(entry):
+        batcher = sessions.batcher(record["sha256"], catalog.file(record["file"]), label,
+                                   batching["window_ms"], batching["max_batch"])
+        return version, batcher.run(wanted, feeds)
+    session = sessions.get(record["sha256"], catalog.file(record["file"]), label)
+    return version, runtime.run_outputs(session, wanted, feeds, label=label)
+
+
+def batchable(entry: dict[str, Any]) -> bool:
+    """Every input and output has a dynamic first (batch) axis."""
+    return all(
+        v["shape"] and not (isinstance(v["shape"][0], int) and v["shape"][0] >= 0)
+        for v in [*entry["inputs"], *entry["outputs"]]
+    )
+
+
+def _for_onnxruntime(value: np.ndarray) -> np.ndarray:
+    # String tensors go to onnxruntime as str, not bytes.
+    if value.dtype == object:
+        return np.array([v.decode() if isinstance(v, bytes) else v for v in value.reshape(-1)], dtype=object).reshape(value.shape)
+    return value

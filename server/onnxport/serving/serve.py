@@ -1,0 +1,33 @@
+"""Run the app under waitress, a production WSGI server (threads share the sessions)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from onnxport.serving.app import create_app
+from onnxport.errors import OnnxportError
+
+
+def serve(config: Mapping[str, Any] | None = None) -> None:
+    import waitress
+
+    app = create_app(config)
+    settings = app.extensions["onnxport"].settings
+    try:
+        server = waitress.create_server(
+            app,
+            host=settings["host"],
+            port=settings["port"],
+            threads=settings["workers"],
+            # Flask answers 413 itself; waitress's own cap sits a little above so the JSON error gets through.
+            max_request_body_size=settings["max_request_bytes"] + 1024 * 1024,
+            ident="onnxport",
+            clear_untrusted_proxy_headers=True,
+        )
+    except OSError as exc:
+        raise OnnxportError(
+            f"cannot listen on {settings['host']}:{settings['port']}: {exc.strerror or exc}; "
+            "is another server running there? pass --port"
+        ) from exc
+    print(f"onnxport: serving {settings['repository']} on http://{settings['host']}:{settings['port']}/", flush=True)
+    server.run()
