@@ -91,6 +91,6 @@ RECIPE = Recipe(
     task="classification",
     description="Handwritten digit 0-9 from an 8x8 grey image (PyTorch CNN).",
     load=load,
-    tolerance=Tolerance(abs_tol=1e-4, rel_tol=1e-4),
+    tolerance=Tolerance(abs=1e-4, rel=1e-4),
     metric_output="logits",
 )

@@ -54,6 +54,6 @@ RECIPE = Recipe(
     description="Iris species from four flower measurements (scikit-learn scaler + MLP).",
     load=load,
     # sklearn computes in float64, the export in float32.
-    tolerance=Tolerance(abs_tol=1e-5, rel_tol=1e-4),
+    tolerance=Tolerance(abs=1e-5, rel=1e-4),
     metric_output="probabilities",
 )

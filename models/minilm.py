@@ -131,7 +131,7 @@ RECIPE = Recipe(
     task="embedding",
     description="all-MiniLM-L6-v2 sentence embeddings (384 dimensions, L2-normalised).",
     load=load,
-    tolerance=Tolerance(abs_tol=1e-4, rel_tol=1e-3),
+    tolerance=Tolerance(abs=1e-4, rel=1e-3),
     metric_output="sentence_embedding",
     # The feed-forward down-projections read GELU outputs with large outliers: one
     # 8-bit range for them costs 0.06 of cosine similarity (0.925 vs 0.985 measured).

@@ -29,7 +29,7 @@ TINY_RECIPE = '''\
 
 import numpy as np
 
-from server.recipe import Recipe, SourceModel, Tolerance
+from onnxport import Recipe, SourceModel, Tolerance
 
 NAME = "tiny"
 ALPHA = 1e-4
@@ -80,7 +80,7 @@ RECIPE = Recipe(
     task="classification",
     description="Iris species by a small MLP (test recipe).",
     load=load,
-    tolerance=Tolerance(abs_tol=1e-5, rel_tol=1e-4),
+    tolerance=Tolerance(abs=1e-5, rel=1e-4),
     metric_output="probabilities",
 )
 '''

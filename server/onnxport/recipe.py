@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from onnxport.accuracy.tolerance import Tolerance
 from onnxport.errors import RecipeError
 from onnxport.project import PROJECT_ROOT
 
@@ -22,17 +23,7 @@ TASKS = ("classification", "regression", "embedding", "generic")
 FRAMEWORKS = ("pytorch", "sklearn")
 
 Feeds = dict[str, np.ndarray]
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """Largest acceptable difference between an export and its source.
-
-    A value passes if |a-b| <= abs_tol + rel_tol * |b| (numpy.isclose semantics).
-    """
-
-    abs_tol: float
-    rel_tol: float = 0.0
+__all__ = ["Feeds", "Recipe", "SourceModel", "Tolerance"]
 
 
 @dataclass

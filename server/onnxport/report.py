@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from onnxport.repository.store import variant_order
+from onnxport.repository.variants import order as variant_order
 
 
 def table(headers: list[str], rows: Iterable[list[str]]) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from onnxport.recipe import Tolerance
+from onnxport.accuracy.tolerance import Tolerance
 
 Outputs = dict[str, np.ndarray]
 
@@ -39,14 +39,28 @@ def output_errors(expected: np.ndarray, got: np.ndarray, tolerance: Tolerance | 
     if np.issubdtype(expected.dtype, np.integer) or expected.dtype == np.bool_:
         report["mismatches"] = int((expected != got).sum())
         bad = expected != got
-    elif tolerance is not None:
-        bad = ~(np.isclose(act, exp, rtol=tolerance.rel_tol, atol=tolerance.abs_tol, equal_nan=True))
+    elif tolerance is not None and tolerance.elementwise:
+        bad = outside(exp, act, tolerance)
     else:
         bad = None
     if bad is not None and bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         report["first_mismatch"] = {"index": list(index), "expected": _scalar(expected[index]), "got": _scalar(got[index])}
     return report
+
+
+def outside(expected: np.ndarray, got: np.ndarray, tolerance: Tolerance) -> np.ndarray:
+    """Float elements that break the tolerance (the rule in accuracy/tolerance.py)."""
+    e, g = expected.astype(np.float64), got.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        ok = (np.isnan(e) & np.isnan(g)) | (np.isinf(e) & (e == g))
+        finite = np.isfinite(e) & np.isfinite(g)
+        if tolerance.abs is not None:
+            ok |= finite & (np.abs(e - g) <= tolerance.abs)
+        if tolerance.rel is not None:
+            ratio = g / e
+            ok |= finite & (ratio > 0) & (np.maximum(ratio, 1 / ratio) <= 1 + tolerance.rel)
+    return ~ok
 
 
 def compare(expected: Outputs, got: Outputs, tolerance: Tolerance | None = None) -> dict[str, dict[str, Any]]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from onnxport.recipe import Tolerance
+from onnxport.accuracy.tolerance import Tolerance
 from onnxport.accuracy import budgets, compare
 
 Feeds = dict[str, np.ndarray]
@@ -27,7 +27,7 @@ def against(
             if metric_output in ref and metric_output in out
         ]
         result["metric"] = _merge_metrics(metrics)
-    result["within_tolerance"] = compare.within(outputs) if tolerance is not None else None
+    result["within_tolerance"] = compare.within(outputs) if tolerance is not None and tolerance.elementwise else None
     return result
 
 
@@ -37,7 +37,7 @@ def accuracy(labels: np.ndarray | None, got: list[Feeds], metric_output: str | N
     return compare.accuracy(labels, got[0][metric_output])
 
 
-def verdict(variant: str, task: str, vs_fp32: dict[str, Any]) -> str | None:
+def verdict(variant: str, budget: Tolerance, task: str, vs_fp32: dict[str, Any]) -> str | None:
     """The reason a variant is rejected, or None when it may be served."""
     for name, errors in vs_fp32["outputs"].items():
         if "shape_mismatch" in errors:
@@ -51,7 +51,7 @@ def verdict(variant: str, task: str, vs_fp32: dict[str, Any]) -> str | None:
         # Without a task metric, judge every float output by its scaled error.
         worst = max((e.get("max_abs", 0.0) / max(e.get("scale", 1.0), 1e-12) for e in vs_fp32["outputs"].values()), default=0.0)
         metric = {"scaled_max_abs": worst}
-    return budgets.check(variant, task, metric)
+    return budgets.check(budget, task, metric)
 
 
 def _merge_errors(per_set: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:

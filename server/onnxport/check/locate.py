@@ -16,7 +16,7 @@ import onnx
 from onnx import helper
 
 from onnxport import runtime as ort_runtime
-from onnxport.accuracy import tolerances
+from onnxport.accuracy import compare, tolerances
 
 
 def debug_model(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -68,11 +68,7 @@ def _differs(expected: np.ndarray, got: np.ndarray, tol) -> dict[str, Any] | Non
     if expected.dtype.kind not in "fc":
         bad = expected != got
     else:
-        e, g = expected.astype(np.float64), got.astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            close = np.abs(e - g) <= tol.abs
-            ratio = (e / g < tol.rel) & (g / e < tol.rel) & (e / g > 0)
-        bad = ~(close | ratio | (np.isnan(e) & np.isnan(g)) | (np.isinf(e) & (e == g)))
+        bad = compare.outside(expected, got, tol)
     if not bad.any():
         return None
     where = tuple(int(i) for i in np.argwhere(bad)[0])

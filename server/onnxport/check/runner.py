@@ -15,7 +15,7 @@ from onnxport import runtime as ort_runtime
 from onnxport import tensor_json
 from onnxport.accuracy import compare
 from onnxport.errors import OnnxportError
-from onnxport.recipe import Tolerance
+from onnxport.accuracy.tolerance import Tolerance
 from onnxport.repository.store import Repository
 from onnxport.harness import chromium as chromium_driver
 from onnxport.check import locate, verdicts
@@ -83,7 +83,7 @@ def source_rows(base: str, manifest: dict, names: list[str]) -> list[dict[str, A
         data = _get_bytes(f"{base}/repository/{record['file']}")
         session = ort_runtime.create_session(data, label=f"{name} fp32")
         outputs = ort_runtime.run(session, golden["inputs"], label=f"{name} fp32")
-        errors = compare.compare(golden["outputs"], outputs, Tolerance(tolerance["abs"], tolerance["rel"]))
+        errors = compare.compare(golden["outputs"], outputs, Tolerance(abs=tolerance["abs"], rel=tolerance["rel"]))
         metric_output = entry.get("metric_output")
         metric = (compare.task_metric(entry["task"], golden["outputs"][metric_output], outputs[metric_output])
                   if metric_output in golden["outputs"] else {})

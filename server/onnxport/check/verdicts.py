@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from onnxport.repository.store import variant_order
+from onnxport.repository.variants import order as variant_order
 
 VERDICTS_FILE = "conformance.json"
 SCHEMA = "onnxport.verdicts"

@@ -26,7 +26,7 @@ from onnxport.convert.pipeline import Prepared, Progress
 from onnxport.convert.sources import build_key, tool_versions
 
 # What ONNX's own backend test runner accepts (rtol 1e-3), with an absolute floor.
-IMPORT_TOLERANCE = Tolerance(abs_tol=1e-5, rel_tol=1e-3)
+IMPORT_TOLERANCE = Tolerance(abs=1e-5, rel=1e-3)
 SEED = 0
 DYNAMIC_DIM_SIZE = 2
 MIN_RUNTIME_OPSET = 7  # onnxruntime has no kernels for older opsets (e.g. Gemm-6)

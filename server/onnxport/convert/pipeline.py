@@ -20,14 +20,13 @@ import onnx
 from onnxport import runtime
 from onnxport.errors import ModelFileError, ValidationError
 from onnxport.recipe import Feeds, Tolerance
-from onnxport.repository.store import VARIANT_ORDER, Transaction
-from onnxport.accuracy import budgets, measure
+from onnxport.repository import variants as variant_table
+from onnxport.repository.store import Transaction
+from onnxport.accuracy import measure
 from onnxport.convert import reference, variants
 from onnxport.repository import testdata
 from onnxport.convert.export import serialize
 
-VARIANTS = VARIANT_ORDER
-PRECISION = {"fp32": "fp32", "fp16": "fp16", "int8-dynamic": "int8", "int8-static": "int8"}
 
 Progress = Callable[[str], None]
 
@@ -66,12 +65,12 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
 
     entry = _describe(prepared)
     entry["validation"] = {
-        "tolerance": {"abs": prepared.tolerance.abs_tol, "rel": prepared.tolerance.rel_tol},
+        "tolerance": {"abs": prepared.tolerance.abs, "rel": prepared.tolerance.rel},
         **validation,
     }
     fp32_size = len(fp32_bytes)
     reference_feeds = reference.reference_inputs(prepared.golden_inputs[0], entry["inputs"])
-    for name in VARIANTS:
+    for name in variant_table.NAMES:
         step(name)
         record = _make_variant(prepared, name, fp32_run, transaction, fp32_bytes, reference_feeds)
         if "bytes" in record:
@@ -93,15 +92,16 @@ def _make_variant(
     """fp32_run: the fp32 session and its golden outputs, made once for validation and reused here;
     reference_feeds: (inputs, rows) of the variant's reference file, from reference.reference_inputs."""
     fp32_outputs = fp32_run[1]
+    precision, budget = variant_table.variant(name).precision, variant_table.variant(name).budget
     try:
         model, settings = _convert(prepared, name)
     except variants.VariantSkipped as skipped:
-        return {"precision": PRECISION[name], "status": "skipped", "reason": str(skipped)}
+        return {"precision": precision, "status": "skipped", "reason": str(skipped)}
     except Exception as exc:  # a converter crash costs this variant, not the whole build
         if name == "fp32":
             raise
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        return {"precision": PRECISION[name], "status": "rejected",
+        return {"precision": precision, "status": "rejected",
                 "reason": f"conversion failed: {type(exc).__name__}: {first}"}
     data = fp32_bytes if name == "fp32" else serialize(model)
     try:
@@ -111,19 +111,19 @@ def _make_variant(
     except ModelFileError as exc:
         if name == "fp32":
             raise
-        return {"precision": PRECISION[name], "status": "rejected", "reason": str(exc)}
+        return {"precision": precision, "status": "rejected", "reason": str(exc)}
     vs_fp32 = measure.against(fp32_outputs, outputs, prepared.task, prepared.metric_output)
     vs_source = measure.against(prepared.source_outputs, outputs, prepared.task, prepared.metric_output)
-    reason = measure.verdict(name, prepared.task, vs_fp32)
+    reason = measure.verdict(name, budget, prepared.task, vs_fp32)
     record: dict[str, Any] = {
         **transaction.put_file(data, "onnx"),
-        "precision": PRECISION[name],
+        "precision": precision,
         "status": "rejected" if reason else "ok",
         "reason": reason,
         "operators": variants.operator_histogram(model),
         "vs_fp32": vs_fp32,
         "vs_source": vs_source,
-        "budget": budgets.BUDGETS[name].__dict__,
+        "budget": budget.as_json(),
         "settings": settings,
         "speed": speed,
         "reference": reference_record,
@@ -230,7 +230,7 @@ def _validation_message(prepared: Prepared, validation: dict[str, Any]) -> str:
                 f"{prepared.name}: fp32 export differs from the {prepared.kind} source on output {name!r}: "
                 f"max abs error {errors['max_abs']:.3g}, max rel error {errors['max_rel']:.3g}; first at index "
                 f"{first.get('index')} (expected {first.get('expected')}, got {first.get('got')}); "
-                f"tolerance abs {tol.abs_tol:g} + rel {tol.rel_tol:g}"
+                f"tolerance abs {tol.abs} or rel {tol.rel}"
             )
     return f"{prepared.name}: fp32 export differs from its source"
 

@@ -147,14 +147,6 @@ class Transaction:
                         shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
-# The variants a build makes, in the order people read them (the manifest's JSON is key-sorted).
-VARIANT_ORDER = ("fp32", "fp16", "int8-dynamic", "int8-static")
-
-
-def variant_order(name: str) -> int:
-    return VARIANT_ORDER.index(name) if name in VARIANT_ORDER else len(VARIANT_ORDER)
-
-
 def referenced_files(entry: dict[str, Any]) -> set[str]:
     files = {v["file"] for v in entry.get("variants", {}).values() if v.get("file")}
     files |= {v["reference"]["file"] for v in entry.get("variants", {}).values() if v.get("reference")}

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from onnxport.errors import OnnxportError
-from onnxport.repository.store import Repository, referenced_files, variant_order
+from onnxport.repository.store import Repository, referenced_files
+from onnxport.repository.variants import order as variant_order
 
 
 class NotFound(OnnxportError):

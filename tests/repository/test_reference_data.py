@@ -16,7 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxport import tensor_json
 from onnxport.accuracy import measure
 from onnxport.repository import testdata
-from onnxport.convert.pipeline import VARIANTS
+from onnxport.repository.variants import NAMES as VARIANTS
 from onnxport.convert.reference import REFERENCE_ROWS, reference_inputs
 
 DEMOS = ("digits", "iris", "minilm")

@@ -18,7 +18,7 @@ from conftest import buffered_client
 from onnxport.serving.app import create_app
 from onnxport.serving.config import ConfigError
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ORT_DIST = PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist"
 TOKENIZERS_DIST = PROJECT_ROOT / "node_modules" / "@huggingface" / "tokenizers" / "dist"
 ALLOWED = "https://app.example"

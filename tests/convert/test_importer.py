@@ -13,7 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxport import cli
 
-BACKEND = Path(__file__).parent / "data" / "onnx-backend"
+BACKEND = Path(__file__).resolve().parents[1] / "data" / "onnx-backend"
 
 
 def _cli(capsys, *args: str) -> tuple[int, str, str]:

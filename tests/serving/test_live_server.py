@@ -295,7 +295,7 @@ def test_a_busy_port_is_one_clear_error(live_server, demo_repository, assert_one
     # A subprocess, as users run it: waitress leaves its half-made server to the exiting process.
     port = urlsplit(live_server).port
     done = subprocess.run([sys.executable, "-m", "onnxport", "serve", "--repository", str(demo_repository),
-                           "--port", str(port)], cwd=Path(__file__).resolve().parent.parent,
+                           "--port", str(port)], cwd=Path(__file__).resolve().parents[2],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert_one_line_error(done.stderr, f"127.0.0.1:{port}", "pass --port")

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from onnxport.accuracy import compare
-from onnxport.recipe import Tolerance
+from onnxport.accuracy.tolerance import Tolerance
 
-TIGHT = Tolerance(abs_tol=1e-6)
+TIGHT = Tolerance(abs=1e-6)
 
 
 def f32(*values) -> np.ndarray:
@@ -40,21 +40,21 @@ def test_without_tolerance_float_outputs_name_no_mismatch():
 def test_first_mismatch_names_index_expected_and_got():
     expected = np.array([[1, 2], [3, 4]], dtype=np.float32)
     got = np.array([[1, 2], [3.5, 5]], dtype=np.float32)
-    report = compare.output_errors(expected, got, Tolerance(abs_tol=0.1))
+    report = compare.output_errors(expected, got, Tolerance(abs=0.1))
     assert report["first_mismatch"] == {"index": [1, 0], "expected": 3.0, "got": 3.5}
     assert not compare.within({"y": report})
 
 
 def test_relative_tolerance_scales_with_the_reference():
     expected, got = f32(1000, 1), f32(1000.5, 1)
-    assert "first_mismatch" not in compare.output_errors(expected, got, Tolerance(abs_tol=0, rel_tol=1e-3))
-    assert "first_mismatch" in compare.output_errors(expected, got, Tolerance(abs_tol=0, rel_tol=1e-4))
+    assert "first_mismatch" not in compare.output_errors(expected, got, Tolerance(abs=0, rel=1e-3))
+    assert "first_mismatch" in compare.output_errors(expected, got, Tolerance(abs=0, rel=1e-4))
 
 
 def test_integer_outputs_must_match_exactly():
     expected, got = np.array([0, 1, 2], np.int64), np.array([0, 2, 2], np.int64)
     # Even a tolerance that would forgive 1.0 does not apply to labels.
-    report = compare.output_errors(expected, got, Tolerance(abs_tol=10))
+    report = compare.output_errors(expected, got, Tolerance(abs=10))
     assert report["mismatches"] == 1
     assert report["first_mismatch"] == {"index": [1], "expected": 1, "got": 2}
     assert not compare.within({"label": report})

@@ -14,9 +14,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxport import tensor_json
 from onnxport.check import locate
-from onnxport.accuracy.tolerances import Tolerance
+from onnxport.accuracy.tolerance import Tolerance
 
-TOL = Tolerance(abs=1e-3, rel=1.001, top1_min=1.0, cosine_min=0.999, why="test")
+TOL = Tolerance(abs=1e-3, rel=1e-3, top1_min=1.0, cosine_min=0.999, why="test")
 
 
 def small_model() -> onnx.ModelProto:

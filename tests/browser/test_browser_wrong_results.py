@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 
 from browser_helpers import by_testid, expect_ran_on, plan_steps
 
-THIRD_PARTY = Path(__file__).parent / "data" / "third-party"
+THIRD_PARTY = Path(__file__).resolve().parents[1] / "data" / "third-party"
 
 
 @pytest.fixture

@@ -250,7 +250,7 @@ def test_the_playground_of_an_imported_model_runs_on_its_own_inputs(open_tab, ru
     """An imported test directory brings real inputs: the playground feeds them, not random [1, 1] ones."""
     from onnxport.repository import testdata
 
-    source = Path(__file__).parent / "data" / "onnx-backend" / "test_Conv2d"
+    source = Path(__file__).resolve().parents[1] / "data" / "onnx-backend" / "test_Conv2d"
     repository = tmp_path / "imported"
     code, _, err = run_cli("--repository", repository, "import", source, "--name", "conv2d", "--quiet")
     assert code == 0, err

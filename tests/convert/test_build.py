@@ -12,7 +12,7 @@ import pytest
 from onnx import numpy_helper
 
 from onnxport import runtime
-from onnxport.convert.pipeline import VARIANTS
+from onnxport.repository.variants import NAMES as VARIANTS
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ from flask.testing import FlaskClient
 from conftest import buffered_client
 from onnxport.serving.app import create_app
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ORT_DIST = PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist"
 IMMUTABLE = "public, max-age=31536000, immutable"
 MODELS = ["iris", "digits", "minilm"]

@@ -15,7 +15,7 @@ from onnxport.serving import config
 from onnxport.serving.app import create_app
 from onnxport.serving.config import SETTINGS, ConfigError
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

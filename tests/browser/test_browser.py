@@ -29,7 +29,7 @@ from browser_helpers import (
     wait_for_probe,
 )
 
-VARIANT_ORDER = ["fp32", "fp16", "int8-dynamic", "int8-static"]
+from onnxport.repository.variants import NAMES as VARIANT_ORDER
 SPECIES = ["setosa", "versicolor", "virginica"]
 
 

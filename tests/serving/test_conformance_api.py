@@ -20,7 +20,7 @@ from onnx import numpy_helper
 from conftest import buffered_client
 from onnxport.serving.app import create_app
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def client_for(**config) -> FlaskClient:

@@ -1,0 +1,47 @@
+"""The variants a build makes: the one table of their names, precisions, reading order and budgets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from onnxport.accuracy.tolerance import Tolerance
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    precision: str  # fp32 | fp16 | int8
+    # How far it may drift from fp32 and still be served, judged on the task metric.
+    budget: Tolerance
+
+
+# In the order people read them (the manifest's JSON is key-sorted).
+VARIANTS: tuple[Variant, ...] = (
+    Variant("fp32", "fp32", Tolerance(
+        top1_min=1.0, cosine_min=0.99999, scaled_max_abs=1e-5,
+        why="Same precision as the export: only kernel rounding may differ (the export itself is "
+            "checked against the source framework with the recipe's tolerance).")),
+    Variant("fp16", "fp16", Tolerance(
+        top1_min=0.99, cosine_min=0.999, scaled_max_abs=1e-2,
+        why="fp16 keeps 11 significant bits (~3 decimal digits): per-value error near 1e-3 of "
+            "the value's scale; a flipped top class is allowed only between near-tied scores.")),
+    Variant("int8-dynamic", "int8", Tolerance(
+        top1_min=0.97, cosine_min=0.98, scaled_max_abs=0.1,
+        why="8-bit weights with per-batch activation ranges: the usual accuracy cost is under a "
+            "few percent; beyond that the variant is not worth its speed or size.")),
+    Variant("int8-static", "int8", Tolerance(
+        top1_min=0.97, cosine_min=0.98, scaled_max_abs=0.1,
+        why="8-bit weights and activations with ranges fixed by calibration: same budget as "
+            "dynamic int8; calibration that misses the real value range shows up here.")),
+)
+NAMES: tuple[str, ...] = tuple(v.name for v in VARIANTS)
+_BY_NAME = {v.name: v for v in VARIANTS}
+
+
+def variant(name: str) -> Variant:
+    return _BY_NAME[name]
+
+
+def order(name: str) -> int:
+    """Reading position of a variant; unknown names sort last."""
+    return NAMES.index(name) if name in _BY_NAME else len(NAMES)
