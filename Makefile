@@ -13,6 +13,7 @@ build: setup
 	$(ONNXPORT) build
 
 test: setup chromium testdata
+	$(VENV)/bin/lint-imports
 	node --test tests/js/*.mjs
 	$(PY) -m pytest
 

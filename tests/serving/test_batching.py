@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import onnxruntime as ort
 import pytest
 
-from onnxport.serving.batching_policy import BENCH_FILE, enabled_for
+from onnxport.repository.layout import BENCH_FILE
+from onnxport.serving.batching_policy import enabled_for
 from onnxport.serving.app import create_app
+from onnxport import runtime
 from onnxport.serving.batching import DynamicBatcher
+from onnxport.serving.sessions import SessionPool
 
 
 def infer(client, model: str, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -43,15 +47,18 @@ def test_concurrent_requests_with_batching_match_lone_runs(demo_repository):
             np.testing.assert_allclose(have[name], want[name], rtol=1e-5, atol=1e-5, err_msg=name)
 
 
-def test_the_batcher_joins_waiting_requests_into_one_run():
+def doubling_model() -> bytes:
     from onnx import TensorProto, helper
 
     graph = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["y"])], "double",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])],
                               [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString()
+
+
+def test_the_batcher_joins_waiting_requests_into_one_run():
+    session = runtime.create_session(doubling_model(), label="double")
     runs = []
     original = session.run
 
@@ -83,3 +90,23 @@ def test_auto_follows_the_latest_bench(tmp_path):
     assert policy("digits") is True and policy("minilm") is False
     assert enabled_for({"dynamic_batching": "iris, digits", "repository": tmp_path})("iris") is True
     assert enabled_for({"dynamic_batching": "none", "repository": tmp_path})("digits") is False
+
+
+def test_releasing_an_artifact_stops_its_batcher_thread_and_frees_the_session(tmp_path):
+    path = tmp_path / "double.onnx"
+    path.write_bytes(doubling_model())
+    pool = SessionPool(["CPUExecutionProvider"])
+    batcher = pool.batcher("abc", path, "double", window_ms=5, max_batch=8)
+    assert batcher.run(["y"], {"x": np.ones((1, 3), np.float32)})["y"].tolist() == [[2.0, 2.0, 2.0]]
+    assert pool.batching() == ["abc"]
+    session = weakref.ref(pool.get("abc", path, "double"))
+
+    pool.retain(set())
+    batcher._thread.join(timeout=10)
+    assert not batcher.running(), "the released batcher's thread is still running"
+    assert pool.loaded() == [] and pool.batching() == []
+    # A request that got the batcher before the release is still answered, without the thread.
+    assert batcher.run(["y"], {"x": np.ones((1, 3), np.float32)})["y"].tolist() == [[2.0, 2.0, 2.0]]
+    del batcher
+    gc.collect()
+    assert session() is None, "something still holds the released session"

@@ -6,17 +6,12 @@ import os
 from pathlib import Path
 
 import numpy as np
-import onnxruntime as ort
-
+from onnxport import runtime
 from onnxport.bench.timing import measure
 
 
 def native(path: Path, feeds: dict[str, np.ndarray], threads: int, runs: int) -> dict:
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    session = runtime.create_session(path, label=path.name, threads=threads, inter_op_threads=1)
     return {"threads": threads, **measure(lambda: session.run(None, feeds), runs=runs)}
 
 

@@ -8,18 +8,15 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import onnxruntime as ort
+
+from onnxport import runtime
 
 
 def native_operator_times(path: Path, feeds: dict[str, np.ndarray], threads: int, runs: int = 5) -> dict[str, float]:
     """{op type: ms per run}, from the profiler's `_kernel_time` events (warm-up excluded)."""
     with tempfile.TemporaryDirectory(prefix="onnxport-profile-") as tmp:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.enable_profiling = True
-        options.profile_file_prefix = os.path.join(tmp, "native")
-        options.log_severity_level = 3
-        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        session = runtime.create_session(path, label=path.name, threads=threads,
+                                         profile_prefix=os.path.join(tmp, "native"))
         session.run(None, feeds)  # the warm-up run is the first run in the trace
         for _ in range(runs):
             session.run(None, feeds)

@@ -9,7 +9,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
 
-from onnxport.serving.batching_policy import BENCH_FILE
+from onnxport.repository.layout import BENCH_FILE
 from onnxport.repository import testdata
 from onnxport.harness.process import running_server
 from onnxport.errors import OnnxportError

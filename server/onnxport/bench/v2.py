@@ -68,10 +68,12 @@ def throughput(base_url: str, path: str, feeds: dict[str, np.ndarray], clients: 
 
     def client_loop() -> None:
         client = Client(base_url)
-        client.post(path, body, headers)  # warm the connection and the session
-        start_line.wait()
-        mine = []
+        mine: list[float] = []
         try:
+            try:
+                client.post(path, body, headers)  # warm the connection and the session
+            finally:
+                start_line.wait()  # warmed or not, so that no other thread waits forever
             for _ in range(requests_per_client):
                 begin = time.perf_counter()
                 client.post(path, body, headers)

@@ -17,9 +17,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from onnxport.repository.layout import VERDICTS_FILE
 from onnxport.repository.variants import order as variant_order
 
-VERDICTS_FILE = "conformance.json"
 SCHEMA = "onnxport.verdicts"
 SCHEMA_VERSION = 1
 RUNTIMES = ("wasm", "wasm-1t", "webgpu")  # the browser runtimes `onnxport check` runs (runner takes them from here)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from onnxport.errors import RepositoryError
+from onnxport.repository import layout
 
 SCHEMA = "onnxport.manifest"
 SCHEMA_VERSION = 1
@@ -40,9 +41,9 @@ def sha256_bytes(data: bytes) -> str:
 class Repository:
     def __init__(self, root: Path | str):
         self.root = Path(root)
-        self.manifest_path = self.root / "manifest.json"
-        self.artifacts = self.root / "artifacts"
-        self.testdata = self.root / "testdata"
+        self.manifest_path = self.root / layout.MANIFEST_FILE
+        self.artifacts = self.root / layout.ARTIFACTS_DIR
+        self.testdata = self.root / layout.TESTDATA_DIR
 
     # -------------------------------------------------------------- read side
 
@@ -73,7 +74,7 @@ class Repository:
     def transaction(self) -> Iterator["Transaction"]:
         """Exclusive write access; staged files vanish unless commit() is reached."""
         self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".lock", "w") as lock:
+        with open(self.root / layout.LOCK_FILE, "w") as lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError as exc:

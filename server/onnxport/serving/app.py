@@ -12,7 +12,7 @@ from onnxport.serving import batching_policy
 from onnxport.serving.state import State
 from onnxport.serving.catalog import Catalog
 from onnxport.repository.store import Repository
-from onnxport.runtime import SessionPool
+from onnxport.serving.sessions import SessionPool
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:

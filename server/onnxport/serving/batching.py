@@ -17,6 +17,10 @@ import numpy as np
 from onnxport import runtime
 
 
+# Queued by close(): the batcher's thread stops when it reaches it.
+_STOP = None
+
+
 @dataclass
 class _Pending:
     names: tuple[str, ...]
@@ -38,18 +42,23 @@ class DynamicBatcher:
         self.label = label
         self.window = window_ms / 1000
         self.max_batch = max_batch
-        self._queue: queue.Queue[_Pending] = queue.Queue()
+        self._queue: queue.Queue[_Pending | None] = queue.Queue()
         self._in_flight = 0  # requests handed in and not yet answered
         self._count_lock = threading.Lock()
+        self._closed = False
         self._thread = threading.Thread(target=self._loop, name=f"batcher {label}", daemon=True)
         self._thread.start()
 
     def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         pending = _Pending(tuple(names), feeds)
         with self._count_lock:
-            self._in_flight += 1
+            closed = self._closed
+            if not closed:
+                self._in_flight += 1
+                self._queue.put(pending)  # under the lock, so nothing is queued after the stop
+        if closed:  # released by the pool while this request was on its way: run it alone
+            return runtime.run_outputs(self.session, list(names), feeds, label=self.label)
         try:
-            self._queue.put(pending)
             pending.done.wait()
         finally:
             with self._count_lock:
@@ -58,9 +67,20 @@ class DynamicBatcher:
             raise pending.error
         return pending.result
 
+    def close(self) -> None:
+        """Answer what is queued, then stop the thread (which then holds no session)."""
+        with self._count_lock:
+            self._closed = True
+            self._queue.put(_STOP)
+
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
     def _loop(self) -> None:
         while True:
             first = self._queue.get()
+            if first is _STOP:
+                return
             batch = [first]
             rows = first.rows()
             deadline = time.perf_counter() + self.window
@@ -72,6 +92,9 @@ class DynamicBatcher:
                 try:
                     item = self._queue.get(timeout=left)
                 except queue.Empty:
+                    break
+                if item is _STOP:
+                    self._queue.put(_STOP)  # stop after this batch
                     break
                 batch.append(item)
                 rows += item.rows()

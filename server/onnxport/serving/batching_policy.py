@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from onnxport.repository.layout import BENCH_FILE
 from typing import Any, Callable
 
-BENCH_FILE = "bench.json"  # written into the repository by `onnxport bench`
 
 
 def policy(settings: dict[str, Any]) -> dict[str, Any]:

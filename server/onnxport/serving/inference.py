@@ -9,7 +9,7 @@ import numpy as np
 from onnxport import runtime
 from onnxport.serving.catalog import Catalog
 from onnxport.serving.protocol import NUMPY_NAME_TO_DATATYPE, InferRequest, ProtocolError
-from onnxport.runtime import SessionPool
+from onnxport.serving.sessions import SessionPool
 
 
 def tensor_metadata(values: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from typing import Any
 from flask import current_app
 
 from onnxport.serving.catalog import Catalog
-from onnxport.runtime import SessionPool
+from onnxport.serving.sessions import SessionPool
 
 
 @dataclass

@@ -7,7 +7,7 @@ import json
 
 from flask import Blueprint, Response, request
 
-from onnxport.serving.batching_policy import BENCH_FILE
+from onnxport.repository.layout import BENCH_FILE
 from onnxport.serving.http.files import send, send_latest
 from onnxport.serving.state import state
 

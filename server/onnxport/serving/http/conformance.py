@@ -8,7 +8,7 @@ from onnxport import tensor_json
 from onnxport.repository import testdata
 from onnxport.serving.catalog import NotFound
 from onnxport.accuracy import tolerances
-from onnxport.check.verdicts import VERDICTS_FILE
+from onnxport.repository.layout import VERDICTS_FILE
 from onnxport.serving.http import web
 from onnxport.serving.http.files import send_contained, send_latest
 from onnxport.serving.state import state

@@ -1,0 +1,17 @@
+"""Every file name of the repository layout, and which command writes it.
+
+<repository>/
+  manifest.json       build and import (the contract; written last, atomically)
+  artifacts/<sha256>.<ext>   build and import: models and assets, content-addressed, immutable
+  testdata/<model>/   build and import: golden sets and per-variant reference data
+  bench.json          `onnxport bench`: the latest figures (read by the batching policy and the app)
+  conformance.json    `onnxport check`: browser verdicts per device kind (read by the browser's plan)
+  .lock               held by whoever writes
+"""
+
+MANIFEST_FILE = "manifest.json"
+ARTIFACTS_DIR = "artifacts"
+TESTDATA_DIR = "testdata"
+BENCH_FILE = "bench.json"
+VERDICTS_FILE = "conformance.json"
+LOCK_FILE = ".lock"

@@ -1,0 +1,74 @@
+"""The server's sessions: one per artifact, created on first use and shared by threads."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import onnxruntime as ort
+
+from onnxport import runtime
+from onnxport.serving.batching import DynamicBatcher
+
+
+class SessionPool:
+    """One InferenceSession per artifact (keyed by sha256), plus its dynamic batcher when used.
+
+    onnxruntime's `run` is thread-safe; creation is serialised per artifact so a
+    burst of first requests builds a large model once.
+    """
+
+    def __init__(self, providers: list[str], intra_op_threads: int = 0, inter_op_threads: int = 1):
+        self.providers = runtime.usable_providers(providers)
+        self.intra_op_threads = intra_op_threads
+        self.inter_op_threads = inter_op_threads
+        self._sessions: dict[str, ort.InferenceSession] = {}
+        self._creating: dict[str, threading.Lock] = {}
+        self._batchers: dict[str, DynamicBatcher] = {}
+        self._lock = threading.Lock()
+
+    def get(self, sha256: str, path: Path, label: str) -> ort.InferenceSession:
+        session = self._sessions.get(sha256)
+        if session is not None:
+            return session
+        with self._lock:
+            creating = self._creating.setdefault(sha256, threading.Lock())
+        with creating:
+            session = self._sessions.get(sha256)
+            if session is None:
+                session = runtime.create_session(
+                    path, label=label, threads=self.intra_op_threads, inter_op_threads=self.inter_op_threads,
+                    providers=self.providers)
+                with self._lock:
+                    self._sessions[sha256] = session
+            return session
+
+    def batcher(self, sha256: str, path: Path, label: str, window_ms: float, max_batch: int) -> DynamicBatcher:
+        """The dynamic batcher of an artifact (one thread per artifact that uses batching)."""
+        with self._lock:
+            existing = self._batchers.get(sha256)
+        if existing is not None:
+            return existing
+        session = self.get(sha256, path, label)
+        with self._lock:
+            if sha256 not in self._batchers:
+                self._batchers[sha256] = DynamicBatcher(session, label, window_ms, max_batch)
+            return self._batchers[sha256]
+
+    def retain(self, current: set[str]) -> None:
+        """Release the sessions and stop the batchers of artifacts the manifest no longer names."""
+        with self._lock:
+            for sha256 in set(self._sessions) - current:
+                del self._sessions[sha256]
+                self._creating.pop(sha256, None)
+            stopped = [self._batchers.pop(sha256) for sha256 in set(self._batchers) - current]
+        for batcher in stopped:
+            batcher.close()  # its thread ends after the requests already queued, and lets the session go
+
+    def loaded(self) -> list[str]:
+        return sorted(self._sessions)
+
+    def batching(self) -> list[str]:
+        """sha256 of the artifacts whose batcher thread is running."""
+        with self._lock:
+            return sorted(sha for sha, b in self._batchers.items() if b.running())
