@@ -1,13 +1,37 @@
 // Compare a browser runtime's outputs with the server's, by the tolerance table the
-// server publishes (/api/tolerances, from server/check/tolerances.py).
+// server publishes (/api/tolerances, from server/onnxport/accuracy/tolerances.py).
+// The rule is the Python one (onnxport.accuracy.compare), checked on the same vectors
+// (tests/data/compare_vectors.json). A float element e (expected), g (got) passes when
+// both are NaN, or both the same infinity, or both finite and |e - g| <= abs, or both
+// finite with the same sign and max(g/e, e/g) <= 1 + rel (rel is a relative error, 1e-6,
+// not onnxruntime-web's ratio form 1.000001). Integer and bool outputs must be equal.
 import { argmax, cosine, row } from "./tensors.js";
 
-function passes(a, b, tol) {
-  if (Number.isNaN(a) && Number.isNaN(b)) return true;
-  if (!Number.isFinite(a) || !Number.isFinite(b)) return a === b; // inf only equals the same inf
-  if (Math.abs(a - b) <= tol.abs) return true;
-  // onnxruntime-web's test-runner rule: both ratios below rel (same sign).
-  return a / b < tol.rel && b / a < tol.rel && a / b > 0;
+// A bound left at null is not applied; with both null, float elements are not judged at all
+// (as in Python). The ratio is computed as Python computes it, so boundaries round alike.
+export function passes(e, g, tol) {
+  if (Number.isNaN(e) && Number.isNaN(g)) return true;
+  if (e === g) return true; // equal values pass whatever the bounds (0 and 0 have no ratio)
+  if (!Number.isFinite(e) || !Number.isFinite(g)) return false; // inf only equals the same inf
+  if (tol.abs != null && Math.abs(e - g) <= tol.abs) return true;
+  const ratio = g / e;
+  return tol.rel != null && ratio > 0 && Math.max(ratio, 1 / ratio) <= 1 + tol.rel;
+}
+
+function elementwise(tol) {
+  return tol != null && (tol.abs != null || tol.rel != null);
+}
+
+// Integer and bool elements: equal values, whether they come as numbers, bigints or booleans.
+function sameInteger(e, g) {
+  if (typeof e === "bigint" || typeof g === "bigint") {
+    try {
+      return BigInt(e) === BigInt(g);
+    } catch {
+      return false; // a non-integer number (or NaN) never equals an integer
+    }
+  }
+  return Number(e) === Number(g);
 }
 
 function multiIndex(flat, dims) {
@@ -30,6 +54,7 @@ export function compareOutput(got, expected, tol) {
     return report;
   }
   const exact = isExact(expected.type);
+  const judged = elementwise(tol);
   for (let i = 0; i < expected.data.length; i++) {
     const e = Number(expected.data[i]);
     const g = Number(got.data[i]);
@@ -39,7 +64,7 @@ export function compareOutput(got, expected, tol) {
       report.max_abs = Math.max(report.max_abs, diff);
       report.max_rel = Math.max(report.max_rel, diff / Math.max(Math.abs(e), 1e-12));
     }
-    const ok = exact ? e === g : passes(g, e, tol);
+    const ok = exact ? sameInteger(expected.data[i], got.data[i]) : !judged || passes(e, g, tol);
     if (!ok && !report.first_mismatch) {
       report.first_mismatch = { index: multiIndex(i, expected.dims), expected: finiteOrText(e), got: finiteOrText(g) };
     }
@@ -55,9 +80,14 @@ export function taskMetric(task, got, expected) {
   if (!got || !expected || got.dims.join(",") !== expected.dims.join(",")) return {};
   const rows = expected.dims[0] ?? 1;
   if (task === "classification") {
+    // Top class along the last axis, as numpy's argmax(-1): one per row of [batch, classes],
+    // one for a 1-D output, one per position of [batch, tokens, classes].
+    const width = expected.dims.at(-1) ?? 1;
+    const positions = width ? expected.data.length / width : 0;
+    const top = (t, p) => argmax(t.data.slice(p * width, (p + 1) * width));
     let agree = 0;
-    for (let r = 0; r < rows; r++) agree += argmax(row(got, r)) === argmax(row(expected, r)) ? 1 : 0;
-    return { top1_agreement: agree / rows };
+    for (let p = 0; p < positions; p++) agree += top(got, p) === top(expected, p) ? 1 : 0;
+    return { top1_agreement: agree / positions };
   }
   if (task === "embedding") {
     let worst = 1;
@@ -73,10 +103,11 @@ export function verdict(outputs, metric, tol) {
     if (o.nonfinite) return `output ${name}: ${o.nonfinite} inf/NaN where the server's value is finite`;
     if (o.first_mismatch) {
       const m = o.first_mismatch;
-      return `output ${name} at [${m.index.join(", ")}]: expected ${m.expected}, got ${m.got} (max abs ${o.max_abs.toExponential(2)} > ${tol.abs})`;
+      return `output ${name} at [${m.index.join(", ")}]: expected ${m.expected}, got ${m.got} (max abs ${o.max_abs.toExponential(2)}; allowed abs ${tol.abs}, rel ${tol.rel})`;
     }
   }
-  if (metric.top1_agreement !== undefined && metric.top1_agreement < tol.top1_min) return `top-1 agreement ${metric.top1_agreement.toFixed(4)} < ${tol.top1_min}`;
-  if (metric.cosine_min !== undefined && metric.cosine_min < tol.cosine_min) return `min cosine ${metric.cosine_min.toFixed(6)} < ${tol.cosine_min}`;
+  // As onnxport's budgets: a bound left at null is not judged, and NaN fails.
+  if (metric.top1_agreement !== undefined && tol.top1_min != null && !(metric.top1_agreement >= tol.top1_min)) return `top-1 agreement ${metric.top1_agreement.toFixed(4)} < ${tol.top1_min}`;
+  if (metric.cosine_min !== undefined && tol.cosine_min != null && !(metric.cosine_min >= tol.cosine_min)) return `min cosine ${metric.cosine_min.toFixed(6)} < ${tol.cosine_min}`;
   return null;
 }

@@ -12,7 +12,7 @@ export function checkManifest(body, url) {
 
 export function variants(model) {
   return Object.entries(model.variants).sort(
-    ([a], [b]) => VARIANT_ORDER.indexOf(a) - VARIANT_ORDER.indexOf(b),
+    ([a], [b]) => readingOrder(a) - readingOrder(b),
   );
 }
 
@@ -27,8 +27,14 @@ const TENSOR_TYPES = Object.freeze({
   uint64: "uint64", bool: "bool",
 });
 
+// Unknown variant names sort after the known ones, as in the server's listing.
+function readingOrder(name) {
+  const index = VARIANT_ORDER.indexOf(name);
+  return index < 0 ? VARIANT_ORDER.length : index;
+}
+
 export function tensorType(dtype) {
-  const type = TENSOR_TYPES[dtype];
+  const type = Object.hasOwn(TENSOR_TYPES, dtype) ? TENSOR_TYPES[dtype] : undefined;
   if (!type) throw new Error(`dtype ${dtype} has no browser tensor type`);
   return type;
 }
