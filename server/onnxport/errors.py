@@ -27,3 +27,7 @@ class ValidationError(OnnxportError):
 
 class RepositoryError(OnnxportError):
     """The model repository is missing, locked or inconsistent."""
+
+
+class VariantSkipped(Exception):
+    """A variant would not differ from fp32 (nothing to convert or quantize): not an error, a skip."""
