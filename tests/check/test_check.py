@@ -3,7 +3,7 @@ conformance page, the source rows, --locate, the JSON/HTML reports, and the /con
 
 `check` runs in-process through server.cli.main, in a thread of its own: Playwright's sync API
 cannot start inside another sync Playwright on the same thread, and the browser fixtures of
-conftest.py (used by the last test, and by test_browser.py in the same session) hold one.
+tests/fixtures/browser.py (used by the last test, and by test_browser.py in the same session) hold one.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
 from playwright.sync_api import expect
 
+from onnxport.runtime import create_session
 from onnxport import cli
 from onnxport.check import locate, runner
 from onnxport.harness import process
@@ -311,7 +311,7 @@ def test_a_broken_fp32_artifact_fails_the_source_row(check_cli, repository_copy,
     inputs, outputs = read_golden(repository, entry)
     index = tuple(mismatch["index"])
     assert mismatch["expected"] == pytest.approx(float(outputs["logits"][index]), rel=1e-6)
-    session = ort.InferenceSession(str(repository / record["file"]), providers=["CPUExecutionProvider"])
+    session = create_session(repository / record["file"])
     broken = session.run(["logits"], inputs)[0]
     assert mismatch["got"] == pytest.approx(float(broken[index]), rel=1e-4, abs=1e-4)
     assert abs(mismatch["got"] - mismatch["expected"]) > entry["validation"]["tolerance"]["abs"]
@@ -356,7 +356,7 @@ def test_locate_names_the_first_node_that_differs_at_all(check_cli, demo_reposit
     # expected is onnxruntime's value of that intermediate on the golden inputs.
     inputs, _ = read_golden(demo_repository, demo_manifest["models"]["digits"])
     debug = locate.debug_model(artifact)
-    session = ort.InferenceSession(debug.SerializeToString(), providers=["CPUExecutionProvider"])
+    session = create_session(debug.SerializeToString())
     value = session.run([divergence["output"]], inputs)[0]
     assert divergence["expected"] == pytest.approx(float(value[tuple(divergence["index"])]), rel=1e-5, abs=1e-6)
 

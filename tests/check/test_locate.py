@@ -1,4 +1,4 @@
-"""`onnxport check --locate` without a browser (server/check/locate.py): the debug model that exposes
+"""`onnxport check --locate` without a browser (server/onnxport/check/locate.py): the debug model that exposes
 every intermediate value, and the node-by-node comparison that names the first diverging node."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import json
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from onnxport import runtime
 from onnxport import tensor_json
 from onnxport.check import locate
 from onnxport.accuracy.tolerance import Tolerance
@@ -50,7 +50,7 @@ def small_model() -> onnx.ModelProto:
 
 
 def run_onnxruntime(model: onnx.ModelProto, feeds: dict) -> dict:
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    session = runtime.create_session(model.SerializeToString())
     names = [o.name for o in session.get_outputs()]
     return dict(zip(names, session.run(names, feeds)))
 

@@ -1,4 +1,4 @@
-"""Per-variant reference data (server/build/reference.py): golden rows and each variant's own
+"""Per-variant reference data (server/onnxport/convert/reference.py): golden rows and each variant's own
 native onnxruntime outputs, published as content-addressed JSON for verification in the browser."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from onnxport import runtime
 from onnxport import tensor_json
 from onnxport.accuracy import measure
 from onnxport.repository import testdata
@@ -45,7 +45,7 @@ def read_reference(repository: Path, record: dict) -> dict:
 
 
 def independent_run(repository: Path, record: dict, feeds: dict) -> dict[str, np.ndarray]:
-    session = ort.InferenceSession(str(repository / record["file"]), providers=["CPUExecutionProvider"])
+    session = runtime.create_session(repository / record["file"])
     names = [o.name for o in session.get_outputs()]
     return dict(zip(names, session.run(names, feeds)))
 
@@ -176,7 +176,7 @@ def _matmul_folder(folder: Path, x_shape: list, bias_shape: list | None, rows: i
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     folder.mkdir(parents=True)
     onnx.save(model, folder / "model.onnx")
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    session = runtime.create_session(model.SerializeToString())
     testdata.write_set(folder, 0, feeds, {"y": session.run(["y"], feeds)[0]})
     return folder
 

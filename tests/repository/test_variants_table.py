@@ -1,0 +1,27 @@
+"""repository/variants.py is the one table of variants; the browser's reading order is the same list."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from onnxport.repository import variants
+
+MANIFEST_JS = Path(__file__).resolve().parents[2] / "web" / "lib" / "manifest.js"
+
+
+def test_the_browser_reads_the_variants_in_the_table_order():
+    found = re.search(r"VARIANT_ORDER = Object\.freeze\((\[[^\]]*\])\)", MANIFEST_JS.read_text())
+    assert found, f"no VARIANT_ORDER in {MANIFEST_JS}"
+    assert json.loads(found.group(1)) == list(variants.NAMES)
+
+
+def test_order_puts_unknown_names_last():
+    assert [variants.order(n) for n in ("fp32", "int8-static", "int4")] == [0, 3, 4]
+
+
+def test_every_variant_has_a_precision_and_a_reasoned_budget():
+    for row in variants.VARIANTS:
+        assert row.precision in ("fp32", "fp16", "int8"), row
+        assert row.budget.why.strip() and not row.budget.elementwise, row
