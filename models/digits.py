@@ -93,4 +93,5 @@ RECIPE = Recipe(
     load=load,
     tolerance=Tolerance(abs=1e-4, rel=1e-4),
     metric_output="logits",
+    playground="image-8x8",
 )

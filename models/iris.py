@@ -56,4 +56,5 @@ RECIPE = Recipe(
     # sklearn computes in float64, the export in float32.
     tolerance=Tolerance(abs=1e-5, rel=1e-4),
     metric_output="probabilities",
+    playground="tabular",
 )

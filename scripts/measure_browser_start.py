@@ -20,24 +20,24 @@ Usage: .venv/bin/python scripts/measure_browser_start.py [--reps 3] [--models ir
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
-import time
-import urllib.request
 from io import BytesIO
 from pathlib import Path
 
 from playwright.sync_api import expect, sync_playwright
 
+from onnxport.harness import chromium as chromium_driver
+from onnxport.harness.process import ServerNotReady, free_port, server_environment
+from onnxport.harness.process import start_server as start_onnxport_serve
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from browser_helpers import BROWSER_ARGS, CHROMIUM, PAGE_TIMEOUT_MS, RUN_TIMEOUT_MS, by_testid, draw_digit  # noqa: E402
+from fixtures.playground import PAGE_TIMEOUT_MS, RUN_TIMEOUT_MS, by_testid, draw_digit  # noqa: E402
 
 OLD_COMMIT = "96ea64f"
 REPOSITORY = ROOT / "models" / ".repository"
@@ -69,35 +69,15 @@ LOAD = """async ([name, verify]) => {
 }"""
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def start_server(web_root: Path | None, log: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ONNXPORT_")}
-    if web_root:
-        env["ONNXPORT_WEB_ROOT"] = str(web_root)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "onnxport", "serve", "--repository", str(REPOSITORY), "--port", str(port)],
-        cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        if process.poll() is not None:
-            raise SystemExit(f"server exited with {process.returncode}:\n{log.read_text()}")
-        try:
-            with urllib.request.urlopen(base + "/v2/health/ready", timeout=2) as response:
-                if response.status == 200:
-                    return process, base
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            process.terminate()
-            raise SystemExit(f"server not ready after 60 s:\n{log.read_text()}")
-        time.sleep(0.1)
+    overrides = {"ONNXPORT_WEB_ROOT": str(web_root)} if web_root else {}
+    try:
+        server = start_onnxport_serve(["serve", "--repository", str(REPOSITORY), "--port", str(port)], port=port,
+                                      log_path=log, env=server_environment(overrides, inherit_onnxport=False))
+    except ServerNotReady as exc:
+        raise SystemExit(str(exc)) from None
+    return server.process, server.base_url
 
 
 def extract_old_web(into: Path) -> Path:
@@ -164,7 +144,7 @@ def main() -> None:
             servers["old"] = start_server(old_web, tmp / "old.log")
             servers["new"] = start_server(None, tmp / "new.log")
             with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+                browser = chromium_driver.launch(p, webgpu=False)
                 rows = []
                 for model in args.models:
                     starts = {"old": [], "new": []}

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     from onnxport.convert.export import DEFAULT_OPSET
-    from onnxport.recipe import default_recipes_dir
+    from onnxport.recipe import TASKS, default_recipes_dir
 
     parser = argparse.ArgumentParser(prog="onnxport", description="Export once, run anywhere: build, serve and check ONNX models.")
     parser.add_argument("--repository", type=Path, default=None,
@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     imp = sub.add_parser("import", parents=[common], help="import an .onnx file or an ONNX test directory")
     imp.add_argument("path", type=Path)
     imp.add_argument("--name", required=True, help="model name in the repository")
-    imp.add_argument("--task", default="generic", choices=["classification", "regression", "embedding", "generic"])
+    imp.add_argument("--task", default="generic", choices=TASKS)
     imp.add_argument("--metric-output", default=None, help="output that carries the task metric (default: the first)")
     imp.add_argument("--quiet", action="store_true")
     imp.set_defaults(handler=_import)

@@ -18,9 +18,8 @@ import numpy as np
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.errors import RecipeError
 from onnxport.project import PROJECT_ROOT
-
-TASKS = ("classification", "regression", "embedding", "generic")
-FRAMEWORKS = ("pytorch", "sklearn")
+# What a recipe may declare is what the manifest can say (its vocabulary lives with its types).
+from onnxport.repository.manifest import FRAMEWORKS, PLAYGROUNDS, TASKS
 
 Feeds = dict[str, np.ndarray]
 __all__ = ["Feeds", "Recipe", "SourceModel", "Tolerance"]
@@ -61,11 +60,21 @@ class Recipe:
     # Regular expressions of node names that static int8 leaves in float: layers whose
     # activations have outliers that one 8-bit range cannot hold.
     int8_static_keep_float: tuple[str, ...] = ()
+    # The playground's input widget for this model, one of PLAYGROUNDS.
+    playground: str = "generic"
+    # The batch-1 inputs `onnxport bench` measures every path with, written into the manifest
+    # (`bench_inputs`); None = the first row of the golden inputs. Called without loading the
+    # model (it is part of the build key), so it must be cheap and deterministic.
+    bench_inputs: Callable[[], Feeds] | None = None
     path: Path | None = None
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
             raise RecipeError(f"recipe {self.name!r}: task {self.task!r} is not one of {', '.join(TASKS)}")
+        if self.playground not in PLAYGROUNDS:
+            raise RecipeError(
+                f"recipe {self.name!r}: playground {self.playground!r} is not one of {', '.join(PLAYGROUNDS)}"
+            )
 
     def source_sha256(self) -> str:
         if self.path is None:

@@ -1,4 +1,4 @@
-"""server/build/compare.py: error figures, first mismatch, task metrics."""
+"""server/onnxport/accuracy/compare.py: error figures, first mismatch, task metrics."""
 
 from __future__ import annotations
 

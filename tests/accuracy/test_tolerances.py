@@ -1,4 +1,4 @@
-"""The one tolerance table of `onnxport check` (server/check/tolerances.py), its overrides file and
+"""The one tolerance table of `onnxport check` (server/onnxport/accuracy/tolerances.py), its overrides file and
 GET /api/tolerances, which is where the browser's conformance page reads it from."""
 
 from __future__ import annotations

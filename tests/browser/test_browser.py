@@ -2,7 +2,7 @@
 probe, the playground's runs on WebGPU (SwiftShader), WebAssembly and the server fallback, the
 artifact cache, the sha256 check of downloads, and the in-browser tokenizer.
 
-Fixtures (conftest.py): `chromium` (no WebGPU adapter), `chromium_webgpu` (SwiftShader),
+Fixtures (tests/fixtures/): `chromium` (no WebGPU adapter), `chromium_webgpu` (SwiftShader),
 `open_tab` (a fresh context and page per call), `live_server`, `serve_repository`.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from browser_helpers import (
+from fixtures.playground import (
     PAGE_TIMEOUT_MS,
     by_testid,
     draw_digit,

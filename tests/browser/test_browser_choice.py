@@ -19,9 +19,8 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from browser_helpers import (
-    BROWSER_ARGS,
-    CHROMIUM,
+from fixtures.browser import launch_chromium
+from fixtures.playground import (
     PAGE_TIMEOUT_MS,
     RUN_TIMEOUT_MS,
     by_testid,
@@ -49,7 +48,7 @@ def _variants_of(page, runtime):
 
 @contextlib.contextmanager
 def _chromium_with(playwright, flag):
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[*BROWSER_ARGS, flag])
+    browser = launch_chromium(playwright, webgpu=False, extra_flags=(flag,))
     try:
         yield browser
     finally:

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from browser_helpers import RUN_TIMEOUT_MS
-from conftest import free_port
+from fixtures.playground import RUN_TIMEOUT_MS
 from onnxport import tensor_json
 from onnxport.accuracy import tolerances
+from onnxport.harness.process import free_port
 
 PAGE = """<!doctype html>
 <meta charset="utf-8">

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from browser_helpers import by_testid, expect_ran_on, plan_steps
+from fixtures.playground import by_testid, expect_ran_on, plan_steps
 
 THIRD_PARTY = Path(__file__).resolve().parents[1] / "data" / "third-party"
 

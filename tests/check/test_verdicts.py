@@ -1,4 +1,4 @@
-"""server/check/verdicts.py: the browser verdicts `onnxport check` keeps in <repository>/conformance.json,
+"""server/onnxport/check/verdicts.py: the browser verdicts `onnxport check` keeps in <repository>/conformance.json,
 and GET /api/conformance answering that file."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from flask.testing import FlaskClient
 
-from conftest import buffered_client
+from fixtures.servers import buffered_client
 from onnxport.serving.app import create_app
 from onnxport.check import runner, verdicts
 from onnxport.repository.store import empty_manifest

@@ -1,4 +1,4 @@
-"""server/cli.py on bad input: exit code 1 and one stderr line that names the culprit."""
+"""server/onnxport/cli.py on bad input: exit code 1 and one stderr line that names the culprit."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The demo build end to end (server/build/*, report.py, cli.py): what lands in the repository."""
+"""The demo build end to end (server/onnxport/convert/, report.py, cli.py): what lands in the repository."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""server/build/variants.py on small hand-made graphs, each run in onnxruntime."""
+"""server/onnxport/convert/variants.py on small hand-made graphs, each run in onnxruntime."""
 
 from __future__ import annotations
 

@@ -6,21 +6,21 @@ import { checkManifest, served, tensorType, VARIANT_ORDER, variants } from "../.
 
 const URL_ = "https://models.example/api/manifest";
 
-test("checkManifest returns a version-1 onnxport manifest as it is, empty or not", () => {
-  const body = { schema: "onnxport.manifest", schema_version: 1, models: {} };
+test("checkManifest returns a version-2 onnxport manifest as it is, empty or not", () => {
+  const body = { schema: "onnxport.manifest", schema_version: 2, models: {} };
   assert.equal(checkManifest(body, URL_), body);
 });
 
 test("checkManifest refuses other schemas and versions, naming the URL and what it got", () => {
-  assert.throws(() => checkManifest({ schema: "onnxport.manifest", schema_version: 2, models: {} }, URL_),
-    new Error(`${URL_}: manifest schema onnxport.manifest v2; this library reads onnxport.manifest v1`));
-  assert.throws(() => checkManifest({ schema: "other", schema_version: 1 }, URL_), /manifest schema other v1;/);
-  assert.throws(() => checkManifest({ schema: "onnxport.manifest", schema_version: "1" }, URL_), /v1; this library/);
+  assert.throws(() => checkManifest({ schema: "onnxport.manifest", schema_version: 1, models: {} }, URL_),
+    new Error(`${URL_}: manifest schema onnxport.manifest v1; this library reads onnxport.manifest v2`));
+  assert.throws(() => checkManifest({ schema: "other", schema_version: 2 }, URL_), /manifest schema other v2;/);
+  assert.throws(() => checkManifest({ schema: "onnxport.manifest", schema_version: "2" }, URL_), /v2; this library/);
 });
 
 test("checkManifest refuses a body that is not a manifest at all", () => {
   for (const body of [null, undefined, {}, [], "manifest"]) {
-    assert.throws(() => checkManifest(body, URL_), /manifest schema undefined vundefined; this library reads onnxport\.manifest v1/);
+    assert.throws(() => checkManifest(body, URL_), /manifest schema undefined vundefined; this library reads onnxport\.manifest v2/);
   }
 });
 

@@ -1,4 +1,4 @@
-"""server/repository.py through real builds: atomic commits, deterministic bytes, one writer."""
+"""server/onnxport/repository/store.py through real builds: atomic commits, deterministic bytes, one writer."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+
+from onnxport.repository.store import SCHEMA_VERSION
 
 from onnxport.errors import RepositoryError
 from onnxport.recipe import default_recipes_dir
@@ -154,7 +156,16 @@ def test_manifest_of_another_schema_is_a_clear_error(run_cli, assert_one_line_er
     manifest.write_text(json.dumps({"schema": "onnxport.manifest", "schema_version": 99, "models": {}}))
     code, _, err = run_cli("--repository", built, "list")
     assert code == 1
-    assert_one_line_error(err, str(manifest), "99", "expected 'onnxport.manifest' version 1")
+    assert_one_line_error(err, str(manifest), "99", f"expected 'onnxport.manifest' version {SCHEMA_VERSION}")
+
+
+def test_a_manifest_of_an_older_version_says_how_to_rebuild(run_cli, assert_one_line_error, built, recipes_dir):
+    manifest = built / "manifest.json"
+    manifest.write_text(json.dumps({"schema": "onnxport.manifest", "schema_version": SCHEMA_VERSION - 1, "models": {}}))
+    for command in (["list"], ["build", "--quiet", "--recipes", recipes_dir, "tiny"]):
+        code, _, err = run_cli("--repository", built, *command)
+        assert code == 1, command
+        assert_one_line_error(err, str(manifest), "older onnxport", f"remove {built}", "onnxport build")
 
 
 def test_a_stale_staging_folder_is_cleared(run_cli, built, recipes_dir):

@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from onnxport.repository import variants
+from onnxport.repository import store, variants
 
 MANIFEST_JS = Path(__file__).resolve().parents[2] / "web" / "lib" / "manifest.js"
 
@@ -25,3 +25,8 @@ def test_every_variant_has_a_precision_and_a_reasoned_budget():
     for row in variants.VARIANTS:
         assert row.precision in ("fp32", "fp16", "int8"), row
         assert row.budget.why.strip() and not row.budget.elementwise, row
+
+
+def test_the_browser_reads_the_manifest_version_the_store_writes():
+    found = re.search(r"const SCHEMA_VERSION = (\d+);", MANIFEST_JS.read_text())
+    assert found and int(found.group(1)) == store.SCHEMA_VERSION

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import pytest
 from flask.testing import FlaskClient
 
-from conftest import buffered_client
+from fixtures.servers import buffered_client
 from onnxport.serving.app import create_app
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

@@ -1,16 +1,16 @@
-"""server/config.py: defaults < JSON file (ONNXPORT_CONFIG) < ONNXPORT_* variables < create_app mapping."""
+"""server/onnxport/serving/config.py: defaults < JSON file (ONNXPORT_CONFIG) < ONNXPORT_* variables < create_app mapping."""
 
 from __future__ import annotations
 
 import json
 import re
-import socket
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from onnxport.harness.process import free_port
 from onnxport.serving import config
 from onnxport.serving.app import create_app
 from onnxport.serving.config import SETTINGS, ConfigError
@@ -215,15 +215,9 @@ def test_readme_documents_the_sources_of_settings():
     assert "ONNXPORT_CONFIG" in section and "ONNXPORT_" in section
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_onnxport_serve_takes_the_repository_from_the_config_file(repository_copy, spawn_server, tmp_path):
     repository = repository_copy(["iris"])
-    port = _free_port()
+    port = free_port()
     path = write_config(tmp_path, {"repository": str(repository), "port": port})
     # Live, not ready: the server must come up even when it reads the wrong repository.
     base_url = spawn_server(["serve"], port, env={"ONNXPORT_CONFIG": str(path)}, probe="/v2/health/live")
@@ -236,7 +230,7 @@ def test_onnxport_serve_takes_the_repository_from_the_config_file(repository_cop
 
 
 def test_onnxport_serve_takes_the_port_from_the_config_file(demo_repository, spawn_server, tmp_path):
-    port = _free_port()
+    port = free_port()
     path = write_config(tmp_path, {"port": port})
     base_url = spawn_server(["serve", "--repository", str(demo_repository)], port, env={"ONNXPORT_CONFIG": str(path)})
     with urllib.request.urlopen(base_url + "/v2", timeout=10) as response:

@@ -1,4 +1,4 @@
-"""What the conformance page needs from the server (server/api/conformance.py), through the test
+"""What the conformance page needs from the server (server/onnxport/serving/http/conformance.py), through the test
 client: the golden data, the page itself with its isolation headers, and /debug/ for --locate."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from flask.testing import FlaskClient
 from onnx import numpy_helper
 
-from conftest import buffered_client
+from fixtures.servers import buffered_client
 from onnxport.serving.app import create_app
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Cross-origin use (server/api/cors.py, the `cors_origins` setting) and the CSP of HTML under /web/,
+"""Cross-origin use (server/onnxport/serving/http/cors.py, the `cors_origins` setting) and the CSP of HTML under /web/,
 through the test client: allowed origins get CORS headers on every shared path, errors included;
 preflights; origins not allowed (and no Origin) keep the same-origin answers exactly."""
 
@@ -14,7 +14,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from onnxport.serving import config
-from conftest import buffered_client
+from fixtures.servers import buffered_client
 from onnxport.serving.app import create_app
 from onnxport.serving.config import ConfigError
 

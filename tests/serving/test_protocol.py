@@ -1,4 +1,4 @@
-"""server/protocol.py: the V2 wire format as pure functions (no Flask, no model).
+"""server/onnxport/serving/protocol.py: the V2 wire format as pure functions (no Flask, no model).
 
 Requests are written here by hand from the protocol text (KServe V2 / Triton binary tensor
 extension), decoded with decode_request, and answered with encode_response; binary responses are

@@ -1,7 +1,7 @@
 """The V2 (Open Inference Protocol) endpoints through Flask's test client on the real app.
 
 Results are compared with a local onnxruntime session on the same artifact file, fed the model's
-golden inputs (reference_outputs / golden_inputs in conftest.py).
+golden inputs (reference_outputs / golden_inputs in tests/fixtures/repository.py).
 """
 
 from __future__ import annotations

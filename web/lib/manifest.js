@@ -1,6 +1,6 @@
 // The manifest the build wrote (docs/manifest.md): checked once, then asked.
 const SCHEMA = "onnxport.manifest";
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 export const VARIANT_ORDER = Object.freeze(["fp32", "fp16", "int8-dynamic", "int8-static"]);
 
 export function checkManifest(body, url) {

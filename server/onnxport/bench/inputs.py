@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-MINILM_SEQUENCE = 128
+from onnxport import tensor_json
 
 
 def batch_one(entry: dict, golden: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The first golden row; minilm gets a full 128-token sequence, the length speed targets use."""
-    if entry["name"] == "minilm":
-        rng = np.random.default_rng(0)
-        ids = rng.integers(1000, 20000, (1, MINILM_SEQUENCE)).astype(np.int64)
-        ids[0, 0], ids[0, -1] = 101, 102  # [CLS] ... [SEP]
-        return {"input_ids": ids, "attention_mask": np.ones((1, MINILM_SEQUENCE), np.int64)}
+    """The manifest entry's `bench_inputs` when its recipe declares them (minilm: a full 128-token
+    sequence, the length speed targets use); otherwise the first golden row."""
+    declared = entry.get("bench_inputs")
+    if declared:
+        # Writable, native-order copies: the decoded arrays are read-only views of base64 bytes.
+        return {name: value.astype(value.dtype.name) for name, value in tensor_json.decode(declared).items()}
     return {name: np.ascontiguousarray(value[:1]) for name, value in golden.items()}

@@ -37,8 +37,9 @@ def _detail(result: dict[str, Any]) -> str:
     text = result.get("reason") or ""
     divergence = result.get("divergence")
     if divergence and "node" in divergence:
-        text += (f" | first divergence: node {divergence['node']} ({divergence['op_type']}), output "
-                 f"{divergence['output']} at {divergence.get('index')}")
+        # The node first: it is what to act on, and the table cuts long lines.
+        text = (f"first divergence: node {divergence['node']} ({divergence['op_type']}), output "
+                f"{divergence['output']} at {divergence.get('index')} | {text}")
     return text
 
 

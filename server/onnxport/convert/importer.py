@@ -113,6 +113,8 @@ def prepare_import(
         facts={"imported_from": str(path), "golden_data": origin, **upgraded},
         provenance={"import_path": str(path.resolve()), "tools": tool_versions(),
                     "calibration": "the golden inputs"},
+        playground="generic",  # nothing is known of an imported model's inputs but their signature
+        bench_inputs=None,  # bench measures with golden row 0
     )
 
 

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 import onnx
 
-from onnxport import runtime
+from onnxport import runtime, tensor_json
 from onnxport.errors import ModelFileError, ValidationError
 from onnxport.recipe import Feeds, Tolerance
 from onnxport.repository import variants as variant_table
@@ -49,6 +49,8 @@ class Prepared:
     provenance: dict[str, Any] = field(default_factory=dict)
     assets: dict[str, Path] = field(default_factory=dict)
     int8_static_keep_float: tuple[str, ...] = ()
+    playground: str = "generic"  # the playground's input widget (recipe.PLAYGROUNDS)
+    bench_inputs: Feeds | None = None  # what `onnxport bench` measures with; None = golden row 0
 
 
 def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[str, Any]:
@@ -68,6 +70,7 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
         "tolerance": {"abs": prepared.tolerance.abs, "rel": prepared.tolerance.rel},
         **validation,
     }
+    entry["bench_inputs"] = _bench_inputs(prepared, fp32_run[0], entry["inputs"])
     fp32_size = len(fp32_bytes)
     reference_feeds = reference.reference_inputs(prepared.golden_inputs[0], entry["inputs"])
     for name in variant_table.NAMES:
@@ -168,6 +171,7 @@ def _describe(prepared: Prepared) -> dict[str, Any]:
         "operators": variants.operator_histogram(model),
         "facts": prepared.facts,
         "provenance": prepared.provenance,
+        "playground": prepared.playground,
         "variants": {},
     }
 
@@ -180,6 +184,21 @@ def _value_info(value: onnx.ValueInfoProto) -> dict[str, Any]:
     ] if tensor.HasField("shape") else None
     dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type).name if tensor.elem_type else "unknown"
     return {"name": value.name, "dtype": dtype, "shape": shape}
+
+
+def _bench_inputs(prepared: Prepared, session, inputs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The declared bench inputs as tensor JSON, once the fp32 export has run them; None without."""
+    feeds = prepared.bench_inputs
+    if feeds is None:
+        return None
+    names = [i["name"] for i in inputs]
+    if sorted(feeds) != sorted(names):
+        raise ValidationError(f"{prepared.name}: bench inputs {sorted(feeds)} are not the model's inputs {names}")
+    try:
+        runtime.run(session, feeds, label=f"{prepared.name} fp32 on its bench inputs")
+    except ModelFileError as exc:
+        raise ValidationError(str(exc)) from exc
+    return tensor_json.encode({name: feeds[name] for name in names})
 
 
 def _stage_golden(prepared: Prepared, transaction: Transaction) -> dict[str, Any]:

@@ -8,13 +8,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from onnxport import __version__
-from onnxport.recipe import Recipe
+from onnxport.errors import RecipeError
+from onnxport.recipe import Feeds, Recipe
 from onnxport.convert.export import export
 from onnxport.convert.pipeline import Prepared, Progress
 
 # Bump when the build changes what it writes for the same recipe.
-BUILD_FORMAT = 1
+BUILD_FORMAT = 2  # 2: `playground` and `bench_inputs` in the model entry
 # The parts of the package whose code decides what a build writes.
 BUILD_CODE = ("convert", "accuracy", "repository", ".")
 TOOLS = ("onnx", "onnxruntime", "onnxconverter-common", "skl2onnx", "scikit-learn", "torch", "numpy", "transformers")
@@ -78,11 +81,31 @@ def prepare_recipe(recipe: Recipe, opset: int, step: Progress) -> Prepared:
         },
         int8_static_keep_float=recipe.int8_static_keep_float,
         assets={label: Path(p) for label, p in source.assets.items()},
+        playground=recipe.playground,
+        bench_inputs=bench_inputs(recipe),
     )
 
 
 def recipe_build_key(recipe: Recipe, opset: int) -> str:
-    return build_key({"recipe_sha256": recipe.source_sha256(), "opset": opset})
+    # The declarations themselves, not only the recipe file: bench inputs may come from another module.
+    bench = bench_inputs(recipe)
+    return build_key({"recipe_sha256": recipe.source_sha256(), "opset": opset, "playground": recipe.playground,
+                      "bench_inputs_sha256": _feeds_sha256([bench]) if bench is not None else None})
+
+
+def bench_inputs(recipe: Recipe) -> Feeds | None:
+    """The recipe's bench inputs, or None; a crash or a wrong type is the recipe's error, said in one line."""
+    if recipe.bench_inputs is None:
+        return None
+    try:
+        feeds = recipe.bench_inputs()
+    except Exception as exc:
+        raise RecipeError(f"recipe {recipe.name!r}: bench_inputs() failed: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(feeds, dict) or not feeds or not all(
+            isinstance(k, str) and isinstance(v, np.ndarray) for k, v in feeds.items()):
+        raise RecipeError(f"recipe {recipe.name!r}: bench_inputs() must return {{input name: numpy array}}, "
+                          f"got {type(feeds).__name__}")
+    return feeds
 
 
 def _feeds_sha256(feeds: list[dict]) -> str:

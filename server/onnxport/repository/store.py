@@ -27,7 +27,8 @@ from onnxport.errors import RepositoryError
 from onnxport.repository import layout
 
 SCHEMA = "onnxport.manifest"
-SCHEMA_VERSION = 1
+# 2: budgets are Tolerance records (top1_min, rel as a relative error); entries carry playground, bench_inputs.
+SCHEMA_VERSION = 2
 
 
 def empty_manifest() -> dict[str, Any]:
@@ -54,6 +55,12 @@ class Repository:
             manifest = json.loads(self.manifest_path.read_text())
         except (OSError, ValueError) as exc:
             raise RepositoryError(f"{self.manifest_path} is not readable JSON: {exc}") from exc
+        if manifest.get("schema") == SCHEMA and isinstance(manifest.get("schema_version"), int) \
+                and manifest["schema_version"] < SCHEMA_VERSION:
+            raise RepositoryError(
+                f"{self.manifest_path} was written by an older onnxport (manifest version "
+                f"{manifest['schema_version']}; this one writes {SCHEMA_VERSION}): remove {self.root} "
+                "and run `onnxport build` (and your imports) again")
         if manifest.get("schema") != SCHEMA or manifest.get("schema_version") != SCHEMA_VERSION:
             raise RepositoryError(
                 f"{self.manifest_path}: schema {manifest.get('schema')!r} version "

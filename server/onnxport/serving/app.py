@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from flask import Flask
 
 from onnxport.serving import config as settings_module
-from onnxport.serving.http import artifacts, conformance, cors, errors, headers, v2, web
+from onnxport.serving.http import artifacts, conformance, cors, errors, headers, schema, v2, web
 from onnxport.serving import batching_policy
 from onnxport.serving.state import State
 from onnxport.serving.catalog import Catalog
@@ -31,6 +31,6 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     errors.init_app(app)
     headers.init_app(app)
     cors.init_app(app)
-    for blueprint in (web.blueprint, artifacts.blueprint, v2.blueprint, conformance.blueprint):
+    for blueprint in (web.blueprint, artifacts.blueprint, schema.blueprint, v2.blueprint, conformance.blueprint):
         app.register_blueprint(blueprint)
     return app

@@ -10,13 +10,14 @@ import { irisInput } from "../playground/iris.js";
 import { minilmInput } from "../playground/minilm.js";
 import { bytes, el, errorBox, progressBar } from "../ui.js";
 
-const INPUTS = { digits: digitsInput, iris: irisInput, minilm: minilmInput };
+// The manifest entry's `playground` (declared by its recipe; imported models are "generic") picks the widget.
+const INPUTS = new Map([["tabular", irisInput], ["image-8x8", digitsInput], ["sentence-pair", minilmInput], ["generic", genericInput]]);
 const VERIFY_MODES = ["first-use", "always", "off"];
 const models = new Map(); // "name|runtime|variant|verify" -> loaded model, kept across visits of the page
 
 export async function playgroundPage(model, pin, params) {
   const verify = VERIFY_MODES.includes(params.get("verify")) ? params.get("verify") : "first-use";
-  const input = await (INPUTS[model.name] ?? genericInput)(model);
+  const input = await (INPUTS.get(model.playground) ?? genericInput)(model);
   const plan = await client.plan(model.name, { ...pin, verify });
   const progress = el("div", { class: "downloads" });
   const notes = el("div", { class: "notes", "data-testid": "notes" });

@@ -1,0 +1,298 @@
+"""The manifest's types: every key `onnxport build` and `onnxport import` write (docs/manifest.md).
+
+TypedDicts, so the build keeps writing plain dicts and readers keep reading them; schema.py turns
+these into the JSON Schema published at /api/manifest.schema.json. Records forbid unknown keys
+(`__pydantic_config__`), so a key the build writes without a type here fails the schema tests.
+Enumerations come from their one table: variant names and precisions from repository/variants.py,
+the schema name and version from store.py; the tasks, source frameworks and playground kinds are
+defined here, the lowest layer that needs them (recipe.py validates recipes against them).
+"""
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field
+from typing_extensions import NotRequired, TypedDict
+
+from onnxport.repository import store
+from onnxport.repository import variants as variant_table
+
+TASKS = ("classification", "regression", "embedding", "generic")
+FRAMEWORKS = ("pytorch", "sklearn")
+# The playground's input widgets (web/app/pages/playground.js): four measurements, an 8x8 drawing,
+# two sentences (tokenized with the model's tokenizer assets), or the model's own golden inputs.
+PLAYGROUNDS = ("tabular", "image-8x8", "sentence-pair", "generic")
+
+STRICT = {"extra": "forbid"}  # a pydantic ConfigDict: additionalProperties false in the schema
+
+VariantName = Literal[variant_table.NAMES]
+Precision = Literal[tuple(dict.fromkeys(v.precision for v in variant_table.VARIANTS))]
+Task = Literal[TASKS]
+Kind = Literal[(*FRAMEWORKS, "onnx")]
+Playground = Literal[PLAYGROUNDS]
+Status = Literal["ok", "rejected", "skipped"]
+
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+ArtifactPath = Annotated[str, Field(pattern=r"^artifacts/[0-9a-f]{64}\.[A-Za-z0-9]+$")]
+TestdataPath = Annotated[str, Field(pattern=r"^testdata/[0-9a-f]{64}$")]
+Count = Annotated[int, Field(ge=0)]
+# A value as JSON has it: a number, a bool, or "nan" / "inf" / "-inf" written as text.
+Scalar = Union[int, float, bool, str]
+
+
+# --------------------------------------------------------------------------- the model's signature
+
+
+class ValueInfo(TypedDict):
+    """A graph input or output. `shape` is null when the graph declares none; a dimension is an
+    int, a name (a string such as "batch") or -1 (dynamic, unnamed)."""
+    __pydantic_config__ = STRICT
+    name: str
+    dtype: str
+    shape: Union[list[Union[int, str]], None]
+
+
+class Producer(TypedDict):
+    __pydantic_config__ = STRICT
+    name: str
+    version: str
+
+
+class Provenance(TypedDict, total=False):
+    """What the build started from: a recipe's keys, or an import's (`import_path`, `calibration`)."""
+    __pydantic_config__ = STRICT
+    recipe: Union[str, None]
+    recipe_sha256: str
+    opset_requested: int
+    calibration_sha256: Sha256
+    import_path: str
+    calibration: str
+    tools: dict[str, str]
+
+
+# --------------------------------------------------------------------------- measurements
+
+
+class FirstMismatch(TypedDict):
+    __pydantic_config__ = STRICT
+    set: Count
+    index: list[Count]
+    expected: Scalar
+    got: Scalar
+
+
+class ShapeMismatch(TypedDict):
+    __pydantic_config__ = STRICT
+    expected: list[Count]
+    got: list[Count]
+
+
+class OutputErrors(TypedDict):
+    """One output's errors over every golden set (accuracy/measure.py)."""
+    __pydantic_config__ = STRICT
+    max_abs: float
+    mean_abs: float
+    max_rel: float
+    nonfinite: Count
+    scale: float
+    mismatches: NotRequired[Count]
+    first_mismatch: NotRequired[FirstMismatch]
+    shape_mismatch: NotRequired[ShapeMismatch]
+
+
+class Metric(TypedDict, total=False):
+    """The task metric on `metric_output`: classification, embedding, or any other task."""
+    __pydantic_config__ = STRICT
+    top1_agreement: float
+    cosine_min: float
+    cosine_mean: float
+    scaled_max_abs: float
+
+
+class Measurement(TypedDict):
+    """`vs_fp32`, `vs_source`: a variant's outputs on the golden inputs against a reference."""
+    __pydantic_config__ = STRICT
+    outputs: dict[str, OutputErrors]
+    metric: NotRequired[Metric]
+    within_tolerance: Union[bool, None]
+
+
+class ElementTolerance(TypedDict):
+    __pydantic_config__ = STRICT
+    abs: Union[float, None]
+    rel: Union[float, None]
+
+
+class Validation(Measurement):
+    """The fp32 export against the source framework, judged with the recipe's tolerance
+    (`within_tolerance` is always true in a written manifest: a failing export fails the build)."""
+    __pydantic_config__ = STRICT
+    tolerance: ElementTolerance
+
+
+class Budget(TypedDict):
+    """accuracy/tolerance.py's Tolerance as JSON (`Tolerance.as_json`), every field present."""
+    __pydantic_config__ = STRICT
+    abs: Union[float, None]
+    rel: Union[float, None]
+    top1_min: Union[float, None]
+    cosine_min: Union[float, None]
+    scaled_max_abs: Union[float, None]
+    why: str
+
+
+class Speed(TypedDict):
+    """Native onnxruntime's median latency on golden set 0, at build time (a ranking aid)."""
+    __pydantic_config__ = STRICT
+    native_ms: float
+    runs: Count
+    inputs: str
+    onnxruntime_threads: Union[int, None]
+
+
+class Reference(TypedDict):
+    """The variant's reference file: golden rows and native onnxruntime's outputs on them."""
+    __pydantic_config__ = STRICT
+    file: ArtifactPath
+    sha256: Sha256
+    bytes: Count
+    rows: Count
+    golden_set: Count
+
+
+class Settings(TypedDict, total=False):
+    """What made the variant (convert/variants.py): fp16 conversion or int8 quantization."""
+    __pydantic_config__ = STRICT
+    tool: str
+    keep_io_types: bool
+    blocked_nodes: list[str]
+    blocked_ops: list[str]
+    overflow_threshold: float
+    weight_type: str
+    activation_type: str
+    per_channel: bool
+    preprocess: str
+    format: str
+    calibration_method: str
+    calibration_batches: Count
+    kept_float: list[str]
+    op_types: list[str]
+    extra_options: dict[str, Any]
+
+
+# --------------------------------------------------------------------------- variant records
+
+
+class _Measured(TypedDict):
+    __pydantic_config__ = STRICT
+    precision: Precision
+    file: ArtifactPath
+    sha256: Sha256
+    bytes: Count
+    size_ratio: float
+    operators: dict[str, Count]
+    vs_fp32: Measurement
+    vs_source: Measurement
+    budget: Budget
+    settings: Settings
+    speed: Speed
+    reference: Reference
+    accuracy: NotRequired[float]
+
+
+class ServedVariant(_Measured):
+    """Within its budget: served."""
+    __pydantic_config__ = STRICT
+    status: Literal["ok"]
+    reason: None
+
+
+class OverBudgetVariant(_Measured):
+    """Made and measured, outside its budget: kept in the manifest, not served."""
+    __pydantic_config__ = STRICT
+    status: Literal["rejected"]
+    reason: str
+
+
+class FailedVariant(TypedDict):
+    """The converter crashed, or onnxruntime would not load or run the result: no file."""
+    __pydantic_config__ = STRICT
+    precision: Precision
+    status: Literal["rejected"]
+    reason: str
+
+
+class SkippedVariant(TypedDict):
+    """Would equal fp32 (nothing to convert or quantize): no file."""
+    __pydantic_config__ = STRICT
+    precision: Precision
+    status: Literal["skipped"]
+    reason: str
+
+
+Variant = Union[ServedVariant, OverBudgetVariant, FailedVariant, SkippedVariant]
+# Every variant of the table, always (a build writes each one, whatever became of it).
+Variants = TypedDict("Variants", {name: Variant for name in variant_table.NAMES})
+Variants.__pydantic_config__ = STRICT
+
+
+# --------------------------------------------------------------------------- files beside the model
+
+
+class Golden(TypedDict):
+    __pydantic_config__ = STRICT
+    path: TestdataPath
+    sha256: Sha256
+    sets: Count
+    outputs_from: Literal["source framework", "imported test data or fp32"]
+
+
+class Asset(TypedDict):
+    __pydantic_config__ = STRICT
+    file: ArtifactPath
+    sha256: Sha256
+    bytes: Count
+    name: str
+
+
+class EncodedTensor(TypedDict):
+    """tensor_json.py's form: dtype, shape, and the little-endian bytes in base64."""
+    __pydantic_config__ = STRICT
+    dtype: str
+    shape: list[Count]
+    data: str
+
+
+# --------------------------------------------------------------------------- the model entry, the manifest
+
+
+class ModelEntry(TypedDict):
+    __pydantic_config__ = STRICT
+    name: str
+    description: str
+    task: Task
+    kind: Kind
+    metric_output: Union[str, None]
+    build_key: Sha256
+    opset: Union[int, None]
+    opsets: dict[str, int]
+    ir_version: int
+    producer: Producer
+    inputs: list[ValueInfo]
+    outputs: list[ValueInfo]
+    operators: dict[str, Count]
+    facts: dict[str, Any]
+    provenance: Provenance
+    validation: Validation
+    playground: Playground
+    bench_inputs: Union[dict[str, EncodedTensor], None]
+    variants: Variants
+    golden: Golden
+    assets: dict[str, Asset]
+
+
+class Manifest(TypedDict):
+    """models/.repository/manifest.json: the one contract between the build and its readers."""
+    __pydantic_config__ = STRICT
+    schema: Literal[store.SCHEMA]
+    schema_version: Literal[store.SCHEMA_VERSION]
+    models: dict[str, ModelEntry]

@@ -1,0 +1,31 @@
+"""The manifest's JSON Schema (repository/schema.py), for anyone who reads /api/manifest."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+
+from flask import Blueprint, Response, request
+
+from onnxport.repository.schema import manifest_schema
+
+blueprint = Blueprint("schema", __name__)
+
+MEDIA_TYPE = "application/schema+json"
+
+
+@blueprint.get("/api/manifest.schema.json")
+def manifest_schema_document() -> Response:
+    """The schema this server's build code writes; revalidated, as it changes with the code."""
+    body, etag = _body()
+    response = Response(body, mimetype=MEDIA_TYPE)
+    response.set_etag(etag)
+    response.headers["Cache-Control"] = "no-cache"
+    return response.make_conditional(request)
+
+
+@functools.cache
+def _body() -> tuple[bytes, str]:
+    body = json.dumps(manifest_schema(), indent=2, sort_keys=True).encode() + b"\n"
+    return body, hashlib.sha256(body).hexdigest()
