@@ -95,9 +95,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _build(args) -> int:
+    from onnxport import report
     from onnxport.convert.builder import build_recipes
     from onnxport.repository.store import Repository
-    from onnxport import report
 
     outcomes = build_recipes(args.models, Repository(args.repository), args.recipes, args.opset,
                              force=args.force, show_progress=not args.quiet)
@@ -106,10 +106,10 @@ def _build(args) -> int:
 
 
 def _import(args) -> int:
+    from onnxport import report
     from onnxport.convert.builder import build_prepared
     from onnxport.convert.importer import import_key, prepare_import
     from onnxport.repository.store import Repository
-    from onnxport import report
 
     key = import_key(args.path, args.task, args.metric_output)
     outcome = build_prepared(
@@ -122,8 +122,8 @@ def _import(args) -> int:
 
 
 def _list(args) -> int:
-    from onnxport.repository.store import Repository
     from onnxport import report
+    from onnxport.repository.store import Repository
 
     manifest = Repository(args.repository).read_manifest()
     print(json.dumps(sorted(manifest["models"]), indent=2) if args.json else report.model_list(manifest))
@@ -131,8 +131,8 @@ def _list(args) -> int:
 
 
 def _info(args) -> int:
-    from onnxport.repository.store import Repository
     from onnxport import report
+    from onnxport.repository.store import Repository
 
     manifest = Repository(args.repository).read_manifest()
     entry = manifest["models"].get(args.model)

@@ -18,8 +18,9 @@ import numpy as np
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.errors import RecipeError
 from onnxport.project import PROJECT_ROOT
+
 # What a recipe may declare is what the manifest can say (its vocabulary lives with its types).
-from onnxport.repository.manifest import FRAMEWORKS, PLAYGROUNDS, TASKS
+from onnxport.repository.manifest import PLAYGROUNDS, TASKS
 
 Feeds = dict[str, np.ndarray]
 __all__ = ["Feeds", "Recipe", "SourceModel", "Tolerance"]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from onnxport.serving.app import create_app
-from onnxport.repository.variants import NAMES as VARIANTS
 from onnxport.accuracy import tolerances
 from onnxport.errors import OnnxportError
+from onnxport.repository.variants import NAMES as VARIANTS
+from onnxport.serving.app import create_app
 
 RUNTIMES = ("wasm", "wasm-1t", "webgpu", "webnn")  # every browser runtime the library plans
 FIELDS = {"abs", "rel", "top1_min", "cosine_min", "why"}

@@ -28,8 +28,8 @@ from fixtures.playground import (
     run,
     wait_for_probe,
 )
-
 from onnxport.repository.variants import NAMES as VARIANT_ORDER
+
 SPECIES = ["setosa", "versicolor", "virginica"]
 
 

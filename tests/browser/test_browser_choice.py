@@ -27,7 +27,6 @@ from fixtures.playground import (
     draw_digit,
     expect_ran_on,
     plan_steps,
-    run,
     wait_for_probe,
 )
 from onnxport.accuracy import tolerances

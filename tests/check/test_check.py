@@ -23,11 +23,11 @@ import pytest
 from onnx import numpy_helper
 from playwright.sync_api import expect
 
-from onnxport.runtime import create_session
 from onnxport import cli
+from onnxport.accuracy import tolerances
 from onnxport.check import locate, runner
 from onnxport.harness import process
-from onnxport.accuracy import tolerances
+from onnxport.runtime import create_session
 
 pytestmark = pytest.mark.slow
 

@@ -11,10 +11,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxport import runtime
-from onnxport import tensor_json
-from onnxport.check import locate
+from onnxport import runtime, tensor_json
 from onnxport.accuracy.tolerance import Tolerance
+from onnxport.check import locate
 
 TOL = Tolerance(abs=1e-3, rel=1e-3, top1_min=1.0, cosine_min=0.999, why="test")
 

@@ -11,9 +11,9 @@ import pytest
 from flask.testing import FlaskClient
 
 from fixtures.servers import buffered_client
-from onnxport.serving.app import create_app
 from onnxport.check import runner, verdicts
 from onnxport.repository.store import empty_manifest
+from onnxport.serving.app import create_app
 
 SHA = {name: name[0] * 64 for name in ("aaa", "bbb", "ccc", "ddd")}
 CHROME = {"user_agent": "Mozilla/5.0 HeadlessChrome/140", "cross_origin_isolated": True,

@@ -13,7 +13,6 @@ from onnxport.convert.export import export
 from onnxport.recipe import SourceModel
 
 
-
 def rng(seed: int = 0) -> np.random.Generator:
     return np.random.default_rng(seed)
 

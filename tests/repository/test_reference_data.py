@@ -12,12 +12,11 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxport import runtime
-from onnxport import tensor_json
+from onnxport import runtime, tensor_json
 from onnxport.accuracy import measure
+from onnxport.convert.reference import REFERENCE_ROWS, reference_inputs
 from onnxport.repository import testdata
 from onnxport.repository.variants import NAMES as VARIANTS
-from onnxport.convert.reference import REFERENCE_ROWS, reference_inputs
 
 DEMOS = ("digits", "iris", "minilm")
 

@@ -7,11 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from onnxport.repository.store import SCHEMA_VERSION
-
 from onnxport.errors import RepositoryError
 from onnxport.recipe import default_recipes_dir
-from onnxport.repository.store import Repository
+from onnxport.repository.store import SCHEMA_VERSION, Repository
 
 
 def listing(root: Path) -> dict[str, bytes]:

@@ -9,7 +9,6 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-from flask.testing import FlaskClient
 
 from fixtures.servers import buffered_client
 from onnxport.serving.app import create_app

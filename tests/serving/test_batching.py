@@ -11,11 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from onnxport.repository.layout import BENCH_FILE
-from onnxport.serving.batching_policy import enabled_for
-from onnxport.serving.app import create_app
 from onnxport import runtime
+from onnxport.repository.layout import BENCH_FILE
+from onnxport.serving.app import create_app
 from onnxport.serving.batching import DynamicBatcher
+from onnxport.serving.batching_policy import enabled_for
 from onnxport.serving.sessions import SessionPool
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from flask.testing import FlaskClient
 
-from onnxport.serving import config
 from fixtures.servers import buffered_client
+from onnxport.serving import config
 from onnxport.serving.app import create_app
 from onnxport.serving.config import ConfigError
 

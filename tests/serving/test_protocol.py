@@ -13,7 +13,13 @@ import struct
 import numpy as np
 import pytest
 
-from onnxport.serving.protocol import ProtocolError, decode_request, encode_response, to_binary, to_json_data
+from onnxport.serving.protocol import (
+    ProtocolError,
+    decode_request,
+    encode_response,
+    to_binary,
+    to_json_data,
+)
 
 # One sample per V2 datatype, with each type's extremes where it has them. FP16 values are
 # exactly representable, so JSON (which carries decimal text) round-trips them exactly too.

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from onnxport.accuracy.tolerance import Tolerance
 from onnxport.accuracy import budgets, compare
+from onnxport.accuracy.tolerance import Tolerance
 
 Feeds = dict[str, np.ndarray]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnxport.harness import chromium as chromium_driver
 from onnxport import tensor_json
+from onnxport.harness import chromium as chromium_driver
 
 
 def browser_bench(base_url: str, executable: str | None, models: list[str], runtimes: list[str],

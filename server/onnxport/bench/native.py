@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+
 from onnxport import runtime
 from onnxport.bench.timing import measure
 

@@ -9,16 +9,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
 
-from onnxport.repository.layout import BENCH_FILE
-from onnxport.repository import testdata
-from onnxport.harness.process import running_server
-from onnxport.errors import OnnxportError
-from onnxport.repository.store import Repository
 from onnxport.bench.browser import browser_bench
 from onnxport.bench.inputs import batch_one
 from onnxport.bench.native import all_cores, native
 from onnxport.bench.profile import native_operator_times, side_by_side
 from onnxport.bench.v2 import round_trips, throughput
+from onnxport.errors import OnnxportError
+from onnxport.harness.process import running_server
+from onnxport.repository import testdata
+from onnxport.repository.layout import BENCH_FILE
+from onnxport.repository.store import Repository
 
 CLIENTS = (1, 4, 16)
 # Dynamic batching is recommended where it gives this much more throughput at 16 clients.

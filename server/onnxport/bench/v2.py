@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from onnxport.serving import protocol
 from onnxport.bench.timing import measure, summarize
+from onnxport.serving import protocol
 
 
 class Client:

@@ -13,14 +13,13 @@ import numpy as np
 
 from onnxport import runtime as ort_runtime
 from onnxport import tensor_json
-from onnxport.accuracy import compare
-from onnxport.errors import OnnxportError
+from onnxport.accuracy import compare, tolerances
 from onnxport.accuracy.tolerance import Tolerance
-from onnxport.repository.store import Repository
-from onnxport.harness import chromium as chromium_driver
 from onnxport.check import locate, verdicts
-from onnxport.accuracy import tolerances
+from onnxport.errors import OnnxportError
+from onnxport.harness import chromium as chromium_driver
 from onnxport.harness.process import running_server
+from onnxport.repository.store import Repository
 
 BROWSER_RUNTIMES = verdicts.RUNTIMES
 FAILING = ("fail", "error")

@@ -9,11 +9,11 @@ from typing import Any, Callable
 from tqdm import tqdm
 
 from onnxport import recipe as recipes
-from onnxport.errors import BuildError, OnnxportError, RecipeError
-from onnxport.repository.store import Repository
 from onnxport.convert import pipeline
-from onnxport.repository import variants as variant_table
 from onnxport.convert.sources import prepare_recipe, recipe_build_key
+from onnxport.errors import BuildError, OnnxportError, RecipeError
+from onnxport.repository import variants as variant_table
+from onnxport.repository.store import Repository
 
 STEPS_PER_MODEL = 4 + len(variant_table.NAMES) + 1  # load, run, export, validate, variants, golden
 

@@ -18,12 +18,12 @@ from google.protobuf.message import DecodeError
 from onnx.external_data_helper import uses_external_data
 
 from onnxport import runtime
-from onnxport.errors import ModelFileError
-from onnxport.recipe import Feeds, Tolerance
-from onnxport.repository import testdata
 from onnxport.convert.export import check_and_infer
 from onnxport.convert.pipeline import Prepared, Progress
 from onnxport.convert.sources import build_key, tool_versions
+from onnxport.errors import ModelFileError
+from onnxport.recipe import Feeds, Tolerance
+from onnxport.repository import testdata
 
 # What ONNX's own backend test runner accepts (rtol 1e-3), with an absolute floor.
 IMPORT_TOLERANCE = Tolerance(abs=1e-5, rel=1e-3)

@@ -18,15 +18,14 @@ import numpy as np
 import onnx
 
 from onnxport import runtime, tensor_json
-from onnxport.errors import ModelFileError, ValidationError
-from onnxport.recipe import Feeds, Tolerance
-from onnxport.repository import variants as variant_table
-from onnxport.repository.store import Transaction
 from onnxport.accuracy import measure
 from onnxport.convert import reference, variants
-from onnxport.repository import testdata
 from onnxport.convert.export import serialize
-
+from onnxport.errors import ModelFileError, ValidationError
+from onnxport.recipe import Feeds, Tolerance
+from onnxport.repository import testdata
+from onnxport.repository import variants as variant_table
+from onnxport.repository.store import Transaction
 
 Progress = Callable[[str], None]
 

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 
 from onnxport import __version__
-from onnxport.errors import RecipeError
-from onnxport.recipe import Feeds, Recipe
 from onnxport.convert.export import export
 from onnxport.convert.pipeline import Prepared, Progress
+from onnxport.errors import RecipeError
+from onnxport.recipe import Feeds, Recipe
 
 # Bump when the build changes what it writes for the same recipe.
 BUILD_FORMAT = 2  # 2: `playground` and `bench_inputs` in the model entry

@@ -24,7 +24,9 @@ def manifest_schema() -> dict[str, Any]:
 
 @functools.cache
 def _generated() -> dict[str, Any]:
-    from pydantic import TypeAdapter  # only the schema needs pydantic, not the readers of the types
+    from pydantic import (
+        TypeAdapter,  # only the schema needs pydantic, not the readers of the types
+    )
 
     generated = _without_property_titles(TypeAdapter(manifest.Manifest).json_schema())
     generated.pop("title", None)

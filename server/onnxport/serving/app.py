@@ -6,13 +6,22 @@ from typing import Any, Mapping
 
 from flask import Flask
 
-from onnxport.serving import config as settings_module
-from onnxport.serving.http import artifacts, conformance, cors, errors, headers, schema, v2, web
-from onnxport.serving import batching_policy
-from onnxport.serving.state import State
-from onnxport.serving.catalog import Catalog
 from onnxport.repository.store import Repository
+from onnxport.serving import batching_policy
+from onnxport.serving import config as settings_module
+from onnxport.serving.catalog import Catalog
+from onnxport.serving.http import (
+    artifacts,
+    conformance,
+    cors,
+    errors,
+    headers,
+    schema,
+    v2,
+    web,
+)
 from onnxport.serving.sessions import SessionPool
+from onnxport.serving.state import State
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:

@@ -16,7 +16,6 @@ import numpy as np
 
 from onnxport import runtime
 
-
 # Queued by close(): the batcher's thread stops when it reaches it.
 _STOP = None
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-
-from onnxport.repository.layout import BENCH_FILE
 from typing import Any, Callable
 
+from onnxport.repository.layout import BENCH_FILE
 
 
 def policy(settings: dict[str, Any]) -> dict[str, Any]:

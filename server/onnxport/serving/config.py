@@ -18,7 +18,6 @@ from onnxport.errors import OnnxportError
 from onnxport.project import PROJECT_ROOT
 
 
-
 class ConfigError(OnnxportError):
     pass
 

@@ -8,7 +8,11 @@ import numpy as np
 
 from onnxport import runtime
 from onnxport.serving.catalog import Catalog
-from onnxport.serving.protocol import NUMPY_NAME_TO_DATATYPE, InferRequest, ProtocolError
+from onnxport.serving.protocol import (
+    NUMPY_NAME_TO_DATATYPE,
+    InferRequest,
+    ProtocolError,
+)
 from onnxport.serving.sessions import SessionPool
 
 

@@ -18,7 +18,6 @@ import numpy as np
 
 from onnxport.errors import OnnxportError
 
-
 # The most elements one input may declare; far above any real request, below what breaks numpy.
 MAX_ELEMENTS = 2**31
 

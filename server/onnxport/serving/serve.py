@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from onnxport.serving.app import create_app
 from onnxport.errors import OnnxportError
+from onnxport.serving.app import create_app
 
 
 def serve(config: Mapping[str, Any] | None = None) -> None:

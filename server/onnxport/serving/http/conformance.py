@@ -5,10 +5,10 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify
 
 from onnxport import tensor_json
-from onnxport.repository import testdata
-from onnxport.serving.catalog import NotFound
 from onnxport.accuracy import tolerances
+from onnxport.repository import testdata
 from onnxport.repository.layout import VERDICTS_FILE
+from onnxport.serving.catalog import NotFound
 from onnxport.serving.http import web
 from onnxport.serving.http.files import send_contained, send_latest
 from onnxport.serving.state import state

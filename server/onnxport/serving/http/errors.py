@@ -7,8 +7,8 @@ import logging
 from flask import Flask, jsonify
 from werkzeug.exceptions import HTTPException
 
-from onnxport.serving.catalog import NotFound
 from onnxport.errors import ModelFileError
+from onnxport.serving.catalog import NotFound
 from onnxport.serving.protocol import ProtocolError
 
 log = logging.getLogger("onnxport.server")
