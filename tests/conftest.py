@@ -12,6 +12,9 @@ pytest_plugins = [
     "fixtures.servers",  # live_server, spawn_server, serve_repository (and buffered_client for tests to import)
     "fixtures.v2",  # v2_codec
     "fixtures.browser",  # playwright_session, chromium, chromium_webgpu, open_tab
+    "fixtures.check",  # check_cli (and the check report readers for tests to import)
+    "fixtures.apps",  # demo_app
+    "fixtures.cors",  # clean_environment, cors_web_root, cors_client, iris_fp32_artifact (and the origins)
 ]
 
 

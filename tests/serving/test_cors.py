@@ -1,72 +1,40 @@
-"""Cross-origin use (server/onnxport/serving/http/cors.py, the `cors_origins` setting) and the CSP of HTML under /web/,
-through the test client: allowed origins get CORS headers on every shared path, errors included;
-preflights; origins not allowed (and no Origin) keep the same-origin answers exactly."""
+"""CORS headers: an allowed origin gets them on every shared path, errors included; others and no Origin do not."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
-import re
 from pathlib import Path
 
 import pytest
 from flask.testing import FlaskClient
 
-from fixtures.servers import buffered_client
-from onnxport.serving import config
-from onnxport.serving.app import create_app
-from onnxport.serving.config import ConfigError
+from fixtures.cors import ALLOWED, DENIED, OTHER_ALLOWED, client_for
+
+pytestmark = pytest.mark.usefixtures("clean_environment")
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ORT_DIST = PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist"
 TOKENIZERS_DIST = PROJECT_ROOT / "node_modules" / "@huggingface" / "tokenizers" / "dist"
-ALLOWED = "https://app.example"
-OTHER_ALLOWED = "http://localhost:5173"
-DENIED = "https://evil.example"
 EXPOSED = ["Content-Length", "Content-Range", "Accept-Ranges", "ETag", "Inference-Header-Content-Length"]
 CORS_HEADERS = ["Access-Control-Allow-Origin", "Access-Control-Expose-Headers", "Access-Control-Allow-Methods",
                 "Access-Control-Allow-Headers", "Access-Control-Max-Age", "Access-Control-Allow-Credentials"]
-EXAMPLE_SCRIPT = b'\n  import { loadManifest } from "../lib/manifest.js";\n  loadManifest();\n'
-INDEX_SCRIPT = b'{"imports": {"@huggingface/tokenizers": "/vendor/tokenizers/tokenizers.min.mjs"}}'
 IRIS_REQUEST = {"inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [5.1, 3.5, 1.4, 0.2]}]}
 
 
-def client_for(**settings) -> FlaskClient:
-    return buffered_client(create_app(settings))
-
-
-@pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch):
-    import os
-
-    for name in list(os.environ):
-        if name.startswith("ONNXPORT_"):
-            monkeypatch.delenv(name)
+@pytest.fixture(scope="module")
+def web_root(cors_web_root) -> Path:
+    return cors_web_root
 
 
 @pytest.fixture(scope="module")
-def web_root(tmp_path_factory) -> Path:
-    """A small web app: a page with an import map, an example page with an inline module script, a library file."""
-    root = tmp_path_factory.mktemp("web")
-    (root / "lib").mkdir()
-    (root / "examples").mkdir()
-    (root / "lib" / "manifest.js").write_text("export async function loadManifest() { return fetch('/api/manifest'); }\n")
-    (root / "index.html").write_bytes(b'<!doctype html><script type="importmap">' + INDEX_SCRIPT
-                                      + b'</script><script type="module" src="/web/lib/manifest.js"></script>')
-    (root / "examples" / "index.html").write_bytes(
-        b'<!doctype html><title>example</title><script type="module">' + EXAMPLE_SCRIPT + b"</script>")
-    return root
+def client(cors_client) -> FlaskClient:
+    return cors_client
 
 
 @pytest.fixture(scope="module")
-def client(demo_repository, web_root) -> FlaskClient:
-    return client_for(repository=demo_repository, web_root=web_root, cors_origins=f"{ALLOWED}, {OTHER_ALLOWED}")
-
-
-@pytest.fixture(scope="module")
-def artifact(demo_manifest) -> dict:
-    return demo_manifest["models"]["iris"]["variants"]["fp32"]
+def artifact(iris_fp32_artifact) -> dict:
+    return iris_fp32_artifact
 
 
 def assert_cors(response, origin: str = ALLOWED) -> None:
@@ -85,14 +53,6 @@ def assert_no_cors(response, corp: str = "same-origin") -> None:
     for name in CORS_HEADERS:
         assert name not in response.headers, f"{name}: {response.headers[name]}"
     assert response.headers["Cross-Origin-Resource-Policy"] == corp
-
-
-def csp_hashes(response) -> list[str]:
-    return re.findall(r"'sha256-([^']+)'", response.headers["Content-Security-Policy"])
-
-
-def sha256_b64(data: bytes) -> str:
-    return base64.b64encode(hashlib.sha256(data).digest()).decode()
 
 
 # --------------------------------------------------------------------------- an allowed origin
@@ -207,61 +167,6 @@ def test_our_own_pages_are_not_shared(client, url):
     assert_no_cors(response)
 
 
-# --------------------------------------------------------------------------- preflight
-
-
-def test_preflight_of_a_binary_inference(client):
-    response = client.options("/v2/models/iris/infer", headers={
-        "Origin": ALLOWED, "Access-Control-Request-Method": "POST",
-        "Access-Control-Request-Headers": "content-type,inference-header-content-length",
-    })
-    assert response.status_code == 204
-    assert response.data == b"" and "Content-Type" not in response.headers
-    assert response.headers["Access-Control-Allow-Origin"] == ALLOWED
-    assert [m.strip() for m in response.headers["Access-Control-Allow-Methods"].split(",")] == ["GET", "HEAD", "POST", "OPTIONS"]
-    assert response.headers["Access-Control-Allow-Headers"] == "content-type,inference-header-content-length"
-    assert response.headers["Access-Control-Max-Age"] == "600"
-    assert "Origin" in response.vary
-
-
-@pytest.mark.parametrize("asked", ["range", "If-None-Match, Accept-Encoding", "Content-Encoding,Content-Type", ""])
-def test_preflight_of_an_artifact_download(client, artifact, asked):
-    headers = {"Origin": OTHER_ALLOWED, "Access-Control-Request-Method": "GET"}
-    if asked:
-        headers["Access-Control-Request-Headers"] = asked
-    response = client.options(f"/repository/{artifact['file']}", headers=headers)
-    assert response.status_code == 204
-    assert response.headers["Access-Control-Allow-Origin"] == OTHER_ALLOWED
-    assert response.headers.get("Access-Control-Allow-Headers") == (asked or None)
-
-
-def test_preflight_from_an_origin_not_allowed(client, assert_json_error):
-    response = client.options("/v2/models/iris/infer", headers={
-        "Origin": DENIED, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"})
-    message = assert_json_error(response, 403, f"origin {DENIED} is not allowed", "cors_origins", ALLOWED, OTHER_ALLOWED)
-    assert message == f"origin {DENIED} is not allowed (setting cors_origins: {OTHER_ALLOWED}, {ALLOWED})"
-    assert "Access-Control-Allow-Origin" not in response.headers
-
-
-def test_preflight_asking_for_a_header_not_allowed(client, assert_json_error):
-    response = client.options("/v2/models/iris/infer", headers={
-        "Origin": ALLOWED, "Access-Control-Request-Method": "POST",
-        "Access-Control-Request-Headers": "content-type, x-api-key"})
-    assert_json_error(response, 403, "x-api-key", "Content-Type", "Inference-Header-Content-Length", "Range")
-    assert "Access-Control-Allow-Origin" not in response.headers
-
-
-def test_preflight_asking_for_a_method_not_allowed(client, assert_json_error):
-    response = client.options("/api/manifest", headers={"Origin": ALLOWED, "Access-Control-Request-Method": "DELETE"})
-    assert_json_error(response, 403, "DELETE", "GET, HEAD, POST, OPTIONS")
-
-
-def test_preflight_without_cors_origins_says_so(demo_repository, assert_json_error):
-    response = client_for(repository=demo_repository).options(
-        "/v2/models/iris/infer", headers={"Origin": ALLOWED, "Access-Control-Request-Method": "POST"})
-    assert_json_error(response, 403, f"origin {ALLOWED} is not allowed (setting cors_origins: none)")
-
-
 # --------------------------------------------------------------------------- origins not allowed
 
 
@@ -318,108 +223,3 @@ def test_an_origin_matches_case_insensitively_and_without_its_default_port(demo_
     assert_cors(client.get("/api/manifest", headers={"Origin": "https://app.example"}), "https://app.example")
     assert_no_cors(client.get("/api/manifest", headers={"Origin": "https://app.example:8443"}))
     assert_no_cors(client.get("/api/manifest", headers={"Origin": "http://app.example"}))
-
-
-# --------------------------------------------------------------------------- CSP of HTML under /web/
-
-
-def test_an_html_page_under_web_gets_the_hash_of_its_inline_script(client):
-    response = client.get("/web/examples/index.html")
-    assert response.status_code == 200
-    assert response.mimetype == "text/html"
-    csp = response.headers["Content-Security-Policy"]
-    assert "default-src 'self'" in csp and "'wasm-unsafe-eval'" in csp
-    assert csp_hashes(response) == [sha256_b64(EXAMPLE_SCRIPT)]  # its own script, not the index's
-
-
-def test_the_index_keeps_its_own_hashes(client):
-    response = client.get("/")
-    assert csp_hashes(response) == [sha256_b64(INDEX_SCRIPT)]
-    assert csp_hashes(client.get("/web/index.html")) == [sha256_b64(INDEX_SCRIPT)]
-
-
-def test_the_example_page_revalidated_keeps_its_csp(client):
-    etag = client.get("/web/examples/index.html").headers["ETag"]
-    response = client.get("/web/examples/index.html", headers={"If-None-Match": etag})
-    assert response.status_code == 304
-    assert csp_hashes(response) == [sha256_b64(EXAMPLE_SCRIPT)]
-
-
-def test_scripts_and_styles_get_no_csp(client):
-    assert "Content-Security-Policy" not in client.get("/web/lib/manifest.js").headers
-
-
-# --------------------------------------------------------------------------- the setting
-
-
-def test_default_is_no_origin():
-    assert config.load({}, environ={})["cors_origins"] == []
-
-
-def test_from_the_environment_comma_separated():
-    loaded = config.load(None, environ={"ONNXPORT_CORS_ORIGINS": f" {ALLOWED} ,{OTHER_ALLOWED},, "})
-    assert loaded["cors_origins"] == [ALLOWED, OTHER_ALLOWED]
-    assert config.load(None, environ={"ONNXPORT_CORS_ORIGINS": ""})["cors_origins"] == []
-    assert config.load(None, environ={"ONNXPORT_CORS_ORIGINS": "*"})["cors_origins"] == ["*"]
-
-
-def test_from_a_json_file_as_a_list_or_a_string(tmp_path):
-    path = tmp_path / "onnxport.json"
-    path.write_text(json.dumps({"cors_origins": [ALLOWED, "http://[::1]:8080"]}))
-    assert config.load(None, environ={"ONNXPORT_CONFIG": str(path)})["cors_origins"] == [ALLOWED, "http://[::1]:8080"]
-    path.write_text(json.dumps({"cors_origins": f"{ALLOWED},{OTHER_ALLOWED}"}))
-    assert config.load(None, environ={"ONNXPORT_CONFIG": str(path)})["cors_origins"] == [ALLOWED, OTHER_ALLOWED]
-
-
-def test_from_the_create_app_mapping(tmp_path):
-    assert config.load({"cors_origins": [OTHER_ALLOWED]}, environ={})["cors_origins"] == [OTHER_ALLOWED]
-    assert config.load({"cors_origins": f"{ALLOWED}"}, environ={})["cors_origins"] == [ALLOWED]
-    assert config.load({"cors_origins": ("http://LOCALHOST:80",)}, environ={})["cors_origins"] == ["http://localhost"]
-
-
-@pytest.mark.parametrize("entry", [
-    "app.example",  # no scheme
-    "https://app.example/",  # a path, even an empty one, is not part of an origin
-    "https://app.example/lib",
-    "https://app.example:99999",
-    "https://app.example:0",
-    "https://user@app.example",
-    "https://*.example",
-    "//app.example",
-    "null",
-])
-def test_a_bad_origin_is_named(entry):
-    with pytest.raises(ConfigError) as raised:
-        config.load(None, environ={"ONNXPORT_CORS_ORIGINS": f"{ALLOWED},{entry}"})
-    message = str(raised.value)
-    assert "$ONNXPORT_CORS_ORIGINS" in message and "cors_origins" in message
-    assert f"{entry!r} is not an origin" in message
-    assert "scheme://host[:port]" in message and "*" in message
-
-
-def test_a_bad_origin_in_the_file_names_the_file(tmp_path):
-    path = tmp_path / "onnxport.json"
-    path.write_text(json.dumps({"cors_origins": [ALLOWED, "app.example"]}))
-    with pytest.raises(ConfigError) as raised:
-        config.load(None, environ={"ONNXPORT_CONFIG": str(path)})
-    assert str(path) in str(raised.value) and "'app.example' is not an origin" in str(raised.value)
-
-
-@pytest.mark.parametrize("value", [5, {"origin": ALLOWED}, [ALLOWED, 5]])
-def test_a_value_that_is_no_list_of_origins(tmp_path, value):
-    path = tmp_path / "onnxport.json"
-    path.write_text(json.dumps({"cors_origins": value}))
-    with pytest.raises(ConfigError) as raised:
-        config.load(None, environ={"ONNXPORT_CONFIG": str(path)})
-    assert str(path) in str(raised.value) and "expected a list of origins" in str(raised.value)
-
-
-def test_a_bad_origin_in_the_mapping_fails_create_app(tmp_path):
-    with pytest.raises(ConfigError) as raised:
-        create_app({"repository": str(tmp_path), "cors_origins": ["https://app.example/"]})
-    assert "setting cors_origins" in str(raised.value) and "'https://app.example/' is not an origin" in str(raised.value)
-
-
-def test_the_setting_is_documented():
-    setting = next(s for s in config.SETTINGS if s.name == "cors_origins")
-    assert "scheme://host[:port]" in setting.help and "*" in setting.help

@@ -1,0 +1,165 @@
+"""`onnxport check` end to end: the full demo matrix in every browser runtime, and an imported ONNX model."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from fixtures.check import RUNTIMES, assert_report_consistent, read_golden, result, served_variants
+from onnxport.accuracy import tolerances
+
+pytestmark = pytest.mark.slow
+
+METRIC = {"classification": "top1_agreement", "embedding": "cosine_min"}
+BACKEND = Path(__file__).resolve().parents[1] / "data" / "onnx-backend"
+
+
+def expected_keys(manifest: dict, models: list[str], runtimes=RUNTIMES) -> list[tuple[str, str, str]]:
+    keys = []
+    for model in models:
+        keys.append((model, "fp32", "source"))
+        keys += [(model, variant, runtime) for variant in served_variants(manifest["models"][model]) for runtime in runtimes]
+    return sorted(keys)
+
+
+def keys_of(report: dict) -> list[tuple[str, str, str]]:
+    return sorted((r["model"], r["variant"], r["runtime"]) for r in report["results"])
+
+
+# --------------------------------------------------------------------------- the full demo matrix
+
+
+def test_the_full_demo_matrix_passes_in_every_browser_runtime(check_cli, demo_repository, demo_manifest, tmp_path, capsys):
+    report_path = tmp_path / "conformance.json"
+    started = time.monotonic()
+    code, out, err = check_cli("--repository", demo_repository, "check", "--json", report_path)
+    elapsed = time.monotonic() - started
+    with capsys.disabled():
+        print(f"\n[test_check] `onnxport check` of the full demo matrix took {elapsed:.1f} s")
+    assert code == 0, f"exit {code}\n{out}\n{err}"
+    assert "onnxport: error" not in err
+
+    text = report_path.read_text()
+    report = json.loads(text, parse_constant=lambda token: pytest.fail(f"report is not strict JSON: {token}"))
+    models = sorted(demo_manifest["models"])
+    assert keys_of(report) == expected_keys(demo_manifest, models)
+    assert_report_consistent(report, out)
+    assert report["tolerances"] == tolerances.table()
+
+    batches = {m: len(next(iter(read_golden(demo_repository, demo_manifest["models"][m])[0].values()))) for m in models}
+    browser = report["browser"]
+    assert browser["cross_origin_isolated"] is True
+    assert browser["webgpu"] is True and isinstance(browser["adapter"], dict)
+
+    for r in report["results"]:
+        where = f"{r['model']} {r['variant']} {r['runtime']}"
+        entry = demo_manifest["models"][r["model"]]
+        assert r["status"] in ("pass", "skipped", "unsupported"), f"{where}: {r['status']}: {r.get('reason')}"
+        if r["status"] != "pass":
+            assert isinstance(r.get("reason"), str) and r["reason"].strip(), f"{where} has no reason"
+            assert r["runtime"] == "webgpu", f"{where} is {r['status']} off WebGPU: {r['reason']}"
+            continue
+        assert not r.get("reason"), where
+        # Per-output errors for every output of the model.
+        assert set(r["outputs"]) == {o["name"] for o in entry["outputs"]}, where
+        for name, errors in r["outputs"].items():
+            assert isinstance(errors["max_abs"], (int, float)) and errors["max_abs"] >= 0, (where, name)
+            assert "first_mismatch" not in errors and not errors.get("nonfinite"), (where, name)
+        metric = METRIC[entry["task"]]
+        assert isinstance(r["metric"].get(metric), (int, float)), f"{where}: metric {r['metric']}"
+
+        batch = batches[r["model"]]
+        assert r["rows"] == (min(2, batch) if r["runtime"] == "webgpu" else batch), where
+        if r["runtime"] == "source":
+            assert r["variant"] == "fp32"
+            assert r["tolerance"] == entry["validation"]["tolerance"], where
+            continue
+        tol = r["tolerance"]
+        assert tol == tolerances.table()[f"{r['variant']}/{r['runtime']}"], where
+        if metric == "top1_agreement":
+            assert r["metric"][metric] >= tol["top1_min"], where
+        else:
+            assert r["metric"][metric] >= tol["cosine_min"], where
+        timings = r["timings"]
+        for key in ("create_ms", "first_run_ms", "warm_run_ms", "server_ms"):
+            assert isinstance(timings[key], (int, float)) and timings[key] >= 0, (where, key)
+        identity = r["identity"]
+        assert re.fullmatch(r"\d+\.\d+\.\d+.*", identity["onnxruntime_web"]), where
+        if r["runtime"] == "wasm":
+            assert identity["threads"] == min(4, browser["hardware_concurrency"]), where
+            assert identity["adapter"] is None and r["placement"] is None
+        elif r["runtime"] == "wasm-1t":
+            assert identity["threads"] == 1, where
+            assert identity["adapter"] is None and r["placement"] is None
+        else:
+            assert identity["adapter"] == browser["adapter"], where
+            assert identity["adapter"].get("architecture") or identity["adapter"].get("vendor"), where
+            placement = r["placement"]
+            assert placement["found"] is True and placement["webgpu_nodes"] > 0, f"{where}: {placement}"
+
+    # Each model's source row: the fp32 artifact against the source framework's outputs.
+    for model in models:
+        assert result(report, model, "fp32", "source")["status"] == "pass"
+    # Without shader-f16 (SwiftShader), fp16 on WebGPU is skipped, and says why.
+    if not browser["shader_f16"]:
+        for model in models:
+            if "fp16" in served_variants(demo_manifest["models"][model]):
+                skipped = result(report, model, "fp16", "webgpu")
+                assert skipped["status"] == "skipped" and "shader-f16" in skipped["reason"]
+
+    html_path = report_path.with_suffix(".html")
+    html = html_path.read_text()
+    assert "<table>" in html and "</table>" in html
+    assert html.count("<tr class=") == len(report["results"])
+    for r in report["results"]:
+        assert f"<td>{r['model']}</td><td>{r['variant']}</td><td>{r['runtime']}</td><td>{r['status']}</td>" in html
+
+
+# --------------------------------------------------------------------------- an imported model
+
+
+@pytest.fixture
+def backend_data() -> Path:
+    if not (BACKEND / "test_Conv2d" / "model.onnx").exists():
+        pytest.fail("ONNX backend test data missing: run `make testdata` (scripts/fetch_onnx_testdata.py)")
+    return BACKEND
+
+
+def test_a_model_imported_from_onnx_backend_test_data_is_checked(check_cli, backend_data, tmp_path):
+    repository = tmp_path / "imported"
+    code, out, err = check_cli("--repository", repository, "import", backend_data / "test_Conv2d",
+                               "--name", "conv2d", "--quiet")
+    assert code == 0, err
+    manifest = json.loads((repository / "manifest.json").read_text())
+    assert list(manifest["models"]) == ["conv2d"]
+
+    report_path = tmp_path / "out" / "conv2d.json"
+    report_path.parent.mkdir()
+    html_path = tmp_path / "elsewhere.html"
+    code, out, err = check_cli("--repository", repository, "check", "conv2d", "--runtimes", "wasm,wasm-1t,webgpu",
+                               "--json", report_path, "--html", html_path)
+    assert code == 0, f"exit {code}\n{out}\n{err}"
+    report = json.loads(report_path.read_text())
+    assert keys_of(report) == expected_keys(manifest, ["conv2d"])
+    assert len(report["results"]) == 1 + 3 * len(served_variants(manifest["models"]["conv2d"]))
+    assert_report_consistent(report, out)
+
+    source = result(report, "conv2d", "fp32", "source")
+    assert source["status"] == "pass"
+    assert source["tolerance"] == manifest["models"]["conv2d"]["validation"]["tolerance"]
+    for r in report["results"]:
+        assert r["status"] in ("pass", "skipped", "unsupported"), r
+        if r["status"] != "pass":
+            assert r["reason"], r
+    # Plain ONNX operators only: fp32 runs on every runtime, on the GPU for WebGPU.
+    for runtime in RUNTIMES:
+        assert result(report, "conv2d", "fp32", runtime)["status"] == "pass", runtime
+    assert result(report, "conv2d", "fp32", "webgpu")["placement"]["webgpu_nodes"] > 0
+
+    # --html names the HTML file: nothing is written beside the JSON then.
+    assert "conv2d" in html_path.read_text()
+    assert not report_path.with_suffix(".html").exists()

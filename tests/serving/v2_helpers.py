@@ -1,0 +1,23 @@
+"""What the V2 test modules share: the demo models and variants, and how to post an inference request."""
+
+from __future__ import annotations
+
+import json
+
+MODELS = ["iris", "digits", "minilm"]
+VARIANTS = ["fp32", "fp16", "int8-dynamic", "int8-static"]
+MODEL_VARIANTS = [(m, v) for m in MODELS for v in VARIANTS]
+JSON = "application/json"
+
+
+def infer_url(model: str, variant: str | None = None) -> str:
+    return f"/v2/models/{model}/infer" if variant is None else f"/v2/models/{model}/versions/{variant}/infer"
+
+
+def post_json(client, url: str, body, **kw):
+    data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+    return client.post(url, data=data, content_type=JSON, **kw)
+
+
+def iris_request(**extra) -> dict:
+    return {"inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [5.1, 3.5, 1.4, 0.2]}], **extra}
