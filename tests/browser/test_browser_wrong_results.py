@@ -20,11 +20,11 @@ THIRD_PARTY = Path(__file__).resolve().parents[1] / "data" / "third-party"
 
 @pytest.fixture
 def vad_repository(run_cli, tmp_path) -> tuple[Path, str]:
-    folders = sorted(p.parent for p in THIRD_PARTY.glob("*/model.onnx"))
-    if not folders:
-        pytest.fail(f"no third-party test directory under {THIRD_PARTY}: run `make testdata` (scripts/fetch_third_party.py)")
+    folder = THIRD_PARTY / "silero-vad"
+    if not (folder / "model.onnx").exists():
+        pytest.fail(f"no test directory {folder}: run `make testdata` (scripts/fetch_third_party.py)")
     repository = tmp_path / "third-party"
-    code, _, err = run_cli("--repository", repository, "import", folders[0], "--name", "vad", "--quiet")
+    code, _, err = run_cli("--repository", repository, "import", folder, "--name", "vad", "--quiet")
     assert code == 0, err
     return repository, "vad"
 

@@ -165,7 +165,44 @@ def _modernize(model: onnx.ModelProto, model_path: Path) -> tuple[onnx.ModelProt
         model.graph.input.extend(kept)
         model.ir_version = max(model.ir_version, 4)
         notes["initializers_removed_from_inputs"] = True
+    named = name_nodes(model.graph)
+    if named:
+        notes["nodes_named"] = named
     return model, notes
+
+
+def name_nodes(graph: onnx.GraphProto) -> int:
+    """Give every unnamed node, in every subgraph, a unique name; returns how many were named.
+
+    The fp16 converter names its Casts after the node ("<name>_output_cast_0"), so unnamed
+    nodes made duplicate value names and broke SSA; the fallback search keeps nodes by name.
+    """
+    graphs = list(_graphs(graph))
+    taken = {n.name for g in graphs for n in g.node if n.name}
+    count = 0
+    for g in graphs:
+        for index, node in enumerate(g.node):
+            if node.name:
+                continue
+            base = f"{node.op_type}_{g.name or 'graph'}_{index}"
+            name, k = base, 1
+            while name in taken:
+                name, k = f"{base}_{k}", k + 1
+            node.name = name
+            taken.add(name)
+            count += 1
+    return count
+
+
+def _graphs(graph: onnx.GraphProto):
+    yield graph
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                yield from _graphs(attribute.g)
+            elif attribute.type == onnx.AttributeProto.GRAPHS:
+                for sub in attribute.graphs:
+                    yield from _graphs(sub)
 
 
 def _default_opset(model: onnx.ModelProto) -> int:
