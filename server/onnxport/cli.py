@@ -54,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--name", required=True, help="model name in the repository")
     imp.add_argument("--task", default="generic", choices=TASKS)
     imp.add_argument("--metric-output", default=None, help="output that carries the task metric (default: the first)")
+    imp.add_argument("--calibration", type=Path, default=None,
+                     help="static int8 calibration inputs: a folder of test_data_set_* or a .npz (default: the golden inputs)")
     imp.add_argument("--quiet", action="store_true")
     imp.set_defaults(handler=_import)
 
@@ -111,10 +113,10 @@ def _import(args) -> int:
     from onnxport.convert.importer import import_key, prepare_import
     from onnxport.repository.store import Repository
 
-    key = import_key(args.path, args.task, args.metric_output)
+    key = import_key(args.path, args.task, args.metric_output, args.calibration)
     outcome = build_prepared(
         Repository(args.repository), args.name, key,
-        lambda step: prepare_import(args.path, args.name, args.task, args.metric_output, key, step),
+        lambda step: prepare_import(args.path, args.name, args.task, args.metric_output, key, step, args.calibration),
         show_progress=not args.quiet,
     )
     print(report.build_summary([outcome]))

@@ -32,6 +32,10 @@ def metric_text(metric: dict[str, float] | None) -> str:
         return f"top1 {metric['top1_agreement']:.4f}"
     if "cosine_min" in metric:
         return f"cos min {metric['cosine_min']:.5f}"
+    if "step_agreement" in metric:
+        return f"steps {metric['step_agreement']:.4f}"
+    if "scaled_mean_abs" in metric:
+        return f"mean err {metric['scaled_mean_abs']:.2g}"
     if "scaled_max_abs" in metric:
         return f"scaled err {metric['scaled_max_abs']:.2g}"
     return "-"

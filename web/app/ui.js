@@ -29,6 +29,8 @@ export function metricText(metric) {
   if (!metric) return "-";
   if (metric.top1_agreement !== undefined) return `top-1 ${metric.top1_agreement.toFixed(4)}`;
   if (metric.cosine_min !== undefined) return `cos min ${metric.cosine_min.toFixed(5)}`;
+  if (metric.step_agreement !== undefined) return `steps ${metric.step_agreement.toFixed(4)}`;
+  if (metric.scaled_mean_abs !== undefined) return `mean err ${metric.scaled_mean_abs.toExponential(2)}`;
   if (metric.scaled_max_abs !== undefined) return `scaled err ${metric.scaled_max_abs.toExponential(2)}`;
   return "-";
 }

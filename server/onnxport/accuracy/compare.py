@@ -87,6 +87,12 @@ def task_metric(task: str, expected: np.ndarray, got: np.ndarray) -> dict[str, f
         g = got.reshape(len(got), -1).astype(np.float64)
         cos = (e * g).sum(1) / np.maximum(np.linalg.norm(e, axis=1) * np.linalg.norm(g, axis=1), 1e-12)
         return {"cosine_min": float(cos.min()), "cosine_mean": float(cos.mean())}
+    if task == "detection-map":
+        # One flipped pixel must not fail a heat map that is thresholded downstream: judge the mean.
+        return {"scaled_mean_abs": scaled_mean_abs(expected, got), "scaled_max_abs": scaled_max_abs(expected, got)}
+    if task == "sequence":
+        # Recognizers decode the top class at every step: the share of steps that keep it.
+        return {"step_agreement": float((expected.argmax(-1) == got.argmax(-1)).mean()) if expected.size else 1.0}
     return {"scaled_max_abs": scaled_max_abs(expected, got)}
 
 
@@ -99,6 +105,17 @@ def scaled_max_abs(expected: np.ndarray, got: np.ndarray) -> float:
     if not np.isfinite(diff).all():
         return float("inf")
     return float(diff.max() / max(scale, 1e-12)) if diff.size else 0.0
+
+
+def scaled_mean_abs(expected: np.ndarray, got: np.ndarray) -> float:
+    """Mean absolute error divided by the reference's largest magnitude."""
+    exp = expected.astype(np.float64)
+    scale = float(np.abs(exp[np.isfinite(exp)]).max()) if np.isfinite(exp).any() else 0.0
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(exp - got.astype(np.float64))
+    if not np.isfinite(diff).all():
+        return float("inf")
+    return float(diff.mean() / max(scale, 1e-12)) if diff.size else 0.0
 
 
 def accuracy(labels: np.ndarray, scores: np.ndarray) -> float:

@@ -20,6 +20,7 @@ class Tolerance:
     top1_min: float | None = None  # classifiers: share of rows whose top class matches the reference
     cosine_min: float | None = None  # embeddings: worst cosine similarity to the reference
     scaled_max_abs: float | None = None  # other tasks: max |error| / max |reference value|
+    scaled_mean_abs: float | None = None  # detection maps: mean |error| / max |reference value|
     why: str = ""
 
     @property

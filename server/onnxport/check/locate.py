@@ -13,29 +13,12 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import helper
 
 from onnxport import runtime as ort_runtime
 from onnxport.accuracy import compare, tolerances
+from onnxport.convert.node_errors import debug_model
 
-
-def debug_model(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model with every node output as a graph output (untyped where inference cannot tell:
-    onnxruntime works the type out itself)."""
-    inferred = onnx.shape_inference.infer_shapes(model)
-    types = {v.name: v.type.tensor_type.elem_type for v in [*inferred.graph.value_info, *inferred.graph.output]}
-    debug = onnx.ModelProto()
-    debug.CopyFrom(model)
-    existing = {o.name for o in debug.graph.output}
-    for node in model.graph.node:
-        for name in node.output:
-            if name and name not in existing:
-                if types.get(name):
-                    debug.graph.output.append(helper.make_tensor_value_info(name, types[name], None))
-                else:
-                    debug.graph.output.append(onnx.ValueInfoProto(name=name))
-                existing.add(name)
-    return debug
+__all__ = ["debug_model", "first_divergence", "write_debug_model"]
 
 
 def write_debug_model(artifact: Path, debug_root: Path) -> str:

@@ -10,6 +10,7 @@ from tqdm import tqdm
 
 from onnxport import recipe as recipes
 from onnxport.convert import pipeline
+from onnxport.convert.prepared import Prepared, Progress
 from onnxport.convert.sources import prepare_recipe, recipe_build_key
 from onnxport.errors import BuildError, OnnxportError, RecipeError
 from onnxport.repository import variants as variant_table
@@ -49,7 +50,7 @@ def build_recipes(
 
 
 def build_prepared(
-    repository: Repository, name: str, key: str, prepare: Callable[[pipeline.Progress], pipeline.Prepared],
+    repository: Repository, name: str, key: str, prepare: Callable[[Progress], Prepared],
     *, force: bool = False, show_progress: bool = True,
 ) -> Outcome:
     return _build(repository, [(name, key, prepare)], force=force, show_progress=show_progress)[0]

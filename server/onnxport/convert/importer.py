@@ -18,8 +18,10 @@ from google.protobuf.message import DecodeError
 from onnx.external_data_helper import uses_external_data
 
 from onnxport import runtime
+from onnxport.convert import calibration
 from onnxport.convert.export import check_and_infer
-from onnxport.convert.pipeline import Prepared, Progress
+from onnxport.convert.graph import name_nodes
+from onnxport.convert.prepared import Prepared, Progress
 from onnxport.convert.sources import build_key, tool_versions
 from onnxport.errors import ModelFileError
 from onnxport.recipe import Feeds, Tolerance
@@ -46,7 +48,7 @@ def locate(path: Path) -> tuple[Path, Path | None]:
     return path, None
 
 
-def import_key(path: Path, task: str, metric_output: str | None) -> str:
+def import_key(path: Path, task: str, metric_output: str | None, calibration_path: Path | None = None) -> str:
     """Hash of every byte the import reads (model, its external data, test sets), plus its settings."""
     model_path, test_dir = locate(path)
     digest = hashlib.sha256(model_path.read_bytes())
@@ -56,7 +58,8 @@ def import_key(path: Path, task: str, metric_output: str | None) -> str:
     for extra in sorted(files):
         digest.update(str(extra).encode() + b"\0")
         digest.update(hashlib.sha256(extra.read_bytes()).digest() if extra.is_file() else b"missing")
-    return build_key({"import_sha256": digest.hexdigest(), "task": task, "metric_output": metric_output})
+    return build_key({"import_sha256": digest.hexdigest(), "task": task, "metric_output": metric_output,
+                      "calibration_sha256": calibration.digest(calibration_path)})
 
 
 def _external_data_files(model_path: Path) -> list[Path]:
@@ -74,7 +77,8 @@ def _external_data_files(model_path: Path) -> list[Path]:
 
 
 def prepare_import(
-    path: Path, name: str, task: str, metric_output: str | None, key: str, step: Progress
+    path: Path, name: str, task: str, metric_output: str | None, key: str, step: Progress,
+    calibration_path: Path | None = None,
 ) -> Prepared:
     model_path, test_dir = locate(path)
     step("read ONNX file")
@@ -98,6 +102,13 @@ def prepare_import(
         expected = [runtime.run(fp32_session, golden_inputs[0], label=str(model_path))]
         origin = f"seeded random inputs (seed {SEED}); expected outputs from fp32 onnxruntime"
     float_outputs = [o for o in output_names if expected[0].get(o) is not None and expected[0][o].dtype.kind == "f"]
+    if calibration_path is not None:
+        batches = calibration.load(calibration_path, input_names)
+        calibrated = {"calibration": f"{len(batches)} batches from {calibration_path}", "calibration_data": "real"}
+    else:
+        batches = golden_inputs
+        calibrated = {"calibration": f"the golden inputs ({origin})",
+                      "calibration_data": "real" if sets else "synthetic"}
     return Prepared(
         name=name,
         task=task,
@@ -106,13 +117,12 @@ def prepare_import(
         fp32=model,
         golden_inputs=golden_inputs,
         source_outputs=expected,
-        calibration=golden_inputs,
+        calibration=batches,
         tolerance=IMPORT_TOLERANCE,
         metric_output=metric_output or (float_outputs[0] if float_outputs else None),
         build_key=key,
         facts={"imported_from": str(path), "golden_data": origin, **upgraded},
-        provenance={"import_path": str(path.resolve()), "tools": tool_versions(),
-                    "calibration": "the golden inputs"},
+        provenance={"import_path": str(path.resolve()), "tools": tool_versions(), **calibrated},
         playground="generic",  # nothing is known of an imported model's inputs but their signature
         bench_inputs=None,  # bench measures with golden row 0
     )
@@ -169,40 +179,6 @@ def _modernize(model: onnx.ModelProto, model_path: Path) -> tuple[onnx.ModelProt
     if named:
         notes["nodes_named"] = named
     return model, notes
-
-
-def name_nodes(graph: onnx.GraphProto) -> int:
-    """Give every unnamed node, in every subgraph, a unique name; returns how many were named.
-
-    The fp16 converter names its Casts after the node ("<name>_output_cast_0"), so unnamed
-    nodes made duplicate value names and broke SSA; the fallback search keeps nodes by name.
-    """
-    graphs = list(_graphs(graph))
-    taken = {n.name for g in graphs for n in g.node if n.name}
-    count = 0
-    for g in graphs:
-        for index, node in enumerate(g.node):
-            if node.name:
-                continue
-            base = f"{node.op_type}_{g.name or 'graph'}_{index}"
-            name, k = base, 1
-            while name in taken:
-                name, k = f"{base}_{k}", k + 1
-            node.name = name
-            taken.add(name)
-            count += 1
-    return count
-
-
-def _graphs(graph: onnx.GraphProto):
-    yield graph
-    for node in graph.node:
-        for attribute in node.attribute:
-            if attribute.type == onnx.AttributeProto.GRAPH:
-                yield from _graphs(attribute.g)
-            elif attribute.type == onnx.AttributeProto.GRAPHS:
-                for sub in attribute.graphs:
-                    yield from _graphs(sub)
 
 
 def _default_opset(model: onnx.ModelProto) -> int:

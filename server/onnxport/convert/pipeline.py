@@ -6,57 +6,28 @@ fp32 graph, golden inputs with the source's outputs, calibration inputs.
 
 from __future__ import annotations
 
-import os
-import statistics
 import tempfile
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-import numpy as np
 import onnx
 
 from onnxport import runtime, tensor_json
 from onnxport.accuracy import measure
-from onnxport.convert import reference, variants
+from onnxport.convert import reference, variant_maker, variants
 from onnxport.convert.export import serialize
+from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import ModelFileError, ValidationError
-from onnxport.recipe import Feeds, Tolerance
 from onnxport.repository import testdata
 from onnxport.repository import variants as variant_table
 from onnxport.repository.store import Transaction
-
-Progress = Callable[[str], None]
-
-
-@dataclass
-class Prepared:
-    name: str
-    task: str
-    kind: str  # pytorch | sklearn | onnx
-    description: str
-    fp32: onnx.ModelProto
-    golden_inputs: list[Feeds]
-    source_outputs: list[Feeds]  # what the source framework (or the test data) says
-    calibration: list[Feeds]
-    tolerance: Tolerance
-    metric_output: str | None
-    build_key: str
-    labels: np.ndarray | None = None
-    facts: dict[str, Any] = field(default_factory=dict)
-    provenance: dict[str, Any] = field(default_factory=dict)
-    assets: dict[str, Path] = field(default_factory=dict)
-    int8_static_keep_float: tuple[str, ...] = ()
-    playground: str = "generic"  # the playground's input widget (recipe.PLAYGROUNDS)
-    bench_inputs: Feeds | None = None  # what `onnxport bench` measures with; None = golden row 0
 
 
 def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[str, Any]:
     """Validate the export, make and measure every variant, stage the files; return the entry."""
     fp32_bytes = serialize(prepared.fp32)
     step("validate fp32 against the source")
-    fp32_run = _run_all(fp32_bytes, prepared.golden_inputs, f"{prepared.name} fp32")
+    fp32_run = variant_maker.run_all(fp32_bytes, prepared.golden_inputs, f"{prepared.name} fp32")
     fp32_outputs = fp32_run[1]
     validation = measure.against(
         prepared.source_outputs, fp32_outputs, prepared.task, prepared.metric_output, prepared.tolerance
@@ -74,7 +45,7 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
     reference_feeds = reference.reference_inputs(prepared.golden_inputs[0], entry["inputs"])
     for name in variant_table.NAMES:
         step(name)
-        record = _make_variant(prepared, name, fp32_run, transaction, fp32_bytes, reference_feeds)
+        record = variant_maker.make_variant(prepared, name, fp32_run, transaction, fp32_bytes, reference_feeds)
         if "bytes" in record:
             record["size_ratio"] = round(record["bytes"] / fp32_size, 4)
         entry["variants"][name] = record
@@ -85,70 +56,6 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
         for label, path in prepared.assets.items()
     }
     return entry
-
-
-def _make_variant(
-    prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], transaction: Transaction, fp32_bytes: bytes,
-    reference_feeds: tuple[Feeds, int],
-) -> dict[str, Any]:
-    """fp32_run: the fp32 session and its golden outputs, made once for validation and reused here;
-    reference_feeds: (inputs, rows) of the variant's reference file, from reference.reference_inputs."""
-    fp32_outputs = fp32_run[1]
-    precision, budget = variant_table.variant(name).precision, variant_table.variant(name).budget
-    try:
-        model, settings = _convert(prepared, name)
-    except variants.VariantSkipped as skipped:
-        return {"precision": precision, "status": "skipped", "reason": str(skipped)}
-    except Exception as exc:  # a converter crash costs this variant, not the whole build
-        if name == "fp32":
-            raise
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        return {"precision": precision, "status": "rejected",
-                "reason": f"conversion failed: {type(exc).__name__}: {first}"}
-    data = fp32_bytes if name == "fp32" else serialize(model)
-    try:
-        session, outputs = fp32_run if name == "fp32" else _run_all(data, prepared.golden_inputs, f"{prepared.name} {name}")
-        speed = _native_speed(session, prepared.golden_inputs[0])
-        reference_record = reference.stage(transaction, prepared.name, name, session, *reference_feeds)
-    except ModelFileError as exc:
-        if name == "fp32":
-            raise
-        return {"precision": precision, "status": "rejected", "reason": str(exc)}
-    vs_fp32 = measure.against(fp32_outputs, outputs, prepared.task, prepared.metric_output)
-    vs_source = measure.against(prepared.source_outputs, outputs, prepared.task, prepared.metric_output)
-    reason = measure.verdict(name, budget, prepared.task, vs_fp32)
-    record: dict[str, Any] = {
-        **transaction.put_file(data, "onnx"),
-        "precision": precision,
-        "status": "rejected" if reason else "ok",
-        "reason": reason,
-        "operators": variants.operator_histogram(model),
-        "vs_fp32": vs_fp32,
-        "vs_source": vs_source,
-        "budget": budget.as_json(),
-        "settings": settings,
-        "speed": speed,
-        "reference": reference_record,
-    }
-    accuracy = measure.accuracy(prepared.labels, outputs, prepared.metric_output)
-    if accuracy is not None:
-        record["accuracy"] = accuracy
-    return record
-
-
-def _convert(prepared: Prepared, name: str) -> tuple[onnx.ModelProto, dict]:
-    if name == "fp32":
-        return prepared.fp32, {}
-    if name == "fp16":
-        model, settings = variants.make_fp16(prepared.fp32, [*prepared.golden_inputs, *prepared.calibration])
-    elif name == "int8-dynamic":
-        model, settings = variants.make_int8_dynamic(_copy(prepared.fp32))
-    else:
-        model, settings = variants.make_int8_static(
-            _copy(prepared.fp32), prepared.calibration, prepared.int8_static_keep_float
-        )
-    onnx.checker.check_model(model)
-    return model, settings
 
 
 def _describe(prepared: Prepared) -> dict[str, Any]:
@@ -210,32 +117,6 @@ def _stage_golden(prepared: Prepared, transaction: Transaction) -> dict[str, Any
     return record
 
 
-SPEED_RUNS = 7
-
-
-def _native_speed(session, feeds: Feeds) -> dict[str, Any]:
-    """Median latency of native onnxruntime on the first golden set, on this machine.
-
-    A ranking aid for choosing among variants (int8 is not always faster than
-    fp32 on CPUs without VNNI), not a benchmark: `onnxport bench` measures properly.
-    """
-    runtime.run(session, feeds)  # warm-up
-    samples = []
-    for _ in range(SPEED_RUNS):
-        start = time.perf_counter()
-        runtime.run(session, feeds)
-        samples.append(time.perf_counter() - start)
-    batch = next(iter(feeds.values())).shape[0] if feeds else 1
-    return {"native_ms": round(statistics.median(samples) * 1000, 4), "runs": SPEED_RUNS,
-            "inputs": f"golden set 0 (batch {batch})", "onnxruntime_threads": os.cpu_count()}
-
-
-def _run_all(model_bytes: bytes, inputs: list[Feeds], label: str) -> tuple[Any, list[Feeds]]:
-    """The session, and its outputs for every golden set."""
-    session = runtime.create_session(model_bytes, label=label)
-    return session, [runtime.run(session, feeds, label=label) for feeds in inputs]
-
-
 def _validation_message(prepared: Prepared, validation: dict[str, Any]) -> str:
     tol = prepared.tolerance
     for name, errors in validation["outputs"].items():
@@ -251,9 +132,3 @@ def _validation_message(prepared: Prepared, validation: dict[str, Any]) -> str:
                 f"tolerance abs {tol.abs} or rel {tol.rel}"
             )
     return f"{prepared.name}: fp32 export differs from its source"
-
-
-def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
-    clone = onnx.ModelProto()
-    clone.CopyFrom(model)
-    return clone

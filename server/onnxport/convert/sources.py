@@ -12,7 +12,7 @@ import numpy as np
 
 from onnxport import __version__
 from onnxport.convert.export import export
-from onnxport.convert.pipeline import Prepared, Progress
+from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import RecipeError
 from onnxport.recipe import Feeds, Recipe
 

@@ -16,7 +16,9 @@ from typing_extensions import NotRequired, TypedDict
 from onnxport.repository import store
 from onnxport.repository import variants as variant_table
 
-TASKS = ("classification", "regression", "embedding", "generic")
+# detection-map: a per-pixel score map (text or object detectors), judged by its mean error;
+# sequence: a score vector per step (recognizers, taggers), judged by per-step top-1 agreement.
+TASKS = ("classification", "regression", "embedding", "detection-map", "sequence", "generic")
 FRAMEWORKS = ("pytorch", "sklearn")
 # The playground's input widgets (web/app/pages/playground.js): four measurements, an 8x8 drawing,
 # two sentences (tokenized with the model's tokenizer assets), or the model's own golden inputs.
@@ -66,6 +68,7 @@ class Provenance(TypedDict, total=False):
     calibration_sha256: Sha256
     import_path: str
     calibration: str
+    calibration_data: Literal["real", "synthetic"]
     tools: dict[str, str]
 
 
@@ -106,6 +109,8 @@ class Metric(TypedDict, total=False):
     cosine_min: float
     cosine_mean: float
     scaled_max_abs: float
+    scaled_mean_abs: float
+    step_agreement: float
 
 
 class Measurement(TypedDict):
@@ -137,6 +142,7 @@ class Budget(TypedDict):
     top1_min: Union[float, None]
     cosine_min: Union[float, None]
     scaled_max_abs: Union[float, None]
+    scaled_mean_abs: Union[float, None]
     why: str
 
 
@@ -179,6 +185,21 @@ class Settings(TypedDict, total=False):
     extra_options: dict[str, Any]
 
 
+class FallbackTry(TypedDict):
+    __pydantic_config__ = STRICT
+    kept: Count
+    result: str
+
+
+class Fallback(TypedDict):
+    """The search for nodes to keep in float when the first conversion missed its budget."""
+    __pydantic_config__ = STRICT
+    first_reason: str
+    kept_float: list[str]
+    limit: Count
+    tries: list[FallbackTry]
+
+
 # --------------------------------------------------------------------------- variant records
 
 
@@ -197,6 +218,7 @@ class _Measured(TypedDict):
     speed: Speed
     reference: Reference
     accuracy: NotRequired[float]
+    fallback: NotRequired[Fallback]
 
 
 class ServedVariant(_Measured):

@@ -17,6 +17,8 @@ export function modelPage(model) {
       { cells: ["producer", `${model.producer.name} ${model.producer.version}`] },
       ...facts.map(([k, v]) => ({ cells: [k, String(v)] })),
       { cells: ["tools", tools || "-"] },
+      ...(model.provenance?.calibration ? [{ cells: ["calibration", `${model.provenance.calibration}` +
+        (model.provenance.calibration_data ? ` (${model.provenance.calibration_data} data)` : "")] }] : []),
     ], { class: "facts" }),
     el("h3", { text: "Inputs and outputs" }),
     table(["", "name", "dtype", "shape"], [

@@ -1,0 +1,74 @@
+"""Accuracy-aware fallback: keep the fewest nodes in float that bring a variant within its budget.
+
+The nodes are ranked by the error they introduce (node_errors.py) on the failing variant; the
+search keeps the top 1, 2, 4, ... of that list in float until the variant is within budget, then
+narrows down to the fewest that still are. It stops at LIMIT_SHARE of the candidate nodes (at
+least LIMIT_MIN) or MAX_TRIES conversions: past that, a variant is more float than int8/fp16.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Generic, TypeVar
+
+LIMIT_SHARE = 0.2
+LIMIT_MIN = 4
+MAX_TRIES = 8
+
+T = TypeVar("T")
+
+
+@dataclass
+class Search(Generic[T]):
+    """What the search found: the best attempt (None if nothing got within budget) and the log."""
+
+    best: T | None
+    kept: tuple[str, ...]
+    limit: int
+    tries: list[dict] = field(default_factory=list)
+
+    def record(self, first_reason: str) -> dict:
+        return {"kept_float": list(self.kept), "first_reason": first_reason, "limit": self.limit,
+                "tries": self.tries}
+
+
+def limit_for(candidates: int) -> int:
+    return min(candidates, max(LIMIT_MIN, math.ceil(LIMIT_SHARE * candidates)))
+
+
+def search(ranking: list[str], candidates: int, attempt: Callable[[tuple[str, ...]], tuple[T | None, str | None]]
+           ) -> Search[T]:
+    """attempt(kept) -> (result, reason): reason None means within budget."""
+    limit = min(limit_for(candidates), len(ranking))
+    found: Search[T] = Search(None, (), limit)
+    results: dict[int, tuple[T | None, str | None]] = {}
+
+    def run(k: int) -> bool:
+        if k not in results:
+            if len(found.tries) >= MAX_TRIES:
+                return False
+            results[k] = attempt(tuple(ranking[:k]))
+            found.tries.append({"kept": k, "result": results[k][1] or "within budget"})
+        result, reason = results[k]
+        if reason is None:
+            found.best, found.kept = result, tuple(ranking[:k])
+        return reason is None
+
+    sizes = sorted({*(2 ** i for i in range(limit.bit_length()) if 2 ** i <= limit), limit} - {0})
+    failed = 0
+    for k in sizes:
+        if run(k):
+            break
+        failed = k
+    else:
+        return found  # nothing within budget up to the limit
+    # The fewest between the last failure and the first success (each success is smaller).
+    low, high = failed + 1, k
+    while low < high and len(found.tries) < MAX_TRIES:
+        middle = (low + high) // 2
+        if run(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return found

@@ -1,0 +1,39 @@
+"""What recipes and imported ONNX files become before the build: a `Prepared` model.
+
+A checked fp32 graph, golden inputs with the source's outputs, calibration inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import onnx
+
+from onnxport.recipe import Feeds, Tolerance
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Prepared:
+    name: str
+    task: str
+    kind: str  # pytorch | sklearn | onnx
+    description: str
+    fp32: onnx.ModelProto
+    golden_inputs: list[Feeds]
+    source_outputs: list[Feeds]  # what the source framework (or the test data) says
+    calibration: list[Feeds]
+    tolerance: Tolerance
+    metric_output: str | None
+    build_key: str
+    labels: np.ndarray | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    assets: dict[str, Path] = field(default_factory=dict)
+    int8_static_keep_float: tuple[str, ...] = ()
+    playground: str = "generic"  # the playground's input widget (recipe.PLAYGROUNDS)
+    bench_inputs: Feeds | None = None  # what `onnxport bench` measures with; None = golden row 0

@@ -1,0 +1,191 @@
+"""Make one variant: convert, run on the golden inputs, judge against the budget, rescue.
+
+A variant outside its budget goes to the fallback search (fallback.py) before it is rejected.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import onnx
+
+from onnxport import runtime
+from onnxport.accuracy import measure
+from onnxport.convert import fallback, node_errors, reference, variants
+from onnxport.convert.export import serialize
+from onnxport.convert.prepared import Prepared
+from onnxport.errors import ModelFileError
+from onnxport.recipe import Feeds
+from onnxport.repository import variants as variant_table
+from onnxport.repository.store import Transaction
+
+
+@dataclass
+class _Attempt:
+    """One conversion of a variant, run on the golden inputs and judged against its budget."""
+
+    model: onnx.ModelProto
+    settings: dict[str, Any]
+    data: bytes
+    session: Any
+    outputs: list[Feeds]
+    vs_fp32: dict[str, Any]
+    reason: str | None
+    fallback: dict[str, Any] | None = None
+
+
+# What the int8 quantizers quantize: the candidates the fallback may keep in float.
+INT8_OPS = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Gather", "LSTM", "GRU", "Attention"}
+
+
+def make_variant(
+    prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], transaction: Transaction, fp32_bytes: bytes,
+    reference_feeds: tuple[Feeds, int],
+) -> dict[str, Any]:
+    """fp32_run: the fp32 session and its golden outputs, made once for validation and reused here;
+    reference_feeds: (inputs, rows) of the variant's reference file, from reference.reference_inputs."""
+    precision, budget = variant_table.variant(name).precision, variant_table.variant(name).budget
+    made = _attempt(prepared, name, fp32_run, fp32_bytes, ())
+    if isinstance(made, dict):
+        return made  # skipped, or no file to measure
+    if made.reason and name != "fp32":
+        made = _rescue(prepared, name, fp32_run, fp32_bytes, made)
+    session, outputs = made.session, made.outputs
+    try:
+        speed = _native_speed(session, prepared.golden_inputs[0])
+        reference_record = reference.stage(transaction, prepared.name, name, session, *reference_feeds)
+    except ModelFileError as exc:
+        if name == "fp32":
+            raise
+        return {"precision": precision, "status": "rejected", "reason": str(exc)}
+    vs_source = measure.against(prepared.source_outputs, outputs, prepared.task, prepared.metric_output)
+    record: dict[str, Any] = {
+        **transaction.put_file(made.data, "onnx"),
+        "precision": precision,
+        "status": "rejected" if made.reason else "ok",
+        "reason": made.reason,
+        "operators": variants.operator_histogram(made.model),
+        "vs_fp32": made.vs_fp32,
+        "vs_source": vs_source,
+        "budget": budget.as_json(),
+        "settings": made.settings,
+        "speed": speed,
+        "reference": reference_record,
+    }
+    if made.fallback is not None:
+        record["fallback"] = made.fallback
+    accuracy = measure.accuracy(prepared.labels, outputs, prepared.metric_output)
+    if accuracy is not None:
+        record["accuracy"] = accuracy
+    return record
+
+
+def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp32_bytes: bytes,
+             keep_float: tuple[str, ...]) -> _Attempt | dict[str, Any]:
+    """The variant converted with keep_float kept in float, or the record of why there is none."""
+    precision, budget = variant_table.variant(name).precision, variant_table.variant(name).budget
+    try:
+        model, settings = _convert(prepared, name, keep_float)
+    except variants.VariantSkipped as skipped:
+        return {"precision": precision, "status": "skipped", "reason": str(skipped)}
+    except Exception as exc:  # a converter crash costs this variant, not the whole build
+        if name == "fp32":
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return {"precision": precision, "status": "rejected",
+                "reason": f"conversion failed: {type(exc).__name__}: {first}"}
+    data = fp32_bytes if name == "fp32" else serialize(model)
+    try:
+        session, outputs = fp32_run if name == "fp32" else run_all(data, prepared.golden_inputs, f"{prepared.name} {name}")
+    except ModelFileError as exc:
+        if name == "fp32":
+            raise
+        return {"precision": precision, "status": "rejected", "reason": str(exc)}
+    vs_fp32 = measure.against(fp32_run[1], outputs, prepared.task, prepared.metric_output)
+    reason = measure.verdict(name, budget, prepared.task, vs_fp32)
+    return _Attempt(model, settings, data, session, outputs, vs_fp32, reason)
+
+
+def _rescue(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp32_bytes: bytes,
+            first: _Attempt) -> _Attempt:
+    """Keep the nodes that hurt most in float until the variant is within budget (convert/fallback.py)."""
+    nodes = [n for n in prepared.fp32.graph.node if n.name]
+    candidates = {n.name for n in nodes if variant_table.variant(name).precision != "int8" or n.op_type in INT8_OPS}
+    try:
+        ranked = node_errors.introduced_errors(
+            prepared.fp32, first.model, prepared.golden_inputs[:2],
+            candidates if variant_table.variant(name).precision == "int8" else None)
+    except ModelFileError:
+        return first  # the variant's intermediate values cannot be read: nothing to rank by
+    ranking = [node for node, _ in ranked if node in candidates]
+    if not ranking:
+        return first
+
+    def attempt(kept: tuple[str, ...]) -> tuple[_Attempt | None, str | None]:
+        made = _attempt(prepared, name, fp32_run, fp32_bytes, kept)
+        if isinstance(made, dict):
+            return None, made["reason"]
+        return made, made.reason
+
+    found = fallback.search(ranking, len(candidates), attempt)
+    if found.best is None:
+        first.fallback = found.record(first.reason or "")
+        first.reason = (f"{first.reason}; still outside with up to {found.limit} of its {len(candidates)} "
+                        "candidate nodes kept in float")
+        return first
+    found.best.fallback = found.record(first.reason or "")
+    return found.best
+
+
+def _convert(prepared: Prepared, name: str, keep_float: tuple[str, ...]) -> tuple[onnx.ModelProto, dict]:
+    if name == "fp32":
+        return prepared.fp32, {}
+    keep = {"keep_float": keep_float} if keep_float else {}
+    if name == "fp16":
+        model, settings = variants.make_fp16(prepared.fp32, [*prepared.golden_inputs, *prepared.calibration], **keep)
+    elif name == "int8-dynamic":
+        model, settings = variants.make_int8_dynamic(_copy(prepared.fp32), **keep)
+    else:
+        # A recipe's own list (minilm) first; the fallback search adds to it.
+        model, settings = variants.make_int8_static(
+            _copy(prepared.fp32), prepared.calibration, (*prepared.int8_static_keep_float, *keep_float))
+    onnx.checker.check_model(model)
+    return model, settings
+
+
+
+
+SPEED_RUNS = 7
+
+
+def _native_speed(session, feeds: Feeds) -> dict[str, Any]:
+    """Median latency of native onnxruntime on the first golden set, on this machine.
+
+    A ranking aid for choosing among variants (int8 is not always faster than
+    fp32 on CPUs without VNNI), not a benchmark: `onnxport bench` measures properly.
+    """
+    runtime.run(session, feeds)  # warm-up
+    samples = []
+    for _ in range(SPEED_RUNS):
+        start = time.perf_counter()
+        runtime.run(session, feeds)
+        samples.append(time.perf_counter() - start)
+    batch = next(iter(feeds.values())).shape[0] if feeds else 1
+    return {"native_ms": round(statistics.median(samples) * 1000, 4), "runs": SPEED_RUNS,
+            "inputs": f"golden set 0 (batch {batch})", "onnxruntime_threads": os.cpu_count()}
+
+
+def run_all(model_bytes: bytes, inputs: list[Feeds], label: str) -> tuple[Any, list[Feeds]]:
+    """The session, and its outputs for every golden set."""
+    session = runtime.create_session(model_bytes, label=label)
+    return session, [runtime.run(session, feeds, label=label) for feeds in inputs]
+
+
+def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    clone = onnx.ModelProto()
+    clone.CopyFrom(model)
+    return clone
