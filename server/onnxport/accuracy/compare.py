@@ -98,24 +98,22 @@ def task_metric(task: str, expected: np.ndarray, got: np.ndarray) -> dict[str, f
 
 def scaled_max_abs(expected: np.ndarray, got: np.ndarray) -> float:
     """Largest absolute error divided by the reference's largest magnitude (0 = identical)."""
-    exp = expected.astype(np.float64)
-    scale = float(np.abs(exp[np.isfinite(exp)]).max()) if np.isfinite(exp).any() else 0.0
-    with np.errstate(invalid="ignore"):
-        diff = np.abs(exp - got.astype(np.float64))
-    if not np.isfinite(diff).all():
-        return float("inf")
-    return float(diff.max() / max(scale, 1e-12)) if diff.size else 0.0
+    return _scaled(expected, got, np.max)
 
 
 def scaled_mean_abs(expected: np.ndarray, got: np.ndarray) -> float:
     """Mean absolute error divided by the reference's largest magnitude."""
+    return _scaled(expected, got, np.mean)
+
+
+def _scaled(expected: np.ndarray, got: np.ndarray, reduce) -> float:
     exp = expected.astype(np.float64)
     scale = float(np.abs(exp[np.isfinite(exp)]).max()) if np.isfinite(exp).any() else 0.0
     with np.errstate(invalid="ignore"):
         diff = np.abs(exp - got.astype(np.float64))
     if not np.isfinite(diff).all():
         return float("inf")
-    return float(diff.mean() / max(scale, 1e-12)) if diff.size else 0.0
+    return float(reduce(diff) / max(scale, 1e-12)) if diff.size else 0.0
 
 
 def accuracy(labels: np.ndarray, scores: np.ndarray) -> float:
