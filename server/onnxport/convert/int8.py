@@ -21,8 +21,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from onnxport.convert import quant_prep
-from onnxport.convert.quant_prep import gemm_to_matmul
+from onnxport.convert import quant_prep, quant_select
+from onnxport.convert.quant_select import gemm_to_matmul
 from onnxport.errors import VariantSkipped
 from onnxport.recipe import Feeds
 
@@ -175,10 +175,10 @@ def _prepare(model: onnx.ModelProto, tmp: Path, keep_float: Iterable[str], qdq: 
         prepared = gemm_to_matmul(prepared)
         if rewritten := gemms - sum(n.op_type == "Gemm" for n in prepared.graph.node):
             notes.append(f"{rewritten} Gemm rewritten as MatMul + Add")
-    exclude, kept, unmatched = quant_prep.resolve_keep_float(model, prepared, keep_float)
+    exclude, kept, unmatched = quant_select.resolve_keep_float(model, prepared, keep_float)
     if unmatched:  # as make_fp16: a name the model lacks is the caller's mistake, not a node to skip
         raise ValueError(f"keep_float names nodes the model does not have: {unmatched[:5]}")
-    return _Prepared(prepared, sorted({*exclude, *quant_prep.integer_lookups(prepared)}), kept, notes, per_channel)
+    return _Prepared(prepared, sorted({*exclude, *quant_select.integer_lookups(prepared)}), kept, notes, per_channel)
 
 
 def _conv_integer_per_channel(quantized: onnx.ModelProto, prepared: onnx.ModelProto) -> int:

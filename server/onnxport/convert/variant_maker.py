@@ -113,7 +113,8 @@ def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], f
 def _rescue(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp32_bytes: bytes,
             first: _Attempt) -> _Attempt:
     """Keep the nodes that hurt most in float until the variant is within budget (convert/fallback.py)."""
-    nodes = [n for n in prepared.fp32.graph.node if n.name]
+    # A Constant kept in float changes nothing downstream: never a candidate.
+    nodes = [n for n in prepared.fp32.graph.node if n.name and n.op_type != "Constant"]
     candidates = {n.name for n in nodes if variant_table.variant(name).precision != "int8" or n.op_type in INT8_OPS}
     try:
         ranked = node_errors.introduced_errors(

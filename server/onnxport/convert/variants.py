@@ -10,7 +10,9 @@ from collections import Counter
 
 import onnx
 
-from onnxport.convert.fp16 import FP16_MAX, make_fp16, overflowing_nodes
+from onnxport.convert.fp16 import make_fp16
+from onnxport.convert.fp16_overflow import overflowing_nodes
+from onnxport.convert.fp16_rules import FP16_MAX
 from onnxport.convert.int8 import gemm_to_matmul, make_int8_dynamic, make_int8_static
 from onnxport.errors import VariantSkipped
 
