@@ -9,7 +9,7 @@ from onnx import helper
 
 from onnxport.convert.fp16_plan import _constant_type, _Plan
 from onnxport.convert.fp16_rules import FLOAT, FLOAT16, FLOATS, FP16_MAX
-from onnxport.convert.graph import graphs, subgraphs
+from onnxport.convert.graph import graphs, subgraphs, unique_name
 
 # ---------------------------------------------------------------- tensors
 
@@ -95,11 +95,7 @@ class _Caster:
         self.taken = taken
 
     def fresh(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
+        return unique_name(base, self.taken)
 
     def version(self, scope: _Scope, name: str, want: int | None, nodes: list) -> str:
         versions = scope.get(name)

@@ -9,7 +9,7 @@ from onnx import helper
 from onnxport import runtime
 from onnxport.convert.fp16_plan import _value_types
 from onnxport.convert.fp16_rules import CONTROL_FLOW, FLOAT, FP16_SAFE
-from onnxport.convert.graph import graphs, subgraphs, value_names
+from onnxport.convert.graph import graphs, subgraphs, unique_name, value_names
 from onnxport.recipe import Feeds
 
 # ---------------------------------------------------------------- overflow
@@ -73,11 +73,7 @@ class _PeakMaker:
         self.taken = taken
 
     def fresh(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
+        return unique_name(base, self.taken)
 
     def scalar(self, name: str) -> onnx.ValueInfoProto:
         return helper.make_tensor_value_info(name, FLOAT, [])

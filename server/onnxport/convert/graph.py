@@ -43,14 +43,18 @@ def name_nodes(graph: onnx.GraphProto) -> int:
         for index, node in enumerate(g.node):
             if node.name:
                 continue
-            base = f"{node.op_type}_{g.name or 'graph'}_{index}"
-            name, k = base, 1
-            while name in taken:
-                name, k = f"{base}_{k}", k + 1
-            node.name = name
-            taken.add(name)
+            node.name = unique_name(f"{node.op_type}_{g.name or 'graph'}_{index}", taken)
             count += 1
     return count
+
+
+def unique_name(base: str, taken: set[str]) -> str:
+    """base, or base_1, base_2...: the first not in taken, which is then added to it."""
+    name, k = base, 1
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    taken.add(name)
+    return name
 
 
 def value_names(graph: onnx.GraphProto) -> set[str]:
