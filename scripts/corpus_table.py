@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import raw_tools
+from fetch_third_party import TASKS
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "third-party"
@@ -96,7 +97,7 @@ def _first_line(text: str | None) -> str | None:
 
 
 # The task metrics a budget judges (accuracy/budgets.py), the one a task uses first; generic imports
-# (all of the corpus) have scaled_max_abs only. The first three are agreements: 1 is perfect.
+# have scaled_max_abs only. The first three are agreements: 1 is perfect.
 METRICS = ("top1_agreement", "cosine_min", "step_agreement", "scaled_mean_abs", "scaled_max_abs")
 AGREEMENTS = METRICS[:3]
 
@@ -174,10 +175,15 @@ def _failure(done: Finished, timeout: float) -> str:
     return (ours or lines or [f"exit code {done.returncode}"])[-1]
 
 
+def task(name: str) -> str:
+    """The model's `--task` (scripts/fetch_third_party.py says why for each)."""
+    return TASKS.get(name, "generic")
+
+
 def import_model(folder: Path, name: str, repository: Path, timeout: float = TIMEOUT) -> dict:
     """`onnxport import` of one test directory into repository; the model's row (with seconds and cpu)."""
     command = [sys.executable, "-m", "onnxport", "--repository", str(repository), "import", str(folder),
-               "--name", name, "--quiet"]
+               "--name", name, "--task", task(name), "--quiet"]
     env = {k: v for k, v in os.environ.items() if k != "ONNXPORT_REPOSITORY"}
     with tempfile.TemporaryDirectory(prefix="corpus-import-") as cwd:  # scratch files of shape inference
         done = run_measured(command, cwd, timeout, env)
@@ -200,7 +206,8 @@ def raw_model(folder: Path, timeout: float = TIMEOUT) -> dict:
     """scripts/raw_tools.py on one test directory, in its own process: {kind: row}, seconds and cpu."""
     with tempfile.TemporaryDirectory(prefix="corpus-raw-") as tmp:
         out = Path(tmp) / "rows.json"
-        command = [sys.executable, str(Path(__file__).with_name("raw_tools.py")), str(folder), "--json", str(out)]
+        command = [sys.executable, str(Path(__file__).with_name("raw_tools.py")), str(folder), "--json", str(out),
+                   "--task", task(folder.name)]
         done = run_measured(command, tmp, timeout)
         if done.returncode == 0:
             rows = json.loads(out.read_text())
@@ -229,7 +236,8 @@ def cross_check(folder: Path, row: dict) -> tuple[int, list[str]]:
         ours = row["variants"].get(kind, {})
         if kind not in artifacts or ours.get("reason_kind") not in (None, "over budget"):
             continue
-        judged = raw_tools.judge(kind, Path(artifacts[kind]).read_bytes(), feeds, reference, fp32.stat().st_size)
+        judged = raw_tools.judge(kind, Path(artifacts[kind]).read_bytes(), feeds, reference, fp32.stat().st_size,
+                                 task(folder.name))
         judged_count += 1
         if (judged["status"] == "ok") != (ours["status"] == "ok"):
             disagreements.append(f"{kind}: manifest {ours['status']} (error {ours['error']}), independent judge "
@@ -293,6 +301,10 @@ SHORTER = (  # (pattern, replacement), in order: a reason as a table cell
     (r"(subgraphs), which .*", r"\1"),
     (r"^(\w+) failed: (Exception: )?", r"\1: "),  # a raw tool's step
     (r"max error / max \|fp32\| (\S+) > budget (\S+)", r"\1 > \2"),
+    (r"mean error / max \|fp32\| (\S+) > budget (\S+)", r"mean \1 > \2"),
+    (r"per-step top-1 agreement with fp32 (\S+) < budget (\S+)", r"steps \1 < \2"),
+    (r"top-1 agreement with fp32 (\S+) < budget (\S+)", r"top-1 \1 < \2"),
+    (r"(scaled_max_abs|scaled_mean_abs|top1_agreement|step_agreement) (\S+) ([<>]) budget (\S+)", r"\2 \3 \4"),
     (r"; still outside with up to (\d+) of its (\d+) candidate nodes kept in float", r" with up to \1/\2 nodes in float"),
 )
 CELL_CHARS = 72
@@ -319,20 +331,21 @@ def cell(row: dict | None) -> str:
 def markdown(table: dict) -> str:
     models, total = table["models"], table["counts"]
     n = total["models"]
-    header = "| model | " + " | ".join(KINDS) + " |\n|---|" + "---|" * len(KINDS) + "\n"
-    intro = ("onnxport (`onnxport import`, fallback on): status, size vs fp32, scaled max error vs fp32 "
-             "(`ok 0.50x 1.2e-3`), or why it is not served.")
+    header = "| model | task | " + " | ".join(KINDS) + " |\n|---|---|" + "---|" * len(KINDS) + "\n"
+    intro = ("onnxport (`onnxport import --task TASK`, fallback on): status, size vs fp32, the task metric vs "
+             "fp32 (`ok 0.50x 1.2e-3`; agreements are 1 at best), or why it is not served.")
     lines = [intro, "", header.rstrip("\n")]
     for name, model in models.items():
         if model.get("import_error"):
-            lines.append(f"| {name} | import failed: {short_reason(model['import_error'])} |" + " |" * (len(KINDS) - 1))
+            lines.append(f"| {name} | {task(name)} | import failed: {short_reason(model['import_error'])} |"
+                         + " |" * (len(KINDS) - 1))
         else:
-            lines.append(f"| {name} | " + " | ".join(cell(model["variants"].get(k)) for k in KINDS) + " |")
+            lines.append(f"| {name} | {task(name)} | " + " | ".join(cell(model["variants"].get(k)) for k in KINDS) + " |")
     lines += ["", "The raw tools with their documented defaults (scripts/raw_tools.py), same inputs and budgets:",
               "", header.rstrip("\n")]
     for name, model in models.items():
         if "raw" in model:
-            lines.append(f"| {name} | " + " | ".join(cell(model["raw"][k]) for k in KINDS) + " |")
+            lines.append(f"| {name} | {task(name)} | " + " | ".join(cell(model["raw"][k]) for k in KINDS) + " |")
     ours, raw = total["onnxport_served"], total["raw_served"]
     lines += ["", f"Served variants, of {n} models:", "",
               "| approach | " + " | ".join(KINDS) + " | all |", "|---|" + "---|" * (len(KINDS) + 1),
@@ -459,7 +472,9 @@ def main(argv: list[str] | None = None) -> int:
         "about": ("Every corpus model (tests/data/third-party, `make testdata`) imported by onnxport, beside the "
                   "raw tools with their documented defaults (scripts/raw_tools.py). Written by "
                   f"`{REWRITE}`; tests/convert/test_corpus.py compares every import with it."),
-        "budgets": {kind: {"scaled_max_abs": raw_tools.BUDGETS[kind]} for kind in KINDS},
+        "budgets": {t: {"metric": metric, "fp16": fp16, "int8": int8}
+                    for t, (metric, fp16, int8, _) in raw_tools.METRICS.items()},
+        "tasks": {name: task(name) for name in models},
         "raw_tools": raw_tools.TOOLS,
         "tools": raw_tools.tool_versions(),
         "recorded_on": machine(),

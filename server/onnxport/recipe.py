@@ -58,8 +58,9 @@ class Recipe:
     tolerance: Tolerance
     # The output whose values carry the task metric (logits, probabilities, embedding).
     metric_output: str
-    # Regular expressions of node names that static int8 leaves in float: layers whose
-    # activations have outliers that one 8-bit range cannot hold.
+    # Regular expressions of node names that static int8 always leaves in float, for nodes a
+    # recipe author knows one 8-bit range cannot hold. Rarely needed: a variant outside its
+    # budget goes to the fallback search (convert/fallback.py), which keeps nodes in float itself.
     int8_static_keep_float: tuple[str, ...] = ()
     # The playground's input widget for this model, one of PLAYGROUNDS.
     playground: str = "generic"

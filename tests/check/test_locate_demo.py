@@ -7,21 +7,14 @@ import hashlib
 import numpy as np
 import onnx
 import pytest
+from demo_variants import MODEL_VARIANTS
 from locate_helpers import TOL, node_outputs, run_onnxruntime
 
 from onnxport import tensor_json
 from onnxport.check import locate
 
 
-def _demo_variants():
-    """(model, variant) of the demo build, listed without building it (the build is a session fixture)."""
-    return [(m, v) for m in ("iris", "digits", "minilm") for v in ("fp32", "fp16", "int8-dynamic", "int8-static")]
-
-
-@pytest.mark.parametrize(
-    ("model", "variant"),
-    _demo_variants(),
-)
+@pytest.mark.parametrize(("model", "variant"), MODEL_VARIANTS)
 def test_debug_model_of_each_demo_artifact_exposes_every_node_output(demo_repository, demo_manifest, served, model, variant):
     served(model, variant)
     record = demo_manifest["models"][model]["variants"][variant]

@@ -45,7 +45,7 @@ def test_a_removed_variant_is_no_longer_served_and_its_session_is_released(iris_
     replace_manifest(iris_repository, manifest)
 
     # The next request sees the new manifest: no restart.
-    assert client.get("/v2/models/iris").json["versions"] == ["fp32", "int8-dynamic", "int8-static"]
+    assert client.get("/v2/models/iris").json["versions"] == ["fp32"]
     assert sessions.loaded() == [fp32], "the fp16 session must be released, the fp32 one kept"
     assert_json_error(infer(client, "iris", "fp16", IRIS), 404, "'fp16'", "'iris'")
     assert_json_error(client.get("/v2/models/iris/versions/fp16/ready"), 404, "'fp16'")
@@ -65,7 +65,7 @@ def test_a_removed_model_releases_all_its_sessions(iris_repository, replace_mani
     app = create_app({"repository": iris_repository})
     sessions = app.extensions["onnxport"].sessions
     client = app.test_client()
-    for version in ["fp32", "int8-dynamic"]:
+    for version in ["fp32", "fp16"]:
         assert infer(client, "iris", version, IRIS).status_code == 200
     assert len(sessions.loaded()) == 2
 
@@ -103,14 +103,13 @@ def test_a_replaced_artifact_gets_a_new_session(iris_repository, replace_manifes
     client = app.test_client()
     manifest = read_manifest(iris_repository)
     variants = manifest["models"]["iris"]["variants"]
-    old, new = variants["int8-static"], variants["int8-dynamic"]
-    assert infer(client, "iris", "int8-static", IRIS).status_code == 200
+    old, new = variants["fp16"], variants["fp32"]
+    assert infer(client, "iris", "fp16", IRIS).status_code == 200
     assert sessions.loaded() == [old["sha256"]]
 
-    variants["int8-static"] = dict(new)  # same name, other artifact
-    del variants["int8-dynamic"]
+    variants["fp16"] = dict(new)  # same name, other artifact
     replace_manifest(iris_repository, manifest)
 
-    first = infer(client, "iris", "int8-static", IRIS)
+    first = infer(client, "iris", "fp16", IRIS)
     assert first.status_code == 200
     assert sessions.loaded() == [new["sha256"]]

@@ -158,26 +158,28 @@ def test_rejected_variant_is_not_served(repository_copy, replace_manifest, asser
     repository = repository_copy(["iris"])
     manifest = json.loads((repository / "manifest.json").read_text())
     reason = "top-1 agreement 0.5000 < 0.99 (test)"
-    manifest["models"]["iris"]["variants"]["int8-static"].update(status="rejected", reason=reason)
+    manifest["models"]["iris"]["variants"]["fp16"].update(status="rejected", reason=reason)
     replace_manifest(repository, manifest)
     client = create_app({"repository": repository}).test_client()
 
-    assert_json_error(post_json(client, infer_url("iris", "int8-static"), iris_request()), 404,
-                      "'int8-static'", "'iris'", "rejected", reason)
-    assert_json_error(client.get("/v2/models/iris/versions/int8-static"), 404, "rejected", reason)
-    assert_json_error(client.get("/v2/models/iris/versions/int8-static/ready"), 404, "rejected")
-    assert client.get("/v2/models/iris").json["versions"] == ["fp32", "fp16", "int8-dynamic"]
-    assert post_json(client, infer_url("iris", "int8-dynamic"), iris_request()).status_code == 200
+    assert_json_error(post_json(client, infer_url("iris", "fp16"), iris_request()), 404,
+                      "'fp16'", "'iris'", "rejected", reason)
+    assert_json_error(client.get("/v2/models/iris/versions/fp16"), 404, "rejected", reason)
+    assert_json_error(client.get("/v2/models/iris/versions/fp16/ready"), 404, "rejected")
+    assert client.get("/v2/models/iris").json["versions"] == ["fp32"]
+    assert post_json(client, infer_url("iris", "fp32"), iris_request()).status_code == 200
+    # A skipped variant (iris int8: not smaller than fp32) is not served either, and says why.
+    assert_json_error(client.get("/v2/models/iris/versions/int8-static"), 404, "skipped", "1.5x smaller")
 
 
 def test_served_versions_put_fp32_first_whatever_the_manifest_order(repository_copy, replace_manifest):
-    repository = repository_copy(["iris"])
+    repository = repository_copy(["digits"])
     manifest = json.loads((repository / "manifest.json").read_text())
-    variants = manifest["models"]["iris"]["variants"]
-    manifest["models"]["iris"]["variants"] = {k: variants[k] for k in ["int8-static", "fp16", "fp32", "int8-dynamic"]}
+    variants = manifest["models"]["digits"]["variants"]
+    manifest["models"]["digits"]["variants"] = {k: variants[k] for k in ["int8-static", "fp16", "fp32", "int8-dynamic"]}
     (repository / "manifest.json").write_text(json.dumps(manifest))  # not sorted, unlike a build's
     client = create_app({"repository": repository}).test_client()
-    assert client.get("/v2/models/iris").json["versions"] == ["fp32", "fp16", "int8-dynamic", "int8-static"]
+    assert client.get("/v2/models/digits").json["versions"] == ["fp32", "fp16", "int8-dynamic", "int8-static"]
 
 
 # Client mistakes must never be a 500, however odd the request.

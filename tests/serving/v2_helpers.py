@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+from demo_variants import MODEL_VARIANTS, VARIANTS  # noqa: F401 - shared with the V2 test modules
+
 MODELS = ["iris", "digits", "minilm"]
-VARIANTS = ["fp32", "fp16", "int8-dynamic", "int8-static"]
-MODEL_VARIANTS = [(m, v) for m in MODELS for v in VARIANTS]
 JSON = "application/json"
 
 

@@ -22,13 +22,22 @@ def against(
     result: dict[str, Any] = {"outputs": outputs}
     if metric_output:
         metrics = [
-            compare.task_metric(task, ref[metric_output], out[metric_output])
+            compare.task_metric(task, ref[name], out[name])
             for ref, out in zip(reference, got)
-            if metric_output in ref and metric_output in out
+            for name in _metric_outputs(task, metric_output, ref)
+            if name in out
         ]
         result["metric"] = _merge_metrics(metrics)
     result["within_tolerance"] = compare.within(outputs) if tolerance is not None and tolerance.elementwise else None
     return result
+
+
+def _metric_outputs(task: str, metric_output: str, reference: Feeds) -> list[str]:
+    """The outputs the task metric reads. A detector's heads (scores, boxes, landmarks) are read
+    together downstream, so detection-map judges every float output by the worst of them."""
+    if task == "detection-map":
+        return [name for name, value in reference.items() if np.asarray(value).dtype.kind == "f"]
+    return [metric_output] if metric_output in reference else []
 
 
 def accuracy(labels: np.ndarray | None, got: list[Feeds], metric_output: str | None) -> float | None:

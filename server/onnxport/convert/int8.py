@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from onnxport.convert import quant_prep, quant_select
+from onnxport.convert import quant_prep, quant_select, shared_weights
 from onnxport.convert.quant_select import gemm_to_matmul
 from onnxport.errors import VariantSkipped
 from onnxport.recipe import Feeds
@@ -73,6 +73,7 @@ def make_int8_dynamic(model: onnx.ModelProto, keep_float: Iterable[str] = ()) ->
     _require_quantized(quantized)
     if prep.per_channel and (requantized := _conv_integer_per_channel(quantized, prepared)):
         prep.notes.append(f"{requantized} ConvInteger weights quantized per output channel (zero point 128)")
+    _share_copies(quantized, prep.notes)
     settings = {
         "tool": "onnxruntime.quantization.quantize_dynamic",
         "weight_type": weight_type.name,
@@ -125,6 +126,7 @@ def make_int8_static(
                 run(options)
         quantized = onnx.load(target)
     _require_quantized(quantized)
+    _share_copies(quantized, prep.notes)
     if inside := len([n for n in quant_prep.subgraph_nodes(prep.model) if n.op_type in STATIC_OPS]):
         prep.notes.append(f"{inside} weight operators inside subgraphs left float (QDQ sees the main graph only)")
     settings = {
@@ -141,6 +143,11 @@ def make_int8_static(
         "preprocess": "; ".join(prep.notes),
     }
     return quantized, settings
+
+
+def _share_copies(quantized: onnx.ModelProto, notes: list[str]) -> None:
+    if saved := shared_weights.share_identical_initializers(quantized):
+        notes.append(f"identical quantized weights stored once ({saved:,} bytes saved)")
 
 
 def _prepare(model: onnx.ModelProto, tmp: Path, keep_float: Iterable[str], qdq: bool) -> _Prepared:

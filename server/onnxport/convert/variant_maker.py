@@ -38,6 +38,17 @@ class _Attempt:
     fallback: dict[str, Any] | None = None
 
 
+# An int8 variant must be at least this many times smaller than fp32 to be served: a smaller file
+# is what int8 is for (and what its speed comes from); quantizing only activations, or a model whose
+# few weights are outweighed by the scales and zero points added, gives a file near fp32's size, or larger.
+INT8_MIN_SHRINK = 1.5
+
+
+def _not_smaller(size: int, fp32_size: int) -> str:
+    return (f"int8 file {size:,} bytes is {size / fp32_size:.2f}x the size of fp32 ({fp32_size:,} bytes): "
+            f"not at least {INT8_MIN_SHRINK}x smaller, so not worth serving")
+
+
 # What the int8 quantizers quantize: the candidates the fallback may keep in float.
 INT8_OPS = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Gather", "LSTM", "GRU", "Attention"}
 
@@ -99,6 +110,8 @@ def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], f
         return {"precision": precision, "status": "rejected",
                 "reason": f"conversion failed: {type(exc).__name__}: {first}"}
     data = fp32_bytes if name == "fp32" else serialize(model)
+    if precision == "int8" and len(data) * INT8_MIN_SHRINK > len(fp32_bytes):
+        return {"precision": precision, "status": "skipped", "reason": _not_smaller(len(data), len(fp32_bytes))}
     try:
         session, outputs = fp32_run if name == "fp32" else run_all(data, prepared.golden_inputs, f"{prepared.name} {name}")
     except ModelFileError as exc:

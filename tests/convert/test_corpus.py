@@ -1,0 +1,201 @@
+"""The third-party corpus: every model still imports the way tests/data/corpus_table.json recorded it.
+
+The 16 real models of tests/data/third-party/ (`make testdata`, scripts/fetch_third_party.py) are
+imported into a temporary repository by the function scripts/corpus_table.py records the table with
+(`onnxport import DIR --name NAME --quiet` in a subprocess, two at a time), and each variant is
+compared with its recorded row. When a difference is intended (a converter got better, or worse on
+purpose), re-record with `python scripts/corpus_table.py --write` and paste its table into README.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import corpus_table
+import raw_tools
+
+pytestmark = pytest.mark.slow
+
+RECORDED = json.loads(corpus_table.TABLE.read_text())
+NAMES = sorted(RECORDED["models"])
+TABLE = corpus_table.TABLE.relative_to(ROOT)
+RERECORD = (f"If the change is intended, re-record: `{corpus_table.REWRITE}`, review the diff of {TABLE} "
+            "and paste the printed table into README.md.")
+MAKE_TESTDATA = "run `make testdata` (scripts/fetch_third_party.py)"
+JOBS = 2  # imports at a time: much of an import is single-threaded Python, so two use both cores
+
+# What is compared, and why. Figures move a little between CPUs: onnxruntime's kernels differ between
+# AVX2 (AMD, older Intel), AVX-512 and VNNI in accumulation order and in int8 (u8s8) arithmetic; the
+# table says which CPU recorded it (`recorded_on`). The rules are meant to fail on a regression (a
+# variant no longer served, a class of conversion failure back, an int8 that stops compressing, an
+# error an order of magnitude up) and to pass on that noise:
+# - status, exactly: served or not is what the README table states, so a change either way must be
+#   re-recorded. A figure within a factor 2 of its budget can cross it on another CPU; the message
+#   says so when it does.
+# - reason_kind, exactly, for variants not served: the class of failure (conversion failed,
+#   onnxruntime cannot load/run it, over budget, inf/NaN, shape, not smaller, nothing to convert),
+#   so a crash coming back fails even when the status is still "rejected". The wording is not
+#   compared: it carries figures and is being reworded.
+# - size_ratio within SIZE_SLACK (absolute), present exactly when recorded: an int8 that stops
+#   compressing (0.26x -> 1.0x) fails. Sizes do not depend on the CPU, except where a fallback keeps
+#   nodes in float: which and how many follow a ranking by the (noisy) error each node introduces,
+#   and one node more can be 0.05 of a small model (silero-vad-16k int8-dynamic: 0.28x, 0.33x with 2
+#   nodes kept), so there the slack is RESCUED_SIZE_SLACK.
+# - the error figure (the vs_fp32 task metric) within a factor ERROR_FACTOR, or both under
+#   ERROR_FLOOR: the regressions this guards against (a wrong Cast, a range lost in calibration, a
+#   node left unquantized by mistake) move it by an order of magnitude, kernel differences by far
+#   less; under 1e-4 it is rounding noise whose ratio means nothing. Agreements (top-1, cosine: 1 is
+#   perfect) are compared as their distance to 1. Not compared for a variant a fallback rescued (now
+#   or when recorded): its figure is where the search stopped, the fewest kept nodes that bring it
+#   within budget, so it can land anywhere under the budget; its status says it is within.
+# - not compared: how many nodes a fallback kept in float (see size), nor timings.
+SIZE_SLACK = 0.03
+RESCUED_SIZE_SLACK = 0.1
+ERROR_FACTOR = 3.0
+ERROR_FLOOR = 1e-4
+
+
+@pytest.fixture(scope="session")
+def corpus_import(request, tmp_path_factory):
+    """corpus_import(name) -> the model's row, as scripts/corpus_table.py records it.
+
+    The imports the session's selected tests need start at once, JOBS at a time, the biggest graphs
+    first (as scripts/corpus_table.py orders them: their fallback searches take longest), so the
+    slowest import never starts last.
+    """
+    repository = tmp_path_factory.mktemp("corpus")
+    selected = [item for item in request.session.items if item.module is sys.modules[__name__]]
+    wanted = list(dict.fromkeys(
+        name for item in selected
+        for name in ([item.callspec.params["name"]] if hasattr(item, "callspec") else NAMES)
+    ))
+    pool = ThreadPoolExecutor(JOBS)
+    futures: dict[str, Future] = {}
+
+    def submit(name: str) -> Future:
+        if name not in futures:
+            futures[name] = pool.submit(corpus_table.import_model, corpus_table.CORPUS / name, name, repository / name)
+        return futures[name]
+
+    present = [name for name in wanted if (corpus_table.CORPUS / name / "model.onnx").is_file()]
+    for name in sorted(present, key=lambda n: -corpus_table.node_count(corpus_table.CORPUS / n)):
+        submit(name)
+    yield lambda name: submit(name).result()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _require_corpus(name: str) -> Path:
+    folder = corpus_table.CORPUS / name
+    if not corpus_table.CORPUS.is_dir():
+        pytest.fail(f"no corpus folder {corpus_table.CORPUS}: {MAKE_TESTDATA}")
+    if not (folder / "model.onnx").is_file():
+        pytest.fail(f"corpus model {name} missing ({folder}): {MAKE_TESTDATA}")
+    return folder
+
+
+def _number(value) -> float | None:
+    return None if value is None else float(value)  # "inf" and "nan" are recorded as text
+
+
+def _distance(row: dict) -> float | None:
+    """The error figure with 0 as perfect: an agreement metric becomes 1 - agreement."""
+    value = _number(row["error"])
+    return 1.0 - value if value is not None and row["metric"] in corpus_table.AGREEMENTS else value
+
+
+def _errors_agree(recorded: dict, got: dict) -> bool:
+    if recorded["metric"] != got["metric"]:
+        return False
+    a, b = _distance(recorded), _distance(got)
+    if a is None or b is None:
+        return a is None and b is None
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return str(a) == str(b)
+    if max(a, b) < ERROR_FLOOR:
+        return True
+    return min(a, b) > 0 and max(a, b) <= ERROR_FACTOR * min(a, b)
+
+
+def _near_budget(variant: str, *errors) -> str:
+    budget = RECORDED["budgets"].get(variant, {}).get("scaled_max_abs")
+    figures = list(map(_number, errors))
+    if budget is None or not all(e is not None and math.isfinite(e) and budget / 2 <= e <= budget * 2 for e in figures):
+        return ""
+    cpu = corpus_table.machine()
+    return (f" (the error is within a factor 2 of the budget {budget}: this may be CPU noise; recorded on "
+            f"{RECORDED['recorded_on']['cpu']} {RECORDED['recorded_on']['isa']}, this is {cpu['cpu']} {cpu['isa']})")
+
+
+def _size(ratio: float | None) -> str:
+    return "no file" if ratio is None else f"{ratio}x fp32"
+
+
+def _differences(variant: str, recorded: dict | None, got: dict | None) -> list[str]:
+    if recorded is None or got is None:
+        return [f"{variant}: {'not made now' if got is None else 'not recorded'}"]
+    problems = []
+    if recorded["status"] != got["status"]:
+        problems.append(
+            f"{variant}: status {got['status']!r}, recorded {recorded['status']!r} "
+            f"(error {got['error']}, recorded {recorded['error']}; reason now: {got['reason']!r}; "
+            f"recorded: {recorded['reason']!r}){_near_budget(variant, recorded['error'], got['error'])}")
+    elif recorded["reason_kind"] != got["reason_kind"]:
+        problems.append(f"{variant}: not served because of {got['reason_kind']!r} ({got['reason']!r}), recorded "
+                        f"{recorded['reason_kind']!r} ({recorded['reason']!r})")
+    kept = bool(recorded["fallback_kept_float"] or got["fallback_kept_float"])
+    slack = RESCUED_SIZE_SLACK if kept else SIZE_SLACK
+    r, g = recorded["size_ratio"], got["size_ratio"]
+    if (r is None) != (g is None) or (r is not None and abs(r - g) > slack):
+        problems.append(f"{variant}: size {_size(g)}, recorded {_size(r)} (allowed: +/-{slack})")
+    if not (kept and got["status"] == "ok") and not _errors_agree(recorded, got):
+        problems.append(f"{variant}: error vs fp32 ({got['metric']}) {got['error']}, recorded {recorded['error']} "
+                        f"(allowed: a factor {ERROR_FACTOR:g}, or both under {ERROR_FLOOR:g})")
+    return problems
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_corpus_model_imports_as_recorded(name, corpus_import):
+    folder = _require_corpus(name)
+    recorded = RECORDED["models"][name]
+    assert corpus_table.data_sha256(folder) == recorded["data_sha256"], (
+        f"{name}: {folder} is not the model and test data {TABLE} was recorded with "
+        f"(scripts/fetch_third_party.py changed?). {RERECORD}")
+    got = corpus_import(name)
+    assert (got["import_error"] is None) == (recorded["import_error"] is None), (
+        f"{name}: import {'failed: ' + got['import_error'] if got['import_error'] else 'succeeded'}, recorded "
+        f"{'failing: ' + recorded['import_error'] if recorded['import_error'] else 'succeeding'}. {RERECORD}")
+    problems = [
+        problem
+        for variant in sorted(set(recorded["variants"]) | set(got["variants"]), key=corpus_table.VARIANTS.index)
+        for problem in _differences(variant, recorded["variants"].get(variant), got["variants"].get(variant))
+    ]
+    assert not problems, (f"{name} differs from {TABLE}:\n  " + "\n  ".join(problems) + f"\n{RERECORD}")
+
+
+def test_raw_tools_serve_no_more_variants_of_any_kind_than_we_do(corpus_import):
+    """Our import serves at least as many variants of each kind as the raw tools with their defaults.
+
+    Ours are imported now; the raw tools' rows are the recorded ones (they depend only on the pinned
+    converters, checked here, not on our code), which saves rerunning them in every test run.
+    """
+    pinned = ("onnx", "onnxruntime", "onnxconverter-common")
+    installed = raw_tools.tool_versions()
+    changed = {p: (RECORDED["tools"][p], installed[p]) for p in pinned if RECORDED["tools"][p] != installed[p]}
+    assert not changed, f"the raw tools' rows were recorded with other versions (recorded, installed): {changed}. {RERECORD}"
+    raw = {name: RECORDED["models"][name]["raw"] for name in NAMES}
+    assert corpus_table.served(raw) == RECORDED["counts"]["raw_served"], f"{TABLE}: counts do not match its rows"
+    for name in NAMES:
+        _require_corpus(name)
+    ours = corpus_table.served({name: corpus_import(name)["variants"] for name in NAMES})
+    raw_served = corpus_table.served(raw)
+    fewer = {kind: f"ours {ours[kind]}, raw tools {raw_served[kind]}" for kind in corpus_table.KINDS
+             if ours[kind] < raw_served[kind]}
+    assert not fewer, f"of {len(NAMES)} corpus models, we serve fewer variants than the raw tools: {fewer}"
