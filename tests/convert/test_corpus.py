@@ -38,8 +38,9 @@ JOBS = 2  # imports at a time: much of an import is single-threaded Python, so t
 # variant no longer served, a class of conversion failure back, an int8 that stops compressing, an
 # error an order of magnitude up) and to pass on that noise:
 # - status, exactly: served or not is what the README table states, so a change either way must be
-#   re-recorded. A figure within a factor 2 of its budget can cross it on another CPU; the message
-#   says so when it does.
+#   re-recorded. On another CPU than the recording one, a figure within a factor 2 of its budget
+#   (now and when recorded) may cross it: that is printed, not failed, as long as a variant that is
+#   no longer served is over budget and not broken.
 # - reason_kind, exactly, for variants not served: the class of failure (conversion failed,
 #   onnxruntime cannot load/run it, over budget, inf/NaN, shape, not smaller, nothing to convert),
 #   so a crash coming back fails even when the status is still "rejected". The wording is not
@@ -124,29 +125,47 @@ def _errors_agree(recorded: dict, got: dict) -> bool:
     return min(a, b) > 0 and max(a, b) <= ERROR_FACTOR * min(a, b)
 
 
-def _near_budget(variant: str, *errors) -> str:
-    budget = RECORDED["budgets"].get(variant, {}).get("scaled_max_abs")
-    figures = list(map(_number, errors))
-    if budget is None or not all(e is not None and math.isfinite(e) and budget / 2 <= e <= budget * 2 for e in figures):
-        return ""
-    cpu = corpus_table.machine()
-    return (f" (the error is within a factor 2 of the budget {budget}: this may be CPU noise; recorded on "
-            f"{RECORDED['recorded_on']['cpu']} {RECORDED['recorded_on']['isa']}, this is {cpu['cpu']} {cpu['isa']})")
+def _near_budget(name: str, variant: str, *rows: dict) -> bool:
+    """Whether every row's figure is within a factor 2 of the budget (as a distance to perfect)."""
+    budget = RECORDED["budgets"].get(RECORDED["tasks"].get(name, "generic"))
+    if budget is None or variant == "fp32":
+        return False
+    bound = budget["fp16"] if variant == "fp16" else budget["int8"]
+    limit = 1.0 - bound if budget["metric"] in corpus_table.AGREEMENTS else bound
+    distances = [_distance(row) for row in rows]
+    return all(d is not None and math.isfinite(d) and limit / 2 <= d <= limit * 2 for d in distances)
+
+
+def _same_cpu() -> bool:
+    cpu, recorded = corpus_table.machine(), RECORDED["recorded_on"]
+    return (cpu["cpu"], cpu["isa"]) == (recorded["cpu"], recorded["isa"])
+
+
+def _cpu_note() -> str:
+    cpu, recorded = corpus_table.machine(), RECORDED["recorded_on"]
+    return f"recorded on {recorded['cpu']} {recorded['isa']}, this is {cpu['cpu']} {cpu['isa']}"
 
 
 def _size(ratio: float | None) -> str:
     return "no file" if ratio is None else f"{ratio}x fp32"
 
 
-def _differences(variant: str, recorded: dict | None, got: dict | None) -> list[str]:
+def _differences(name: str, variant: str, recorded: dict | None, got: dict | None) -> list[str]:
     if recorded is None or got is None:
         return [f"{variant}: {'not made now' if got is None else 'not recorded'}"]
     problems = []
     if recorded["status"] != got["status"]:
+        if not _same_cpu() and _near_budget(name, variant, recorded, got) and (
+                got["status"] == "ok" or got["reason_kind"] == "over budget"):
+            # Another CPU's kernels moved a figure across a budget it was near: noise, not a regression.
+            print(f"{name} {variant}: {got['status']} at {got['error']}, recorded {recorded['status']} at "
+                  f"{recorded['error']}, near the budget ({_cpu_note()})")
+            return []
+        near = " (near the budget: CPU noise?)" if _near_budget(name, variant, recorded, got) else ""
         problems.append(
             f"{variant}: status {got['status']!r}, recorded {recorded['status']!r} "
             f"(error {got['error']}, recorded {recorded['error']}; reason now: {got['reason']!r}; "
-            f"recorded: {recorded['reason']!r}){_near_budget(variant, recorded['error'], got['error'])}")
+            f"recorded: {recorded['reason']!r}){near}; {_cpu_note()}")
     elif recorded["reason_kind"] != got["reason_kind"]:
         problems.append(f"{variant}: not served because of {got['reason_kind']!r} ({got['reason']!r}), recorded "
                         f"{recorded['reason_kind']!r} ({recorded['reason']!r})")
@@ -175,7 +194,7 @@ def test_corpus_model_imports_as_recorded(name, corpus_import):
     problems = [
         problem
         for variant in sorted(set(recorded["variants"]) | set(got["variants"]), key=corpus_table.VARIANTS.index)
-        for problem in _differences(variant, recorded["variants"].get(variant), got["variants"].get(variant))
+        for problem in _differences(name, variant, recorded["variants"].get(variant), got["variants"].get(variant))
     ]
     assert not problems, (f"{name} differs from {TABLE}:\n  " + "\n  ".join(problems) + f"\n{RERECORD}")
 

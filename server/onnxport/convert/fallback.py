@@ -4,6 +4,7 @@ The nodes are ranked by the error they introduce (node_errors.py) on the failing
 search keeps the top 1, 2, 4, ... of that list in float until the variant is within budget, then
 narrows down to the fewest that still are. It stops at LIMIT_SHARE of the candidate nodes (at
 least LIMIT_MIN) or MAX_TRIES conversions: past that, a variant is more float than int8/fp16.
+The caller (variant_maker._rescue) runs a second search in graph order when the ranking finds nothing.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ class Search(Generic[T]):
     kept: tuple[str, ...]
     limit: int
     tries: list[dict] = field(default_factory=list)
+    ranking: str = "error introduced"
 
     def record(self, first_reason: str) -> dict:
         return {"kept_float": list(self.kept), "first_reason": first_reason, "limit": self.limit,
-                "tries": self.tries}
+                "tries": self.tries, "ranking": self.ranking}
 
 
 def limit_for(candidates: int) -> int:

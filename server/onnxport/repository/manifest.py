@@ -198,6 +198,7 @@ class Fallback(TypedDict):
     kept_float: list[str]
     limit: Count
     tries: list[FallbackTry]
+    ranking: NotRequired[str]  # "error introduced" or "graph order"
 
 
 # --------------------------------------------------------------------------- variant records
