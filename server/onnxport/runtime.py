@@ -48,7 +48,8 @@ def run_outputs(session: ort.InferenceSession, names: list[str], feeds: Feeds, *
     try:
         return dict(zip(names, session.run(names, feeds)))
     except Exception as exc:
-        raise RunError(f"{label}: onnxruntime failed to run it: {_first_line(exc)}") from exc
+        raise RunError(f"{label}: onnxruntime failed to run it: {_first_line(exc)}", _first_line(exc),
+                       invalid_argument=type(exc).__name__ == "InvalidArgument") from exc
 
 
 def usable_providers(wanted: Sequence[str]) -> list[str]:
@@ -59,7 +60,16 @@ def usable_providers(wanted: Sequence[str]) -> list[str]:
 
 
 class RunError(ModelFileError):
-    """onnxruntime refused to run a request that passed our checks (values it cannot take)."""
+    """onnxruntime refused to run a request that passed our checks.
+
+    invalid_argument: onnxruntime's INVALID_ARGUMENT, a verdict on the inputs (an index past a
+    table, dimensions that do not fit together), not on the model or the machine.
+    """
+
+    def __init__(self, message: str, detail: str = "", *, invalid_argument: bool = False):
+        super().__init__(message)
+        self.detail = detail or message
+        self.invalid_argument = invalid_argument
 
 
 def _first_line(exc: BaseException) -> str:

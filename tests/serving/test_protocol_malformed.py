@@ -54,7 +54,7 @@ MALFORMED = {
     "no datatype": (_json({k: v for k, v in X.items() if k != "datatype"}), ["'x'", "datatype"]),
     # JSON data
     "too few elements": (_json(_with(data=[1, 2, 3])), ["'x'", "3 data elements", "4 elements"]),
-    "too many nested elements": (_json(_with(data=[[1, 2, 3], [4, 5, 6]])), ["'x'", "6 data elements", "[2, 2]"]),
+    "too many nested elements": (_json(_with(data=[[1, 2, 3], [4, 5, 6]])), ["'x'", "nested at depth 1", "lists of 2", "[2, 2]"]),
     "no data": (_json({k: v for k, v in X.items() if k != "data"}), ["'x'", "neither 'data'", "binary_data_size"]),
     "strings for FP32": (_json(_with(data=["1", "2", "3", "4"])), ["'x'", "FP32", "numbers"]),
     "null for FP32": (_json(_with(data=[1, 2, None, 4])), ["'x'", "numbers"]),

@@ -89,7 +89,8 @@ def test_binary_sizes_that_do_not_add_up(client, assert_json_error, size, payloa
 @pytest.mark.parametrize("value, fragments", [
     ("twelve", ["Inference-Header-Content-Length", "'twelve'"]),
     ("99999", ["Inference-Header-Content-Length is 99999"]),
-    ("-5", ["Inference-Header-Content-Length is -5"]),
+    ("-5", ["Inference-Header-Content-Length", "decimal number", "'-5'"]),
+    ("+111", ["Inference-Header-Content-Length", "'+111'"]),
     ("20", ["not valid JSON"]),
 ])
 def test_bad_inference_header_content_length(client, assert_json_error, value, fragments):

@@ -110,7 +110,16 @@ class DynamicBatcher:
                 group[0].result = runtime.run_outputs(self.session, names, group[0].feeds, label=self.label)
             else:
                 joined = {k: np.concatenate([g.feeds[k] for g in group]) for k in group[0].feeds}
-                outputs = runtime.run_outputs(self.session, names, joined, label=self.label)
+                try:
+                    outputs = runtime.run_outputs(self.session, names, joined, label=self.label)
+                except runtime.RunError as exc:
+                    if not exc.invalid_argument:
+                        raise
+                    # One request's values (a token id past the vocabulary) must not fail its
+                    # neighbours: each runs alone, and only the culprit hears of it.
+                    for item in group:
+                        self._run_group([item])
+                    return
                 start = 0
                 for item in group:
                     stop = start + item.rows()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -59,12 +60,27 @@ def infer(catalog: Catalog, sessions: SessionPool, model: str, version: str | No
             raise ProtocolError(f"unknown output {name!r}; the model's outputs are {', '.join(outputs)}")
     label = f"{model} {version}"
     feeds = {k: _for_onnxruntime(v) for k, v in request.inputs.items()}
-    if batching and batching["enabled"](model) and batchable(entry):
-        batcher = sessions.batcher(record["sha256"], catalog.file(record["file"]), label,
-                                   batching["window_ms"], batching["max_batch"])
-        return version, batcher.run(wanted, feeds)
-    session = sessions.get(record["sha256"], catalog.file(record["file"]), label)
-    return version, runtime.run_outputs(session, wanted, feeds, label=label)
+    try:
+        if batching and batching["enabled"](model) and batchable(entry):
+            batcher = sessions.batcher(record["sha256"], catalog.file(record["file"]), label,
+                                       batching["window_ms"], batching["max_batch"])
+            return version, batcher.run(wanted, feeds)
+        session = sessions.get(record["sha256"], catalog.file(record["file"]), label)
+        return version, runtime.run_outputs(session, wanted, feeds, label=label)
+    except runtime.RunError as exc:
+        if not exc.invalid_argument:
+            raise
+        # The artifact ran its golden inputs when it was built: a refusal of these is about them.
+        given = ", ".join(f"{name!r} {list(value.shape)}" for name, value in request.inputs.items())
+        raise ProtocolError(f"the model cannot run on these inputs ({given}): onnxruntime says: "
+                            f"{_short(exc.detail)}") from None
+
+
+def _short(detail: str) -> str:
+    """onnxruntime's message without its "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Non-zero status..." lead."""
+    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", detail)
+    return re.sub(r"Non-zero status code returned while running (\w+) node\. Name:'(.*?)' Status Message: ",
+                  r"\1 node '\2': ", text)
 
 
 def batchable(entry: dict[str, Any]) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from onnxport.errors import OnnxportError
+from onnxport.serving import request_schema
 
 # The most elements one input may declare; far above any real request, below what breaks numpy.
 MAX_ELEMENTS = 2**31
@@ -75,18 +76,24 @@ def decode_request(body: bytes, header_length: int | None) -> InferRequest:
         header_bytes, binary = body[:header_length], body[header_length:]
     try:
         header = json.loads(header_bytes)
+    except RecursionError:
+        raise ProtocolError("the request body is not valid JSON: nested too deeply") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"the request body is not valid JSON: {exc}") from exc
     if not isinstance(header, dict):
-        raise ProtocolError("the request body must be a JSON object with an 'inputs' list")
-    raw_inputs = header.get("inputs")
-    if not isinstance(raw_inputs, list) or not raw_inputs:
-        raise ProtocolError("the request must have a non-empty 'inputs' list")
+        raise ProtocolError(f"the request body must be a JSON object with an 'inputs' list, got {type(header).__name__}")
+    try:
+        request = request_schema.validate(header)
+    except request_schema.RequestError as exc:
+        raise ProtocolError(str(exc)) from None
+    if request.id is not None:
+        _utf8(request.id, "id")
 
     inputs: dict[str, np.ndarray] = {}
     offset = 0
-    for position, raw in enumerate(raw_inputs):
-        name, array, used = _decode_input(raw, position, binary, offset)
+    for position, raw in enumerate(request.inputs):
+        _utf8(raw.name, f"inputs[{position}].name")
+        name, array, used = _decode_input(raw, position, "data" in header["inputs"][position], binary, offset)
         if name in inputs:
             raise ProtocolError(f"input {name!r} is given twice")
         inputs[name] = array
@@ -96,48 +103,44 @@ def decode_request(body: bytes, header_length: int | None) -> InferRequest:
             f"binary data sizes add up to {offset} bytes but {len(binary)} bytes follow the JSON header"
         )
 
-    parameters = _parameters(header, "the request")
     outputs, binary_outputs = None, {}
-    if header.get("outputs") is not None:
-        if not isinstance(header["outputs"], list):
-            raise ProtocolError("'outputs' must be a list of {\"name\": ...} objects")
+    if request.outputs is not None:
         outputs = []
-        for raw in header["outputs"]:
-            if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-                raise ProtocolError("each requested output must be an object with a 'name'")
-            outputs.append(raw["name"])
-            output_parameters = _parameters(raw, f"output {raw['name']!r}")
-            if "binary_data" in output_parameters:
-                binary_outputs[raw["name"]] = bool(output_parameters["binary_data"])
-    request_id = header.get("id")
+        for position, raw in enumerate(request.outputs):
+            _utf8(raw.name, f"outputs[{position}].name")
+            if raw.name in outputs:
+                raise ProtocolError(f"output {raw.name!r} is requested twice")
+            outputs.append(raw.name)
+            if raw.parameters is not None and raw.parameters.binary_data is not None:
+                binary_outputs[raw.name] = raw.parameters.binary_data
+    parameters = request.parameters
     return InferRequest(
-        id=str(request_id) if request_id is not None else None,
+        id=request.id,
         inputs=inputs,
         outputs=outputs,
         binary_outputs=binary_outputs,
-        binary_by_default=bool(parameters.get("binary_data_output", False)),
+        binary_by_default=bool(parameters and parameters.binary_data_output),
     )
 
 
-def _decode_input(raw: Any, position: int, binary: bytes, offset: int) -> tuple[str, np.ndarray, int]:
-    if not isinstance(raw, dict):
-        raise ProtocolError(f"inputs[{position}] must be an object with name, shape, datatype and data")
-    name = raw.get("name")
-    if not isinstance(name, str):
-        raise ProtocolError(f"inputs[{position}] has no 'name'")
-    shape = raw.get("shape")
-    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
-        raise ProtocolError(f"input {name!r}: 'shape' must be a list of non-negative integers, got {shape!r}")
-    datatype = raw.get("datatype")
-    if datatype not in DATATYPES:
-        raise ProtocolError(f"input {name!r}: datatype {datatype!r} is not one of {', '.join(DATATYPES)}")
+def _utf8(text: str, what: str) -> None:
+    """JSON can carry lone surrogates ("\\ud800"), which no UTF-8 text (or model) can hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ProtocolError(f"{what}: not valid Unicode text ({exc.reason} at character {exc.start})") from None
+
+
+def _decode_input(raw: request_schema.RequestInput, position: int, has_data: bool, binary: bytes,
+                  offset: int) -> tuple[str, np.ndarray, int]:
+    name, shape, datatype = raw.name, raw.shape, raw.datatype
     count = math.prod(shape)  # exact: np.prod would wrap around on huge shapes
     if count > MAX_ELEMENTS:
         raise ProtocolError(f"input {name!r}: shape {shape} has {count} elements, over the {MAX_ELEMENTS} limit")
-    size = _parameters(raw, f"input {name!r}").get("binary_data_size")
+    size = raw.parameters.binary_data_size if raw.parameters is not None else None
     if size is not None:
-        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-            raise ProtocolError(f"input {name!r}: binary_data_size must be a non-negative integer, got {size!r}")
+        if has_data:
+            raise ProtocolError(f"input {name!r} has both 'data' and a binary_data_size parameter; send one")
         if offset + size > len(binary):
             raise ProtocolError(
                 f"input {name!r}: binary_data_size {size} goes past the end of the body "
@@ -145,9 +148,9 @@ def _decode_input(raw: Any, position: int, binary: bytes, offset: int) -> tuple[
             )
         array = _from_binary(name, datatype, binary[offset : offset + size], count)
         return name, array.reshape(shape), size
-    if "data" not in raw:
+    if not has_data:
         raise ProtocolError(f"input {name!r} has neither 'data' nor a binary_data_size parameter")
-    return name, _from_json(name, datatype, raw["data"], shape, count), 0
+    return name, _from_json(name, datatype, raw.data, shape, count), 0
 
 
 def _from_binary(name: str, datatype: str, data: bytes, count: int) -> np.ndarray:
@@ -175,12 +178,12 @@ def _from_binary(name: str, datatype: str, data: bytes, count: int) -> np.ndarra
 
 
 def _from_json(name: str, datatype: str, data: Any, shape: list[int], count: int) -> np.ndarray:
-    flat = _flatten(data)
-    if len(flat) != count:
-        raise ProtocolError(f"input {name!r}: {len(flat)} data elements for shape {shape} ({count} elements)")
+    flat = _flatten(name, data, shape, count)
     if datatype == "BYTES":
         if not all(isinstance(v, str) for v in flat):
             raise ProtocolError(f"input {name!r}: BYTES data must be strings in JSON")
+        for index, value in enumerate(flat):
+            _utf8(value, f"input {name!r} element {index}")
         return np.array([v.encode() for v in flat], dtype=object).reshape(shape)
     if datatype == "BOOL":
         if not all(isinstance(v, bool) for v in flat):
@@ -202,29 +205,31 @@ def _from_json(name: str, datatype: str, data: Any, shape: list[int], count: int
     return np.array(flat, dtype=dtype).reshape(shape)
 
 
-def _parameters(owner: dict, what: str) -> dict:
-    parameters = owner.get("parameters")
-    if parameters is None:
-        return {}
-    if not isinstance(parameters, dict):
-        raise ProtocolError(f"{what}: 'parameters' must be a JSON object, got {type(parameters).__name__}")
-    return parameters
-
-
-def _flatten(data: Any) -> list:
-    """Row-major flattening of nested JSON lists (a flat list stays as it is)."""
+def _flatten(name: str, data: Any, shape: list[int], count: int) -> list:
+    """The values of `data` in row-major order: a flat list of `count` scalars, or lists nested exactly
+    as `shape` (each level as long as its dimension, scalars at the bottom). Anything else is refused,
+    even when the total count happens to be right."""
     if not isinstance(data, list):
-        return [data]
+        raise ProtocolError(f"input {name!r}: 'data' must be a list, got {type(data).__name__}")
+    if not any(isinstance(item, list) for item in data):
+        if len(data) != count:
+            raise ProtocolError(f"input {name!r}: {len(data)} data elements for shape {shape} ({count} elements)")
+        return data
     flat: list = []
-    stack = [iter(data)]
-    while stack:
-        for item in stack[-1]:
-            if isinstance(item, list):
-                stack.append(iter(item))
-                break
-            flat.append(item)
-        else:
-            stack.pop()
+    level = [data]
+    for depth, dim in enumerate(shape):
+        following = []
+        for item in level:
+            if not isinstance(item, list) or len(item) != dim:
+                got = f"a list of {len(item)}" if isinstance(item, list) else type(item).__name__
+                raise ProtocolError(f"input {name!r}: 'data' nested at depth {depth} must be lists of {dim} "
+                                    f"(shape {shape}), got {got}")
+            following.extend(item)
+        level = following
+    for item in level:
+        if isinstance(item, list):
+            raise ProtocolError(f"input {name!r}: 'data' is nested deeper than its shape {shape}")
+        flat.append(item)
     return flat
 
 

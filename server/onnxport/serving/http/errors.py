@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 
 from flask import Flask, jsonify
 from werkzeug.exceptions import HTTPException
@@ -50,5 +51,9 @@ def _http_error(exc: HTTPException):
 
 
 def _server_error(exc: Exception):
-    log.exception("request failed")
-    return error_response(500, f"internal error: {type(exc).__name__}: {exc}")
+    # A fault of ours: the log gets the details, the client an id to quote and nothing of our internals.
+    request_id = uuid.uuid4().hex[:16]
+    log.exception("request %s failed", request_id)
+    response = error_response(500, f"internal error (request id {request_id})")
+    response.headers["X-Request-Id"] = request_id
+    return response

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 import zlib
 
 from flask import Blueprint, Response, jsonify, request
@@ -85,10 +86,10 @@ def _header_length() -> int | None:
     raw = request.headers.get("Inference-Header-Content-Length")
     if raw is None:
         return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise ApiError(400, f"Inference-Header-Content-Length must be an integer, got {raw!r}") from None
+    # Digits only: int() would also take "+111", " 7" and "1_000", which no HTTP number is.
+    if not re.fullmatch(r"[0-9]{1,19}", raw):
+        raise ApiError(400, f"Inference-Header-Content-Length must be a decimal number of bytes, got {raw!r}")
+    return int(raw)
 
 
 def _body() -> bytes:
