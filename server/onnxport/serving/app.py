@@ -16,6 +16,7 @@ from onnxport.serving.http import (
     cors,
     errors,
     headers,
+    memory,
     schema,
     v2,
     web,
@@ -40,6 +41,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     errors.init_app(app)
     headers.init_app(app)
     cors.init_app(app)
+    memory.init_app(app)
     for blueprint in (web.blueprint, artifacts.blueprint, schema.blueprint, v2.blueprint, conformance.blueprint):
         app.register_blueprint(blueprint)
     return app

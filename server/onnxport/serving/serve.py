@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
 
 from onnxport.errors import OnnxportError
 from onnxport.serving.app import create_app
 
 
+def _json_errors() -> None:
+    """waitress answers what no application sees (a malformed request line, a duplicated
+    Content-Length, a body over its own cap) itself, in text/plain. Its one hook for that body is
+    waitress.utilities.Error.to_response (waitress 3.0, pinned in pyproject.toml); ours gives the
+    same {"error": ...} as every other answer. tests/serving/test_framing.py holds it to that."""
+    from waitress import utilities
+
+    def to_response(self, ident=None):
+        body = json.dumps({"error": f"{self.reason}: {self.body}".strip()}).encode()
+        return f"{self.code} {self.reason}", [("Content-Type", "application/json")], body
+
+    utilities.Error.to_response = to_response
+
+
 def serve(config: Mapping[str, Any] | None = None) -> None:
     import waitress
+
+    _json_errors()
 
     app = create_app(config)
     settings = app.extensions["onnxport"].settings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import re
 import zlib
@@ -9,7 +10,8 @@ import zlib
 from flask import Blueprint, Response, jsonify, request
 
 from onnxport import __version__
-from onnxport.serving import inference, protocol
+from onnxport.serving import inference, openapi, protocol
+from onnxport.serving.http import memory
 from onnxport.serving.http.errors import ApiError
 from onnxport.serving.state import state
 
@@ -36,6 +38,17 @@ def ready():
 @blueprint.get("")
 def server_metadata():
     return jsonify({"name": "onnxport", "version": __version__, "extensions": EXTENSIONS})
+
+
+@blueprint.get("/openapi.json")
+def openapi_document():
+    """This API described for OpenAPI tools (serving/openapi.py), generated from the code that checks requests."""
+    return jsonify(_openapi())
+
+
+@functools.cache
+def _openapi() -> dict:
+    return openapi.document()
 
 
 @blueprint.get("/models/<model>")
@@ -98,14 +111,35 @@ def _body() -> bytes:
     encoding = request.headers.get("Content-Encoding", "").lower()
     if not encoding or encoding == "identity":
         return body
-    limit = state().settings["max_request_bytes"]
     if encoding not in ("gzip", "deflate"):
         raise ApiError(415, f"Content-Encoding {encoding!r} is not supported; use gzip, deflate or none")
+    memory.note_size(len(body))
+    decoded = _decompress(body, encoding, state().settings["max_request_bytes"])
+    memory.note_size(len(decoded))
+    return decoded
+
+
+CHUNK = 1 << 20  # decoded bytes per step: a gzip bomb costs the limit plus this, never more
+
+
+def _decompress(body: bytes, encoding: str, limit: int) -> bytes:
+    decompressor = zlib.decompressobj(wbits=31 if encoding == "gzip" else 15)
+    out = bytearray()
+    pending = body
     try:
-        decompressor = zlib.decompressobj(wbits=31 if encoding == "gzip" else 15)
-        data = decompressor.decompress(body, limit + 1)
+        while True:
+            out += decompressor.decompress(pending, CHUNK)
+            if len(out) > limit:
+                memory.note_size(len(out))
+                raise ApiError(413, f"the decompressed body is over the {limit}-byte limit")
+            pending = decompressor.unconsumed_tail  # input held back because CHUNK was reached
+            if decompressor.eof or not pending:
+                break
+        out += decompressor.flush()  # at most zlib's window (32 KB) is still held inside
     except (zlib.error, gzip.BadGzipFile) as exc:
         raise ApiError(400, f"the body is not valid {encoding} data: {exc}") from exc
-    if len(data) > limit:
+    if not decompressor.eof:
+        raise ApiError(400, f"the body is not valid {encoding} data: it ends before the compressed stream does")
+    if len(out) > limit:
         raise ApiError(413, f"the decompressed body is over the {limit}-byte limit")
-    return data
+    return bytes(out)
