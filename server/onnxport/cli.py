@@ -93,6 +93,17 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=None, help="listen port (default 8000, or $ONNXPORT_PORT)")
     serve.add_argument("--workers", type=int, default=None, help="request threads (default 8, or $ONNXPORT_WORKERS)")
     serve.set_defaults(handler=_serve)
+
+    export = sub.add_parser("export", parents=[common], help="write the served variants for another engine")
+    engines = export.add_subparsers(dest="engine", required=True, metavar="{triton,kserve}")
+    to_triton = engines.add_parser("triton", help="a Triton model repository (config.pbtxt + 1/model.onnx per variant)")
+    to_triton.add_argument("out", type=Path, help="new folder to write")
+    to_triton.set_defaults(handler=_export_triton)
+    to_kserve = engines.add_parser("kserve", help="the Triton repository plus a KServe InferenceService")
+    to_kserve.add_argument("out", type=Path, help="new folder to write")
+    to_kserve.add_argument("--storage-uri", required=True, help="where OUT/models will be uploaded (s3://, gs://, pvc://)")
+    to_kserve.add_argument("--name", default="onnxport", help="the InferenceService name (default onnxport)")
+    to_kserve.set_defaults(handler=_export_kserve)
     return parser
 
 
@@ -184,6 +195,25 @@ def _serve(args) -> int:
     overrides = {"repository": args.repository} if args.repository is not None else {}
     overrides.update({k: getattr(args, k) for k in ("host", "port", "workers") if getattr(args, k) is not None})
     serve(overrides)
+    return 0
+
+
+def _export_triton(args) -> int:
+    from onnxport.deploy import triton
+    from onnxport.repository.store import Repository
+
+    names = triton.write_repository(Repository(args.repository), args.out)
+    print(f"wrote a Triton model repository of {len(names)} models to {args.out}: {', '.join(names)}")
+    return 0
+
+
+def _export_kserve(args) -> int:
+    from onnxport.deploy import kserve
+    from onnxport.repository.store import Repository
+
+    names = kserve.write_export(Repository(args.repository), args.out, args.storage_uri, args.name)
+    print(f"wrote {args.out}/models ({len(names)} Triton models) and {args.out}/inferenceservice.yaml; "
+          f"upload models/ to {args.storage_uri}, then `kubectl apply -f {args.out}/inferenceservice.yaml`")
     return 0
 
 

@@ -52,7 +52,7 @@ async function checkOne({ model, variant, runtime }, feeds, tol, device, webgpuR
   const inputs = runtime === "webgpu" ? firstRows(model, feeds, webgpuRows) : feeds;
   const rows = Object.values(inputs)[0]?.dims?.[0] ?? 1;
   try {
-    const reference = await serverInfer(client.base, model.name, variant, inputs);
+    const reference = await serverInfer(client.inference, model.name, variant, inputs);
     let browser;
     try {
       browser = await runInBrowser(runtime, model.variants[variant], inputs);

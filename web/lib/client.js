@@ -31,10 +31,14 @@ export function connect(baseUrl = DEFAULT_BASE, options = {}) {
 
 export class Client {
   // options.files: where repository files are served, if not the server (a CDN);
+  // options.inference: the V2 API's base URL for the server fallback and references, if not the
+  // server (a Ray Serve or Triton endpoint: it must serve the same models under the same names);
   // options.testing.perturb: a runtime whose outputs are made wrong (automated tests only).
-  constructor(baseUrl, { files = null, testing = {} } = {}) {
-    this.base = new URL(baseUrl, globalThis.location?.href).href.replace(/\/?$/, "/");
-    this.files = files ? new URL(files, globalThis.location?.href).href.replace(/\/?$/, "/") : new URL("repository/", this.base).href;
+  constructor(baseUrl, { files = null, inference = null, testing = {} } = {}) {
+    const folder = (url) => new URL(url, globalThis.location?.href).href.replace(/\/?$/, "/");
+    this.base = folder(baseUrl);
+    this.files = files ? folder(files) : new URL("repository/", this.base).href;
+    this.inference = inference ? folder(inference) : this.base;
     if (testing.perturb && globalThis.navigator?.webdriver !== true) {
       throw new Error("testing.perturb makes a runtime give wrong answers: refused outside automated tests (navigator.webdriver is not set)");
     }
@@ -161,7 +165,7 @@ export class Client {
   async #open(model, step, verify, options) {
     const record = model.variants[step.variant];
     if (step.runtime === "server") {
-      return new LoadedModel({ name: model.name, base: this.base, record, session: null, choice: choiceOf(step, { status: "reference" }, null) });
+      return new LoadedModel({ name: model.name, base: this.inference, record, session: null, choice: choiceOf(step, { status: "reference" }, null) });
     }
     const { session, source, notes } = await this.session(record, step.key, { onProgress: options.onProgress });
     for (const note of notes) options.onNote?.(note);
@@ -173,7 +177,7 @@ export class Client {
       throw error;
     }
     const loaded = new LoadedModel({
-      name: model.name, base: this.base, record, session,
+      name: model.name, base: this.inference, record, session,
       choice: { ...choiceOf(step, verification, session), source, createMs: session.createMs },
       onDispose: () => this.loaded.delete(loaded),
     });

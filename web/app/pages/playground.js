@@ -80,7 +80,7 @@ async function runOnce(model, options, input, view) {
   const feeds = await input.feeds();
   const chosen = await loaded(model, options, view);
   const browser = { ...(await chosen.run(feeds)), ...chosen.choice };
-  const reference = await serverInfer(client.base, model.name, chosen.choice.variant, feeds);
+  const reference = await serverInfer(client.inference, model.name, chosen.choice.variant, feeds);
   view.status.textContent = pathText(chosen.choice);
   view.status.dataset.runtime = chosen.choice.runtime;
   view.status.dataset.variant = chosen.choice.variant;

@@ -1,0 +1,1 @@
+"""Exports of the repository to other serving engines: Triton model repositories and KServe manifests."""

@@ -1,0 +1,118 @@
+"""`onnxport export triton OUT`: the served variants as a Triton model repository.
+
+Naming: one Triton model per variant, `<model>` for fp32 and `<model>_<variant>` for the others
+(`digits_fp16`, `digits_int8_dynamic`), each with the one version `1`. Triton's versions are integer
+releases of one model and a request without a version gets the latest; our variants are precisions
+to choose between, not releases, so each is its own model, and a client that names only `digits`
+gets fp32, as it does from `onnxport serve`.
+
+Each model is `config.pbtxt` (platform onnxruntime_onnx; with a dynamic first axis on every input and
+output, `max_batch_size` and dynamic batching, and dims without the batch axis; -1 for other dynamic
+dims; one CPU instance group) and `1/model.onnx`, a copy of the content-addressed artifact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from onnxport.errors import OnnxportError
+from onnxport.repository.store import Repository
+from onnxport.repository.variants import order
+
+MAX_BATCH_SIZE = 64
+# Manifest dtypes (numpy names) as Triton's DataType names.
+TRITON_TYPES = {
+    "bool": "TYPE_BOOL", "uint8": "TYPE_UINT8", "uint16": "TYPE_UINT16", "uint32": "TYPE_UINT32",
+    "uint64": "TYPE_UINT64", "int8": "TYPE_INT8", "int16": "TYPE_INT16", "int32": "TYPE_INT32",
+    "int64": "TYPE_INT64", "float16": "TYPE_FP16", "float32": "TYPE_FP32", "float64": "TYPE_FP64",
+    "object": "TYPE_STRING", "str": "TYPE_STRING",
+}
+
+
+def model_name(model: str, variant: str) -> str:
+    return model if variant == "fp32" else f"{model}_{variant.replace('-', '_')}"
+
+
+def served(manifest: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+    """(model, variant, manifest entry, variant record) of every served variant, fp32 first."""
+    return [(model, variant, entry, record)
+            for model, entry in sorted(manifest["models"].items())
+            for variant, record in sorted(entry["variants"].items(), key=lambda item: order(item[0]))
+            if record.get("status") == "ok" and record.get("file")]
+
+
+def batched(entry: dict[str, Any]) -> bool:
+    """Every input and output has a dynamic first axis: Triton may batch it."""
+    return all(v["shape"] and not isinstance(v["shape"][0], int) for v in [*entry["inputs"], *entry["outputs"]])
+
+
+def config_pbtxt(name: str, entry: dict[str, Any]) -> str:
+    batch = batched(entry)
+    lines = [f"name: {json.dumps(name)}", 'platform: "onnxruntime_onnx"', f"max_batch_size: {MAX_BATCH_SIZE if batch else 0}"]
+    for kind in ("input", "output"):
+        tensors = []
+        for value in entry[f"{kind}s"]:
+            if value["shape"] is None:
+                raise OnnxportError(f"{entry['name']}: {kind} {value['name']!r} has no known rank; Triton needs dims")
+            dims = [d if isinstance(d, int) else -1 for d in (value["shape"][1:] if batch else value["shape"])]
+            dtype = TRITON_TYPES.get(value["dtype"])
+            if dtype is None:
+                raise OnnxportError(f"{entry['name']}: {kind} {value['name']!r} has dtype {value['dtype']}, "
+                                    "which Triton has no type for")
+            # A batched tensor with no other axis ([batch]) is dims [1] reshaped to [], as Triton documents.
+            shape = f"dims: [ {', '.join(map(str, dims))} ]" if dims else "dims: [ 1 ]\n    reshape: { shape: [ ] }"
+            tensors.append(f"  {{\n    name: {json.dumps(value['name'])}\n    data_type: {dtype}\n    {shape}\n  }}")
+        lines.append(f"{kind} [\n" + ",\n".join(tensors) + "\n]")
+    if batch:
+        lines.append("dynamic_batching { }")
+    lines.append("instance_group [\n  {\n    count: 1\n    kind: KIND_CPU\n  }\n]")
+    return "\n".join(lines) + "\n"
+
+
+def write_repository(repository: Repository, out: Path) -> list[str]:
+    """The Triton model repository at out, written whole or not at all; returns the model names."""
+    manifest = repository.read_manifest()
+    variants = served(manifest)
+    if not variants:
+        raise OnnxportError(f"{repository.root}: no served variants to export (run `onnxport build`)")
+    return write_atomically(out, lambda folder: write_models(repository, variants, folder))
+
+
+def write_models(repository: Repository, variants: list, folder: Path) -> list[str]:
+    """One Triton model folder per variant in folder; returns their names."""
+    names = []
+    for model, variant, entry, record in variants:
+        name = model_name(model, variant)
+        (folder / name / "1").mkdir(parents=True)
+        (folder / name / "config.pbtxt").write_text(config_pbtxt(name, entry))
+        artifact = repository.path_of(record["file"])
+        if not artifact.is_file():
+            raise OnnxportError(f"{model} {variant}: the manifest names {record['file']}, which is not in "
+                                f"{repository.root}; rebuild it (`onnxport build --force`)")
+        shutil.copyfile(artifact, folder / name / "1" / "model.onnx")
+        names.append(name)
+    return names
+
+
+def write_atomically(out: Path, write) -> Any:
+    """write(folder) into a temporary folder beside out, renamed to out when it returns: a failure
+    leaves nothing behind. out must not exist yet, or be an empty folder."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise OnnxportError(f"{out} already exists and is not an empty folder; choose a new one")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        result = write(staging)
+        if out.exists():
+            out.rmdir()
+        os.rename(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return result
