@@ -24,7 +24,7 @@ setup: $(VENV)/.installed node_modules/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,ray]'
 	touch $@
 
 node_modules/.installed: package.json package-lock.json

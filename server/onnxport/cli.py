@@ -92,6 +92,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None, help="listen address (default 127.0.0.1, or $ONNXPORT_HOST)")
     serve.add_argument("--port", type=int, default=None, help="listen port (default 8000, or $ONNXPORT_PORT)")
     serve.add_argument("--workers", type=int, default=None, help="request threads (default 8, or $ONNXPORT_WORKERS)")
+    serve.add_argument("--engine", choices=["waitress", "ray"], default="waitress",
+                       help="waitress: this process, web app included (default); ray: the V2 API on Ray Serve")
+    serve.add_argument("--replicas", type=int, default=1, help="with --engine ray: replicas (default 1)")
+    serve.add_argument("--autoscale", default=None, metavar="MIN:MAX", help="with --engine ray: autoscale between these")
+    serve.add_argument("--address", default=None, help="with --engine ray: an existing cluster (default: start a local one)")
     serve.set_defaults(handler=_serve)
 
     export = sub.add_parser("export", parents=[common], help="write the served variants for another engine")
@@ -189,11 +194,19 @@ def _bench(args) -> int:
 
 
 def _serve(args) -> int:
-    from onnxport.serving.serve import serve
-
     # Only what was given on the command line overrides the config file and environment.
     overrides = {"repository": args.repository} if args.repository is not None else {}
     overrides.update({k: getattr(args, k) for k in ("host", "port", "workers") if getattr(args, k) is not None})
+    if args.engine == "ray":
+        from onnxport.serving import config
+        from onnxport.serving.ray_engine import parse_autoscale, serve_on_ray
+
+        serve_on_ray(config.load(overrides), args.replicas, parse_autoscale(args.autoscale), args.address)
+        return 0
+    if args.replicas != 1 or args.autoscale or args.address:
+        raise OnnxportError("--replicas, --autoscale and --address are for --engine ray")
+    from onnxport.serving.serve import serve
+
     serve(overrides)
     return 0
 

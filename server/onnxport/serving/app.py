@@ -6,10 +6,8 @@ from typing import Any, Mapping
 
 from flask import Flask
 
-from onnxport.repository.store import Repository
-from onnxport.serving import batching_policy
 from onnxport.serving import config as settings_module
-from onnxport.serving.catalog import Catalog
+from onnxport.serving import state as state_module
 from onnxport.serving.http import (
     artifacts,
     conformance,
@@ -21,8 +19,6 @@ from onnxport.serving.http import (
     v2,
     web,
 )
-from onnxport.serving.sessions import SessionPool
-from onnxport.serving.state import State
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
@@ -33,10 +29,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     # No redirect (an HTML page) for `//`: such paths are simply not found.
     app.url_map.merge_slashes = False
 
-    catalog = Catalog(Repository(settings["repository"]))
-    sessions = SessionPool(settings["providers"], settings["intra_op_threads"], settings["inter_op_threads"])
-    catalog.on_reload(sessions.retain)  # a new build releases the sessions of replaced artifacts
-    app.extensions["onnxport"] = State(settings, catalog, sessions, batching_policy.policy(settings))
+    app.extensions["onnxport"] = state_module.build(settings)
 
     errors.init_app(app)
     headers.init_app(app)

@@ -7,6 +7,8 @@ from typing import Any
 
 from flask import current_app
 
+from onnxport.repository.store import Repository
+from onnxport.serving import batching_policy
 from onnxport.serving.catalog import Catalog
 from onnxport.serving.sessions import SessionPool
 
@@ -17,6 +19,14 @@ class State:
     catalog: Catalog
     sessions: SessionPool
     batching: dict[str, Any]  # batching_policy.policy(settings), built once per app
+
+
+def build(settings: dict[str, Any]) -> State:
+    """The catalog and sessions of one server (a Flask app, or one Ray Serve replica)."""
+    catalog = Catalog(Repository(settings["repository"]))
+    sessions = SessionPool(settings["providers"], settings["intra_op_threads"], settings["inter_op_threads"])
+    catalog.on_reload(sessions.retain)  # a new build releases the sessions of replaced artifacts
+    return State(settings, catalog, sessions, batching_policy.policy(settings))
 
 
 def state() -> State:

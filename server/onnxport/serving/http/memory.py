@@ -30,10 +30,13 @@ def note_size(size: int) -> None:
     g.onnxport_request_bytes = max(size, g.get("onnxport_request_bytes", 0))
 
 
+def trim_if_large(size: int) -> None:
+    trim = _malloc_trim()
+    if size > LARGE and trim is not None:
+        trim(0)
+
+
 def init_app(app: Flask) -> None:
     @app.teardown_request
     def release(_exc: BaseException | None) -> None:
-        size = max(request.content_length or 0, g.get("onnxport_request_bytes", 0))
-        trim = _malloc_trim()
-        if size > LARGE and trim is not None:
-            trim(0)
+        trim_if_large(max(request.content_length or 0, g.get("onnxport_request_bytes", 0)))

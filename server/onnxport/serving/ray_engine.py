@@ -1,0 +1,98 @@
+"""`onnxport serve --engine ray`: the V2 API as a Ray Serve application, on a local or existing cluster.
+
+Each replica is one actor holding its own State (catalog and sessions over the same repository
+folder, which every node must see at the same path) and the ASGI app of asgi.py; Ray's proxy routes
+HTTP to the replicas. Without --address, a local single-node cluster is started in a temporary
+folder and stopped with the server.
+"""
+
+from __future__ import annotations
+
+import signal
+import tempfile
+import time
+from typing import Any
+
+from onnxport.errors import OnnxportError
+
+APP_NAME = "onnxport"
+
+
+class V2Replica:
+    """One replica: builds its State in the actor, then answers every HTTP request through the ASGI app."""
+
+    def __init__(self, settings: dict[str, Any]):
+        from onnxport.serving import asgi, state
+
+        self.app = asgi.create_asgi_app(state.build(settings))
+
+    async def __call__(self, request):
+        from starlette.responses import Response
+
+        messages: list[dict] = []
+
+        async def send(message: dict) -> None:
+            messages.append(message)
+
+        await self.app(request.scope, request.receive, send)
+        start = next(m for m in messages if m["type"] == "http.response.start")
+        body = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.response.body")
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in start.get("headers", [])}
+        headers.pop("content-length", None)
+        return Response(body, start["status"], headers=headers)
+
+
+def parse_autoscale(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    low, sep, high = text.partition(":")
+    if not sep or not low.isdigit() or not high.isdigit() or not 1 <= int(low) <= int(high):
+        raise OnnxportError(f"--autoscale {text!r}: expected MIN:MAX replicas, 1 <= MIN <= MAX (e.g. 1:4)")
+    return int(low), int(high)
+
+
+def deployment_options(replicas: int, autoscale: tuple[int, int] | None, max_ongoing: int) -> dict[str, Any]:
+    # num_cpus 0: onnxruntime's threads are ours to size (intra_op_threads), not Ray's CPU slots.
+    options: dict[str, Any] = {"ray_actor_options": {"num_cpus": 0}, "max_ongoing_requests": max_ongoing}
+    if autoscale is not None:
+        options["autoscaling_config"] = {"min_replicas": autoscale[0], "max_replicas": autoscale[1]}
+    else:
+        options["num_replicas"] = replicas
+    return options
+
+
+def _interrupt(*_: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[int, int] | None = None,
+                 address: str | None = None, max_ongoing: int = 16) -> None:
+    try:
+        import ray
+        from ray import serve
+    except ImportError as exc:
+        raise OnnxportError("--engine ray needs Ray Serve: pip install -e '.[ray]'") from exc
+    if replicas < 1:
+        raise OnnxportError(f"--replicas {replicas}: at least 1")
+    if address:
+        ray.init(address=address, configure_logging=False, log_to_driver=False)
+    else:
+        ray.init(address="local", include_dashboard=False, configure_logging=False, log_to_driver=False,
+                 _temp_dir=tempfile.mkdtemp(prefix="onnxport-ray-"))
+    # SIGTERM (a service manager, a test) stops the cluster as Ctrl-C does; set after ray.init, whose
+    # core installs a crash handler for it.
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        serve.start(http_options={"host": settings["host"], "port": settings["port"]})
+        deployment = serve.deployment(V2Replica, name="v2", **deployment_options(replicas, autoscale, max_ongoing))
+        serve.run(deployment.bind(dict(settings)), name=APP_NAME, route_prefix="/")
+        print(f"onnxport: serving the V2 API of {settings['repository']} on Ray Serve "
+              f"({f'{autoscale[0]}-{autoscale[1]}' if autoscale else replicas} replicas) at "
+              f"http://{settings['host']}:{settings['port']}/v2", flush=True)
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        serve.shutdown()
+        ray.shutdown()

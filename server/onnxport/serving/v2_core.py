@@ -1,0 +1,169 @@
+"""The V2 API as plain functions over bytes: what the Flask blueprint (http/v2.py) and the ASGI app
+that Ray Serve runs (asgi.py) both call, so there is one implementation of the protocol.
+
+Each function takes the State and the request's parts and returns a Reply, or raises: ApiError,
+ProtocolError and NotFound are the client's (error_reply gives their status), anything else is ours
+(internal_error: a 500 with a request id).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+import logging
+import re
+import uuid
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from onnxport import __version__
+from onnxport.serving import inference, openapi, protocol
+from onnxport.serving.catalog import NotFound
+from onnxport.serving.protocol import ProtocolError
+from onnxport.serving.state import State
+
+log = logging.getLogger("onnxport.server")
+
+EXTENSIONS = ["binary_tensor_data"]
+PLATFORM = "onnx_onnxv1"
+# curl -d sends form-urlencoded by default; its body is still our JSON, so it is read as such.
+ACCEPTED_TYPES = {"", "application/json", "application/octet-stream", "application/x-www-form-urlencoded"}
+CHUNK = 1 << 20  # decoded bytes per step: a gzip bomb costs the limit plus this, never more
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class Reply:
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def json_reply(value: Any, status: int = 200) -> Reply:
+    return Reply(status, json.dumps(value, separators=(",", ":")).encode())
+
+
+def error_reply(exc: BaseException) -> Reply | None:
+    """The client's mistakes as {"error": ...} with their status; None for a fault of ours."""
+    if isinstance(exc, ApiError):
+        return json_reply({"error": exc.message}, exc.status)
+    if isinstance(exc, ProtocolError):
+        return json_reply({"error": str(exc)}, 400)
+    if isinstance(exc, NotFound):
+        return json_reply({"error": str(exc)}, 404)
+    return None
+
+
+def internal_error(exc: BaseException) -> Reply:
+    # The log gets the details, the client an id to quote and nothing of our internals.
+    request_id = uuid.uuid4().hex[:16]
+    log.error("request %s failed", request_id, exc_info=exc)
+    reply = json_reply({"error": f"internal error (request id {request_id})"}, 500)
+    reply.headers["X-Request-Id"] = request_id
+    return reply
+
+
+def live(state: State) -> Reply:
+    return json_reply({"live": True})
+
+
+def ready(state: State) -> Reply:
+    if state.catalog.ready():
+        return json_reply({"ready": True})
+    return json_reply({"error": "not ready: no models in the repository (run `onnxport build`)"}, 503)
+
+
+def server_metadata(state: State) -> Reply:
+    return json_reply({"name": "onnxport", "version": __version__, "extensions": EXTENSIONS})
+
+
+@functools.cache
+def openapi_document() -> bytes:
+    return json.dumps(openapi.document()).encode()
+
+
+def model_metadata(state: State, model: str, version: str | None = None) -> Reply:
+    catalog = state.catalog
+    if version is None:
+        entry = catalog.model(model)
+        versions = catalog.served_versions(entry)
+    else:
+        entry, version, _ = catalog.variant(model, version)
+        versions = [version]
+    return json_reply({
+        "name": model,
+        "versions": versions,
+        "platform": PLATFORM,
+        "inputs": inference.tensor_metadata(entry["inputs"]),
+        "outputs": inference.tensor_metadata(entry["outputs"]),
+    })
+
+
+def model_ready(state: State, model: str, version: str | None = None) -> Reply:
+    catalog = state.catalog
+    _, version, record = catalog.variant(model, version)
+    catalog.file(record["file"])  # the artifact must be there
+    return json_reply({"name": model, "version": version, "ready": True})
+
+
+def infer(state: State, model: str, version: str | None, mimetype: str, headers, body: bytes,
+          sizes: list[int] | None = None) -> Reply:
+    """headers: the request's (case-insensitive .get); sizes, if given, hears the decoded body's size."""
+    if mimetype not in ACCEPTED_TYPES:
+        raise ApiError(415, f"Content-Type {mimetype!r} is not accepted; send application/json "
+                            "(or application/octet-stream with Inference-Header-Content-Length)")
+    decoded = decode_body(body, headers.get("Content-Encoding", ""), state.settings["max_request_bytes"], sizes)
+    request = protocol.decode_request(decoded, header_length(headers.get("Inference-Header-Content-Length")))
+    served_version, outputs = inference.infer(state.catalog, state.sessions, model, version, request, state.batching)
+    payload, length = protocol.encode_response(model, served_version, request, outputs)
+    if length is None:
+        return Reply(200, payload)
+    return Reply(200, payload, "application/octet-stream", {"Inference-Header-Content-Length": str(length)})
+
+
+def header_length(raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    # Digits only: int() would also take "+111", " 7" and "1_000", which no HTTP number is.
+    if not re.fullmatch(r"[0-9]{1,19}", raw):
+        raise ApiError(400, f"Inference-Header-Content-Length must be a decimal number of bytes, got {raw!r}")
+    return int(raw)
+
+
+def decode_body(body: bytes, encoding: str, limit: int, sizes: list[int] | None = None) -> bytes:
+    """The body, decompressed when the client compressed it (tritonclient can), within the limit."""
+    encoding = encoding.lower()
+    if not encoding or encoding == "identity":
+        return body
+    if encoding not in ("gzip", "deflate"):
+        raise ApiError(415, f"Content-Encoding {encoding!r} is not supported; use gzip, deflate or none")
+    decompressor = zlib.decompressobj(wbits=31 if encoding == "gzip" else 15)
+    out = bytearray()
+    pending = body
+    try:
+        while True:
+            out += decompressor.decompress(pending, CHUNK)
+            if sizes is not None:
+                sizes.append(len(out))
+            if len(out) > limit:
+                raise ApiError(413, f"the decompressed body is over the {limit}-byte limit")
+            pending = decompressor.unconsumed_tail  # input held back because CHUNK was reached
+            if decompressor.eof or not pending:
+                break
+        out += decompressor.flush()  # at most zlib's window (32 KB) is still held inside
+    except (zlib.error, gzip.BadGzipFile) as exc:
+        raise ApiError(400, f"the body is not valid {encoding} data: {exc}") from exc
+    if not decompressor.eof:
+        raise ApiError(400, f"the body is not valid {encoding} data: it ends before the compressed stream does")
+    if len(out) > limit:
+        raise ApiError(413, f"the decompressed body is over the {limit}-byte limit")
+    return bytes(out)
