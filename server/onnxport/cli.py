@@ -109,6 +109,18 @@ def _parser() -> argparse.ArgumentParser:
     to_kserve.add_argument("--storage-uri", required=True, help="where OUT/models will be uploaded (s3://, gs://, pvc://)")
     to_kserve.add_argument("--name", default="onnxport", help="the InferenceService name (default onnxport)")
     to_kserve.set_defaults(handler=_export_kserve)
+
+    deploy = sub.add_parser("deploy", parents=[common], help="write what runs the V2 API on a cluster")
+    targets = deploy.add_subparsers(dest="target", required=True, metavar="{ray}")
+    to_ray = targets.add_parser("ray", help="a Ray Serve config (serve.yaml) and a KubeRay RayService (rayservice.yaml)")
+    to_ray.add_argument("--out", type=Path, required=True, help="new folder to write")
+    to_ray.add_argument("--replicas", type=int, default=2, help="replicas (default 2)")
+    to_ray.add_argument("--autoscale", default=None, metavar="MIN:MAX", help="autoscale between these instead")
+    to_ray.add_argument("--port", type=int, default=8000, help="the Serve HTTP port (default 8000)")
+    to_ray.add_argument("--image", required=True,
+                        help="RayService container image; it must have onnxport installed")
+    to_ray.add_argument("--workers", type=int, default=1, help="RayService worker pods (default 1)")
+    to_ray.set_defaults(handler=_deploy_ray)
     return parser
 
 
@@ -227,6 +239,19 @@ def _export_kserve(args) -> int:
     names = kserve.write_export(Repository(args.repository), args.out, args.storage_uri, args.name)
     print(f"wrote {args.out}/models ({len(names)} Triton models) and {args.out}/inferenceservice.yaml; "
           f"upload models/ to {args.storage_uri}, then `kubectl apply -f {args.out}/inferenceservice.yaml`")
+    return 0
+
+
+def _deploy_ray(args) -> int:
+    from onnxport.deploy import ray_config
+    from onnxport.serving.config import load
+    from onnxport.serving.ray_engine import parse_autoscale
+
+    repository = args.repository if args.repository is not None else load()["repository"]
+    written = ray_config.write_deploy(args.out, repository, args.replicas, parse_autoscale(args.autoscale),
+                                      args.port, args.image, args.workers)
+    print(f"wrote {', '.join(f'{args.out}/{name}' for name in written)}: `serve deploy {args.out}/serve.yaml` on a Ray "
+          f"cluster with onnxport installed, or `kubectl apply -f {args.out}/rayservice.yaml` with KubeRay")
     return 0
 
 

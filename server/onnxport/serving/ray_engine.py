@@ -16,6 +16,7 @@ from typing import Any
 from onnxport.errors import OnnxportError
 
 APP_NAME = "onnxport"
+DEPLOYMENT = "v2"
 
 
 class V2Replica:
@@ -61,6 +62,17 @@ def deployment_options(replicas: int, autoscale: tuple[int, int] | None, max_ong
     return options
 
 
+def app(args: dict[str, Any]):
+    """The Ray Serve application builder that a Serve config names (`import_path:
+    onnxport.serving.ray_engine:app`, `args`: settings as in the config file, e.g. `repository`);
+    replicas and autoscaling come from the config's `deployments` entry."""
+    from ray import serve
+
+    from onnxport.serving import config
+
+    return serve.deployment(V2Replica, name=DEPLOYMENT, ray_actor_options={"num_cpus": 0}).bind(config.load(args))
+
+
 def _interrupt(*_: Any) -> None:
     raise KeyboardInterrupt
 
@@ -84,7 +96,7 @@ def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[i
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         serve.start(http_options={"host": settings["host"], "port": settings["port"]})
-        deployment = serve.deployment(V2Replica, name="v2", **deployment_options(replicas, autoscale, max_ongoing))
+        deployment = serve.deployment(V2Replica, name=DEPLOYMENT, **deployment_options(replicas, autoscale, max_ongoing))
         serve.run(deployment.bind(dict(settings)), name=APP_NAME, route_prefix="/")
         print(f"onnxport: serving the V2 API of {settings['repository']} on Ray Serve "
               f"({f'{autoscale[0]}-{autoscale[1]}' if autoscale else replicas} replicas) at "
