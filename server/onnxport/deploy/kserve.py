@@ -43,10 +43,7 @@ def write_export(repository: Repository, out: Path, storage_uri: str, name: str 
                             "at most 63, starting and ending with a letter or digit")
     if not re.match(r"^[a-z][a-z0-9+.-]*://\S+$", storage_uri):
         raise OnnxportError(f"--storage-uri {storage_uri!r}: expected a URI such as s3://bucket/path or pvc://claim/path")
-    manifest = repository.read_manifest()
-    variants = triton.served(manifest)
-    if not variants:
-        raise OnnxportError(f"{repository.root}: no served variants to export (run `onnxport build`)")
+    variants = triton.served_or_refuse(repository)
 
     def write(folder: Path) -> list[str]:
         (folder / "models").mkdir()

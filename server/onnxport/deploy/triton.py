@@ -74,12 +74,17 @@ def config_pbtxt(name: str, entry: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_repository(repository: Repository, out: Path) -> list[str]:
-    """The Triton model repository at out, written whole or not at all; returns the model names."""
-    manifest = repository.read_manifest()
-    variants = served(manifest)
+def served_or_refuse(repository: Repository) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+    """served() of the repository's manifest; an error when there is nothing to export."""
+    variants = served(repository.read_manifest())
     if not variants:
         raise OnnxportError(f"{repository.root}: no served variants to export (run `onnxport build`)")
+    return variants
+
+
+def write_repository(repository: Repository, out: Path) -> list[str]:
+    """The Triton model repository at out, written whole or not at all; returns the model names."""
+    variants = served_or_refuse(repository)
     return write_atomically(out, lambda folder: write_models(repository, variants, folder))
 
 
