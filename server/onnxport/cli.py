@@ -86,6 +86,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--runtimes", default="wasm,wasm-1t,webgpu", help="browser runtimes ('' for none)")
     bench.add_argument("--runs", type=int, default=30, help="timed runs per measurement (after warm-up)")
     bench.add_argument("--browser", default=None, help="Chromium executable (default: chromium on PATH)")
+    bench.add_argument("--engine", choices=["waitress", "ray"], default="waitress",
+                       help="ray: also measure the server throughput table on Ray Serve (needs the ray extra)")
+    bench.add_argument("--replicas", default="1,2", help="with --engine ray: the replica counts to measure (default 1,2)")
     bench.set_defaults(handler=_bench)
 
     serve = sub.add_parser("serve", parents=[common], help="serve the web app, the artifacts and the V2 inference API")
@@ -97,6 +100,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--replicas", type=int, default=1, help="with --engine ray: replicas (default 1)")
     serve.add_argument("--autoscale", default=None, metavar="MIN:MAX", help="with --engine ray: autoscale between these")
     serve.add_argument("--address", default=None, help="with --engine ray: an existing cluster (default: start a local one)")
+    serve.add_argument("--max-ongoing-requests", type=int, default=None, metavar="N",
+                       help="with --engine ray: requests one replica works on at once; Ray queues the rest (default 32)")
     serve.set_defaults(handler=_serve)
 
     export = sub.add_parser("export", parents=[common], help="write the served variants for another engine")
@@ -117,6 +122,8 @@ def _parser() -> argparse.ArgumentParser:
     to_ray.add_argument("--replicas", type=int, default=2, help="replicas (default 2)")
     to_ray.add_argument("--autoscale", default=None, metavar="MIN:MAX", help="autoscale between these instead")
     to_ray.add_argument("--port", type=int, default=8000, help="the Serve HTTP port (default 8000)")
+    to_ray.add_argument("--max-ongoing-requests", type=int, default=32, metavar="N",
+                        help="requests one replica works on at once; Ray queues the rest (default 32)")
     to_ray.add_argument("--image", required=True,
                         help="RayService container image; it must have onnxport installed")
     to_ray.add_argument("--workers", type=int, default=1, help="RayService worker pods (default 1)")
@@ -195,8 +202,14 @@ def _bench(args) -> int:
     from onnxport.bench import report as bench_report
     from onnxport.bench.runner import run_bench, save_latest
 
+    replicas = None
+    if args.engine == "ray":
+        replicas = [int(n) for n in args.replicas.split(",") if n.strip().isdigit() and int(n) >= 1]
+        if not replicas or len(replicas) != len(args.replicas.split(",")):
+            raise OnnxportError(f"--replicas {args.replicas!r}: expected replica counts of at least 1, e.g. 1,2")
     report = run_bench(args.repository, args.models, [r for r in args.runtimes.split(",") if r], args.runs,
-                       args.browser, say=lambda line: print(f"... {line}", file=sys.stderr, flush=True))
+                       args.browser, say=lambda line: print(f"... {line}", file=sys.stderr, flush=True),
+                       ray_replicas=replicas)
     print(bench_report.text(report))
     latest = save_latest(args.repository, report)
     if args.json:
@@ -211,12 +224,13 @@ def _serve(args) -> int:
     overrides.update({k: getattr(args, k) for k in ("host", "port", "workers") if getattr(args, k) is not None})
     if args.engine == "ray":
         from onnxport.serving import config
-        from onnxport.serving.ray_engine import parse_autoscale, serve_on_ray
+        from onnxport.serving.ray_engine import MAX_ONGOING, parse_autoscale, serve_on_ray
 
-        serve_on_ray(config.load(overrides), args.replicas, parse_autoscale(args.autoscale), args.address)
+        serve_on_ray(config.load(overrides), args.replicas, parse_autoscale(args.autoscale), args.address,
+                     args.max_ongoing_requests or MAX_ONGOING)
         return 0
-    if args.replicas != 1 or args.autoscale or args.address:
-        raise OnnxportError("--replicas, --autoscale and --address are for --engine ray")
+    if args.replicas != 1 or args.autoscale or args.address or args.max_ongoing_requests:
+        raise OnnxportError("--replicas, --autoscale, --address and --max-ongoing-requests are for --engine ray")
     from onnxport.serving.serve import serve
 
     serve(overrides)
@@ -249,7 +263,7 @@ def _deploy_ray(args) -> int:
 
     repository = args.repository if args.repository is not None else load()["repository"]
     written = ray_config.write_deploy(args.out, repository, args.replicas, parse_autoscale(args.autoscale),
-                                      args.port, args.image, args.workers)
+                                      args.port, args.image, args.workers, args.max_ongoing_requests)
     print(f"wrote {', '.join(f'{args.out}/{name}' for name in written)}: `serve deploy {args.out}/serve.yaml` on a Ray "
           f"cluster with onnxport installed, or `kubectl apply -f {args.out}/rayservice.yaml` with KubeRay")
     return 0

@@ -54,12 +54,28 @@ def text(report: dict[str, Any]) -> str:
             parts.append(table(["clients", "req/s batching off", "p90 ms off", "req/s batching on", "p90 ms on", "gain"], [
                 [str(c), f"{off[c]['requests_per_s']:.1f}", f"{off[c]['p90_ms']:.2f}", f"{on[c]['requests_per_s']:.1f}",
                  f"{on[c]['p90_ms']:.2f}", _ratio(on[c]["requests_per_s"], off[c]["requests_per_s"])] for c in sorted(off)]))
+        if server.get("engines"):
+            parts.append("engines side by side (fp32, binary requests; req/s and p90 ms at each client count):")
+            parts.append(engine_table(server))
         profile = data.get("operator_profile")
         if profile:
             parts.append("where the time goes, fp32, 1 thread (kernel ms per run):")
             parts.append(table(["op", "native", "browser wasm", "x"], [
                 [p["op"], f"{p['native_ms']:.3f}", f"{p['browser_ms']:.3f}", f"{p['ratio']:.1f}x" if p["ratio"] else "-"]
                 for p in profile]))
+    if report.get("ray_starts"):
+        parts.append("\nRay Serve start (local cluster and replicas until ready): " + ", ".join(
+            f"{s['replicas']} replica(s) {s['seconds']:.1f} s" for s in report["ray_starts"]))
     recommended = report.get("recommendations", {}).get("dynamic_batching", {})
     parts.append("\ndynamic batching recommended for: " + (", ".join(m for m, on in recommended.items() if on) or "none"))
     return "\n".join(parts)
+
+
+def engine_table(server: dict[str, Any]) -> str:
+    rows = [{"engine": "waitress", "replicas": 1, "batching": "off", "throughput": server["throughput_batching_off"]},
+            {"engine": "waitress", "replicas": 1, "batching": "on", "throughput": server["throughput_batching_on"]},
+            *server["engines"]]
+    counts = [r["clients"] for r in rows[0]["throughput"]]
+    return table(["engine", "replicas", "batching", *[f"req/s {c}" for c in counts], *[f"p90 {c}" for c in counts]], [
+        [r["engine"], str(r["replicas"]), r["batching"], *[f"{t['requests_per_s']:.1f}" for t in r["throughput"]],
+         *[f"{t['p90_ms']:.1f}" for t in r["throughput"]]] for r in rows])

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from onnxport.bench.browser import browser_bench
+from onnxport.bench.engines import ray_rows
 from onnxport.bench.inputs import batch_one
 from onnxport.bench.native import all_cores, native
 from onnxport.bench.profile import native_operator_times, side_by_side
@@ -26,7 +27,8 @@ BATCHING_GAIN = 1.1
 
 
 def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: int, browser: str | None,
-              say: Callable[[str], None] = print) -> dict[str, Any]:
+              say: Callable[[str], None] = print, ray_replicas: list[int] | None = None) -> dict[str, Any]:
+    """ray_replicas: also measure the throughput table on Ray Serve with these replica counts."""
     repo = Repository(repository)
     manifest = repo.read_manifest()
     names = models or sorted(manifest["models"])
@@ -51,6 +53,11 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
             }
         report["models"][name] = {"inputs": {k: list(v.shape) for k, v in inputs[name].items()}, "variants": variants}
 
+    def requests(name: str, clients: int) -> int:
+        """Per client: about three seconds of serial work per measurement, whatever the model's speed."""
+        total = int(3000 / max(_fp32_ms(report, name) + 1.0, 1.0))
+        return max(5, min(200, total // clients))
+
     for batching in ("none", "all"):
         with running_server(repository, extra_env={"ONNXPORT_DYNAMIC_BATCHING": batching}) as base:
             for name in names:
@@ -60,15 +67,17 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
                     say(f"server V2 round trips: {name}")
                     server["round_trip"] = round_trips(base, path, inputs[name], runs)
                 say(f"server throughput, dynamic batching {'on' if batching == 'all' else 'off'}: {name}")
-                # About three seconds of serial work per measurement, whatever the model's speed.
-                total = int(3000 / max(_fp32_ms(report, name) + 1.0, 1.0))
                 server[f"throughput_batching_{'on' if batching == 'all' else 'off'}"] = [
-                    throughput(base, path, inputs[name], clients, max(5, min(200, total // clients)))
-                    for clients in CLIENTS
+                    throughput(base, path, inputs[name], clients, requests(name, clients)) for clients in CLIENTS
                 ]
             if batching == "none" and runtimes:
                 say(f"browser ({', '.join(runtimes)}): cold start, cached start, warm runs")
                 report["browser"] = browser_bench(base, browser, names, runtimes, inputs, runs)
+    if ray_replicas:
+        ray = ray_rows(repository, names, inputs, CLIENTS, requests, ray_replicas, say)
+        report["ray_starts"] = ray["starts"]
+        for name, rows in ray["rows"].items():
+            report["models"][name]["server"]["engines"] = rows
     for name, browser_ops in report.get("browser", {}).pop("profiles", {}).items():
         say(f"operator profiles (fp32, 1 thread): {name}")
         native_ops = native_operator_times(repo.path_of(manifest["models"][name]["variants"]["fp32"]["file"]), inputs[name], 1)

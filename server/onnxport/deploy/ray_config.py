@@ -21,7 +21,7 @@ IMPORT_PATH = "onnxport.serving.ray_engine:app"
 
 
 def serve_config(repository: str, replicas: int, autoscale: tuple[int, int] | None, port: int,
-                 max_ongoing: int = 16) -> dict[str, Any]:
+                 max_ongoing: int = 32) -> dict[str, Any]:
     deployment: dict[str, Any] = {"name": "v2", "max_ongoing_requests": max_ongoing}
     if autoscale is not None:
         deployment["autoscaling_config"] = {"min_replicas": autoscale[0], "max_replicas": autoscale[1]}
@@ -58,10 +58,10 @@ def ray_service(config: dict[str, Any], image: str, workers: int) -> dict[str, A
 
 
 def write_deploy(out: Path, repository: Path, replicas: int, autoscale: tuple[int, int] | None, port: int,
-                 image: str, workers: int) -> list[str]:
-    if replicas < 1 or workers < 1:
-        raise OnnxportError("--replicas and --workers must be at least 1")
-    config = serve_config(str(Path(repository).resolve()), replicas, autoscale, port)
+                 image: str, workers: int, max_ongoing: int = 32) -> list[str]:
+    if replicas < 1 or workers < 1 or max_ongoing < 1:
+        raise OnnxportError("--replicas, --workers and --max-ongoing-requests must be at least 1")
+    config = serve_config(str(Path(repository).resolve()), replicas, autoscale, port, max_ongoing)
 
     def write(folder: Path) -> list[str]:
         (folder / "serve.yaml").write_text(yaml.safe_dump(config, sort_keys=False))

@@ -124,8 +124,10 @@ def _probe(url: str) -> tuple[int | None, str]:
 
 @contextlib.contextmanager
 def running_server(repository: Path, *, debug_root: Path | None = None, tolerances_file: Path | None = None,
-                   extra_env: dict[str, str] | None = None, timeout: float = 60) -> Iterator[str]:
-    """The base URL of `onnxport serve` on `repository` and a free port, for a check or a bench; stopped afterwards.
+                   extra_env: dict[str, str] | None = None, timeout: float = 60,
+                   serve_args: Sequence[str] = ()) -> Iterator[str]:
+    """The base URL of `onnxport serve [serve_args]` on `repository` and a free port, for a check or a bench;
+    stopped afterwards (a Ray engine's cluster with it).
 
     The caller's environment is passed on (ONNXPORT_* included), then the port, `extra_env` and the options.
     """
@@ -138,10 +140,10 @@ def running_server(repository: Path, *, debug_root: Path | None = None, toleranc
     with tempfile.TemporaryDirectory(prefix="onnxport-serve-") as folder:
         server = start_server(
             # Resolved: the server runs in the project folder, not in the caller's.
-            ["serve", "--repository", str(Path(repository).resolve())], port=port,
+            ["serve", "--repository", str(Path(repository).resolve()), *serve_args], port=port,
             log_path=Path(folder) / "server.log", env=server_environment(overrides), timeout=timeout, log_tail=2000,
         )
         try:
             yield server.base_url
         finally:
-            server.stop(timeout=10)
+            server.stop(timeout=60 if serve_args else 10)

@@ -21,7 +21,7 @@ _STOP = None
 
 
 @dataclass
-class _Pending:
+class Pending:
     names: tuple[str, ...]
     feeds: dict[str, np.ndarray]
     done: threading.Event = field(default_factory=threading.Event)
@@ -41,7 +41,7 @@ class DynamicBatcher:
         self.label = label
         self.window = window_ms / 1000
         self.max_batch = max_batch
-        self._queue: queue.Queue[_Pending | None] = queue.Queue()
+        self._queue: queue.Queue[Pending | None] = queue.Queue()
         self._in_flight = 0  # requests handed in and not yet answered
         self._count_lock = threading.Lock()
         self._closed = False
@@ -49,7 +49,7 @@ class DynamicBatcher:
         self._thread.start()
 
     def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        pending = _Pending(tuple(names), feeds)
+        pending = Pending(tuple(names), feeds)
         with self._count_lock:
             closed = self._closed
             if not closed:
@@ -97,37 +97,44 @@ class DynamicBatcher:
                     break
                 batch.append(item)
                 rows += item.rows()
-            groups: dict[tuple, list[_Pending]] = {}
-            for item in batch:
-                groups.setdefault(item.key(), []).append(item)
-            for group in groups.values():
-                self._run_group(group)
+            for group in by_key(batch):
+                run_group(self.session, self.label, group)
 
-    def _run_group(self, group: list[_Pending]) -> None:
-        try:
-            names = list(group[0].names)
-            if len(group) == 1:
-                group[0].result = runtime.run_outputs(self.session, names, group[0].feeds, label=self.label)
-            else:
-                joined = {k: np.concatenate([g.feeds[k] for g in group]) for k in group[0].feeds}
-                try:
-                    outputs = runtime.run_outputs(self.session, names, joined, label=self.label)
-                except runtime.RunError as exc:
-                    if not exc.invalid_argument:
-                        raise
-                    # One request's values (a token id past the vocabulary) must not fail its
-                    # neighbours: each runs alone, and only the culprit hears of it.
-                    for item in group:
-                        self._run_group([item])
-                    return
-                start = 0
+
+def by_key(batch: list[Pending]) -> list[list[Pending]]:
+    """The requests of a batch that can be joined, in arrival order."""
+    groups: dict[tuple, list[Pending]] = {}
+    for item in batch:
+        groups.setdefault(item.key(), []).append(item)
+    return list(groups.values())
+
+
+def run_group(session, label: str, group: list[Pending]) -> None:
+    """Run requests that agree on outputs, dtypes and non-batch dims as one batch; each hears its rows."""
+    try:
+        names = list(group[0].names)
+        if len(group) == 1:
+            group[0].result = runtime.run_outputs(session, names, group[0].feeds, label=label)
+        else:
+            joined = {k: np.concatenate([g.feeds[k] for g in group]) for k in group[0].feeds}
+            try:
+                outputs = runtime.run_outputs(session, names, joined, label=label)
+            except runtime.RunError as exc:
+                if not exc.invalid_argument:
+                    raise
+                # One request's values (a token id past the vocabulary) must not fail its
+                # neighbours: each runs alone, and only the culprit hears of it.
                 for item in group:
-                    stop = start + item.rows()
-                    item.result = {k: v[start:stop] for k, v in outputs.items()}
-                    start = stop
-        except BaseException as exc:  # every waiting request hears about the failure
+                    run_group(session, label, [item])
+                return
+            start = 0
             for item in group:
-                item.error = exc
-        finally:
-            for item in group:
-                item.done.set()
+                stop = start + item.rows()
+                item.result = {k: v[start:stop] for k, v in outputs.items()}
+                start = stop
+    except BaseException as exc:  # every waiting request hears about the failure
+        for item in group:
+            item.error = exc
+    finally:
+        for item in group:
+            item.done.set()

@@ -8,6 +8,7 @@ folder and stopped with the server.
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import tempfile
 import time
@@ -17,6 +18,9 @@ from onnxport.errors import OnnxportError
 
 APP_NAME = "onnxport"
 DEPLOYMENT = "v2"
+# Requests one replica works on at once; Ray queues the rest. At least max_batch (32 by default),
+# so that a batch can fill.
+MAX_ONGOING = 32
 
 
 class V2Replica:
@@ -24,12 +28,15 @@ class V2Replica:
 
     def __init__(self, settings: dict[str, Any]):
         from onnxport.serving import asgi, state
+        from onnxport.serving.ray_batching import serve_batcher
 
-        self.app = asgi.create_asgi_app(state.build(settings))
+        self.loop: asyncio.AbstractEventLoop | None = None  # the replica's, known at its first request
+        self.app = asgi.create_asgi_app(state.build(settings, serve_batcher(lambda: self.loop)))
 
     async def __call__(self, request):
         from starlette.responses import Response
 
+        self.loop = self.loop or asyncio.get_running_loop()
         messages: list[dict] = []
 
         async def send(message: dict) -> None:
@@ -78,14 +85,14 @@ def _interrupt(*_: Any) -> None:
 
 
 def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[int, int] | None = None,
-                 address: str | None = None, max_ongoing: int = 16) -> None:
+                 address: str | None = None, max_ongoing: int = MAX_ONGOING) -> None:
     try:
         import ray
         from ray import serve
     except ImportError as exc:
         raise OnnxportError("--engine ray needs Ray Serve: pip install -e '.[ray]'") from exc
-    if replicas < 1:
-        raise OnnxportError(f"--replicas {replicas}: at least 1")
+    if replicas < 1 or max_ongoing < 1:
+        raise OnnxportError(f"--replicas {replicas}, --max-ongoing-requests {max_ongoing}: each at least 1")
     if address:
         ray.init(address=address, configure_logging=False, log_to_driver=False)
     else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Callable
 
 import onnxruntime as ort
 
@@ -18,7 +19,10 @@ class SessionPool:
     burst of first requests builds a large model once.
     """
 
-    def __init__(self, providers: list[str], intra_op_threads: int = 0, inter_op_threads: int = 1):
+    def __init__(self, providers: list[str], intra_op_threads: int = 0, inter_op_threads: int = 1,
+                 batcher: Callable[..., DynamicBatcher] = DynamicBatcher):
+        # batcher(session, label, window_ms, max_batch): ours, or Ray Serve's in a Ray replica (ray_batching.py).
+        self.make_batcher = batcher
         self.providers = runtime.usable_providers(providers)
         self.intra_op_threads = intra_op_threads
         self.inter_op_threads = inter_op_threads
@@ -52,7 +56,7 @@ class SessionPool:
         session = self.get(sha256, path, label)
         with self._lock:
             if sha256 not in self._batchers:
-                self._batchers[sha256] = DynamicBatcher(session, label, window_ms, max_batch)
+                self._batchers[sha256] = self.make_batcher(session, label, window_ms, max_batch)
             return self._batchers[sha256]
 
     def retain(self, current: set[str]) -> None:

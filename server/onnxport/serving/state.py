@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from flask import current_app
 
 from onnxport.repository.store import Repository
 from onnxport.serving import batching_policy
+from onnxport.serving.batching import DynamicBatcher
 from onnxport.serving.catalog import Catalog
 from onnxport.serving.sessions import SessionPool
 
@@ -21,10 +22,10 @@ class State:
     batching: dict[str, Any]  # batching_policy.policy(settings), built once per app
 
 
-def build(settings: dict[str, Any]) -> State:
-    """The catalog and sessions of one server (a Flask app, or one Ray Serve replica)."""
+def build(settings: dict[str, Any], batcher: Callable[..., Any] = DynamicBatcher) -> State:
+    """The catalog and sessions of one server (a Flask app, or one Ray Serve replica with Ray's batcher)."""
     catalog = Catalog(Repository(settings["repository"]))
-    sessions = SessionPool(settings["providers"], settings["intra_op_threads"], settings["inter_op_threads"])
+    sessions = SessionPool(settings["providers"], settings["intra_op_threads"], settings["inter_op_threads"], batcher)
     catalog.on_reload(sessions.retain)  # a new build releases the sessions of replaced artifacts
     return State(settings, catalog, sessions, batching_policy.policy(settings))
 
