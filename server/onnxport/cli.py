@@ -100,6 +100,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--replicas", type=int, default=1, help="with --engine ray: replicas (default 1)")
     serve.add_argument("--autoscale", default=None, metavar="MIN:MAX", help="with --engine ray: autoscale between these")
     serve.add_argument("--address", default=None, help="with --engine ray: an existing cluster (default: start a local one)")
+    serve.add_argument("--artifacts-url", default=None, metavar="URL",
+                       help="with --engine ray: replicas copy the repository from this published one (a CDN, or "
+                            "a static server's /repository/), sha256-verified, into --repository")
     serve.add_argument("--max-ongoing-requests", type=int, default=None, metavar="N",
                        help="with --engine ray: requests one replica works on at once; Ray queues the rest (default 32)")
     serve.set_defaults(handler=_serve)
@@ -222,6 +225,8 @@ def _serve(args) -> int:
     # Only what was given on the command line overrides the config file and environment.
     overrides = {"repository": args.repository} if args.repository is not None else {}
     overrides.update({k: getattr(args, k) for k in ("host", "port", "workers") if getattr(args, k) is not None})
+    if args.artifacts_url is not None:
+        overrides["artifacts_url"] = args.artifacts_url
     if args.engine == "ray":
         from onnxport.serving import config
         from onnxport.serving.ray_engine import MAX_ONGOING, parse_autoscale, serve_on_ray
@@ -229,8 +234,8 @@ def _serve(args) -> int:
         serve_on_ray(config.load(overrides), args.replicas, parse_autoscale(args.autoscale), args.address,
                      args.max_ongoing_requests or MAX_ONGOING)
         return 0
-    if args.replicas != 1 or args.autoscale or args.address or args.max_ongoing_requests:
-        raise OnnxportError("--replicas, --autoscale, --address and --max-ongoing-requests are for --engine ray")
+    if args.replicas != 1 or args.autoscale or args.address or args.max_ongoing_requests or args.artifacts_url:
+        raise OnnxportError("--replicas, --autoscale, --address, --max-ongoing-requests and --artifacts-url are for --engine ray")
     from onnxport.serving.serve import serve
 
     serve(overrides)

@@ -148,7 +148,6 @@ def test_golden_data_files_are_served(client, demo_repository, demo_manifest, mo
     "artifacts/" + "0" * 64 + ".onnx",
     "artifacts/" + "f" * 64 + ".json",
     "testdata/" + "0" * 64 + "/test_data_set_0/input_0.pb",
-    "manifest.json",
     "artifacts",
     "artifacts/",
     "testdata",

@@ -42,12 +42,15 @@ def ray_processes() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def ray_server(demo_repository, tmp_path_factory):
+def ray_server(live_server, tmp_path_factory):
+    """Replicas with no repository of their own: they copy the demo repository from a static server's
+    /repository/ (every sha256 verified), as nodes without the folder do. Batching is on for every
+    model, so that concurrent requests go through Ray's @serve.batch."""
     port = free_port()
+    folder = tmp_path_factory.mktemp("ray")
     started = time.perf_counter()
-    # Batching on for every model, so that concurrent requests go through Ray's @serve.batch.
-    server = start_test_server(["serve", "--engine", "ray", "--replicas", "2", "--repository", str(demo_repository),
-                                "--port", str(port)], port, tmp_path_factory.mktemp("ray") / "server.log",
+    server = start_test_server(["serve", "--engine", "ray", "--replicas", "2", "--artifacts-url", f"{live_server}/repository/",
+                                "--repository", str(folder / "copy"), "--port", str(port)], port, folder / "server.log",
                                env={"ONNXPORT_DYNAMIC_BATCHING": "all"}, timeout=240)
     print(f"\nRay cluster and 2 replicas ready in {time.perf_counter() - started:.1f} s")
     assert ray_processes(), "no process of the local Ray cluster found"
@@ -190,3 +193,13 @@ def test_a_replica_killed_under_load_loses_only_its_requests_in_flight(ray_serve
         now = replicas_answering(ray_server.base_url)
     assert len(now) == 2 and victim not in now, f"Ray did not bring back a second replica: {now}"
     print(f"two replicas answer again {time.time() - killed:.1f} s after the kill")
+
+
+def test_an_unreachable_artifacts_url_is_one_line_before_any_cluster_starts(run_cli, assert_one_line_error, tmp_path):
+    url = f"http://127.0.0.1:{free_port()}/repository/"
+    running = ray_processes()  # the module's cluster, when its fixture is up
+    code, _, err = run_cli("serve", "--engine", "ray", "--artifacts-url", url, "--repository", tmp_path / "copy",
+                           "--port", free_port())
+    assert code == 1
+    assert_one_line_error(err, url, "manifest.json", "cannot connect")
+    assert ray_processes() == running

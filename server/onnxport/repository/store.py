@@ -55,18 +55,8 @@ class Repository:
             manifest = json.loads(self.manifest_path.read_text())
         except (OSError, ValueError) as exc:
             raise RepositoryError(f"{self.manifest_path} is not readable JSON: {exc}") from exc
-        if manifest.get("schema") == SCHEMA and isinstance(manifest.get("schema_version"), int) \
-                and manifest["schema_version"] < SCHEMA_VERSION:
-            raise RepositoryError(
-                f"{self.manifest_path} was written by an older onnxport (manifest version "
-                f"{manifest['schema_version']}; this one writes {SCHEMA_VERSION}): remove {self.root} "
-                "and run `onnxport build` (and your imports) again")
-        if manifest.get("schema") != SCHEMA or manifest.get("schema_version") != SCHEMA_VERSION:
-            raise RepositoryError(
-                f"{self.manifest_path}: schema {manifest.get('schema')!r} version "
-                f"{manifest.get('schema_version')!r}; expected {SCHEMA!r} version {SCHEMA_VERSION}"
-            )
-        return manifest
+        return check_manifest(manifest, str(self.manifest_path),
+                              f"remove {self.root} and run `onnxport build` (and your imports) again")
 
     def path_of(self, relative: str) -> Path:
         return self.root / relative
@@ -78,14 +68,20 @@ class Repository:
     # -------------------------------------------------------------- write side
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator["Transaction"]:
-        """Exclusive write access; staged files vanish unless commit() is reached."""
+    def lock(self, *, wait: bool = False) -> Iterator[None]:
+        """The one-writer lock (.lock); a second writer is refused, or with `wait` waits its turn."""
         self.root.mkdir(parents=True, exist_ok=True)
         with open(self.root / layout.LOCK_FILE, "w") as lock:
             try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
             except BlockingIOError as exc:
                 raise RepositoryError(f"{self.root} is being written by another onnxport process") from exc
+            yield
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator["Transaction"]:
+        """Exclusive write access; staged files vanish unless commit() is reached."""
+        with self.lock():
             staging_root = self.root / ".staging"
             # A killed build leaves its staging folder: nothing in it was ever referenced.
             shutil.rmtree(staging_root, ignore_errors=True)
@@ -153,6 +149,24 @@ class Transaction:
                 for path in folder.iterdir():
                     if str(path.relative_to(self.repository.root)) not in keep:
                         shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+
+def check_manifest(manifest: Any, source: str, rebuild: str) -> dict[str, Any]:
+    """`manifest` if it is one this onnxport reads (schema and version), else a RepositoryError naming
+    `source`; `rebuild` says what to do about one written by an older onnxport."""
+    if not isinstance(manifest, dict):
+        raise RepositoryError(f"{source}: expected a JSON object (a manifest), got {type(manifest).__name__}")
+    if manifest.get("schema") == SCHEMA and isinstance(manifest.get("schema_version"), int) \
+            and manifest["schema_version"] < SCHEMA_VERSION:
+        raise RepositoryError(
+            f"{source} was written by an older onnxport (manifest version "
+            f"{manifest['schema_version']}; this one writes {SCHEMA_VERSION}): {rebuild}")
+    if manifest.get("schema") != SCHEMA or manifest.get("schema_version") != SCHEMA_VERSION:
+        raise RepositoryError(
+            f"{source}: schema {manifest.get('schema')!r} version "
+            f"{manifest.get('schema_version')!r}; expected {SCHEMA!r} version {SCHEMA_VERSION}"
+        )
+    return manifest
 
 
 def referenced_files(entry: dict[str, Any]) -> set[str]:

@@ -64,6 +64,23 @@ def origin(entry: str) -> str:
     return f"{scheme}://{host}" + (f":{port}" if port else "")
 
 
+def _url(value: str) -> str | None:
+    value = value.strip()
+    if not value:
+        return None
+    scheme, _, rest = value.partition("://")
+    if scheme.lower() not in ("http", "https") or not rest.split("/", 1)[0]:
+        raise ValueError("expected an http:// or https:// URL of a published repository folder "
+                         "(e.g. https://cdn.example.com/models/ or http://host:8000/repository/)")
+    return value
+
+
+def _url_or_none(value: Any) -> str | None:
+    if value is None:
+        return None
+    raise ValueError(f"expected a URL (a string) or null, got {value!r}")
+
+
 def _origins(value: str) -> list[str]:
     return [origin(entry) for entry in value.split(",") if entry.strip()]
 
@@ -105,6 +122,10 @@ SETTINGS = [
             "Origins (scheme://host[:port], or * for any) whose pages may use the manifest, artifacts, golden "
             "data, /ort/, /vendor/tokenizers/, /web/, /api/ and /v2/ cross-origin (comma-separated; default: none, "
             "same-origin only).", check=_origin_list),
+    Setting("artifacts_url", None, _url,
+            "Base URL of a published repository (a CDN, or a static server's /repository/) from which a Ray Serve "
+            "replica downloads the manifest and artifacts, each sha256-verified, into the `repository` folder "
+            "before serving (off when empty).", check=_url_or_none),
 ]
 ENV_PREFIX = "ONNXPORT_"
 

@@ -1,8 +1,8 @@
 """`onnxport serve --engine ray`: the V2 API as a Ray Serve application, on a local or existing cluster.
 
-Each replica is one actor holding its own State (catalog and sessions over the same repository
-folder, which every node must see at the same path) and the ASGI app of asgi.py; Ray's proxy routes
-HTTP to the replicas. Without --address, a local single-node cluster is started in a temporary
+Each replica is one actor holding its own State (catalog and sessions over the repository folder,
+which every node sees at the same path, or which it first fills from `artifacts_url` with every
+file's sha256 verified) and the ASGI app of asgi.py; Ray's proxy routes HTTP to the replicas. Without --address, a local single-node cluster is started in a temporary
 folder and stopped with the server.
 """
 
@@ -27,9 +27,12 @@ class V2Replica:
     """One replica: builds its State in the actor, then answers every HTTP request through the ASGI app."""
 
     def __init__(self, settings: dict[str, Any]):
+        from onnxport.repository import mirror
         from onnxport.serving import asgi, state
         from onnxport.serving.ray_batching import serve_batcher
 
+        if settings.get("artifacts_url"):  # a node without the repository folder: a verified local copy
+            mirror.sync(settings["artifacts_url"], settings["repository"])
         self.loop: asyncio.AbstractEventLoop | None = None  # the replica's, known at its first request
         self.app = asgi.create_asgi_app(state.build(settings, serve_batcher(lambda: self.loop)))
 
@@ -93,6 +96,14 @@ def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[i
         raise OnnxportError("--engine ray needs Ray Serve: pip install -e '.[ray]'") from exc
     if replicas < 1 or max_ongoing < 1:
         raise OnnxportError(f"--replicas {replicas}, --max-ongoing-requests {max_ongoing}: each at least 1")
+    if settings.get("artifacts_url") and not address:
+        # The replicas of a local cluster share this folder: copying it here first makes a bad URL or
+        # an altered file a one-line error before any cluster starts, and the replicas find it done.
+        from onnxport.repository import mirror
+
+        copied = mirror.sync(settings["artifacts_url"], settings["repository"])
+        print(f"onnxport: copied {settings['artifacts_url']} into {settings['repository']}: {copied['downloaded']} files "
+              f"downloaded ({copied['bytes']:,} bytes), {copied['present']} present, every sha256 verified", flush=True)
     if address:
         ray.init(address=address, configure_logging=False, log_to_driver=False)
     else:

@@ -17,6 +17,9 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 
 
 @blueprint.get("/api/manifest")
+# Also where a published repository folder has it, so /repository/ is one (what artifacts_url reads).
+# A path without a converter outranks /repository/<path:relative> in werkzeug's routing.
+@blueprint.get("/repository/manifest.json")
 def manifest() -> Response:
     """The manifest as built; revalidated on every use (it changes with each build)."""
     body = json.dumps(state().catalog.manifest(), sort_keys=True).encode()
