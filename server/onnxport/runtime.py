@@ -16,15 +16,18 @@ CPU = "CPUExecutionProvider"
 
 def create_session(
     model: bytes | Path, *, label: str = "model", threads: int = 0, inter_op_threads: int = 0,
-    providers: Sequence[str] = (CPU,), profile_prefix: str | None = None,
+    providers: Sequence[str] = (CPU,), profile_prefix: str | None = None, spinning: bool = True,
 ) -> ort.InferenceSession:
     """A session from serialized bytes or a file; a load failure names the model.
 
-    threads/inter_op_threads 0 let onnxruntime choose; profile_prefix turns its profiler on.
+    threads/inter_op_threads 0 let onnxruntime choose; profile_prefix turns its profiler on;
+    spinning False makes idle intra-op threads sleep rather than spin (cores shared with other work).
     """
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = inter_op_threads
+    if not spinning:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3  # errors only: warnings about unused initializers are noise here
     if profile_prefix is not None:
         options.enable_profiling = True

@@ -134,6 +134,7 @@ def test_every_setting_can_be_set_from_the_environment(tmp_path):
         "providers": ("A,B", ["A", "B"]),
         "intra_op_threads": ("2", 2),
         "inter_op_threads": ("3", 3),
+        "intra_op_spinning": (" OFF", "off"),
         "host": ("::1", "::1"),
         "port": ("1234", 1234),
         "workers": ("5", 5),

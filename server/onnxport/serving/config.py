@@ -36,6 +36,13 @@ def _path(value: str) -> Path:
     return Path(value).expanduser()
 
 
+def _spinning(value: str) -> str:
+    choice = value.strip().lower()
+    if choice not in ("auto", "on", "off"):
+        raise ValueError("expected auto, on or off")
+    return choice
+
+
 def _providers(value: str) -> list[str]:
     return [p.strip() for p in value.split(",") if p.strip()]
 
@@ -110,6 +117,10 @@ SETTINGS = [
             "onnxruntime build lacks are dropped, CPU is always last."),
     Setting("intra_op_threads", 0, int, "Threads per onnxruntime session for one operator (0 = all cores)."),
     Setting("inter_op_threads", 1, int, "Threads per onnxruntime session across operators."),
+    Setting("intra_op_spinning", "auto", _spinning,
+            "Whether onnxruntime's idle threads spin for the next operator: on, off, or auto (on for waitress; off "
+            "on Ray Serve, whose proxy and replicas share the cores: `onnxport bench --engine ray` measured more "
+            "throughput without it)."),
     Setting("dynamic_batching", "auto", str,
             "Models whose concurrent requests are batched: auto (where the latest `onnxport bench` in the "
             "repository measured a gain), all, none, or a comma-separated list of models."),

@@ -20,7 +20,8 @@ class SessionPool:
     """
 
     def __init__(self, providers: list[str], intra_op_threads: int = 0, inter_op_threads: int = 1,
-                 batcher: Callable[..., DynamicBatcher] = DynamicBatcher):
+                 batcher: Callable[..., DynamicBatcher] = DynamicBatcher, spinning: bool = True):
+        self.spinning = spinning
         # batcher(session, label, window_ms, max_batch): ours, or Ray Serve's in a Ray replica (ray_batching.py).
         self.make_batcher = batcher
         self.providers = runtime.usable_providers(providers)
@@ -41,7 +42,7 @@ class SessionPool:
             session = self._sessions.get(sha256)
             if session is None:
                 session = runtime.create_session(
-                    path, label=label, threads=self.intra_op_threads, inter_op_threads=self.inter_op_threads,
+                    path, label=label, threads=self.intra_op_threads, inter_op_threads=self.inter_op_threads, spinning=self.spinning,
                     providers=self.providers)
                 with self._lock:
                     self._sessions[sha256] = session
