@@ -64,3 +64,31 @@ def test_without_a_bench_the_page_says_how_to_make_one(repository_copy, serve_re
     tab = open_tab("#/performance", base_url=serve_repository(repository_copy(models=["iris"])))
     expect(tab.page.locator("[data-testid=no-bench]")).to_contain_text("onnxport bench")
     assert tab.console_errors == []
+
+
+def test_bench_on_ray_adds_its_rows_beside_waitress(repository_copy, tmp_path):
+    """`onnxport bench --engine ray --replicas 1`: the same throughput table on a real local Ray cluster."""
+    repository = repository_copy(models=["iris"])
+    report_path = tmp_path / "bench.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "onnxport", "--repository", str(repository), "bench", "iris", "--runs", "3",
+         "--runtimes", "", "--engine", "ray", "--replicas", "1", "--json", str(report_path)],
+        cwd=PROJECT, capture_output=True, text=True, timeout=900,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    report = json.loads(report_path.read_text())
+    rows = report["models"]["iris"]["server"]["engines"]
+    assert [(r["engine"], r["replicas"], r["batching"]) for r in rows] == [("ray", 1, "off"), ("ray", 1, "on")]
+    for row in rows:
+        assert [t["clients"] for t in row["throughput"]] == [1, 4, 16]
+        assert all(t["requests_per_s"] > 0 and "errors" not in t for t in row["throughput"]), row
+    assert [s["replicas"] for s in report["ray_starts"]] == [1, 1] and all(s["seconds"] > 0 for s in report["ray_starts"])
+    assert isinstance(report["recommendations"]["dynamic_batching_ray"]["iris"], bool)
+    assert "engines side by side" in run.stdout and "ray       1         on" in run.stdout
+
+
+def test_bench_refuses_bad_replica_counts(repository_copy):
+    run = subprocess.run([sys.executable, "-m", "onnxport", "--repository", str(repository_copy(models=["iris"])), "bench",
+                          "--engine", "ray", "--replicas", "1,zero"], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines() == ["onnxport: error: --replicas '1,zero': expected replica counts of at least 1, e.g. 1,2"]

@@ -92,6 +92,17 @@ def test_auto_follows_the_latest_bench(tmp_path):
     assert enabled_for({"dynamic_batching": "none", "repository": tmp_path})("digits") is False
 
 
+def test_ray_follows_the_bench_of_ray(tmp_path):
+    """Ray's batching goes behind Ray's proxy: only its own rows in the bench decide it."""
+    settings = {"dynamic_batching": "auto", "repository": tmp_path}
+    (tmp_path / BENCH_FILE).write_text(json.dumps({"recommendations": {"dynamic_batching": {"digits": True}}}))
+    assert enabled_for(settings, "ray")("digits") is False  # waitress's verdict is not Ray's
+    (tmp_path / BENCH_FILE).write_text(json.dumps({"recommendations": {
+        "dynamic_batching": {"digits": True}, "dynamic_batching_ray": {"digits": False, "minilm": True}}}))
+    policy = enabled_for(settings, "ray")
+    assert policy("digits") is False and policy("minilm") is True
+
+
 def test_releasing_an_artifact_stops_its_batcher_thread_and_frees_the_session(tmp_path):
     path = tmp_path / "double.onnx"
     path.write_bytes(doubling_model())

@@ -35,12 +35,12 @@ def test_create_session_sleeps_when_asked(model_file):
     assert not spins(runtime.create_session(model_file, spinning=False))
 
 
-@pytest.mark.parametrize(("choice", "shared_cores", "expected"), [
-    ("auto", False, True), ("auto", True, False), ("on", True, True), ("off", False, False),
+@pytest.mark.parametrize(("choice", "engine", "expected"), [
+    ("auto", "waitress", True), ("auto", "ray", False), ("on", "ray", True), ("off", "waitress", False),
 ])
-def test_the_setting_and_the_engine_decide(model_file, tmp_path, choice, shared_cores, expected):
+def test_the_setting_and_the_engine_decide(model_file, tmp_path, choice, engine, expected):
     settings = config.load({"repository": str(tmp_path), "intra_op_spinning": choice}, environ={})
-    pool = state.build(settings, shared_cores=shared_cores).sessions
+    pool = state.build(settings, engine=engine).sessions
     assert spins(pool.get("0" * 64, model_file, "relu")) is expected
 
 

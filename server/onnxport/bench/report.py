@@ -68,6 +68,9 @@ def text(report: dict[str, Any]) -> str:
             f"{s['replicas']} replica(s) {s['seconds']:.1f} s" for s in report["ray_starts"]))
     recommended = report.get("recommendations", {}).get("dynamic_batching", {})
     parts.append("\ndynamic batching recommended for: " + (", ".join(m for m, on in recommended.items() if on) or "none"))
+    if "dynamic_batching_ray" in report.get("recommendations", {}):
+        on_ray = report["recommendations"]["dynamic_batching_ray"]
+        parts.append("on Ray Serve (@serve.batch): " + (", ".join(m for m, on in on_ray.items() if on) or "none"))
     return "\n".join(parts)
 
 

@@ -83,6 +83,9 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
         native_ops = native_operator_times(repo.path_of(manifest["models"][name]["variants"]["fp32"]["file"]), inputs[name], 1)
         report["models"][name]["operator_profile"] = side_by_side(native_ops, browser_ops)
     report["recommendations"] = {"dynamic_batching": {name: batching_wins(report["models"][name]["server"]) for name in names}}
+    if ray_replicas:
+        report["recommendations"]["dynamic_batching_ray"] = {
+            name: ray_batching_wins(report["models"][name]["server"]["engines"]) for name in names}
     return report
 
 
@@ -92,6 +95,13 @@ def batching_wins(server: dict[str, Any]) -> bool:
     lone = off[1]["median_ms"] or 1e-9
     return (on[16]["requests_per_s"] >= BATCHING_GAIN * off[16]["requests_per_s"]
             and on[16]["p90_ms"] <= 3 * lone)
+
+
+def ray_batching_wins(rows: list[dict[str, Any]]) -> bool:
+    """The same rule as batching_wins, on Ray's rows with the most replicas measured."""
+    most = max(r["replicas"] for r in rows)
+    by_batching = {r["batching"]: r["throughput"] for r in rows if r["replicas"] == most}
+    return batching_wins({"throughput_batching_off": by_batching["off"], "throughput_batching_on": by_batching["on"]})
 
 
 def save_latest(repository: Path, report: dict[str, Any]) -> Path:

@@ -9,11 +9,16 @@ from typing import Any, Callable
 from onnxport.repository.layout import BENCH_FILE
 
 
-def policy(settings: dict[str, Any]) -> dict[str, Any]:
-    return {"enabled": enabled_for(settings), "window_ms": settings["batch_window_ms"], "max_batch": settings["max_batch"]}
+# The bench's verdict per engine: Ray's batching (@serve.batch behind Ray's proxy) is measured on its own.
+VERDICTS = {"waitress": "dynamic_batching", "ray": "dynamic_batching_ray"}
 
 
-def enabled_for(settings: dict[str, Any]) -> Callable[[str], bool]:
+def policy(settings: dict[str, Any], engine: str = "waitress") -> dict[str, Any]:
+    return {"enabled": enabled_for(settings, engine), "window_ms": settings["batch_window_ms"],
+            "max_batch": settings["max_batch"]}
+
+
+def enabled_for(settings: dict[str, Any], engine: str = "waitress") -> Callable[[str], bool]:
     choice = str(settings["dynamic_batching"]).strip()
     if choice == "all":
         return lambda model: True
@@ -34,7 +39,7 @@ def enabled_for(settings: dict[str, Any]) -> Callable[[str], bool]:
             return False
         if stamp != cache["stamp"]:
             try:
-                verdicts = json.loads(bench.read_text()).get("recommendations", {}).get("dynamic_batching", {})
+                verdicts = json.loads(bench.read_text()).get("recommendations", {}).get(VERDICTS[engine], {})
             except (OSError, ValueError):
                 verdicts = {}
             cache.update(stamp=stamp, verdicts=verdicts)

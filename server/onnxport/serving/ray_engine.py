@@ -34,7 +34,7 @@ class V2Replica:
         if settings.get("artifacts_url"):  # a node without the repository folder: a verified local copy
             mirror.sync(settings["artifacts_url"], settings["repository"])
         self.loop: asyncio.AbstractEventLoop | None = None  # the replica's, known at its first request
-        self.app = asgi.create_asgi_app(state.build(settings, serve_batcher(lambda: self.loop), shared_cores=True))
+        self.app = asgi.create_asgi_app(state.build(settings, serve_batcher(lambda: self.loop), engine="ray"))
 
     async def __call__(self, request):
         from starlette.responses import Response

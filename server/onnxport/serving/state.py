@@ -22,15 +22,15 @@ class State:
     batching: dict[str, Any]  # batching_policy.policy(settings), built once per app
 
 
-def build(settings: dict[str, Any], batcher: Callable[..., Any] = DynamicBatcher, shared_cores: bool = False) -> State:
-    """The catalog and sessions of one server (a Flask app, or one Ray Serve replica with Ray's batcher,
-    whose cores are shared with Ray's proxy and other replicas)."""
+def build(settings: dict[str, Any], batcher: Callable[..., Any] = DynamicBatcher, engine: str = "waitress") -> State:
+    """The catalog and sessions of one server: a Flask app, or one Ray Serve replica (engine "ray") with
+    Ray's batcher, the bench's Ray verdicts, and cores shared with Ray's proxy and other replicas."""
     catalog = Catalog(Repository(settings["repository"]))
-    spinning = {"on": True, "off": False}.get(settings["intra_op_spinning"], not shared_cores)
+    spinning = {"on": True, "off": False}.get(settings["intra_op_spinning"], engine != "ray")
     sessions = SessionPool(settings["providers"], settings["intra_op_threads"], settings["inter_op_threads"], batcher,
                            spinning)
     catalog.on_reload(sessions.retain)  # a new build releases the sessions of replaced artifacts
-    return State(settings, catalog, sessions, batching_policy.policy(settings))
+    return State(settings, catalog, sessions, batching_policy.policy(settings, engine))
 
 
 def state() -> State:
