@@ -185,6 +185,48 @@ def test_artifacts_are_downloaded_once_then_served_from_the_cache_until_cleared(
     assert tab.artifact_requests() == first * 2, "after clearing the cache the artifact is downloaded again"
 
 
+# A cache hit is not re-hashed (it was verified when it was stored, under its sha256): its length
+# and a sampled sha256 recorded at that time are checked instead. Offset 0 is always sampled.
+DAMAGE_CACHED_ARTIFACT = """async (damage) => {
+  const cache = await caches.open("onnxport-artifacts-v2");
+  let damaged = 0;
+  for (const request of await cache.keys()) {
+    if (!request.url.endsWith(".onnx")) continue;
+    const entry = await cache.match(request);
+    const bytes = new Uint8Array(await entry.arrayBuffer());
+    const changed = damage === "cut short" ? bytes.slice(0, bytes.length - 1) : bytes.map((b, i) => (i === 0 ? b ^ 0xff : b));
+    await cache.put(request, new Response(changed, { headers: entry.headers }));
+    damaged += 1;
+  }
+  return damaged;
+}"""
+
+
+@pytest.mark.parametrize(("damage", "note"), [
+    ("cut short", re.compile(r"the cached copy has \d+ bytes, not the manifest's \d+ and was fetched again")),
+    ("altered", "the cached copy failed its sampled sha256 check and was fetched again"),
+])
+def test_a_damaged_cache_entry_is_refused_and_downloaded_again(open_tab, damage, note):
+    tab = open_tab("#/play/digits?runtime=wasm&variant=fp32")
+    page = tab.page
+    draw_digit(page)
+    expect_ran_on(page, "wasm", "fp32")
+    first = tab.artifact_requests()
+    assert page.evaluate(DAMAGE_CACHED_ARTIFACT, damage) == 1
+
+    page.reload()
+    draw_digit(page)
+    expect_ran_on(page, "wasm", "fp32")
+    expect(by_testid(page, "notes")).to_contain_text(note)
+    expect(by_testid(page, "browser-result")).to_contain_text("model from network")
+    assert tab.artifact_requests() == first * 2, "the damaged entry must be downloaded again"
+
+    page.reload()  # and the new entry is whole: the third start reads it from the cache
+    draw_digit(page)
+    expect_ran_on(page, "wasm", "fp32")
+    expect(by_testid(page, "browser-result")).to_contain_text("model from cache")
+
+
 def test_a_full_storage_quota_runs_without_the_cache_and_says_so(open_tab):
     tab = open_tab()
     page = tab.page

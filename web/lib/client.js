@@ -5,7 +5,7 @@ import { checkManifest } from "./manifest.js";
 import { LoadedModel } from "./model.js";
 import { buildPlan } from "./plan.js";
 import { probe } from "./probe.js";
-import { openSession, SessionError } from "./session.js";
+import { openSession, SessionError, startRuntime } from "./session.js";
 import { recordDownload } from "./speeds.js";
 import { decodeTensors } from "./tensors.js";
 import { remember, remembered } from "./verdicts.js";
@@ -124,16 +124,23 @@ export class Client {
 
   // An artifact's bytes (verified, cached) and a session for it: the conformance check,
   // the bench and the library's own models all start here.
+  // The runtime starts (worker, .wasm, threads) while the bytes are read, not after.
   async session(record, runtime, { worker, verbose = false, profile = false, onProgress } = {}) {
     const started = performance.now();
+    const options = {
+      runtime, device: await probe(), ortBase: this.ortBase, worker, verbose,
+      perturb: this.perturb === runtime || (this.perturb === "wasm" && runtime === "wasm-1t"),
+    };
+    const starting = startRuntime(options);
+    starting.catch(() => {}); // awaited below, after the bytes; a failure is reported there
     const loaded = await loadArtifact(this.fileUrl(record.file), record, onProgress);
     if (loaded.source === "network") recordDownload(record.bytes, loaded.networkMs);
     const loadMs = performance.now() - started;
-    const session = await openSession({
-      bytes: loaded.bytes, runtime, device: await probe(), ortBase: this.ortBase, worker, verbose, profile,
-      perturb: this.perturb === runtime || (this.perturb === "wasm" && runtime === "wasm-1t"),
-    });
-    return { session, source: loaded.source, notes: loaded.notes, loadMs };
+    const { initMs } = await starting;
+    const readyMs = performance.now() - started;
+    const session = await openSession({ ...options, bytes: loaded.bytes, profile });
+    const stages = { load_ms: loadMs, download_ms: loaded.networkMs, verify_ms: loaded.verifyMs, init_ms: initMs, ready_ms: readyMs };
+    return { session, source: loaded.source, notes: loaded.notes, loadMs, stages };
   }
 
   // options: runtime / variant (pins), verify: first-use | always | off, and hooks

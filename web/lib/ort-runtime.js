@@ -11,27 +11,45 @@ const BUNDLES = Object.freeze({
   webnn: "ort.webgpu.min.mjs",
   wasm: "ort.wasm.min.mjs",
 });
+// A one-node model (Identity on a float[1]), 78 bytes: creating a session from it starts the
+// backend (fetches and instantiates the .wasm, starts its threads; on WebGPU, gets the device),
+// so that this work is done at init, while the page is still reading the model's bytes.
+const WARM_UP = "CAgSCG9ubnhwb3J0OjoKEAoBeBIBeSIISWRlbnRpdHkSBHdhcm1aDwoBeBIKCggIARIECgIIAWIPCgF5EgoKCAgBEgQKAggBQgQKABAN";
 let ort = null;
 let loaded = null;
+let starting = null;
 let perturbed = false;
 const sessions = new Map();
 let nextSession = 1;
 
 // ortBase: the absolute URL of onnxruntime-web's dist folder (the bundle and its .wasm files).
-export async function init(runtime, { threads = 1, verbose = false, ortBase, perturb = false } = {}) {
-  if (!(runtime in BUNDLES)) throw new Error(`unknown browser runtime ${JSON.stringify(runtime)}; runtimes: ${Object.keys(BUNDLES).join(", ")}`);
-  if (ort && loaded !== runtime) throw new Error(`this worker runs ${loaded}, not ${runtime}`);
-  if (!ort) {
-    if (!ortBase) throw new Error("init needs ortBase, the URL of onnxruntime-web's files");
-    ort = await import(new URL(BUNDLES[runtime], ortBase).href);
+// Later calls share the first one's start (the page starts the worker before a model is read).
+export function init(runtime, { threads = 1, verbose = false, ortBase, perturb = false } = {}) {
+  if (!(runtime in BUNDLES)) return Promise.reject(new Error(`unknown browser runtime ${JSON.stringify(runtime)}; runtimes: ${Object.keys(BUNDLES).join(", ")}`));
+  if (loaded && loaded !== runtime) return Promise.reject(new Error(`this worker runs ${loaded}, not ${runtime}`));
+  if (!starting) {
+    if (!ortBase) return Promise.reject(new Error("init needs ortBase, the URL of onnxruntime-web's files"));
     loaded = runtime;
-    ort.env.wasm.wasmPaths = ortBase;
-    // Threads need SharedArrayBuffer, which only a cross-origin isolated page has.
-    ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.max(1, threads) : 1;
-    ort.env.logLevel = verbose ? "verbose" : "error";
     perturbed = perturb;
+    starting = start(runtime, { threads, verbose, ortBase }).catch((error) => {
+      starting = null; // a later call may try again
+      loaded = null;
+      throw error;
+    });
   }
-  return { runtime, version: ort.env.versions?.web ?? null, threads: ort.env.wasm.numThreads };
+  return starting;
+}
+
+async function start(runtime, { threads, verbose, ortBase }) {
+  const began = performance.now();
+  ort = await import(new URL(BUNDLES[runtime], ortBase).href);
+  ort.env.wasm.wasmPaths = ortBase;
+  // Threads need SharedArrayBuffer, which only a cross-origin isolated page has.
+  ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.max(1, threads) : 1;
+  ort.env.logLevel = verbose ? "verbose" : "error";
+  const warm = await ort.InferenceSession.create(Uint8Array.from(atob(WARM_UP), (c) => c.charCodeAt(0)), { executionProviders: [runtime] });
+  await warm.release();
+  return { runtime, version: ort.env.versions?.web ?? null, threads: ort.env.wasm.numThreads, initMs: performance.now() - began };
 }
 
 export async function createSession(bytes, { verbose = false, optimization = "all", profile = false } = {}) {

@@ -9,16 +9,21 @@ export class SessionError extends Error {
   }
 }
 
+// Starts a runtime's worker and backend (onnxruntime-web, its .wasm, its threads) without a
+// model, so a caller can do it while the model's bytes are still being read; openSession
+// then finds it started. Resolves to {runtime, version, threads, initMs}.
+export function startRuntime({ runtime, device, ortBase, worker = runtime, verbose = false, perturb = false }) {
+  const owner = workerFor(worker);
+  return owner.call("init", { ...initArgs(runtime, device), ortBase, verbose, perturb }).catch((error) => {
+    throw new SessionError(`${runtime} could not start: ${error.message}`, "init");
+  });
+}
+
 // runtime: wasm | wasm-1t | webgpu | webnn. worker: the worker's name (sessions of one
 // runtime share a worker unless a caller needs its own, e.g. a fresh start for the bench).
 export async function openSession({ bytes, runtime, device, ortBase, worker = runtime, verbose = false, profile = false, perturb = false }) {
   const owner = workerFor(worker);
-  let info;
-  try {
-    info = await owner.call("init", { ...initArgs(runtime, device), ortBase, verbose, perturb });
-  } catch (error) {
-    throw new SessionError(`${runtime} could not start: ${error.message}`, "init");
-  }
+  const info = await startRuntime({ runtime, device, ortBase, worker, verbose, perturb });
   if (verbose) await owner.call("logs"); // the log starts afresh with this session
   let created;
   try {
