@@ -358,3 +358,24 @@ def test_minilm_fp32_cosine_in_the_browser_equals_the_servers(
         np.testing.assert_array_equal(inputs[name], value, err_msg=f"{name} from the browser's tokenizer")
     reference = _cosine(reference_outputs("minilm", "fp32", expected)["sentence_embedding"])
     assert abs(browser_value - reference) < 1e-4, f"browser cosine {browser_value}, onnxruntime on Python tokens {reference}"
+
+
+def test_a_model_stays_loaded_across_pages_of_the_app(open_tab):
+    """Hash navigation keeps the page, its workers and their sessions: coming back to a model runs it
+    at once, with no new worker, download, session or verification."""
+    tab = open_tab("#/play/digits?runtime=wasm&variant=fp32")
+    page = tab.page
+    draw_digit(page)
+    expect_ran_on(page, "wasm", "fp32")
+    workers, artifacts, references = len(page.workers), tab.artifact_requests(), tab.reference_requests()
+    # With the cache emptied and the artifacts unreachable, only the loaded session can run it again.
+    page.evaluate("caches.delete('onnxport-artifacts-v2')")
+    tab.context.route("**/artifacts/**", lambda route: route.abort())
+
+    page.evaluate("location.hash = '#/performance'")
+    expect(page.get_by_role("heading", name="Performance")).to_be_visible()
+    page.evaluate("location.hash = '#/play/digits?runtime=wasm&variant=fp32'")
+    draw_digit(page)
+    expect_ran_on(page, "wasm", "fp32")
+    assert len(page.workers) == workers, "a worker was started again"
+    assert (tab.artifact_requests(), tab.reference_requests()) == (artifacts, references)
