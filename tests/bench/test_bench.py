@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -51,12 +53,95 @@ def test_bench_measures_every_path_and_keeps_the_latest_in_the_repository(benche
     assert "x native fp32 1t" in printed and "dynamic batching recommended for" in printed
 
 
+# What the page's Chart.js charts hold (Chart.getChart: the UMD bundle's global), read through page.evaluate.
+READ_CHART = """testid => {
+  const chart = Chart.getChart(document.querySelector(`[data-testid="${testid}"] canvas`));
+  if (!chart) return null;
+  return {
+    type: chart.config.type, labels: chart.data.labels,
+    datasets: chart.data.datasets.map((d) => ({ label: d.label, data: d.data })),
+    y: { type: chart.scales.y.type, title: chart.options.scales.y.title.text, ticks: chart.scales.y.ticks.map((t) => t.label) },
+    x: { title: chart.options.scales.x.title.text, ticks: chart.scales.x.ticks.map((t) => t.label) },
+    legend: chart.legend.legendItems.map((item) => item.text),
+  };
+}"""
+
+# The viewport position of one bar's middle: Chart.js elements are in the canvas's CSS pixels.
+BAR_POSITION = """([testid, series, label]) => {
+  const canvas = document.querySelector(`[data-testid="${testid}"] canvas`);
+  const chart = Chart.getChart(canvas);
+  const bar = chart.getDatasetMeta(chart.data.datasets.findIndex((d) => d.label === series)).data[chart.data.labels.indexOf(label)];
+  const box = canvas.getBoundingClientRect();
+  return { x: box.left + bar.x, y: box.top + (bar.y + bar.base) / 2 };
+}"""
+
+TOOLTIP = """testid => {
+  const tooltip = Chart.getChart(document.querySelector(`[data-testid="${testid}"] canvas`)).tooltip;
+  if (!tooltip.opacity || !tooltip.dataPoints?.length) return null;
+  return { title: tooltip.title, lines: tooltip.body.flatMap((b) => b.lines),
+           points: tooltip.dataPoints.map((p) => ({ series: p.dataset.label, label: p.label, raw: p.raw })) };
+}"""
+
+
+def hover_bar(page, testid: str, series: str, label: str) -> dict:
+    """Move the mouse onto a bar and return the tooltip Chart.js shows for it (events arrive on an animation frame)."""
+    page.get_by_test_id(testid).scroll_into_view_if_needed()
+    position = page.evaluate(BAR_POSITION, [testid, series, label])
+    page.mouse.move(position["x"], position["y"])
+    deadline = time.monotonic() + 10
+    while (tooltip := page.evaluate(TOOLTIP, testid)) is None and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert tooltip is not None, f"no tooltip on {testid} after hovering {series} {label}"
+    return tooltip
+
+
+def tooltip_figure(lines: list[str], series: str, unit: str) -> float:
+    """The number the tooltip prints for a series ("native all: 0.0123 ms" -> 0.0123)."""
+    matches = [re.fullmatch(rf"{re.escape(series)}: (\S+) {unit}(?: .*)?", line) for line in lines]
+    found = [float(m[1]) for m in matches if m]
+    assert len(found) == 1, f"expected one {series!r} line in the tooltip, got {lines}"
+    return found[0]
+
+
 def test_the_performance_page_charts_the_latest_bench(benched, serve_repository, open_tab):
-    repository, _, _ = benched
+    repository, report, _ = benched
     tab = open_tab("#/performance", base_url=serve_repository(repository))
-    expect(tab.page.locator("[data-testid=latency-chart-iris] svg rect")).not_to_have_count(0)
-    expect(tab.page.locator("[data-testid=throughput-chart-iris] svg path")).to_have_count(2)
-    expect(tab.page.locator("[data-testid=size-chart] svg")).to_have_count(1)
+    for testid in ("latency-chart-iris", "throughput-chart-iris", "size-chart"):
+        expect(tab.page.locator(f"[data-testid={testid}] canvas")).to_have_count(1)
+    latency = tab.page.evaluate(READ_CHART, "latency-chart-iris")
+    assert latency["type"] == "bar" and latency["labels"] == list(report["models"]["iris"]["variants"])
+    assert latency["legend"] == ["native 1t", "native all", "wasm-1t", "wasm"]  # no WebGPU in this bench
+    assert latency["y"]["type"] == "linear" and "ms" in latency["y"]["title"] and latency["y"]["ticks"]
+    assert latency["x"]["title"] == "variant"
+    throughput = tab.page.evaluate(READ_CHART, "throughput-chart-iris")
+    assert throughput["type"] == "line" and throughput["x"]["ticks"] == ["1", "4", "16"]
+    assert throughput["legend"] == ["waitress, batching off", "waitress, batching on"]
+    off = [r["requests_per_s"] for r in report["models"]["iris"]["server"]["throughput_batching_off"]]
+    assert throughput["datasets"][0]["data"] == off
+    size = tab.page.evaluate(READ_CHART, "size-chart")
+    assert size["labels"] == ["iris"] and size["y"]["type"] == "linear" and size["y"]["title"] == "size, MB"
+    assert tab.console_errors == []
+
+
+def test_a_chart_shows_the_bench_figures_on_hover(benched, serve_repository, open_tab):
+    """Hover the iris fp32 "native all" latency bar and the fp32 size bar: the tooltips print the bench's figures."""
+    repository, report, _ = benched
+    fp32 = report["models"]["iris"]["variants"]["fp32"]
+    tab = open_tab("#/performance", base_url=serve_repository(repository))
+    expect(tab.page.locator("[data-testid=size-chart] canvas")).to_have_count(1)
+
+    latency = hover_bar(tab.page, "latency-chart-iris", "native all", "fp32")
+    assert latency["title"] == ["iris fp32"]
+    native_all = fp32["native"]["all"]["median_ms"]
+    assert {"series": "native all", "label": "fp32", "raw": native_all} in latency["points"]
+    assert tooltip_figure(latency["lines"], "native all", "ms") == pytest.approx(native_all, rel=5e-3)  # 3 digits
+    wasm = next(r for r in report["browser"]["results"]
+                if (r["model"], r["variant"], r["runtime"]) == ("iris", "fp32", "wasm"))
+    assert tooltip_figure(latency["lines"], "wasm", "ms") == pytest.approx(wasm["warm"]["median_ms"], rel=5e-3)
+
+    size = hover_bar(tab.page, "size-chart", "fp32", "iris")
+    assert {"series": "fp32", "label": "iris", "raw": fp32["bytes"] / 1024 ** 2} in size["points"]
+    assert tooltip_figure(size["lines"], "fp32", "MB") == pytest.approx(fp32["bytes"] / 1024 ** 2, rel=5e-3)
     assert tab.console_errors == []
 
 

@@ -125,6 +125,7 @@ def test_every_setting_can_be_set_from_the_environment(tmp_path):
         "web_root": (str(tmp_path / "w"), tmp_path / "w"),
         "ort_root": (str(tmp_path / "o"), tmp_path / "o"),
         "tokenizers_root": (str(tmp_path / "t"), tmp_path / "t"),
+        "chartjs_root": (str(tmp_path / "c"), tmp_path / "c"),
         "debug_root": (str(tmp_path / "d"), tmp_path / "d"),
         "tolerances_file": (str(tmp_path / "tol.json"), tmp_path / "tol.json"),
         "dynamic_batching": ("digits,minilm", "digits,minilm"),

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.usefixtures("clean_environment")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ORT_DIST = PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist"
 TOKENIZERS_DIST = PROJECT_ROOT / "node_modules" / "@huggingface" / "tokenizers" / "dist"
+CHARTJS_DIST = PROJECT_ROOT / "node_modules" / "chart.js" / "dist"
 EXPOSED = ["Content-Length", "Content-Range", "Accept-Ranges", "ETag", "Inference-Header-Content-Length"]
 CORS_HEADERS = ["Access-Control-Allow-Origin", "Access-Control-Expose-Headers", "Access-Control-Allow-Methods",
                 "Access-Control-Allow-Headers", "Access-Control-Max-Age", "Access-Control-Allow-Credentials"]
@@ -102,6 +103,7 @@ def test_golden_data(client, demo_manifest):
     ("/ort/ort.wasm.min.mjs", ORT_DIST / "ort.wasm.min.mjs"),
     ("/ort/ort-wasm-simd-threaded.wasm", ORT_DIST / "ort-wasm-simd-threaded.wasm"),
     ("/vendor/tokenizers/tokenizers.min.mjs", TOKENIZERS_DIST / "tokenizers.min.mjs"),
+    ("/vendor/chartjs/chart.umd.min.js", CHARTJS_DIST / "chart.umd.min.js"),
 ])
 def test_vendored_files(client, url, path):
     assert path.is_file(), f"{path} is missing (npm ci)"

@@ -106,6 +106,9 @@ SETTINGS = [
             "onnxruntime-web's dist folder from the pinned npm package, served at /ort/."),
     Setting("tokenizers_root", PROJECT_ROOT / "node_modules" / "@huggingface" / "tokenizers" / "dist", _path,
             "@huggingface/tokenizers' dist folder from the pinned npm package, served at /vendor/tokenizers/."),
+    Setting("chartjs_root", PROJECT_ROOT / "node_modules" / "chart.js" / "dist", _path,
+            "Chart.js's dist folder from the pinned npm package (the performance page's charts), served at "
+            "/vendor/chartjs/."),
     Setting("debug_root", None, _path,
             "Folder of debug models served at /debug/ (set by `onnxport check --locate`; off when empty)."),
     Setting("tolerances_file", None, _path,
@@ -131,8 +134,8 @@ SETTINGS = [
     Setting("workers", 8, int, "Request threads of the WSGI server (sessions are shared between them)."),
     Setting("cors_origins", [], _origins,
             "Origins (scheme://host[:port], or * for any) whose pages may use the manifest, artifacts, golden "
-            "data, /ort/, /vendor/tokenizers/, /web/, /api/ and /v2/ cross-origin (comma-separated; default: none, "
-            "same-origin only).", check=_origin_list),
+            "data, /ort/, /vendor/tokenizers/, /vendor/chartjs/, /web/, /api/ and /v2/ cross-origin (comma-separated; "
+            "default: none, same-origin only).", check=_origin_list),
     Setting("artifacts_url", None, _url,
             "Base URL of a published repository (a CDN, or a static server's /repository/) from which a Ray Serve "
             "replica downloads the manifest and artifacts, each sha256-verified, into the `repository` folder "

@@ -1,15 +1,27 @@
 // Performance page: the latest `onnxport bench` as charts, and the same browser measurements
 // rerun in the visiting browser (remembered, so the plan ranks variants by this browser's figures).
+// Chart.js comes as its UMD bundle (node_modules/chart.js/dist/chart.umd.min.js, served at /vendor/chartjs/ and
+// named "chart.js" by web/index.html's import map, as @huggingface/tokenizers is): that file is self-contained and
+// sets globalThis.Chart when evaluated, as a module too. The ESM build would also need "@kurkle/color" (a bare
+// specifier into a second package, to be served and mapped). Either loads under script-src 'self' and draws on a
+// canvas, so the CSP stays as it is (Chart.js sizes the canvas through element.style, which style-src does not govern).
+import "chart.js";
 import { runBench } from "../bench.js";
-import { groupedBars, lineChart } from "../charts.js";
 import { goldenInputs } from "../conformance.js";
+import { latencyConfig, sizeConfig, throughputConfig } from "../performance-charts.js";
 import { recordMeasured } from "../../lib/speeds.js";
 import { encodeTensors, leadingRows } from "../../lib/tensors.js";
 import { el, errorBox, table } from "../ui.js";
 
-const RUNTIME_SERIES = ["native 1t", "native all", "wasm-1t", "wasm", "webgpu"];
+const { Chart } = globalThis;
+Chart.defaults.font.family = "system-ui, sans-serif";
+Chart.defaults.color = "#444";
+// The charts of the page last drawn: Chart.js keeps every instance (and its resize observer) until destroyed.
+let drawnCharts = [];
 
 export function performancePage(built, device, bench) {
+  for (const drawn of drawnCharts) drawn.destroy();
+  drawnCharts = [];
   const own = el("div", { "data-testid": "own-bench" });
   const button = el("button", { type: "button", class: "run", "data-testid": "bench-run", text: "Measure in this browser" });
   button.addEventListener("click", async () => {
@@ -40,27 +52,32 @@ export function performancePage(built, device, bench) {
   sections.push(el("p", { class: "note", text: `Latest onnxport bench: ${bench.machine.cpu}, ${bench.machine.cores} cores, onnxruntime ${bench.machine.onnxruntime}. WebGPU figures come from a software adapter (SwiftShader) and say nothing about real GPUs.` }));
   const browserRows = bench.browser?.results ?? [];
   for (const [name, data] of Object.entries(bench.models)) {
-    const groups = Object.entries(data.variants).map(([variant, v]) => {
-      const warm = (runtime) => browserRows.find((r) => r.model === name && r.variant === variant && r.runtime === runtime)?.warm?.median_ms ?? null;
-      return { label: variant, values: { "native 1t": v.native["1"].median_ms, "native all": v.native.all.median_ms, "wasm-1t": warm("wasm-1t"), wasm: warm("wasm"), webgpu: warm("webgpu") } };
-    });
-    sections.push(el("h3", { text: name }), el("div", { "data-testid": `latency-chart-${name}` },
-      groupedBars({ title: `${name}: latency by variant and runtime (batch 1, warm, median)`, unit: "ms", groups, series: RUNTIME_SERIES, log: true })));
-    const server = data.server;
-    if (server) {
-      const line = (key) => server[key].map((r) => [r.clients, r.requests_per_s]);
-      sections.push(el("div", { "data-testid": `throughput-chart-${name}` }, lineChart({
-        title: `${name}: server throughput (fp32, requests per second)`, xLabel: "concurrent clients", yLabel: "req/s",
-        lines: [{ name: "batching off", points: line("throughput_batching_off") }, { name: "batching on", points: line("throughput_batching_on") }],
-      })));
-    }
+    sections.push(el("h3", { text: name }),
+      ...chart(`latency-chart-${name}`, (log) => latencyConfig(name, data, browserRows, { log }), "log scale"));
+    if (data.server) sections.push(...chart(`throughput-chart-${name}`, () => throughputConfig(name, data.server)));
   }
-  const variantsSeen = [...new Set(Object.values(bench.models).flatMap((m) => Object.keys(m.variants)))];
-  sections.push(el("div", { "data-testid": "size-chart" }, groupedBars({
-    title: "Artifact size by variant", unit: "MB", series: variantsSeen, log: true,
-    groups: Object.entries(bench.models).map(([name, m]) => ({ label: name, values: Object.fromEntries(Object.entries(m.variants).map(([v, d]) => [v, d.bytes / 1024 ** 2])) })),
-  })));
+  sections.push(el("h3", { text: "Artifact sizes" }),
+    ...chart("size-chart", (relative) => sizeConfig(bench, { relative }), "relative to each model's fp32"));
   return sections;
+}
+
+// A Chart.js chart in its own box (Chart.js sizes the canvas to its parent), and a checkbox that redraws it with
+// build(true) when the chart has an alternative view.
+function chart(testid, build, alternative = null) {
+  const config = build(false);
+  const canvas = el("canvas", { role: "img", "aria-label": config.options.plugins.title.text });
+  const box = el("div", { class: "chart", "data-testid": testid }, canvas);
+  const drawn = new Chart(canvas, config); // drawn again at its size once the page puts it in the document
+  drawnCharts.push(drawn);
+  if (!alternative) return [box];
+  const input = el("input", { type: "checkbox", "data-testid": `${testid}-toggle` });
+  input.addEventListener("change", () => {
+    const next = build(input.checked);
+    drawn.data = next.data;
+    drawn.options = next.options;
+    drawn.update();
+  });
+  return [box, el("label", { class: "chart-toggle" }, input, ` ${alternative}`)];
 }
 
 function ownTable(results) {

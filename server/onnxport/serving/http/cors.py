@@ -19,7 +19,7 @@ from onnxport.serving.http.files import no_content
 from onnxport.serving.state import State
 
 # What another origin may use: the data and code a page elsewhere needs, not our own pages.
-PREFIXES = ("/api/", "/repository/", "/ort/", "/vendor/tokenizers/", "/web/", "/v2/")
+PREFIXES = ("/api/", "/repository/", "/ort/", "/vendor/tokenizers/", "/vendor/chartjs/", "/web/", "/v2/")
 EXACT = ("/v2",)
 ARTIFACTS = "/repository/artifacts/"
 METHODS = ("GET", "HEAD", "POST", "OPTIONS")

@@ -1,4 +1,4 @@
-"""The browser app (web/) and onnxruntime-web's files from the pinned npm package."""
+"""The browser app (web/) and the files of its pinned npm packages: onnxruntime-web, the tokenizers, Chart.js."""
 
 from __future__ import annotations
 
@@ -35,6 +35,11 @@ def _web_file(relative: str) -> Response:
 @blueprint.get("/vendor/tokenizers/<path:relative>")
 def tokenizers_file(relative: str) -> Response:
     return send_contained(state().settings["tokenizers_root"], relative, cache_control=REVALIDATE)
+
+
+@blueprint.get("/vendor/chartjs/<path:relative>")
+def chartjs_file(relative: str) -> Response:
+    return send_contained(state().settings["chartjs_root"], relative, cache_control=REVALIDATE)
 
 
 @blueprint.get("/ort/<path:relative>")

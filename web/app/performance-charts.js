@@ -1,0 +1,158 @@
+// Chart.js configurations for the performance page, built from the latest `onnxport bench` report.
+// Pure data (no DOM, no Chart.js import), so tests/js/ checks them under node; pages/performance.js draws them.
+
+export const COLORS = ["#1f5fbf", "#e07b00", "#2a9d3c", "#b03a8c", "#6a4fc8", "#777777", "#0f8b8d", "#a33b20"];
+export const RUNTIMES = ["native 1t", "native all", "wasm-1t", "wasm", "webgpu"];
+const MB = 1024 ** 2;
+
+const significant = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 3, useGrouping: false });
+
+/** A figure as the charts print it: three significant digits, no grouping ("0.0123", "86.3", "1230"). */
+export function figure(value) {
+  return value === null || value === undefined || !Number.isFinite(value) ? "-" : significant.format(value);
+}
+
+const present = (item) => item.raw !== null && item.raw !== undefined;
+const linearTick = (value) => figure(Number(value));
+// A log axis labels 1, 2 and 5 of each decade (as Chart.js's own log ticks do); the other grid lines stay unlabelled.
+const logTick = (value) => {
+  const mantissa = Number(value) / 10 ** Math.floor(Math.log10(Number(value)));
+  return [1, 2, 5].some((m) => Math.abs(mantissa - m) < 1e-6) ? figure(Number(value)) : "";
+};
+
+function baseOptions({ title, x, y, tooltip, legend = {} }) {
+  return {
+    animation: false,
+    responsive: true,
+    maintainAspectRatio: false,
+    // Hovering anywhere over a group shows every series there, not only the bar under the pointer.
+    interaction: { mode: "index", intersect: false },
+    plugins: {
+      title: { display: true, text: title, font: { size: 14, weight: "600" }, align: "start" },
+      legend: { position: "top", align: "start", ...legend },
+      tooltip: { filter: present, callbacks: tooltip },
+    },
+    scales: {
+      x: { title: { display: true, text: x } },
+      y: {
+        ...y.scale,
+        title: { display: true, text: y.title },
+        ticks: { callback: y.scale.type === "logarithmic" ? logTick : linearTick },
+      },
+    },
+  };
+}
+
+function bars(label, data, index) {
+  const color = COLORS[index % COLORS.length];
+  return { label, data, backgroundColor: color, borderColor: color, borderWidth: 0, minBarLength: 2 };
+}
+
+/** Warm latency by variant (x) and runtime (one series each; runtimes the bench did not measure are left out). */
+export function latencyConfig(name, data, browserRows = [], { log = false } = {}) {
+  const variants = Object.keys(data.variants);
+  const warm = (variant, runtime) => browserRows.find((r) => r.model === name && r.variant === variant && r.runtime === runtime)?.warm?.median_ms ?? null;
+  const value = (variant, runtime) => {
+    const native = data.variants[variant].native ?? {};
+    if (runtime === "native 1t") return native["1"]?.median_ms ?? null;
+    if (runtime === "native all") return native.all?.median_ms ?? null;
+    return warm(variant, runtime);
+  };
+  const datasets = RUNTIMES.map((runtime, i) => bars(runtime, variants.map((v) => value(v, runtime)), i))
+    .filter((d) => d.data.some((v) => v !== null));
+  return {
+    type: "bar",
+    data: { labels: variants, datasets },
+    options: baseOptions({
+      title: `${name}: latency by variant and runtime (batch 1, warm, median)`,
+      x: "variant",
+      // Linear by default, so bar heights compare as the figures do; the log axis (a toggle) keeps its tick values.
+      y: { title: `latency, ms${log ? " (log scale)" : ""}`, scale: log ? { type: "logarithmic" } : { type: "linear", beginAtZero: true } },
+      tooltip: {
+        title: (items) => `${name} ${items[0]?.label ?? ""}`,
+        label: (item) => `${item.dataset.label}: ${figure(item.raw)} ms`,
+      },
+    }),
+  };
+}
+
+/** The throughput rows of a model's server bench: waitress batching off and on, then `engines` (Ray Serve) rows. */
+export function throughputRows(server) {
+  return [
+    { engine: "waitress", replicas: 1, batching: "off", throughput: server.throughput_batching_off ?? [] },
+    { engine: "waitress", replicas: 1, batching: "on", throughput: server.throughput_batching_on ?? [] },
+    ...(server.engines ?? []),
+  ];
+}
+
+function rowLabel(row) {
+  if (row.engine === "waitress") return `waitress, batching ${row.batching}`;
+  const engine = row.engine === "ray" ? "Ray Serve" : row.engine;
+  return `${engine} ${row.replicas} replica${row.replicas === 1 ? "" : "s"}, batching ${row.batching}`;
+}
+
+/** Requests per second against concurrent clients: a line per (engine, replicas, batching); batching on is dashed. */
+export function throughputConfig(name, server) {
+  const rows = throughputRows(server);
+  const clients = [...new Set(rows.flatMap((r) => r.throughput.map((t) => t.clients)))].sort((a, b) => a - b);
+  const engines = [...new Set(rows.map((r) => `${r.engine}/${r.replicas}`))];
+  const at = (row, c) => row.throughput.find((t) => t.clients === c);
+  const p90 = rows.map((row) => clients.map((c) => at(row, c)?.p90_ms ?? null));
+  const datasets = rows.map((row) => {
+    const color = COLORS[engines.indexOf(`${row.engine}/${row.replicas}`) % COLORS.length];
+    return {
+      label: rowLabel(row), data: clients.map((c) => at(row, c)?.requests_per_s ?? null),
+      borderColor: color, backgroundColor: color, borderDash: row.batching === "on" ? [6, 4] : [],
+      pointStyle: row.batching === "on" ? "rectRot" : "circle", pointRadius: 4, borderWidth: 2, spanGaps: true,
+    };
+  });
+  return {
+    type: "line",
+    data: { labels: clients.map(String), datasets },
+    options: baseOptions({
+      title: `${name}: server throughput (fp32, batch-1 requests)`,
+      x: "concurrent clients",
+      y: { title: "throughput, requests/s", scale: { type: "linear", beginAtZero: true } },
+      // Each line's marker in the legend (circle: batching off, diamond: on), not a filled box.
+      legend: { labels: { usePointStyle: true, boxHeight: 7 } },
+      tooltip: {
+        title: (items) => `${items[0]?.label ?? ""} concurrent client${items[0]?.label === "1" ? "" : "s"}`,
+        label: (item) => `${item.dataset.label}: ${figure(item.raw)} req/s, p90 ${figure(p90[item.datasetIndex][item.dataIndex])} ms`,
+      },
+    }),
+  };
+}
+
+/**
+ * Artifact size by model (x) and variant (a series each), in MB on a linear axis, or with `relative`
+ * as a fraction of the model's fp32 artifact (small models' bars are too short to see next to large ones in MB).
+ */
+export function sizeConfig(bench, { relative = false } = {}) {
+  const models = Object.keys(bench.models);
+  const variants = [...new Set(models.flatMap((m) => Object.keys(bench.models[m].variants)))];
+  const bytes = (model, variant) => bench.models[model].variants[variant]?.bytes ?? null;
+  const fp32 = (model) => bytes(model, "fp32");
+  const shown = (model, variant) => {
+    const b = bytes(model, variant);
+    if (b === null) return null;
+    if (!relative) return b / MB;
+    return fp32(model) ? b / fp32(model) : null;
+  };
+  const datasets = variants.map((variant, i) => bars(variant, models.map((m) => shown(m, variant)), i));
+  return {
+    type: "bar",
+    data: { labels: models, datasets },
+    options: baseOptions({
+      title: "Artifact size by variant",
+      x: "model",
+      y: { title: relative ? "size, x the model's fp32" : "size, MB", scale: { type: "linear", beginAtZero: true } },
+      tooltip: {
+        label: (item) => {
+          const model = models[item.dataIndex], variant = item.dataset.label;
+          const b = bytes(model, variant), ratio = fp32(model) ? ` (${figure(b / fp32(model))}x fp32)` : "";
+          return `${variant}: ${figure(b / MB)} MB${ratio}`;
+        },
+      },
+    }),
+  };
+}
