@@ -17,6 +17,7 @@ from onnxport.bench.v2 import throughput
 from onnxport.harness.process import running_server
 
 RAY_START_TIMEOUT = 240
+RAY_STOP_TIMEOUT = 60  # serve.shutdown and ray.shutdown, after SIGTERM
 
 
 def ray_rows(repository: Path, names: list[str], inputs: dict[str, dict[str, np.ndarray]], clients: tuple[int, ...],
@@ -28,7 +29,8 @@ def ray_rows(repository: Path, names: list[str], inputs: dict[str, dict[str, np.
         for batching in ("none", "all"):
             began = time.perf_counter()
             with running_server(repository, extra_env={"ONNXPORT_DYNAMIC_BATCHING": batching}, timeout=RAY_START_TIMEOUT,
-                                serve_args=["--engine", "ray", "--replicas", str(replicas)]) as base:
+                                serve_args=["--engine", "ray", "--replicas", str(replicas)],
+                                stop_timeout=RAY_STOP_TIMEOUT) as base:
                 starts.append({"replicas": replicas, "seconds": round(time.perf_counter() - began, 1)})
                 for name in names:
                     say(f"Ray Serve, {replicas} replica(s), batching {'on' if batching == 'all' else 'off'}: {name}")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from onnxport.errors import OnnxportError
+from onnxport.repository.manifest import batch_axis_dynamic
 from onnxport.repository.store import Repository
 from onnxport.repository.variants import order
 
@@ -46,13 +47,8 @@ def served(manifest: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], dic
             if record.get("status") == "ok" and record.get("file")]
 
 
-def batched(entry: dict[str, Any]) -> bool:
-    """Every input and output has a dynamic first axis: Triton may batch it."""
-    return all(v["shape"] and not isinstance(v["shape"][0], int) for v in [*entry["inputs"], *entry["outputs"]])
-
-
 def config_pbtxt(name: str, entry: dict[str, Any]) -> str:
-    batch = batched(entry)
+    batch = batch_axis_dynamic(entry)  # Triton may batch it
     lines = [f"name: {json.dumps(name)}", 'platform: "onnxruntime_onnx"', f"max_batch_size: {MAX_BATCH_SIZE if batch else 0}"]
     for kind in ("input", "output"):
         tensors = []

@@ -125,7 +125,7 @@ def _probe(url: str) -> tuple[int | None, str]:
 @contextlib.contextmanager
 def running_server(repository: Path, *, debug_root: Path | None = None, tolerances_file: Path | None = None,
                    extra_env: dict[str, str] | None = None, timeout: float = 60,
-                   serve_args: Sequence[str] = ()) -> Iterator[str]:
+                   serve_args: Sequence[str] = (), stop_timeout: float = 10) -> Iterator[str]:
     """The base URL of `onnxport serve [serve_args]` on `repository` and a free port, for a check or a bench;
     stopped afterwards (a Ray engine's cluster with it).
 
@@ -146,4 +146,4 @@ def running_server(repository: Path, *, debug_root: Path | None = None, toleranc
         try:
             yield server.base_url
         finally:
-            server.stop(timeout=60 if serve_args else 10)
+            server.stop(timeout=stop_timeout)

@@ -319,3 +319,11 @@ class Manifest(TypedDict):
     schema: Literal[store.SCHEMA]
     schema_version: Literal[store.SCHEMA_VERSION]
     models: dict[str, ModelEntry]
+
+
+def batch_axis_dynamic(entry: dict[str, Any]) -> bool:
+    """Every input and output of a model entry has a dynamic first (batch) axis: a name, or -1."""
+    return all(
+        v["shape"] and not (isinstance(v["shape"][0], int) and v["shape"][0] >= 0)
+        for v in [*entry["inputs"], *entry["outputs"]]
+    )

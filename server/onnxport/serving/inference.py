@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from onnxport import runtime
+from onnxport.repository.manifest import batch_axis_dynamic
 from onnxport.serving.catalog import Catalog
 from onnxport.serving.protocol import (
     NUMPY_NAME_TO_DATATYPE,
@@ -61,7 +62,7 @@ def infer(catalog: Catalog, sessions: SessionPool, model: str, version: str | No
     label = f"{model} {version}"
     feeds = {k: _for_onnxruntime(v) for k, v in request.inputs.items()}
     try:
-        if batching and batching["enabled"](model) and batchable(entry):
+        if batching and batching["enabled"](model) and batch_axis_dynamic(entry):
             batcher = sessions.batcher(record["sha256"], catalog.file(record["file"]), label,
                                        batching["window_ms"], batching["max_batch"])
             return version, batcher.run(wanted, feeds)
@@ -81,14 +82,6 @@ def _short(detail: str) -> str:
     text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", detail)
     return re.sub(r"Non-zero status code returned while running (\w+) node\. Name:'(.*?)' Status Message: ",
                   r"\1 node '\2': ", text)
-
-
-def batchable(entry: dict[str, Any]) -> bool:
-    """Every input and output has a dynamic first (batch) axis."""
-    return all(
-        v["shape"] and not (isinstance(v["shape"][0], int) and v["shape"][0] >= 0)
-        for v in [*entry["inputs"], *entry["outputs"]]
-    )
 
 
 def _for_onnxruntime(value: np.ndarray) -> np.ndarray:

@@ -98,12 +98,14 @@ def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[i
         raise OnnxportError(f"--replicas {replicas}, --max-ongoing-requests {max_ongoing}: each at least 1")
     if settings.get("artifacts_url") and not address:
         # The replicas of a local cluster share this folder: copying it here first makes a bad URL or
-        # an altered file a one-line error before any cluster starts, and the replicas find it done.
+        # an altered file a one-line error before any cluster starts.
         from onnxport.repository import mirror
 
         copied = mirror.sync(settings["artifacts_url"], settings["repository"])
         print(f"onnxport: copied {settings['artifacts_url']} into {settings['repository']}: {copied['downloaded']} files "
               f"downloaded ({copied['bytes']:,} bytes), {copied['present']} present, every sha256 verified", flush=True)
+        # The replicas serve this copy as it is: each syncing again would re-hash every file.
+        settings = {**settings, "artifacts_url": None}
     if address:
         ray.init(address=address, configure_logging=False, log_to_driver=False)
     else:
