@@ -146,4 +146,5 @@ RECIPE = Recipe(
     metric_output="sentence_embedding",
     playground="sentence-pair",
     bench_inputs=bench_inputs,
+    transformer={"model_type": "bert", "num_heads": 12, "hidden_size": 384},
 )

@@ -68,6 +68,9 @@ class Recipe:
     # (`bench_inputs`); None = the first row of the golden inputs. Called without loading the
     # model (it is part of the build key), so it must be cheap and deterministic.
     bench_inputs: Callable[[], Feeds] | None = None
+    # A transformer's shape for onnxruntime's transformer optimizer, which makes the fp32 variant's
+    # `fused` form (convert/forms.py): {"model_type": "bert", "num_heads": 12, "hidden_size": 384}.
+    transformer: dict[str, Any] | None = None
     path: Path | None = None
 
     def __post_init__(self) -> None:

@@ -37,3 +37,4 @@ class Prepared:
     int8_static_keep_float: tuple[str, ...] = ()
     playground: str = "generic"  # the playground's input widget (recipe.PLAYGROUNDS)
     bench_inputs: Feeds | None = None  # what `onnxport bench` measures with; None = golden row 0
+    transformer: dict[str, Any] | None = None  # the recipe's, for the fused form (convert/forms.py)

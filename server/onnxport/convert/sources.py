@@ -17,7 +17,7 @@ from onnxport.errors import RecipeError
 from onnxport.recipe import Feeds, Recipe
 
 # Bump when the build changes what it writes for the same recipe.
-BUILD_FORMAT = 2  # 2: `playground` and `bench_inputs` in the model entry
+BUILD_FORMAT = 3  # 2: `playground` and `bench_inputs` in the model entry; 3: a served variant's `forms`
 # The parts of the package whose code decides what a build writes.
 BUILD_CODE = ("convert", "accuracy", "repository", ".")
 TOOLS = ("onnx", "onnxruntime", "onnxconverter-common", "skl2onnx", "scikit-learn", "torch", "numpy", "transformers")
@@ -83,6 +83,7 @@ def prepare_recipe(recipe: Recipe, opset: int, step: Progress) -> Prepared:
         assets={label: Path(p) for label, p in source.assets.items()},
         playground=recipe.playground,
         bench_inputs=bench_inputs(recipe),
+        transformer=recipe.transformer,
     )
 
 
@@ -90,7 +91,7 @@ def recipe_build_key(recipe: Recipe, opset: int) -> str:
     # The declarations themselves, not only the recipe file: bench inputs may come from another module.
     bench = bench_inputs(recipe)
     return build_key({"recipe_sha256": recipe.source_sha256(), "opset": opset, "playground": recipe.playground,
-                      "bench_inputs_sha256": _feeds_sha256([bench]) if bench is not None else None})
+                      "transformer": recipe.transformer, "bench_inputs_sha256": _feeds_sha256([bench]) if bench is not None else None})
 
 
 def bench_inputs(recipe: Recipe) -> Feeds | None:

@@ -15,7 +15,7 @@ import onnx
 
 from onnxport import runtime
 from onnxport.accuracy import measure
-from onnxport.convert import fallback, node_errors, reference, variants
+from onnxport.convert import fallback, forms, node_errors, reference, variants
 from onnxport.convert.export import serialize
 from onnxport.convert.prepared import Prepared
 from onnxport.errors import ModelFileError
@@ -89,6 +89,9 @@ def make_variant(
     }
     if made.fallback is not None:
         record["fallback"] = made.fallback
+    if not made.reason:
+        record["forms"] = forms.make_forms(prepared, name, made.data, fp32_run[1], outputs, transaction,
+                                           reference_feeds, run_all)
     accuracy = measure.accuracy(prepared.labels, outputs, prepared.metric_output)
     if accuracy is not None:
         record["accuracy"] = accuracy

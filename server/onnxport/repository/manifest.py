@@ -201,6 +201,54 @@ class Fallback(TypedDict):
     ranking: NotRequired[str]  # "error introduced" or "graph order"
 
 
+# --------------------------------------------------------------------------- forms of a variant
+
+
+class _FormHow(TypedDict):
+    __pydantic_config__ = STRICT
+    format: Literal["ort", "onnx"]
+    optimization: Literal["extended", "basic", "transformer"]
+    tool: str
+    fusions: NotRequired[dict[str, Count]]  # `fused`: fused operator -> how many
+
+
+class MadeForm(_FormHow):
+    """Made, run on the golden inputs and judged against fp32 by the variant's budget; `ok` is served."""
+    __pydantic_config__ = STRICT
+    status: Literal["ok", "rejected"]
+    reason: Union[str, None]
+    file: ArtifactPath
+    sha256: Sha256
+    bytes: Count
+    size_ratio: float  # to the variant's bytes
+    vs_fp32: Measurement
+    vs_variant: Measurement
+    reference: Reference
+    operators: NotRequired[dict[str, Count]]  # `.onnx` forms
+
+
+class FailedForm(TypedDict):
+    """onnxruntime could not make or load it: no file."""
+    __pydantic_config__ = STRICT
+    status: Literal["rejected"]
+    reason: str
+    format: NotRequired[Literal["ort", "onnx"]]
+    optimization: NotRequired[Literal["extended", "basic", "transformer"]]
+    tool: NotRequired[str]
+    fusions: NotRequired[dict[str, Count]]
+
+
+Form = Union[MadeForm, FailedForm]
+
+
+class Forms(TypedDict, total=False):
+    """A served variant's optimized forms (convert/forms.py); `fused` only for a declared transformer."""
+    __pydantic_config__ = STRICT
+    ort: Form
+    basic: Form
+    fused: Form
+
+
 # --------------------------------------------------------------------------- variant records
 
 
@@ -227,6 +275,7 @@ class ServedVariant(_Measured):
     __pydantic_config__ = STRICT
     status: Literal["ok"]
     reason: None
+    forms: Forms
 
 
 class OverBudgetVariant(_Measured):

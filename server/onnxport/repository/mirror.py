@@ -91,7 +91,9 @@ def _artifacts(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     wanted: dict[str, dict[str, Any]] = {}
     try:
         for model, entry in manifest["models"].items():
-            served = {name: record for name, record in entry["variants"].items() if record["status"] == "ok"}
+            # A variant's forms are for browsers (docs/manifest.md, "forms"): a replica runs it as built.
+            served = {name: {key: value for key, value in record.items() if key != "forms"}
+                      for name, record in entry["variants"].items() if record["status"] == "ok"}
             records = [*served.values(), *(r["reference"] for r in served.values() if r.get("reference")),
                        *entry.get("assets", {}).values()]
             by_file = {record["file"]: record for record in records if record.get("file")}

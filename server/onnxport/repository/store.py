@@ -172,6 +172,10 @@ def check_manifest(manifest: Any, source: str, rebuild: str) -> dict[str, Any]:
 def referenced_files(entry: dict[str, Any]) -> set[str]:
     files = {v["file"] for v in entry.get("variants", {}).values() if v.get("file")}
     files |= {v["reference"]["file"] for v in entry.get("variants", {}).values() if v.get("reference")}
+    for variant in entry.get("variants", {}).values():
+        for form in variant.get("forms", {}).values():
+            if form.get("file"):
+                files |= {form["file"], form["reference"]["file"]}
     files |= {a["file"] for a in entry.get("assets", {}).values()}
     if entry.get("golden", {}).get("path"):
         files.add(entry["golden"]["path"])

@@ -1,0 +1,128 @@
+"""Optimized forms of a served variant: the same model, saved so a browser starts it sooner.
+
+A browser given the exported graph parses its protobuf and optimizes it again at every session
+creation. A form does part of that once, at build time (docs/manifest.md, "forms"):
+
+- `ort`: onnxruntime's own ORT format (flatbuffers, what ONNX Runtime Mobile and onnxruntime-web
+  load without protobuf parsing), saved after the extended-level optimizations;
+- `basic`: a `.onnx` saved after the basic level only (constant folding, redundant nodes), which
+  every execution provider still reads;
+- `fused`: for a recipe that declares its transformer (`Recipe.transformer`), onnxruntime's
+  transformer optimizer's fused graph (SkipLayerNormalization, BiasGelu, Attention where it
+  matches), fp32 only.
+
+Each form runs on the golden inputs natively and is judged against fp32 by its variant's budget,
+like any variant; a form outside it, or one onnxruntime cannot make or load, is kept with its
+reason and not served. Which form a browser uses is decided there, by measurement (web/lib/plan.js).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+import onnx
+import onnxruntime as ort
+
+from onnxport.accuracy import measure
+from onnxport.convert import reference, variants
+from onnxport.errors import ModelFileError
+from onnxport.recipe import Feeds
+from onnxport.repository import variants as variant_table
+from onnxport.repository.store import Transaction
+
+FORMS = ("ort", "basic", "fused")
+
+
+def make_forms(
+    prepared, name: str, data: bytes, fp32_outputs: list[Feeds], variant_outputs: list[Feeds],
+    transaction: Transaction, reference_feeds: tuple[Feeds, int], run_all: Callable,
+) -> dict[str, dict[str, Any]]:
+    """Every form of one served variant (its bytes `data`), made, measured and staged.
+    run_all(bytes, inputs, label) -> (session, outputs), the variant maker's."""
+    budget = variant_table.variant(name).budget
+    forms: dict[str, dict[str, Any]] = {}
+    for form in FORMS:
+        try:
+            made = _make(form, prepared, name, data)
+        except Exception as exc:  # a failed form costs the form, never the variant
+            forms[form] = {"status": "rejected", "reason": f"could not be made: {type(exc).__name__}: {_first_line(exc)}"}
+            continue
+        if made is None:
+            continue  # does not apply to this variant
+        form_bytes, how = made
+        label = f"{prepared.name} {name} ({form} form)"
+        try:
+            session, outputs = run_all(form_bytes, prepared.golden_inputs, label)
+            reference_record = reference.stage(transaction, prepared.name, name, session, *reference_feeds, form=form)
+        except ModelFileError as exc:
+            forms[form] = {"status": "rejected", "reason": str(exc), **how}
+            continue
+        vs_fp32 = measure.against(fp32_outputs, outputs, prepared.task, prepared.metric_output)
+        reason = measure.verdict(name, budget, prepared.task, vs_fp32)
+        record = {
+            **transaction.put_file(form_bytes, "ort" if how["format"] == "ort" else "onnx"),
+            "status": "rejected" if reason else "ok",
+            "reason": reason,
+            **how,
+            "size_ratio": round(len(form_bytes) / len(data), 4),
+            "vs_fp32": vs_fp32,
+            "vs_variant": measure.against(variant_outputs, outputs, prepared.task, prepared.metric_output),
+            "reference": reference_record,
+        }
+        if how["format"] == "onnx":
+            record["operators"] = variants.operator_histogram(onnx.load_from_string(form_bytes))
+        forms[form] = record
+    return forms
+
+
+def _make(form: str, prepared, name: str, data: bytes) -> tuple[bytes, dict[str, Any]] | None:
+    tool = f"onnxruntime {ort.__version__}"
+    if form == "ort":
+        return _saved(data, ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED, ort_format=True), \
+            {"format": "ort", "optimization": "extended", "tool": tool}
+    if form == "basic":
+        return _saved(data, ort.GraphOptimizationLevel.ORT_ENABLE_BASIC, ort_format=False), \
+            {"format": "onnx", "optimization": "basic", "tool": tool}
+    if prepared.transformer is None or name != "fp32":
+        return None
+    fused, fusions = _fused(data, prepared.transformer)
+    return fused, {"format": "onnx", "optimization": "transformer",
+                   "tool": f"onnxruntime.transformers {ort.__version__}", "fusions": fusions}
+
+
+def _saved(data: bytes, level: ort.GraphOptimizationLevel, *, ort_format: bool) -> bytes:
+    """The model as onnxruntime's CPU provider optimizes it at `level`, saved (its
+    optimized_model_filepath): what a browser would otherwise redo at every session creation."""
+    with tempfile.TemporaryDirectory(prefix="onnxport-form-") as folder:
+        target = Path(folder) / ("model.ort" if ort_format else "model.onnx")
+        options = ort.SessionOptions()
+        options.graph_optimization_level = level
+        options.optimized_model_filepath = str(target)
+        options.log_severity_level = 3
+        if ort_format:
+            options.add_session_config_entry("session.save_model_format", "ORT")
+        ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+        return target.read_bytes()
+
+
+def _fused(data: bytes, transformer: dict[str, Any]) -> tuple[bytes, dict[str, int]]:
+    """The fused graph and how many of each fused operator it has."""
+    from onnxruntime.transformers.optimizer import optimize_model  # heavy: imported for recipes that ask
+
+    with tempfile.TemporaryDirectory(prefix="onnxport-form-") as folder:
+        source = Path(folder) / "model.onnx"
+        source.write_bytes(data)
+        # opt_level 0: the transformer fusions only; onnxruntime's own passes still run in the browser.
+        model = optimize_model(str(source), model_type=transformer["model_type"], num_heads=transformer["num_heads"],
+                               hidden_size=transformer["hidden_size"], opt_level=0)
+        counts = {op: n for op, n in model.get_fused_operator_statistics().items() if n}
+        if not counts:
+            raise ValueError(f"the {transformer['model_type']} transformer optimizer fused nothing in this graph")
+        return model.model.SerializeToString(), counts
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
