@@ -1,6 +1,8 @@
 // The browser part of `onnxport bench` (and of the performance page): cold start, cached
-// start and warm runs of each variant in each browser runtime, on the same batch-1 inputs.
+// start and warm runs of each variant, and of each of its optimized forms (the plan picks a
+// form by these figures: web/lib/forms.js), in each browser runtime, on the same batch-1 inputs.
 import { clearCache } from "../lib/downloads.js";
+import { AS_BUILT, servedForms } from "../lib/forms.js";
 import { probe } from "../lib/probe.js";
 import { decodeTensors } from "../lib/tensors.js";
 import { dropWorker } from "../lib/workers.js";
@@ -33,10 +35,11 @@ export async function runBench({ models, runtimes, encodedInputs, runs = 20, web
   for (const name of models) {
     const model = built.models[name];
     const feeds = decodeTensors(encodedInputs[name]);
-    for (const [variant, record] of Object.entries(model.variants)) {
-      if (record.status !== "ok") continue;
-      for (const runtime of runtimes) {
-        const base = { model: name, variant, runtime, bytes: record.bytes, sha256: record.sha256 };
+    for (const [variant, served] of Object.entries(model.variants)) {
+      if (served.status !== "ok") continue;
+      for (const [form, file] of [[AS_BUILT, served], ...servedForms(served)]) for (const runtime of runtimes) {
+        const record = { ...file, precision: served.precision };
+        const base = { model: name, variant, form, runtime, bytes: record.bytes, sha256: record.sha256 };
         if (runtime === "webgpu" && (!device.webgpu || (record.precision === "fp16" && !device.shaderF16))) {
           results.push({ ...base, status: "skipped", reason: device.webgpu ? "no shader-f16" : device.webgpuReason });
           continue;

@@ -1,7 +1,9 @@
 // The browser side of conformance, shared by the /conformance page and `onnxport check`:
-// every served variant of every model, in each browser runtime, on the golden inputs,
-// compared with the server's onnxruntime running the same variant on the same inputs.
+// every served variant of every model, and each of its served forms, in each browser runtime,
+// on the golden inputs, compared with the server's onnxruntime running the same variant (as
+// built: a form is the same model, so it answers to the variant's reference and tolerance).
 import { compareOutput, taskMetric, verdict } from "../lib/compare.js";
+import { AS_BUILT, servedForms } from "../lib/forms.js";
 import { served } from "../lib/manifest.js";
 import { placement } from "../lib/placement.js";
 import { deviceKind, probe } from "../lib/probe.js";
@@ -21,7 +23,10 @@ export async function runConformance({ models = null, runtimes = RUNTIMES, webgp
   for (const name of names) {
     const model = built.models[name];
     if (!model) throw new Error(`no model ${JSON.stringify(name)} in the manifest; models: ${Object.keys(built.models).join(", ")}`);
-    for (const variant of served(model)) for (const runtime of runtimes) jobs.push({ model, variant, runtime });
+    for (const variant of served(model)) {
+      const files = [[AS_BUILT, model.variants[variant]], ...servedForms(model.variants[variant])];
+      for (const [form, record] of files) for (const runtime of runtimes) jobs.push({ model, variant, form, record, runtime });
+    }
   }
   onStart(jobs.length);
   const golden = new Map();
@@ -42,8 +47,8 @@ export async function runConformance({ models = null, runtimes = RUNTIMES, webgp
   };
 }
 
-async function checkOne({ model, variant, runtime }, feeds, tol, device, webgpuRows) {
-  const base = { model: model.name, variant, runtime, task: model.task, sha256: model.variants[variant].sha256 };
+async function checkOne({ model, variant, form, record, runtime }, feeds, tol, device, webgpuRows) {
+  const base = { model: model.name, variant, form, runtime, task: model.task, sha256: record.sha256 };
   if (!tol) return { ...base, status: "error", reason: `no tolerance for ${variant}/${runtime} in the table` };
   if (runtime === "webgpu" && !device.webgpu) return { ...base, status: "skipped", reason: device.webgpuReason };
   if (runtime === "webgpu" && model.variants[variant].precision === "fp16" && !device.shaderF16) {
@@ -55,7 +60,7 @@ async function checkOne({ model, variant, runtime }, feeds, tol, device, webgpuR
     const reference = await serverInfer(client.inference, model.name, variant, inputs);
     let browser;
     try {
-      browser = await runInBrowser(runtime, model.variants[variant], inputs);
+      browser = await runInBrowser(runtime, record, inputs);
     } catch (error) {
       // Refused at session creation: the plan falls back, so no wrong answer reaches a user.
       if (error.stage === "create") return { ...base, status: "unsupported", reason: error.message, rows };

@@ -51,7 +51,7 @@ function bars(label, data, index) {
 /** Warm latency by variant (x) and runtime (one series each; runtimes the bench did not measure are left out). */
 export function latencyConfig(name, data, browserRows = [], { log = false } = {}) {
   const variants = Object.keys(data.variants);
-  const warm = (variant, runtime) => browserRows.find((r) => r.model === name && r.variant === variant && r.runtime === runtime)?.warm?.median_ms ?? null;
+  const warm = (variant, runtime) => browserRows.find((r) => r.model === name && r.variant === variant && r.runtime === runtime && !r.form)?.warm?.median_ms ?? null;
   const value = (variant, runtime) => {
     const native = data.variants[variant].native ?? {};
     if (runtime === "native 1t") return native["1"]?.median_ms ?? null;
@@ -121,6 +121,36 @@ export function throughputConfig(name, server) {
       },
     }),
   };
+}
+
+/**
+ * Cached start on WebAssembly (all threads) by variant (x) and file (a series each: the variant as built
+ * and each optimized form), as stacked stages: the session's creation and its first run, the part the
+ * form changes; the load and the runtime's start, beside each other before it, are the tooltip's.
+ */
+export function startConfig(name, browserRows = []) {
+  const rows = browserRows.filter((r) => r.model === name && r.runtime === "wasm" && r.status === "ok" && r.cached);
+  const variants = [...new Set(rows.map((r) => r.variant))];
+  const files = [...new Set(rows.map((r) => r.form ?? "as built"))];
+  const row = (variant, file) => rows.find((r) => r.variant === variant && (r.form ?? "as built") === file);
+  const datasets = files.flatMap((file, i) => [
+    { ...bars(`${file}: create`, variants.map((v) => row(v, file)?.cached.create_ms ?? null), i), stack: file },
+    { ...bars(`${file}: first run`, variants.map((v) => row(v, file)?.cached.first_run_ms ?? null), i), stack: file, backgroundColor: `${COLORS[i % COLORS.length]}88` },
+  ]);
+  const options = baseOptions({
+    title: `${name}: cached start by file, WebAssembly (session creation, then the first run)`,
+    x: "variant",
+    y: { title: "ms", scale: { type: "linear", beginAtZero: true, stacked: true } },
+    tooltip: {
+      title: (items) => `${name} ${items[0]?.label ?? ""}`,
+      label: (item) => {
+        const file = item.dataset.stack, r = row(variants[item.dataIndex], file);
+        return `${item.dataset.label}: ${figure(item.raw)} ms (start ${figure(r?.cached.total_ms)} ms, load ${figure(r?.cached.load_ms)} ms beside runtime start ${figure(r?.cached.init_ms)} ms; warm ${figure(r?.warm?.median_ms)} ms)`;
+      },
+    },
+  });
+  options.scales.x.stacked = true; // bars of one `stack` (one file) pile up; files stand side by side
+  return { type: "bar", data: { labels: variants, datasets }, options };
 }
 
 /**

@@ -1,6 +1,7 @@
 // A connection to one onnxport server: its manifest, files and API, and load(model), which
 // plans, downloads, verifies on first use and falls back step by step.
 import { cachedUrls, loadArtifact, sha256 } from "./downloads.js";
+import { fileRecord } from "./forms.js";
 import { checkManifest } from "./manifest.js";
 import { LoadedModel } from "./model.js";
 import { buildPlan } from "./plan.js";
@@ -152,7 +153,9 @@ export class Client {
     const plan = await this.plan(name, { ...options, verify });
     const attempts = [];
     const brokenRuntimes = new Set();
-    for (const step of plan.steps) {
+    // A form that fails here is followed by its variant as built, before the plan's next step.
+    const steps = plan.steps.flatMap((step) => (step.form ? [step, { ...step, form: null, why: `as built, if the ${step.form} form fails: ${step.why}` }] : [step]));
+    for (const step of steps) {
       if (brokenRuntimes.has(step.key)) continue;
       options.onStep?.(step);
       try {
@@ -161,16 +164,16 @@ export class Client {
         return loaded;
       } catch (error) {
         if (error.stage === "init") brokenRuntimes.add(step.key); // the runtime, not this model, failed
-        attempts.push({ runtime: step.runtime, variant: step.variant, error: error.message, wrong: Boolean(error.wrong) });
+        attempts.push({ runtime: step.runtime, variant: step.variant, form: step.form ?? null, error: error.message, wrong: Boolean(error.wrong) });
         options.onFailure?.(step, error);
       }
     }
-    const reasons = attempts.map((a) => `${a.runtime}/${a.variant}: ${a.error}`).join("; ");
+    const reasons = attempts.map((a) => `${a.runtime}/${a.variant}${a.form ? ` (${a.form} form)` : ""}: ${a.error}`).join("; ");
     throw new LoadError(`every runtime failed for ${name}: ${reasons || "the plan is empty"}`, attempts);
   }
 
   async #open(model, step, verify, options) {
-    const record = model.variants[step.variant];
+    const record = step.runtime === "server" ? model.variants[step.variant] : fileRecord(model.variants[step.variant], step.form ?? null);
     if (step.runtime === "server") {
       return new LoadedModel({ name: model.name, base: this.inference, record, session: null, choice: choiceOf(step, { status: "reference" }, null) });
     }
@@ -201,7 +204,7 @@ export class Client {
       if (known?.ok) return { status: "remembered", at: known.at, max_abs: known.max_abs };
     }
     const [reference, tolerances] = await Promise.all([this.reference(record), this.tolerances()]);
-    if (!reference) return { status: "unavailable", reason: "the manifest has no reference outputs for this variant (built by an older onnxport)" };
+    if (!reference) return { status: "unavailable", reason: "the manifest has no reference outputs for this file (built by an older onnxport)" };
     const tolerance = tolerances[`${step.variant}/${step.key}`];
     if (!tolerance) throw new Error(`no tolerance for ${step.variant}/${step.key} in the server's table`);
     let check;
@@ -248,7 +251,7 @@ export class Client {
 
 function choiceOf(step, verification, session) {
   return {
-    runtime: step.runtime, key: step.key, variant: step.variant, why: step.why,
+    runtime: step.runtime, key: step.key, variant: step.variant, form: step.form ?? null, why: step.why,
     threads: session?.info.threads ?? null, verification,
   };
 }

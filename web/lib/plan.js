@@ -1,9 +1,11 @@
 // The ordered plan of (runtime, variant) steps for a model on this device, ranked by the
 // expected time to a first result: expected run time (speeds.js) plus the download when the
 // artifact is not cached yet. Pairs known to give wrong answers here are left out, with why.
+// Each step names the file too: the variant as built (form null) or a form (forms.js).
 import { served } from "./manifest.js";
 import { threadsFor } from "./probe.js";
-import { bandwidth, expectedRun } from "./speeds.js";
+import { chooseForm, fileRecord } from "./forms.js";
+import { bandwidth, expectedRun, formatMs } from "./speeds.js";
 import { checkedFailure, remembered } from "./verdicts.js";
 
 export const RUNTIMES = Object.freeze(["webgpu", "webnn", "wasm", "server"]);
@@ -40,7 +42,7 @@ export function buildPlan(model, device, context) {
   steps.sort((a, b) => Number(a.late) - Number(b.late) || a.expectedMs - b.expectedMs);
   if (!pin.runtime || pin.runtime === "server") {
     const variant = pin.variant || (ok.includes("fp32") ? "fp32" : ok[0]);
-    if (variant) steps.push({ runtime: "server", key: "server", variant, why: "the server's onnxruntime: the reference, always available" });
+    if (variant) steps.push({ runtime: "server", key: "server", variant, form: null, why: "the server's onnxruntime: the reference, always available" });
   }
   return { steps, skipped };
 }
@@ -64,20 +66,18 @@ function candidate(model, variant, runtime, device, context) {
     const known = remembered(record.sha256, key, context.ortVersion, device);
     if (known && !known.ok) return { skip: `${known.reason} (verified ${known.at.slice(0, 10)}; not tried again)` };
   }
-  const run = expectedRun({ model, variant, record, runtime: key, device, bench: context.bench });
-  const cached = context.cached?.has(context.fileUrl(record.file));
+  const { form, why: formWhy } = chooseForm(model, record, key, device, context);
+  const file = fileRecord(record, form);
+  const run = expectedRun({ model, variant, record: file, runtime: key, device, bench: context.bench });
+  const cached = context.cached?.has(context.fileUrl(file.file));
   const net = bandwidth();
-  const downloadMs = cached ? 0 : record.bytes / net.bytesPerMs;
+  const downloadMs = cached ? 0 : file.bytes / net.bytesPerMs;
   const late = runtime === "webgpu" && Boolean(device.adapter?.fallback) && !run.measured;
   const why = [
     `${formatMs(run.ms)} per run (${run.source})`,
-    cached ? "cached" : `${formatMs(downloadMs)} to download ${(record.bytes / 1024 ** 2).toFixed(1)} MB (${net.source})`,
+    cached ? "cached" : `${formatMs(downloadMs)} to download ${(file.bytes / 1024 ** 2).toFixed(1)} MB (${net.source})`,
+    ...(formWhy ? [formWhy] : []),
     ...(late ? ["software WebGPU adapter: ranked after WebAssembly until measured faster"] : []),
   ].join(" + ");
-  return { runtime, key, variant, threads, expectedMs: run.ms + downloadMs, runMs: run.ms, downloadMs, measured: run.measured, late, why };
-}
-
-function formatMs(ms) {
-  if (!Number.isFinite(ms)) return "unknown ms";
-  return ms >= 100 ? `${ms.toFixed(0)} ms` : `${ms.toPrecision(2)} ms`;
+  return { runtime, key, variant, form, threads, expectedMs: run.ms + downloadMs, runMs: run.ms, downloadMs, measured: run.measured, late, why };
 }

@@ -80,3 +80,8 @@ export function expectedRun({ model, variant, record, runtime, device, bench }) 
   }
   return { ms: Infinity, source: "never measured", measured: false };
 }
+
+export function formatMs(ms) {
+  if (!Number.isFinite(ms)) return "unknown ms";
+  return ms >= 100 ? `${ms.toFixed(0)} ms` : `${ms.toPrecision(2)} ms`;
+}

@@ -16,7 +16,35 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 
 def browser_results(report: dict, model: str) -> dict[tuple[str, str], dict]:
-    return {(r["variant"], r["runtime"]): r for r in report.get("browser", {}).get("results", []) if r["model"] == model}
+    """(variant, runtime) -> the browser row of the variant as built."""
+    return {(r["variant"], r["runtime"]): r for r in report.get("browser", {}).get("results", [])
+            if r["model"] == model and not r.get("form")}
+
+
+# The browser's speed targets (README, "Browser speed"): a cached start within 1.1x of session
+# creation, and the best browser path within 2.0x of native fp32 with the same threads.
+CACHED_START_TARGET = 1.1
+WARM_TARGET = 2.0
+
+
+def start_table(report: dict, model: str, native_fp32_all: float | None) -> str | None:
+    """Every file of every variant (as built and each form) on WebAssembly with all threads:
+    the cached start by stage, the warm run, and each against its target."""
+    rows = []
+    for r in report.get("browser", {}).get("results", []):
+        if r["model"] != model or r["runtime"] != "wasm" or r["status"] != "ok":
+            continue
+        cached, warm = r["cached"], r["warm"]["median_ms"]
+        rows.append([r["variant"], r.get("form") or "as built", human_bytes(r["bytes"]),
+                     f"{cached['load_ms']:.0f}", f"{cached['init_ms']:.0f}", f"{cached['create_ms']:.0f}",
+                     f"{cached['first_run_ms']:.0f}", f"{cached['total_ms']:.0f}",
+                     _ratio(cached["total_ms"], cached["create_ms"]), f"{warm:.1f}", _ratio(warm, native_fp32_all)])
+    if not rows:
+        return None
+    return (f"cached start by stage and warm runs, WebAssembly all threads (targets: start <= {CACHED_START_TARGET}x "
+            f"create, warm <= {WARM_TARGET}x native fp32 all):\n" + table(
+                ["variant", "form", "size", "load ms", "init ms (beside load)", "create ms", "first run ms", "start ms",
+                 "start / create", "warm ms", "x native fp32 all"], rows))
 
 
 def text(report: dict[str, Any]) -> str:
@@ -43,6 +71,9 @@ def text(report: dict[str, Any]) -> str:
         parts.append(f"\n{model} (inputs {data['inputs']})")
         parts.append(table(["variant", "size", "x fp32", "native 1t ms", "native all ms", "wasm-1t ms", "x native fp32 1t",
                             "wasm all ms", "x native fp32 all", "threads speedup", "webgpu ms", "cached start/create ms"], rows))
+        starts = start_table(report, model, fp32.get("all", {}).get("median_ms"))
+        if starts:
+            parts.append(starts)
         server = data.get("server", {})
         if server:
             trip = server["round_trip"]

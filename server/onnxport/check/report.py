@@ -47,7 +47,8 @@ def rows(report: dict[str, Any]) -> list[list[str]]:
     out = []
     for r in report["results"]:
         warm = (r.get("timings") or {}).get("warm_run_ms")
-        out.append([r["model"], r["variant"], r["runtime"], r["status"], _max_abs(r), _metric(r),
+        variant = f"{r['variant']} ({r['form']})" if r.get("form") else r["variant"]
+        out.append([r["model"], variant, r["runtime"], r["status"], _max_abs(r), _metric(r),
                     f"{warm:.1f}" if isinstance(warm, (int, float)) else "-", _where(r), _detail(r)[:160]])
     return out
 

@@ -102,6 +102,11 @@ def _locate(chromium, base, repository: Path, debug_root: Path, manifest, result
             tolerances_file: Path | None) -> dict[str, Any]:
     entry = manifest["models"][result["model"]]
     record = entry["variants"][result["variant"]]
+    if result.get("form"):
+        record = record["forms"][result["form"]]
+        if record["format"] != "onnx":
+            return {"error": f"the {result['form']} form is in {record['format']} format, which onnx cannot open to "
+                             "expose its intermediate values"}
     artifact = Path(repository) / record["file"]
     name = locate.write_debug_model(artifact, debug_root)
     feeds = _golden(base, result["model"])["inputs"]

@@ -1,7 +1,7 @@
 """The repository's record of browser verdicts (`conformance.json`, schema `onnxport.verdicts`).
 
 `onnxport check` against its own server merges the browser rows of its report into it: one entry
-per (model, variant, runtime, device kind), the newest check winning, and entries of artifacts the
+per (model, variant, form, runtime, device kind), the newest check winning, and entries of artifacts the
 manifest no longer serves dropped. The server answers it at /api/conformance.
 """
 
@@ -59,7 +59,8 @@ def from_report(report: dict[str, Any], manifest: dict[str, Any], checked: str |
         if not sha256:
             continue  # no artifact to attach the verdict to: it could never be matched or kept
         entries.append({
-            "model": row["model"], "variant": row["variant"], "runtime": row["runtime"], "sha256": sha256,
+            "model": row["model"], "variant": row["variant"], "form": row.get("form"), "runtime": row["runtime"],
+            "sha256": sha256,
             "status": row["status"], "reason": row.get("reason"), "max_abs": max_abs(row),
             "device_kind": kind, "browser": browser,
             "onnxruntime_web": (row.get("identity") or {}).get("onnxruntime_web"), "checked": checked,
@@ -84,9 +85,16 @@ def max_abs(row: dict[str, Any]) -> float | None:
 
 
 def served_hashes(manifest: dict[str, Any]) -> set[str]:
-    return {record["sha256"] for entry in manifest.get("models", {}).values()
-            for record in entry.get("variants", {}).values()
-            if record.get("status") == "ok" and record.get("sha256")}
+    """The sha256 of every served variant and of each of its served forms."""
+    hashes = set()
+    for entry in manifest.get("models", {}).values():
+        for record in entry.get("variants", {}).values():
+            if record.get("status") != "ok" or not record.get("sha256"):
+                continue
+            hashes.add(record["sha256"])
+            hashes |= {form["sha256"] for form in (record.get("forms") or {}).values()
+                       if form.get("status") == "ok" and form.get("sha256")}
+    return hashes
 
 
 def merge(existing: list[dict[str, Any]], new: list[dict[str, Any]], manifest: dict[str, Any]) -> list[dict[str, Any]]:
@@ -146,10 +154,10 @@ def _variant(manifest: dict[str, Any], model: str, variant: str) -> dict[str, An
 
 
 def _key(entry: dict[str, Any]) -> tuple:
-    return tuple(entry.get(k) for k in ("model", "variant", "runtime", "device_kind"))
+    return tuple(entry.get(k) for k in ("model", "variant", "form", "runtime", "device_kind"))
 
 
 def _order(entry: dict[str, Any]) -> tuple:
     runtime = entry.get("runtime")
     return (str(entry.get("model")), variant_order(str(entry.get("variant"))), str(entry.get("variant")),
-            RUNTIMES.index(runtime) if runtime in RUNTIMES else len(RUNTIMES), str(entry.get("device_kind")))
+            str(entry.get("form") or ""), RUNTIMES.index(runtime) if runtime in RUNTIMES else len(RUNTIMES), str(entry.get("device_kind")))

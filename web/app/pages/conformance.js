@@ -1,6 +1,7 @@
 // Conformance page: run the checks in this browser, watch the matrix fill, download the JSON.
 // `onnxport check` opens this page with ?autorun=1 and reads window.onnxportReport.
 import { RUNTIMES, releaseWorkers, runConformance } from "../conformance.js";
+import { AS_BUILT, servedForms } from "../../lib/forms.js";
 import { served, variants } from "../../lib/manifest.js";
 import { el, errorBox } from "../ui.js";
 
@@ -30,7 +31,7 @@ export function conformancePage(built, params) {
         onResult: (result, done, total) => {
           progress.value = done;
           status.textContent = `${done} / ${total} checked`;
-          fillCell(cells.get(`${result.model}/${result.variant}/${result.runtime}`), result);
+          fillCell(cells.get(cellKey(result.model, result.variant, result.form, result.runtime)), result);
         },
       });
       const failed = report.results.filter((r) => r.status === "fail" || r.status === "error").length;
@@ -55,7 +56,7 @@ export function conformancePage(built, params) {
 
   return [
     el("h2", { text: "Conformance" }),
-    el("p", { text: "Every served variant, in each runtime of this browser, on the model's golden inputs, against the server's onnxruntime running the same variant. Tolerances come from the server's table." }),
+    el("p", { text: "Every served variant and each of its optimized forms, in each runtime of this browser, on the model's golden inputs, against the server's onnxruntime running the same variant. Tolerances come from the server's table." }),
     el("p", {}, "Models: ", modelBoxes.map((b) => b.label)),
     el("p", {}, "Runtimes: ", runtimeBoxes.map((b) => b.label)),
     el("p", {}, button, " ", progress),
@@ -72,19 +73,27 @@ function renderMatrix(container, built, models, runtimes) {
   const cells = new Map();
   const rows = [];
   for (const name of models) {
-    for (const [variant] of variants(built.models[name]).filter(([v]) => served(built.models[name]).includes(v))) {
-      const tds = runtimes.map((runtime) => {
-        const td = el("td", { class: "pending", "data-cell": `${name}/${variant}/${runtime}`, text: "…" });
-        cells.set(`${name}/${variant}/${runtime}`, td);
-        return td;
-      });
-      rows.push(el("tr", {}, el("td", { text: name }), el("td", { text: variant }), tds));
+    for (const [variant, record] of variants(built.models[name]).filter(([v]) => served(built.models[name]).includes(v))) {
+      for (const form of [AS_BUILT, ...servedForms(record).map(([f]) => f)]) {
+        const tds = runtimes.map((runtime) => {
+          const key = cellKey(name, variant, form, runtime);
+          const td = el("td", { class: "pending", "data-cell": key, text: "…" });
+          cells.set(key, td);
+          return td;
+        });
+        rows.push(el("tr", {}, el("td", { text: name }), el("td", { text: form ? `${variant} · ${form} form` : variant }), tds));
+      }
     }
   }
   container.replaceChildren(el("table", { class: "matrix" },
     el("thead", {}, el("tr", {}, ["model", "variant", ...runtimes].map((h) => el("th", { text: h })))),
     el("tbody", {}, rows)));
   return cells;
+}
+
+// "model/variant/runtime" for a variant as built, "model/variant+form/runtime" for a form.
+function cellKey(model, variant, form, runtime) {
+  return `${model}/${variant}${form ? `+${form}` : ""}/${runtime}`;
 }
 
 function fillCell(td, result) {

@@ -8,7 +8,7 @@
 import "chart.js";
 import { runBench } from "../bench.js";
 import { goldenInputs } from "../conformance.js";
-import { latencyConfig, sizeConfig, throughputConfig } from "../performance-charts.js";
+import { latencyConfig, sizeConfig, startConfig, throughputConfig } from "../performance-charts.js";
 import { recordMeasured } from "../../lib/speeds.js";
 import { encodeTensors, leadingRows } from "../../lib/tensors.js";
 import { el, errorBox, table } from "../ui.js";
@@ -26,7 +26,7 @@ export function performancePage(built, device, bench) {
   const button = el("button", { type: "button", class: "run", "data-testid": "bench-run", text: "Measure in this browser" });
   button.addEventListener("click", async () => {
     button.disabled = true;
-    own.replaceChildren(el("p", { text: "Measuring: cold start, cached start and warm runs of every variant…" }));
+    own.replaceChildren(el("p", { text: "Measuring: cold start, cached start and warm runs of every variant and form…" }));
     try {
       const runtimes = ["wasm", "wasm-1t", ...(device.webgpu ? ["webgpu"] : [])];
       const models = Object.keys(built.models);
@@ -54,6 +54,9 @@ export function performancePage(built, device, bench) {
   for (const [name, data] of Object.entries(bench.models)) {
     sections.push(el("h3", { text: name }),
       ...chart(`latency-chart-${name}`, (log) => latencyConfig(name, data, browserRows, { log }), "log scale"));
+    if (browserRows.some((r) => r.model === name && r.runtime === "wasm" && r.status === "ok")) {
+      sections.push(...chart(`start-chart-${name}`, () => startConfig(name, browserRows)));
+    }
     if (data.server) sections.push(...chart(`throughput-chart-${name}`, () => throughputConfig(name, data.server)));
   }
   sections.push(el("h3", { text: "Artifact sizes" }),
@@ -81,8 +84,8 @@ function chart(testid, build, alternative = null) {
 }
 
 function ownTable(results) {
-  return table(["model", "variant", "runtime", "warm ms", "cold start ms", "cached start ms", "status"], results.map((r) => ({
-    cells: [r.model, r.variant, r.runtime, r.warm ? r.warm.median_ms.toFixed(3) : "-", r.cold ? r.cold.total_ms.toFixed(0) : "-",
+  return table(["model", "variant", "form", "runtime", "warm ms", "cold start ms", "cached start ms", "status"], results.map((r) => ({
+    cells: [r.model, r.variant, r.form ?? "as built", r.runtime, r.warm ? r.warm.median_ms.toFixed(3) : "-", r.cold ? r.cold.total_ms.toFixed(0) : "-",
       r.cached ? r.cached.total_ms.toFixed(0) : "-", r.status + (r.reason ? `: ${r.reason}` : "")],
   })));
 }

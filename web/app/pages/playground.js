@@ -57,7 +57,7 @@ async function loaded(model, options, view) {
   if (known && !known.disposed) return known;
   view.notes.replaceChildren();
   const hooks = {
-    onStep: (step) => { view.status.textContent = `Trying ${step.runtime} (${step.variant})…`; },
+    onStep: (step) => { view.status.textContent = `Trying ${step.runtime} (${fileText(step)})…`; },
     onProgress: (received, total, source) => {
       if (!view.bar) {
         view.bar = progressBar(`${model.name} model`);
@@ -68,7 +68,7 @@ async function loaded(model, options, view) {
     onNote: (note) => view.notes.append(el("p", { class: "note", text: note })),
     onFailure: (step, error) => {
       view.bar = null;
-      view.notes.append(errorBox(`${step.runtime} (${step.variant}) failed: ${error.message}`));
+      view.notes.append(errorBox(`${step.runtime} (${fileText(step)}) failed: ${error.message}`));
     },
   };
   const fresh = await client.load(model.name, { ...options, ...hooks });
@@ -84,6 +84,7 @@ async function runOnce(model, options, input, view) {
   view.status.textContent = pathText(chosen.choice);
   view.status.dataset.runtime = chosen.choice.runtime;
   view.status.dataset.variant = chosen.choice.variant;
+  view.status.dataset.form = chosen.choice.form ?? "as built";
   view.choice.replaceChildren(choiceView(chosen.choice));
   view.results.append(
     resultCard("browser-result", `In this page: ${chosen.choice.runtime}`, browser, input.describe(browser.outputs)),
@@ -95,7 +96,12 @@ async function runOnce(model, options, input, view) {
 function pathText(choice) {
   const threads = choice.runtime === "wasm" ? `, ${choice.threads} thread${choice.threads === 1 ? "" : "s"}` : "";
   const failed = [...new Set(choice.attempts.map((a) => `${a.runtime} ${a.wrong ? "gave wrong results" : "failed"}`))];
-  return `Ran on ${choice.runtime} (${choice.variant}${threads})${failed.length ? ` after ${failed.join(", ")}` : ""}.`;
+  return `Ran on ${choice.runtime} (${fileText(choice)}${threads})${failed.length ? ` after ${failed.join(", ")}` : ""}.`;
+}
+
+// The variant, and its form when the plan chose one (docs/manifest.md, "forms").
+function fileText({ variant, form }) {
+  return form ? `${variant}, ${form} form` : variant;
 }
 
 function verificationText(v) {
@@ -107,12 +113,12 @@ function verificationText(v) {
 }
 
 function choiceView(choice) {
-  return el("section", { "data-runtime": choice.runtime, "data-variant": choice.variant, "data-verification": choice.verification.status },
+  return el("section", { "data-runtime": choice.runtime, "data-variant": choice.variant, "data-form": choice.form ?? "as built", "data-verification": choice.verification.status },
     el("h3", { text: "Why this runtime" }),
-    el("p", { "data-testid": "choice-why", text: `${choice.runtime} · ${choice.variant}: ${choice.why}` }),
+    el("p", { "data-testid": "choice-why", text: `${choice.runtime} · ${fileText(choice)}: ${choice.why}` }),
     el("p", { "data-testid": "choice-verification", text: verificationText(choice.verification) }),
     choice.attempts.length ? el("ul", { "data-testid": "choice-attempts" }, choice.attempts.map((a) => el("li", {
-      "data-runtime": a.runtime, "data-wrong": String(a.wrong), text: `${a.runtime} (${a.variant}): ${a.error}; using ${choice.runtime}`,
+      "data-runtime": a.runtime, "data-wrong": String(a.wrong), text: `${a.runtime} (${fileText(a)}): ${a.error}; using ${choice.runtime}`,
     }))) : null);
 }
 

@@ -1,0 +1,67 @@
+// Which file of a variant to load: the variant as built, or one of its optimized forms
+// (docs/manifest.md, "forms": the ORT format, a basic-level .onnx, a transformer-fused graph).
+// A form is the same model saved so a session starts sooner; it is used only where it is both
+// verified and measured faster, on this device or on a device of this kind. Anything unknown
+// keeps the variant as built: that is what every other check ran.
+import { deviceKind } from "./probe.js";
+import { formatMs, ownSpeed } from "./speeds.js";
+import { remembered } from "./verdicts.js";
+
+export const AS_BUILT = null;
+
+// [name, record] of the variant's served forms, in the manifest's order.
+export function servedForms(record) {
+  return Object.entries(record.forms ?? {}).filter(([, form]) => form.status === "ok" && form.file);
+}
+
+// The record to load for (variant, form): a form record has the variant's file keys
+// (file, sha256, bytes, reference), so downloads, sessions and verification take either.
+export function fileRecord(variantRecord, form) {
+  if (form === AS_BUILT) return variantRecord;
+  const record = variantRecord.forms?.[form];
+  if (!record || record.status !== "ok") throw new Error(`form ${JSON.stringify(form)} is not served; served forms: ${servedForms(variantRecord).map(([n]) => n).join(", ") || "none"}`);
+  return { ...record, precision: variantRecord.precision, speed: variantRecord.speed };
+}
+
+// {form, why}: the form to load for this variant and runtime key. context: {bench, conformance, ortVersion}.
+export function chooseForm(model, variantRecord, key, device, context) {
+  const base = startCost(variantRecord, key, device, context);
+  let best = { form: AS_BUILT, cost: base?.ms ?? Infinity, why: null };
+  const passed = [];
+  for (const [name, form] of servedForms(variantRecord)) {
+    const verified = verifiedOn(form.sha256, key, device, context);
+    const cost = startCost(form, key, device, context);
+    if (!verified || !cost || !base || base.source !== cost.source) continue;
+    passed.push(name);
+    if (cost.ms < best.cost) {
+      best = { form: name, cost: cost.ms, why: `${name} form (${form.optimization}, ${form.format}): ${formatMs(cost.ms)} to a first result against ${formatMs(base.ms)} as built (${cost.source}; ${verified})` };
+    }
+  }
+  if (best.form === AS_BUILT && servedForms(variantRecord).length) {
+    best.why = passed.length ? `as built: no verified form measured faster (${passed.join(", ")} measured)` : null;
+  }
+  return { form: best.form, why: best.why };
+}
+
+// Session creation plus one warm run, from this browser's own measurements of both files
+// when it has them, else from the bench on a device of this kind: what a cached start costs.
+function startCost(record, key, device, { bench }) {
+  const own = ownSpeed(record.sha256, key);
+  if (typeof own?.create_ms === "number" && typeof own?.warm_ms === "number") {
+    return { ms: own.create_ms + own.warm_ms, source: "measured in this browser" };
+  }
+  const benched = bench?.browser;
+  if (!benched?.device || deviceKind(benched.device) !== deviceKind(device)) return null;
+  const row = benched.results?.find((r) => r.sha256 === record.sha256 && r.runtime === key && r.status === "ok");
+  if (!row?.cached || !row.warm) return null;
+  return { ms: row.cached.create_ms + row.cached.first_run_ms + row.warm.median_ms, source: "onnxport bench on this kind of device" };
+}
+
+function verifiedOn(sha256, key, device, { conformance, ortVersion }) {
+  const kind = deviceKind(device);
+  const checked = (conformance?.verdicts ?? []).find((v) => v.sha256 === sha256 && v.runtime === key && v.device_kind === kind);
+  if (checked?.status === "pass") return "verified by onnxport check on this kind of device";
+  if (checked) return null; // failed or unsupported there
+  const known = remembered(sha256, key, ortVersion, device);
+  return known?.ok ? "verified in this browser" : null;
+}
