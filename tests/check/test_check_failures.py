@@ -73,14 +73,16 @@ def test_a_broken_fp32_artifact_fails_the_source_row(check_cli, repository_copy,
     # The browser runs the same (broken) artifact as the server: only the source row can catch it.
     for variant in served_variants(entry):
         assert result(report, "digits", variant, "wasm")["status"] == "pass", variant
-    failing = [line for line in out.splitlines() if re.match(r"digits\s+fp32\s+source\s+fail\b", line)]
+    failing = [line for line in out.splitlines() if re.match(r"digits\s+fp32\s+-\s+source\s+fail\b", line)]
     assert len(failing) == 1 and "logits" in failing[0]
 
 
 # --------------------------------------------------------------------------- --locate
 
 
-def test_locate_names_the_first_node_that_differs_at_all(check_cli, demo_repository, demo_manifest, tmp_path):
+def test_locate_names_the_first_node_that_differs_at_all(check_cli, repository_copy, demo_manifest, tmp_path):
+    # A copy: the check records its (failing, by design) verdicts in the repository it checks.
+    demo_repository = repository_copy(["digits"])
     exact = tmp_path / "exact.json"
     exact.write_text(json.dumps({"fp32/wasm": {"abs": 0, "rel": 0}}))  # only bit-equal values pass
     report_path = tmp_path / "located.json"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.check import RUNTIMES, assert_report_consistent, read_golden, result, served_variants
+from fixtures.check import RUNTIMES, assert_report_consistent, read_golden, result, served_forms, served_variants
 from onnxport.accuracy import tolerances
 
 pytestmark = pytest.mark.slow
@@ -18,16 +18,20 @@ METRIC = {"classification": "top1_agreement", "embedding": "cosine_min"}
 BACKEND = Path(__file__).resolve().parents[1] / "data" / "onnx-backend"
 
 
-def expected_keys(manifest: dict, models: list[str], runtimes=RUNTIMES) -> list[tuple[str, str, str]]:
+def expected_keys(manifest: dict, models: list[str], runtimes=RUNTIMES) -> list[tuple[str, str, str, str]]:
+    """(model, variant, form, runtime): every served variant as built ("-") and each of its forms made
+    for the runtime."""
     keys = []
     for model in models:
-        keys.append((model, "fp32", "source"))
-        keys += [(model, variant, runtime) for variant in served_variants(manifest["models"][model]) for runtime in runtimes]
+        entry = manifest["models"][model]
+        keys.append((model, "fp32", "-", "source"))
+        keys += [(model, variant, form, runtime) for variant in served_variants(entry) for runtime in runtimes
+                 for form in ["-", *served_forms(entry, variant, runtime)]]
     return sorted(keys)
 
 
-def keys_of(report: dict) -> list[tuple[str, str, str]]:
-    return sorted((r["model"], r["variant"], r["runtime"]) for r in report["results"])
+def keys_of(report: dict) -> list[tuple[str, str, str, str]]:
+    return sorted((r["model"], r["variant"], r.get("form") or "-", r["runtime"]) for r in report["results"])
 
 
 # --------------------------------------------------------------------------- the full demo matrix
@@ -56,7 +60,7 @@ def test_the_full_demo_matrix_passes_in_every_browser_runtime(check_cli, demo_re
     assert browser["webgpu"] is True and isinstance(browser["adapter"], dict)
 
     for r in report["results"]:
-        where = f"{r['model']} {r['variant']} {r['runtime']}"
+        where = f"{r['model']} {r['variant']} {r.get('form') or 'as built'} {r['runtime']}"
         entry = demo_manifest["models"][r["model"]]
         assert r["status"] in ("pass", "skipped", "unsupported"), f"{where}: {r['status']}: {r.get('reason')}"
         if r["status"] != "pass":
@@ -101,6 +105,16 @@ def test_the_full_demo_matrix_passes_in_every_browser_runtime(check_cli, demo_re
             placement = r["placement"]
             assert placement["found"] is True and placement["webgpu_nodes"] > 0, f"{where}: {placement}"
 
+    # Every form of every demo model is checked, and passes on WebAssembly like its variant.
+    for model in models:
+        forms = [r for r in report["results"] if r["model"] == model and r.get("form")]
+        assert {r["form"] for r in forms} >= {"ort", "basic"}, model
+        assert all(r["status"] == "pass" for r in forms if r["runtime"] != "webgpu"), model
+        form_files = {f["sha256"] for v in demo_manifest["models"][model]["variants"].values()
+                      for f in v.get("forms", {}).values() if f["status"] == "ok"}
+        assert {r["sha256"] for r in forms} == form_files, model
+    assert {r["form"] for r in report["results"] if r["model"] == "minilm" and r.get("form")} == {"ort", "basic", "fused"}
+
     # Each model's source row: the fp32 artifact against the source framework's outputs.
     for model in models:
         assert result(report, model, "fp32", "source")["status"] == "pass"
@@ -116,7 +130,8 @@ def test_the_full_demo_matrix_passes_in_every_browser_runtime(check_cli, demo_re
     assert "<table>" in html and "</table>" in html
     assert html.count("<tr class=") == len(report["results"])
     for r in report["results"]:
-        assert f"<td>{r['model']}</td><td>{r['variant']}</td><td>{r['runtime']}</td><td>{r['status']}</td>" in html
+        assert (f"<td>{r['model']}</td><td>{r['variant']}</td><td>{r.get('form') or '-'}</td><td>{r['runtime']}</td>"
+                f"<td>{r['status']}</td>") in html
 
 
 # --------------------------------------------------------------------------- an imported model
@@ -145,7 +160,9 @@ def test_a_model_imported_from_onnx_backend_test_data_is_checked(check_cli, back
     assert code == 0, f"exit {code}\n{out}\n{err}"
     report = json.loads(report_path.read_text())
     assert keys_of(report) == expected_keys(manifest, ["conv2d"])
-    assert len(report["results"]) == 1 + 3 * len(served_variants(manifest["models"]["conv2d"]))
+    entry = manifest["models"]["conv2d"]
+    assert len(report["results"]) == 1 + sum(1 + len(served_forms(entry, variant, runtime))
+                                             for variant in served_variants(entry) for runtime in RUNTIMES)
     assert_report_consistent(report, out)
 
     source = result(report, "conv2d", "fp32", "source")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from fixtures.check import served_variants
+from fixtures.check import served_forms, served_variants
 
 pytestmark = pytest.mark.slow
 
@@ -24,10 +24,15 @@ def test_the_conformance_page_fills_the_matrix_and_offers_the_report(open_tab, d
     variants = served_variants(demo_manifest["models"]["iris"])
     matrix = page.get_by_test_id("conformance-matrix")
     assert matrix.locator("thead th").all_inner_texts() == ["model", "variant", "wasm"]
+    # A row per variant as built and per form of it made for WebAssembly.
+    entry = demo_manifest["models"]["iris"]
+    expected = [f"iris/{v}/wasm" for v in variants] + [f"iris/{v}+{f}/wasm" for v in variants
+                                                       for f in served_forms(entry, v, "wasm")]
+    assert len(expected) > len(variants)
     cells = matrix.locator("td[data-cell]")
-    expect(cells).to_have_count(len(variants))
-    expect(matrix.locator("td[data-status=pass]")).to_have_count(len(variants))
-    assert sorted(c.get_attribute("data-cell") for c in cells.all()) == sorted(f"iris/{v}/wasm" for v in variants)
+    expect(cells).to_have_count(len(expected))
+    expect(matrix.locator("td[data-status=pass]")).to_have_count(len(expected))
+    assert sorted(c.get_attribute("data-cell") for c in cells.all()) == sorted(expected)
     assert all(text.startswith("pass") for text in matrix.locator("td[data-status=pass]").all_inner_texts())
 
     link = page.get_by_test_id("conformance-download")
@@ -37,6 +42,7 @@ def test_the_conformance_page_fills_the_matrix_and_offers_the_report(open_tab, d
         link.click()
     report = json.loads(Path(download_info.value.path()).read_text())
     assert report["schema"] == "onnxport.conformance" and report["schema_version"] == 1
-    assert sorted((r["model"], r["variant"], r["runtime"], r["status"]) for r in report["results"]) == sorted(
-        ("iris", v, "wasm", "pass") for v in variants)
+    assert sorted(f"{r['model']}/{r['variant']}{'+' + r['form'] if r['form'] else ''}/{r['runtime']}"
+                  for r in report["results"]) == sorted(expected)
+    assert {r["status"] for r in report["results"]} == {"pass"}
     assert tab.console_errors == []

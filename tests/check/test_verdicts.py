@@ -67,7 +67,7 @@ def test_one_entry_per_decided_browser_row():
                                 ("fp16", "wasm", "unsupported")]
     first = entries[0]
     assert first == {
-        "model": "m", "variant": "fp32", "runtime": "wasm", "sha256": SHA["aaa"], "status": "pass", "reason": None,
+        "model": "m", "variant": "fp32", "form": None, "runtime": "wasm", "sha256": SHA["aaa"], "status": "pass", "reason": None,
         "max_abs": 2.5e-7, "device_kind": "Mozilla/5.0 HeadlessChrome/140 | google/swiftshader", "browser": CHROME,
         "onnxruntime_web": "1.30.0", "checked": "2025-06-01T12:00:00.000Z",
     }

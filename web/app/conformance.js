@@ -24,8 +24,11 @@ export async function runConformance({ models = null, runtimes = RUNTIMES, webgp
     const model = built.models[name];
     if (!model) throw new Error(`no model ${JSON.stringify(name)} in the manifest; models: ${Object.keys(built.models).join(", ")}`);
     for (const variant of served(model)) {
-      const files = [[AS_BUILT, model.variants[variant]], ...servedForms(model.variants[variant])];
-      for (const [form, record] of files) for (const runtime of runtimes) jobs.push({ model, variant, form, record, runtime });
+      for (const runtime of runtimes) {
+        for (const [form, record] of [[AS_BUILT, model.variants[variant]], ...servedForms(model.variants[variant], runtime)]) {
+          jobs.push({ model, variant, form, record, runtime });
+        }
+      }
     }
   }
   onStart(jobs.length);

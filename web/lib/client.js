@@ -113,12 +113,12 @@ export class Client {
     return this.references.get(url);
   }
 
-  async plan(name, { runtime = "", variant = "", verify = "first-use" } = {}) {
+  async plan(name, { runtime = "", variant = "", form = "", verify = "first-use" } = {}) {
     const [model, device, bench, conformance, cached] = await Promise.all([
       this.model(name), probe(), this.bench(), this.conformance(), cachedUrls(),
     ]);
     return buildPlan(model, device, {
-      pin: { runtime, variant }, bench, conformance, cached, verify, ortVersion: ORT_WEB_VERSION,
+      pin: { runtime, variant, form }, bench, conformance, cached, verify, ortVersion: ORT_WEB_VERSION,
       fileUrl: (file) => this.fileUrl(file),
     });
   }
@@ -128,10 +128,7 @@ export class Client {
   // The runtime starts (worker, .wasm, threads) while the bytes are read, not after.
   async session(record, runtime, { worker, verbose = false, profile = false, onProgress } = {}) {
     const started = performance.now();
-    const options = {
-      runtime, device: await probe(), ortBase: this.ortBase, worker, verbose,
-      perturb: this.perturb === runtime || (this.perturb === "wasm" && runtime === "wasm-1t"),
-    };
+    const options = await this.#runtimeOptions(runtime, { worker, verbose });
     const starting = startRuntime(options);
     starting.catch(() => {}); // awaited below, after the bytes; a failure is reported there
     const loaded = await loadArtifact(this.fileUrl(record.file), record, onProgress);
@@ -142,6 +139,28 @@ export class Client {
     const session = await openSession({ ...options, bytes: loaded.bytes, profile });
     const stages = { load_ms: loadMs, download_ms: loaded.networkMs, verify_ms: loaded.verifyMs, init_ms: initMs, ready_ms: readyMs };
     return { session, source: loaded.source, notes: loaded.notes, loadMs, stages };
+  }
+
+  // Starts the runtime the plan would try first for this model (worker, .wasm, threads: 150 to
+  // 300 ms on a 2-core machine) without loading the model, so that a later load() finds it
+  // started: call it when the page opens, before anyone asks for a result. Resolves to the
+  // runtime's {runtime, version, threads, initMs}, or null when the plan starts on the server.
+  async prepare(name, { runtime = "", variant = "" } = {}) {
+    const { steps } = await this.plan(name, { runtime, variant });
+    const step = steps.find((s) => s.runtime !== "server");
+    return step ? this.startRuntime(step.key) : null;
+  }
+
+  // One runtime started ahead (the bench times a start after it, as a page that called prepare).
+  async startRuntime(runtime, { worker } = {}) {
+    return startRuntime(await this.#runtimeOptions(runtime, { worker }));
+  }
+
+  async #runtimeOptions(runtime, { worker, verbose = false }) {
+    return {
+      runtime, device: await probe(), ortBase: this.ortBase, worker, verbose,
+      perturb: this.perturb === runtime || (this.perturb === "wasm" && runtime === "wasm-1t"),
+    };
   }
 
   // options: runtime / variant (pins), verify: first-use | always | off, and hooks

@@ -9,9 +9,11 @@ import { remembered } from "./verdicts.js";
 
 export const AS_BUILT = null;
 
-// [name, record] of the variant's served forms, in the manifest's order.
-export function servedForms(record) {
-  return Object.entries(record.forms ?? {}).filter(([, form]) => form.status === "ok" && form.file);
+// [name, record] of the variant's served forms, in the manifest's order; with a runtime key
+// (wasm, wasm-1t, webgpu, webnn), only those made for it (a form's `runtimes`, null: any).
+export function servedForms(record, runtime = null) {
+  return Object.entries(record.forms ?? {}).filter(([, form]) => form.status === "ok" && form.file
+    && (runtime === null || !form.runtimes || form.runtimes.includes(runtime)));
 }
 
 // The record to load for (variant, form): a form record has the variant's file keys
@@ -28,22 +30,22 @@ export function chooseForm(model, variantRecord, key, device, context) {
   const base = startCost(variantRecord, key, device, context);
   let best = { form: AS_BUILT, cost: base?.ms ?? Infinity, why: null };
   const passed = [];
-  for (const [name, form] of servedForms(variantRecord)) {
+  for (const [name, form] of servedForms(variantRecord, key)) {
     const verified = verifiedOn(form.sha256, key, device, context);
     const cost = startCost(form, key, device, context);
     if (!verified || !cost || !base || base.source !== cost.source) continue;
     passed.push(name);
     if (cost.ms < best.cost) {
-      best = { form: name, cost: cost.ms, why: `${name} form (${form.optimization}, ${form.format}): ${formatMs(cost.ms)} to a first result against ${formatMs(base.ms)} as built (${cost.source}; ${verified})` };
+      best = { form: name, cost: cost.ms, why: `${name} form (${form.optimization}, ${form.format}): ${formatMs(cost.ms)} to create, run first and run warm, against ${formatMs(base.ms)} as built (${cost.source}; ${verified})` };
     }
   }
-  if (best.form === AS_BUILT && servedForms(variantRecord).length) {
+  if (best.form === AS_BUILT && servedForms(variantRecord, key).length) {
     best.why = passed.length ? `as built: no verified form measured faster (${passed.join(", ")} measured)` : null;
   }
   return { form: best.form, why: best.why };
 }
 
-// Session creation plus one warm run, from this browser's own measurements of both files
+// Session creation, the first run and one warm run, from this browser's own measurements of both files
 // when it has them, else from the bench on a device of this kind: what a cached start costs.
 function startCost(record, key, device, { bench }) {
   const own = ownSpeed(record.sha256, key);

@@ -10,7 +10,7 @@ import { checkedFailure, remembered } from "./verdicts.js";
 
 export const RUNTIMES = Object.freeze(["webgpu", "webnn", "wasm", "server"]);
 
-// context: {pin: {runtime, variant}, bench, conformance, cached: Set of URLs, fileUrl(file),
+// context: {pin: {runtime, variant, form}, bench, conformance, cached: Set of URLs, fileUrl(file),
 // verify: "first-use" | "always" | "off", ortVersion}
 export function buildPlan(model, device, context) {
   const { pin = {} } = context;
@@ -20,6 +20,10 @@ export function buildPlan(model, device, context) {
   if (pin.runtime && !RUNTIMES.includes(pin.runtime)) throw new Error(`unknown runtime ${JSON.stringify(pin.runtime)}; runtimes: ${RUNTIMES.join(", ")}`);
   if (pin.variant && !ok.includes(pin.variant)) {
     throw new Error(`variant ${JSON.stringify(pin.variant)} of ${model.name} is not served; served: ${ok.join(", ") || "none"}`);
+  }
+  if (pin.form) {
+    if (!pin.variant) throw new Error(`a form is a file of one variant: pin the variant too (form ${JSON.stringify(pin.form)})`);
+    fileRecord(model.variants[pin.variant], pin.form); // throws, naming the served forms, when it is not one
   }
   const variants = pin.variant ? [pin.variant] : ok;
   for (const runtime of RUNTIMES.filter((r) => r !== "server")) {
@@ -66,7 +70,9 @@ function candidate(model, variant, runtime, device, context) {
     const known = remembered(record.sha256, key, context.ortVersion, device);
     if (known && !known.ok) return { skip: `${known.reason} (verified ${known.at.slice(0, 10)}; not tried again)` };
   }
-  const { form, why: formWhy } = chooseForm(model, record, key, device, context);
+  const { form, why: formWhy } = context.pin?.form
+    ? { form: context.pin.form, why: `${context.pin.form} form pinned` }
+    : chooseForm(model, record, key, device, context);
   const file = fileRecord(record, form);
   const run = expectedRun({ model, variant, record: file, runtime: key, device, bench: context.bench });
   const cached = context.cached?.has(context.fileUrl(file.file));

@@ -7,7 +7,7 @@ from typing import Any
 
 from onnxport.report import table
 
-HEADERS = ["model", "variant", "runtime", "status", "max abs", "metric", "warm ms", "where", "detail"]
+HEADERS = ["model", "variant", "form", "runtime", "status", "max abs", "metric", "warm ms", "where", "detail"]
 
 
 def _max_abs(result: dict[str, Any]) -> str:
@@ -47,8 +47,7 @@ def rows(report: dict[str, Any]) -> list[list[str]]:
     out = []
     for r in report["results"]:
         warm = (r.get("timings") or {}).get("warm_run_ms")
-        variant = f"{r['variant']} ({r['form']})" if r.get("form") else r["variant"]
-        out.append([r["model"], variant, r["runtime"], r["status"], _max_abs(r), _metric(r),
+        out.append([r["model"], r["variant"], r.get("form") or "-", r["runtime"], r["status"], _max_abs(r), _metric(r),
                     f"{warm:.1f}" if isinstance(warm, (int, float)) else "-", _where(r), _detail(r)[:160]])
     return out
 
@@ -60,7 +59,7 @@ def text_table(report: dict[str, Any]) -> str:
 
 def to_html(report: dict[str, Any]) -> str:
     body = "".join(
-        f"<tr class='{html.escape(row[3])}'>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
+        f"<tr class='{html.escape(row[4])}'>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
         for row in rows(report)
     )
     browser = report.get("browser", {})

@@ -33,6 +33,8 @@ from onnxport.repository import variants as variant_table
 from onnxport.repository.store import Transaction
 
 FORMS = ("ort", "basic", "fused")
+# The browser runtimes (web/lib/workers.js) that run onnxruntime's CPU execution provider.
+CPU_RUNTIMES = ("wasm", "wasm-1t")
 
 
 def make_forms(
@@ -80,16 +82,19 @@ def make_forms(
 def _make(form: str, prepared, name: str, data: bytes) -> tuple[bytes, dict[str, Any]] | None:
     tool = f"onnxruntime {ort.__version__}"
     if form == "ort":
+        # The extended level's fused nodes are the CPU provider's kernels: onnxruntime-web's WebGPU
+        # provider refuses some and fails running others (seen by `onnxport check`), so it is for
+        # WebAssembly, which is that CPU provider.
         return _saved(data, ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED, ort_format=True), \
-            {"format": "ort", "optimization": "extended", "tool": tool}
+            {"format": "ort", "optimization": "extended", "tool": tool, "runtimes": list(CPU_RUNTIMES)}
     if form == "basic":
         return _saved(data, ort.GraphOptimizationLevel.ORT_ENABLE_BASIC, ort_format=False), \
-            {"format": "onnx", "optimization": "basic", "tool": tool}
+            {"format": "onnx", "optimization": "basic", "tool": tool, "runtimes": None}
     if prepared.transformer is None or name != "fp32":
         return None
     fused, fusions = _fused(data, prepared.transformer)
     return fused, {"format": "onnx", "optimization": "transformer",
-                   "tool": f"onnxruntime.transformers {ort.__version__}", "fusions": fusions}
+                   "tool": f"onnxruntime.transformers {ort.__version__}", "fusions": fusions, "runtimes": None}
 
 
 def _saved(data: bytes, level: ort.GraphOptimizationLevel, *, ort_format: bool) -> bytes:

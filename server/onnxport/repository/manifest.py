@@ -32,6 +32,7 @@ Task = Literal[TASKS]
 Kind = Literal[(*FRAMEWORKS, "onnx")]
 Playground = Literal[PLAYGROUNDS]
 Status = Literal["ok", "rejected", "skipped"]
+BrowserRuntime = Literal["wasm", "wasm-1t", "webgpu", "webnn"]  # web/lib/workers.js BROWSER_RUNTIMES
 
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 ArtifactPath = Annotated[str, Field(pattern=r"^artifacts/[0-9a-f]{64}\.[A-Za-z0-9]+$")]
@@ -209,6 +210,7 @@ class _FormHow(TypedDict):
     format: Literal["ort", "onnx"]
     optimization: Literal["extended", "basic", "transformer"]
     tool: str
+    runtimes: Union[list[BrowserRuntime], None]  # the browser runtimes it is for; null: every one
     fusions: NotRequired[dict[str, Count]]  # `fused`: fused operator -> how many
 
 
@@ -235,6 +237,7 @@ class FailedForm(TypedDict):
     format: NotRequired[Literal["ort", "onnx"]]
     optimization: NotRequired[Literal["extended", "basic", "transformer"]]
     tool: NotRequired[str]
+    runtimes: NotRequired[Union[list[BrowserRuntime], None]]
     fusions: NotRequired[dict[str, Count]]
 
 

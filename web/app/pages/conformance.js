@@ -76,6 +76,8 @@ function renderMatrix(container, built, models, runtimes) {
     for (const [variant, record] of variants(built.models[name]).filter(([v]) => served(built.models[name]).includes(v))) {
       for (const form of [AS_BUILT, ...servedForms(record).map(([f]) => f)]) {
         const tds = runtimes.map((runtime) => {
+          const forRuntime = form === AS_BUILT || servedForms(record, runtime).some(([f]) => f === form);
+          if (!forRuntime) return el("td", { class: "skipped", text: "not for this runtime" });
           const key = cellKey(name, variant, form, runtime);
           const td = el("td", { class: "pending", "data-cell": key, text: "…" });
           cells.set(key, td);

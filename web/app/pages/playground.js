@@ -19,6 +19,8 @@ export async function playgroundPage(model, pin, params) {
   const verify = VERIFY_MODES.includes(params.get("verify")) ? params.get("verify") : "first-use";
   const input = await (INPUTS.get(model.playground) ?? genericInput)(model);
   const plan = await client.plan(model.name, { ...pin, verify });
+  // The runtime starts now, while the page is read: a first Run then waits for the model alone.
+  client.prepare(model.name, pin).catch(() => {}); // a runtime that cannot start fails in load(), with its reason
   const progress = el("div", { class: "downloads" });
   const notes = el("div", { class: "notes", "data-testid": "notes" });
   const results = el("div", { class: "results", "data-testid": "results" });
@@ -145,8 +147,8 @@ function planView(plan) {
   return el("section", { class: "plan", "data-testid": "plan" },
     el("h3", { text: "Plan" }),
     el("ol", {}, plan.steps.map((s) => el("li", {
-      "data-runtime": s.runtime, "data-variant": s.variant,
-      text: `${s.runtime} · ${s.variant}${s.threads > 1 ? ` · ${s.threads} threads` : ""}: ${s.why}`,
+      "data-runtime": s.runtime, "data-variant": s.variant, "data-form": s.form ?? "as built",
+      text: `${s.runtime} · ${fileText(s)}${s.threads > 1 ? ` · ${s.threads} threads` : ""}: ${s.why}`,
     }))),
     plan.skipped.length ? el("ul", { class: "skipped" }, plan.skipped.map((s) => el("li", {
       "data-runtime": s.runtime, "data-variant": s.variant ?? "",
