@@ -213,10 +213,11 @@ def _bench(args) -> int:
     report = run_bench(args.repository, args.models, [r for r in args.runtimes.split(",") if r], args.runs,
                        args.browser, say=lambda line: print(f"... {line}", file=sys.stderr, flush=True),
                        ray_replicas=replicas)
-    print(bench_report.text(report))
+    # Saved first: minutes of measurement must outlive any trouble printing them.
     latest = save_latest(args.repository, report)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
+    print(bench_report.text(report))
     print(f"\nwrote {latest}" + (f" and {args.json}" if args.json else ""))
     return 0
 

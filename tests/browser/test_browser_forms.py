@@ -7,6 +7,7 @@ a form that gives wrong answers is followed by its variant as built.
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -133,3 +134,15 @@ def test_a_form_giving_wrong_answers_is_followed_by_its_variant_as_built(open_ta
     attempts = got["attempts"]
     assert [(a["variant"], a["form"], a["wrong"]) for a in attempts] == [("fp32", "basic", True), ("fp32", None, True)], attempts
     assert "gave wrong results" in attempts[0]["error"]
+
+
+def test_the_playground_starts_the_runtime_before_run_is_clicked(open_tab):
+    tab = open_tab("#/play/iris")
+    plan_steps(tab.page)
+    deadline = time.monotonic() + 30
+    while not any(u.endswith(".wasm") and "ort-wasm" in u for u in tab.requests) and time.monotonic() < deadline:
+        tab.page.wait_for_timeout(100)
+    assert any(u.endswith(".wasm") and "ort-wasm" in u for u in tab.requests), "client.prepare fetched no .wasm"
+    assert tab.artifact_requests() == [], "prepare starts the runtime, not the model"
+    expect_ran_on(tab.page, "wasm")
+    assert len(tab.artifact_requests()) == 1

@@ -91,7 +91,7 @@ test("a form onnxport check failed here is not chosen, however fast", () => {
 test("verified forms measured slower keep the variant as built, and the plan says they were measured", () => {
   const step = first({ bench: bench(DEVICE, { ort: 400, basic: 500 }), conformance: { verdicts: [passed("sha-fp32-ort"), passed("sha-fp32-basic")] } });
   assert.equal(step.form, null);
-  assert.match(step.why, /as built: no verified form measured faster \(ort, basic measured\)/);
+  assert.match(step.why, /as built: no verified form measured 10% faster \(ort, basic measured\)/);
 });
 
 test("a bench from another kind of device decides nothing", () => {
@@ -117,4 +117,10 @@ test("a pinned form is used as pinned; an unknown one, or one without its varian
 test("a form made for WebAssembly is not offered to WebGPU", () => {
   assert.deepEqual(servedForms(MODEL.variants.fp32, "webgpu").map(([name]) => name), ["basic"]);
   assert.deepEqual(servedForms(MODEL.variants.fp32, "wasm-1t").map(([name]) => name), ["ort", "basic"]);
+});
+
+test("a form within 10% of the variant as built is a tie, and the variant as built is kept", () => {
+  const verdicts = { verdicts: [passed("sha-fp32-ort"), passed("sha-fp32-basic")] };
+  assert.equal(first({ bench: bench(DEVICE, { asBuilt: 300, ort: 275, basic: 320 }), conformance: verdicts }).form, null);
+  assert.equal(first({ bench: bench(DEVICE, { asBuilt: 300, ort: 260, basic: 320 }), conformance: verdicts }).form, "ort");
 });

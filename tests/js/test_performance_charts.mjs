@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { figure, latencyConfig, sizeConfig, throughputConfig, throughputRows } from "../../web/app/performance-charts.js";
+import { figure, latencyConfig, sizeConfig, startConfig, throughputConfig, throughputRows } from "../../web/app/performance-charts.js";
 
 const MB = 1024 ** 2;
 const native = (one, all) => ({ "1": { median_ms: one }, all: { median_ms: all } });
@@ -110,4 +110,20 @@ test("figures: three significant digits, no grouping", () => {
   assert.equal(figure(0.012345), "0.0123");
   assert.equal(figure(1234.5), "1230");
   assert.equal(figure(null), "-");
+});
+
+test("start by file: per variant, a stack per file (as built, each form) of session creation and first run", () => {
+  const start = (form, create, first) => ({ model: "minilm", variant: "fp32", form, runtime: "wasm", status: "ok",
+    cached: { create_ms: create, first_run_ms: first, total_ms: create + first + 200, load_ms: 150, init_ms: 190 }, warm: { median_ms: 70 } });
+  const results = [start(null, 248, 84), start("ort", 150, 76), { ...start("basic", 1, 1), runtime: "wasm-1t" }];
+  const config = startConfig("minilm", results);
+  assert.deepEqual(config.data.labels, ["fp32"]);
+  assert.deepEqual(config.data.datasets.map((d) => [d.label, d.stack, d.data]), [
+    ["as built: create", "as built", [248]], ["as built: first run", "as built", [84]],
+    ["ort: create", "ort", [150]], ["ort: first run", "ort", [76]],
+  ]);
+  assert.equal(config.options.scales.x.stacked, true);
+  assert.equal(config.options.scales.y.stacked, true);
+  const label = config.options.plugins.tooltip.callbacks.label({ dataset: config.data.datasets[2], dataIndex: 0, raw: 150 });
+  assert.equal(label, "ort: create: 150 ms (start 426 ms, load 150 ms beside runtime start 190 ms; warm 70 ms)");
 });

@@ -8,6 +8,9 @@ import { formatMs, ownSpeed } from "./speeds.js";
 import { remembered } from "./verdicts.js";
 
 export const AS_BUILT = null;
+// A form must beat the variant as built by more than one bench run's noise (about 5% here):
+// a near tie keeps the file every other check ran.
+export const MIN_GAIN = 0.9;
 
 // [name, record] of the variant's served forms, in the manifest's order; with a runtime key
 // (wasm, wasm-1t, webgpu, webnn), only those made for it (a form's `runtimes`, null: any).
@@ -35,12 +38,12 @@ export function chooseForm(model, variantRecord, key, device, context) {
     const cost = startCost(form, key, device, context);
     if (!verified || !cost || !base || base.source !== cost.source) continue;
     passed.push(name);
-    if (cost.ms < best.cost) {
+    if (cost.ms < best.cost && cost.ms < base.ms * MIN_GAIN) {
       best = { form: name, cost: cost.ms, why: `${name} form (${form.optimization}, ${form.format}): ${formatMs(cost.ms)} to create, run first and run warm, against ${formatMs(base.ms)} as built (${cost.source}; ${verified})` };
     }
   }
   if (best.form === AS_BUILT && servedForms(variantRecord, key).length) {
-    best.why = passed.length ? `as built: no verified form measured faster (${passed.join(", ")} measured)` : null;
+    best.why = passed.length ? `as built: no verified form measured ${Math.round((1 - MIN_GAIN) * 100)}% faster (${passed.join(", ")} measured)` : null;
   }
   return { form: best.form, why: best.why };
 }

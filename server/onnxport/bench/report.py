@@ -11,6 +11,10 @@ def _ms(value: dict | None) -> str:
     return f"{value['median_ms']:.3f}" if value else "-"
 
 
+def _whole(ms: float | None) -> str:
+    return f"{ms:.0f}" if isinstance(ms, (int, float)) else "-"  # a stage an older bench did not time
+
+
 def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}x" if a and b else "-"
 
@@ -52,7 +56,7 @@ def start_targets(report: dict, model: str, native_fp32_all: float | None) -> li
             f"quickest {start} start: {name(best)} {t['total_ms']:.0f} / {t['create_ms']:.0f} ms = {ratio:.2f}x "
             f"(target <= {CACHED_START_TARGET}x: {verdict}); besides creating the session, a start waits for "
             f"{'the runtime and the bytes (in parallel): ' if start == 'cached' else 'the bytes: '}"
-            f"{t['ready_ms']:.0f} ms, then runs once: {t['first_run_ms']:.0f} ms")
+            f"{_whole(t.get('ready_ms'))} ms, then runs once: {t['first_run_ms']:.0f} ms")
     return lines
 
 
@@ -65,8 +69,7 @@ def start_table(report: dict, model: str, native_fp32_all: float | None) -> str 
             continue
         cached, prepared, warm = r["cached"], r.get("prepared"), r["warm"]["median_ms"]
         rows.append([r["variant"], r.get("form") or "as built", human_bytes(r["bytes"]),
-                     f"{cached['load_ms']:.0f}", f"{cached['init_ms']:.0f}", f"{cached['create_ms']:.0f}",
-                     f"{cached['first_run_ms']:.0f}", f"{cached['total_ms']:.0f}",
+                     *(_whole(cached.get(stage)) for stage in ("load_ms", "init_ms", "create_ms", "first_run_ms", "total_ms")),
                      _ratio(cached["total_ms"], cached["create_ms"]),
                      f"{prepared['total_ms']:.0f}" if prepared else "-",
                      _ratio(prepared and prepared["total_ms"], prepared and prepared["create_ms"]),
