@@ -28,9 +28,23 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+FORMS_HELP = ("optimized forms to make of each served variant, for browsers to start sooner: a comma-separated "
+              "list of ort, basic, fused, or all (default), or none (each form costs about the variant's size)")
+
+
+def _forms(text: str) -> tuple[str, ...]:
+    from onnxport.repository.variants import parse_forms
+
+    try:
+        return parse_forms(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def _parser() -> argparse.ArgumentParser:
     from onnxport.convert.export import DEFAULT_OPSET
     from onnxport.recipe import TASKS, default_recipes_dir
+    from onnxport.repository.variants import FORMS
 
     parser = argparse.ArgumentParser(prog="onnxport", description="Export once, run anywhere: build, serve and check ONNX models.")
     parser.add_argument("--repository", type=Path, default=None,
@@ -47,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--opset", type=int, default=DEFAULT_OPSET, help=f"ONNX opset to export to (default {DEFAULT_OPSET})")
     build.add_argument("--force", action="store_true", help="rebuild even when the recipe is unchanged")
     build.add_argument("--quiet", action="store_true", help="no progress bars")
+    build.add_argument("--forms", type=_forms, default=FORMS, metavar="LIST", help=FORMS_HELP)
     build.set_defaults(handler=_build)
 
     imp = sub.add_parser("import", parents=[common], help="import an .onnx file or an ONNX test directory")
@@ -57,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--calibration", type=Path, default=None,
                      help="static int8 calibration inputs: a folder of test_data_set_* or a .npz (default: the golden inputs)")
     imp.add_argument("--quiet", action="store_true")
+    imp.add_argument("--forms", type=_forms, default=FORMS, metavar="LIST", help=FORMS_HELP)
     imp.set_defaults(handler=_import)
 
     lst = sub.add_parser("list", parents=[common], help="list models in the repository")
@@ -140,7 +156,7 @@ def _build(args) -> int:
     from onnxport.repository.store import Repository
 
     outcomes = build_recipes(args.models, Repository(args.repository), args.recipes, args.opset,
-                             force=args.force, show_progress=not args.quiet)
+                             force=args.force, show_progress=not args.quiet, forms=args.forms)
     print(report.build_summary(outcomes))
     return 0
 
@@ -151,10 +167,11 @@ def _import(args) -> int:
     from onnxport.convert.importer import import_key, prepare_import
     from onnxport.repository.store import Repository
 
-    key = import_key(args.path, args.task, args.metric_output, args.calibration)
+    key = import_key(args.path, args.task, args.metric_output, args.calibration, args.forms)
     outcome = build_prepared(
         Repository(args.repository), args.name, key,
-        lambda step: prepare_import(args.path, args.name, args.task, args.metric_output, key, step, args.calibration),
+        lambda step: prepare_import(args.path, args.name, args.task, args.metric_output, key, step, args.calibration,
+                                    args.forms),
         show_progress=not args.quiet,
     )
     print(report.build_summary([outcome]))

@@ -15,6 +15,7 @@ from onnxport.convert.sources import prepare_recipe, recipe_build_key
 from onnxport.errors import BuildError, OnnxportError, RecipeError
 from onnxport.repository import variants as variant_table
 from onnxport.repository.store import Repository
+from onnxport.repository.variants import FORMS
 
 STEPS_PER_MODEL = 4 + len(variant_table.NAMES) + 1  # load, run, export, validate, variants, golden
 
@@ -32,7 +33,7 @@ def known_recipes(recipes_dir: Path) -> dict[str, Path]:
 
 def build_recipes(
     names: list[str] | None, repository: Repository, recipes_dir: Path, opset: int,
-    *, force: bool = False, show_progress: bool = True,
+    *, force: bool = False, show_progress: bool = True, forms: tuple[str, ...] = FORMS,
 ) -> list[Outcome]:
     available = known_recipes(recipes_dir)
     selected = names or list(available)
@@ -44,7 +45,8 @@ def build_recipes(
     loaded = [recipes.load_recipe(n, available[n]) for n in selected]
     return _build(
         repository,
-        [(r.name, recipe_build_key(r, opset), lambda step, r=r: prepare_recipe(r, opset, step)) for r in loaded],
+        [(r.name, recipe_build_key(r, opset, forms), lambda step, r=r: prepare_recipe(r, opset, step, forms))
+         for r in loaded],
         force=force, show_progress=show_progress,
     )
 

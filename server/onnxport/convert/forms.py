@@ -32,7 +32,6 @@ from onnxport.recipe import Feeds
 from onnxport.repository import variants as variant_table
 from onnxport.repository.store import Transaction
 
-FORMS = ("ort", "basic", "fused")
 # The browser runtimes (web/lib/workers.js) that run onnxruntime's CPU execution provider.
 CPU_RUNTIMES = ("wasm", "wasm-1t")
 
@@ -45,7 +44,7 @@ def make_forms(
     run_all(bytes, inputs, label) -> (session, outputs), the variant maker's."""
     budget = variant_table.variant(name).budget
     forms: dict[str, dict[str, Any]] = {}
-    for form in FORMS:
+    for form in prepared.forms:
         try:
             made = _make(form, prepared, name, data)
         except Exception as exc:  # a failed form costs the form, never the variant

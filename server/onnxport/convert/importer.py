@@ -26,6 +26,7 @@ from onnxport.convert.sources import build_key, tool_versions
 from onnxport.errors import ModelFileError
 from onnxport.recipe import Feeds, Tolerance
 from onnxport.repository import testdata
+from onnxport.repository.variants import FORMS
 
 # What ONNX's own backend test runner accepts (rtol 1e-3), with an absolute floor.
 IMPORT_TOLERANCE = Tolerance(abs=1e-5, rel=1e-3)
@@ -48,7 +49,8 @@ def locate(path: Path) -> tuple[Path, Path | None]:
     return path, None
 
 
-def import_key(path: Path, task: str, metric_output: str | None, calibration_path: Path | None = None) -> str:
+def import_key(path: Path, task: str, metric_output: str | None, calibration_path: Path | None = None,
+               forms: tuple[str, ...] = FORMS) -> str:
     """Hash of every byte the import reads (model, its external data, test sets), plus its settings."""
     model_path, test_dir = locate(path)
     digest = hashlib.sha256(model_path.read_bytes())
@@ -59,7 +61,7 @@ def import_key(path: Path, task: str, metric_output: str | None, calibration_pat
         digest.update(str(extra).encode() + b"\0")
         digest.update(hashlib.sha256(extra.read_bytes()).digest() if extra.is_file() else b"missing")
     return build_key({"import_sha256": digest.hexdigest(), "task": task, "metric_output": metric_output,
-                      "calibration_sha256": calibration.digest(calibration_path)})
+                      "calibration_sha256": calibration.digest(calibration_path), "forms": list(forms)})
 
 
 def _external_data_files(model_path: Path) -> list[Path]:
@@ -78,7 +80,7 @@ def _external_data_files(model_path: Path) -> list[Path]:
 
 def prepare_import(
     path: Path, name: str, task: str, metric_output: str | None, key: str, step: Progress,
-    calibration_path: Path | None = None,
+    calibration_path: Path | None = None, forms: tuple[str, ...] = FORMS,
 ) -> Prepared:
     model_path, test_dir = locate(path)
     step("read ONNX file")
@@ -125,6 +127,7 @@ def prepare_import(
         provenance={"import_path": str(path.resolve()), "tools": tool_versions(), **calibrated},
         playground="generic",  # nothing is known of an imported model's inputs but their signature
         bench_inputs=None,  # bench measures with golden row 0
+        forms=forms,
     )
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 
 from onnxport.recipe import Feeds, Tolerance
+from onnxport.repository.variants import FORMS
 
 Progress = Callable[[str], None]
 
@@ -38,3 +39,4 @@ class Prepared:
     playground: str = "generic"  # the playground's input widget (recipe.PLAYGROUNDS)
     bench_inputs: Feeds | None = None  # what `onnxport bench` measures with; None = golden row 0
     transformer: dict[str, Any] | None = None  # the recipe's, for the fused form (convert/forms.py)
+    forms: tuple[str, ...] = FORMS  # the optimized forms to make of each served variant (`--forms`)

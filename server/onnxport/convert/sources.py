@@ -15,6 +15,7 @@ from onnxport.convert.export import export
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import RecipeError
 from onnxport.recipe import Feeds, Recipe
+from onnxport.repository.variants import FORMS
 
 # Bump when the build changes what it writes for the same recipe.
 BUILD_FORMAT = 3  # 2: `playground` and `bench_inputs` in the model entry; 3: a served variant's `forms`
@@ -49,7 +50,7 @@ def build_key(parts: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def prepare_recipe(recipe: Recipe, opset: int, step: Progress) -> Prepared:
+def prepare_recipe(recipe: Recipe, opset: int, step: Progress, forms: tuple[str, ...] = FORMS) -> Prepared:
     step("load source model")
     source = recipe.load()
     # Source outputs are computed before export: tracing can change a model instance.
@@ -69,7 +70,7 @@ def prepare_recipe(recipe: Recipe, opset: int, step: Progress) -> Prepared:
         calibration=source.calibration_inputs,
         tolerance=recipe.tolerance,
         metric_output=recipe.metric_output,
-        build_key=recipe_build_key(recipe, opset),
+        build_key=recipe_build_key(recipe, opset, forms),
         labels=source.golden_labels,
         facts=source.facts,
         provenance={
@@ -84,14 +85,15 @@ def prepare_recipe(recipe: Recipe, opset: int, step: Progress) -> Prepared:
         playground=recipe.playground,
         bench_inputs=bench_inputs(recipe),
         transformer=recipe.transformer,
+        forms=forms,
     )
 
 
-def recipe_build_key(recipe: Recipe, opset: int) -> str:
+def recipe_build_key(recipe: Recipe, opset: int, forms: tuple[str, ...] = FORMS) -> str:
     # The declarations themselves, not only the recipe file: bench inputs may come from another module.
     bench = bench_inputs(recipe)
     return build_key({"recipe_sha256": recipe.source_sha256(), "opset": opset, "playground": recipe.playground,
-                      "transformer": recipe.transformer, "bench_inputs_sha256": _feeds_sha256([bench]) if bench is not None else None})
+                      "transformer": recipe.transformer, "forms": list(forms), "bench_inputs_sha256": _feeds_sha256([bench]) if bench is not None else None})
 
 
 def bench_inputs(recipe: Recipe) -> Feeds | None:

@@ -41,6 +41,23 @@ NAMES: tuple[str, ...] = tuple(v.name for v in VARIANTS)
 _BY_NAME = {v.name: v for v in VARIANTS}
 
 
+# The optimized forms a served variant may also come as (convert/forms.py, docs/manifest.md "forms").
+FORMS: tuple[str, ...] = ("ort", "basic", "fused")
+
+
+def parse_forms(text: str) -> tuple[str, ...]:
+    """`--forms`: "all", "none", or a comma-separated list of FORMS, in FORMS' order."""
+    words = [w.strip() for w in text.split(",") if w.strip()]
+    if words == ["all"]:
+        return FORMS
+    if words in ([], ["none"]):
+        return ()
+    unknown = [w for w in words if w not in FORMS]
+    if unknown:
+        raise ValueError(f"unknown form {', '.join(map(repr, unknown))}; forms: {', '.join(FORMS)}, or all, or none")
+    return tuple(f for f in FORMS if f in words)
+
+
 def variant(name: str) -> Variant:
     return _BY_NAME[name]
 
