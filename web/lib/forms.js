@@ -29,7 +29,7 @@ export function fileRecord(variantRecord, form) {
 }
 
 // {form, why}: the form to load for this variant and runtime key. context: {bench, conformance, ortVersion}.
-export function chooseForm(model, variantRecord, key, device, context) {
+export function chooseForm(variantRecord, key, device, context) {
   const base = startCost(variantRecord, key, device, context);
   let best = { form: AS_BUILT, cost: base?.ms ?? Infinity, why: null };
   const passed = [];
@@ -48,8 +48,9 @@ export function chooseForm(model, variantRecord, key, device, context) {
   return { form: best.form, why: best.why };
 }
 
-// Session creation, the first run and one warm run, from this browser's own measurements of both files
-// when it has them, else from the bench on a device of this kind: what a cached start costs.
+// What a cached start costs: session creation and a warm run, from this browser's own measurements
+// of both files when it has them (the performance page records those), else creation, the first
+// run and a warm run from the bench on a device of this kind. Only like is compared with like.
 function startCost(record, key, device, { bench }) {
   const own = ownSpeed(record.sha256, key);
   if (typeof own?.create_ms === "number" && typeof own?.warm_ms === "number") {

@@ -72,7 +72,7 @@ function candidate(model, variant, runtime, device, context) {
   }
   const { form, why: formWhy } = context.pin?.form
     ? { form: context.pin.form, why: `${context.pin.form} form pinned` }
-    : chooseForm(model, record, key, device, context);
+    : chooseForm(record, key, device, context);
   const file = fileRecord(record, form);
   const run = expectedRun({ model, variant, record: file, runtime: key, device, bench: context.bench });
   const cached = context.cached?.has(context.fileUrl(file.file));
