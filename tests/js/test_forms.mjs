@@ -3,12 +3,7 @@
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 
-const storage = new Map();
-globalThis.localStorage = {
-  getItem: (k) => (storage.has(k) ? storage.get(k) : null),
-  setItem: (k, v) => storage.set(k, String(v)),
-  removeItem: (k) => storage.delete(k),
-};
+import { storage } from "./helpers/memory-storage.mjs";
 
 const { buildPlan } = await import("../../web/lib/plan.js");
 const { fileRecord, servedForms } = await import("../../web/lib/forms.js");

@@ -3,13 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { beforeEach, test } from "node:test";
 
-// localStorage is a browser API; these tests keep the library's memory in a Map.
-const storage = new Map();
-globalThis.localStorage = {
-  getItem: (k) => (storage.has(k) ? storage.get(k) : null),
-  setItem: (k, v) => storage.set(k, String(v)),
-  removeItem: (k) => storage.delete(k),
-};
+import { storage } from "./helpers/memory-storage.mjs";
 
 const { buildPlan } = await import("../../web/lib/plan.js");
 const { deviceKind } = await import("../../web/lib/probe.js");

@@ -2,7 +2,7 @@
 // start and warm runs of each variant, and of each of its optimized forms (the plan picks a
 // form by these figures: web/lib/forms.js), in each browser runtime, on the same batch-1 inputs.
 import { clearCache } from "../lib/downloads.js";
-import { AS_BUILT, servedForms } from "../lib/forms.js";
+import { AS_BUILT, fileRecord, servedForms } from "../lib/forms.js";
 import { probe } from "../lib/probe.js";
 import { decodeTensors } from "../lib/tensors.js";
 import { dropWorker } from "../lib/workers.js";
@@ -40,8 +40,8 @@ export async function runBench({ models, runtimes, encodedInputs, runs = 20, web
     const feeds = decodeTensors(encodedInputs[name]);
     for (const [variant, served] of Object.entries(model.variants)) {
       if (served.status !== "ok") continue;
-      for (const runtime of runtimes) for (const [form, file] of [[AS_BUILT, served], ...servedForms(served, runtime)]) {
-        const record = { ...file, precision: served.precision };
+      for (const runtime of runtimes) for (const form of [AS_BUILT, ...servedForms(served, runtime).map(([name]) => name)]) {
+        const record = fileRecord(served, form);
         const base = { model: name, variant, form, runtime, bytes: record.bytes, sha256: record.sha256 };
         if (runtime === "webgpu" && (!device.webgpu || (record.precision === "fp16" && !device.shaderF16))) {
           results.push({ ...base, status: "skipped", reason: device.webgpu ? "no shader-f16" : device.webgpuReason });

@@ -192,7 +192,7 @@ export class Client {
   }
 
   async #open(model, step, verify, options) {
-    const record = step.runtime === "server" ? model.variants[step.variant] : fileRecord(model.variants[step.variant], step.form ?? null);
+    const record = fileRecord(model.variants[step.variant], step.form ?? null); // the variant itself unless a form
     if (step.runtime === "server") {
       return new LoadedModel({ name: model.name, base: this.inference, record, session: null, choice: choiceOf(step, { status: "reference" }, null) });
     }

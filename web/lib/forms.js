@@ -5,7 +5,7 @@
 // keeps the variant as built: that is what every other check ran.
 import { deviceKind } from "./probe.js";
 import { formatMs, ownSpeed } from "./speeds.js";
-import { remembered } from "./verdicts.js";
+import { checkedFailure, checkedVerdicts, remembered } from "./verdicts.js";
 
 export const AS_BUILT = null;
 // A form must beat the variant as built by more than one bench run's noise (about 5% here):
@@ -64,10 +64,10 @@ function startCost(record, key, device, { bench }) {
 }
 
 function verifiedOn(sha256, key, device, { conformance, ortVersion }) {
-  const kind = deviceKind(device);
-  const checked = (conformance?.verdicts ?? []).find((v) => v.sha256 === sha256 && v.runtime === key && v.device_kind === kind);
-  if (checked?.status === "pass") return "verified by onnxport check on this kind of device";
-  if (checked) return null; // failed or unsupported there
+  if (checkedFailure(conformance, sha256, key, device)) return null; // wrong or unsupported there
+  if (checkedVerdicts(conformance, sha256, key, device).some((v) => v.status === "pass")) {
+    return "verified by onnxport check on this kind of device";
+  }
   const known = remembered(sha256, key, ortVersion, device);
   return known?.ok ? "verified in this browser" : null;
 }

@@ -23,9 +23,13 @@ export function forgetVerdicts() {
   forget(VERDICTS);
 }
 
+// The repository's verdicts (conformance.json) on this (artifact, runtime) pair from devices of this kind.
+export function checkedVerdicts(conformance, sha256, runtime, device) {
+  const kind = deviceKind(device);
+  return (conformance?.verdicts ?? []).filter((v) => v.sha256 === sha256 && v.runtime === runtime && v.device_kind === kind);
+}
+
 // The repository's verdict against this pair on a device of this kind, if `onnxport check` failed it.
 export function checkedFailure(conformance, sha256, runtime, device) {
-  const kind = deviceKind(device);
-  return (conformance?.verdicts ?? []).find((v) => v.sha256 === sha256 && v.runtime === runtime
-    && v.device_kind === kind && FAILED_IN_CHECK.has(v.status)) ?? null;
+  return checkedVerdicts(conformance, sha256, runtime, device).find((v) => FAILED_IN_CHECK.has(v.status)) ?? null;
 }

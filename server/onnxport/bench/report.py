@@ -25,16 +25,20 @@ def browser_results(report: dict, model: str) -> dict[tuple[str, str], dict]:
             if r["model"] == model and not r.get("form")}
 
 
-# The browser's speed targets (README, "Browser speed"): a cached start within 1.1x of session
+# The browser's speed targets (README, "Benchmarks"): a cached start within 1.1x of session
 # creation, and the best browser path within 2.0x of native fp32 with the same threads.
 CACHED_START_TARGET = 1.1
 WARM_TARGET = 2.0
 
 
-def start_targets(report: dict, model: str, native_fp32_all: float | None) -> list[str]:
-    """The two start targets for one model, met or missed by how much, and where the time went."""
-    rows = [r for r in report.get("browser", {}).get("results", [])
+def wasm_results(report: dict, model: str) -> list[dict]:
+    """The model's measured browser rows on WebAssembly with all threads: every file of every variant."""
+    return [r for r in report.get("browser", {}).get("results", [])
             if r["model"] == model and r["runtime"] == "wasm" and r["status"] == "ok"]
+
+
+def start_targets(rows: list[dict], native_fp32_all: float | None) -> list[str]:
+    """The two start targets for one model's wasm_results, met or missed by how much, and where the time went."""
     if not rows:
         return []
     name = lambda r: f"{r['variant']}/{r.get('form') or 'as built'}"  # noqa: E731
@@ -60,18 +64,16 @@ def start_targets(report: dict, model: str, native_fp32_all: float | None) -> li
     return lines
 
 
-def start_table(report: dict, model: str, native_fp32_all: float | None) -> str | None:
-    """Every file of every variant (as built and each form) on WebAssembly with all threads:
-    the cached start by stage, the warm run, and each against its target."""
+def start_table(results: list[dict], native_fp32_all: float | None) -> str | None:
+    """One model's wasm_results (as built and each form): the cached start by stage, the warm run,
+    and each against its target."""
     rows = []
-    for r in report.get("browser", {}).get("results", []):
-        if r["model"] != model or r["runtime"] != "wasm" or r["status"] != "ok":
-            continue
+    for r in results:
         cached, prepared, warm = r["cached"], r.get("prepared"), r["warm"]["median_ms"]
         rows.append([r["variant"], r.get("form") or "as built", human_bytes(r["bytes"]),
                      *(_whole(cached.get(stage)) for stage in ("load_ms", "init_ms", "create_ms", "first_run_ms", "total_ms")),
                      _ratio(cached["total_ms"], cached["create_ms"]),
-                     f"{prepared['total_ms']:.0f}" if prepared else "-",
+                     _whole(prepared and prepared["total_ms"]),
                      _ratio(prepared and prepared["total_ms"], prepared and prepared["create_ms"]),
                      f"{warm:.1f}", _ratio(warm, native_fp32_all)])
     if not rows:
@@ -107,10 +109,10 @@ def text(report: dict[str, Any]) -> str:
         parts.append(f"\n{model} (inputs {data['inputs']})")
         parts.append(table(["variant", "size", "x fp32", "native 1t ms", "native all ms", "wasm-1t ms", "x native fp32 1t",
                             "wasm all ms", "x native fp32 all", "threads speedup", "webgpu ms", "cached start/create ms"], rows))
-        starts = start_table(report, model, fp32.get("all", {}).get("median_ms"))
-        if starts:
-            parts.append(starts)
-            parts.extend(start_targets(report, model, fp32.get("all", {}).get("median_ms")))
+        wasm, native_fp32_all = wasm_results(report, model), fp32.get("all", {}).get("median_ms")
+        if wasm:
+            parts.append(start_table(wasm, native_fp32_all))
+            parts.extend(start_targets(wasm, native_fp32_all))
         server = data.get("server", {})
         if server:
             trip = server["round_trip"]
