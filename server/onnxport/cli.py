@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from onnxport.errors import OnnxportError
+from onnxport.errors import OnnxportError, UsageError
 
 DEFAULT_REPOSITORY_ENV = "ONNXPORT_REPOSITORY"
 
@@ -20,6 +20,10 @@ def main(argv: list[str] | None = None) -> int:
 
             args.repository = config.load()["repository"]
         return args.handler(args)
+    except UsageError as exc:
+        # What the user gave does not fit (argparse's own usage errors exit 2 too).
+        print(f"onnxport: error: {exc}", file=sys.stderr)
+        return 2
     except OnnxportError as exc:
         print(f"onnxport: error: {exc}", file=sys.stderr)
         return 1

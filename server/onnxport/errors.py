@@ -9,6 +9,10 @@ class OnnxportError(Exception):
     """Base class: anything onnxport reports to a user as a one-line error."""
 
 
+class UsageError(OnnxportError):
+    """What the user gave (a name, a file of inputs, an option) does not fit: the CLI exits 2."""
+
+
 class RecipeError(OnnxportError):
     """A recipe is missing, cannot be loaded or declares something invalid."""
 

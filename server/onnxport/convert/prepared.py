@@ -40,3 +40,7 @@ class Prepared:
     bench_inputs: Feeds | None = None  # what `onnxport bench` measures with; None = golden row 0
     transformer: dict[str, Any] | None = None  # the recipe's, for the fused form (convert/forms.py)
     forms: tuple[str, ...] = FORMS  # the optimized forms to make of each served variant (`--forms`)
+    # Where the golden (evaluation) and calibration inputs come from: "real" (a recipe's data, a test
+    # directory, --inputs, --calibration) or "synthetic" (seeded random inputs made from the signature).
+    golden_data: str = "real"
+    calibration_data: str = "real"
