@@ -7,31 +7,54 @@ const DATATYPES = Object.freeze({
 });
 const TYPES = Object.fromEntries(Object.entries(DATATYPES).map(([type, datatype]) => [datatype, type]));
 
+// The JSON text of a tensor's data. BOOL is JSON true/false (the V2 protocol's form; a strict
+// server refuses 0/1), 64-bit integers are written digit by digit (a Number would round them
+// above 2^53), floats through JSON.stringify (NaN and infinities become null).
+function dataText(t) {
+  if (t.type === "bool") return `[${Array.from(t.data, (v) => (v ? "true" : "false")).join(",")}]`;
+  if (t.type === "int64" || t.type === "uint64") return `[${Array.from(t.data, (v) => BigInt(v).toString()).join(",")}]`;
+  return JSON.stringify(Array.from(t.data));
+}
+
+// The body of an infer request for feeds ({name: {type, dims, data}}), as JSON text.
+export function inferRequestBody(feeds) {
+  const inputs = Object.entries(feeds).map(([name, t]) => {
+    const datatype = DATATYPES[t.type];
+    if (!datatype) throw new Error(`input ${name}: dtype ${t.type} cannot be sent to the server (JSON supports ${Object.keys(DATATYPES).join(", ")})`);
+    const head = JSON.stringify({ name, shape: t.dims, datatype });
+    return `${head.slice(0, -1)},"data":${dataText(t)}}`;
+  });
+  return `{"inputs":[${inputs.join(",")}]}`;
+}
+
+// The response's outputs as plain tensors: BOOL as a Uint8Array of 0/1 (what onnxruntime-web
+// returns for bool), 64-bit integers as BigInt arrays, null (NaN) back to NaN.
+export function decodeInferResponse(body) {
+  const outputs = {};
+  for (const output of body.outputs) {
+    const type = TYPES[output.datatype];
+    if (!type) throw new Error(`output ${output.name}: datatype ${output.datatype} is not supported in the browser`);
+    const Array_ = ARRAYS[type];
+    let data;
+    if (type === "bool") data = Array_.from(output.data, (v) => (v ? 1 : 0));
+    else if (type.endsWith("int64")) data = Array_.from(output.data, (v) => BigInt(v));
+    else data = Array_.from(output.data, (v) => (v === null ? NaN : v));
+    outputs[output.name] = { type, dims: output.shape, data };
+  }
+  return outputs;
+}
+
 // base: the server's URL (ends with "/").
 export async function serverInfer(base, model, variant, feeds) {
-  const inputs = Object.entries(feeds).map(([name, t]) => ({
-    name, shape: t.dims, datatype: DATATYPES[t.type],
-    data: Array.from(t.data, (v) => (typeof v === "bigint" ? Number(v) : v)),
-  }));
   const url = new URL(`v2/models/${encodeURIComponent(model)}/versions/${encodeURIComponent(variant)}/infer`, base);
   const started = performance.now();
   const response = await fetch(url, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ inputs }),
+    body: inferRequestBody(feeds),
   });
   const body = await response.json();
   const runMs = performance.now() - started;
   if (!response.ok) throw new Error(`server ${model}/${variant}: HTTP ${response.status}: ${body.error}`);
-  const outputs = {};
-  for (const output of body.outputs) {
-    const type = TYPES[output.datatype];
-    const Array_ = ARRAYS[type];
-    const values = output.data.map((v) => (v === null ? NaN : v));
-    outputs[output.name] = {
-      type, dims: output.shape,
-      data: type.endsWith("int64") ? Array_.from(values, (v) => BigInt(v)) : Array_.from(values),
-    };
-  }
-  return { outputs, runMs };
+  return { outputs: decodeInferResponse(body), runMs };
 }
