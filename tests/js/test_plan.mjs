@@ -127,3 +127,40 @@ test("the library's onnxruntime-web version is the one package.json pins", () =>
   const pinned = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url))).dependencies["onnxruntime-web"];
   assert.equal(ORT_WEB_VERSION, pinned);
 });
+
+// A scikit-learn forest as the manifest records it (operator_types), and a CNN beside it.
+const FOREST = {
+  name: "forest", task: "classification",
+  variants: {
+    fp32: { ...variant("forest-fp32", "fp32", 30e3, 0.05), operator_types: ["ai.onnx.ml/TreeEnsembleClassifier", "ai.onnx/Cast"] },
+  },
+};
+
+test("a runtime whose bundle has no kernel for one of the variant's operators is left out before any download, with why", () => {
+  const dev = device(REAL_GPU, { webnn: true, webnnReason: null });
+  const { steps, skipped } = buildPlan(FOREST, dev, { fileUrl: (f) => `https://s/${f}`, cached: new Set(), verify: "first-use", ortVersion: "1.30.0" });
+  assert.deepEqual(steps.map((s) => s.runtime), ["wasm", "server"]);
+  for (const runtime of ["webgpu", "webnn"]) {
+    assert.equal(skipped.find((s) => s.runtime === runtime && s.variant === "fp32").reason,
+      "its onnxruntime-web bundle has no kernel for ai.onnx.ml/TreeEnsembleClassifier");
+  }
+  // Pinned to WebGPU, the plan holds no step that could only fail after a download.
+  const pinned = buildPlan(FOREST, dev, { pin: { runtime: "webgpu" }, fileUrl: (f) => `https://s/${f}`, cached: new Set(), verify: "first-use" });
+  assert.deepEqual(pinned.steps, []);
+  assert.match(pinned.skipped.find((s) => s.runtime === "webgpu").reason, /no kernel for ai\.onnx\.ml\/TreeEnsembleClassifier/);
+});
+
+test("operators the bundles have (and variants without operator_types, from older builds) keep every runtime", () => {
+  const cnn = { name: "cnn", task: "classification", variants: { fp32: { ...variant("cnn", "fp32", 1e6, 1), operator_types: ["ai.onnx/Conv", "com.microsoft/DynamicQuantizeLSTM", "ai.onnx/ConvInteger"] } } };
+  const dev = device(REAL_GPU);
+  assert.ok(plan(dev).steps.some((s) => s.runtime === "webgpu"));
+  assert.deepEqual(buildPlan(cnn, dev, { fileUrl: (f) => f, cached: new Set() }).steps.map((s) => s.runtime), ["webgpu", "wasm", "server"]);
+});
+
+test("figures from a prior say 'prior', never 'onnxport bench'", () => {
+  const { steps } = plan(device(null));
+  for (const step of steps.filter((s) => s.runtime !== "server")) {
+    assert.match(step.why, /\(prior: native [\d.]+ ms at build time, .*not measured yet\)/);
+    assert.doesNotMatch(step.why, /onnxport bench/);
+  }
+});

@@ -1,10 +1,12 @@
 // The ordered plan of (runtime, variant) steps for a model on this device, ranked by the
 // expected time to a first result: expected run time (speeds.js) plus the download when the
-// artifact is not cached yet. Pairs known to give wrong answers here are left out, with why.
+// artifact is not cached yet. Pairs known to give wrong answers here, and runtimes whose
+// onnxruntime-web bundle has no kernel for one of the variant's operators (kernels.js), are left out, with why.
 // Each step names the file too: the variant as built (form null) or a form (forms.js).
 import { served } from "./manifest.js";
 import { threadsFor } from "./probe.js";
 import { chooseForm, fileRecord } from "./forms.js";
+import { missingKernelReason } from "./kernels.js";
 import { bandwidth, expectedRun, formatMs } from "./speeds.js";
 import { checkedFailure, remembered } from "./verdicts.js";
 
@@ -61,6 +63,9 @@ function candidate(model, variant, runtime, device, context) {
   const record = model.variants[variant];
   const threads = runtime === "wasm" ? threadsFor(device) : 1;
   const key = runtime === "wasm" && threads === 1 ? "wasm-1t" : runtime; // the tolerance and check name
+  // Before any download: a session with an operator its bundle has no kernel for cannot be created.
+  const noKernel = missingKernelReason(runtime, record.operator_types);
+  if (noKernel) return { skip: noKernel };
   if (record.precision === "fp16" && runtime === "webgpu" && !device.shaderF16) {
     return { skip: "fp16 needs the adapter feature shader-f16, which this adapter lacks" };
   }

@@ -8,13 +8,15 @@ const SPEEDS = "onnxport-speeds-v2"; // {"sha256|runtime": {warm_ms, first_ms, c
 const BANDWIDTH = "onnxport-bandwidth-v1"; // {bytes_per_ms}
 
 // Until a runtime is measured here or by a bench: native ms at build time x factor + overhead.
-// Factors from `onnxport bench` on the development machine (minilm, all-MiniLM-L6-v2).
+// These are priors, fixed guesses: the factors were read once off `onnxport bench` on the
+// development machine (minilm, all-MiniLM-L6-v2), not measured for this model or device; the
+// plan says "prior" for every figure made from them.
 export const PRIORS = Object.freeze({
-  wasm: { factor: 3, overheadMs: 0.05, why: "WebAssembly, threads: about 3x native (onnxport bench)" },
-  "wasm-1t": { factor: 6, overheadMs: 0.05, why: "WebAssembly, one thread: about 6x native on all cores (onnxport bench)" },
-  webgpu: { factor: 1, overheadMs: 1, why: "a GPU: about native speed, plus dispatch and read-back" },
-  "webgpu-software": { factor: 300, overheadMs: 5, why: "a software WebGPU adapter: about 100x slower than WebAssembly" },
-  webnn: { factor: 1, overheadMs: 1, why: "WebNN: about native speed" },
+  wasm: { factor: 3, overheadMs: 0.05, why: "WebAssembly with threads taken as about 3x native" },
+  "wasm-1t": { factor: 6, overheadMs: 0.05, why: "WebAssembly on one thread taken as about 6x native on all cores" },
+  webgpu: { factor: 1, overheadMs: 1, why: "a GPU taken as about native speed, plus dispatch and read-back" },
+  "webgpu-software": { factor: 300, overheadMs: 5, why: "a software WebGPU adapter taken as about 100x slower than WebAssembly" },
+  webnn: { factor: 1, overheadMs: 1, why: "WebNN taken as about native speed" },
 });
 const DEFAULT_BYTES_PER_MS = 1250; // 10 Mbit/s, the web's usual planning figure
 
@@ -66,7 +68,8 @@ function benchSpeed(bench, device, model, variant, record, runtime) {
   return row?.warm?.median_ms ?? null;
 }
 
-// {ms, source, measured}: measured = from a browser run (here or a bench), not a prior.
+// {ms, source, measured, prior}: measured = from a browser run (here or a bench); prior = a fixed
+// factor times the build-time native figure, whose source starts with "prior".
 export function expectedRun({ model, variant, record, runtime, device, bench }) {
   const own = ownSpeed(record.sha256, runtime);
   const ownMs = own?.warm_ms ?? own?.first_ms;
@@ -76,9 +79,9 @@ export function expectedRun({ model, variant, record, runtime, device, bench }) 
   const native = record.speed?.native_ms;
   const prior = PRIORS[runtime === "webgpu" && device.adapter?.fallback ? "webgpu-software" : runtime];
   if (typeof native === "number" && prior) {
-    return { ms: native * prior.factor + prior.overheadMs, source: `native ${native.toFixed(3)} ms at build time; ${prior.why}`, measured: false };
+    return { ms: native * prior.factor + prior.overheadMs, source: `prior: native ${native.toFixed(3)} ms at build time, ${prior.why}; not measured yet`, measured: false, prior: true };
   }
-  return { ms: Infinity, source: "never measured", measured: false };
+  return { ms: Infinity, source: "never measured, and no build-time figure for a prior", measured: false };
 }
 
 export function formatMs(ms) {
