@@ -66,11 +66,14 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--force", action="store_true", help="rebuild even when the recipe is unchanged")
     build.add_argument("--quiet", action="store_true", help="no progress bars")
     build.add_argument("--forms", type=_forms, default=FORMS, metavar="LIST", help=FORMS_HELP)
+    build.add_argument("--replace", action="store_true", help="replace imported models that have a recipe's name")
     build.set_defaults(handler=_build)
 
     imp = sub.add_parser("import", parents=[common], help="import an .onnx file or an ONNX test directory")
     imp.add_argument("path", type=Path)
-    imp.add_argument("--name", required=True, help="model name in the repository")
+    imp.add_argument("--name", required=True,
+                     help="model name in the repository: 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit")
+    imp.add_argument("--replace", action="store_true", help="replace a model of the same name already in the repository")
     imp.add_argument("--task", default="generic", choices=TASKS)
     imp.add_argument("--metric-output", default=None, help="output that carries the task metric (default: the first)")
     imp.add_argument("--calibration", type=Path, default=None,
@@ -78,6 +81,10 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--quiet", action="store_true")
     imp.add_argument("--forms", type=_forms, default=FORMS, metavar="LIST", help=FORMS_HELP)
     imp.set_defaults(handler=_import)
+
+    rm = sub.add_parser("remove", parents=[common], help="remove models from the repository (all or none)")
+    rm.add_argument("models", nargs="+", metavar="NAME", help="model names (`onnxport list` lists them)")
+    rm.set_defaults(handler=_remove)
 
     lst = sub.add_parser("list", parents=[common], help="list models in the repository")
     lst.add_argument("--json", action="store_true")
@@ -157,8 +164,13 @@ def _parser() -> argparse.ArgumentParser:
 def _build(args) -> int:
     from onnxport import report
     from onnxport.convert.builder import build_recipes
+    from onnxport.recipe import discover
+    from onnxport.repository.names import check_recipe_targets
     from onnxport.repository.store import Repository
 
+    # Before any recipe runs: a recipe must not silently take an imported model's place.
+    check_recipe_targets(Repository(args.repository).read_manifest(), args.models or list(discover(args.recipes)),
+                         args.replace)
     outcomes = build_recipes(args.models, Repository(args.repository), args.recipes, args.opset,
                              force=args.force, show_progress=not args.quiet, forms=args.forms)
     print(report.build_summary(outcomes))
@@ -169,9 +181,12 @@ def _import(args) -> int:
     from onnxport import report
     from onnxport.convert.builder import build_prepared
     from onnxport.convert.importer import import_key, prepare_import
+    from onnxport.repository.names import check_import_target, check_name
     from onnxport.repository.store import Repository
 
+    check_name(args.name, "--name")  # before any work: the name becomes paths and URLs
     key = import_key(args.path, args.task, args.metric_output, args.calibration, args.forms)
+    check_import_target(Repository(args.repository).read_manifest(), args.name, key, args.replace)
     outcome = build_prepared(
         Repository(args.repository), args.name, key,
         lambda step: prepare_import(args.path, args.name, args.task, args.metric_output, key, step, args.calibration,
@@ -179,6 +194,15 @@ def _import(args) -> int:
         show_progress=not args.quiet,
     )
     print(report.build_summary([outcome]))
+    return 0
+
+
+def _remove(args) -> int:
+    from onnxport.repository.store import Repository, remove
+
+    remove(Repository(args.repository), args.models)
+    print(f"removed {', '.join(dict.fromkeys(args.models))} from {args.repository}; a running server stops serving "
+          "them at its next request")
     return 0
 
 

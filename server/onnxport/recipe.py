@@ -18,6 +18,7 @@ import numpy as np
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.errors import RecipeError
 from onnxport.project import PROJECT_ROOT
+from onnxport.repository.names import RULE_TEXT, name_problem
 
 # What a recipe may declare is what the manifest can say (its vocabulary lives with its types).
 from onnxport.repository.manifest import PLAYGROUNDS, TASKS
@@ -104,6 +105,12 @@ def discover(recipes_dir: Path) -> dict[str, Path]:
 
 def load_recipe(name: str, path: Path) -> Recipe:
     """Import one recipe module and return its RECIPE, or say clearly why not."""
+    # The file name is the model's name in the repository, its URLs and its exports: the one name
+    # rule holds before any of the recipe's code runs.
+    problem = name_problem(name)
+    if problem is not None:
+        raise RecipeError(f"recipe file {path}: the name {name!r} (the file name) is not allowed ({problem}): "
+                          f"{RULE_TEXT}; rename the file and its RECIPE's name")
     module_name = f"onnxport_recipe_{name}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:

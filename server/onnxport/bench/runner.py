@@ -19,6 +19,7 @@ from onnxport.errors import OnnxportError
 from onnxport.harness.process import running_server
 from onnxport.repository import testdata
 from onnxport.repository.layout import BENCH_FILE
+from onnxport.repository.names import check_stored_name
 from onnxport.repository.store import Repository
 
 CLIENTS = (1, 4, 16)
@@ -35,6 +36,8 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
     unknown = [m for m in names if m not in manifest["models"]]
     if unknown:
         raise OnnxportError(f"unknown model {unknown[0]!r}; the repository has: {', '.join(sorted(manifest['models']))}")
+    for name in names:  # each becomes a URL path (/v2/models/NAME/...): the name rule, before any measurement
+        check_stored_name(name, repo.manifest_path)
     inputs = {name: batch_one(manifest["models"][name], _golden(repo, manifest["models"][name])) for name in names}
     report: dict[str, Any] = {"schema": "onnxport.bench", "schema_version": 1, "machine": machine(), "models": {}}
     cores = all_cores()

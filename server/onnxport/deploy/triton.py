@@ -22,6 +22,7 @@ from typing import Any
 
 from onnxport.errors import OnnxportError
 from onnxport.repository.manifest import batch_axis_dynamic
+from onnxport.repository.names import check_stored_name, inside
 from onnxport.repository.store import Repository
 from onnxport.repository.variants import order
 
@@ -71,11 +72,28 @@ def config_pbtxt(name: str, entry: dict[str, Any]) -> str:
 
 
 def served_or_refuse(repository: Repository) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
-    """served() of the repository's manifest; an error when there is nothing to export."""
+    """served() of the repository's manifest; an error when there is nothing to export, or when a
+    name (from an older or hand-edited manifest) would not make one folder of its own inside OUT."""
     variants = served(repository.read_manifest())
     if not variants:
         raise OnnxportError(f"{repository.root}: no served variants to export (run `onnxport build`)")
+    check_names(variants, repository.manifest_path)
     return variants
+
+
+def check_names(variants: list, source: Path) -> None:
+    """Every model and variant name keeps the name rule, and no two variants get one Triton name:
+    checked before anything is written, so a bad manifest leaves no OUT at all."""
+    seen: dict[str, tuple[str, str]] = {}
+    for model, variant, _, _ in variants:
+        check_stored_name(model, source)
+        check_stored_name(variant, f"{source} (model {model!r})", what="variant")
+        name = model_name(model, variant)
+        if name in seen:
+            raise OnnxportError(f"{source}: model {model!r} variant {variant!r} and model {seen[name][0]!r} variant "
+                                f"{seen[name][1]!r} would both be the Triton model {name!r}; rename one "
+                                f"(`onnxport remove` it and import it again under another name)")
+        seen[name] = (model, variant)
 
 
 def write_repository(repository: Repository, out: Path) -> list[str]:
@@ -89,13 +107,16 @@ def write_models(repository: Repository, variants: list, folder: Path) -> list[s
     names = []
     for model, variant, entry, record in variants:
         name = model_name(model, variant)
-        (folder / name / "1").mkdir(parents=True)
-        (folder / name / "config.pbtxt").write_text(config_pbtxt(name, entry))
-        artifact = repository.path_of(record["file"])
+        # Every path is checked, not only the names: nothing written leaves the folder.
+        model_folder = inside(folder, folder / name)
+        model_folder.mkdir()
+        inside(folder, model_folder / "1").mkdir()
+        inside(folder, model_folder / "config.pbtxt").write_text(config_pbtxt(name, entry))
+        artifact = inside(repository.root, repository.path_of(record["file"]), "read")  # a hand-edited record may point anywhere
         if not artifact.is_file():
             raise OnnxportError(f"{model} {variant}: the manifest names {record['file']}, which is not in "
                                 f"{repository.root}; rebuild it (`onnxport build --force`)")
-        shutil.copyfile(artifact, folder / name / "1" / "model.onnx")
+        shutil.copyfile(artifact, inside(folder, model_folder / "1" / "model.onnx"))
         names.append(name)
     return names
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from onnxport.errors import RepositoryError, UsageError
 
@@ -55,22 +56,56 @@ def check_name(name: str, what: str = "model name") -> str:
     return name
 
 
-def check_stored_name(name: str, source: object, what: str = "model") -> str:
-    """`name` when it keeps the rule; else a RepositoryError for a name already in a manifest (an older
-    onnxport's, or a hand-edited one), saying how to get rid of it."""
+def check_stored_name(name: str, source: object, what: str = "model", fix: str | None = None) -> str:
+    """`name` when it keeps the rule; else a RepositoryError for a name in a manifest (an older
+    onnxport's, or a hand-edited one) naming `source`, with `fix` (default: how to remove the model)."""
     problem = name_problem(name)
     if problem is not None:
-        fix = (f"remove it with `onnxport remove {name!r}` and import or build it again under a valid name"
-               if what == "model" else "rebuild the model")
+        if fix is None:
+            fix = (f"remove it with `onnxport remove {name!r}` and import or build it again under a valid name"
+                   if what == "model" else "rebuild the model")
         raise RepositoryError(f"{source}: {what} name {name!r} breaks the name rule ({problem}): {RULE_TEXT}; {fix}")
     return name
 
 
-def inside(root: Path, path: Path) -> Path:
+def inside(root: Path, path: Path, doing: str = "write") -> Path:
     """`path` if it lies strictly inside `root` (after resolving `..` and symbolic links), else a
     RepositoryError: every writer passes each path it builds from a name through here."""
     base = Path(root).resolve()
     resolved = Path(path).resolve()
     if resolved == base or not resolved.is_relative_to(base):
-        raise RepositoryError(f"refusing to write {path}: it is not inside {root} (a name that is a path: {RULE_TEXT})")
+        raise RepositoryError(f"refusing to {doing} {path}: it is not inside {root} "
+                              f"(names must not be paths: {RULE_TEXT})")
     return Path(path)
+
+
+def described(entry: dict[str, Any]) -> str:
+    """What kind of model a manifest entry is, in a few words, for messages about replacing it."""
+    provenance = entry.get("provenance") or {}
+    task = entry.get("task") or "generic"
+    if entry.get("kind") == "onnx":
+        return f"a {task} model imported from {provenance.get('import_path') or 'an ONNX file'}"
+    return f"a {task} model built from the recipe {provenance.get('recipe') or '(unknown)'} ({entry.get('kind')})"
+
+
+def check_import_target(manifest: dict[str, Any], name: str, build_key: str, replace: bool) -> None:
+    """An import may write `name` when it is free, when `replace` says so, or when the same import
+    (same build key: same files and settings) is already there, which then changes nothing."""
+    entry = manifest["models"].get(name)
+    if entry is None or replace or entry.get("build_key") == build_key:
+        return
+    raise UsageError(f"model {name!r} is already in the repository: {described(entry)}; "
+                     f"`--replace` replaces it, or choose another --name")
+
+
+def check_recipe_targets(manifest: dict[str, Any], names: list[str], replace: bool) -> None:
+    """A recipe build rebuilds what recipes built, but replaces an imported model of the same name only
+    with `replace`: a recipe in the folder must not silently take the place of a user's import."""
+    if replace:
+        return
+    taken = [(n, manifest["models"][n]) for n in names
+             if n in manifest["models"] and manifest["models"][n].get("kind") == "onnx"]
+    if taken:
+        what = "; ".join(f"{n!r} is {described(entry)}" for n, entry in taken)
+        raise UsageError(f"the build would replace imported models: {what}; `onnxport build --replace` replaces "
+                         f"them, or `onnxport remove` them first")

@@ -23,8 +23,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
-from onnxport.errors import RepositoryError
+from onnxport.errors import RepositoryError, UsageError
 from onnxport.repository import layout
+from onnxport.repository.names import check_stored_name
 
 SCHEMA = "onnxport.manifest"
 # 2: budgets are Tolerance records (top1_min, rel as a relative error); entries carry playground, bench_inputs.
@@ -93,6 +94,26 @@ class Repository:
                 shutil.rmtree(staging_root, ignore_errors=True)
 
 
+def remove(repository: Repository, names: list[str]) -> list[dict[str, Any]]:
+    """Remove models from the repository as a build adds them: all or none, the manifest written last.
+
+    Returns the removed entries. An unknown name is a UsageError listing the known models, and
+    nothing is removed. Files that no remaining model names are deleted after the manifest is
+    replaced (the commit's garbage collection): a running server already holds its sessions in
+    memory and drops them on its next request, and an artifact another model shares stays.
+    """
+    with repository.transaction() as transaction:
+        manifest = repository.read_manifest()
+        unknown = [n for n in dict.fromkeys(names) if n not in manifest["models"]]
+        if unknown:
+            known = ", ".join(sorted(manifest["models"])) or "none"
+            raise UsageError(f"no model {', '.join(map(repr, unknown))} in {repository.root}; "
+                             f"the repository has: {known}; nothing was removed")
+        removed = [manifest["models"].pop(n) for n in dict.fromkeys(names)]
+        transaction.commit(manifest)
+    return removed
+
+
 class Transaction:
     def __init__(self, repository: Repository, staging: Path):
         self.repository = repository
@@ -125,8 +146,20 @@ class Transaction:
         return {"path": relative, "sha256": digest.hexdigest()}
 
     def commit(self, manifest: dict[str, Any]) -> None:
-        """Move staged files into place, then replace the manifest, then drop unreferenced files."""
+        """Move staged files into place, then replace the manifest, then drop unreferenced files.
+
+        Every entry written (new or changed) keeps the name rule (repository/names.py), for its model
+        and variant names: the store never writes a name that could become a path elsewhere. Entries
+        left as they were are not judged again, so an old repository's bad name can still be removed.
+        """
         root = self.repository.root
+        before = self.repository.read_manifest()["models"]
+        for name, entry in manifest["models"].items():
+            if before.get(name) != entry:
+                where = f"refusing to write {self.repository.manifest_path}"
+                check_stored_name(name, where, fix="nothing was written")
+                for variant in entry.get("variants", {}):
+                    check_stored_name(variant, f"{where} (model {name!r})", what="variant", fix="nothing was written")
         for relative, staged in self._staged.items():
             final = root / relative
             final.parent.mkdir(parents=True, exist_ok=True)

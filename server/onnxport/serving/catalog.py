@@ -6,14 +6,18 @@ are served without a restart; listeners hear which artifacts are current.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
 from typing import Any, Callable
 
 from onnxport.errors import OnnxportError
+from onnxport.repository.names import RULE_TEXT, name_problem
 from onnxport.repository.store import Repository, referenced_files
 from onnxport.repository.variants import order as variant_order
+
+log = logging.getLogger("onnxport.server")
 
 
 class NotFound(OnnxportError):
@@ -27,6 +31,7 @@ class Catalog:
         self._stamp: tuple | None = None
         self._manifest: dict[str, Any] = {"models": {}}
         self._files: set[str] = set()
+        self._refused: dict[str, str] = {}  # model name -> what breaks the name rule
         self._listeners: list[Callable[[set[str]], None]] = []
 
     def on_reload(self, listener: Callable[[set[str]], None]) -> None:
@@ -47,6 +52,9 @@ class Catalog:
     def model(self, name: str) -> dict[str, Any]:
         entry = self.manifest()["models"].get(name)
         if entry is None:
+            if name in self._refused:
+                raise NotFound(f"model {name!r} is in the manifest but not served: its name breaks the name rule "
+                               f"({self._refused[name]}): {RULE_TEXT}; `onnxport remove` it and import it again")
             known = ", ".join(sorted(self._manifest["models"])) or "none"
             raise NotFound(f"unknown model {name!r}; served models: {known}")
         return entry
@@ -93,6 +101,14 @@ class Catalog:
 
     def _reload(self, stamp: tuple | None) -> None:
         manifest = self.repository.read_manifest() if stamp else {"models": {}}
+        # A name that breaks the rule (an older or hand-edited manifest) is not served: it would be a
+        # URL segment and a browser cache key. Its files go too, so its sessions are released.
+        problems = {name: name_problem(name) for name in manifest["models"]}
+        self._refused = {name: problem for name, problem in problems.items() if problem}
+        if self._refused:
+            log.warning("not serving %s from %s: %s", ", ".join(map(repr, sorted(self._refused))),
+                        self.repository.manifest_path, f"the name rule: {RULE_TEXT}")
+            manifest = {**manifest, "models": {n: e for n, e in manifest["models"].items() if n not in self._refused}}
         self._files = {rel for entry in manifest["models"].values() for rel in referenced_files(entry)}
         self._manifest = manifest
         self._stamp = stamp
