@@ -75,9 +75,15 @@ def _parser() -> argparse.ArgumentParser:
                      help="model name in the repository: 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit")
     imp.add_argument("--replace", action="store_true", help="replace a model of the same name already in the repository")
     imp.add_argument("--task", default="generic", choices=TASKS)
-    imp.add_argument("--metric-output", default=None, help="output that carries the task metric (default: the first)")
-    imp.add_argument("--calibration", type=Path, default=None,
-                     help="static int8 calibration inputs: a folder of test_data_set_* or a .npz (default: the golden inputs)")
+    imp.add_argument("--metric-output", default=None,
+                     help="output that carries the task metric, one of the model's outputs (default: the first float one)")
+    imp.add_argument("--inputs", type=Path, default=None, metavar="FILE.npz|FILE.npy|DIR",
+                     help="evaluation (golden) inputs: a .npz with one array per input name (or '<set>/<input>' "
+                          "keys), a .npy (one-input models), or a folder of .npz files or test_data_set_* folders; "
+                          "checked against the model's inputs (default: a test directory's sets, else seeded "
+                          "random inputs, reported as synthetic)")
+    imp.add_argument("--calibration", type=Path, default=None, metavar="FILE.npz|FILE.npy|DIR",
+                     help="static int8 calibration inputs, in the same forms as --inputs (default: the golden inputs)")
     imp.add_argument("--quiet", action="store_true")
     imp.add_argument("--forms", type=_forms, default=FORMS, metavar="LIST", help=FORMS_HELP)
     imp.set_defaults(handler=_import)
@@ -185,15 +191,18 @@ def _import(args) -> int:
     from onnxport.repository.store import Repository
 
     check_name(args.name, "--name")  # before any work: the name becomes paths and URLs
-    key = import_key(args.path, args.task, args.metric_output, args.calibration, args.forms)
+    key = import_key(args.path, args.task, args.metric_output, args.calibration, args.forms, args.inputs)
     check_import_target(Repository(args.repository).read_manifest(), args.name, key, args.replace)
     outcome = build_prepared(
         Repository(args.repository), args.name, key,
         lambda step: prepare_import(args.path, args.name, args.task, args.metric_output, key, step, args.calibration,
-                                    args.forms),
+                                    args.forms, args.inputs),
         show_progress=not args.quiet,
     )
     print(report.build_summary([outcome]))
+    warning = report.synthetic_warning(outcome.entry)
+    if warning:
+        print(warning, file=sys.stderr)
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any, Iterable
 
 from onnxport.repository.variants import order as variant_order
@@ -71,6 +72,24 @@ def build_summary(outcomes) -> str:
     return table(VARIANT_HEADERS, rows)
 
 
+def synthetic_warning(entry: dict[str, Any]) -> str | None:
+    """The paragraph `onnxport import` prints on stderr when a model is judged on synthetic inputs."""
+    if entry.get("golden_data") != "synthetic":
+        return None
+    text = (
+        f"onnxport: warning: {entry['name']} is judged on synthetic inputs: no --inputs and no test_data_set_* "
+        "folders were given, so its golden inputs are seeded random values made from its input signature "
+        "(standard normal floats, integers 0 to 3, random booleans). Every verdict above (fp32 against the "
+        "source, each variant against fp32) holds on that noise only: a model whose real inputs look "
+        "different (pixels in 0..255, token ids, audio) can pass here and be far off on real data, and a "
+        "static int8 variant calibrated on noise is not meaningful. Give real inputs with "
+        "`onnxport import MODEL.onnx --inputs FILE.npz` (one array per input name), a .npy (one-input models) "
+        "or a folder of .npz files or test_data_set_* folders, and calibration data with --calibration "
+        "(same forms)."
+    )
+    return textwrap.fill(text, width=100, break_on_hyphens=False, break_long_words=False)
+
+
 def model_list(manifest: dict[str, Any]) -> str:
     rows = []
     for name, entry in sorted(manifest["models"].items()):
@@ -91,8 +110,14 @@ def model_info(entry: dict[str, Any]) -> str:
         f"  outputs    {shapes(entry['outputs'])}",
         f"  operators  {', '.join(f'{k} x{v}' for k, v in entry['operators'].items())}",
     ]
-    for key, value in entry.get("facts", {}).items():
-        if not isinstance(value, list):
+    facts = entry.get("facts", {})
+    if "golden_data" in entry:
+        origin = facts.get("golden_data") or ("the recipe's" if entry["kind"] != "onnx" else "")
+        lines.append(f"  golden     {entry['golden_data']}" + (f": {origin}" if origin else "")
+                     + ("; verdicts hold on these inputs only (give real ones: import --inputs)"
+                        if entry["golden_data"] == "synthetic" else ""))
+    for key, value in facts.items():
+        if not isinstance(value, list) and key != "golden_data":
             lines.append(f"  {key:<10} {value}")
     validation = entry.get("validation", {})
     for output, errors in validation.get("outputs", {}).items():

@@ -200,17 +200,16 @@ def test_imported_models(run_cli, tmp_path, x_shape, bias_shape, expected_rows):
 def test_reference_inputs_rules():
     x = np.arange(15, dtype=np.float32).reshape(5, 3)
     scalar = np.array(3, dtype=np.int64)
-    cut, rows = reference_inputs({"x": x}, [{"name": "x", "shape": ["batch", 3]}])
+    cut, rows = reference_inputs({"x": x}, [{"name": "x", "shape": ["batch", 3]}], True)
     assert rows == 2 and cut["x"].shape == (2, 3)
-    cut, rows = reference_inputs({"x": x[:1]}, [{"name": "x", "shape": [-1, 3]}])
+    cut, rows = reference_inputs({"x": x[:1]}, [{"name": "x", "shape": [-1, 3]}], True)
     assert rows == 1 and cut["x"].shape == (1, 3)
-    for feeds, inputs in [
-        ({"x": x}, [{"name": "x", "shape": [5, 3]}]),  # fixed
-        ({"x": x[:0]}, [{"name": "x", "shape": ["batch", 3]}]),  # no rows
-        ({"x": x, "k": scalar}, [{"name": "x", "shape": ["batch", 3]}, {"name": "k", "shape": []}]),  # scalar
-        ({"x": x}, [{"name": "x", "shape": None}]),  # unknown rank
+    for feeds, inputs, batch_axis in [
+        ({"x": x}, [{"name": "x", "shape": ["batch", 3]}], False),  # not a batch axis (manifest.batch_axis)
+        ({"x": x[:0]}, [{"name": "x", "shape": ["batch", 3]}], True),  # no rows
+        ({"x": x, "k": scalar}, [{"name": "x", "shape": ["batch", 3]}, {"name": "k", "shape": []}], True),  # scalar
     ]:
-        whole, rows = reference_inputs(feeds, inputs)
+        whole, rows = reference_inputs(feeds, inputs, batch_axis)
         assert rows == 1 and all(whole[k] is feeds[k] for k in feeds)
 
 

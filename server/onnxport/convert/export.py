@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import warnings
 
 import numpy as np
@@ -14,6 +15,8 @@ from onnxport.recipe import SourceModel
 
 DEFAULT_OPSET = 17
 ML_OPSET = 3  # ai.onnx.ml, for scikit-learn converters
+UNNAMED_NODE = re.compile(r"\b[Nn]ame: OpType: (\S+)")  # after whitespace is collapsed
+QUOTED_INPUT = re.compile(r"input '([^']*)' of node")
 
 
 def export(source: SourceModel, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
@@ -35,8 +38,23 @@ def check_and_infer(model: onnx.ModelProto, label: str) -> onnx.ModelProto:
         onnx.checker.check_model(model, full_check=True)
         return onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise ModelFileError(f"{label}: the ONNX checker rejects the model: {first}") from exc
+        raise ModelFileError(f"{label}: the ONNX checker rejects the model: {checker_message(exc, model.graph)}") from exc
+
+
+def checker_message(exc: Exception, graph: onnx.GraphProto) -> str:
+    """The checker's objection on one line; an unnamed node it names as "name:  OpType: Cast" is
+    named by its op type and index in graph.node instead."""
+    text = " ".join(str(exc).split())
+    match = UNNAMED_NODE.search(text)
+    if match is None:
+        return text
+    op_type = match.group(1)
+    candidates = [i for i, node in enumerate(graph.node) if not node.name and node.op_type == op_type]
+    quoted = QUOTED_INPUT.search(text)
+    if quoted and len(candidates) > 1:  # "input 'a' of node: ...": the node that reads it
+        candidates = [i for i in candidates if quoted.group(1) in graph.node[i].input]
+    where = f"{op_type} #{candidates[0]} (unnamed)" if len(candidates) == 1 else f"an unnamed {op_type} node"
+    return text[:match.start()] + where + text[match.end():]
 
 
 def _export_torch(source: SourceModel, opset: int) -> onnx.ModelProto:

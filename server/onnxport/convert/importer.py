@@ -2,8 +2,10 @@
 
 A test directory is `model.onnx` plus `test_data_set_*/input_K.pb, output_K.pb`,
 the layout of ONNX's backend tests and model zoo: its tensors become the golden
-inputs and the expected outputs. Without them, seeded inputs are made from the
-input signature and fp32 onnxruntime's outputs stand in for the source.
+inputs and the expected outputs. `--inputs` gives a bare file its golden inputs
+(convert/user_data.py); fp32 onnxruntime's outputs then stand in for the source.
+Without either, seeded random inputs are made from the input signature: the
+golden data is "synthetic", and the manifest and the command say so.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from google.protobuf.message import DecodeError
 from onnx.external_data_helper import uses_external_data
 
 from onnxport import runtime
-from onnxport.convert import calibration
+from onnxport.convert import user_data
 from onnxport.convert.export import check_and_infer
 from onnxport.convert.graph import name_nodes
+from onnxport.convert.node_order import sort_nodes
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.convert.sources import build_key, tool_versions
-from onnxport.errors import ModelFileError
+from onnxport.errors import ModelFileError, UsageError
 from onnxport.recipe import Feeds, Tolerance
 from onnxport.repository import testdata
 from onnxport.repository.variants import FORMS
@@ -50,7 +53,7 @@ def locate(path: Path) -> tuple[Path, Path | None]:
 
 
 def import_key(path: Path, task: str, metric_output: str | None, calibration_path: Path | None = None,
-               forms: tuple[str, ...] = FORMS) -> str:
+               forms: tuple[str, ...] = FORMS, inputs_path: Path | None = None) -> str:
     """Hash of every byte the import reads (model, its external data, test sets), plus its settings."""
     model_path, test_dir = locate(path)
     digest = hashlib.sha256(model_path.read_bytes())
@@ -61,7 +64,8 @@ def import_key(path: Path, task: str, metric_output: str | None, calibration_pat
         digest.update(str(extra).encode() + b"\0")
         digest.update(hashlib.sha256(extra.read_bytes()).digest() if extra.is_file() else b"missing")
     return build_key({"import_sha256": digest.hexdigest(), "task": task, "metric_output": metric_output,
-                      "calibration_sha256": calibration.digest(calibration_path), "forms": list(forms)})
+                      "calibration_sha256": user_data.digest(calibration_path), "forms": list(forms),
+                      "inputs_sha256": user_data.digest(inputs_path)})
 
 
 def _external_data_files(model_path: Path) -> list[Path]:
@@ -80,22 +84,38 @@ def _external_data_files(model_path: Path) -> list[Path]:
 
 def prepare_import(
     path: Path, name: str, task: str, metric_output: str | None, key: str, step: Progress,
-    calibration_path: Path | None = None, forms: tuple[str, ...] = FORMS,
+    calibration_path: Path | None = None, forms: tuple[str, ...] = FORMS, inputs_path: Path | None = None,
 ) -> Prepared:
+    """The checked model with its golden and calibration inputs. What the user gave (--inputs,
+    --calibration, --metric-output) is checked against the model before anything is built."""
     model_path, test_dir = locate(path)
+    if inputs_path is not None and test_dir is not None:
+        raise UsageError(f"--inputs {inputs_path}: {path} is a test directory with its own test_data_set_* "
+                         f"golden sets; give the model file ({model_path}) to use --inputs instead")
     step("read ONNX file")
     model = read_model(model_path)
     step("check model")
     model, upgraded = _modernize(model, model_path)
     model = check_and_infer(model, str(model_path))
-    initializers = {i.name for i in model.graph.initializer}
-    input_names = [i.name for i in model.graph.input if i.name not in initializers]
+    specs = user_data.signature(model)
+    input_names = [s.name for s in specs]
     output_names = [o.name for o in model.graph.output]
-    fp32_session = runtime.create_session(model.SerializeToString(), label=str(model_path))
+    if metric_output is not None and metric_output not in output_names:
+        raise UsageError(f"--metric-output {metric_output!r} is not an output of {model_path.name}; "
+                         f"its outputs are {', '.join(map(repr, output_names))}")
 
     step("golden data")
+    given = user_data.load(inputs_path, "--inputs", specs) if inputs_path is not None else None
+    calibration_sets = user_data.load(calibration_path, "--calibration", specs) if calibration_path else None
     sets = testdata.read_sets(test_dir, input_names, output_names) if test_dir else []
-    if sets:
+    for index, (inputs, _) in enumerate(sets):
+        user_data.check(inputs, f"{test_dir}/test_data_set {index}", specs)
+    fp32_session = runtime.create_session(model.SerializeToString(), label=str(model_path))
+    if given is not None:
+        golden_inputs = [s.feeds for s in given]
+        expected = user_data.run(fp32_session, given, "--inputs")
+        origin = f"{len(given)} set(s) from --inputs {inputs_path}; expected outputs from fp32 onnxruntime"
+    elif sets:
         golden_inputs = [inputs for inputs, _ in sets]
         expected = [outputs for _, outputs in sets]
         origin = f"{len(sets)} test_data_set folders"
@@ -103,14 +123,15 @@ def prepare_import(
         golden_inputs = [generated_inputs(model, input_names)]
         expected = [runtime.run(fp32_session, golden_inputs[0], label=str(model_path))]
         origin = f"seeded random inputs (seed {SEED}); expected outputs from fp32 onnxruntime"
+    golden_data = "synthetic" if given is None and not sets else "real"
     float_outputs = [o for o in output_names if expected[0].get(o) is not None and expected[0][o].dtype.kind == "f"]
-    if calibration_path is not None:
-        batches = calibration.load(calibration_path, input_names)
+    if calibration_sets is not None:
+        user_data.run(fp32_session, calibration_sets, "--calibration")  # a refusal here, not as a rejected variant
+        batches = [s.feeds for s in calibration_sets]
         calibrated = {"calibration": f"{len(batches)} batches from {calibration_path}", "calibration_data": "real"}
     else:
         batches = golden_inputs
-        calibrated = {"calibration": f"the golden inputs ({origin})",
-                      "calibration_data": "real" if sets else "synthetic"}
+        calibrated = {"calibration": f"the golden inputs ({origin})", "calibration_data": golden_data}
     return Prepared(
         name=name,
         task=task,
@@ -128,6 +149,8 @@ def prepare_import(
         playground="generic",  # nothing is known of an imported model's inputs but their signature
         bench_inputs=None,  # bench measures with golden row 0
         forms=forms,
+        golden_data=golden_data,
+        calibration_data=calibrated["calibration_data"],
     )
 
 
@@ -181,6 +204,10 @@ def _modernize(model: onnx.ModelProto, model_path: Path) -> tuple[onnx.ModelProt
     named = name_nodes(model.graph)
     if named:
         notes["nodes_named"] = named
+    # After naming, so a generated name holds the node's index in the file as given.
+    moved = sort_nodes(model.graph)
+    if moved:
+        notes["nodes_sorted"] = moved
     return model, notes
 
 

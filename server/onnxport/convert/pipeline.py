@@ -20,6 +20,7 @@ from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import ModelFileError, ValidationError
 from onnxport.repository import testdata
 from onnxport.repository import variants as variant_table
+from onnxport.repository.manifest import batch_axis
 from onnxport.repository.store import Transaction
 
 
@@ -42,7 +43,7 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
     }
     entry["bench_inputs"] = _bench_inputs(prepared, fp32_run[0], entry["inputs"])
     fp32_size = len(fp32_bytes)
-    reference_feeds = reference.reference_inputs(prepared.golden_inputs[0], entry["inputs"])
+    reference_feeds = reference.reference_inputs(prepared.golden_inputs[0], entry["inputs"], entry["batch_axis"])
     for name in variant_table.NAMES:
         step(name)
         record = variant_maker.make_variant(prepared, name, fp32_run, transaction, fp32_bytes, reference_feeds)
@@ -61,6 +62,9 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
 def _describe(prepared: Prepared) -> dict[str, Any]:
     model = prepared.fp32
     opsets = {(o.domain or "ai.onnx"): o.version for o in model.opset_import}
+    initializers = {i.name for i in model.graph.initializer}
+    inputs = [_value_info(v) for v in model.graph.input if v.name not in initializers]
+    outputs = [_value_info(v) for v in model.graph.output]
     return {
         "name": prepared.name,
         "task": prepared.task,
@@ -72,12 +76,14 @@ def _describe(prepared: Prepared) -> dict[str, Any]:
         "opsets": opsets,
         "ir_version": model.ir_version,
         "producer": {"name": model.producer_name, "version": model.producer_version},
-        "inputs": [_value_info(v) for v in model.graph.input if v.name not in {i.name for i in model.graph.initializer}],
-        "outputs": [_value_info(v) for v in model.graph.output],
+        "inputs": inputs,
+        "outputs": outputs,
         "operators": variants.operator_histogram(model),
         "facts": prepared.facts,
         "provenance": prepared.provenance,
         "playground": prepared.playground,
+        "golden_data": prepared.golden_data,  # real, or seeded random inputs the verdicts hold on only
+        "batch_axis": batch_axis(inputs, outputs),  # whether golden rows may be cut or requests stacked
         "variants": {},
     }
 

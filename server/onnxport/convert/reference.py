@@ -23,16 +23,12 @@ GOLDEN_SET = 0
 Feeds = dict[str, np.ndarray]
 
 
-def reference_inputs(golden: Feeds, inputs: list[dict[str, Any]]) -> tuple[Feeds, int]:
-    """(feeds, rows): golden set 0 cut to its first REFERENCE_ROWS rows when every model input
-    (manifest `inputs`) has a dynamic first dimension and at least one row; otherwise whole, rows 1."""
+def reference_inputs(golden: Feeds, inputs: list[dict[str, Any]], batch_axis: bool) -> tuple[Feeds, int]:
+    """(feeds, rows): golden set 0 cut to its first REFERENCE_ROWS rows when the model's first
+    dimension is a batch axis (the entry's `batch_axis`, repository/manifest.batch_axis) and every
+    input has a row; otherwise whole, rows 1. A 1-D sequence input is never cut: its length is not rows."""
     feeds = {i["name"]: golden[i["name"]] for i in inputs}
-    batched = bool(feeds) and all(
-        i["shape"] and (isinstance(i["shape"][0], str) or i["shape"][0] == -1)
-        and feeds[i["name"]].ndim and feeds[i["name"]].shape[0] >= 1
-        for i in inputs
-    )
-    if not batched:
+    if not (batch_axis and feeds and all(v.ndim and v.shape[0] >= 1 for v in feeds.values())):
         return feeds, 1
     rows = min(REFERENCE_ROWS, *(v.shape[0] for v in feeds.values()))
     return {name: value[:rows] for name, value in feeds.items()}, rows

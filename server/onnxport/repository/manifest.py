@@ -28,6 +28,7 @@ STRICT = {"extra": "forbid"}  # a pydantic ConfigDict: additionalProperties fals
 
 VariantName = Literal[variant_table.NAMES]
 Precision = Literal[tuple(dict.fromkeys(v.precision for v in variant_table.VARIANTS))]
+Arithmetic = Literal[variant_table.ARITHMETICS]  # what a variant's file computes (convert/arithmetic.py)
 Task = Literal[TASKS]
 Kind = Literal[(*FRAMEWORKS, "onnx")]
 Playground = Literal[PLAYGROUNDS]
@@ -262,10 +263,13 @@ class _Measured(TypedDict):
     sha256: Sha256
     bytes: Count
     size_ratio: float
+    arithmetic: Arithmetic  # picks `budget`: the file's, not the variant name's
     operators: dict[str, Count]
+    operator_types: list[str]  # sorted "domain/OpType", subgraphs included
     vs_fp32: Measurement
     vs_source: Measurement
     budget: Budget
+    judged_on: Literal["real", "synthetic"]  # the golden inputs vs_fp32 and the verdict used
     settings: Settings
     speed: Speed
     reference: Reference
@@ -360,6 +364,8 @@ class ModelEntry(TypedDict):
     validation: Validation
     playground: Playground
     bench_inputs: Union[dict[str, EncodedTensor], None]
+    golden_data: Literal["real", "synthetic"]
+    batch_axis: bool
     variants: Variants
     golden: Golden
     assets: dict[str, Asset]
@@ -373,9 +379,24 @@ class Manifest(TypedDict):
     models: dict[str, ModelEntry]
 
 
+def batch_axis(inputs: list[dict[str, Any]], outputs: list[dict[str, Any]]) -> bool:
+    """The one rule for a model's first dimension being a batch axis (rows that can be cut or
+    stacked): every input and every output has a dynamic first dimension (a name, or -1), every
+    input has rank >= 2 (a 1-D input is a sequence, not rows: cutting it cuts the sequence), and the
+    named first dimensions agree (one name, or unnamed). Written as the entry's `batch_axis`; golden
+    rows are cut (reference files, the check's WebGPU rows, the bench) and requests batched (the
+    server, the Triton export) only when it holds."""
+    values = [*inputs, *outputs]
+    if not inputs or any(not v["shape"] for v in values):  # no shape, or a scalar
+        return False
+    firsts = [v["shape"][0] for v in values]
+    if any(isinstance(d, int) and d >= 0 for d in firsts):
+        return False
+    if any(len(v["shape"]) < 2 for v in inputs):
+        return False
+    return len({d for d in firsts if isinstance(d, str)}) <= 1
+
+
 def batch_axis_dynamic(entry: dict[str, Any]) -> bool:
-    """Every input and output of a model entry has a dynamic first (batch) axis: a name, or -1."""
-    return all(
-        v["shape"] and not (isinstance(v["shape"][0], int) and v["shape"][0] >= 0)
-        for v in [*entry["inputs"], *entry["outputs"]]
-    )
+    """batch_axis of a model entry (its inputs and outputs): the server's batching and the Triton export."""
+    return batch_axis(entry["inputs"], entry["outputs"])
