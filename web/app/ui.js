@@ -55,3 +55,18 @@ export function errorBox(message) {
 export function showError(container, error) {
   container.append(errorBox(error?.message ?? String(error)));
 }
+
+// A model whose golden inputs are seeded random ones (manifest golden_data "synthetic"): every
+// verdict holds on that noise only. Shown on the models page, the model page and the playground.
+export const SYNTHETIC_NOTE = "Judged on seeded random inputs: give real ones with onnxport import --inputs.";
+
+export function syntheticNote(model) {
+  if (model.golden_data !== "synthetic") return null;
+  return el("p", { class: "note synthetic", "data-testid": "synthetic-note", text: SYNTHETIC_NOTE });
+}
+
+// A variant's status, and the inputs its verdict was judged on when they were synthetic.
+export function statusText(v) {
+  const status = v.status + (v.reason ? `: ${v.reason}` : "");
+  return v.judged_on === "synthetic" ? `${status} (judged on synthetic inputs)` : status;
+}

@@ -1,6 +1,6 @@
 // Model page: the manifest's metadata (inputs, outputs, opset, operators, provenance) and variants.
 import { variants } from "../../lib/manifest.js";
-import { bytes, el, metricText, table } from "../ui.js";
+import { bytes, el, metricText, statusText, syntheticNote, table } from "../ui.js";
 
 const shape = (s) => `[${(s ?? []).join(", ")}]`;
 
@@ -9,6 +9,7 @@ export function modelPage(model) {
   const tools = Object.entries(model.provenance?.tools ?? {}).map(([k, v]) => `${k} ${v}`).join(", ");
   return [
     el("h2", { text: `${model.name}: ${model.description}` }),
+    syntheticNote(model),
     el("p", {}, el("a", { class: "button", href: `#/play/${model.name}`, text: "Open in the playground" })),
     el("h3", { text: "Graph" }),
     table(["", ""], [
@@ -33,7 +34,7 @@ export function modelPage(model) {
         attributes: { class: v.status === "ok" ? "" : "rejected" },
         cells: [name, v.precision, bytes(v.bytes), v.size_ratio?.toFixed(3) ?? "-",
           maxAbs(v.vs_fp32), metricText(v.vs_fp32?.metric), v.speed?.native_ms?.toFixed(3) ?? "-",
-          v.status + (v.reason ? `: ${v.reason}` : "")],
+          statusText(v)],
       }))),
   ];
 }

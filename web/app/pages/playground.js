@@ -5,19 +5,32 @@ import { serverInfer } from "../../lib/server-api.js";
 import { maxAbsDiff } from "../../lib/tensors.js";
 import { client } from "../client.js";
 import { digitsInput } from "../playground/digits.js";
-import { genericInput } from "../playground/generic.js";
+import { describe, genericInput } from "../playground/generic.js";
 import { irisInput } from "../playground/iris.js";
 import { minilmInput } from "../playground/minilm.js";
-import { bytes, el, errorBox, progressBar } from "../ui.js";
+import { outputsTable } from "../playground/outputs.js";
+import { inputSources } from "../playground/sources.js";
+import { bytes, el, errorBox, progressBar, syntheticNote } from "../ui.js";
 
-// The manifest entry's `playground` (declared by its recipe; imported models are "generic") picks the widget.
-const INPUTS = new Map([["tabular", irisInput], ["image-8x8", digitsInput], ["sentence-pair", minilmInput], ["generic", genericInput]]);
+// The manifest entry's `playground` (declared by its recipe; imported models are "generic") picks
+// the recipe's widget; every model also takes its golden sets, pasted JSON and .npy/.npz files.
+const WIDGETS = new Map([
+  ["tabular", [irisInput, "four measurements"]],
+  ["image-8x8", [digitsInput, "a drawing"]],
+  ["sentence-pair", [minilmInput, "two sentences"]],
+]);
 const VERIFY_MODES = ["first-use", "always", "off"];
 const models = new Map(); // "name|runtime|variant|verify" -> loaded model, kept across visits of the page
 
 export async function playgroundPage(model, pin, params) {
   const verify = VERIFY_MODES.includes(params.get("verify")) ? params.get("verify") : "first-use";
-  const input = await (INPUTS.get(model.playground) ?? genericInput)(model);
+  const golden = await genericInput(model);
+  const widgets = [];
+  if (WIDGETS.has(model.playground)) {
+    const [make, label] = WIDGETS.get(model.playground);
+    widgets.push({ key: "widget", label, ...(await make(model)) });
+  }
+  const input = inputSources(model, [...widgets, golden], describe, golden);
   const plan = await client.plan(model.name, { ...pin, verify });
   // The runtime starts now, while the page is read: a first Run then waits for the model alone.
   client.prepare(model.name, pin).catch(() => {}); // a runtime that cannot start fails in load(), with its reason
@@ -45,10 +58,11 @@ export async function playgroundPage(model, pin, params) {
   return [
     el("h2", { text: `Playground: ${model.name}` }),
     el("p", { text: model.description }),
+    syntheticNote(model),
     pinControls(model, pin, verify),
-    planView(plan),
     input.element,
     el("p", {}, button),
+    planView(plan),
     progress, status, choice, notes, results,
   ];
 }
@@ -89,8 +103,8 @@ async function runOnce(model, options, input, view) {
   view.status.dataset.form = chosen.choice.form ?? "as built";
   view.choice.replaceChildren(choiceView(chosen.choice));
   view.results.append(
-    resultCard("browser-result", `In this page: ${chosen.choice.runtime}`, browser, input.describe(browser.outputs)),
-    resultCard("server-result", "On the server", { ...reference, variant: chosen.choice.variant }, input.describe(reference.outputs)),
+    resultCard(model, "browser-result", `In this page: ${chosen.choice.runtime}`, browser, input.describe(browser.outputs)),
+    resultCard(model, "server-result", "On the server", { ...reference, variant: chosen.choice.variant }, input.describe(reference.outputs)),
     differenceView(browser, reference),
   );
 }
@@ -124,7 +138,7 @@ function choiceView(choice) {
     }))) : null);
 }
 
-function resultCard(testid, title, result, described) {
+function resultCard(model, testid, title, result, described) {
   const timing = [`run ${result.runMs.toFixed(1)} ms`];
   if (result.createMs !== undefined) timing.push(`session ${result.createMs.toFixed(0)} ms`);
   if (result.source) timing.push(`model from ${result.source}`);
@@ -132,7 +146,8 @@ function resultCard(testid, title, result, described) {
     el("h3", { text: title }),
     el("p", { class: "answer", text: described.label }),
     el("p", { text: `${described.detail} · ${result.variant}` }),
-    el("p", { class: "timing", text: timing.join(" · ") }));
+    el("p", { class: "timing", text: timing.join(" · ") }),
+    outputsTable(model, result.outputs, `${testid}-outputs`));
 }
 
 function differenceView(browser, server) {
@@ -143,17 +158,27 @@ function differenceView(browser, server) {
   return el("section", { class: "difference", "data-testid": "difference" }, el("h3", { text: "Difference" }), el("ul", {}, rows));
 }
 
+// The plan, folded under the Run button: its first step in the summary, every step and every
+// runtime left out (and why) inside.
 function planView(plan) {
-  return el("section", { class: "plan", "data-testid": "plan" },
-    el("h3", { text: "Plan" }),
-    el("ol", {}, plan.steps.map((s) => el("li", {
-      "data-runtime": s.runtime, "data-variant": s.variant, "data-form": s.form ?? "as built",
-      text: `${s.runtime} · ${fileText(s)}${s.threads > 1 ? ` · ${s.threads} threads` : ""}: ${s.why}`,
-    }))),
-    plan.skipped.length ? el("ul", { class: "skipped" }, plan.skipped.map((s) => el("li", {
-      "data-runtime": s.runtime, "data-variant": s.variant ?? "",
-      text: `${s.runtime}${s.variant ? ` · ${s.variant}` : ""} skipped: ${s.reason}`,
-    }))) : null);
+  const first = plan.steps[0];
+  const summary = first
+    ? `Plan: ${plan.steps.length} step${plan.steps.length === 1 ? "" : "s"}, first ${first.runtime} · ${fileText(first)}${plan.skipped.length ? `; ${plan.skipped.length} left out` : ""}`
+    : "Plan: no runtime can run this model here";
+  const details = el("details", { class: "plan", "data-testid": "plan-details" },
+    el("summary", { "data-testid": "plan-summary", text: summary }),
+    el("section", { "data-testid": "plan" },
+      el("ol", {}, plan.steps.map((s) => el("li", {
+        "data-runtime": s.runtime, "data-variant": s.variant, "data-form": s.form ?? "as built",
+        text: `${s.runtime} · ${fileText(s)}${s.threads > 1 ? ` · ${s.threads} threads` : ""}: ${s.why}`,
+      }))),
+      plan.skipped.length ? el("ul", { class: "skipped" }, plan.skipped.map((s) => el("li", {
+        "data-runtime": s.runtime, "data-variant": s.variant ?? "",
+        text: `${s.runtime}${s.variant ? ` · ${s.variant}` : ""} skipped: ${s.reason}`,
+      }))) : null));
+  if (first) return details;
+  const why = plan.skipped.map((s) => `${s.runtime}${s.variant ? ` · ${s.variant}` : ""}: ${s.reason}`).join("; ");
+  return el("div", {}, details, el("p", { class: "error", role: "alert", "data-testid": "plan-empty", text: `No runtime can run this model here: ${why}` }));
 }
 
 function pinControls(model, pin, verify) {

@@ -32,28 +32,35 @@ function randomFeeds(model) {
 
 const shapeText = (feeds) => Object.entries(feeds).map(([name, t]) => `${name} [${t.dims.join(", ")}]`).join(", ");
 
+// The golden-sets source of any model: {key, label, element, feeds(), describe, firstFeeds}.
 export async function genericInput(model) {
   const sets = await client.golden(model.name).catch(() => []);
   if (!sets.length) {
     return {
+      key: "golden", label: "seeded random inputs",
       element: el("div", { class: "input generic" }, el("p", { text: "This model has no golden inputs: seeded random inputs from its input signature (dynamic dimensions = 1)." })),
       feeds: () => randomFeeds(model),
       describe,
+      firstFeeds: null,
     };
   }
   const origin = model.golden?.outputs_from ?? "golden data";
+  const synthetic = model.golden_data === "synthetic";
   const picker = el("select", { "aria-label": "input set", "data-testid": "golden-set" },
     sets.map((set, i) => el("option", { value: String(i), text: `set ${i}: ${shapeText(set.inputs)}` })));
+  const what = synthetic ? "seeded random inputs made at import" : "the model's own inputs";
   return {
+    key: "golden", label: synthetic ? "golden sets (seeded random)" : "golden sets",
     element: el("div", { class: "input generic" },
-      el("p", { text: `The model's own inputs (${sets.length} golden set${sets.length === 1 ? "" : "s"}, expected outputs from ${origin}).` }),
+      el("p", { text: `${what[0].toUpperCase()}${what.slice(1)} (${sets.length} golden set${sets.length === 1 ? "" : "s"}, expected outputs from ${origin}).` }),
       el("label", {}, "Input set ", picker)),
     feeds: () => sets[Number(picker.value)].inputs,
     describe,
+    firstFeeds: sets[0].inputs,
   };
 }
 
-function describe(outputs) {
+export function describe(outputs) {
   const [name, first] = Object.entries(outputs)[0];
   return { label: `${name}: [${first.dims.join(", ")}]`, value: Number(first.data[0]), detail: `first value ${Number(first.data[0]).toPrecision(6)}` };
 }
