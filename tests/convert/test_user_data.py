@@ -197,6 +197,25 @@ def test_the_checks_name_the_file_of_a_folder_set(tmp_path):
         user_data.load(tmp_path, "--inputs", specs)
 
 
+def test_placeholder_dimension_names_need_not_agree():
+    # paddle2onnx writes "?" for every unknown dimension: a placeholder, not a name shared by all of them.
+    model = make_model([helper.make_node("Relu", ["x"], ["y"], name="relu")], {},
+                       [tensor("x", "?", 3, "?", "?")], [tensor("y", "?", 3, "?", "?")])
+    [spec] = user_data.signature(model)
+    assert spec.shape == (None, 3, None, None)
+    assert user_data.check({"x": np.ones((1, 3, 48, 192), F32)}, "x.npz", [spec])["x"].shape == (1, 3, 48, 192)
+
+
+def test_inputs_beside_a_test_directory_are_refused(capsys, tmp_path):
+    folder = tmp_path / "testdir"
+    folder.mkdir()
+    _save(_one_input_model(), folder)
+    testdata.write_set(folder, 0, {"x": np.ones((1, 3), F32)}, {})
+    np.save(tmp_path / "x.npy", np.ones((2, 3), F32))
+    code, _, err = _import(capsys, tmp_path / "repo", folder, "--inputs", tmp_path / "x.npy")
+    assert code == 2 and "is a test directory with its own test_data_set_* golden sets" in err, err
+
+
 @pytest.mark.parametrize("name", ["empty-folder", "c.txt", "broken.npz", "nowhere.npz"])
 def test_anything_else_is_refused_naming_the_file(tmp_path, name):
     path = tmp_path / name
