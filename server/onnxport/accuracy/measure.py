@@ -46,21 +46,35 @@ def accuracy(labels: np.ndarray | None, got: list[Feeds], metric_output: str | N
     return compare.accuracy(labels, got[0][metric_output])
 
 
-def verdict(variant: str, budget: Tolerance, task: str, vs_fp32: dict[str, Any]) -> str | None:
-    """The reason a variant is rejected, or None when it may be served."""
-    for name, errors in vs_fp32["outputs"].items():
+def verdict(arithmetic: str, budget: Tolerance, task: str, vs_fp32: dict[str, Any]) -> str | None:
+    """The reason a variant is rejected, or None when it may be served.
+
+    `arithmetic` is what the file computes (a variant's name works the same way: only "fp32" matters,
+    whose integer outputs must equal the export's). The import and the browser judgement
+    (accuracy/judgement.py, web/lib/judge.js) both call this rule."""
+    return broken(vs_fp32, exact_integers=arithmetic == "fp32") or budgets.check(budget, task, judged_metric(vs_fp32))
+
+
+def broken(vs: dict[str, Any], *, exact_integers: bool, reference: str = "fp32") -> str | None:
+    """What fails whatever the budget: a shape that differs, inf/NaN where `reference` is finite,
+    and (with exact_integers) integer outputs that differ."""
+    for name, errors in vs["outputs"].items():
         if "shape_mismatch" in errors:
-            return f"output {name!r} has shape {errors['shape_mismatch']['got']}, fp32 has {errors['shape_mismatch']['expected']}"
+            return f"output {name!r} has shape {errors['shape_mismatch']['got']}, {reference} has {errors['shape_mismatch']['expected']}"
         if errors.get("nonfinite"):
-            return f"output {name!r} has {errors['nonfinite']} inf/NaN values where fp32 is finite"
-        if variant == "fp32" and errors.get("mismatches"):
-            return f"integer output {name!r} differs from the export in {errors['mismatches']} elements"
-    metric = vs_fp32.get("metric") or {}
+            return f"output {name!r} has {errors['nonfinite']} inf/NaN values where {reference} is finite"
+        if exact_integers and errors.get("mismatches"):
+            return f"integer output {name!r} differs from {reference} in {errors['mismatches']} elements"
+    return None
+
+
+def judged_metric(vs: dict[str, Any]) -> dict[str, float]:
+    """The figures a budget judges: the task metric, or without one every output's scaled error."""
+    metric = vs.get("metric") or {}
     if not metric:
-        # Without a task metric, judge every float output by its scaled error.
-        worst = max((e.get("max_abs", 0.0) / max(e.get("scale", 1.0), 1e-12) for e in vs_fp32["outputs"].values()), default=0.0)
+        worst = max((e.get("max_abs", 0.0) / max(e.get("scale", 1.0), 1e-12) for e in vs["outputs"].values()), default=0.0)
         metric = {"scaled_max_abs": worst}
-    return budgets.check(budget, task, metric)
+    return metric
 
 
 def _merge_errors(per_set: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:

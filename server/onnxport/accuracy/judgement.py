@@ -1,0 +1,124 @@
+"""The one judgement of a runtime's result for a variant: the import's rule, applied to a browser.
+
+A file that computes in fp32 is judged element by element against the server's output of the same
+file, within the runtime's floor (onnxruntime-web's own, accuracy/tolerances.py "fp32/<runtime>"), and
+by its task metric within that floor. A file that computes in fp16 or int8 is judged as the import
+judged it: its task metric against fp32's output on the same inputs, within its budget
+(measure.verdict + budgets.check, the very functions the import calls). Two int8 (or fp16)
+implementations round differently, so the element-wise difference to the server's output of the same
+file is reported as a diagnostic, never as the verdict. A missing output, a shape that differs and
+inf/NaN where the reference is finite always fail.
+
+web/lib/judge.js is this rule in JavaScript; tests/data/judgement_vectors.json pins both, reasons
+included, word for word.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any, Mapping
+
+import numpy as np
+
+from onnxport.accuracy import budgets, measure
+from onnxport.accuracy.tolerance import Tolerance
+
+Outputs = Mapping[str, np.ndarray]
+ARITHMETICS = ("fp32", "fp16", "int8")
+SERVER = "the server"  # what the floor's reference is called in reasons
+
+
+def judge(task: str, metric_output: str | None, arithmetic: str, budget: Tolerance | Mapping[str, Any] | None,
+          floor: Tolerance | Mapping[str, Any] | None, got: Outputs, fp32: Outputs | None,
+          same_variant: Outputs | None) -> dict[str, Any]:
+    """{ok, reason, basis: "floor" | "budget", metric, outputs, diagnostic}.
+
+    got: the runtime's outputs; fp32: the server's fp32 variant on the same inputs (needed unless
+    arithmetic is fp32); same_variant: the server's output of the same file (needed for fp32; for
+    fp16/int8 only the diagnostic reads it). `outputs` holds the element-wise errors against
+    same_variant (with the floor as the element rule), whatever the basis.
+    """
+    if arithmetic not in ARITHMETICS:
+        raise ValueError(f"arithmetic must be one of {', '.join(ARITHMETICS)}, got {arithmetic!r}")
+    floor_t = tolerance(floor)
+    if arithmetic == "fp32":
+        if same_variant is None:
+            raise ValueError("an fp32 file is judged against the server's output of the same file: same_variant is needed")
+        return _by_floor(task, metric_output, floor_t, got, same_variant)
+    if fp32 is None:
+        raise ValueError(f"an {arithmetic} file is judged against fp32's outputs on the same inputs: fp32 is needed")
+    if budget is None:
+        raise ValueError(f"an {arithmetic} file is judged within its budget: budget is needed")
+    return _by_budget(task, metric_output, arithmetic, tolerance(budget), floor_t, got, fp32, same_variant)
+
+
+def _by_floor(task: str, metric_output: str | None, floor: Tolerance, got: Outputs, same: Outputs) -> dict[str, Any]:
+    vs = measure.against([dict(same)], [dict(got)], task, metric_output, floor)
+    metric = vs.get("metric") or {}
+    reason = (missing(same, got) or measure.broken(vs, exact_integers=True, reference=SERVER)
+              or outside_floor(vs["outputs"], floor) or budgets.check(floor, task, metric, against=SERVER, bound="floor"))
+    return {"ok": reason is None, "reason": reason, "basis": "floor", "metric": metric, "outputs": vs["outputs"],
+            "diagnostic": None}
+
+
+def _by_budget(task: str, metric_output: str | None, arithmetic: str, budget: Tolerance, floor: Tolerance,
+               got: Outputs, fp32: Outputs, same: Outputs | None) -> dict[str, Any]:
+    vs_fp32 = measure.against([dict(fp32)], [dict(got)], task, metric_output)
+    reason = missing(fp32, got) or measure.verdict(arithmetic, budget, task, vs_fp32)
+    outputs, diagnostic = None, None
+    if same is not None:
+        outputs = measure.against([dict(same)], [dict(got)], task, None, floor if floor.elementwise else None)["outputs"]
+        diagnostic = elementwise_diagnostic(outputs)
+        # A shape the server's own run of this file does not have is wrong whatever fp32 says.
+        reason = reason or missing(same, got) or measure.broken({"outputs": outputs}, exact_integers=False, reference=SERVER)
+    return {"ok": reason is None, "reason": reason, "basis": "budget", "metric": measure.judged_metric(vs_fp32),
+            "outputs": outputs, "diagnostic": diagnostic}
+
+
+def missing(reference: Outputs, got: Outputs) -> str | None:
+    name = next((name for name in reference if name not in got), None)
+    return None if name is None else f"output {name!r} is missing"
+
+
+def outside_floor(outputs: dict[str, dict[str, Any]], floor: Tolerance) -> str | None:
+    """The first float element outside the floor, with where, what and the bounds."""
+    for name, errors in outputs.items():
+        first = errors.get("first_mismatch")
+        if first:
+            return (f"output {name!r} at [{', '.join(map(str, first['index']))}]: expected {first['expected']}, "
+                    f"got {first['got']} (max abs {errors['max_abs']:.3g}; floor abs {floor.abs}, rel {floor.rel})")
+    return None
+
+
+def elementwise_diagnostic(outputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """How far the result is from the server's output of the same file, element by element: the
+    largest difference, where the first element outside the floor is, and the abs bound the
+    element rule would have needed (the largest difference itself)."""
+    sized = [(name, e) for name, e in outputs.items() if "shape_mismatch" not in e]
+    worst_name, worst = max(sized, key=lambda item: item[1]["max_abs"], default=(None, {"max_abs": 0.0}))
+    first = next(((name, e["first_mismatch"]) for name, e in sized if "first_mismatch" in e), None)
+    text = f"element-wise vs {SERVER}'s output of this file: max abs {worst['max_abs']:.3g}"
+    if worst_name is not None:
+        text += f" in {worst_name!r}"
+    if first:
+        text += f", first outside the floor at {first[0]}[{', '.join(map(str, first[1]['index']))}]"
+    text += f"; the element rule would have needed abs {worst['max_abs']:.3g}"
+    return {
+        "max_abs": worst["max_abs"], "output": worst_name,
+        "first_outside_floor": ({"output": first[0], "index": first[1]["index"], "expected": first[1]["expected"],
+                                 "got": first[1]["got"]} if first else None),
+        "needed_abs": worst["max_abs"], "text": text,
+    }
+
+
+_FIELDS = {f.name for f in fields(Tolerance)}
+
+
+def tolerance(value: Tolerance | Mapping[str, Any] | None) -> Tolerance:
+    """A Tolerance from the manifest's or the table's JSON (unknown keys ignored, numbers as floats,
+    so reasons print 1.0 as the JavaScript twin does)."""
+    if value is None:
+        return Tolerance()
+    if isinstance(value, Tolerance):
+        value = value.as_json()
+    return Tolerance(**{k: (v if k == "why" or v is None else float(v)) for k, v in value.items() if k in _FIELDS})
