@@ -38,11 +38,13 @@ CPU_RUNTIMES = ("wasm", "wasm-1t")
 
 def make_forms(
     prepared, name: str, data: bytes, fp32_outputs: list[Feeds], variant_outputs: list[Feeds],
-    transaction: Transaction, reference_feeds: tuple[Feeds, int], run_all: Callable,
+    transaction: Transaction, reference_feeds: tuple[Feeds, int], run_all: Callable, arithmetic: str,
 ) -> dict[str, dict[str, Any]]:
     """Every form of one served variant (its bytes `data`), made, measured and staged.
-    run_all(bytes, inputs, label) -> (session, outputs), the variant maker's."""
-    budget = variant_table.variant(name).budget
+    run_all(bytes, inputs, label) -> (session, outputs), the variant maker's; arithmetic: what the
+    variant's file computes (convert/arithmetic.py), whose budget judges its forms too (optimizing
+    changes how it computes, not in what precision)."""
+    budget = variant_table.budget(arithmetic)
     forms: dict[str, dict[str, Any]] = {}
     for form in prepared.forms:
         try:
@@ -61,7 +63,7 @@ def make_forms(
             forms[form] = {"status": "rejected", "reason": str(exc), **how}
             continue
         vs_fp32 = measure.against(fp32_outputs, outputs, prepared.task, prepared.metric_output)
-        reason = measure.verdict(name, budget, prepared.task, vs_fp32)
+        reason = measure.verdict(arithmetic, budget, prepared.task, vs_fp32)
         record = {
             **transaction.put_file(form_bytes, "ort" if how["format"] == "ort" else "onnx"),
             "status": "rejected" if reason else "ok",

@@ -22,16 +22,45 @@ import onnx
 from onnx import numpy_helper
 
 from onnxport.convert import quant_prep, quant_select, shared_weights
+from onnxport.convert.arithmetic import is_quantized, operator_types, quantized_count
 from onnxport.convert.quant_select import gemm_to_matmul
 from onnxport.errors import VariantSkipped
 from onnxport.recipe import Feeds
 
-__all__ = ["STATIC_OPS", "gemm_to_matmul", "make_int8_dynamic", "make_int8_static"]
+__all__ = ["DYNAMIC_OPS", "STATIC_OPS", "gemm_to_matmul", "make_int8_dynamic", "make_int8_static",
+           "require_quantizable"]
 
 # Static int8 quantizes the operators that carry weights (and their inputs). Quantizing
 # everything else too (Where, Reshape...) put the attention mask's -3.4e38 into an
 # 8-bit range on minilm: cosine similarity to fp32 fell to 0.26.
 STATIC_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm", "Gather")
+# What onnxruntime's dynamic quantizer gives int8 weights (its IntegerOpsRegistry and the weight
+# carriers of CommonOpsRegistry), and Gemm, which gemm_to_matmul rewrites as a MatMul for it.
+DYNAMIC_OPS = ("Attention", "Conv", "EmbedLayerNormalization", "Gather", "Gemm", "LSTM", "MatMul")
+# Domains whose operators of those names the quantizers know (Attention and EmbedLayerNormalization
+# are com.microsoft's); a same-named operator of another domain is something else.
+_QUANTIZER_DOMAINS = ("", "ai.onnx", "com.microsoft")
+_LISTED = 8  # operator types named in a "nothing to quantize" reason, the rest counted
+
+
+def require_quantizable(model: onnx.ModelProto, kind: str) -> None:
+    """Raise VariantSkipped when int8 has nothing to do: the model is already quantized (quantizing
+    again stacks int8 on int8: ddddocr's common_old.onnx gave a 1.000x "copy"), or it has no
+    operator the `kind` ("dynamic" or "static") quantizer quantizes, in any graph (a scikit-learn
+    tree ensemble: ai.onnx.ml operators only, on which onnxruntime's quantizer failed with "Failed
+    to find proper ai.onnx domain"). The reason lists what the model has.
+    """
+    if already := quantized_count(model):
+        raise VariantSkipped(f"already quantized: {already} quantized operators")
+    ops = DYNAMIC_OPS if kind == "dynamic" else STATIC_OPS
+    if any(n.op_type in ops and n.domain in _QUANTIZER_DOMAINS for n in quant_prep.all_nodes(model)):
+        return
+    present = operator_types(model)
+    listed = ", ".join(present[:_LISTED]) + (f" and {len(present) - _LISTED} more" if len(present) > _LISTED else "")
+    raise VariantSkipped(
+        f"nothing to quantize: no operator that onnxruntime quantizes ({kind} int8: {', '.join(ops)}); "
+        f"the model has {len(present)} operator types: {listed or 'none'}"
+    )
 
 
 @dataclass
@@ -52,6 +81,7 @@ def make_int8_dynamic(model: onnx.ModelProto, keep_float: Iterable[str] = ()) ->
     """
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    require_quantizable(model, "dynamic")
     with tempfile.TemporaryDirectory(prefix="onnxport-int8d-") as tmp:
         prep = _prepare(model, Path(tmp), keep_float, qdq=False)
         prepared = prep.model
@@ -95,6 +125,7 @@ def make_int8_static(
     """
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
+    require_quantizable(model, "static")
     if not calibration:
         raise VariantSkipped("no calibration inputs")
     with tempfile.TemporaryDirectory(prefix="onnxport-int8s-") as tmp:
@@ -152,10 +183,6 @@ def _share_copies(quantized: onnx.ModelProto, notes: list[str]) -> None:
 
 def _prepare(model: onnx.ModelProto, tmp: Path, keep_float: Iterable[str], qdq: bool) -> _Prepared:
     """quant_prep's passes in order; `notes` tells each one that changed something."""
-    already = sum(quant_prep.is_quantized(n) for n in quant_prep.all_nodes(model))
-    if already:
-        # Quantizing again stacks int8 on int8 (ddddocr's common_old.onnx: a 1.000x "copy").
-        raise VariantSkipped(f"already quantized: {already} quantized operators")
     work = copy.deepcopy(model)
     notes: list[str] = []
     per_channel = True
@@ -267,8 +294,9 @@ class _Reader:
 
 def _require_quantized(model: onnx.ModelProto) -> None:
     """Some operator, in the main graph or any subgraph, must have been quantized."""
-    if not any(quant_prep.is_quantized(n) for n in quant_prep.all_nodes(model)):
-        raise VariantSkipped("no operator that onnxruntime quantizes (MatMul, Conv, Gemm, Gather...)")
+    if not any(is_quantized(n) for n in quant_prep.all_nodes(model)):
+        raise VariantSkipped("nothing to quantize: onnxruntime's quantizer left every operator in float "
+                             "(no operator that onnxruntime quantizes had a float weight to quantize)")
 
 
 class _quiet:

@@ -18,13 +18,6 @@ from onnx import helper, numpy_helper
 
 from onnxport.convert import graph as graph_names
 
-# Operators a model carries when onnxruntime (or a QAT exporter) has already quantized it.
-QUANTIZED_OPS = {
-    "DynamicQuantizeLinear", "QuantizeLinear", "DequantizeLinear", "MatMulInteger", "ConvInteger",
-    "QLinearMatMul", "QLinearConv", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM", "MatMulIntegerToFloat",
-    "QGemm", "QAttention", "QEmbedLayerNormalization", "QOrderedMatMul", "MatMulNBits", "MatMulBnb4",
-    "GatherBlockQuantized",
-}
 # Weight inputs that onnxruntime's dynamic quantizer looks up in the node's own graph only
 # (ConvInteger.add_bias, LSTMQuant); MatMul and Gather weights it finds in outer graphs too.
 LOCAL_WEIGHT_INPUTS = {"Conv": (1,), "LSTM": (1, 2)}
@@ -49,10 +42,6 @@ def all_nodes(model: onnx.ModelProto) -> list[onnx.NodeProto]:
 
 def all_nodes_under(graph: onnx.GraphProto) -> list[onnx.NodeProto]:
     return [n for g in graphs(graph) for n in g.node]
-
-
-def is_quantized(node: onnx.NodeProto) -> bool:
-    return node.op_type in QUANTIZED_OPS or node.op_type.startswith("QLinear")
 
 
 def subgraph_nodes(model: onnx.ModelProto) -> list[onnx.NodeProto]:

@@ -1,6 +1,8 @@
 """Make one variant: convert, run on the golden inputs, judge against the budget, rescue.
 
-A variant outside its budget goes to the fallback search (fallback.py) before it is rejected.
+The budget is that of the arithmetic the file computes (arithmetic.py), not of the variant's name:
+an already-int8 model's fp32 variant is judged as int8, and so is its fp16 variant. A variant
+outside its budget goes to the fallback search (fallback.py) before it is rejected.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import onnx
 
 from onnxport import runtime
 from onnxport.accuracy import measure
+from onnxport.accuracy.tolerance import Tolerance
 from onnxport.convert import fallback, forms, node_errors, reference, variants
+from onnxport.convert.arithmetic import arithmetic, operator_types
 from onnxport.convert.export import serialize
 from onnxport.convert.prepared import Prepared
 from onnxport.errors import ModelFileError
@@ -35,6 +39,8 @@ class _Attempt:
     outputs: list[Feeds]
     vs_fp32: dict[str, Any]
     reason: str | None
+    arithmetic: str  # what the file computes (arithmetic.py): its budget's key
+    budget: Tolerance
     fallback: dict[str, Any] | None = None
 
 
@@ -42,11 +48,30 @@ class _Attempt:
 # is what int8 is for (and what its speed comes from); quantizing only activations, or a model whose
 # few weights are outweighed by the scales and zero points added, gives a file near fp32's size, or larger.
 INT8_MIN_SHRINK = 1.5
+# The same rule for fp16, scaled to what fp16 can give: at best it halves a file (int8 at best
+# quarters it, and must reach 1.5x). An fp16 file not 1.25x smaller holds most of its weights in fp32
+# or was never float to begin with: nodes kept in fp32 for overflow or by the fallback search
+# (a corpus model at 0.999x with 12 nodes kept), or an already-int8 model (1.00x). It would bring
+# fp16's accuracy cost, and on WebGPU its shader-f16 requirement, for next to no bytes saved.
+FP16_MIN_SHRINK = 1.25
+MIN_SHRINK = {"fp16": FP16_MIN_SHRINK, "int8": INT8_MIN_SHRINK}
 
 
-def _not_smaller(size: int, fp32_size: int) -> str:
-    return (f"int8 file {size:,} bytes is {size / fp32_size:.2f}x the size of fp32 ({fp32_size:,} bytes): "
-            f"not at least {INT8_MIN_SHRINK}x smaller, so not worth serving")
+def _not_smaller(precision: str, size: int, fp32_size: int) -> str:
+    return (f"{precision} file {size:,} bytes is {size / fp32_size:.2f}x the size of fp32 ({fp32_size:,} bytes): "
+            f"not at least {MIN_SHRINK[precision]}x smaller, so not worth serving")
+
+
+# Static int8 fixes every activation's range from its calibration inputs. Seeded noise has
+# nothing of the real inputs' ranges: a captcha CRNN reading 0..255 pixels, calibrated on N(0, 1),
+# was off from fp32 by up to 12.5 on real images (0.6 calibrated on 20 of them), while the import,
+# judging on the same noise, said ok.
+SYNTHETIC_CALIBRATION = (
+    "no real calibration inputs: static int8 fixes activation ranges from its calibration data, and "
+    "seeded random inputs do not have your data's ranges; give real inputs with "
+    "`onnxport import MODEL --calibration FILE.npz|FILE.npy|DIR` (or `--inputs FILE.npz|FILE.npy|DIR`, "
+    "which also calibrates)"
+)
 
 
 # What the int8 quantizers quantize: the candidates the fallback may keep in float.
@@ -59,7 +84,9 @@ def make_variant(
 ) -> dict[str, Any]:
     """fp32_run: the fp32 session and its golden outputs, made once for validation and reused here;
     reference_feeds: (inputs, rows) of the variant's reference file, from reference.reference_inputs."""
-    precision, budget = variant_table.variant(name).precision, variant_table.variant(name).budget
+    precision = variant_table.variant(name).precision
+    if name == "int8-static" and prepared.calibration_data == "synthetic":
+        return {"precision": precision, "status": "skipped", "reason": _static_skip(prepared)}
     made = _attempt(prepared, name, fp32_run, fp32_bytes, ())
     if isinstance(made, dict):
         return made  # skipped, or no file to measure
@@ -79,10 +106,13 @@ def make_variant(
         "precision": precision,
         "status": "rejected" if made.reason else "ok",
         "reason": made.reason,
+        "arithmetic": made.arithmetic,
         "operators": variants.operator_histogram(made.model),
+        "operator_types": operator_types(made.model),
         "vs_fp32": made.vs_fp32,
         "vs_source": vs_source,
-        "budget": budget.as_json(),
+        "budget": made.budget.as_json(),
+        "judged_on": prepared.golden_data,
         "settings": made.settings,
         "speed": speed,
         "reference": reference_record,
@@ -91,7 +121,7 @@ def make_variant(
         record["fallback"] = made.fallback
     if not made.reason:
         record["forms"] = forms.make_forms(prepared, name, made.data, fp32_run[1], outputs, transaction,
-                                           reference_feeds, run_all)
+                                           reference_feeds, run_all, made.arithmetic)
     accuracy = measure.accuracy(prepared.labels, outputs, prepared.metric_output)
     if accuracy is not None:
         record["accuracy"] = accuracy
@@ -101,7 +131,7 @@ def make_variant(
 def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp32_bytes: bytes,
              keep_float: tuple[str, ...]) -> _Attempt | dict[str, Any]:
     """The variant converted with keep_float kept in float, or the record of why there is none."""
-    precision, budget = variant_table.variant(name).precision, variant_table.variant(name).budget
+    precision = variant_table.variant(name).precision
     try:
         model, settings = _convert(prepared, name, keep_float)
     except variants.VariantSkipped as skipped:
@@ -113,8 +143,9 @@ def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], f
         return {"precision": precision, "status": "rejected",
                 "reason": f"conversion failed: {type(exc).__name__}: {first}"}
     data = fp32_bytes if name == "fp32" else serialize(model)
-    if precision == "int8" and len(data) * INT8_MIN_SHRINK > len(fp32_bytes):
-        return {"precision": precision, "status": "skipped", "reason": _not_smaller(len(data), len(fp32_bytes))}
+    if precision in MIN_SHRINK and len(data) * MIN_SHRINK[precision] > len(fp32_bytes):
+        return {"precision": precision, "status": "skipped",
+                "reason": _not_smaller(precision, len(data), len(fp32_bytes))}
     try:
         session, outputs = fp32_run if name == "fp32" else run_all(data, prepared.golden_inputs, f"{prepared.name} {name}")
     except ModelFileError as exc:
@@ -122,8 +153,20 @@ def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], f
             raise
         return {"precision": precision, "status": "rejected", "reason": str(exc)}
     vs_fp32 = measure.against(fp32_run[1], outputs, prepared.task, prepared.metric_output)
-    reason = measure.verdict(name, budget, prepared.task, vs_fp32)
-    return _Attempt(model, settings, data, session, outputs, vs_fp32, reason)
+    computes = arithmetic(model)
+    budget = variant_table.budget(computes)
+    reason = measure.verdict(computes, budget, prepared.task, vs_fp32)
+    return _Attempt(model, settings, data, session, outputs, vs_fp32, reason, computes, budget)
+
+
+def _static_skip(prepared: Prepared) -> str:
+    """Why int8-static is skipped for want of real calibration data, unless there was nothing to
+    quantize anyway (then that reason, which holds whatever data is given)."""
+    try:
+        variants.require_quantizable(prepared.fp32, "static")
+    except variants.VariantSkipped as skipped:
+        return str(skipped)
+    return SYNTHETIC_CALIBRATION
 
 
 def _rescue(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp32_bytes: bytes,

@@ -13,11 +13,11 @@ import onnx
 from onnxport.convert.fp16 import make_fp16
 from onnxport.convert.fp16_overflow import overflowing_nodes
 from onnxport.convert.fp16_rules import FP16_MAX
-from onnxport.convert.int8 import gemm_to_matmul, make_int8_dynamic, make_int8_static
+from onnxport.convert.int8 import gemm_to_matmul, make_int8_dynamic, make_int8_static, require_quantizable
 from onnxport.errors import VariantSkipped
 
 __all__ = ["FP16_MAX", "VariantSkipped", "gemm_to_matmul", "make_fp16", "make_int8_dynamic", "make_int8_static",
-           "operator_histogram", "overflowing_nodes"]
+           "operator_histogram", "overflowing_nodes", "require_quantizable"]
 
 
 def operator_histogram(model: onnx.ModelProto) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""The variants a build makes: the one table of their names, precisions, reading order and budgets."""
+"""The variants a build makes: the one table of their names, precisions and reading order, and the
+budgets, one per arithmetic a file can compute in."""
 
 from __future__ import annotations
 
@@ -7,35 +8,57 @@ from dataclasses import dataclass
 from onnxport.accuracy.tolerance import Tolerance
 
 
+# What a file computes (convert/arithmetic.py): fp32, fp16 (some values held as 16-bit floats) or int8
+# (some operator quantized). Each has one budget, below; a variant is judged by the budget of its file's
+# arithmetic, not by its name, so the same graph gets the same verdict under any variant name (an
+# already-int8 model's "fp32" variant is judged as int8).
+ARITHMETICS: tuple[str, ...] = ("fp32", "fp16", "int8")
+
+# How far a file may drift from fp32 and still be served, judged on the task metric. Which bound
+# applies depends on the task: top1_min for classifiers and (per step) sequences, cosine_min for
+# embeddings, scaled_mean_abs for detection maps (thresholded downstream: a mean error of 1e-3 of the
+# map's range moves a few border pixels; 1e-2 for int8, a quantization step of an 8-bit map),
+# scaled_max_abs else.
+BUDGETS: dict[str, Tolerance] = {
+    "fp32": Tolerance(
+        top1_min=1.0, cosine_min=0.99999, scaled_max_abs=1e-5, scaled_mean_abs=1e-6,
+        why="Same precision as the export: only kernel rounding may differ (the export itself is "
+            "checked against the source framework with the recipe's tolerance)."),
+    "fp16": Tolerance(
+        top1_min=0.99, cosine_min=0.999, scaled_max_abs=1e-2, scaled_mean_abs=1e-3,
+        why="fp16 keeps 11 significant bits (~3 decimal digits): per-value error near 1e-3 of "
+            "the value's scale; a flipped top class is allowed only between near-tied scores."),
+    "int8": Tolerance(
+        top1_min=0.97, cosine_min=0.98, scaled_max_abs=0.1, scaled_mean_abs=1e-2,
+        why="8-bit weights (and, static or pre-quantized, activations): the usual accuracy cost is "
+            "under a few percent; beyond that the variant is not worth its speed or size. Calibration "
+            "that misses the real value range shows up here."),
+}
+
+
+def budget(arithmetic: str) -> Tolerance:
+    """The budget of a file that computes in `arithmetic` (convert/arithmetic.py)."""
+    return BUDGETS[arithmetic]
+
+
 @dataclass(frozen=True)
 class Variant:
     name: str
-    precision: str  # fp32 | fp16 | int8
-    # How far it may drift from fp32 and still be served, judged on the task metric.
-    budget: Tolerance
+    precision: str  # fp32 | fp16 | int8: the arithmetic the build means to make
+
+    @property
+    def budget(self) -> Tolerance:
+        """The budget of the arithmetic this variant is meant to have. A built file is judged by the
+        budget of what it computes (`budget(arithmetic(model))`), which may differ."""
+        return BUDGETS[self.precision]
 
 
-# In the order people read them (the manifest's JSON is key-sorted). Which bound applies depends on
-# the task: top1_min for classifiers and (per step) sequences, cosine_min for embeddings,
-# scaled_mean_abs for detection maps (thresholded downstream: a mean error of 1e-3 of the map's range
-# moves a few border pixels; 1e-2 for int8, a quantization step of an 8-bit map), scaled_max_abs else.
+# In the order people read them (the manifest's JSON is key-sorted).
 VARIANTS: tuple[Variant, ...] = (
-    Variant("fp32", "fp32", Tolerance(
-        top1_min=1.0, cosine_min=0.99999, scaled_max_abs=1e-5, scaled_mean_abs=1e-6,
-        why="Same precision as the export: only kernel rounding may differ (the export itself is "
-            "checked against the source framework with the recipe's tolerance).")),
-    Variant("fp16", "fp16", Tolerance(
-        top1_min=0.99, cosine_min=0.999, scaled_max_abs=1e-2, scaled_mean_abs=1e-3,
-        why="fp16 keeps 11 significant bits (~3 decimal digits): per-value error near 1e-3 of "
-            "the value's scale; a flipped top class is allowed only between near-tied scores.")),
-    Variant("int8-dynamic", "int8", Tolerance(
-        top1_min=0.97, cosine_min=0.98, scaled_max_abs=0.1, scaled_mean_abs=1e-2,
-        why="8-bit weights with per-batch activation ranges: the usual accuracy cost is under a "
-            "few percent; beyond that the variant is not worth its speed or size.")),
-    Variant("int8-static", "int8", Tolerance(
-        top1_min=0.97, cosine_min=0.98, scaled_max_abs=0.1, scaled_mean_abs=1e-2,
-        why="8-bit weights and activations with ranges fixed by calibration: same budget as "
-            "dynamic int8; calibration that misses the real value range shows up here.")),
+    Variant("fp32", "fp32"),
+    Variant("fp16", "fp16"),
+    Variant("int8-dynamic", "int8"),
+    Variant("int8-static", "int8"),
 )
 NAMES: tuple[str, ...] = tuple(v.name for v in VARIANTS)
 _BY_NAME = {v.name: v for v in VARIANTS}
