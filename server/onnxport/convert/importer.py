@@ -109,7 +109,7 @@ def prepare_import(
     calibration_sets = user_data.load(calibration_path, "--calibration", specs) if calibration_path else None
     sets = testdata.read_sets(test_dir, input_names, output_names) if test_dir else []
     for index, (inputs, _) in enumerate(sets):
-        user_data.check(inputs, f"{test_dir}/test_data_set {index}", specs)
+        user_data.check(inputs, f"{test_dir}: test set {index + 1} of {len(sets)}", specs)
     fp32_session = runtime.create_session(model.SerializeToString(), label=str(model_path))
     if given is not None:
         golden_inputs = [s.feeds for s in given]
