@@ -1,9 +1,10 @@
-// web/lib/compare.js: the element rule, the per-output report, the task metric and the verdict.
+// web/lib/compare.js: the element rule, the per-output report, the task metrics and the budget check
+// (judge.js, built on them, is pinned by tests/data/judgement_vectors.json: test_judge_vectors.mjs).
 // The rule's boundary cases live in tests/data/compare_vectors.json (test_compare_vectors.mjs).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { compareOutput, passes, taskMetric, verdict } from "../../web/lib/compare.js";
+import { budgetCheck, compareOutput, passes, pyG, pyRepr, taskMetric } from "../../web/lib/compare.js";
 import { tensor } from "../../web/lib/tensors.js";
 
 const f32 = (dims, values) => tensor("float32", dims, Float32Array.from(values));
@@ -135,37 +136,50 @@ test("taskMetric: embedding is the worst row's cosine", () => {
   assert.ok(Math.abs(metric.cosine_min - Math.SQRT1_2) < 1e-6, String(metric.cosine_min));
 });
 
-test("taskMetric: no metric for other tasks, a missing output or a shape mismatch", () => {
+test("taskMetric: sequences, detection maps and other tasks, as Python's compare.task_metric", () => {
+  // [1, 4 steps, 2 classes]: the top class of 3 of 4 steps is kept.
+  const steps = f32([1, 4, 2], [1, 0, 0, 1, 1, 0, 0, 1]);
+  assert.deepEqual(taskMetric("sequence", f32([1, 4, 2], [1, 0, 0, 1, 0, 1, 0, 1]), steps), { step_agreement: 0.75 });
+  assert.deepEqual(taskMetric("sequence", f32([0, 2], []), f32([0, 2], [])), { step_agreement: 1 });
+  // Errors scaled by the reference's largest finite magnitude (4 here).
+  const map = f32([4], [1, -4, 0, 2]);
+  assert.deepEqual(taskMetric("detection-map", f32([4], [1, -4, 0.5, 2]), map), { scaled_mean_abs: 0.125 / 4, scaled_max_abs: 0.5 / 4 });
+  assert.deepEqual(taskMetric("regression", f32([4], [1, -4, 0.5, 2]), map), { scaled_max_abs: 0.5 / 4 });
+  assert.deepEqual(taskMetric("regression", f32([4], [1, -4, NaN, 2]), map), { scaled_max_abs: Infinity });
+  // numpy's argmax: a NaN counts as the top class.
+  assert.deepEqual(taskMetric("classification", f32([1, 2], [0, NaN]), f32([1, 2], [0, 1])), { top1_agreement: 1 });
+});
+
+test("taskMetric: no metric for a missing output or a shape mismatch", () => {
   const t = f32([1, 2], [1, 2]);
-  assert.deepEqual(taskMetric("detection", t, t), {});
   assert.deepEqual(taskMetric("classification", undefined, t), {});
   assert.deepEqual(taskMetric("classification", f32([2, 1], [1, 2]), t), {});
 });
 
-test("verdict: null when every output and the metric hold", () => {
-  const ok = compareOutput(f32([1], [1]), f32([1], [1]), TOL);
-  assert.equal(verdict({ y: ok }, { top1_agreement: 1 }, TOL), null);
-  assert.equal(verdict({ y: ok }, { cosine_min: 0.99995 }, TOL), null);
+test("compareOutput: mean error, the reference's scale and integer mismatches, as Python's output_errors", () => {
+  const report = compareOutput(f32([4], [1, 2.5, NaN, 7]), f32([4], [1, 2, NaN, -8]), TOL);
+  assert.equal(report.scale, 8);
+  assert.equal(report.mean_abs, (0 + 0.5 + 15) / 3); // NaN against NaN is not counted
+  const i32 = (values) => tensor("int32", [values.length], Int32Array.from(values));
+  assert.equal(compareOutput(i32([1, 5, 3]), i32([1, 2, 4]), null).mismatches, 2);
+  assert.equal(report.mismatches, undefined);
 });
 
-test("verdict: names the output, the index and the values", () => {
-  const bad = compareOutput(f32([1, 2], [1, 2.5]), f32([1, 2], [1, 2]), TOL);
-  assert.match(verdict({ logits: bad }, {}, TOL), /^output logits at \[0, 1\]: expected 2, got 2\.5 \(max abs 5\.00e-1; allowed abs 0\.0001, rel 0\.000001\)$/);
+test("budgetCheck: Python's budgets.check, reasons and numbers as Python prints them", () => {
+  const budget = { top1_min: 0.97, cosine_min: 0.98, scaled_max_abs: 0.1, scaled_mean_abs: 1e-2 };
+  assert.equal(budgetCheck(budget, "classification", { top1_agreement: 0.97 }), null);
+  assert.equal(budgetCheck(budget, "classification", { top1_agreement: 0.5 }), "top-1 agreement with fp32 0.5000 < budget 0.97");
+  assert.equal(budgetCheck({ ...budget, cosine_min: 1e-5 }, "embedding", { cosine_min: NaN }), "min cosine similarity to fp32 nan < budget 1e-05");
+  assert.equal(budgetCheck(budget, "sequence", { step_agreement: 0.9 }, { against: "the server", bound: "floor" }),
+    "per-step top-1 agreement with the server 0.9000 < floor 0.97");
+  assert.equal(budgetCheck(budget, "detection-map", { scaled_mean_abs: 0.0123456, scaled_max_abs: 9 }), "mean error / max |fp32| 0.0123 > budget 0.01");
+  assert.equal(budgetCheck(budget, "other", { scaled_max_abs: 1.5e-7 + 1 }), "max error / max |fp32| 1 > budget 0.1");
+  assert.equal(budgetCheck({ ...budget, top1_min: null }, "classification", { top1_agreement: 0 }), null);
 });
 
-test("verdict: shape, then non-finite, then mismatch; the first failing output wins", () => {
-  const shape = compareOutput(f32([2], [1, 2]), f32([1], [1]), TOL);
-  assert.equal(verdict({ a: shape }, {}, TOL), "output a: shape [2], expected [1]");
-  const inf = compareOutput(f32([2], [Infinity, NaN]), f32([2], [1, 2]), TOL);
-  assert.equal(verdict({ b: inf }, {}, TOL), "output b: 2 inf/NaN where the server's value is finite");
-  const ok = compareOutput(f32([1], [1]), f32([1], [1]), TOL);
-  assert.match(verdict({ ok, b: inf, a: shape }, {}, TOL), /^output b:/);
-});
-
-test("verdict: task metric bounds; NaN fails, a null bound is not judged", () => {
-  const ok = { y: compareOutput(f32([1], [1]), f32([1], [1]), TOL) };
-  assert.equal(verdict(ok, { top1_agreement: 0.5 }, TOL), "top-1 agreement 0.5000 < 1");
-  assert.equal(verdict(ok, { cosine_min: 0.9 }, TOL), "min cosine 0.900000 < 0.9999");
-  assert.match(verdict(ok, { cosine_min: NaN }, TOL), /min cosine NaN/);
-  assert.equal(verdict(ok, { top1_agreement: 0.5 }, { ...TOL, top1_min: null }), null);
+test("pyRepr, pyG: numbers as Python's repr() and format(x, '.3g') write them", () => {
+  const repr = [[1, "1.0"], [0.98, "0.98"], [1e-4, "0.0001"], [1e-5, "1e-05"], [1.5e-7, "1.5e-07"], [1e16, "1e+16"], [-0, "-0.0"], [NaN, "nan"], [-Infinity, "-inf"], [null, "None"]];
+  for (const [x, text] of repr) assert.equal(pyRepr(x), text, String(x));
+  const g = [[0, "0"], [0.5000000223517418, "0.5"], [0.019999998807907104, "0.02"], [1.23456e-5, "1.23e-05"], [123456, "1.23e+05"], [999.6, "1e+03"], [12.5, "12.5"], [0.000123, "0.000123"]];
+  for (const [x, text] of g) assert.equal(pyG(x), text, String(x));
 });

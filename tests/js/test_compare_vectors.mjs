@@ -1,10 +1,12 @@
 // The comparison rule's shared vectors (tests/data/compare_vectors.json), through the browser's
-// compareOutput and verdict; tests/accuracy/test_compare_vectors.py runs the same file through Python.
+// compareOutput and the fp32 judgement (judge.js, floor basis); tests/accuracy/test_compare_vectors.py
+// runs the same file through Python.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { compareOutput, verdict } from "../../web/lib/compare.js";
+import { compareOutput } from "../../web/lib/compare.js";
+import { judge } from "../../web/lib/judge.js";
 import { ARRAYS, tensor } from "../../web/lib/tensors.js";
 
 const VECTORS = JSON.parse(readFileSync(new URL("../data/compare_vectors.json", import.meta.url)));
@@ -43,8 +45,9 @@ for (const c of VECTORS) {
     assert.deepEqual(report.first_mismatch?.index ?? null, c.first_mismatch, c.name);
     assert.equal(Boolean(report.shape_mismatch), Boolean(c.got_dims), c.name);
     if (!report.shape_mismatch) assert.equal(report.nonfinite, c.nonfinite ?? 0, c.name);
-    // The verdict the page and onnxport check show agrees with the figures: null means pass.
-    const reason = verdict({ out: report }, {}, tol);
-    assert.equal(reason === null, c.pass, `${c.name}: ${reason}`);
+    // The judgement of an fp32 file (the floor basis) agrees with the figures.
+    const judged = judge({ task: "regression", arithmetic: "fp32", floor: tol, got: { out: got }, sameVariant: { out: expected } });
+    assert.equal(judged.ok, c.pass, `${c.name}: ${judged.reason}`);
+    assert.equal(judged.basis, "floor");
   });
 }

@@ -1,11 +1,13 @@
-// Compare a browser runtime's outputs with the server's, by the tolerance table the
-// server publishes (/api/tolerances, from server/onnxport/accuracy/tolerances.py).
-// The rule is the Python one (onnxport.accuracy.compare), checked on the same vectors
-// (tests/data/compare_vectors.json). A float element e (expected), g (got) passes when
-// both are NaN, or both the same infinity, or both finite and |e - g| <= abs, or both
-// finite with the same sign and max(g/e, e/g) <= 1 + rel (rel is a relative error, 1e-6,
-// not onnxruntime-web's ratio form 1.000001). Integer and bool outputs must be equal.
-import { argmax, cosine, row } from "./tensors.js";
+// Compare a runtime's outputs with a reference: the element rule of the tolerance table the
+// server publishes (/api/tolerances, from server/onnxport/accuracy/tolerances.py), the task
+// metrics and the budget check. The one judgement built on them is judge.js.
+// The rules are the Python ones (onnxport.accuracy.compare, measure, budgets), checked on the same
+// vectors (tests/data/compare_vectors.json, tests/data/judgement_vectors.json).
+// A float element e (expected), g (got) passes when both are NaN, or both the same infinity, or
+// both finite and |e - g| <= abs, or both finite with the same sign and max(g/e, e/g) <= 1 + rel
+// (rel is a relative error, 1e-6, not onnxruntime-web's ratio form 1.000001). Integer and bool
+// outputs must be equal.
+import { cosine, row } from "./tensors.js";
 
 // A bound left at null is not applied; with both null, float elements are not judged at all
 // (as in Python). The ratio is computed as Python computes it, so boundaries round alike.
@@ -47,28 +49,42 @@ function isExact(type) {
   return !type.startsWith("float");
 }
 
+// Figures of one output against its reference, as Python's compare.output_errors: max/mean absolute
+// and max relative error over the elements where both the difference and the reference are finite,
+// new inf/NaN values, the reference's largest finite magnitude (`scale`), integer mismatches, and the
+// first element the tolerance refuses (integer and bool elements must be equal whatever it says).
 export function compareOutput(got, expected, tol) {
-  const report = { max_abs: 0, max_rel: 0, nonfinite: 0, elements: expected.data.length };
+  const report = { max_abs: 0, mean_abs: 0, max_rel: 0, nonfinite: 0, scale: 0, elements: expected.data.length };
   if (got.dims.join(",") !== expected.dims.join(",")) {
     report.shape_mismatch = { expected: expected.dims, got: got.dims };
     return report;
   }
   const exact = isExact(expected.type);
   const judged = elementwise(tol);
+  let sum = 0, counted = 0, mismatches = 0;
   for (let i = 0; i < expected.data.length; i++) {
     const e = Number(expected.data[i]);
     const g = Number(got.data[i]);
-    if (Number.isFinite(e) && !Number.isFinite(g)) report.nonfinite += 1;
-    const diff = Number.isNaN(e) && Number.isNaN(g) ? 0 : Math.abs(e - g);
-    if (Number.isFinite(diff)) {
+    if (Number.isFinite(e)) {
+      report.scale = Math.max(report.scale, Math.abs(e));
+      if (!Number.isFinite(g)) report.nonfinite += 1;
+    }
+    // NaN against NaN and an infinity against the same infinity are no difference.
+    const diff = (Number.isNaN(e) && Number.isNaN(g)) || (!Number.isFinite(e) && e === g) ? 0 : Math.abs(e - g);
+    if (Number.isFinite(diff) && Number.isFinite(e)) {
       report.max_abs = Math.max(report.max_abs, diff);
       report.max_rel = Math.max(report.max_rel, diff / Math.max(Math.abs(e), 1e-12));
+      sum += diff;
+      counted += 1;
     }
     const ok = exact ? sameInteger(expected.data[i], got.data[i]) : !judged || passes(e, g, tol);
+    if (exact && !ok) mismatches += 1;
     if (!ok && !report.first_mismatch) {
       report.first_mismatch = { index: multiIndex(i, expected.dims), expected: finiteOrText(e), got: finiteOrText(g) };
     }
   }
+  report.mean_abs = counted ? sum / counted : 0;
+  if (exact) report.mismatches = mismatches;
   return report;
 }
 
@@ -76,38 +92,147 @@ function finiteOrText(v) {
   return Number.isFinite(v) ? v : String(v);
 }
 
+// The task metric of one output, as Python's compare.task_metric (note the argument order: got
+// first): top-1 agreement for classifiers, worst and mean cosine for embeddings, per-step top-1
+// agreement for sequences, mean and max error scaled by the reference's range for detection maps,
+// the scaled max error for any other task. {} for a missing output or a shape mismatch.
 export function taskMetric(task, got, expected) {
   if (!got || !expected || got.dims.join(",") !== expected.dims.join(",")) return {};
-  const rows = expected.dims[0] ?? 1;
-  if (task === "classification") {
-    // Top class along the last axis, as numpy's argmax(-1): one per row of [batch, classes],
-    // one for a 1-D output, one per position of [batch, tokens, classes].
-    const width = expected.dims.at(-1) ?? 1;
-    const positions = width ? expected.data.length / width : 0;
-    const top = (t, p) => argmax(t.data.slice(p * width, (p + 1) * width));
-    let agree = 0;
-    for (let p = 0; p < positions; p++) agree += top(got, p) === top(expected, p) ? 1 : 0;
-    return { top1_agreement: agree / positions };
-  }
+  if (task === "classification") return { top1_agreement: lastAxisAgreement(got, expected) };
   if (task === "embedding") {
-    let worst = 1;
-    for (let r = 0; r < rows; r++) worst = Math.min(worst, cosine(row(got, r), row(expected, r)));
-    return { cosine_min: worst };
+    const rows = expected.dims[0] ?? 1;
+    const cosines = [];
+    for (let r = 0; r < rows; r++) cosines.push(cosine(row(expected, r), row(got, r)));
+    return { cosine_min: Math.min(...cosines), cosine_mean: cosines.reduce((a, b) => a + b, 0) / cosines.length };
   }
-  return {};
+  // One flipped pixel must not fail a heat map that is thresholded downstream: judge the mean.
+  if (task === "detection-map") return { scaled_mean_abs: scaled(expected, got, "mean"), scaled_max_abs: scaled(expected, got, "max") };
+  // Recognizers decode the top class at every step: the share of steps that keep it.
+  if (task === "sequence") return { step_agreement: expected.data.length ? lastAxisAgreement(got, expected) : 1 };
+  return { scaled_max_abs: scaled(expected, got, "max") };
 }
 
-export function verdict(outputs, metric, tol) {
-  for (const [name, o] of Object.entries(outputs)) {
-    if (o.shape_mismatch) return `output ${name}: shape ${JSON.stringify(o.shape_mismatch.got)}, expected ${JSON.stringify(o.shape_mismatch.expected)}`;
-    if (o.nonfinite) return `output ${name}: ${o.nonfinite} inf/NaN where the server's value is finite`;
-    if (o.first_mismatch) {
-      const m = o.first_mismatch;
-      return `output ${name} at [${m.index.join(", ")}]: expected ${m.expected}, got ${m.got} (max abs ${o.max_abs.toExponential(2)}; allowed abs ${tol.abs}, rel ${tol.rel})`;
-    }
+// Share of positions (all axes but the last) whose top class along the last axis agrees: one per row
+// of [batch, classes], one for a 1-D output, one per step of [batch, steps, classes].
+function lastAxisAgreement(got, expected) {
+  const width = expected.dims.at(-1) ?? 1;
+  const positions = width ? expected.data.length / width : 0;
+  let agree = 0;
+  for (let p = 0; p < positions; p++) agree += argmaxAt(got.data, p * width, width) === argmaxAt(expected.data, p * width, width) ? 1 : 0;
+  return agree / positions;
+}
+
+// numpy's argmax: the first largest value, and a NaN counts as the largest.
+function argmaxAt(data, start, width) {
+  let best = 0;
+  for (let i = 0; i < width; i++) {
+    const v = Number(data[start + i]);
+    if (Number.isNaN(v)) return i;
+    if (v > Number(data[start + best])) best = i;
   }
-  // As onnxport's budgets: a bound left at null is not judged, and NaN fails.
-  if (metric.top1_agreement !== undefined && tol.top1_min != null && !(metric.top1_agreement >= tol.top1_min)) return `top-1 agreement ${metric.top1_agreement.toFixed(4)} < ${tol.top1_min}`;
-  if (metric.cosine_min !== undefined && tol.cosine_min != null && !(metric.cosine_min >= tol.cosine_min)) return `min cosine ${metric.cosine_min.toFixed(6)} < ${tol.cosine_min}`;
+  return best;
+}
+
+// Largest (or mean) absolute error divided by the reference's largest finite magnitude; any
+// non-finite difference makes it infinite.
+function scaled(expected, got, reduce) {
+  let scale = 0, worst = 0, sum = 0;
+  for (let i = 0; i < expected.data.length; i++) {
+    const e = Number(expected.data[i]);
+    const diff = Math.abs(e - Number(got.data[i]));
+    if (Number.isFinite(e)) scale = Math.max(scale, Math.abs(e));
+    if (!Number.isFinite(diff)) return Infinity;
+    worst = Math.max(worst, diff);
+    sum += diff;
+  }
+  if (!expected.data.length) return 0;
+  return (reduce === "max" ? worst : sum / expected.data.length) / Math.max(scale, 1e-12);
+}
+
+// The outputs the task metric reads (Python measure._metric_outputs). A detector's heads (scores,
+// boxes, landmarks) are read together downstream, so detection-map judges every float output.
+export function metricOutputs(task, metricOutput, reference) {
+  if (task === "detection-map") return Object.entries(reference).filter(([, t]) => t.type.startsWith("float")).map(([name]) => name);
+  return metricOutput in reference ? [metricOutput] : [];
+}
+
+// Several outputs' metrics as one (Python measure._merge_metrics): the worst of the minima and of
+// the scaled errors, the mean of the rest.
+export function mergeMetrics(metrics) {
+  if (!metrics.length) return {};
+  const merged = {};
+  for (const key of Object.keys(metrics[0])) {
+    const values = metrics.filter((m) => key in m).map((m) => m[key]);
+    if (key.endsWith("_min")) merged[key] = Math.min(...values);
+    else if (key.startsWith("scaled_")) merged[key] = Math.max(...values);
+    else merged[key] = values.reduce((a, b) => a + b, 0) / values.length;
+  }
+  return merged;
+}
+
+// Python's budgets.check: null when the metric is within the bound, else the reason with both
+// figures. `against` names the reference, `bound` the limit ("budget", or "floor" for fp32).
+export function budgetCheck(budget, task, metric, { against = "fp32", bound = "budget" } = {}) {
+  const has = (key) => metric[key] !== undefined;
+  const set = (key) => budget[key] != null;
+  // NaN fails every bound (the comparisons are written so that it does).
+  if (task === "classification" && has("top1_agreement") && set("top1_min")) {
+    if (!(metric.top1_agreement >= budget.top1_min)) return `top-1 agreement with ${against} ${pyFixed(metric.top1_agreement, 4)} < ${bound} ${pyRepr(budget.top1_min)}`;
+  } else if (task === "embedding" && has("cosine_min") && set("cosine_min")) {
+    if (!(metric.cosine_min >= budget.cosine_min)) return `min cosine similarity to ${against} ${pyFixed(metric.cosine_min, 5)} < ${bound} ${pyRepr(budget.cosine_min)}`;
+  } else if (task === "sequence" && has("step_agreement") && set("top1_min")) {
+    if (!(metric.step_agreement >= budget.top1_min)) return `per-step top-1 agreement with ${against} ${pyFixed(metric.step_agreement, 4)} < ${bound} ${pyRepr(budget.top1_min)}`;
+  } else if (task === "detection-map" && has("scaled_mean_abs") && set("scaled_mean_abs")) {
+    if (!(metric.scaled_mean_abs <= budget.scaled_mean_abs)) return `mean error / max |${against}| ${pyG(metric.scaled_mean_abs)} > ${bound} ${pyRepr(budget.scaled_mean_abs)}`;
+  } else if (has("scaled_max_abs") && set("scaled_max_abs")) {
+    if (!(metric.scaled_max_abs <= budget.scaled_max_abs)) return `max error / max |${against}| ${pyG(metric.scaled_max_abs)} > ${bound} ${pyRepr(budget.scaled_max_abs)}`;
+  }
   return null;
+}
+
+// Numbers and names printed as Python prints them, so both languages give a reason word for word.
+// repr(float): shortest round trip, "1.0" for integers, exponent form below 1e-4 ("1e-05").
+export function pyRepr(x) {
+  if (x === null || x === undefined) return "None";
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const a = Math.abs(x);
+  if (a < 1e-4 || a >= 1e16) return pyExponent(x.toExponential());
+  const text = String(x);
+  return text.includes(".") ? text : `${text}.0`;
+}
+
+// format(x, ".{digits}f")
+export function pyFixed(x, digits) {
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  return x.toFixed(digits);
+}
+
+// format(x, ".{precision}g")
+export function pyG(x, precision = 3) {
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  if (x === 0) return Object.is(x, -0) ? "-0" : "0";
+  const exponent = Number(x.toExponential(precision - 1).split("e")[1]);
+  if (exponent < -4 || exponent >= precision) return pyExponent(trimZeros(x.toExponential(precision - 1)));
+  return trimZeros(x.toFixed(Math.max(0, precision - 1 - exponent)));
+}
+
+function trimZeros(text) {
+  const [mantissa, exponent] = text.split("e");
+  const trimmed = mantissa.includes(".") ? mantissa.replace(/0+$/, "").replace(/\.$/, "") : mantissa;
+  return exponent === undefined ? trimmed : `${trimmed}e${exponent}`;
+}
+
+// "1e-5" -> "1e-05", "1e+21" stays: Python writes at least two exponent digits.
+function pyExponent(text) {
+  return text.replace(/e([+-])(\d+)$/, (_, sign, digits) => `e${sign}${digits.padStart(2, "0")}`);
+}
+
+// repr(str): single quotes unless the text holds one and no double quote.
+export function pyStr(text) {
+  if (text.includes("'") && !text.includes('"')) return `"${text.replace(/\\/g, "\\\\")}"`;
+  return `'${text.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
 }

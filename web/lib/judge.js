@@ -1,0 +1,153 @@
+// The one judgement of a runtime's result for a variant, as the import judges it
+// (server/onnxport/accuracy/judgement.py is the same rule; tests/data/judgement_vectors.json pins
+// both, reasons word for word). `onnxport check`, first-use verification and the playground use it.
+//
+// A file that computes in fp32 is judged element by element against the server's output of the same
+// file, within the runtime's floor (onnxruntime-web's own: the table's "fp32/<runtime>"), and by its
+// task metric within that floor. A file that computes in fp16 or int8 is judged by its task metric
+// against fp32's output on the same inputs, within its budget: two int8 (or fp16) implementations
+// round differently, so the element-wise difference to the server's run of the same file is a
+// diagnostic, never the verdict. A missing output, a shape that differs and inf/NaN where the
+// reference is finite always fail.
+import { budgetCheck, compareOutput, mergeMetrics, metricOutputs, pyG, pyRepr, pyStr, taskMetric } from "./compare.js";
+
+export const ARITHMETICS = Object.freeze(["fp32", "fp16", "int8"]);
+const SERVER = "the server"; // what the reasons call the floor's reference
+
+/**
+ * Judge one result.
+ *
+ * @param {object} args
+ * @param {string} args.task the model's task (classification, embedding, sequence, detection-map, ...)
+ * @param {string|null} [args.metricOutput] the output the task metric reads (the manifest's metric_output)
+ * @param {"fp32"|"fp16"|"int8"} args.arithmetic what the file computes (the variant record's `arithmetic`)
+ * @param {object|null} [args.budget] the variant record's `budget` ({top1_min, cosine_min, scaled_max_abs, scaled_mean_abs}); needed unless fp32
+ * @param {object|null} [args.floor] the tolerance table's "fp32/<runtime>" entry ({abs, rel, top1_min, cosine_min})
+ * @param {Object<string, {type: string, dims: number[], data: ArrayLike<number|bigint>}>} args.got the runtime's outputs
+ * @param {Object<string, object>|null} [args.fp32] the server's fp32 variant's outputs on the same inputs; needed unless fp32
+ * @param {Object<string, object>|null} [args.sameVariant] the server's outputs of the same file; needed for fp32
+ * @returns {{ok: boolean, reason: string|null, basis: "floor"|"budget", metric: object, outputs: object|null, diagnostic: object|null}}
+ *   `outputs`: element-wise errors against sameVariant (the floor as the element rule), whatever the basis;
+ *   `diagnostic` (budget basis): {max_abs, output, first_outside_floor, needed_abs, text}.
+ */
+export function judge({ task, metricOutput = null, arithmetic, budget = null, floor = null, got, fp32 = null, sameVariant = null }) {
+  if (!ARITHMETICS.includes(arithmetic)) throw new Error(`arithmetic must be one of ${ARITHMETICS.join(", ")}, got ${JSON.stringify(arithmetic)}`);
+  const floorTol = floor ?? {};
+  if (arithmetic === "fp32") {
+    if (!sameVariant) throw new Error("an fp32 file is judged against the server's output of the same file: sameVariant is needed");
+    return byFloor(task, metricOutput, floorTol, got, sameVariant);
+  }
+  if (!fp32) throw new Error(`an ${arithmetic} file is judged against fp32's outputs on the same inputs: fp32 is needed`);
+  if (!budget) throw new Error(`an ${arithmetic} file is judged within its budget: budget is needed`);
+  return byBudget(task, metricOutput, arithmetic, budget, floorTol, got, fp32, sameVariant);
+}
+
+function byFloor(task, metricOutput, floor, got, same) {
+  const vs = against(same, got, task, metricOutput, floor);
+  const metric = vs.metric ?? {};
+  const reason = missing(same, got) ?? broken(vs.outputs, { exactIntegers: true, reference: SERVER })
+    ?? outsideFloor(vs.outputs, floor) ?? budgetCheck(floor, task, metric, { against: SERVER, bound: "floor" });
+  return { ok: reason === null, reason, basis: "floor", metric, outputs: vs.outputs, diagnostic: null };
+}
+
+function byBudget(task, metricOutput, arithmetic, budget, floor, got, fp32, same) {
+  const vsFp32 = against(fp32, got, task, metricOutput, null);
+  let reason = missing(fp32, got) ?? verdict(arithmetic, budget, task, vsFp32);
+  let outputs = null, diagnostic = null;
+  if (same) {
+    outputs = against(same, got, task, null, elementwise(floor) ? floor : null).outputs;
+    diagnostic = elementwiseDiagnostic(outputs);
+    // A shape the server's own run of this file does not have is wrong whatever fp32 says.
+    reason = reason ?? missing(same, got) ?? broken(outputs, { exactIntegers: false, reference: SERVER });
+  }
+  return { ok: reason === null, reason, basis: "budget", metric: judgedMetric(vsFp32), outputs, diagnostic };
+}
+
+function elementwise(tol) {
+  return tol != null && (tol.abs != null || tol.rel != null);
+}
+
+// Python measure.against on one golden set: errors per output present in both, and the task metric
+// (only when there is a metric output).
+function against(reference, got, task, metricOutput, tol) {
+  const outputs = {};
+  for (const [name, expected] of Object.entries(reference)) {
+    if (got[name]) outputs[name] = compareOutput(got[name], expected, tol);
+  }
+  if (!metricOutput) return { outputs };
+  const metrics = metricOutputs(task, metricOutput, reference).filter((name) => got[name])
+    .map((name) => taskMetric(task, got[name], reference[name]));
+  return { outputs, metric: mergeMetrics(metrics) };
+}
+
+// Python measure.verdict: what fails whatever the budget, then the budget.
+function verdict(arithmetic, budget, task, vs) {
+  return broken(vs.outputs, { exactIntegers: arithmetic === "fp32", reference: "fp32" }) ?? budgetCheck(budget, task, judgedMetric(vs));
+}
+
+// Python measure.broken.
+function broken(outputs, { exactIntegers, reference }) {
+  for (const [name, e] of Object.entries(outputs)) {
+    if (e.shape_mismatch) return `output ${pyStr(name)} has shape ${pyList(e.shape_mismatch.got)}, ${reference} has ${pyList(e.shape_mismatch.expected)}`;
+    if (e.nonfinite) return `output ${pyStr(name)} has ${e.nonfinite} inf/NaN values where ${reference} is finite`;
+    if (exactIntegers && e.mismatches) return `integer output ${pyStr(name)} differs from ${reference} in ${e.mismatches} elements`;
+  }
+  return null;
+}
+
+// Python measure.judged_metric: the task metric, or without one every output's scaled error.
+function judgedMetric(vs) {
+  if (vs.metric && Object.keys(vs.metric).length) return vs.metric;
+  let worst = 0;
+  for (const e of Object.values(vs.outputs)) worst = Math.max(worst, (e.max_abs ?? 0) / Math.max(e.scale ?? 1, 1e-12));
+  return { scaled_max_abs: worst };
+}
+
+function missing(reference, got) {
+  const name = Object.keys(reference).find((n) => !got[n]);
+  return name === undefined ? null : `output ${pyStr(name)} is missing`;
+}
+
+function outsideFloor(outputs, floor) {
+  for (const [name, e] of Object.entries(outputs)) {
+    const first = e.first_mismatch;
+    if (first) {
+      return `output ${pyStr(name)} at ${pyList(first.index)}: expected ${value(first.expected)}, got ${value(first.got)} `
+        + `(max abs ${pyG(e.max_abs)}; floor abs ${pyRepr(floor.abs)}, rel ${pyRepr(floor.rel)})`;
+    }
+  }
+  return null;
+}
+
+/**
+ * How far a result is from the server's output of the same file, element by element: the largest
+ * difference, the first element outside the floor, and the abs bound the element rule would have
+ * needed (the largest difference itself). A diagnostic, never a verdict.
+ */
+export function elementwiseDiagnostic(outputs) {
+  const sized = Object.entries(outputs).filter(([, e]) => !e.shape_mismatch);
+  let worstName = null, worst = 0;
+  for (const [name, e] of sized) {
+    if (worstName === null || e.max_abs > worst) [worstName, worst] = [name, e.max_abs];
+  }
+  const first = sized.find(([, e]) => e.first_mismatch);
+  let text = `element-wise vs ${SERVER}'s output of this file: max abs ${pyG(worst)}`;
+  if (worstName !== null) text += ` in ${pyStr(worstName)}`;
+  if (first) text += `, first outside the floor at ${first[0]}[${first[1].first_mismatch.index.join(", ")}]`;
+  text += `; the element rule would have needed abs ${pyG(worst)}`;
+  return {
+    max_abs: worst, output: worstName,
+    first_outside_floor: first ? { output: first[0], ...first[1].first_mismatch } : null,
+    needed_abs: worst, text,
+  };
+}
+
+// A first_mismatch value as Python prints it: a float's repr, or inf/nan.
+function value(v) {
+  if (typeof v === "string") return { Infinity: "inf", "-Infinity": "-inf", NaN: "nan" }[v] ?? v;
+  return pyRepr(v);
+}
+
+function pyList(values) {
+  return `[${values.join(", ")}]`;
+}
