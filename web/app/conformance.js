@@ -1,9 +1,13 @@
 // The browser side of conformance, shared by the /conformance page and `onnxport check`:
 // every served variant of every model, and each of its served forms, in each browser runtime,
-// on the golden inputs, compared with the server's onnxruntime running the same variant (as
-// built: a form is the same model, so it answers to the variant's reference and tolerance).
-import { compareOutput, taskMetric, verdict } from "../lib/compare.js";
+// on the golden inputs, judged as the import judged the variant (web/lib/judge.js): a file that
+// computes in fp32 element by element against the server's run of it, within onnxruntime-web's own
+// floor; an fp16 or int8 file by its task metric against the server's fp32 on the same inputs,
+// within its budget, with the element-wise difference to the server's run of it as a diagnostic.
+// A form is the same model: it answers to its variant's arithmetic and budget.
+import { compareOutput, taskMetric } from "../lib/compare.js";
 import { AS_BUILT, servedForms } from "../lib/forms.js";
+import { judge } from "../lib/judge.js";
 import { served } from "../lib/manifest.js";
 import { placement } from "../lib/placement.js";
 import { deviceKind, probe } from "../lib/probe.js";
@@ -36,8 +40,7 @@ export async function runConformance({ models = null, runtimes = RUNTIMES, webgp
   const results = [];
   for (const job of jobs) {
     if (!golden.has(job.model.name)) golden.set(job.model.name, await goldenInputs(job.model.name));
-    const tol = tolerances[`${job.variant}/${job.runtime}`];
-    const result = await checkOne(job, golden.get(job.model.name), tol, device, webgpuRows);
+    const result = await checkOne(job, golden.get(job.model.name), rule(job, tolerances), device, webgpuRows);
     results.push(result);
     onResult(result, results.length, jobs.length);
   }
@@ -50,17 +53,33 @@ export async function runConformance({ models = null, runtimes = RUNTIMES, webgp
   };
 }
 
-async function checkOne({ model, variant, form, record, runtime }, feeds, tol, device, webgpuRows) {
-  const base = { model: model.name, variant, form, runtime, task: model.task, sha256: record.sha256 };
-  if (!tol) return { ...base, status: "error", reason: `no tolerance for ${variant}/${runtime} in the table` };
+// What a variant is judged by: the arithmetic its file computes and that arithmetic's budget, as the
+// variant record says (a repository built before those fields: its precision, and the table's row).
+function rule({ model, variant, runtime }, tolerances) {
+  const built = model.variants[variant];
+  return {
+    arithmetic: built.arithmetic ?? built.precision,
+    budget: built.budget ?? tolerances[`${variant}/${runtime}`] ?? null,
+    floor: tolerances[`fp32/${runtime}`] ?? null,
+    tolerance: tolerances[`${variant}/${runtime}`] ?? null, // the element-wise table, reported beside
+  };
+}
+
+async function checkOne({ model, variant, form, record, runtime }, feeds, rule, device, webgpuRows) {
+  const base = { model: model.name, variant, form, runtime, task: model.task, sha256: record.sha256, arithmetic: rule.arithmetic };
+  if (!rule.floor) return { ...base, status: "error", reason: `no floor for fp32/${runtime} in the tolerance table` };
+  if (rule.arithmetic !== "fp32" && !rule.budget) return { ...base, status: "error", reason: `no budget for ${variant} (${rule.arithmetic})` };
   if (runtime === "webgpu" && !device.webgpu) return { ...base, status: "skipped", reason: device.webgpuReason };
-  if (runtime === "webgpu" && model.variants[variant].precision === "fp16" && !device.shaderF16) {
+  if (runtime === "webgpu" && rule.arithmetic === "fp16" && !device.shaderF16) {
     return { ...base, status: "skipped", reason: "the adapter has no shader-f16 (the plan never runs fp16 here)" };
   }
   const inputs = runtime === "webgpu" ? firstRows(model, feeds, webgpuRows) : feeds;
   const rows = Object.values(inputs)[0]?.dims?.[0] ?? 1;
   try {
     const reference = await serverInfer(client.inference, model.name, variant, inputs);
+    // fp32's outputs on the same inputs: what an fp16 or int8 file is judged against.
+    const fp32 = rule.arithmetic === "fp32" ? null
+      : variant === "fp32" ? reference : await serverInfer(client.inference, model.name, "fp32", inputs);
     let browser;
     try {
       browser = await runInBrowser(runtime, record, inputs);
@@ -69,18 +88,27 @@ async function checkOne({ model, variant, form, record, runtime }, feeds, tol, d
       if (error.stage === "create") return { ...base, status: "unsupported", reason: error.message, rows };
       throw error;
     }
+    const judged = judge({
+      task: model.task, metricOutput: model.metric_output ?? null, arithmetic: rule.arithmetic, budget: rule.budget,
+      floor: rule.floor, got: browser.outputs, fp32: fp32?.outputs ?? null, sameVariant: reference.outputs,
+    });
+    // Against the server's run of the same file, element by element (by the table's row for this
+    // variant and runtime) and by the task metric: figures beside the verdict, as before it.
     const outputs = {};
     for (const [name, expected] of Object.entries(reference.outputs)) {
-      outputs[name] = browser.outputs[name] ? compareOutput(browser.outputs[name], expected, tol) : { missing: true };
+      outputs[name] = browser.outputs[name] ? compareOutput(browser.outputs[name], expected, rule.tolerance ?? rule.floor) : { missing: true };
     }
     const metricName = model.metric_output;
     const metric = metricName ? taskMetric(model.task, browser.outputs[metricName], reference.outputs[metricName]) : {};
-    const missing = Object.entries(outputs).find(([, o]) => o.missing);
-    const reason = missing ? `output ${missing[0]} is missing` : verdict(outputs, metric, tol);
     return {
-      ...base, status: reason ? "fail" : "pass", reason, rows, outputs, metric,
-      tolerance: tol,
-      timings: { create_ms: browser.createMs, first_run_ms: browser.firstMs, warm_run_ms: browser.warmMs, server_ms: reference.runMs },
+      ...base, status: judged.ok ? "pass" : "fail", reason: judged.reason, rows, outputs, metric,
+      basis: judged.basis, budget: judged.basis === "budget" ? rule.budget : null,
+      metric_vs_fp32: judged.basis === "budget" ? judged.metric : null, diagnostic: judged.diagnostic,
+      floor: rule.floor, tolerance: rule.tolerance,
+      timings: {
+        create_ms: browser.createMs, first_run_ms: browser.firstMs, warm_run_ms: browser.warmMs, server_ms: reference.runMs,
+        fp32_server_ms: fp32 && fp32 !== reference ? fp32.runMs : null,
+      },
       identity: { threads: browser.threads, onnxruntime_web: browser.version, adapter: runtime === "webgpu" ? device.adapter : null },
       placement: runtime === "webgpu" ? placement(browser.logs) : null,
     };

@@ -222,19 +222,31 @@ export class Client {
       const known = remembered(record.sha256, step.key, version, device);
       if (known?.ok) return { status: "remembered", at: known.at, max_abs: known.max_abs };
     }
-    const [reference, tolerances] = await Promise.all([this.reference(record), this.tolerances()]);
+    // Judged as the import judged the variant (verify.js, judge.js): by what its file computes; an
+    // fp16 or int8 file against the fp32 variant's reference outputs, within its budget.
+    const built = model.variants[step.variant];
+    const arithmetic = built.arithmetic ?? built.precision;
+    const [reference, tolerances, fp32Reference] = await Promise.all([
+      this.reference(record), this.tolerances(), arithmetic === "fp32" ? null : this.reference(model.variants.fp32 ?? {}),
+    ]);
     if (!reference) return { status: "unavailable", reason: "the manifest has no reference outputs for this file (built by an older onnxport)" };
-    const tolerance = tolerances[`${step.variant}/${step.key}`];
-    if (!tolerance) throw new Error(`no tolerance for ${step.variant}/${step.key} in the server's table`);
+    const rule = {
+      arithmetic, budget: built.budget ?? null,
+      floor: tolerances[`fp32/${step.key}`], tolerance: tolerances[`${step.variant}/${step.key}`] ?? null,
+    };
+    if (!rule.floor) throw new Error(`no floor for fp32/${step.key} in the server's table`);
     let check;
     try {
-      check = await verifySession(session, reference, tolerance, model);
+      check = await verifySession(session, { model, reference, fp32Reference, rule });
     } catch (error) {
       throw new Error(`verification run failed: ${error.message}`);
     }
-    const verdict = { ok: check.ok, reason: check.ok ? null : wrongResultsMessage(step.runtime, check), max_abs: check.max_abs };
+    const verdict = { ok: check.ok, reason: check.ok ? null : wrongResultsMessage(step.runtime, check), max_abs: check.max_abs, basis: check.basis };
     remember(record.sha256, step.key, version, device, verdict);
-    const result = { status: check.ok ? "passed" : "failed", ...verdict, ms: check.ms, runMs: check.runMs, bytes: reference.bytes };
+    const result = {
+      status: check.ok ? "passed" : "failed", ...verdict, rule: check.rule, budget: check.basis === "budget" ? rule.budget : null,
+      metric: check.metric, diagnostic: check.diagnostic, ms: check.ms, runMs: check.runMs, bytes: reference.bytes,
+    };
     if (!check.ok) {
       const error = new Error(verdict.reason);
       error.wrong = true;

@@ -56,7 +56,7 @@ export function conformancePage(built, params) {
 
   return [
     el("h2", { text: "Conformance" }),
-    el("p", { text: "Every served variant and each of its optimized forms, in each runtime of this browser, on the model's golden inputs, against the server's onnxruntime running the same variant. Tolerances come from the server's table." }),
+    el("p", { text: "Every served variant and each of its optimized forms, in each runtime of this browser, on the model's golden inputs. A file that computes in fp32 is judged element by element against the server's onnxruntime running it, within onnxruntime-web's own floor; an fp16 or int8 file as the import judged it: its task metric against the server's fp32 on the same inputs, within its budget (its element-wise difference to the server's run is shown, not judged)." }),
     el("p", {}, "Models: ", modelBoxes.map((b) => b.label)),
     el("p", {}, "Runtimes: ", runtimeBoxes.map((b) => b.label)),
     el("p", {}, button, " ", progress),
@@ -102,12 +102,26 @@ function fillCell(td, result) {
   if (!td) return;
   td.className = result.status;
   td.dataset.status = result.status;
+  if (result.basis) td.dataset.basis = result.basis;
   const worst = Math.max(0, ...Object.values(result.outputs ?? {}).map((o) => o.max_abs ?? 0));
-  const metric = result.metric?.top1_agreement !== undefined ? ` top-1 ${result.metric.top1_agreement.toFixed(3)}`
-    : result.metric?.cosine_min !== undefined ? ` cos ${result.metric.cosine_min.toFixed(5)}` : "";
+  // fp32 is judged element by element (the floor); fp16 and int8 by the task metric against fp32
+  // (the budget), with the element-wise difference to the server's run beside it.
+  const judged = result.basis === "budget"
+    ? ` · vs fp32${metricText(result.metric_vs_fp32)} (budget)` : result.basis === "floor" ? `${metricText(result.metric)} (floor)` : "";
   const where = result.placement?.found ? ` · GPU ${result.placement.webgpu_nodes}, CPU ${result.placement.cpu_nodes}` : "";
   td.textContent = result.status === "pass" || result.status === "fail"
-    ? `${result.status} · max ${worst.toExponential(1)}${metric}${where}` : `${result.status}`;
-  if (result.reason) td.title = result.reason;
+    ? `${result.status} · max ${worst.toExponential(1)}${judged}${where}` : `${result.status}`;
+  const title = [result.reason, result.diagnostic?.text].filter(Boolean).join("\n");
+  if (title) td.title = title;
   if (result.reason && result.status !== "pass") td.append(el("div", { class: "reason", text: result.reason }));
+}
+
+function metricText(metric) {
+  if (!metric) return "";
+  if (metric.top1_agreement !== undefined) return ` top-1 ${metric.top1_agreement.toFixed(3)}`;
+  if (metric.cosine_min !== undefined) return ` cos ${metric.cosine_min.toFixed(5)}`;
+  if (metric.step_agreement !== undefined) return ` steps ${metric.step_agreement.toFixed(3)}`;
+  if (metric.scaled_mean_abs !== undefined) return ` mean err ${metric.scaled_mean_abs.toExponential(2)}`;
+  if (metric.scaled_max_abs !== undefined) return ` max err ${metric.scaled_max_abs.toExponential(2)}`;
+  return "";
 }
