@@ -57,9 +57,12 @@ FP16_MIN_SHRINK = 1.25
 MIN_SHRINK = {"fp16": FP16_MIN_SHRINK, "int8": INT8_MIN_SHRINK}
 
 
+NOT_WORTH_SERVING = "so not worth serving"  # ends every size refusal (the fallback search counts them)
+
+
 def _not_smaller(precision: str, size: int, fp32_size: int) -> str:
     return (f"{precision} file {size:,} bytes is {size / fp32_size:.2f}x the size of fp32 ({fp32_size:,} bytes): "
-            f"not at least {MIN_SHRINK[precision]}x smaller, so not worth serving")
+            f"not at least {MIN_SHRINK[precision]}x smaller, {NOT_WORTH_SERVING}")
 
 
 # Static int8 fixes every activation's range from its calibration inputs. Seeded noise has
@@ -206,6 +209,13 @@ def _rescue(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp
         first.fallback = found.record(first.reason or "")
         first.reason = (f"{first.reason}; still outside with up to {found.limit} of its {len(candidates)} "
                         "candidate nodes kept in float")
+        # The size rule holds for every try: a rescue that keeps most of the file in float is refused
+        # before it is run, and the reason says so (it may have been within budget, at fp32's size).
+        oversized = sorted({t["kept"] for t in found.tries if t["result"].endswith(NOT_WORTH_SERVING)})
+        if oversized:
+            precision = variant_table.variant(name).precision
+            first.reason += (f"; keeping {' or '.join(map(str, oversized))} in float leaves the file not at least "
+                             f"{MIN_SHRINK[precision]}x smaller than fp32")
         return first
     found.best.fallback = found.record(first.reason or "")
     return found.best
