@@ -122,6 +122,7 @@ def test_remove_of_an_unknown_name_lists_the_models(run_cli, assert_one_line_err
     code, _, err = run_cli("--repository", repository, "remove", "ghost")
     assert code == 2
     assert_one_line_error(err, "'ghost'", "the repository has: none")
+    assert not repository.exists()
     imported(run_cli, repository, matmul_file(tmp_path), "kept")
     code, _, err = run_cli("--repository", repository, "remove", "ghost")
     assert code == 2

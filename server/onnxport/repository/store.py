@@ -102,6 +102,9 @@ def remove(repository: Repository, names: list[str]) -> list[dict[str, Any]]:
     replaced (the commit's garbage collection): a running server already holds its sessions in
     memory and drops them on its next request, and an artifact another model shares stays.
     """
+    if not repository.manifest_path.exists():  # nothing to remove: not even a lock file is made
+        raise UsageError(f"no model {', '.join(map(repr, dict.fromkeys(names)))} in {repository.root}; "
+                         "the repository has: none")
     with repository.transaction() as transaction:
         manifest = repository.read_manifest()
         unknown = [n for n in dict.fromkeys(names) if n not in manifest["models"]]
