@@ -31,6 +31,7 @@ def manifest(**variants: str) -> dict:
 def row(variant: str = "fp32", runtime: str = "wasm", status: str = "pass", **extra) -> dict:
     return {"model": "m", "variant": variant, "runtime": runtime, "task": "classification", "status": status,
             "reason": None if status == "pass" else f"{status} for a reason",
+            "basis": "floor" if variant == "fp32" else "budget",
             "outputs": {"label": {"max_abs": 0.0}, "probabilities": {"max_abs": 2.5e-7, "max_rel": 1.0}},
             "identity": {"threads": 4, "onnxruntime_web": "1.30.0"}, **extra}
 
@@ -68,13 +69,20 @@ def test_one_entry_per_decided_browser_row():
     first = entries[0]
     assert first == {
         "model": "m", "variant": "fp32", "form": None, "runtime": "wasm", "sha256": SHA["aaa"], "status": "pass", "reason": None,
-        "max_abs": 2.5e-7, "device_kind": "Mozilla/5.0 HeadlessChrome/140 | google/swiftshader", "browser": CHROME,
+        "basis": "floor", "max_abs": 2.5e-7, "device_kind": "Mozilla/5.0 HeadlessChrome/140 | google/swiftshader", "browser": CHROME,
         "onnxruntime_web": "1.30.0", "checked": "2025-06-01T12:00:00.000Z",
     }
     assert entries[1]["reason"] == "fail for a reason"
     assert entries[2]["max_abs"] is None  # no outputs compared
     assert entries[3]["max_abs"] is None and entries[3]["onnxruntime_web"] is None
     assert entries[3]["sha256"] == SHA["bbb"]
+    assert entries[3]["basis"] == "budget"  # fp16: judged by its budget against fp32
+
+
+def test_a_row_without_a_basis_records_none():
+    # Reports of an older page (element-wise against the same variant only) have no basis.
+    entries = verdicts.from_report(report({**row(), "basis": None}), manifest(fp32=SHA["aaa"]))
+    assert entries[0]["basis"] is None
 
 
 def test_sha256_of_the_row_wins_over_the_manifest():

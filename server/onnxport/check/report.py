@@ -7,7 +7,7 @@ from typing import Any
 
 from onnxport.report import table
 
-HEADERS = ["model", "variant", "form", "runtime", "status", "max abs", "metric", "warm ms", "where", "detail"]
+HEADERS = ["model", "variant", "form", "runtime", "status", "basis", "max abs", "metric", "warm ms", "where", "detail"]
 
 
 def _max_abs(result: dict[str, Any]) -> str:
@@ -15,12 +15,34 @@ def _max_abs(result: dict[str, Any]) -> str:
     return f"{max(values):.1e}" if values else "-"
 
 
+def _basis(result: dict[str, Any]) -> str:
+    """What decided the verdict: `floor` (an fp32 file, element-wise against the server's run of it),
+    `budget` (fp16/int8: the task metric against fp32, within the variant's budget), `export` (a
+    source row: the recipe's export tolerance)."""
+    if result.get("basis"):
+        return str(result["basis"])
+    return "export" if result.get("runtime") == "source" and result.get("status") in ("pass", "fail") else "-"
+
+
 def _metric(result: dict[str, Any]) -> str:
-    metric = result.get("metric") or {}
+    """The figure the verdict read: against fp32 for the budget basis, else against the reference."""
+    if result.get("basis") == "budget":
+        text = _metric_text(result.get("metric_vs_fp32") or {})
+        return f"{text} vs fp32" if text != "-" else text
+    return _metric_text(result.get("metric") or {})
+
+
+def _metric_text(metric: dict[str, Any]) -> str:
     if "top1_agreement" in metric:
         return f"top1 {metric['top1_agreement']:.3f}"
     if "cosine_min" in metric:
         return f"cos {metric['cosine_min']:.5f}"
+    if "step_agreement" in metric:
+        return f"steps {metric['step_agreement']:.3f}"
+    if "scaled_mean_abs" in metric:
+        return f"mean err {metric['scaled_mean_abs']:.2e}"
+    if "scaled_max_abs" in metric:
+        return f"max err {metric['scaled_max_abs']:.2e}"
     return "-"
 
 
@@ -35,6 +57,10 @@ def _where(result: dict[str, Any]) -> str:
 
 def _detail(result: dict[str, Any]) -> str:
     text = result.get("reason") or ""
+    diagnostic = (result.get("diagnostic") or {}).get("text")
+    if diagnostic:
+        # The element-wise difference to the server's run of an fp16/int8 file: shown, not judged.
+        text = f"{text} | {diagnostic}" if text else diagnostic
     divergence = result.get("divergence")
     if divergence and "node" in divergence:
         # The node first: it is what to act on, and the table cuts long lines.
@@ -43,12 +69,13 @@ def _detail(result: dict[str, Any]) -> str:
     return text
 
 
-def rows(report: dict[str, Any]) -> list[list[str]]:
+def rows(report: dict[str, Any], detail_width: int | None = 160) -> list[list[str]]:
+    """Table cells per result; the terminal cuts the detail, the HTML page does not."""
     out = []
     for r in report["results"]:
         warm = (r.get("timings") or {}).get("warm_run_ms")
-        out.append([r["model"], r["variant"], r.get("form") or "-", r["runtime"], r["status"], _max_abs(r), _metric(r),
-                    f"{warm:.1f}" if isinstance(warm, (int, float)) else "-", _where(r), _detail(r)[:160]])
+        out.append([r["model"], r["variant"], r.get("form") or "-", r["runtime"], r["status"], _basis(r), _max_abs(r), _metric(r),
+                    f"{warm:.1f}" if isinstance(warm, (int, float)) else "-", _where(r), _detail(r)[:detail_width]])
     return out
 
 
@@ -60,7 +87,7 @@ def text_table(report: dict[str, Any]) -> str:
 def to_html(report: dict[str, Any]) -> str:
     body = "".join(
         f"<tr class='{html.escape(row[4])}'>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
-        for row in rows(report)
+        for row in rows(report, detail_width=None)
     )
     browser = report.get("browser", {})
     return f"""<!doctype html>
@@ -72,6 +99,11 @@ td,th{{border-bottom:1px solid #ddd;padding:.25rem .5rem;text-align:left;font-si
 <p>{html.escape(report.get('created', ''))} · {html.escape(browser.get('user_agent', ''))}</p>
 <p>WebGPU: {html.escape(str((browser.get('adapter') or {}).get('description') or browser.get('webgpu')))} ·
 threads available: {html.escape(str(browser.get('cross_origin_isolated')))}</p>
+<p>basis: <b>floor</b>, a file that computes in fp32, judged element by element against the server's run
+of it within onnxruntime-web's own floor; <b>budget</b>, an fp16 or int8 file, judged by its task metric
+against the server's fp32 on the same inputs within the variant's budget (its element-wise difference
+to the server's run is in the detail column, a diagnostic); <b>export</b>, the fp32 file against the
+source framework.</p>
 <table><thead><tr>{''.join(f'<th>{h}</th>' for h in HEADERS)}</tr></thead><tbody>{body}</tbody></table>
 </body></html>
 """

@@ -61,7 +61,7 @@ def from_report(report: dict[str, Any], manifest: dict[str, Any], checked: str |
         entries.append({
             "model": row["model"], "variant": row["variant"], "form": row.get("form"), "runtime": row["runtime"],
             "sha256": sha256,
-            "status": row["status"], "reason": row.get("reason"), "max_abs": max_abs(row),
+            "status": row["status"], "reason": row.get("reason"), "basis": row.get("basis"), "max_abs": max_abs(row),
             "device_kind": kind, "browser": browser,
             "onnxruntime_web": (row.get("identity") or {}).get("onnxruntime_web"), "checked": checked,
         })
