@@ -49,8 +49,8 @@ def test_a_taken_name_is_refused_unless_replace(run_cli, assert_one_line_error, 
     assert files_of(repository) == before
 
     # The same import again replaces nothing: it is skipped, as before.
-    code, out, _ = run_cli("--repository", repository, "import", first, "--name", "m", "--quiet", "--forms", "none")
-    assert code == 0 and "skipped" in out
+    code, out, err = run_cli("--repository", repository, "import", first, "--name", "m", "--quiet", "--forms", "none")
+    assert code == 0 and "skipped" in out, err
     assert files_of(repository) == before
 
     imported(run_cli, repository, second, "m", "--replace")
@@ -140,3 +140,12 @@ def test_an_old_repositorys_bad_name_can_be_removed_and_does_not_block_other_wri
     code, out, err = run_cli("--repository", repository, "remove", "../Old Model")
     assert code == 0, err
     assert sorted(manifest_of(repository)["models"]) == ["new"]
+
+
+def test_bench_refuses_a_bad_stored_name_before_measuring(run_cli, assert_one_line_error, tmp_path, repository):
+    imported(run_cli, repository, matmul_file(tmp_path), "a")
+    rename_by_hand(repository, "a", "A/B")
+    code, _, err = run_cli("--repository", repository, "bench", "--runtimes", "", "--runs", "1")
+    assert code == 1
+    assert_one_line_error(err, "model name 'A/B'", "name rule", "onnxport remove 'A/B'")
+    assert not (repository / "bench.json").exists()
