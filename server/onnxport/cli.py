@@ -175,8 +175,9 @@ def _build(args) -> int:
     from onnxport.repository.store import Repository
 
     # Before any recipe runs: a recipe must not silently take an imported model's place.
-    check_recipe_targets(Repository(args.repository).read_manifest(), args.models or list(discover(args.recipes)),
-                         args.replace)
+    recipes = discover(args.recipes)
+    check_recipe_targets(Repository(args.repository).read_manifest(),
+                         [n for n in args.models or recipes if n in recipes], args.replace)
     outcomes = build_recipes(args.models, Repository(args.repository), args.recipes, args.opset,
                              force=args.force, show_progress=not args.quiet, forms=args.forms)
     print(report.build_summary(outcomes))
