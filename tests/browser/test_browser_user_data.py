@@ -58,6 +58,26 @@ def bool_model(tmp_path_factory) -> tuple[Path, str]:
 
 
 @pytest.fixture(scope="module")
+def dense(tmp_path_factory) -> tuple[Path, str]:
+    """y = Relu(x @ W + b), W 256x64: int8-dynamic is served (4x smaller); 16 real-ish rows given."""
+    folder = tmp_path_factory.mktemp("dense")
+    rng = np.random.default_rng(0)
+    weights = {"W": rng.normal(0, 0.1, (256, 64)).astype(np.float32), "b": rng.normal(0, 0.1, 64).astype(np.float32)}
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["h"]), helper.make_node("Add", ["h", "b"], ["a"]), helper.make_node("Relu", ["a"], ["y"])],
+        "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 256])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 64])],
+        [onnx.numpy_helper.from_array(v, k) for k, v in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    onnx.save(model, folder / "dense.onnx")
+    np.savez(folder / "rows.npz", x=rng.uniform(0, 1, (16, 256)).astype(np.float32))
+    entry = _import(folder / "repository", folder / "dense.onnx", "dense", "--inputs", str(folder / "rows.npz"))
+    assert entry["variants"]["int8-dynamic"]["status"] == "ok", entry["variants"]["int8-dynamic"]
+    assert entry["variants"]["int8-dynamic"]["arithmetic"] == "int8"
+    return folder / "repository", "dense"
+
+
+@pytest.fixture(scope="module")
 def forest(tmp_path_factory) -> tuple[Path, str, np.ndarray, object]:
     """A 3-tree random forest on iris (skl2onnx, zipmap off), imported with 30 real rows."""
     from skl2onnx import convert_sklearn
@@ -151,6 +171,11 @@ def test_a_forest_leaves_webgpu_out_before_any_download_and_runs_an_uploaded_npy
     assert table["label"]["first"] == ", ".join(str(v) for v in classifier.predict(rows)), table
     probabilities = classifier.predict_proba(rows[:1])[0]
     assert table["probabilities"]["reading"].startswith(f"top 3 of row 0: class {int(np.argmax(probabilities))} ("), table
+    # An fp32 file: judged element-wise against the server's run of it, within the runtime's floor.
+    verdict = by_testid(page, "verdict")
+    expect(verdict).to_have_attribute("data-ok", "true")
+    expect(verdict).to_have_attribute("data-basis", "floor")
+    expect(verdict).to_contain_text("Verdict: pass. fp32 file: element-wise against the server's output of this file, within the wasm floor (")
 
     # A float64 array is refused by name, not cast.
     np.save(tmp_path / "wide.npy", rows.astype(np.float64))
@@ -164,3 +189,23 @@ def test_a_forest_leaves_webgpu_out_before_any_download_and_runs_an_uploaded_npy
     tab.goto(f"#/play/{name}?runtime=webgpu")
     expect(by_testid(page, "plan-empty")).to_contain_text(f"webgpu · fp32: {NO_KERNEL}", timeout=PAGE_TIMEOUT_MS)
     assert tab.artifact_requests() == downloaded
+
+
+def test_an_int8_variant_is_judged_by_its_budget_against_fp32_with_the_difference_as_a_diagnostic(
+    dense, serve_repository, open_tab,
+):
+    repository, name = dense
+    budget = json.loads((repository / "manifest.json").read_text())["models"][name]["variants"]["int8-dynamic"]["budget"]
+    page = open_tab(f"#/play/{name}?runtime=wasm&variant=int8-dynamic", base_url=serve_repository(repository)).page
+    expect(by_testid(page, "synthetic-note")).to_have_count(0)  # real rows were given
+    choose_source(page, "golden")
+    expect_ran_on(page, "wasm", "int8-dynamic")
+    verdict = by_testid(page, "verdict")
+    expect(verdict).to_have_attribute("data-basis", "budget")
+    expect(verdict).to_have_attribute("data-ok", "true")
+    bound = f"scaled max error ≤ {budget['scaled_max_abs']}" if budget.get("scaled_max_abs") is not None else "budget ("
+    expect(verdict).to_contain_text("int8 file: ")
+    expect(verdict).to_contain_text(" against the server's fp32 on these inputs, within its budget (")
+    expect(verdict).to_contain_text(bound)
+    expect(by_testid(page, "diagnostic")).to_contain_text(
+        "Diagnostic, not the verdict: element-wise vs the server's output of this file: max abs ")

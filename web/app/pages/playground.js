@@ -2,6 +2,7 @@
 import { served } from "../../lib/manifest.js";
 import { RUNTIMES } from "../../lib/plan.js";
 import { serverInfer } from "../../lib/server-api.js";
+import { judge } from "../../lib/judge.js";
 import { maxAbsDiff } from "../../lib/tensors.js";
 import { client } from "../client.js";
 import { digitsInput } from "../playground/digits.js";
@@ -10,7 +11,7 @@ import { irisInput } from "../playground/iris.js";
 import { minilmInput } from "../playground/minilm.js";
 import { outputsTable } from "../playground/outputs.js";
 import { inputSources } from "../playground/sources.js";
-import { bytes, el, errorBox, progressBar, syntheticNote } from "../ui.js";
+import { bytes, el, errorBox, metricText, progressBar, syntheticNote } from "../ui.js";
 
 // The manifest entry's `playground` (declared by its recipe; imported models are "generic") picks
 // the recipe's widget; every model also takes its golden sets, pasted JSON and .npy/.npz files.
@@ -105,8 +106,48 @@ async function runOnce(model, options, input, view) {
   view.results.append(
     resultCard(model, "browser-result", `In this page: ${chosen.choice.runtime}`, browser, input.describe(browser.outputs)),
     resultCard(model, "server-result", "On the server", { ...reference, variant: chosen.choice.variant }, input.describe(reference.outputs)),
-    differenceView(browser, reference),
+    differenceView(browser, reference, await judgement(model, chosen.choice, browser.outputs, reference.outputs, feeds)),
   );
+}
+
+// The one judgement (judge.js) of the browser's result, as the import and the check make it: an
+// fp32 file element-wise against the server's run of the same file within the runtime's floor;
+// an fp16 or int8 file by its task metric against the server's fp32 on these inputs, within the
+// variant's budget, the element-wise difference being a diagnostic. Null when both ran on the server.
+async function judgement(model, choice, got, sameVariant, feeds) {
+  if (choice.runtime === "server") return null;
+  const record = model.variants[choice.variant];
+  const arithmetic = record.arithmetic ?? "fp32";
+  try {
+    const floor = (await client.tolerances())[`fp32/${choice.key}`] ?? null;
+    let fp32 = null;
+    if (arithmetic !== "fp32") {
+      if (model.variants.fp32?.status !== "ok") return { error: `an ${arithmetic} file is judged against fp32, which this model does not serve` };
+      fp32 = choice.variant === "fp32" ? sameVariant : (await serverInfer(client.inference, model.name, "fp32", feeds)).outputs;
+    }
+    const verdict = judge({ task: model.task, metricOutput: model.metric_output ?? null, arithmetic, budget: record.budget ?? null, floor, got, fp32, sameVariant });
+    return { ...verdict, arithmetic, budget: record.budget ?? null, floor, runtime: choice.key };
+  } catch (error) {
+    return { error: `no verdict: ${error.message}` };
+  }
+}
+
+const BOUNDS = [["top1_min", "top-1 ≥"], ["cosine_min", "cosine ≥"], ["scaled_max_abs", "scaled max error ≤"], ["scaled_mean_abs", "scaled mean error ≤"], ["abs", "abs"], ["rel", "rel"]];
+
+function boundsText(bounds) {
+  const parts = BOUNDS.filter(([key]) => bounds?.[key] !== null && bounds?.[key] !== undefined).map(([key, label]) => `${label} ${bounds[key]}`);
+  return parts.join(", ") || "none";
+}
+
+function verdictView(j) {
+  if (!j) return el("p", { "data-testid": "verdict", "data-ok": "", text: "Both ran on the server: nothing to judge." });
+  if (j.error) return el("p", { "data-testid": "verdict", "data-ok": "", class: "error", text: j.error });
+  const rule = j.basis === "floor"
+    ? `fp32 file: element-wise against the server's output of this file, within the ${j.runtime} floor (${boundsText(j.floor)})`
+    : `${j.arithmetic} file: ${metricText(j.metric)} against the server's fp32 on these inputs, within its budget (${boundsText(j.budget)})`;
+  return el("div", { class: "verdict" },
+    el("p", { "data-testid": "verdict", "data-ok": String(j.ok), "data-basis": j.basis, text: `Verdict: ${j.ok ? "pass" : `fail: ${j.reason}`}. ${rule}.` }),
+    j.diagnostic ? el("p", { class: "diagnostic", "data-testid": "diagnostic", text: `Diagnostic, not the verdict: ${j.diagnostic.text}.` }) : null);
 }
 
 function pathText(choice) {
@@ -150,12 +191,12 @@ function resultCard(model, testid, title, result, described) {
     outputsTable(model, result.outputs, `${testid}-outputs`));
 }
 
-function differenceView(browser, server) {
+function differenceView(browser, server, verdict) {
   const rows = Object.entries(browser.outputs).map(([name, tensor]) => {
     const other = server.outputs[name];
     return el("li", { text: `${name}: max |browser − server| = ${other ? maxAbsDiff(tensor, other).toExponential(2) : "n/a"}` });
   });
-  return el("section", { class: "difference", "data-testid": "difference" }, el("h3", { text: "Difference" }), el("ul", {}, rows));
+  return el("section", { class: "difference", "data-testid": "difference" }, el("h3", { text: "Difference" }), el("ul", {}, rows), verdictView(verdict));
 }
 
 // The plan, folded under the Run button: its first step in the summary, every step and every

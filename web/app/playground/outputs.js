@@ -1,7 +1,7 @@
 // A run's outputs as a table: name, shape, dtype, the first values, and a reading by the
 // model's task (manifest `task`, `metric_output`): top-k classes for classification, the argmax
 // at each step for sequences.
-import { el, table } from "../ui.js";
+import { table } from "../ui.js";
 
 const FIRST = 6; // values shown per output
 const TOP_K = 3;
@@ -55,8 +55,4 @@ export function outputsTable(model, outputs, testid) {
     const t = outputs[name];
     return { attributes: { "data-output": name }, cells: [name, `[${t.dims.join(", ")}]`, t.type, firstValues(t), reading(model, name, t) || "-"] };
   }), { class: "outputs", "data-testid": testid });
-}
-
-export function outputsSummary(outputs) {
-  return el("span", { text: Object.entries(outputs).map(([n, t]) => `${n} [${t.dims.join(", ")}]`).join(", ") });
 }
