@@ -21,6 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxport import cli
 from onnxport.accuracy import tolerances
+from test_docs import REPORT, REPORT_MAPS, assert_documented
 
 pytestmark = pytest.mark.slow
 
@@ -74,6 +75,8 @@ def test_one_wrong_element_fails_fp32_by_the_floor_and_int8_passes_by_its_budget
         report = page.evaluate("() => window.onnxportReport")
         assert report, page.get_by_test_id("conformance-status").get_attribute("data-error")
         rows = {r["variant"]: r for r in report["results"] if r["form"] is None}
+        # docs/conformance.md documents every key of these rows (basis, budget, diagnostic...).
+        assert_documented(report, "the conformance page's report", REPORT, REPORT_MAPS)
 
         # fp32: element by element against the server's run of the same file, within the floor.
         fp32 = rows["fp32"]
