@@ -101,7 +101,7 @@ def test_locate_names_the_first_node_that_differs_at_all(check_cli, repository_c
 
     row = result(report, "digits", "fp32", "wasm")
     assert row["status"] == "fail"
-    assert re.search(r"output logits at \[\d+, \d+\]", row["reason"]), row["reason"]
+    assert re.search(r"output 'logits' at \[\d+, \d+\]", row["reason"]), row["reason"]
     assert row["tolerance"]["abs"] == 0 and row["tolerance"]["rel"] == 0
 
     divergence = row["divergence"]
