@@ -106,7 +106,8 @@ async function runOnce(model, options, input, view) {
   view.results.append(
     resultCard(model, "browser-result", `In this page: ${chosen.choice.runtime}`, browser, input.describe(browser.outputs)),
     resultCard(model, "server-result", "On the server", { ...reference, variant: chosen.choice.variant }, input.describe(reference.outputs)),
-    differenceView(browser, reference, await judgement(model, chosen.choice, browser.outputs, reference.outputs, feeds)),
+    differenceView(browser, reference),
+    verdictView(await judgement(model, chosen.choice, browser.outputs, reference.outputs, feeds)),
   );
 }
 
@@ -140,12 +141,13 @@ function boundsText(bounds) {
 }
 
 function verdictView(j) {
-  if (!j) return el("p", { "data-testid": "verdict", "data-ok": "", text: "Both ran on the server: nothing to judge." });
-  if (j.error) return el("p", { "data-testid": "verdict", "data-ok": "", class: "error", text: j.error });
+  const section = (...children) => el("section", { class: "verdict", "data-testid": "judgement" }, el("h3", { text: "Verdict" }), ...children);
+  if (!j) return section(el("p", { "data-testid": "verdict", "data-ok": "", text: "Both ran on the server: nothing to judge." }));
+  if (j.error) return section(el("p", { "data-testid": "verdict", "data-ok": "", class: "error", text: j.error }));
   const rule = j.basis === "floor"
     ? `fp32 file: element-wise against the server's output of this file, within the ${j.runtime} floor (${boundsText(j.floor)})`
     : `${j.arithmetic} file: ${metricText(j.metric)} against the server's fp32 on these inputs, within its budget (${boundsText(j.budget)})`;
-  return el("div", { class: "verdict" },
+  return section(
     el("p", { "data-testid": "verdict", "data-ok": String(j.ok), "data-basis": j.basis, text: `Verdict: ${j.ok ? "pass" : `fail: ${j.reason}`}. ${rule}.` }),
     j.diagnostic ? el("p", { class: "diagnostic", "data-testid": "diagnostic", text: `Diagnostic, not the verdict: ${j.diagnostic.text}.` }) : null);
 }
@@ -191,12 +193,12 @@ function resultCard(model, testid, title, result, described) {
     outputsTable(model, result.outputs, `${testid}-outputs`));
 }
 
-function differenceView(browser, server, verdict) {
+function differenceView(browser, server) {
   const rows = Object.entries(browser.outputs).map(([name, tensor]) => {
     const other = server.outputs[name];
     return el("li", { text: `${name}: max |browser − server| = ${other ? maxAbsDiff(tensor, other).toExponential(2) : "n/a"}` });
   });
-  return el("section", { class: "difference", "data-testid": "difference" }, el("h3", { text: "Difference" }), el("ul", {}, rows), verdictView(verdict));
+  return el("section", { class: "difference", "data-testid": "difference" }, el("h3", { text: "Difference" }), el("ul", {}, rows));
 }
 
 // The plan, folded under the Run button: its first step in the summary, every step and every
