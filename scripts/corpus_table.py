@@ -137,15 +137,18 @@ def variant_row(record: dict, fp32_bytes: int | None) -> dict:
 
 
 class Finished:
-    """A finished subprocess: exit code (None: timed out and killed), stderr, wall and CPU seconds."""
+    """A finished subprocess: exit code (None: timed out and killed), stderr, wall and CPU seconds, and
+    its peak resident memory in MB (ru_maxrss: the largest of the process and its waited-for children)."""
 
-    def __init__(self, returncode: int | None, stderr: str, wall: float, cpu: float):
+    def __init__(self, returncode: int | None, stderr: str, wall: float, cpu: float, peak_rss_mb: float = 0.0):
         self.returncode, self.stderr, self.wall, self.cpu = returncode, stderr, wall, cpu
+        self.peak_rss_mb = peak_rss_mb
 
 
 def run_measured(command: list[str], cwd: str, timeout: float, env: dict | None = None) -> Finished:
-    """Run command; its CPU time (user + system, its waited-for children included) from wait4, which
-    stays meaningful when other work shares the cores and wall time does not."""
+    """Run command; its CPU time (user + system, its waited-for children included) and peak RSS from
+    wait4: the CPU time stays meaningful when other work shares the cores and wall time does not, and
+    the peak is this process's own (a separate process per import, so imports do not share one)."""
     start = time.perf_counter()
     with tempfile.TemporaryFile(mode="w+") as stderr:
         process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=stderr, text=True)
@@ -163,7 +166,8 @@ def run_measured(command: list[str], cwd: str, timeout: float, env: dict | None 
         process.returncode = code if code is not None else -9  # reaped here, not by Popen
         stderr.seek(0)
         text = stderr.read()
-    return Finished(code, text, time.perf_counter() - start, usage.ru_utime + usage.ru_stime)
+    return Finished(code, text, time.perf_counter() - start, usage.ru_utime + usage.ru_stime,
+                    usage.ru_maxrss / 1024)  # Linux: kilobytes
 
 
 def _failure(done: Finished, timeout: float) -> str:
@@ -196,6 +200,7 @@ def import_model(folder: Path, name: str, repository: Path, timeout: float = TIM
         row["variants"] = {v: variant_row(records[v], fp32_bytes) for v in VARIANTS if v in records}
         row["_artifacts"] = {v: str(repository / r["file"]) for v, r in records.items() if "file" in r}
     row["seconds"], row["cpu_seconds"] = round(done.wall, 1), round(done.cpu, 1)
+    row["peak_rss_mb"] = round(done.peak_rss_mb)
     return row
 
 

@@ -17,13 +17,19 @@ CPU = "CPUExecutionProvider"
 def create_session(
     model: bytes | Path, *, label: str = "model", threads: int = 0, inter_op_threads: int = 0,
     providers: Sequence[str] = (CPU,), profile_prefix: str | None = None, spinning: bool = True,
+    in_node_order: bool = False,
 ) -> ort.InferenceSession:
     """A session from serialized bytes or a file; a load failure names the model.
 
     threads/inter_op_threads 0 let onnxruntime choose; profile_prefix turns its profiler on;
-    spinning False makes idle intra-op threads sleep rather than spin (cores shared with other work).
+    spinning False makes idle intra-op threads sleep rather than spin (cores shared with other work);
+    in_node_order runs ready nodes in the graph's node order (onnxruntime's default order walks back
+    from the outputs: a probe that reduces every value right after its producer would otherwise hold
+    every value until the end of the run).
     """
     options = ort.SessionOptions()
+    if in_node_order:
+        options.execution_order = ort.ExecutionOrder.PRIORITY_BASED
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = inter_op_threads
     if not spinning:

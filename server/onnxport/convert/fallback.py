@@ -44,18 +44,21 @@ def search(ranking: list[str], candidates: int, attempt: Callable[[tuple[str, ..
     """attempt(kept) -> (result, reason): reason None means within budget."""
     limit = min(limit_for(candidates), len(ranking))
     found: Search[T] = Search(None, (), limit)
-    results: dict[int, tuple[T | None, str | None]] = {}
+    # Only the reasons are kept: an attempt holds a converted model, its session and its outputs, so
+    # keeping every one held up to MAX_TRIES of them at once; the best is found.best. (No size is
+    # tried twice: the doubling sizes are distinct and the narrowing stays between them.)
+    reasons: dict[int, str | None] = {}
 
     def run(k: int) -> bool:
-        if k not in results:
+        if k not in reasons:
             if len(found.tries) >= MAX_TRIES:
                 return False
-            results[k] = attempt(tuple(ranking[:k]))
-            found.tries.append({"kept": k, "result": results[k][1] or "within budget"})
-        result, reason = results[k]
-        if reason is None:
-            found.best, found.kept = result, tuple(ranking[:k])
-        return reason is None
+            result, reasons[k] = attempt(tuple(ranking[:k]))
+            found.tries.append({"kept": k, "result": reasons[k] or "within budget"})
+            if reasons[k] is None:
+                found.best, found.kept = result, tuple(ranking[:k])
+            del result  # a failed attempt is released before the next one is made
+        return reasons[k] is None
 
     sizes = sorted({*(2 ** i for i in range(limit.bit_length()) if 2 ** i <= limit), limit} - {0})
     failed = 0

@@ -1,8 +1,14 @@
 """Which nodes does a variant hurt? The error each fp32 node's outputs gain in the variant.
 
-Both models run with every intermediate value exposed as an output; a value's error is its relative
+Both models run with intermediate values exposed as outputs; a value's error is its relative
 L2 error ||variant - fp32|| / ||fp32||, and a node's gain is the error of its outputs
 minus the worst error already on its inputs. The fallback search keeps the top of that list in float.
+
+Memory: onnxruntime holds every exposed value at once, and all of a model's values together are
+hundreds of times its largest one (a text recognizer: 486 MB of values on one golden set, the
+largest 8.4 MB). So the values are exposed a piece at a time (pieces), each piece at most
+max(PIECE_FACTOR x the largest value, PIECE_MIN_BYTES) over the feeds, sized by a probe
+(value_sizes.py); a piece's values are compared and dropped before the next is run.
 """
 
 from __future__ import annotations
@@ -12,20 +18,38 @@ import onnx
 from onnx import helper
 
 from onnxport import runtime
+from onnxport.convert import value_sizes
+from onnxport.convert.graph import unique_name, value_names
+from onnxport.errors import ModelFileError
 from onnxport.recipe import Feeds
 
+PIECE_FACTOR = 4
+PIECE_MIN_BYTES = 128 * 2**20
 
-def debug_model(model: onnx.ModelProto, only: set[str] | None = None) -> onnx.ModelProto:
+
+def debug_model(model: onnx.ModelProto, only: set[str] | None = None,
+                types: dict[str, int] | None = None, observe: set[str] = frozenset()) -> onnx.ModelProto:
     """The model with every main-graph node output (or those in `only`) as a graph output.
 
-    Untyped where inference cannot tell: onnxruntime works the type out itself.
+    Untyped where inference cannot tell: onnxruntime works the type out itself. types: the model's
+    value types (value_sizes.tensor_types), when the caller has them already.
+
+    observe: values to keep as they are when exposed without holding them: each gets a Size reader
+    right after its producer, whose scalar is a graph output (named "<value>_observed..."). onnxruntime
+    fuses a node into the next only when nothing else reads its output (Conv+Relu, MatMul+Add, QDQ
+    into QLinearConv), so a value exposed in one piece and not in another would be computed by other
+    kernels; observed, every shared value is computed as when all were exposed at once. Run such a
+    model in node order (runtime.create_session in_node_order) so each value is freed after its Size.
     """
-    inferred = onnx.shape_inference.infer_shapes(model)
-    types = {v.name: v.type.tensor_type.elem_type for v in [*inferred.graph.value_info, *inferred.graph.output]}
+    if types is None:
+        types = value_sizes.tensor_types(model)
     debug = onnx.ModelProto()
     debug.CopyFrom(model)
     existing = {o.name for o in debug.graph.output}
-    for node in model.graph.node:
+    taken = value_names(debug.graph) if observe else set()
+    nodes = []
+    for node in debug.graph.node:
+        nodes.append(node)
         for name in node.output:
             if name and name not in existing and (only is None or name in only):
                 if types.get(name):
@@ -33,6 +57,13 @@ def debug_model(model: onnx.ModelProto, only: set[str] | None = None) -> onnx.Mo
                 else:
                     debug.graph.output.append(onnx.ValueInfoProto(name=name))
                 existing.add(name)
+            elif name and name in observe and name not in existing:
+                size = unique_name(f"{name}_observed", taken)
+                nodes.append(helper.make_node("Size", [name], [size], name=size))
+                debug.graph.output.append(helper.make_tensor_value_info(size, onnx.TensorProto.INT64, []))
+    if observe:
+        del debug.graph.node[:]
+        debug.graph.node.extend(nodes)
     return debug
 
 
@@ -45,10 +76,22 @@ def introduced_errors(fp32: onnx.ModelProto, variant: onnx.ModelProto, feeds: li
     """
     produced = {name for node in variant.graph.node for name in node.output}
     shared = {name for node in fp32.graph.node for name in node.output if name in produced}
-    reference = _values(debug_model(fp32, shared), feeds, "fp32 intermediate values")
-    got = _values(debug_model(variant, shared), feeds, "variant intermediate values")
-    error = {name: _scaled_error(reference[name], got[name]) for name in reference if name in got}
-    extra = _activation_errors(fp32, variant, feeds, candidates) if candidates is not None else {}
+    fp32_types, variant_types = value_sizes.tensor_types(fp32), value_sizes.tensor_types(variant)
+    sizes = _sizes(fp32, feeds, fp32_types)
+    error: dict[str, float] = {}
+    outputs = {o.name for o in fp32.graph.output} | {o.name for o in variant.graph.output}
+    pieces = _pieces([n for node in fp32.graph.node for n in node.output if n in shared], sizes)
+    # In pieces, the other shared values are observed (see debug_model): int8 rankings come out the
+    # same as all at once; fp16 ones move a little (onnxruntime drops a Cast pair around a kernel with
+    # no fp16 version unless the fp16 value is a graph output, which no reader can stand in for).
+    observe = shared if len(pieces) > 1 else frozenset()
+    for piece in pieces:
+        keep = piece | outputs
+        reference = _values(debug_model(fp32, piece, fp32_types, observe), feeds, "fp32 intermediate values", keep)
+        got = _values(debug_model(variant, piece, variant_types, observe), feeds, "variant intermediate values", keep)
+        error.update({name: _scaled_error(reference[name], got[name]) for name in reference if name in got})
+        del reference, got  # before the next piece runs
+    extra = _activation_errors(fp32, variant, feeds, candidates, sizes) if candidates is not None else {}
     gains = []
     for node in fp32.graph.node:
         out = [error[name] for name in node.output if name in error]
@@ -66,8 +109,47 @@ def introduced_errors(fp32: onnx.ModelProto, variant: onnx.ModelProto, feeds: li
     return sorted(gains, key=lambda g: -g[1])
 
 
+def _sizes(model: onnx.ModelProto, feeds: list[Feeds], types: dict[str, int]) -> dict[str, int]:
+    """Bytes of each main-graph value over all the feeds (what one exposure of it holds), inputs included;
+    empty when the probe cannot run (then everything is one piece, as before pieces)."""
+    try:
+        per_feed = value_sizes.value_bytes(model, feeds, types=types)
+    except ModelFileError:
+        return {}
+    total: dict[str, int] = {}
+    for sizes, feed in zip(per_feed, feeds):
+        for name, size in [*sizes.items(), *((k, int(v.nbytes)) for k, v in feed.items())]:
+            total[name] = total.get(name, 0) + size
+    return total
+
+
+def _pieces(names: list[str], sizes: dict[str, int], weight: int = 1) -> list[set[str]]:
+    """names cut in graph order into pieces of at most max(PIECE_FACTOR x the largest, PIECE_MIN_BYTES)
+    bytes (weight: how many values of that size each name stands for). A value of unknown size counts as
+    the largest; with no sizes at all, one piece."""
+    if not sizes or not names:
+        return [set(names)]  # one run, as before pieces (with no names it still measures the outputs)
+    largest = max(sizes.values(), default=0) * weight
+    budget = max(PIECE_FACTOR * largest, PIECE_MIN_BYTES)
+    if sum(sizes.get(name, largest // weight) * weight for name in set(names)) <= budget:
+        return [set(names)]  # all at once, as before pieces
+    pieces: list[set[str]] = []
+    current: set[str] = set()
+    held = 0
+    for name in dict.fromkeys(names):
+        size = sizes.get(name, largest // weight) * weight
+        if current and held + size > budget:
+            pieces.append(current)
+            current, held = set(), 0
+        current.add(name)
+        held += size
+    if current:
+        pieces.append(current)
+    return pieces
+
+
 def _activation_errors(fp32: onnx.ModelProto, variant: onnx.ModelProto, feeds: list[Feeds],
-                       candidates: set[str]) -> dict[str, float]:
+                       candidates: set[str], sizes: dict[str, int]) -> dict[str, float]:
     """QDQ variants: the error each activation's quantization adds (DequantizeLinear(QuantizeLinear(x))
     against the variant's own x), charged to the candidate nodes that read x: keeping them in float
     removes that Q/DQ.
@@ -85,18 +167,30 @@ def _activation_errors(fp32: onnx.ModelProto, variant: onnx.ModelProto, feeds: l
             pairs[node.output[0]] = source.input[0]
     if not pairs:
         return {}
-    got = _values(debug_model(variant, set(pairs) | set(pairs.values())), feeds, "quantized activations")
     consumers: dict[str, list[str]] = {}
     for node in fp32.graph.node:
         for name in node.input:
             if node.name in candidates:
                 consumers.setdefault(name, []).append(node.name)
-    charged: dict[str, float] = {}
+    types = value_sizes.tensor_types(variant)
+    # A pair holds x and its DequantizeLinear(QuantizeLinear(x)), of x's size: pieces by x.
+    by_x: dict[str, list[str]] = {}
     for dq, x in pairs.items():
-        if x in got and dq in got:
-            error = _scaled_error(got[x], got[dq])
-            for node in consumers.get(x, []):
-                charged[node] = max(charged.get(node, 0.0), error)
+        by_x.setdefault(x, []).append(dq)
+    charged: dict[str, float] = {}
+    pieces = _pieces(list(by_x), sizes, weight=2)
+    for piece in pieces:
+        wanted = {dq for x in piece for dq in by_x[x]}
+        observed = set(pairs) | set(pairs.values()) if len(pieces) > 1 else frozenset()
+        got = _values(debug_model(variant, piece | wanted, types, observed), feeds, "quantized activations",
+                      piece | wanted | {o.name for o in variant.graph.output})
+        for dq in wanted:  # a max per node: the order does not matter
+            x = pairs[dq]
+            if x in got and dq in got:
+                error = _scaled_error(got[x], got[dq])
+                for node in consumers.get(x, []):
+                    charged[node] = max(charged.get(node, 0.0), error)
+        del got
     return charged
 
 
@@ -125,12 +219,14 @@ def _upstream_candidates(node, producer, candidates: set[str], measured: set[str
     return found
 
 
-def _values(model: onnx.ModelProto, feeds: list[Feeds], label: str) -> dict[str, np.ndarray]:
-    session = runtime.create_session(model.SerializeToString(), label=label)
+def _values(model: onnx.ModelProto, feeds: list[Feeds], label: str, keep: set[str]) -> dict[str, np.ndarray]:
+    """The outputs named in keep, each over all the feeds (flattened and concatenated)."""
+    session = runtime.create_session(model.SerializeToString(), label=label, in_node_order=True)
     merged: dict[str, list[np.ndarray]] = {}
     for feed in feeds:
         for name, value in runtime.run(session, feed, label=label).items():
-            merged.setdefault(name, []).append(np.asarray(value))
+            if name in keep:
+                merged.setdefault(name, []).append(np.asarray(value))
     return {name: np.concatenate([v.reshape(-1) for v in values]) for name, values in merged.items()}
 
 
