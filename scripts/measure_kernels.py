@@ -29,8 +29,8 @@ import re
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import onnx
@@ -271,7 +271,7 @@ def main() -> None:
     for runtime, ops in missing.items():
         print(f"{runtime} ({' / '.join(BUNDLES[runtime])}): no kernel for {len(ops)} of {len(PROBES)} probed: {', '.join(ops) or '-'}")
     text = KERNELS_JS.read_text()
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
+    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.DOTALL)
     if not pattern.search(text):
         sys.exit(f"{KERNELS_JS} has no measured block ({BEGIN} ... {END})")
     updated = pattern.sub(lambda _: block(missing), text)

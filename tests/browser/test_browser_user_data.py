@@ -44,7 +44,7 @@ def _import(repository: Path, source: Path, name: str, *extra: str) -> dict:
 def bool_model(tmp_path_factory) -> tuple[Path, str]:
     """out = Where(cond, x, y), flipped = Not(cond); every input [batch, 3]; no data: synthetic."""
     folder = tmp_path_factory.mktemp("bool-model")
-    spec = lambda name, elem: helper.make_tensor_value_info(name, elem, ["batch", 3])  # noqa: E731
+    spec = lambda name, elem: helper.make_tensor_value_info(name, elem, ["batch", 3])
     graph = helper.make_graph(
         [helper.make_node("Where", ["cond", "x", "y"], ["out"]), helper.make_node("Not", ["cond"], ["flipped"])],
         "where", [spec("cond", TensorProto.BOOL), spec("x", TensorProto.FLOAT), spec("y", TensorProto.FLOAT)],
