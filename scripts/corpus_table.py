@@ -424,7 +424,8 @@ def main(argv: list[str] | None = None) -> int:
             disagreements = cross_check(folder, row)
         except Exception as exc:  # noqa: BLE001 - a check that cannot run is reported, not fatal
             disagreements = (0, [f"could not run: {raw_tools.first_line(exc)}"])
-        times = {"ours": (row.pop("seconds"), row.pop("cpu_seconds")), "raw": (0.0, 0.0)}
+        times = {"ours": (row.pop("seconds"), row.pop("cpu_seconds")), "raw": (0.0, 0.0),
+                 "peak_rss_mb": row.pop("peak_rss_mb")}  # tests/convert/test_corpus.py records and bounds it
         if args.no_raw:
             raw = ((recorded or {}).get("models", {}).get(name) or {}).get("raw")
         else:
@@ -443,7 +444,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     print(f"{args.jobs} model(s) at a time. Seconds: wall (what this run waited) / CPU (user + system: what the"
           " work costs, whatever else shares the cores)")
-    print(f"{'model':30s} {'onnxport':>13s} {'raw tools':>11s}  fp16 / int8-dynamic / int8-static", flush=True)
+    print(f"{'model':30s} {'onnxport':>13s} {'peak RSS':>9s} {'raw tools':>11s}  fp16 / int8-dynamic / int8-static",
+          flush=True)
     cpu_total, judged_total, disagreeing = 0.0, 0, 0
     with tempfile.TemporaryDirectory(prefix="corpus-table-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
         # The biggest graphs first (their fallback searches take longest), so none starts last.
@@ -459,7 +461,8 @@ def main(argv: list[str] | None = None) -> int:
             statuses = " / ".join(row["variants"].get(k, {}).get("status", "-") for k in KINDS)
             raw_statuses = " / ".join(raw[k]["status"] for k in KINDS)
             (ours_wall, ours_cpu), (raw_wall, raw_cpu) = times["ours"], times["raw"]
-            print(f"{name:30s} {ours_wall:6.1f}/{ours_cpu:5.1f}s {raw_wall:5.1f}/{raw_cpu:4.1f}s  {statuses}  "
+            print(f"{name:30s} {ours_wall:6.1f}/{ours_cpu:5.1f}s {times['peak_rss_mb']:6d} MB "
+                  f"{raw_wall:5.1f}/{raw_cpu:4.1f}s  {statuses}  "
                   f"(raw: {raw_statuses})", flush=True)
             if row["import_error"]:
                 print(f"    import failed: {row['import_error']}", flush=True)
