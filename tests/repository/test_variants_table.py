@@ -30,3 +30,14 @@ def test_every_variant_has_a_precision_and_a_reasoned_budget():
 def test_the_browser_reads_the_manifest_version_the_store_writes():
     found = re.search(r"const SCHEMA_VERSION = (\d+);", MANIFEST_JS.read_text())
     assert found and int(found.group(1)) == store.SCHEMA_VERSION
+
+
+def test_one_budget_per_arithmetic_which_each_variant_reads_through_its_precision():
+    # One table of figures: a variant name has no budget of its own (the build judges a file by the
+    # budget of what it computes, convert/arithmetic.py), so two names cannot drift apart.
+    assert tuple(variants.BUDGETS) == variants.ARITHMETICS == ("fp32", "fp16", "int8")
+    assert {row.precision for row in variants.VARIANTS} == set(variants.ARITHMETICS)
+    for row in variants.VARIANTS:
+        assert row.budget is variants.budget(row.precision), row
+    for arithmetic, budget in variants.BUDGETS.items():
+        assert budget.why.strip() and not budget.elementwise, arithmetic

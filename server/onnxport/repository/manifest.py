@@ -301,7 +301,8 @@ class FailedVariant(TypedDict):
 
 
 class SkippedVariant(TypedDict):
-    """Would equal fp32 (nothing to convert or quantize): no file."""
+    """Not worth making or serving (docs/manifest.md, "When a variant is skipped"): nothing to convert or
+    quantize, already quantized, not enough smaller than fp32, or static int8 without real calibration data."""
     __pydantic_config__ = STRICT
     precision: Precision
     status: Literal["skipped"]
