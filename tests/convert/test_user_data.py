@@ -341,6 +341,9 @@ def test_one_dimensional_sequence_inputs_are_never_cut(capsys, tmp_path):
     ([[1, 3]], [[1, 2]], False),  # fixed
     ([["batch", 3]], [[4, 2]], False),  # an output with a fixed first dimension
     ([["batch", 3], ["n", 3]], [["batch", 3]], False),  # names that disagree
+    ([["batch", 4]], [["unk__0"], ["batch", 3]], True),  # outputs' names are shape inference's own
+    ([["batch", 4], ["unk__3", 2]], [["batch"]], True),  # a placeholder input name agrees with any
+    ([["batch", 4], ["?", 2]], [["batch"]], True),
     ([[]], [["batch"]], False),  # a scalar input
     ([None], [["batch", 2]], False),  # no shape
     ([], [["batch", 2]], False),  # no inputs

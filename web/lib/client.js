@@ -34,7 +34,10 @@ export class Client {
   // options.files: where repository files are served, if not the server (a CDN);
   // options.inference: the V2 API's base URL for the server fallback and references, if not the
   // server (a Ray Serve or Triton endpoint: it must serve the same models under the same names);
-  // options.testing.perturb: a runtime whose outputs are made wrong (automated tests only).
+  // options.testing.perturb: a runtime whose outputs are made wrong (automated tests only): "RUNTIME"
+  // adds 1 to the first element of each float output (the size of int8 rounding differences between
+  // builds: an fp32 file fails its floor, an int8 file may stay within budget), "RUNTIME:negate" negates
+  // every float value too (wrong by every rule).
   constructor(baseUrl, { files = null, inference = null, testing = {} } = {}) {
     const folder = (url) => new URL(url, globalThis.location?.href).href.replace(/\/?$/, "/");
     this.base = folder(baseUrl);
@@ -43,7 +46,8 @@ export class Client {
     if (testing.perturb && globalThis.navigator?.webdriver !== true) {
       throw new Error("testing.perturb makes a runtime give wrong answers: refused outside automated tests (navigator.webdriver is not set)");
     }
-    this.perturb = testing.perturb ?? null;
+    const [target, mode = "nudge"] = (testing.perturb ?? "").split(":");
+    this.perturb = target ? { target, mode } : null;
     this.cache = new Map(); // url -> promise of JSON, for the API's small documents
     this.loaded = new Set();
     this.references = new Map(); // reference file url -> promise of its tensors
@@ -159,7 +163,8 @@ export class Client {
   async #runtimeOptions(runtime, { worker, verbose = false }) {
     return {
       runtime, device: await probe(), ortBase: this.ortBase, worker, verbose,
-      perturb: this.perturb === runtime || (this.perturb === "wasm" && runtime === "wasm-1t"),
+      perturb: this.perturb && (this.perturb.target === runtime || (this.perturb.target === "wasm" && runtime === "wasm-1t"))
+        ? this.perturb.mode : false,
     };
   }
 

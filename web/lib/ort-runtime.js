@@ -81,15 +81,18 @@ export async function run(id, feeds) {
     const data = tensor.location === "cpu" ? tensor.data : await tensor.getData();
     outputs[name] = { type: tensor.type, dims: [...tensor.dims], data };
   }
-  if (perturbed) perturb(outputs);
+  if (perturbed) perturb(outputs, perturbed);
   return { outputs, runMs };
 }
 
 // Tests only (the client refuses it outside automation): a runtime that silently gives wrong
-// answers, to prove verification catches one.
-function perturb(outputs) {
+// answers, to prove verification catches one. mode "nudge": the first element of each float output
+// is 1 off; "negate": every value is negated as well, so no task metric survives it.
+function perturb(outputs, mode) {
   for (const output of Object.values(outputs)) {
-    if (output.type.startsWith("float") && output.data.length) output.data[0] += 1;
+    if (!output.type.startsWith("float") || !output.data.length) continue;
+    if (mode === "negate") output.data.forEach((v, i) => { output.data[i] = -v; });
+    output.data[0] += 1;
   }
 }
 

@@ -8,6 +8,7 @@ the schema name and version from store.py; the tasks, source frameworks and play
 defined here, the lowest layer that needs them (recipe.py validates recipes against them).
 """
 
+import re
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
@@ -384,18 +385,25 @@ def batch_axis(inputs: list[dict[str, Any]], outputs: list[dict[str, Any]]) -> b
     """The one rule for a model's first dimension being a batch axis (rows that can be cut or
     stacked): every input and every output has a dynamic first dimension (a name, or -1), every
     input has rank >= 2 (a 1-D input is a sequence, not rows: cutting it cuts the sequence), and the
-    named first dimensions agree (one name, or unnamed). Written as the entry's `batch_axis`; golden
-    rows are cut (reference files, the check's WebGPU rows, the bench) and requests batched (the
-    server, the Triton export) only when it holds."""
+    inputs' named first dimensions agree (one name, or unnamed). Outputs' names are not compared:
+    exporters and shape inference name them as they like (`unk__0`, `Gemm_dim_0`). Written as the
+    entry's `batch_axis`; golden rows are cut (reference files, the check's WebGPU rows, the bench)
+    and requests batched (the server, the Triton export) only when it holds."""
     values = [*inputs, *outputs]
     if not inputs or any(not v["shape"] for v in values):  # no shape, or a scalar
         return False
-    firsts = [v["shape"][0] for v in values]
-    if any(isinstance(d, int) and d >= 0 for d in firsts):
+    if any(isinstance(v["shape"][0], int) and v["shape"][0] >= 0 for v in values):
         return False
     if any(len(v["shape"]) < 2 for v in inputs):
         return False
-    return len({d for d in firsts if isinstance(d, str)}) <= 1
+    names = {v["shape"][0] for v in inputs if isinstance(v["shape"][0], str) and not _placeholder(v["shape"][0])}
+    return len(names) <= 1
+
+
+def _placeholder(name: str) -> bool:
+    """A dimension name that only says "unknown": onnx shape inference's `unk__N`, paddle2onnx's `?`
+    (convert/user_data.py treats such names alike)."""
+    return name in ("", "?", "None") or re.fullmatch(r"unk__\d+", name) is not None
 
 
 def batch_axis_dynamic(entry: dict[str, Any]) -> bool:
