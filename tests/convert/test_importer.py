@@ -191,3 +191,18 @@ def test_test_directory_with_wrong_input_count(capsys, tmp_path, repository, bac
     shutil.copytree(backend_data / "test_conv_with_strides_padding", folder)
     (folder / "test_data_set_0" / "input_1.pb").unlink()
     _import_fails(capsys, repository, folder, "1 input files for a model with 2 inputs")
+
+
+def test_a_dynamic_dimension_written_as_minus_one_gets_seeded_inputs(capsys, tmp_path, repository):
+    # paddle2onnx writes a dynamic batch as dim_value -1 rather than a dim_param (rapidocr's models).
+    model = _matmul_model()
+    model.graph.input[0].type.tensor_type.shape.dim[0].Clear()
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -1
+    path = tmp_path / "minus_one.onnx"
+    onnx.save(model, path)
+    code, _, err = _cli(capsys, "--repository", str(repository), "import", str(path), "--name", "minus-one", "--quiet")
+    assert code == 0, err
+    entry = json.loads((repository / "manifest.json").read_text())["models"]["minus-one"]
+    golden = repository / entry["golden"]["path"] / "test_data_set_0" / "input_0.pb"
+    assert numpy_helper.to_array(onnx.load_tensor(str(golden))).shape == (2, 8)
+    assert entry["golden_data"] == "synthetic" and "synthetic inputs" in err

@@ -261,7 +261,9 @@ def generated_inputs(model: onnx.ModelProto, input_names: list[str]) -> Feeds:
     for name in input_names:
         tensor = by_name[name].type.tensor_type
         dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
-        shape = [d.dim_value if d.HasField("dim_value") else DYNAMIC_DIM_SIZE for d in tensor.shape.dim]
+        # Some exporters (paddle2onnx) write a dynamic dimension as dim_value -1 instead of a dim_param.
+        shape = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else DYNAMIC_DIM_SIZE
+                 for d in tensor.shape.dim]
         if dtype.kind == "f":
             feeds[name] = rng.standard_normal(shape).astype(dtype)
         elif dtype.kind in "iu":
