@@ -7,7 +7,7 @@
 // A form is the same model: it answers to its variant's arithmetic and budget.
 import { compareOutput, taskMetric } from "../lib/compare.js";
 import { AS_BUILT, servedForms } from "../lib/forms.js";
-import { judge } from "../lib/judge.js";
+import { fp32Floor, judge } from "../lib/judge.js";
 import { served } from "../lib/manifest.js";
 import { placement } from "../lib/placement.js";
 import { deviceKind, probe } from "../lib/probe.js";
@@ -60,7 +60,7 @@ function rule({ model, variant, runtime }, tolerances) {
   return {
     arithmetic: built.arithmetic ?? built.precision,
     budget: built.budget ?? tolerances[`${variant}/${runtime}`] ?? null,
-    floor: tolerances[`fp32/${runtime}`] ?? null,
+    floor: fp32Floor(tolerances[`fp32/${runtime}`], model),
     tolerance: tolerances[`${variant}/${runtime}`] ?? null, // the element-wise table, reported beside
   };
 }

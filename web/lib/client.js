@@ -2,6 +2,7 @@
 // plans, downloads, verifies on first use and falls back step by step.
 import { cachedUrls, loadArtifact, sha256 } from "./downloads.js";
 import { fileRecord } from "./forms.js";
+import { fp32Floor } from "./judge.js";
 import { checkManifest } from "./manifest.js";
 import { LoadedModel } from "./model.js";
 import { buildPlan } from "./plan.js";
@@ -237,7 +238,7 @@ export class Client {
     if (!reference) return { status: "unavailable", reason: "the manifest has no reference outputs for this file (built by an older onnxport)" };
     const rule = {
       arithmetic, budget: built.budget ?? null,
-      floor: tolerances[`fp32/${step.key}`], tolerance: tolerances[`${step.variant}/${step.key}`] ?? null,
+      floor: fp32Floor(tolerances[`fp32/${step.key}`], model), tolerance: tolerances[`${step.variant}/${step.key}`] ?? null,
     };
     if (!rule.floor) throw new Error(`no floor for fp32/${step.key} in the server's table`);
     let check;

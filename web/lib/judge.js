@@ -12,6 +12,27 @@
 import { budgetCheck, compareOutput, mergeMetrics, metricOutputs, pyG, pyRepr, pyStr, taskMetric } from "./compare.js";
 
 export const ARITHMETICS = Object.freeze(["fp32", "fp16", "int8"]);
+
+/**
+ * The floor an fp32 file is judged by in one runtime: the tolerance table's "fp32/<runtime>" entry
+ * (onnxruntime-web's own floors, made for single operators), loosened to the model's own export
+ * tolerance where that is looser (the manifest's `validation.tolerance`: what the build accepted
+ * between fp32 onnxruntime and the source). A deep network's fp32 kernels in two builds differ by
+ * more than one operator's (a detector's sigmoid output 1.02e-4 apart, a box coordinate of 120.7
+ * 2.4e-4 apart), and the import already called such a difference the same model.
+ * Python's twin: onnxport.accuracy.judgement.fp32_floor.
+ *
+ * @param {object|null|undefined} tableFloor the table's "fp32/<runtime>" entry
+ * @param {object} model the manifest's model entry
+ * @returns {object|null} the floor, or null without a table entry
+ */
+export function fp32Floor(tableFloor, model) {
+  if (!tableFloor) return null;
+  const own = model?.validation?.tolerance;
+  if (!own) return tableFloor;
+  const looser = (a, b) => (a == null ? b ?? null : b == null ? a : Math.max(a, b));
+  return { ...tableFloor, abs: looser(tableFloor.abs, own.abs), rel: looser(tableFloor.rel, own.rel) };
+}
 const SERVER = "the server"; // what the reasons call the floor's reference
 
 /**

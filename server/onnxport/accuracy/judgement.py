@@ -75,6 +75,19 @@ def _by_budget(task: str, metric_output: str | None, arithmetic: str, budget: To
             "outputs": outputs, "diagnostic": diagnostic}
 
 
+def fp32_floor(table_floor: Mapping[str, Any], validation: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The floor an fp32 file is judged by in one runtime: the tolerance table's "fp32/<runtime>" entry
+    (onnxruntime-web's floors, made for single operators) loosened to the model's own export tolerance
+    (the manifest's `validation.tolerance`) where that is looser: the build already called such a
+    difference between fp32 onnxruntime and the source the same model. web/lib/judge.js fp32Floor."""
+    own = (validation or {}).get("tolerance") or {}
+    floor = dict(table_floor)
+    for key in ("abs", "rel"):
+        if own.get(key) is not None:
+            floor[key] = own[key] if floor.get(key) is None else max(floor[key], own[key])
+    return floor
+
+
 def missing(reference: Outputs, got: Outputs) -> str | None:
     name = next((name for name in reference if name not in got), None)
     return None if name is None else f"output {name!r} is missing"

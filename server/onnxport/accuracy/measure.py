@@ -46,13 +46,15 @@ def accuracy(labels: np.ndarray | None, got: list[Feeds], metric_output: str | N
     return compare.accuracy(labels, got[0][metric_output])
 
 
-def verdict(arithmetic: str, budget: Tolerance, task: str, vs_fp32: dict[str, Any]) -> str | None:
+def verdict(arithmetic: str, budget: Tolerance, task: str, vs_fp32: dict[str, Any], *,
+            bound: str = "budget") -> str | None:
     """The reason a variant is rejected, or None when it may be served.
 
     `arithmetic` is what the file computes (a variant's name works the same way: only "fp32" matters,
     whose integer outputs must equal the export's). The import and the browser judgement
     (accuracy/judgement.py, web/lib/judge.js) both call this rule."""
-    return broken(vs_fp32, exact_integers=arithmetic == "fp32") or budgets.check(budget, task, judged_metric(vs_fp32))
+    return (broken(vs_fp32, exact_integers=arithmetic == "fp32")
+            or budgets.check(budget, task, judged_metric(vs_fp32), bound=bound))
 
 
 def broken(vs: dict[str, Any], *, exact_integers: bool, reference: str = "fp32") -> str | None:

@@ -2,7 +2,7 @@
 import { served } from "../../lib/manifest.js";
 import { RUNTIMES } from "../../lib/plan.js";
 import { serverInfer } from "../../lib/server-api.js";
-import { judge } from "../../lib/judge.js";
+import { fp32Floor, judge } from "../../lib/judge.js";
 import { maxAbsDiff } from "../../lib/tensors.js";
 import { client } from "../client.js";
 import { digitsInput } from "../playground/digits.js";
@@ -120,7 +120,7 @@ async function judgement(model, choice, got, sameVariant, feeds) {
   const record = model.variants[choice.variant];
   const arithmetic = record.arithmetic ?? "fp32";
   try {
-    const floor = (await client.tolerances())[`fp32/${choice.key}`] ?? null;
+    const floor = fp32Floor((await client.tolerances())[`fp32/${choice.key}`], model);
     let fp32 = null;
     if (arithmetic !== "fp32") {
       if (model.variants.fp32?.status !== "ok") return { error: `an ${arithmetic} file is judged against fp32, which this model does not serve` };
