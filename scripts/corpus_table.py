@@ -310,6 +310,8 @@ SHORTER = (  # (pattern, replacement), in order: a reason as a table cell
     (r"^(\w+) failed: (Exception: )?", r"\1: "),  # a raw tool's step
     (r"max error / max \|fp32\| (\S+) > budget (\S+)", r"\1 > \2"),
     (r"mean error / max \|fp32\| (\S+) > budget (\S+)", r"mean \1 > \2"),
+    (r"max error / max \|fp32\| (\S+) > the serving bound \(90% of the budget\) ([^\s;]+)", r"\1 > \2"),
+    (r"mean error / max \|fp32\| (\S+) > the serving bound \(90% of the budget\) ([^\s;]+)", r"mean \1 > \2"),
     (r"per-step top-1 agreement with fp32 (\S+) < budget (\S+)", r"steps \1 < \2"),
     (r"top-1 agreement with fp32 (\S+) < budget (\S+)", r"top-1 \1 < \2"),
     (r"(scaled_max_abs|scaled_mean_abs|top1_agreement|step_agreement) (\S+) ([<>]) budget (\S+)", r"\2 \3 \4"),
