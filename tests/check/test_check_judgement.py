@@ -20,7 +20,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxport import cli
-from onnxport.accuracy import tolerances
+from onnxport.accuracy import judgement, tolerances
 from test_docs import REPORT, REPORT_MAPS, assert_documented
 
 pytestmark = pytest.mark.slow
@@ -82,8 +82,9 @@ def test_one_wrong_element_fails_fp32_by_the_floor_and_int8_passes_by_its_budget
         fp32 = rows["fp32"]
         assert (fp32["status"], fp32["basis"], fp32["arithmetic"]) == ("fail", "floor", "fp32"), fp32
         assert fp32["reason"].startswith("output 'logits' at [0, 0]: expected "), fp32["reason"]
-        assert fp32["reason"].endswith("floor abs 0.0001, rel 1e-06)"), fp32["reason"]
-        assert fp32["floor"] == tolerances.table()["fp32/wasm"]
+        # The wasm floor (abs 1e-4, rel 1e-6) loosened to the import's export tolerance (rel 1e-3).
+        assert fp32["reason"].endswith("floor abs 0.0001, rel 0.001)"), fp32["reason"]
+        assert fp32["floor"] == judgement.fp32_floor(tolerances.table()["fp32/wasm"], {"tolerance": {"abs": 1e-5, "rel": 1e-3}})
 
         # int8: the same wrong element, but every top class still fp32's: within budget, with a diagnostic.
         int8 = rows["int8-dynamic"]
@@ -134,7 +135,7 @@ def test_one_wrong_element_fails_fp32_by_the_floor_and_int8_passes_by_its_budget
         assert check["diagnostic"]["max_abs"] >= 0.9, check
         failed = verified["attempts"][0]
         assert (failed["runtime"], failed["variant"], failed["wrong"]) == ("wasm", "fp32", True), verified["attempts"]
-        assert "floor abs 0.0001, rel 1e-06" in failed["error"], failed
+        assert "floor abs 0.0001, rel 0.001" in failed["error"], failed
         assert errors == []
     finally:
         context.close()
