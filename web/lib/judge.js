@@ -20,6 +20,7 @@ export const ARITHMETICS = Object.freeze(["fp32", "fp16", "int8"]);
  * between fp32 onnxruntime and the source). A deep network's fp32 kernels in two builds differ by
  * more than one operator's (a detector's sigmoid output 1.02e-4 apart, a box coordinate of 120.7
  * 2.4e-4 apart), and the import already called such a difference the same model.
+ * A floor the user set (`onnxport check --tolerances`: marked `overridden`) is kept as given.
  * Python's twin: onnxport.accuracy.judgement.fp32_floor.
  *
  * @param {object|null|undefined} tableFloor the table's "fp32/<runtime>" entry
@@ -28,6 +29,7 @@ export const ARITHMETICS = Object.freeze(["fp32", "fp16", "int8"]);
  */
 export function fp32Floor(tableFloor, model) {
   if (!tableFloor) return null;
+  if (tableFloor.overridden) return tableFloor; // the user's own bound (onnxport check --tolerances), as given
   const own = model?.validation?.tolerance;
   if (!own) return tableFloor;
   const looser = (a, b) => (a == null ? b ?? null : b == null ? a : Math.max(a, b));

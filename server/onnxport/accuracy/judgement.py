@@ -79,7 +79,10 @@ def fp32_floor(table_floor: Mapping[str, Any], validation: Mapping[str, Any] | N
     """The floor an fp32 file is judged by in one runtime: the tolerance table's "fp32/<runtime>" entry
     (onnxruntime-web's floors, made for single operators) loosened to the model's own export tolerance
     (the manifest's `validation.tolerance`) where that is looser: the build already called such a
-    difference between fp32 onnxruntime and the source the same model. web/lib/judge.js fp32Floor."""
+    difference between fp32 onnxruntime and the source the same model. A floor the user set
+    (`onnxport check --tolerances`, marked "overridden") is kept as given. web/lib/judge.js fp32Floor."""
+    if table_floor.get("overridden"):
+        return dict(table_floor)
     own = (validation or {}).get("tolerance") or {}
     floor = dict(table_floor)
     for key in ("abs", "rel"):

@@ -61,7 +61,9 @@ def table(overrides_file: Path | None = None) -> dict[str, dict]:
     """The table as JSON: {"variant/runtime": {...}}, with a user's overrides merged in."""
     merged = {f"{variant}/{runtime}": _published(t) for (variant, runtime), t in TOLERANCES.items()}
     for key, values in load_overrides(overrides_file).items():
-        merged[key] = {**merged[key], **values, "why": values.get("why", "overridden by " + str(overrides_file))}
+        # "overridden": the user's own bound, which the fp32 floor keeps as given (judgement.fp32_floor).
+        merged[key] = {**merged[key], **values, "why": values.get("why", "overridden by " + str(overrides_file)),
+                       "overridden": True}
     return merged
 
 
@@ -71,7 +73,8 @@ def _published(tolerance: Tolerance) -> dict:
 
 
 def lookup(variant: str, runtime: str, overrides_file: Path | None = None) -> Tolerance:
-    return Tolerance(**table(overrides_file)[f"{variant}/{runtime}"])
+    entry = table(overrides_file)[f"{variant}/{runtime}"]
+    return Tolerance(**{k: v for k, v in entry.items() if k != "overridden"})
 
 
 def load_overrides(path: Path | None) -> dict[str, dict]:

@@ -134,7 +134,7 @@ def _locate_tolerance(entry: dict[str, Any], result: dict[str, Any], tolerances_
     else the table's row for the variant and runtime."""
     if result.get("arithmetic", "fp32") == "fp32":
         table = tolerances.table(tolerances_file)[f"fp32/{result['runtime']}"]
-        return Tolerance(**judgement.fp32_floor(table, entry.get("validation")))
+        return judgement.tolerance(judgement.fp32_floor(table, entry.get("validation")))
     return tolerances.lookup(result["variant"], result["runtime"], tolerances_file)
 
 
