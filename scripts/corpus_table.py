@@ -146,13 +146,17 @@ class Finished:
 
 
 def run_measured(command: list[str], cwd: str, timeout: float, env: dict | None = None) -> Finished:
-    """Run command; its CPU time (user + system, its waited-for children included) and peak RSS from
-    wait4: the CPU time stays meaningful when other work shares the cores and wall time does not, and
-    the peak is this process's own (a separate process per import, so imports do not share one)."""
+    """Run command; its CPU time (user + system, its waited-for children included, from wait4: it stays
+    meaningful when other work shares the cores and wall time does not) and its peak RSS, the largest
+    VmHWM read from /proc while it runs. Not wait4's ru_maxrss: Python starts children with vfork, and
+    Linux carries the parent's high-water mark across the exec, so a large parent (a pytest session
+    holding demo models: 2.5 GB) is every child's "peak"."""
     start = time.perf_counter()
     with tempfile.TemporaryFile(mode="w+") as stderr:
         process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=stderr, text=True)
+        peak_kb = 0
         while True:
+            peak_kb = max(peak_kb, _high_water_kb(process.pid))  # before wait4 reaps it
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)
             if pid:
                 code: int | None = os.waitstatus_to_exitcode(status)
@@ -166,8 +170,16 @@ def run_measured(command: list[str], cwd: str, timeout: float, env: dict | None 
         process.returncode = code if code is not None else -9  # reaped here, not by Popen
         stderr.seek(0)
         text = stderr.read()
-    return Finished(code, text, time.perf_counter() - start, usage.ru_utime + usage.ru_stime,
-                    usage.ru_maxrss / 1024)  # Linux: kilobytes
+    return Finished(code, text, time.perf_counter() - start, usage.ru_utime + usage.ru_stime, peak_kb / 1024)
+
+
+def _high_water_kb(pid: int) -> int:
+    """The process's peak resident set so far (VmHWM, kB), or 0 once it has exited."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return next((int(line.split()[1]) for line in status if line.startswith("VmHWM:")), 0)
+    except (OSError, ValueError):
+        return 0
 
 
 def _failure(done: Finished, timeout: float) -> str:

@@ -144,7 +144,7 @@ def test_references_are_kept_by_commit_and_garbage_collected_with_their_variant(
 
 def test_a_rejected_variant_keeps_its_reference(run_cli, tmp_path, recipes_dir, monkeypatch):
     verdict = measure.verdict
-    monkeypatch.setattr(measure, "verdict", lambda name, *a: "rejected by the test" if name == "fp16" else verdict(name, *a))
+    monkeypatch.setattr(measure, "verdict", lambda name, *a, **kw: "rejected by the test" if name == "fp16" else verdict(name, *a, **kw))
     repository = tmp_path / "repository"
     build_tiny(run_cli, repository, recipes_dir)
     assert manifest_of(repository)["models"]["tiny"]["variants"]["fp16"]["status"] == "rejected"
