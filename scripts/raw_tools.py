@@ -39,7 +39,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-# The budgets of server/onnxport/repository/variants.py, per task: (metric, fp16's bound, int8's bound,
+# The budgets of server/onnxport/repository/variant_table.py, per task: (metric, fp16's bound, int8's bound,
 # "min" for an agreement that must reach the bound, "max" for an error that must stay under it).
 METRICS = {
     "generic": ("scaled_max_abs", 0.01, 0.1, "max"),

@@ -7,7 +7,7 @@ INT8_MIN_SHRINK). Every other demo variant is served; tests/convert/test_build.p
 
 from __future__ import annotations
 
-from onnxport.repository.variants import NAMES as VARIANTS
+from onnxport.repository.variant_table import NAMES as VARIANTS
 
 MODELS = ("iris", "digits", "minilm")
 SKIPPED = {"iris": ("int8-dynamic", "int8-static")}

@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import browser  # noqa: E402
 import variants  # noqa: E402
+
+import browser  # noqa: E402
 
 SEQUENCES = {
     "cast_then_cast": ["cast_input_i64_f32_128", "cast_input_i64_f32_128", "cast_input_i64_bool_128",

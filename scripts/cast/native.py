@@ -19,6 +19,7 @@ import onnxruntime as ort
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 import variants  # noqa: E402
+
 from browser import GROUPS  # noqa: E402
 
 

@@ -37,7 +37,7 @@ FORMS_HELP = ("optimized forms to make of each served variant, for browsers to s
 
 
 def _forms(text: str) -> tuple[str, ...]:
-    from onnxport.repository.variants import parse_forms
+    from onnxport.repository.variant_table import parse_forms
 
     try:
         return parse_forms(text)
@@ -48,7 +48,7 @@ def _forms(text: str) -> tuple[str, ...]:
 def _parser() -> argparse.ArgumentParser:
     from onnxport.convert.export import DEFAULT_OPSET
     from onnxport.recipe import TASKS, default_recipes_dir
-    from onnxport.repository.variants import FORMS
+    from onnxport.repository.variant_table import FORMS
 
     parser = argparse.ArgumentParser(prog="onnxport", description="Export once, run anywhere: build, serve and check ONNX models.")
     parser.add_argument("--repository", type=Path, default=None,
@@ -168,7 +168,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _build(args) -> int:
-    from onnxport import report
+    from onnxport import text_tables
     from onnxport.convert.builder import build_recipes
     from onnxport.recipe import discover
     from onnxport.repository.names import check_recipe_targets
@@ -180,12 +180,12 @@ def _build(args) -> int:
                          [n for n in args.models or recipes if n in recipes], args.replace)
     outcomes = build_recipes(args.models, Repository(args.repository), args.recipes, args.opset,
                              force=args.force, show_progress=not args.quiet, forms=args.forms)
-    print(report.build_summary(outcomes))
+    print(text_tables.build_summary(outcomes))
     return 0
 
 
 def _import(args) -> int:
-    from onnxport import report
+    from onnxport import text_tables
     from onnxport.convert.builder import build_prepared
     from onnxport.convert.importer import import_key, prepare_import
     from onnxport.repository.names import check_import_target, check_name
@@ -200,8 +200,8 @@ def _import(args) -> int:
                                     args.forms, args.inputs),
         show_progress=not args.quiet,
     )
-    print(report.build_summary([outcome]))
-    warning = report.synthetic_warning(outcome.entry)
+    print(text_tables.build_summary([outcome]))
+    warning = text_tables.synthetic_warning(outcome.entry)
     if warning:
         print(warning, file=sys.stderr)
     return 0
@@ -217,16 +217,16 @@ def _remove(args) -> int:
 
 
 def _list(args) -> int:
-    from onnxport import report
+    from onnxport import text_tables
     from onnxport.repository.store import Repository
 
     manifest = Repository(args.repository).read_manifest()
-    print(json.dumps(sorted(manifest["models"]), indent=2) if args.json else report.model_list(manifest))
+    print(json.dumps(sorted(manifest["models"]), indent=2) if args.json else text_tables.model_list(manifest))
     return 0
 
 
 def _info(args) -> int:
-    from onnxport import report
+    from onnxport import text_tables
     from onnxport.repository.store import Repository
 
     manifest = Repository(args.repository).read_manifest()
@@ -234,13 +234,13 @@ def _info(args) -> int:
     if entry is None:
         known = ", ".join(sorted(manifest["models"])) or "none (run `onnxport build`)"
         raise OnnxportError(f"unknown model {args.model!r}; the repository has: {known}")
-    print(json.dumps(entry, indent=2, sort_keys=True) if args.json else report.model_info(entry))
+    print(json.dumps(entry, indent=2, sort_keys=True) if args.json else text_tables.model_info(entry))
     return 0
 
 
 def _check(args) -> int:
-    from onnxport.check import report as check_report
-    from onnxport.check.runner import FAILING, run_check
+    from onnxport.check import check_report
+    from onnxport.check.check_run import FAILING, run_check
 
     report = run_check(
         repository=args.repository, url=args.url, models=args.models,
@@ -257,8 +257,8 @@ def _check(args) -> int:
 
 
 def _bench(args) -> int:
-    from onnxport.bench import report as bench_report
-    from onnxport.bench.runner import run_bench, save_latest
+    from onnxport.bench import bench_report
+    from onnxport.bench.bench_run import run_bench, save_latest
 
     replicas = None
     if args.engine == "ray":

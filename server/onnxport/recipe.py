@@ -18,10 +18,10 @@ import numpy as np
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.errors import RecipeError
 from onnxport.project import PROJECT_ROOT
-from onnxport.repository.names import RULE_TEXT, name_problem
 
 # What a recipe may declare is what the manifest can say (its vocabulary lives with its types).
 from onnxport.repository.manifest import PLAYGROUNDS, TASKS
+from onnxport.repository.names import RULE_TEXT, name_problem
 
 Feeds = dict[str, np.ndarray]
 __all__ = ["Feeds", "Recipe", "SourceModel", "Tolerance"]

@@ -1,13 +1,13 @@
-"""accuracy/budgets.py and the budgets of repository/variants.py: one table, and the check that quotes both figures."""
+"""accuracy/budgets.py and the budgets of repository/variant_table.py: one table, and the check that quotes both figures."""
 
 from __future__ import annotations
 
 import pytest
 
 from onnxport.accuracy import budgets
-from onnxport.repository.variants import NAMES as VARIANTS
-from onnxport.repository.variants import VARIANTS as TABLE
-from onnxport.repository.variants import variant as variant_row
+from onnxport.repository.variant_table import NAMES as VARIANTS
+from onnxport.repository.variant_table import VARIANTS as TABLE
+from onnxport.repository.variant_table import variant as variant_row
 
 
 def budget_of(name: str):

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from onnxport.accuracy import budgets, judgement
-from onnxport.repository import variants
 
 VECTORS = json.loads((Path(__file__).parents[1] / "data" / "fp32_floor_vectors.json").read_text())
 
@@ -37,8 +36,8 @@ def test_a_box_coordinate_of_two_fp32_builds_passes_the_floor_of_an_import():
 
 @pytest.mark.parametrize("arithmetic", ["fp16", "int8"])
 def test_the_serving_budget_leaves_headroom_under_the_budget(arithmetic):
-    full, serving = variants.budget(arithmetic), variants.serving_budget(arithmetic)
-    keep = 1 - variants.SERVING_HEADROOM
+    full, serving = budgets.budget(arithmetic), budgets.serving_budget(arithmetic)
+    keep = 1 - budgets.SERVING_HEADROOM
     assert serving.scaled_mean_abs == pytest.approx(keep * full.scaled_mean_abs)
     assert serving.scaled_max_abs == pytest.approx(keep * full.scaled_max_abs)
     assert 1 - serving.top1_min == pytest.approx(keep * (1 - full.top1_min))
@@ -47,8 +46,8 @@ def test_the_serving_budget_leaves_headroom_under_the_budget(arithmetic):
     # int8 gave 0.0103 on the same inputs.
     edge = {"scaled_mean_abs": 0.97 * full.scaled_mean_abs}
     assert budgets.check(full, "detection-map", edge) is None
-    assert "serving bound" in budgets.check(serving, "detection-map", edge, bound=variants.SERVING_BOUND)
+    assert "serving bound" in budgets.check(serving, "detection-map", edge, bound=budgets.SERVING_BOUND)
 
 
 def test_fp32_is_served_within_its_budget():
-    assert variants.serving_budget("fp32") == variants.budget("fp32")
+    assert budgets.serving_budget("fp32") == budgets.budget("fp32")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxport.accuracy import budgets, compare
-from onnxport.repository.variants import variant
+from onnxport.repository.variant_table import variant
 
 
 def test_one_flipped_pixel_fails_the_max_but_not_the_mean_of_a_detection_map():

@@ -1,4 +1,4 @@
-"""bench/v2.py against a server that fails: the throughput run ends and reports the errors."""
+"""bench/v2_client.py against a server that fails: the throughput run ends and reports the errors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from onnxport.bench import v2
+from onnxport.bench import v2_client as v2
 
 
 class _Failing(http.server.BaseHTTPRequestHandler):

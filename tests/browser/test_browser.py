@@ -28,7 +28,7 @@ from fixtures.playground import (
     run,
     wait_for_probe,
 )
-from onnxport.repository.variants import NAMES as VARIANT_ORDER
+from onnxport.repository.variant_table import NAMES as VARIANT_ORDER
 
 SPECIES = ["setosa", "versicolor", "virginica"]
 

@@ -29,7 +29,7 @@ from fixtures.playground import (
     plan_steps,
     wait_for_probe,
 )
-from onnxport.accuracy import tolerances
+from onnxport.accuracy import browser_tolerances
 
 SPEEDS_KEY = "onnxport-speeds-v2"
 SOFTWARE_RANKED_LATER = "software WebGPU adapter: ranked after WebAssembly until measured faster"
@@ -241,7 +241,7 @@ def test_the_example_page_runs_and_matches_the_server(open_tab, live_server, v2_
                                      data=v2_codec.json_request({"features": np.array([[6.9, 3.1, 5.4, 2.1]], dtype=np.float32)}))
     with urllib.request.urlopen(request) as response:
         _, expected = v2_codec.parse_response(response.read(), None)
-    tolerance = tolerances.lookup(variant, "wasm")
+    tolerance = browser_tolerances.lookup(variant, "wasm")
     assert np.abs(got - expected["probabilities"][0]).max() <= tolerance.abs, (got, expected)
     expect(page.locator("#answer")).to_contain_text("virginica")
     expect(page.locator("#choice")).to_contain_text(f"Ran on wasm ({variant})")

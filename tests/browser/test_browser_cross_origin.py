@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from fixtures.playground import RUN_TIMEOUT_MS
 from onnxport import tensor_json
-from onnxport.accuracy import tolerances
+from onnxport.accuracy import browser_tolerances
 from onnxport.harness.process import free_port
 
 PAGE = """<!doctype html>
@@ -98,7 +98,7 @@ def test_a_page_on_an_allowed_origin_runs_minilm_with_threads(spawn_server, demo
     record = manifest["models"]["minilm"]["variants"][result["variant"]]
     reference = json.loads((demo_repository / record["reference"]["file"]).read_text())
     expected = tensor_json.decode(reference["outputs"])["sentence_embedding"].reshape(-1)
-    tolerance = tolerances.lookup(result["variant"], "wasm")
+    tolerance = browser_tolerances.lookup(result["variant"], "wasm")
     assert np.abs(np.array(result["embedding"]) - expected).max() <= tolerance.abs
     assert all(url.startswith(server) for url in tab.artifact_requests()) and tab.artifact_requests()
 

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from fixtures.playground import by_testid, draw_digit, expect_ran_on, plan_steps, wait_for_probe
-from onnxport.accuracy import tolerances
+from onnxport.accuracy import browser_tolerances
 
 LOAD_FORM = """async ([model, variant, form]) => {
   const { connect } = await import('/web/lib/index.js');
@@ -48,7 +48,7 @@ def test_a_pinned_form_runs_verified_and_matches_native_onnxruntime_on_it(open_t
     inputs = tensor_json.decode(reference["inputs"])
     session = ort.InferenceSession(str(demo_repository / record["file"]), providers=["CPUExecutionProvider"])
     native = dict(zip([o.name for o in session.get_outputs()], session.run(None, inputs)))
-    tol = tolerances.lookup(variant, "wasm")
+    tol = browser_tolerances.lookup(variant, "wasm")
     for name, value in got["outputs"].items():
         browser = np.asarray(value["data"]).reshape(value["dims"])
         assert np.allclose(browser, native[name], atol=tol.abs, rtol=tol.rel), (name, np.max(np.abs(browser - native[name])))

@@ -20,7 +20,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxport import cli
-from onnxport.accuracy import judgement, tolerances
+from onnxport.accuracy import browser_tolerances, judgement
 from test_docs import REPORT, REPORT_MAPS, assert_documented
 
 pytestmark = pytest.mark.slow
@@ -84,7 +84,7 @@ def test_one_wrong_element_fails_fp32_by_the_floor_and_int8_passes_by_its_budget
         assert fp32["reason"].startswith("output 'logits' at [0, 0]: expected "), fp32["reason"]
         # The wasm floor (abs 1e-4, rel 1e-6) loosened to the import's export tolerance (rel 1e-3).
         assert fp32["reason"].endswith("floor abs 0.0001, rel 0.001)"), fp32["reason"]
-        assert fp32["floor"] == judgement.fp32_floor(tolerances.table()["fp32/wasm"], {"tolerance": {"abs": 1e-5, "rel": 1e-3}})
+        assert fp32["floor"] == judgement.fp32_floor(browser_tolerances.table()["fp32/wasm"], {"tolerance": {"abs": 1e-5, "rel": 1e-3}})
 
         # int8: the same wrong element, but every top class still fp32's: within budget, with a diagnostic.
         int8 = rows["int8-dynamic"]
@@ -97,7 +97,7 @@ def test_one_wrong_element_fails_fp32_by_the_floor_and_int8_passes_by_its_budget
         assert diagnostic["first_outside_floor"]["index"] == [0, 0], diagnostic
         assert diagnostic["text"].startswith("element-wise vs the server's output of this file: max abs "), diagnostic
         # Judged element by element by the table's int8 row, as before, it would have failed.
-        assert int8["tolerance"] == tolerances.table()["int8-dynamic/wasm"]
+        assert int8["tolerance"] == browser_tolerances.table()["int8-dynamic/wasm"]
         assert int8["outputs"]["logits"]["first_mismatch"]["index"] == [0, 0]
         assert diagnostic["max_abs"] > int8["tolerance"]["abs"]
         # Every other served file computes in fp16 or int8: the same wrong element passes each by its budget.

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.check import RUNTIMES, assert_report_consistent, read_golden, result, served_forms, served_variants
-from onnxport.accuracy import judgement, tolerances
+from onnxport.accuracy import browser_tolerances, judgement
 
 pytestmark = pytest.mark.slow
 
@@ -52,7 +52,7 @@ def test_the_full_demo_matrix_passes_in_every_browser_runtime(check_cli, demo_re
     models = sorted(demo_manifest["models"])
     assert keys_of(report) == expected_keys(demo_manifest, models)
     assert_report_consistent(report, out)
-    assert report["tolerances"] == tolerances.table()
+    assert report["tolerances"] == browser_tolerances.table()
 
     batches = {m: len(next(iter(read_golden(demo_repository, demo_manifest["models"][m])[0].values()))) for m in models}
     browser = report["browser"]
@@ -85,13 +85,13 @@ def test_the_full_demo_matrix_passes_in_every_browser_runtime(check_cli, demo_re
             assert r["tolerance"] == entry["validation"]["tolerance"], where
             continue
         tol = r["tolerance"]
-        assert tol == tolerances.table()[f"{r['variant']}/{r['runtime']}"], where
+        assert tol == browser_tolerances.table()[f"{r['variant']}/{r['runtime']}"], where
         variant = entry["variants"][r["variant"]]
         assert r["arithmetic"] == variant.get("arithmetic", variant["precision"]), where
         if r["arithmetic"] == "fp32":
             # A file that computes in fp32: element-wise against the server's run, within onnxruntime-web's floor.
             # onnxruntime-web's floor, loosened to the recipe's export tolerance where that is looser.
-            floor = judgement.fp32_floor(tolerances.table()[f"fp32/{r['runtime']}"], entry["validation"])
+            floor = judgement.fp32_floor(browser_tolerances.table()[f"fp32/{r['runtime']}"], entry["validation"])
             assert r["basis"] == "floor" and r["floor"] == floor, where
             assert r["metric"][metric] >= r["floor"]["top1_min" if metric == "top1_agreement" else "cosine_min"], where
             assert r["diagnostic"] is None and r["metric_vs_fp32"] is None, where

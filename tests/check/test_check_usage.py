@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.check import RUNTIMES
-from onnxport.check import runner
+from onnxport.check import check_run as runner
 from onnxport.harness import process
 
 pytestmark = pytest.mark.slow

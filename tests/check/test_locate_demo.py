@@ -7,9 +7,9 @@ import hashlib
 import numpy as np
 import onnx
 import pytest
-from demo_variants import MODEL_VARIANTS
 from locate_helpers import TOL, node_outputs, run_onnxruntime
 
+from demo_variants import MODEL_VARIANTS
 from onnxport import tensor_json
 from onnxport.check import locate
 

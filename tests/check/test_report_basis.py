@@ -1,8 +1,8 @@
-"""check/report.py: the table and the HTML page say what decided each verdict and show the diagnostic."""
+"""check/check_report.py: the table and the HTML page say what decided each verdict and show the diagnostic."""
 
 from __future__ import annotations
 
-from onnxport.check import report as check_report
+from onnxport.check import check_report
 
 DIAGNOSTIC = ("element-wise vs the server's output of this file: max abs 0.5 in 'logits', first outside the floor at "
               "logits[0, 0]; the element rule would have needed abs 0.5")

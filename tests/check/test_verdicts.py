@@ -11,7 +11,8 @@ import pytest
 from flask.testing import FlaskClient
 
 from fixtures.servers import buffered_client
-from onnxport.check import runner, verdicts
+from onnxport.check import check_run as runner
+from onnxport.check import verdicts
 from onnxport.repository.store import empty_manifest
 from onnxport.serving.app import create_app
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from name_models import files_of, manifest_of, matmul_file, rename_by_hand
 
+from name_models import files_of, manifest_of, matmul_file, rename_by_hand
 from onnxport.repository.names import RULE
 
 BAD_NAMES = ["../evil", "Bad/Name", "", "has space", "UPPER", ".hidden", "a..b", "-flag", "x" * 65, "tab\there"]

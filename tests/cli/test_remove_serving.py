@@ -12,9 +12,9 @@ import weakref
 from dataclasses import dataclass
 
 import pytest
+
 from fixtures.servers import buffered_client
 from name_models import manifest_of, matmul_file, rename_by_hand
-
 from onnxport.repository.names import RULE
 from onnxport.serving.app import create_app
 

@@ -1,4 +1,4 @@
-"""The demo build end to end (server/onnxport/convert/, report.py, cli.py): what lands in the repository."""
+"""The demo build end to end (server/onnxport/convert/, text_tables.py, cli.py): what lands in the repository."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ import pytest
 from onnx import numpy_helper
 
 from demo_variants import MODEL_VARIANTS, SERVED, SKIPPED
-
 from onnxport import runtime
-from onnxport.repository.variants import NAMES as VARIANTS
+from onnxport.repository.variant_table import NAMES as VARIANTS
 
 pytestmark = pytest.mark.slow
 

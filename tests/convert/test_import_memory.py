@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
-
 from graph_helpers import make_model, rng, tensor
-from onnxport.convert import fp16_overflow, node_errors, value_sizes, variants
+from onnx import helper
+
+from onnxport.convert import fp16_overflow, lower_precision, node_errors, value_sizes
 
 
 def chain_model():
@@ -55,10 +55,10 @@ def test_pieces_cut_in_graph_order_within_the_budget(monkeypatch):
 def test_errors_measured_in_pieces_rank_as_all_at_once(monkeypatch, precision):
     model, golden = chain_model(), feeds(32)
     if precision == "fp16":
-        variant, _ = variants.make_fp16(model, golden)
+        variant, _ = lower_precision.make_fp16(model, golden)
         candidates = None
     else:
-        variant, _ = variants.make_int8_static(model, golden)
+        variant, _ = lower_precision.make_int8_static(model, golden)
         candidates = {"first", "second", "third"}
     at_once = node_errors.introduced_errors(model, variant, golden, candidates)
     monkeypatch.setattr(node_errors, "PIECE_MIN_BYTES", 0)

@@ -12,7 +12,7 @@ import onnx
 from graph_helpers import make_model, rng, tensor
 from onnx import TensorProto, helper
 
-from onnxport.repository.variants import BUDGETS
+from onnxport.accuracy.budgets import BUDGETS
 
 
 def imported(run_cli, tmp_path: Path, model: onnx.ModelProto, name: str, *args: object,
@@ -140,9 +140,9 @@ def test_a_fallback_that_keeps_most_of_fp16_in_fp32_is_not_served(run_cli, tmp_p
 
 
 def tree_ensemble_file(tmp_path: Path) -> tuple[onnx.ModelProto, np.ndarray]:
+    from skl2onnx import to_onnx
     from sklearn.datasets import load_iris
     from sklearn.ensemble import RandomForestClassifier
-    from skl2onnx import to_onnx
 
     features, labels = load_iris(return_X_y=True)
     features = features.astype(np.float32)

@@ -1,4 +1,4 @@
-"""server/onnxport/convert/variants.py on small hand-made graphs, each run in onnxruntime."""
+"""server/onnxport/convert/lower_precision.py on small hand-made graphs, each run in onnxruntime."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from graph_helpers import make_model, rng, tensor
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxport import runtime
-from onnxport.convert import variants
+from onnxport.convert import lower_precision
 from onnxport.convert.export import export
 from onnxport.recipe import SourceModel
 
@@ -58,19 +58,19 @@ OVERFLOW_FEEDS = {"x": rng(1).uniform(50, 100, (6, 4)).astype(np.float32)}
 def test_overflow_model_really_exceeds_fp16():
     # What plain fp16 conversion would store between the two Muls: the premise of the next tests.
     hot = (OVERFLOW_FEEDS["x"] @ numpy_helper.to_array(overflow_model().graph.initializer[0])) * 1000
-    assert hot.max() > variants.FP16_MAX
+    assert hot.max() > lower_precision.FP16_MAX
     with np.errstate(over="ignore"):
         assert np.isinf(hot.astype(np.float16)).any()
 
 
 def test_overflowing_nodes_are_those_touching_the_hot_values():
-    assert variants.overflowing_nodes(overflow_model(), [OVERFLOW_FEEDS]) == {"grow", "relu", "shrink"}
+    assert lower_precision.overflowing_nodes(overflow_model(), [OVERFLOW_FEEDS]) == {"grow", "relu", "shrink"}
 
 
 def test_fp16_blocks_overflowing_nodes_and_stays_finite():
     model = overflow_model()
     reference = run(model, OVERFLOW_FEEDS)["y"]
-    fp16, settings = variants.make_fp16(model, [OVERFLOW_FEEDS])
+    fp16, settings = lower_precision.make_fp16(model, [OVERFLOW_FEEDS])
     assert settings["blocked_nodes"] == ["grow", "relu", "shrink"]
     assert TensorProto.FLOAT16 in initializer_types(fp16)  # the MatMul weights did convert
     got = run(fp16, OVERFLOW_FEEDS)["y"]
@@ -80,7 +80,7 @@ def test_fp16_blocks_overflowing_nodes_and_stays_finite():
 
 
 def test_fp16_keeps_blocked_nodes_in_fp32():
-    fp16, _ = variants.make_fp16(overflow_model(), [OVERFLOW_FEEDS])
+    fp16, _ = lower_precision.make_fp16(overflow_model(), [OVERFLOW_FEEDS])
     onnx.checker.check_model(fp16)
     inferred = onnx.shape_inference.infer_shapes(fp16, strict_mode=True)
     types = {v.name: v.type.tensor_type.elem_type for v in inferred.graph.value_info}
@@ -93,7 +93,7 @@ def test_fp16_keeps_blocked_nodes_in_fp32():
 def test_fp16_without_overflow_blocks_nothing():
     r = rng(1)
     feeds = {"x": r.uniform(0, 1, (6, 4)).astype(np.float32)}
-    _, settings = variants.make_fp16(overflow_model(), [feeds])
+    _, settings = lower_precision.make_fp16(overflow_model(), [feeds])
     assert settings["blocked_nodes"] == []
 
 
@@ -120,7 +120,7 @@ def test_fp16_blocks_a_node_that_reads_a_hot_value_twice():
     r = rng(1)
     feeds = {"x": r.uniform(0.5, 1, (6, 4)).astype(np.float32)}
     model = square_model()
-    fp16, settings = variants.make_fp16(model, [feeds])
+    fp16, settings = lower_precision.make_fp16(model, [feeds])
     assert {"grow", "square", "root"} <= set(settings["blocked_nodes"])
     assert np.isfinite(run(fp16, feeds)["y"]).all()
 
@@ -132,8 +132,8 @@ def test_fp16_of_a_graph_without_float_weights_or_ops_is_skipped():
         [tensor("y", 2, elem=TensorProto.INT64)],
     )
     feeds = {"a": np.array([1, 2]), "b": np.array([3, 4])}
-    with pytest.raises(variants.VariantSkipped):
-        variants.make_fp16(model, [feeds])
+    with pytest.raises(lower_precision.VariantSkipped):
+        lower_precision.make_fp16(model, [feeds])
 
 
 # ---------------------------------------------------------------- int8
@@ -163,8 +163,8 @@ def test_int8_dynamic_quantizes_matmul_with_int8_weights():
     r = rng(1)
     model = matmul_model()
     feeds = {"x": r.normal(size=(5, 16)).astype(np.float32)}
-    quantized, settings = variants.make_int8_dynamic(model)
-    ops = variants.operator_histogram(quantized)
+    quantized, settings = lower_precision.make_int8_dynamic(model)
+    ops = lower_precision.operator_histogram(quantized)
     assert "MatMulInteger" in ops and "DynamicQuantizeLinear" in ops
     assert "MatMul" not in ops
     assert settings["weight_type"] == "QInt8"
@@ -176,9 +176,9 @@ def test_int8_dynamic_gives_conv_graphs_uint8_weights():
     r = rng(1)
     model = conv_model()
     feeds = {"x": r.uniform(size=(2, 1, 8, 8)).astype(np.float32)}
-    quantized, settings = variants.make_int8_dynamic(model)
+    quantized, settings = lower_precision.make_int8_dynamic(model)
     assert settings["weight_type"] == "QUInt8"
-    assert "ConvInteger" in variants.operator_histogram(quantized)
+    assert "ConvInteger" in lower_precision.operator_histogram(quantized)
     weights = {i.name: i.data_type for i in quantized.graph.initializer}
     assert weights["w_quantized"] == TensorProto.UINT8
     assert TensorProto.INT8 not in set(weights.values())
@@ -194,28 +194,28 @@ def no_weights_model() -> onnx.ModelProto:
 
 
 def test_int8_dynamic_of_a_graph_without_weights_is_skipped():
-    with pytest.raises(variants.VariantSkipped, match="no operator that onnxruntime quantizes"):
-        variants.make_int8_dynamic(no_weights_model())
+    with pytest.raises(lower_precision.VariantSkipped, match="no operator that onnxruntime quantizes"):
+        lower_precision.make_int8_dynamic(no_weights_model())
 
 
 def test_int8_static_of_a_graph_without_weights_is_skipped():
     r = rng(1)
     calibration = [{"x": r.normal(size=(4, 8)).astype(np.float32)}]
-    with pytest.raises(variants.VariantSkipped):
-        variants.make_int8_static(no_weights_model(), calibration)
+    with pytest.raises(lower_precision.VariantSkipped):
+        lower_precision.make_int8_static(no_weights_model(), calibration)
 
 
 def test_int8_static_without_calibration_is_skipped():
-    with pytest.raises(variants.VariantSkipped, match="no calibration"):
-        variants.make_int8_static(matmul_model(), [])
+    with pytest.raises(lower_precision.VariantSkipped, match="no calibration"):
+        lower_precision.make_int8_static(matmul_model(), [])
 
 
 def test_int8_static_is_qdq_and_close_on_its_calibration_range():
     r = rng(1)
     model = matmul_model()
     calibration = [{"x": r.normal(size=(8, 16)).astype(np.float32)} for _ in range(4)]
-    quantized, settings = variants.make_int8_static(model, calibration)
-    ops = variants.operator_histogram(quantized)
+    quantized, settings = lower_precision.make_int8_static(model, calibration)
+    ops = lower_precision.operator_histogram(quantized)
     assert "QuantizeLinear" in ops and "DequantizeLinear" in ops
     assert settings["calibration_batches"] == 4
     feeds = calibration[0]
@@ -231,7 +231,7 @@ def test_int8_static_leaves_keep_float_nodes_alone():
         [tensor("x", "batch", 8)], [tensor("y", "batch", 4)],
     )
     calibration = [{"x": r.normal(size=(8, 8)).astype(np.float32)}]
-    quantized, settings = variants.make_int8_static(model, calibration, (r"output/dense/MatMul$",))
+    quantized, settings = lower_precision.make_int8_static(model, calibration, (r"output/dense/MatMul$",))
     assert settings["kept_float"] == ["layer.0/output/dense/MatMul"]
     kept = next(n for n in quantized.graph.node if n.name == "layer.0/output/dense/MatMul")
     # Its weight is still the float initializer, not a dequantized int8 one.
@@ -251,8 +251,8 @@ def test_int8_dynamic_of_a_logistic_regression_export_does_not_crash():
         golden_inputs={"features": features}, calibration_inputs=[], run=lambda feeds: {},
     )
     try:
-        variants.make_int8_dynamic(export(source))
-    except variants.VariantSkipped:
+        lower_precision.make_int8_dynamic(export(source))
+    except lower_precision.VariantSkipped:
         pass  # skipping is a fine answer (only ai.onnx.ml operators); crashing is not
 
 
@@ -274,22 +274,22 @@ def test_gemm_to_matmul_preserves_outputs():
     model = gemm_model(transB=1)
     feeds = {"x": r.normal(size=(4, 5)).astype(np.float32)}
     expected = run(model, feeds)["y"]
-    rewritten = variants.gemm_to_matmul(gemm_model(transB=1))  # same seed, same weights
+    rewritten = lower_precision.gemm_to_matmul(gemm_model(transB=1))  # same seed, same weights
     onnx.checker.check_model(rewritten, full_check=True)
-    assert variants.operator_histogram(rewritten) == {"Add": 1, "MatMul": 1}
+    assert lower_precision.operator_histogram(rewritten) == {"Add": 1, "MatMul": 1}
     assert {i.name for i in rewritten.graph.initializer} == {"w_matmul", "b"}  # the Gemm weight is gone
     np.testing.assert_allclose(run(rewritten, feeds)["y"], expected, rtol=1e-5, atol=1e-6)
 
 
 def test_gemm_with_alpha_is_left_alone():
-    rewritten = variants.gemm_to_matmul(gemm_model(transB=1, alpha=2.0))
-    assert variants.operator_histogram(rewritten) == {"Gemm": 1}
+    rewritten = lower_precision.gemm_to_matmul(gemm_model(transB=1, alpha=2.0))
+    assert lower_precision.operator_histogram(rewritten) == {"Gemm": 1}
 
 
 def test_int8_dynamic_quantizes_gemm_through_the_rewrite():
     r = rng(1)
     model = gemm_model(transB=1)
     feeds = {"x": r.normal(size=(4, 5)).astype(np.float32)}
-    quantized, _ = variants.make_int8_dynamic(model)
-    assert "MatMulInteger" in variants.operator_histogram(quantized)
+    quantized, _ = lower_precision.make_int8_dynamic(model)
+    assert "MatMulInteger" in lower_precision.operator_histogram(quantized)
     assert scaled_error(run(model, feeds)["y"], run(quantized, feeds)["y"]) < 0.05

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from name_models import manifest_of, matmul_file, rename_by_hand
 
+from name_models import manifest_of, matmul_file, rename_by_hand
 from onnxport.deploy import triton
 from onnxport.errors import RepositoryError
 from onnxport.repository.store import Repository

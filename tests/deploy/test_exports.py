@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import tritonclient
 import yaml
-from demo_variants import MODEL_VARIANTS, SKIPPED
 from google.protobuf import text_format
 
+from demo_variants import MODEL_VARIANTS, SKIPPED
 from onnxport.deploy.triton import MAX_BATCH_SIZE, TRITON_TYPES, model_name
 
 

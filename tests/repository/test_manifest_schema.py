@@ -22,8 +22,7 @@ from onnxport.convert.sources import recipe_build_key
 from onnxport.errors import RecipeError
 from onnxport.recipe import Recipe, load_recipe
 from onnxport.repository import manifest as types
-from onnxport.repository import store
-from onnxport.repository import variants as variant_table
+from onnxport.repository import store, variant_table
 from onnxport.repository.schema import SCHEMA_ID, manifest_schema
 from onnxport.serving.app import create_app
 

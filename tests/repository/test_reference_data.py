@@ -16,7 +16,7 @@ from onnxport import runtime, tensor_json
 from onnxport.accuracy import measure
 from onnxport.convert.reference import REFERENCE_ROWS, reference_inputs
 from onnxport.repository import testdata
-from onnxport.repository.variants import NAMES as VARIANTS
+from onnxport.repository.variant_table import NAMES as VARIANTS
 
 DEMOS = ("digits", "iris", "minilm")
 

@@ -1,4 +1,4 @@
-"""repository/variants.py is the one table of variants; the browser's reading order is the same list."""
+"""repository/variant_table.py is the one table of variants; the browser's reading order is the same list."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import json
 import re
 from pathlib import Path
 
-from onnxport.repository import store, variants
+from onnxport.accuracy import budgets
+from onnxport.repository import store
+from onnxport.repository import variant_table as variants
 
 MANIFEST_JS = Path(__file__).resolve().parents[2] / "web" / "lib" / "manifest.js"
 
@@ -35,9 +37,9 @@ def test_the_browser_reads_the_manifest_version_the_store_writes():
 def test_one_budget_per_arithmetic_which_each_variant_reads_through_its_precision():
     # One table of figures: a variant name has no budget of its own (the build judges a file by the
     # budget of what it computes, convert/arithmetic.py), so two names cannot drift apart.
-    assert tuple(variants.BUDGETS) == variants.ARITHMETICS == ("fp32", "fp16", "int8")
-    assert {row.precision for row in variants.VARIANTS} == set(variants.ARITHMETICS)
+    assert tuple(budgets.BUDGETS) == budgets.ARITHMETICS == ("fp32", "fp16", "int8")
+    assert {row.precision for row in variants.VARIANTS} == set(budgets.ARITHMETICS)
     for row in variants.VARIANTS:
-        assert row.budget is variants.budget(row.precision), row
-    for arithmetic, budget in variants.BUDGETS.items():
+        assert row.budget is budgets.budget(row.precision), row
+    for arithmetic, budget in budgets.BUDGETS.items():
         assert budget.why.strip() and not budget.elementwise, arithmetic

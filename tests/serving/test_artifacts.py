@@ -9,8 +9,8 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-from demo_variants import MODEL_VARIANTS, MODELS
 
+from demo_variants import MODEL_VARIANTS, MODELS
 from fixtures.servers import buffered_client
 from onnxport.serving.app import create_app
 

@@ -13,6 +13,7 @@ import socket
 from urllib.parse import urlsplit
 
 import pytest
+
 from fixtures.servers import free_port
 
 LIMIT = 10_000  # max_request_bytes of the server under test

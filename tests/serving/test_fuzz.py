@@ -19,8 +19,9 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
-from fixtures.servers import free_port, start_test_server
 from fuzz_cases import KINDS, case, gzip_bomb
+
+from fixtures.servers import free_port, start_test_server
 
 pytestmark = pytest.mark.slow
 

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
+
 from demo_variants import MODEL_VARIANTS, MODELS
 
 

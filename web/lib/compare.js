@@ -1,5 +1,5 @@
 // Compare a runtime's outputs with a reference: the element rule of the tolerance table the
-// server publishes (/api/tolerances, from server/onnxport/accuracy/tolerances.py), the task
+// server publishes (/api/tolerances, from server/onnxport/accuracy/browser_tolerances.py), the task
 // metrics and the budget check. The one judgement built on them is judge.js.
 // The rules are the Python ones (onnxport.accuracy.compare, measure, budgets), checked on the same
 // vectors (tests/data/compare_vectors.json, tests/data/judgement_vectors.json).

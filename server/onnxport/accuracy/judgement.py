@@ -1,7 +1,7 @@
 """The one judgement of a runtime's result for a variant: the import's rule, applied to a browser.
 
 A file that computes in fp32 is judged element by element against the server's output of the same
-file, within the runtime's floor (onnxruntime-web's own, accuracy/tolerances.py "fp32/<runtime>"), and
+file, within the runtime's floor (onnxruntime-web's own, accuracy/browser_tolerances.py "fp32/<runtime>"), and
 by its task metric within that floor. A file that computes in fp16 or int8 is judged as the import
 judged it: its task metric against fp32's output on the same inputs, within its budget
 (measure.verdict + budgets.check, the very functions the import calls). Two int8 (or fp16)
@@ -24,7 +24,7 @@ from onnxport.accuracy import budgets, measure
 from onnxport.accuracy.tolerance import Tolerance
 
 Outputs = Mapping[str, np.ndarray]
-ARITHMETICS = ("fp32", "fp16", "int8")
+ARITHMETICS = budgets.ARITHMETICS
 SERVER = "the server"  # what the floor's reference is called in reasons
 
 

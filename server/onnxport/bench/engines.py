@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from onnxport.bench.v2 import throughput
+from onnxport.bench.v2_client import throughput
 from onnxport.harness.process import running_server
 
 RAY_START_TIMEOUT = 240

@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 
 from onnxport import runtime as ort_runtime
-from onnxport.accuracy import compare, tolerances
+from onnxport.accuracy import browser_tolerances, compare
 from onnxport.convert.node_errors import debug_model
 
 __all__ = ["debug_model", "first_divergence", "write_debug_model"]
@@ -31,7 +31,7 @@ def write_debug_model(artifact: Path, debug_root: Path) -> str:
 
 
 def first_divergence(model: onnx.ModelProto, reference: dict[str, np.ndarray], browser: dict[str, np.ndarray],
-                     tol: tolerances.Tolerance) -> dict[str, Any] | None:
+                     tol: browser_tolerances.Tolerance) -> dict[str, Any] | None:
     """The first node (graph order) with an output outside the tolerance."""
     for index, node in enumerate(model.graph.node):
         for name in node.output:

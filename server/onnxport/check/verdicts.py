@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from onnxport.repository.layout import VERDICTS_FILE
-from onnxport.repository.variants import order as variant_order
+from onnxport.repository.variant_table import order as variant_order
 
 SCHEMA = "onnxport.verdicts"
 SCHEMA_VERSION = 1

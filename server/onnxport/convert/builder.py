@@ -13,9 +13,9 @@ from onnxport.convert import pipeline
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.convert.sources import prepare_recipe, recipe_build_key
 from onnxport.errors import BuildError, OnnxportError, RecipeError
-from onnxport.repository import variants as variant_table
+from onnxport.repository import variant_table
 from onnxport.repository.store import Repository
-from onnxport.repository.variants import FORMS
+from onnxport.repository.variant_table import FORMS
 
 STEPS_PER_MODEL = 4 + len(variant_table.NAMES) + 1  # load, run, export, validate, variants, golden
 

@@ -25,11 +25,10 @@ from typing import Any, Callable
 import onnx
 import onnxruntime as ort
 
-from onnxport.accuracy import measure
-from onnxport.convert import reference, variants
+from onnxport.accuracy import budgets, measure
+from onnxport.convert import lower_precision, reference
 from onnxport.errors import ModelFileError
 from onnxport.recipe import Feeds
-from onnxport.repository import variants as variant_table
 from onnxport.repository.store import Transaction
 
 # The browser runtimes (web/lib/workers.js) that run onnxruntime's CPU execution provider.
@@ -44,7 +43,7 @@ def make_forms(
     run_all(bytes, inputs, label) -> (session, outputs), the variant maker's; arithmetic: what the
     variant's file computes (convert/arithmetic.py), whose budget judges its forms too (optimizing
     changes how it computes, not in what precision)."""
-    budget = variant_table.budget(arithmetic)
+    budget = budgets.budget(arithmetic)
     forms: dict[str, dict[str, Any]] = {}
     for form in prepared.forms:
         try:
@@ -75,7 +74,7 @@ def make_forms(
             "reference": reference_record,
         }
         if how["format"] == "onnx":
-            record["operators"] = variants.operator_histogram(onnx.load_from_string(form_bytes))
+            record["operators"] = lower_precision.operator_histogram(onnx.load_from_string(form_bytes))
         forms[form] = record
     return forms
 

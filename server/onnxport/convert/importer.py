@@ -29,7 +29,7 @@ from onnxport.convert.sources import build_key, tool_versions
 from onnxport.errors import ModelFileError, UsageError
 from onnxport.recipe import Feeds, Tolerance
 from onnxport.repository import testdata
-from onnxport.repository.variants import FORMS
+from onnxport.repository.variant_table import FORMS
 
 # What ONNX's own backend test runner accepts (rtol 1e-3), with an absolute floor.
 IMPORT_TOLERANCE = Tolerance(abs=1e-5, rel=1e-3)

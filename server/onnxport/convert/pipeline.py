@@ -14,12 +14,11 @@ import onnx
 
 from onnxport import runtime, tensor_json
 from onnxport.accuracy import measure
-from onnxport.convert import reference, variant_maker, variants
+from onnxport.convert import lower_precision, reference, variant_maker
 from onnxport.convert.export import serialize
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import ModelFileError, ValidationError
-from onnxport.repository import testdata
-from onnxport.repository import variants as variant_table
+from onnxport.repository import testdata, variant_table
 from onnxport.repository.manifest import batch_axis
 from onnxport.repository.store import Transaction
 
@@ -78,7 +77,7 @@ def _describe(prepared: Prepared) -> dict[str, Any]:
         "producer": {"name": model.producer_name, "version": model.producer_version},
         "inputs": inputs,
         "outputs": outputs,
-        "operators": variants.operator_histogram(model),
+        "operators": lower_precision.operator_histogram(model),
         "facts": prepared.facts,
         "provenance": prepared.provenance,
         "playground": prepared.playground,

@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 
 from onnxport.recipe import Feeds, Tolerance
-from onnxport.repository.variants import FORMS
+from onnxport.repository.variant_table import FORMS
 
 Progress = Callable[[str], None]
 

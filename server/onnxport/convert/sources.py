@@ -15,7 +15,7 @@ from onnxport.convert.export import export
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import RecipeError
 from onnxport.recipe import Feeds, Recipe
-from onnxport.repository.variants import FORMS
+from onnxport.repository.variant_table import FORMS
 
 # Bump when the build changes what it writes for the same recipe.
 BUILD_FORMAT = 3  # 2: `playground` and `bench_inputs` in the model entry; 3: a served variant's `forms`

@@ -16,15 +16,15 @@ from typing import Any
 import onnx
 
 from onnxport import runtime
-from onnxport.accuracy import measure
+from onnxport.accuracy import budgets, measure
 from onnxport.accuracy.tolerance import Tolerance
-from onnxport.convert import fallback, forms, node_errors, reference, variants
+from onnxport.convert import fallback, forms, lower_precision, node_errors, reference
 from onnxport.convert.arithmetic import arithmetic, operator_types
 from onnxport.convert.export import serialize
 from onnxport.convert.prepared import Prepared
 from onnxport.errors import ModelFileError
 from onnxport.recipe import Feeds
-from onnxport.repository import variants as variant_table
+from onnxport.repository import variant_table
 from onnxport.repository.store import Transaction
 
 
@@ -110,7 +110,7 @@ def make_variant(
         "status": "rejected" if made.reason else "ok",
         "reason": made.reason,
         "arithmetic": made.arithmetic,
-        "operators": variants.operator_histogram(made.model),
+        "operators": lower_precision.operator_histogram(made.model),
         "operator_types": operator_types(made.model),
         "vs_fp32": made.vs_fp32,
         "vs_source": vs_source,
@@ -137,7 +137,7 @@ def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], f
     precision = variant_table.variant(name).precision
     try:
         model, settings = _convert(prepared, name, keep_float)
-    except variants.VariantSkipped as skipped:
+    except lower_precision.VariantSkipped as skipped:
         return {"precision": precision, "status": "skipped", "reason": str(skipped)}
     except Exception as exc:  # a converter crash costs this variant, not the whole build
         if name == "fp32":
@@ -157,10 +157,10 @@ def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], f
         return {"precision": precision, "status": "rejected", "reason": str(exc)}
     vs_fp32 = measure.against(fp32_run[1], outputs, prepared.task, prepared.metric_output)
     computes = arithmetic(model)
-    budget = variant_table.budget(computes)
+    budget = budgets.budget(computes)
     # Served within less than the budget: other runtimes' results are judged by the budget itself.
-    reason = measure.verdict(computes, variant_table.serving_budget(computes), prepared.task, vs_fp32,
-                             bound=variant_table.SERVING_BOUND)
+    reason = measure.verdict(computes, budgets.serving_budget(computes), prepared.task, vs_fp32,
+                             bound=budgets.SERVING_BOUND)
     return _Attempt(model, settings, data, session, outputs, vs_fp32, reason, computes, budget)
 
 
@@ -168,8 +168,8 @@ def _static_skip(prepared: Prepared) -> str:
     """Why int8-static is skipped for want of real calibration data, unless there was nothing to
     quantize anyway (then that reason, which holds whatever data is given)."""
     try:
-        variants.require_quantizable(prepared.fp32, "static")
-    except variants.VariantSkipped as skipped:
+        lower_precision.require_quantizable(prepared.fp32, "static")
+    except lower_precision.VariantSkipped as skipped:
         return str(skipped)
     return SYNTHETIC_CALIBRATION
 
@@ -228,12 +228,12 @@ def _convert(prepared: Prepared, name: str, keep_float: tuple[str, ...]) -> tupl
         return prepared.fp32, {}
     keep = {"keep_float": keep_float} if keep_float else {}
     if name == "fp16":
-        model, settings = variants.make_fp16(prepared.fp32, [*prepared.golden_inputs, *prepared.calibration], **keep)
+        model, settings = lower_precision.make_fp16(prepared.fp32, [*prepared.golden_inputs, *prepared.calibration], **keep)
     elif name == "int8-dynamic":
-        model, settings = variants.make_int8_dynamic(_copy(prepared.fp32), **keep)
+        model, settings = lower_precision.make_int8_dynamic(_copy(prepared.fp32), **keep)
     else:
         # A recipe's own list (minilm) first; the fallback search adds to it.
-        model, settings = variants.make_int8_static(
+        model, settings = lower_precision.make_int8_static(
             _copy(prepared.fp32), prepared.calibration, (*prepared.int8_static_keep_float, *keep_float))
     onnx.checker.check_model(model)
     return model, settings

@@ -24,7 +24,7 @@ from onnxport.errors import OnnxportError
 from onnxport.repository.manifest import batch_axis_dynamic
 from onnxport.repository.names import check_stored_name, inside
 from onnxport.repository.store import Repository
-from onnxport.repository.variants import order
+from onnxport.repository.variant_table import order
 
 MAX_BATCH_SIZE = 64
 # Manifest dtypes (numpy names) as Triton's DataType names.

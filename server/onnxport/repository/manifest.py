@@ -3,7 +3,7 @@
 TypedDicts, so the build keeps writing plain dicts and readers keep reading them; schema.py turns
 these into the JSON Schema published at /api/manifest.schema.json. Records forbid unknown keys
 (`__pydantic_config__`), so a key the build writes without a type here fails the schema tests.
-Enumerations come from their one table: variant names and precisions from repository/variants.py,
+Enumerations come from their one table: variant names and precisions from repository/variant_table.py,
 the schema name and version from store.py; the tasks, source frameworks and playground kinds are
 defined here, the lowest layer that needs them (recipe.py validates recipes against them).
 """
@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
-from onnxport.repository import store
-from onnxport.repository import variants as variant_table
+from onnxport.accuracy import budgets
+from onnxport.repository import store, variant_table
 
 # detection-map: a per-pixel score map (text or object detectors), judged by its mean error;
 # sequence: a score vector per step (recognizers, taggers), judged by per-step top-1 agreement.
@@ -29,7 +29,7 @@ STRICT = {"extra": "forbid"}  # a pydantic ConfigDict: additionalProperties fals
 
 VariantName = Literal[variant_table.NAMES]
 Precision = Literal[tuple(dict.fromkeys(v.precision for v in variant_table.VARIANTS))]
-Arithmetic = Literal[variant_table.ARITHMETICS]  # what a variant's file computes (convert/arithmetic.py)
+Arithmetic = Literal[budgets.ARITHMETICS]  # what a variant's file computes (convert/arithmetic.py)
 Task = Literal[TASKS]
 Kind = Literal[(*FRAMEWORKS, "onnx")]
 Playground = Literal[PLAYGROUNDS]
@@ -169,7 +169,7 @@ class Reference(TypedDict):
 
 
 class Settings(TypedDict, total=False):
-    """What made the variant (convert/variants.py): fp16 conversion or int8 quantization."""
+    """What made the variant (convert/lower_precision.py): fp16 conversion or int8 quantization."""
     __pydantic_config__ = STRICT
     tool: str
     keep_io_types: bool

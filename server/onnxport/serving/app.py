@@ -12,10 +12,10 @@ from onnxport.serving.http import (
     artifacts,
     conformance,
     cors,
-    errors,
+    error_shape,
     headers,
+    manifest_schema,
     memory,
-    schema,
     v2,
     web,
 )
@@ -31,10 +31,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     app.extensions["onnxport"] = state_module.build(settings)
 
-    errors.init_app(app)
+    error_shape.init_app(app)
     headers.init_app(app)
     cors.init_app(app)
     memory.init_app(app)
-    for blueprint in (web.blueprint, artifacts.blueprint, schema.blueprint, v2.blueprint, conformance.blueprint):
+    for blueprint in (web.blueprint, artifacts.blueprint, manifest_schema.blueprint, v2.blueprint, conformance.blueprint):
         app.register_blueprint(blueprint)
     return app

@@ -8,7 +8,6 @@ from typing import Any, Callable
 
 from onnxport.repository.layout import BENCH_FILE
 
-
 # The bench's verdict per engine: Ray's batching (@serve.batch behind Ray's proxy) is measured on its own.
 VERDICTS = {"waitress": "dynamic_batching", "ray": "dynamic_batching_ray"}
 

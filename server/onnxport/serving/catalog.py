@@ -15,7 +15,7 @@ from typing import Any, Callable
 from onnxport.errors import OnnxportError
 from onnxport.repository.names import RULE_TEXT, name_problem
 from onnxport.repository.store import Repository, referenced_files
-from onnxport.repository.variants import order as variant_order
+from onnxport.repository.variant_table import order as variant_order
 
 log = logging.getLogger("onnxport.server")
 

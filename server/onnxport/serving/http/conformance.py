@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify
 
 from onnxport import tensor_json
-from onnxport.accuracy import tolerances
+from onnxport.accuracy import browser_tolerances
 from onnxport.repository import testdata
 from onnxport.repository.layout import VERDICTS_FILE
 from onnxport.serving.catalog import NotFound
@@ -24,7 +24,7 @@ def page() -> Response:
 
 @blueprint.get("/api/tolerances")
 def tolerance_table():
-    return jsonify(tolerances.table(state().settings.get("tolerances_file")))
+    return jsonify(browser_tolerances.table(state().settings.get("tolerances_file")))
 
 
 @blueprint.get("/api/conformance")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from flask import Flask, Response, request
 
 from onnxport.serving.config import ANY_ORIGIN
-from onnxport.serving.http.errors import error_response
+from onnxport.serving.http.error_shape import error_response
 from onnxport.serving.http.files import no_content
 from onnxport.serving.state import State
 

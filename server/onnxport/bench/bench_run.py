@@ -14,7 +14,7 @@ from onnxport.bench.engines import ray_rows
 from onnxport.bench.inputs import batch_one
 from onnxport.bench.native import all_cores, native
 from onnxport.bench.profile import native_operator_times, side_by_side
-from onnxport.bench.v2 import round_trips, throughput
+from onnxport.bench.v2_client import round_trips, throughput
 from onnxport.errors import OnnxportError
 from onnxport.harness.process import running_server
 from onnxport.repository import testdata

@@ -13,7 +13,7 @@ import numpy as np
 
 from onnxport import runtime as ort_runtime
 from onnxport import tensor_json
-from onnxport.accuracy import compare, judgement, tolerances
+from onnxport.accuracy import browser_tolerances, compare, judgement
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.check import locate, verdicts
 from onnxport.errors import OnnxportError
@@ -33,7 +33,7 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
         raise OnnxportError(f"unknown runtime {unknown[0]!r}; runtimes: {', '.join(BROWSER_RUNTIMES)}")
     if (find_divergence or tolerances_file) and url:
         raise OnnxportError("--locate and --tolerances need the check's own server: drop --url")
-    tolerances.load_overrides(tolerances_file)  # a bad file fails before anything starts
+    browser_tolerances.load_overrides(tolerances_file)  # a bad file fails before anything starts
     with contextlib.ExitStack() as stack:
         debug_root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxport-debug-"))) if find_divergence else None
         base = url.rstrip("/") if url else stack.enter_context(
@@ -133,9 +133,9 @@ def _locate_tolerance(entry: dict[str, Any], result: dict[str, Any], tolerances_
     """The element rule the diverging node is looked for by: an fp32 file's floor (the one judgement's),
     else the table's row for the variant and runtime."""
     if result.get("arithmetic", "fp32") == "fp32":
-        table = tolerances.table(tolerances_file)[f"fp32/{result['runtime']}"]
+        table = browser_tolerances.table(tolerances_file)[f"fp32/{result['runtime']}"]
         return judgement.tolerance(judgement.fp32_floor(table, entry.get("validation")))
-    return tolerances.lookup(result["variant"], result["runtime"], tolerances_file)
+    return browser_tolerances.lookup(result["variant"], result["runtime"], tolerances_file)
 
 
 def summary(results: list[dict]) -> dict[str, int]:

@@ -9,7 +9,7 @@ equals NaN; inf or NaN where the reference is finite always fails.
 What decides a verdict (accuracy/judgement.py, web/lib/judge.js): the "fp32/<runtime>" rows are the
 floor a file that computes in fp32 is judged by, element by element against the server's run of it,
 with their top1_min / cosine_min for its task metric. A file that computes in fp16 or int8 is judged
-by its task metric against fp32 within its budget (repository/variants.py), as the import judges it;
+by its task metric against fp32 within its budget (repository/variant_table.py), as the import judges it;
 the fp16 and int8 rows stay as the figures its element-wise difference is shown against, and as the
 rule first-use verification falls back to when no fp32 reference on the same inputs exists.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Iterable
 
-from onnxport.repository.variants import order as variant_order
+from onnxport.repository.variant_table import order as variant_order
 
 
 def table(headers: list[str], rows: Iterable[list[str]]) -> str:

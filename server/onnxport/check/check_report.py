@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from onnxport.report import table
+from onnxport.text_tables import table
 
 HEADERS = ["model", "variant", "form", "runtime", "status", "basis", "max abs", "metric", "warm ms", "where", "detail"]
 

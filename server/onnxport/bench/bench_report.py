@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from onnxport.report import human_bytes, table
+from onnxport.text_tables import human_bytes, table
 
 
 def _ms(value: dict | None) -> str:

@@ -1,0 +1,58 @@
+"""The variants a build makes: the one table of their names, precisions and reading order. The budgets
+they are judged by, one per arithmetic, are in accuracy/budgets.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from onnxport.accuracy.budgets import BUDGETS
+from onnxport.accuracy.tolerance import Tolerance
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    precision: str  # fp32 | fp16 | int8: the arithmetic the build means to make
+
+    @property
+    def budget(self) -> Tolerance:
+        """The budget of the arithmetic this variant is meant to have. A built file is judged by the
+        budget of what it computes (`budget(arithmetic(model))`), which may differ."""
+        return BUDGETS[self.precision]
+
+
+# In the order people read them (the manifest's JSON is key-sorted).
+VARIANTS: tuple[Variant, ...] = (
+    Variant("fp32", "fp32"),
+    Variant("fp16", "fp16"),
+    Variant("int8-dynamic", "int8"),
+    Variant("int8-static", "int8"),
+)
+NAMES: tuple[str, ...] = tuple(v.name for v in VARIANTS)
+_BY_NAME = {v.name: v for v in VARIANTS}
+
+
+# The optimized forms a served variant may also come as (convert/forms.py, docs/manifest.md "forms").
+FORMS: tuple[str, ...] = ("ort", "basic", "fused")
+
+
+def parse_forms(text: str) -> tuple[str, ...]:
+    """`--forms`: "all", "none", or a comma-separated list of FORMS, in FORMS' order."""
+    words = [w.strip() for w in text.split(",") if w.strip()]
+    if words == ["all"]:
+        return FORMS
+    if words in ([], ["none"]):
+        return ()
+    unknown = [w for w in words if w not in FORMS]
+    if unknown:
+        raise ValueError(f"unknown form {', '.join(map(repr, unknown))}; forms: {', '.join(FORMS)}, or all, or none")
+    return tuple(f for f in FORMS if f in words)
+
+
+def variant(name: str) -> Variant:
+    return _BY_NAME[name]
+
+
+def order(name: str) -> int:
+    """Reading position of a variant; unknown names sort last."""
+    return NAMES.index(name) if name in _BY_NAME else len(NAMES)
