@@ -63,7 +63,8 @@ def figure(metric: dict | None, task: str) -> str:
 
 
 def import_cell(record: dict, task: str) -> str:
-    return f"{record['status']} ({record.get('arithmetic', '?')}; {figure(record.get('vs_fp32', {}).get('metric'), task)})"
+    metric = figure(record.get("vs_fp32", {}).get("metric"), task)
+    return f"{record['status']} ({record.get('arithmetic', '?')}; {metric})"
 
 
 def check_cell(row: dict | None, task: str) -> str:

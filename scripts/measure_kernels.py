@@ -55,7 +55,8 @@ def const(name: str, value, dtype) -> onnx.TensorProto:
     return numpy_helper.from_array(np.asarray(value, dtype=dtype), name)
 
 
-def one_node(domain: str, op: str, inputs: list[tuple[str, int, list[int]]], outputs: list[tuple[str, int, list[int] | None]],
+def one_node(domain: str, op: str, inputs: list[tuple[str, int, list[int]]],
+             outputs: list[tuple[str, int | None, list[int] | None]],
              initializers: list[onnx.TensorProto] = (), **attributes) -> onnx.ModelProto:
     """A model of one `domain/op` node; inputs not in `initializers` are graph inputs."""
     init_names = {t.name for t in initializers}
@@ -79,85 +80,111 @@ def tree(**kw) -> dict:
 
 X2 = [("x", F, [1, 2])]
 PROBES: dict[str, Callable[[], onnx.ModelProto]] = {
-    f"{ML}/ArrayFeatureExtractor": lambda: one_node(ML, "ArrayFeatureExtractor", [*X2, ("i", I64, [1])], [("y", F, [1, 1])],
-                                                    [const("i", [0], np.int64)]),
+    f"{ML}/ArrayFeatureExtractor": lambda: one_node(
+        ML, "ArrayFeatureExtractor", [*X2, ("i", I64, [1])], [("y", F, [1, 1])], [const("i", [0], np.int64)]),
     f"{ML}/Binarizer": lambda: one_node(ML, "Binarizer", X2, [("y", F, [1, 2])], threshold=0.0),
     f"{ML}/FeatureVectorizer": lambda: one_node(ML, "FeatureVectorizer", X2, [("y", F, [1, 2])], inputdimensions=[2]),
     f"{ML}/Imputer": lambda: one_node(ML, "Imputer", X2, [("y", F, [1, 2])], imputed_value_floats=[0.0, 0.0],
                                       replaced_value_float=float("nan")),
     f"{ML}/LabelEncoder": lambda: one_node(ML, "LabelEncoder", [("x", I64, [1])], [("y", I64, [1])],
                                            keys_int64s=[0, 1], values_int64s=[5, 6]),
-    f"{ML}/LinearClassifier": lambda: one_node(ML, "LinearClassifier", X2, [("label", I64, [1]), ("scores", F, [1, 2])],
-                                               coefficients=[1.0, 0.0, 0.0, 1.0], intercepts=[0.0, 0.0], classlabels_ints=[0, 1]),
-    f"{ML}/LinearRegressor": lambda: one_node(ML, "LinearRegressor", X2, [("y", F, [1, 1])], coefficients=[1.0, 1.0], targets=1),
+    f"{ML}/LinearClassifier": lambda: one_node(
+        ML, "LinearClassifier", X2, [("label", I64, [1]), ("scores", F, [1, 2])],
+        coefficients=[1.0, 0.0, 0.0, 1.0], intercepts=[0.0, 0.0], classlabels_ints=[0, 1]),
+    f"{ML}/LinearRegressor": lambda: one_node(
+        ML, "LinearRegressor", X2, [("y", F, [1, 1])], coefficients=[1.0, 1.0], targets=1),
     f"{ML}/Normalizer": lambda: one_node(ML, "Normalizer", X2, [("y", F, [1, 2])], norm="L2"),
-    f"{ML}/OneHotEncoder": lambda: one_node(ML, "OneHotEncoder", [("x", I64, [1])], [("y", F, [1, 2])], cats_int64s=[0, 1]),
+    f"{ML}/OneHotEncoder": lambda: one_node(
+        ML, "OneHotEncoder", [("x", I64, [1])], [("y", F, [1, 2])], cats_int64s=[0, 1]),
     f"{ML}/Scaler": lambda: one_node(ML, "Scaler", X2, [("y", F, [1, 2])], offset=[0.0, 0.0], scale=[1.0, 1.0]),
-    f"{ML}/SVMClassifier": lambda: one_node(ML, "SVMClassifier", X2, [("label", I64, [1]), ("scores", F, [1, 2])],
-                                            kernel_type="LINEAR", kernel_params=[0.0, 0.0, 0.0], vectors_per_class=[1, 1], support_vectors=[1.0, 0.0, 0.0, 1.0],
-                                            coefficients=[1.0, -1.0], rho=[0.0], classlabels_ints=[0, 1]),
-    f"{ML}/SVMRegressor": lambda: one_node(ML, "SVMRegressor", X2, [("y", F, [1, 1])], kernel_type="LINEAR", kernel_params=[0.0, 0.0, 0.0], n_supports=1,
-                                           support_vectors=[1.0, 1.0], coefficients=[1.0], rho=[0.0]),
-    f"{ML}/TreeEnsembleClassifier": lambda: one_node(ML, "TreeEnsembleClassifier", X2, [("label", I64, [1]), ("scores", F, [1, 2])],
-                                                     **tree(class_treeids=[0, 0], class_nodeids=[0, 0], class_ids=[0, 1],
-                                                            class_weights=[0.3, 0.7], classlabels_int64s=[0, 1])),
-    f"{ML}/TreeEnsembleRegressor": lambda: one_node(ML, "TreeEnsembleRegressor", X2, [("y", F, [1, 1])],
-                                                    **tree(target_treeids=[0], target_nodeids=[0], target_ids=[0],
-                                                           target_weights=[1.0], n_targets=1)),
+    f"{ML}/SVMClassifier": lambda: one_node(
+        ML, "SVMClassifier", X2, [("label", I64, [1]), ("scores", F, [1, 2])],
+        kernel_type="LINEAR", kernel_params=[0.0, 0.0, 0.0], vectors_per_class=[1, 1],
+        support_vectors=[1.0, 0.0, 0.0, 1.0], coefficients=[1.0, -1.0], rho=[0.0], classlabels_ints=[0, 1]),
+    f"{ML}/SVMRegressor": lambda: one_node(
+        ML, "SVMRegressor", X2, [("y", F, [1, 1])], kernel_type="LINEAR", kernel_params=[0.0, 0.0, 0.0], n_supports=1,
+        support_vectors=[1.0, 1.0], coefficients=[1.0], rho=[0.0]),
+    f"{ML}/TreeEnsembleClassifier": lambda: one_node(
+        ML, "TreeEnsembleClassifier", X2, [("label", I64, [1]), ("scores", F, [1, 2])],
+        **tree(class_treeids=[0, 0], class_nodeids=[0, 0], class_ids=[0, 1],
+               class_weights=[0.3, 0.7], classlabels_int64s=[0, 1])),
+    f"{ML}/TreeEnsembleRegressor": lambda: one_node(
+        ML, "TreeEnsembleRegressor", X2, [("y", F, [1, 1])],
+        **tree(target_treeids=[0], target_nodeids=[0], target_ids=[0], target_weights=[1.0], n_targets=1)),
     f"{ML}/ZipMap": lambda: one_node(ML, "ZipMap", X2, [("y", None, None)], classlabels_int64s=[0, 1]),
-    "ai.onnx/ConvInteger": lambda: one_node("ai.onnx", "ConvInteger", [("x", U8, [1, 1, 3, 3]), ("w", U8, [1, 1, 1, 1])],
-                                            [("y", I32, [1, 1, 3, 3])], [const("w", [[[[2]]]], np.uint8)]),
-    "ai.onnx/DequantizeLinear": lambda: one_node("ai.onnx", "DequantizeLinear", [("x", U8, [2]), ("s", F, []), ("z", U8, [])],
-                                                 [("y", F, [2])], [const("s", 0.5, np.float32), const("z", 1, np.uint8)]),
-    "ai.onnx/DynamicQuantizeLinear": lambda: one_node("ai.onnx", "DynamicQuantizeLinear", [("x", F, [4])],
-                                                      [("y", U8, [4]), ("s", F, []), ("z", U8, [])]),
-    "ai.onnx/MatMulInteger": lambda: one_node("ai.onnx", "MatMulInteger", [("a", U8, [1, 2]), ("b", U8, [2, 2])],
-                                              [("y", I32, [1, 2])], [const("b", [[1, 2], [3, 4]], np.uint8)]),
+    "ai.onnx/ConvInteger": lambda: one_node(
+        "ai.onnx", "ConvInteger", [("x", U8, [1, 1, 3, 3]), ("w", U8, [1, 1, 1, 1])],
+        [("y", I32, [1, 1, 3, 3])], [const("w", [[[[2]]]], np.uint8)]),
+    "ai.onnx/DequantizeLinear": lambda: one_node(
+        "ai.onnx", "DequantizeLinear", [("x", U8, [2]), ("s", F, []), ("z", U8, [])],
+        [("y", F, [2])], [const("s", 0.5, np.float32), const("z", 1, np.uint8)]),
+    "ai.onnx/DynamicQuantizeLinear": lambda: one_node(
+        "ai.onnx", "DynamicQuantizeLinear", [("x", F, [4])], [("y", U8, [4]), ("s", F, []), ("z", U8, [])]),
+    "ai.onnx/MatMulInteger": lambda: one_node(
+        "ai.onnx", "MatMulInteger", [("a", U8, [1, 2]), ("b", U8, [2, 2])],
+        [("y", I32, [1, 2])], [const("b", [[1, 2], [3, 4]], np.uint8)]),
     "ai.onnx/QLinearConv": lambda: one_node(
         "ai.onnx", "QLinearConv",
         [("x", U8, [1, 1, 3, 3]), ("xs", F, []), ("xz", U8, []), ("w", U8, [1, 1, 1, 1]), ("ws", F, []), ("wz", U8, []),
-         ("ys", F, []), ("yz", U8, [])], [("y", U8, [1, 1, 3, 3])],
-        [const("xs", 0.1, np.float32), const("xz", 0, np.uint8), const("w", [[[[2]]]], np.uint8), const("ws", 0.1, np.float32),
-         const("wz", 0, np.uint8), const("ys", 0.1, np.float32), const("yz", 0, np.uint8)]),
+         ("ys", F, []), ("yz", U8, [])],
+        [("y", U8, [1, 1, 3, 3])],
+        [const("xs", 0.1, np.float32), const("xz", 0, np.uint8), const("w", [[[[2]]]], np.uint8),
+         const("ws", 0.1, np.float32), const("wz", 0, np.uint8), const("ys", 0.1, np.float32),
+         const("yz", 0, np.uint8)]),
     "ai.onnx/QLinearMatMul": lambda: one_node(
         "ai.onnx", "QLinearMatMul",
-        [("a", U8, [1, 2]), ("as", F, []), ("az", U8, []), ("b", U8, [2, 2]), ("bs", F, []), ("bz", U8, []), ("ys", F, []), ("yz", U8, [])],
+        [("a", U8, [1, 2]), ("as", F, []), ("az", U8, []), ("b", U8, [2, 2]), ("bs", F, []), ("bz", U8, []),
+         ("ys", F, []), ("yz", U8, [])],
         [("y", U8, [1, 2])],
-        [const("as", 0.1, np.float32), const("az", 0, np.uint8), const("b", [[1, 2], [3, 4]], np.uint8), const("bs", 0.1, np.float32),
-         const("bz", 0, np.uint8), const("ys", 0.1, np.float32), const("yz", 0, np.uint8)]),
-    "ai.onnx/QuantizeLinear": lambda: one_node("ai.onnx", "QuantizeLinear", [("x", F, [2]), ("s", F, []), ("z", U8, [])],
-                                               [("y", U8, [2])], [const("s", 0.5, np.float32), const("z", 1, np.uint8)]),
-    f"{MS}/BiasGelu": lambda: one_node(MS, "BiasGelu", [*X2, ("b", F, [2])], [("y", F, [1, 2])], [const("b", [0, 0], np.float32)]),
-    f"{MS}/DequantizeLinear": lambda: one_node(MS, "DequantizeLinear", [("x", U8, [2]), ("s", F, []), ("z", U8, [])],
-                                               [("y", F, [2])], [const("s", 0.5, np.float32), const("z", 1, np.uint8)]),
+        [const("as", 0.1, np.float32), const("az", 0, np.uint8), const("b", [[1, 2], [3, 4]], np.uint8),
+         const("bs", 0.1, np.float32), const("bz", 0, np.uint8), const("ys", 0.1, np.float32),
+         const("yz", 0, np.uint8)]),
+    "ai.onnx/QuantizeLinear": lambda: one_node(
+        "ai.onnx", "QuantizeLinear", [("x", F, [2]), ("s", F, []), ("z", U8, [])],
+        [("y", U8, [2])], [const("s", 0.5, np.float32), const("z", 1, np.uint8)]),
+    f"{MS}/BiasGelu": lambda: one_node(
+        MS, "BiasGelu", [*X2, ("b", F, [2])], [("y", F, [1, 2])], [const("b", [0, 0], np.float32)]),
+    f"{MS}/DequantizeLinear": lambda: one_node(
+        MS, "DequantizeLinear", [("x", U8, [2]), ("s", F, []), ("z", U8, [])],
+        [("y", F, [2])], [const("s", 0.5, np.float32), const("z", 1, np.uint8)]),
     f"{MS}/DynamicQuantizeLSTM": lambda: dynamic_quantize_lstm(),
-    f"{MS}/DynamicQuantizeMatMul": lambda: one_node(MS, "DynamicQuantizeMatMul", [*X2, ("b", I8, [2, 2]), ("bs", F, [])],
-                                                    [("y", F, [1, 2])],
-                                                    [const("b", [[1, 2], [3, 4]], np.int8), const("bs", 0.1, np.float32)]),
+    f"{MS}/DynamicQuantizeMatMul": lambda: one_node(
+        MS, "DynamicQuantizeMatMul", [*X2, ("b", I8, [2, 2]), ("bs", F, [])],
+        [("y", F, [1, 2])],
+        [const("b", [[1, 2], [3, 4]], np.int8), const("bs", 0.1, np.float32)]),
     f"{MS}/FastGelu": lambda: one_node(MS, "FastGelu", X2, [("y", F, [1, 2])]),
     f"{MS}/Gelu": lambda: one_node(MS, "Gelu", X2, [("y", F, [1, 2])]),
     f"{MS}/MatMulIntegerToFloat": lambda: one_node(
-        MS, "MatMulIntegerToFloat", [("a", U8, [1, 2]), ("b", U8, [2, 2]), ("as", F, []), ("bs", F, [])], [("y", F, [1, 2])],
+        MS, "MatMulIntegerToFloat", [("a", U8, [1, 2]), ("b", U8, [2, 2]), ("as", F, []), ("bs", F, [])],
+        [("y", F, [1, 2])],
         [const("b", [[1, 2], [3, 4]], np.uint8), const("as", 0.1, np.float32), const("bs", 0.1, np.float32)]),
     f"{MS}/QLinearAdd": lambda: one_node(
         MS, "QLinearAdd",
-        [("a", U8, [2]), ("as", F, []), ("az", U8, []), ("b", U8, [2]), ("bs", F, []), ("bz", U8, []), ("ys", F, []), ("yz", U8, [])],
+        [("a", U8, [2]), ("as", F, []), ("az", U8, []), ("b", U8, [2]), ("bs", F, []), ("bz", U8, []),
+         ("ys", F, []), ("yz", U8, [])],
         [("y", U8, [2])],
-        [const("as", 0.1, np.float32), const("az", 0, np.uint8), const("b", [1, 2], np.uint8), const("bs", 0.1, np.float32),
-         const("bz", 0, np.uint8), const("ys", 0.1, np.float32), const("yz", 0, np.uint8)]),
+        [const("as", 0.1, np.float32), const("az", 0, np.uint8), const("b", [1, 2], np.uint8),
+         const("bs", 0.1, np.float32), const("bz", 0, np.uint8), const("ys", 0.1, np.float32),
+         const("yz", 0, np.uint8)]),
     f"{MS}/QLinearGlobalAveragePool": lambda: one_node(
         MS, "QLinearGlobalAveragePool",
-        [("x", U8, [1, 1, 2, 2]), ("xs", F, []), ("xz", U8, []), ("ys", F, []), ("yz", U8, [])], [("y", U8, [1, 1, 1, 1])],
-        [const("xs", 0.1, np.float32), const("xz", 0, np.uint8), const("ys", 0.1, np.float32), const("yz", 0, np.uint8)],
+        [("x", U8, [1, 1, 2, 2]), ("xs", F, []), ("xz", U8, []), ("ys", F, []), ("yz", U8, [])],
+        [("y", U8, [1, 1, 1, 1])],
+        [const("xs", 0.1, np.float32), const("xz", 0, np.uint8), const("ys", 0.1, np.float32),
+         const("yz", 0, np.uint8)],
         channels_last=0),
     f"{MS}/QLinearSigmoid": lambda: one_node(
-        MS, "QLinearSigmoid", [("x", U8, [2]), ("xs", F, []), ("xz", U8, []), ("ys", F, []), ("yz", U8, [])], [("y", U8, [2])],
-        [const("xs", 0.1, np.float32), const("xz", 0, np.uint8), const("ys", 0.1, np.float32), const("yz", 0, np.uint8)]),
-    f"{MS}/QuantizeLinear": lambda: one_node(MS, "QuantizeLinear", [("x", F, [2]), ("s", F, []), ("z", U8, [])],
-                                             [("y", U8, [2])], [const("s", 0.5, np.float32), const("z", 1, np.uint8)]),
+        MS, "QLinearSigmoid", [("x", U8, [2]), ("xs", F, []), ("xz", U8, []), ("ys", F, []), ("yz", U8, [])],
+        [("y", U8, [2])],
+        [const("xs", 0.1, np.float32), const("xz", 0, np.uint8), const("ys", 0.1, np.float32),
+         const("yz", 0, np.uint8)]),
+    f"{MS}/QuantizeLinear": lambda: one_node(
+        MS, "QuantizeLinear", [("x", F, [2]), ("s", F, []), ("z", U8, [])],
+        [("y", U8, [2])], [const("s", 0.5, np.float32), const("z", 1, np.uint8)]),
     f"{MS}/SkipLayerNormalization": lambda: one_node(
         MS, "SkipLayerNormalization", [("x", F, [1, 1, 2]), ("skip", F, [1, 1, 2]), ("g", F, [2]), ("b", F, [2])],
-        [("y", F, [1, 1, 2])], [const("skip", [[[0, 0]]], np.float32), const("g", [1, 1], np.float32), const("b", [0, 0], np.float32)]),
+        [("y", F, [1, 1, 2])],
+        [const("skip", [[[0, 0]]], np.float32), const("g", [1, 1], np.float32), const("b", [0, 0], np.float32)]),
 }
 
 
@@ -166,12 +193,13 @@ def dynamic_quantize_lstm() -> onnx.ModelProto:
     hidden = 1
     names = ["x", "W", "R", "B", "", "", "", "", "ws", "wz", "rs", "rz"]
     inits = [const("W", np.ones((1, 2, 4 * hidden)), np.int8), const("R", np.ones((1, hidden, 4 * hidden)), np.int8),
-             const("B", np.zeros((1, 8 * hidden)), np.float32), const("ws", [0.1], np.float32), const("wz", [0], np.int8),
-             const("rs", [0.1], np.float32), const("rz", [0], np.int8)]
+             const("B", np.zeros((1, 8 * hidden)), np.float32), const("ws", [0.1], np.float32),
+             const("wz", [0], np.int8), const("rs", [0.1], np.float32), const("rz", [0], np.int8)]
     node = helper.make_node("DynamicQuantizeLSTM", names, ["y"], domain=MS, hidden_size=hidden)
     graph = helper.make_graph([node], "probe_DynamicQuantizeLSTM", [helper.make_tensor_value_info("x", F, [1, 1, 2])],
                               [helper.make_tensor_value_info("y", F, [1, 1, 1, hidden])], inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)], ir_version=8)
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=8)
 
 
 PAGE = """<!doctype html><script type="module">
@@ -215,7 +243,7 @@ def write_probes(folder: Path) -> dict[str, str]:
         path.write_bytes(build().SerializeToString())
         try:
             ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        except Exception as exc:  # noqa: BLE001 - the probe is wrong, not a bundle
+        except Exception as exc:  # any failure: the probe is wrong, not a bundle
             sys.exit(f"the probe model of {op_type} is invalid for native onnxruntime {ort.__version__}: {exc}")
         files[op_type] = path.name
     return files
@@ -265,11 +293,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--write", action="store_true", help="replace the measured block of web/lib/kernels.js")
-    action.add_argument("--check", action="store_true", help="exit 1 when the measurement differs from web/lib/kernels.js")
+    action.add_argument("--check", action="store_true",
+                        help="exit 1 when the measurement differs from web/lib/kernels.js")
     args = parser.parse_args()
     missing = measure()
     for runtime, ops in missing.items():
-        print(f"{runtime} ({' / '.join(BUNDLES[runtime])}): no kernel for {len(ops)} of {len(PROBES)} probed: {', '.join(ops) or '-'}")
+        bundle = " / ".join(BUNDLES[runtime])
+        print(f"{runtime} ({bundle}): no kernel for {len(ops)} of {len(PROBES)} probed: {', '.join(ops) or '-'}")
     text = KERNELS_JS.read_text()
     pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.DOTALL)
     if not pattern.search(text):

@@ -8,7 +8,8 @@ pytest.register_assert_rewrite("fixtures")
 pytest_plugins = [
     "fixtures.recipes",  # TINY_RECIPE, run_cli, recipes_dir, write_recipe
     "fixtures.errors",  # assert_one_line_error, assert_json_error
-    "fixtures.repository",  # demo_repository, demo_manifest, golden_inputs, reference_outputs, repository_copy, replace_manifest, served
+    # demo_repository, demo_manifest, golden_inputs, reference_outputs, repository_copy, replace_manifest, served
+    "fixtures.repository",
     "fixtures.servers",  # live_server, spawn_server, serve_repository (and buffered_client for tests to import)
     "fixtures.v2",  # v2_codec
     "fixtures.browser",  # playwright_session, chromium, chromium_webgpu, open_tab

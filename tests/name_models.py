@@ -34,7 +34,8 @@ def manifest_of(repository: Path) -> dict:
 
 def files_of(root: Path) -> dict[str, bytes]:
     """Every file under root (the lock aside) and its bytes: to show that nothing changed."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != ".lock"}
+    return {str(p.relative_to(root)): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file() and p.name != ".lock"}
 
 
 def rename_by_hand(repository: Path, old: str, new: str) -> None:

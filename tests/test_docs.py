@@ -1,6 +1,13 @@
-"""The docs describe every key the code writes: docs/manifest.md (manifest.json, bench.json) and
-docs/conformance.md (the `onnxport check` report, conformance.json).
+"""The docs stay honest: README.md (the front page) and docs/*.md (one page per topic).
 
+Over README + docs: every server setting is in the one "Settings" section; every `onnxport` command is
+named and each of its options is written in a page that names the command; every relative link and
+image resolves to a file (and a `#fragment` to a heading of the linked page); every repository path in
+backticks exists, so a rename that forgets the docs fails here; and README.md stays a front page
+(under README_MAX_WORDS words).
+
+And the docs describe every key the code writes: docs/manifest.md (manifest.json, bench.json) and
+docs/conformance.md (the `onnxport check` report, conformance.json).
 What "documented" means here: a key is documented when it appears alone in backticks (`key`) in its
 file's section of the doc, the part under the top-level `# ` heading that names the file (fenced code
 does not count, nor a span holding several keys). The walker lists every key path of a real file.
@@ -11,6 +18,7 @@ off its JSON Schema (`additionalProperties`); for the other files they are liste
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import re
@@ -26,10 +34,16 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxport import cli
 from onnxport.repository.schema import manifest_schema
+from onnxport.serving.config import SETTINGS
 
 PROJECT = Path(__file__).resolve().parents[1]
 MANIFEST_DOC = PROJECT / "docs" / "manifest.md"
 CONFORMANCE_DOC = PROJECT / "docs" / "conformance.md"
+README = PROJECT / "README.md"
+# The front page, then the topic pages: everything a reader is sent to.
+DOCS = [README, *sorted((PROJECT / "docs").glob("*.md"))]
+# The README is the front page: what it is, the two ways in, a tour, links. Detail goes to docs/.
+README_MAX_WORDS = 1800
 
 # (doc, a fragment of its `# ` heading) for each file the code writes.
 MANIFEST = (MANIFEST_DOC, "The manifest")
@@ -98,7 +112,8 @@ def schema_maps(schema: dict[str, Any]) -> tuple[set[str], set[str]]:
     return maps, opaque
 
 
-def key_paths(document: Any, maps: set[str], opaque: set[str] = frozenset(), path: str = "") -> Iterator[tuple[str, str]]:
+def key_paths(document: Any, maps: set[str], opaque: frozenset[str] | set[str] = frozenset(),
+              path: str = "") -> Iterator[tuple[str, str]]:
     """(key path, key) of every key of every record in document; map keys are walked through."""
     if path in opaque:
         return
@@ -271,3 +286,186 @@ def test_every_key_of_bench_json_is_documented(repository_copy):
     bench = json.loads((repository / "bench.json").read_text())
     assert bench["models"]["iris"]["operator_profile"] and bench["browser"]["results"]
     assert_documented(bench, "bench.json", BENCH, BENCH_MAPS)
+
+
+# --------------------------------------------------------------------------- README and docs/
+
+
+def prose(doc: Path) -> str:
+    """doc's text without its fenced code."""
+    return re.sub(r"^```.*?^```", "", doc.read_text(), flags=re.S | re.M)
+
+
+def heading_section(doc: Path, title: str) -> str | None:
+    """The text under doc's heading `title` (any level), up to the next heading of that level or higher."""
+    lines, fenced = doc.read_text().splitlines(), False
+    for i, line in enumerate(lines):
+        fenced ^= line.startswith("```")
+        heading = re.fullmatch(r"(#+) (.*?)\s*", line)
+        if fenced or not heading or heading.group(2) != title:
+            continue
+        level, body = len(heading.group(1)), []
+        for later in lines[i + 1:]:
+            fenced ^= later.startswith("```")
+            deeper = re.match(r"(#+) ", later)
+            if not fenced and deeper and len(deeper.group(1)) <= level:
+                break
+            body.append(later)
+        return "\n".join(body)
+    return None
+
+
+def settings_section() -> tuple[Path, str]:
+    found = [(doc, text) for doc in DOCS if (text := heading_section(doc, "Settings")) is not None]
+    assert len(found) == 1, (f"{len(found)} 'Settings' sections in README.md and docs/*.md "
+                             f"({[str(doc.relative_to(PROJECT)) for doc, _ in found]}); the server's settings "
+                             "are documented in exactly one")
+    return found[0]
+
+
+@pytest.mark.parametrize("name", [s.name for s in SETTINGS])
+def test_every_setting_is_documented(name):
+    doc, text = settings_section()
+    assert f"`{name}`" in text, f"setting {name!r} is not in the Settings section of {doc.relative_to(PROJECT)}"
+
+
+def test_the_settings_section_says_where_settings_come_from():
+    doc, text = settings_section()
+    assert "ONNXPORT_CONFIG" in text and "ONNXPORT_<NAME>" in text, (
+        f"the Settings section of {doc.relative_to(PROJECT)} must name ONNXPORT_CONFIG and ONNXPORT_<NAME>")
+
+
+def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """`onnxport ...` command line (leaves only: `onnxport export triton`, not `onnxport export`) -> its
+    long options, but for --repository, which every command takes."""
+    subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subparsers:
+        options = [o for a in parser._actions for o in a.option_strings
+                   if o.startswith("--") and o not in ("--help", "--repository")]
+        return {" ".join(("onnxport", *path)): options}
+    found: dict[str, list[str]] = {}
+    for action in subparsers:
+        for name, sub in action.choices.items():
+            found.update(commands(sub, (*path, name)))
+    return found
+
+
+COMMANDS = commands(cli._parser())
+
+
+def mentions(text: str, word: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) is not None
+
+
+def test_the_command_walk_finds_every_command():
+    assert {"onnxport build", "onnxport import", "onnxport serve", "onnxport check", "onnxport bench",
+            "onnxport export triton", "onnxport export kserve", "onnxport deploy ray"} <= set(COMMANDS)
+    assert "--storage-uri" in COMMANDS["onnxport export kserve"] and "--repository" not in COMMANDS["onnxport list"]
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_and_option_is_documented(command):
+    """Fenced code counts here: a synopsis is where options are written."""
+    pages = {doc: doc.read_text() for doc in DOCS}
+    naming = [doc for doc, text in pages.items() if mentions(text, command)]
+    assert naming, f"`{command}` is named in neither README.md nor docs/*.md"
+    missing = [option for option in COMMANDS[command] if not any(mentions(pages[doc], option) for doc in naming)]
+    assert not missing, (f"options of `{command}` written in no page that names the command "
+                         f"({', '.join(str(d.relative_to(PROJECT)) for d in naming)}): {', '.join(missing)}")
+    assert any(mentions(text, "--repository") for text in pages.values())
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor, as GitHub makes it: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(doc: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    for line in prose(doc).splitlines():
+        if heading := re.match(r"#+ (.*)", line):
+            base = slug(heading.group(1))
+            seen[base] = seen.get(base, -1) + 1
+            seen[f"{base}-{seen[base]}" if seen[base] else base] = 0
+    return set(seen)
+
+
+def shown(path: Path) -> Path:
+    return path.relative_to(PROJECT) if path.is_relative_to(PROJECT) else path
+
+
+def broken_links(doc: Path) -> list[str]:
+    """Each relative link or image of doc whose file (or `#fragment` heading) does not exist."""
+    broken = []
+    for target in re.findall(r"!?\[[^\]]*\]\(([^)\s]+)\)", prose(doc)):
+        if re.match(r"[a-z]+:", target):  # http:, https:, mailto:
+            continue
+        file, _, fragment = target.partition("#")
+        path = (doc.parent / file).resolve() if file else doc
+        if not path.exists():
+            broken.append(f"{target} (no file {shown(path)})")
+        elif fragment and path.suffix == ".md" and fragment not in anchors(path):
+            broken.append(f"{target} (no heading #{fragment} in {shown(path)})")
+    return broken
+
+
+def test_the_link_check_finds_a_broken_file_and_a_broken_heading(tmp_path):
+    (tmp_path / "other.md").write_text("# Other page\n\n## `bench.json`, schema v1\n\n## Limits\n\n## Limits\n")
+    doc = tmp_path / "doc.md"
+    doc.write_text("[ok](other.md#benchjson-schema-v1) [ok](other.md#limits-1) [ok](#a-heading) "
+                   "[web](https://example.com/x.md) ![gone](gone.png) [bad](other.md#nowhere)\n\n# A heading\n"
+                   "```\n[in code](nowhere.md)\n```\n")
+    assert broken_links(doc) == [f"gone.png (no file {tmp_path / 'gone.png'})",
+                                 "other.md#nowhere (no heading #nowhere in " f"{tmp_path / 'other.md'})"]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda doc: str(doc.relative_to(PROJECT)))
+def test_every_relative_link_resolves(doc):
+    assert not broken_links(doc), f"{doc.relative_to(PROJECT)} links to what does not exist:\n  " + "\n  ".join(
+        broken_links(doc))
+
+
+# Paths in backticks that name a file or folder of the repository: from the project root, or a module of
+# the package written from its layer (`serving/asgi.py`, `accuracy/measure.verdict`).
+ROOT_FOLDERS = {"server", "web", "scripts", "tests", "docs", "models"}
+PACKAGE = PROJECT / "server" / "onnxport"
+LAYERS = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+# Made by `make run` and `make testdata`, not in git: they may be missing from a fresh clone.
+GENERATED = ("models/.repository", "tests/data/third-party", "tests/data/onnx-backend")
+
+
+def repository_path(span: str) -> Path | None:
+    """The file a span names, or None when the span is not a repository path."""
+    if not re.fullmatch(r"[\w.\-/]+/[\w.\-/]*", span) or re.search(r"[A-Z]{2,}", span):
+        return None  # not a path, or a placeholder (models/NAME.py)
+    first = span.split("/", 1)[0]
+    if first in ROOT_FOLDERS:
+        return PROJECT / span
+    if first in LAYERS and re.search(r"\.\w+$", span):
+        module, _, attribute = span.rpartition(".")
+        return PACKAGE / (span if attribute in ("py", "js") else module + ".py")
+    return None
+
+
+def test_the_path_check_reads_both_forms():
+    assert repository_path("server/onnxport/cli.py") == PACKAGE / "cli.py"
+    assert repository_path("serving/asgi.py") == PACKAGE / "serving" / "asgi.py"
+    assert repository_path("accuracy/measure.verdict") == PACKAGE / "accuracy" / "measure.py"
+    assert repository_path("models/NAME.py") is None and repository_path("fp32/wasm") is None
+    assert repository_path("artifacts/<sha256>.onnx") is None and repository_path("text/javascript") is None
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda doc: str(doc.relative_to(PROJECT)))
+def test_every_path_in_backticks_exists(doc):
+    missing = sorted({span for span in re.findall(r"`([^`\n]+)`", prose(doc))
+                      if (path := repository_path(span)) is not None and not path.exists()
+                      and not span.startswith(GENERATED)})
+    assert not missing, (f"{doc.relative_to(PROJECT)} names paths that do not exist (renamed? moved?):\n  "
+                         + "\n  ".join(missing))
+
+
+def test_the_readme_is_a_front_page():
+    words = len(README.read_text().split())
+    assert words < README_MAX_WORDS, (
+        f"README.md has {words} words (at most {README_MAX_WORDS}): it is the front page; move detail into "
+        "a page of docs/ and link it")

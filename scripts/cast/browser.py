@@ -22,8 +22,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import common  # noqa: E402
-import variants  # noqa: E402
+import common
+import variants
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "node_modules" / "onnxruntime-web" / "dist"
@@ -66,7 +66,8 @@ def serve(out: Path, built: dict) -> tuple[ThreadingHTTPServer, str]:
 
 def feeds_json(feeds) -> dict:
     kinds = {"int64": "int64", "int32": "int32", "float32": "float32", "bool": "bool"}
-    return {name: {"type": kinds[str(a.dtype)], "dims": list(a.shape), "data": a.ravel().tolist()} for name, a in feeds.items()}
+    return {name: {"type": kinds[str(a.dtype)], "dims": list(a.shape), "data": a.ravel().tolist()}
+            for name, a in feeds.items()}
 
 
 @contextlib.contextmanager
@@ -142,17 +143,20 @@ def main() -> None:
                         sid = call("create", {**spec, "profile": True})
                         prof = call("profile", {"session": sid, "runs": 1 + args.profile_runs})
                     result["profiles"][name] = entry = profile_entry(prof, args.profile_runs)
-                    print("profile", name, json.dumps({k: entry[k] for k in (
-                        "runs_in_trace", "lines_during_runs", "bench_js_op_ms", "warm_op_ms", "first_run", "warm_median")}), flush=True)
+                    shown = ("runs_in_trace", "lines_during_runs", "bench_js_op_ms", "warm_op_ms", "first_run",
+                             "warm_median")
+                    print("profile", name, json.dumps({k: entry[k] for k in shown}), flush=True)
                 # (2) warm wall times, no profiling, interleaved, in one page
                 with page_in(pw, args.browser, base) as (call, info):
-                    ids = {name: call("create", {"url": f"{base}m/{name}.onnx", "feeds": feeds_json(built[name]["feeds"])})
+                    ids = {name: call("create", {"url": f"{base}m/{name}.onnx",
+                                                 "feeds": feeds_json(built[name]["feeds"])})
                            for name in names}
                     times = call("time", {"sessionIds": list(ids.values()), "warmup": args.warmup, "runs": args.runs})
                 for name, sid in ids.items():
                     ms = times[str(sid)]
-                    result["times"][name] = {"median_ms": common.median(ms), "p10_p90_ms": common.p10_p90(ms), "n": len(ms), "ms": ms}
-                    print("time", name, result["times"][name]["median_ms"], result["times"][name]["p10_p90_ms"], flush=True)
+                    timing = {"median_ms": common.median(ms), "p10_p90_ms": common.p10_p90(ms), "n": len(ms), "ms": ms}
+                    result["times"][name] = timing
+                    print("time", name, timing["median_ms"], timing["p10_p90_ms"], flush=True)
     finally:
         server.shutdown()
     (out / "browser.json").write_text(json.dumps(result, indent=1))

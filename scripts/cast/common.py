@@ -7,7 +7,8 @@ import statistics
 
 
 def parse_events(lines: list[str]) -> list[dict]:
-    """onnxruntime's chrome-trace events, from the console lines onnxruntime-web prints (as web/app/bench.js reads them)."""
+    """onnxruntime's chrome-trace events, from the console lines onnxruntime-web prints
+    (as web/app/bench.js reads them)."""
     events = []
     for line in lines:
         at = line.find("{")
@@ -24,7 +25,8 @@ def parse_events(lines: list[str]) -> list[dict]:
 
 
 def per_run(events: list[dict]) -> list[dict]:
-    """[{"model_run_ms", "kernels": {node name: {"op", "ms", "start_ms"}}}] in run order; start_ms is from the run's start."""
+    """[{"model_run_ms", "kernels": {node name: {"op", "ms", "start_ms"}}}] in run order;
+    start_ms is from the run's start."""
     runs = sorted((e for e in events if e.get("name") == "model_run"), key=lambda e: e["ts"])
     kernels = [e for e in events if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time")]
     out = []

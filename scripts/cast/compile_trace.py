@@ -43,7 +43,8 @@ def main() -> None:
     with_cast = trace(out, "others_then_cast")
     without = trace(out, "no_cast")
     only = sorted(((us, fn, body) for fn, (us, body) in with_cast.items() if fn not in without), reverse=True)
-    print(f"Liftoff compilations only when a Cast ran: {len(only)} functions, {sum(u for u, _, _ in only) / 1000:.1f} ms in all")
+    total_ms = sum(u for u, _, _ in only) / 1000
+    print(f"Liftoff compilations only when a Cast ran: {len(only)} functions, {total_ms:.1f} ms in all")
     for us, fn, body in only[:5]:
         print(f"  function #{fn}: {body} bytes of WebAssembly, compiled in {us / 1000:.1f} ms")
 

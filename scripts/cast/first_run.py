@@ -16,14 +16,15 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import variants  # noqa: E402
+import variants
 
-import browser  # noqa: E402
+import browser
 
 SEQUENCES = {
     "cast_then_cast": ["cast_input_i64_f32_128", "cast_input_i64_f32_128", "cast_input_i64_bool_128",
                        "cast_input_i32_f32_128", "cast_middle_i64_f32_128"],
-    "others_then_cast": ["identity_input_i64_128", "add_input_i64_128", "cast_middle_i64_f32_128", "cast_input_i64_f32_128"],
+    "others_then_cast": ["identity_input_i64_128", "add_input_i64_128", "cast_middle_i64_f32_128",
+                         "cast_input_i64_f32_128"],
     "no_cast": ["identity_input_i64_128", "add_input_i64_128"],
     "minilm_alone": ["minilm"],
     "cast_then_minilm": ["cast_input_i64_f32_128", "minilm"],
@@ -54,7 +55,8 @@ def main() -> None:
                 with browser.page_in(pw, args.browser, base, extra) as (call, info):
                     result.setdefault("init", info)
                     for name in SEQUENCES[seq]:
-                        sid = call("create", {"url": f"{base}m/{name}.onnx", "feeds": browser.feeds_json(built[name]["feeds"])})
+                        sid = call("create", {"url": f"{base}m/{name}.onnx",
+                                              "feeds": browser.feeds_json(built[name]["feeds"])})
                         ms = call("time", {"sessionIds": [sid], "warmup": 0, "runs": 4})[str(sid)]
                         call("release", {"session": sid})
                         rows.append({"model": name, "runs_ms": [round(x, 3) for x in ms]})

@@ -1,6 +1,7 @@
 """The Cast probe in native onnxruntime (Python, 1 thread), same models and feeds as browser.py (docs/cast.md).
 
-    .venv/bin/python scripts/cast/native.py [--out /tmp/onnxport-cast] [--runs 30] [--profile-runs 10] [--groups tiny,minilm]
+    .venv/bin/python scripts/cast/native.py [--out /tmp/onnxport-cast] [--runs 30] [--profile-runs 10] \
+        [--groups tiny,minilm]
 
 Writes <out>/native.json and prints a summary.
 """
@@ -17,10 +18,10 @@ from pathlib import Path
 import onnxruntime as ort
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import common  # noqa: E402
-import variants  # noqa: E402
+import common
+import variants
 
-from browser import GROUPS  # noqa: E402
+from browser import GROUPS
 
 
 def session(path: Path, profile_prefix: str | None = None) -> ort.InferenceSession:
@@ -61,7 +62,8 @@ def main() -> None:
                 "warm_median": {
                     "model_run_ms": common.median([r["model_run_ms"] for r in warm]),
                     "kernels_ms": common.median([sum(k["ms"] for k in r["kernels"].values()) for r in warm]),
-                    **{c: {"ms": common.median([r["kernels"][c]["ms"] for r in warm if c in r["kernels"]])} for c in casts},
+                    **{c: {"ms": common.median([r["kernels"][c]["ms"] for r in warm if c in r["kernels"]])}
+                       for c in casts},
                 },
             }
             result["profiles"][name] = entry

@@ -108,7 +108,8 @@ def minilm_variants() -> dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]]
 
 def _retype_input(model: onnx.ModelProto, name: str, dtype: int) -> None:
     """Give a graph input another element type. The recorded types (value_info) of the tensors that carry its
-    type on (the outputs of its Unsqueeze) go; the rest stay, so onnxruntime fuses the graph as it fuses the original."""
+    type on (the outputs of its Unsqueeze) go; the rest stay, so onnxruntime fuses the graph as it fuses the
+    original."""
     graph = model.graph
     for value in graph.input:
         if value.name == name:

@@ -50,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     from onnxport.recipe import TASKS, default_recipes_dir
     from onnxport.repository.variant_table import FORMS
 
-    parser = argparse.ArgumentParser(prog="onnxport", description="Export once, run anywhere: build, serve and check ONNX models.")
+    parser = argparse.ArgumentParser(prog="onnxport",
+                                     description="Export once, run anywhere: build, serve and check ONNX models.")
     parser.add_argument("--repository", type=Path, default=None,
                         help=f"model repository folder (default: models/.repository, ${DEFAULT_REPOSITORY_ENV}, "
                              "or the config file's `repository`)")
@@ -62,7 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", parents=[common], help="build demo and recipe models into the repository")
     build.add_argument("models", nargs="*", help="recipe names (default: all)")
     build.add_argument("--recipes", type=Path, default=default_recipes_dir(), help="folder of recipe modules")
-    build.add_argument("--opset", type=int, default=DEFAULT_OPSET, help=f"ONNX opset to export to (default {DEFAULT_OPSET})")
+    build.add_argument("--opset", type=int, default=DEFAULT_OPSET,
+                       help=f"ONNX opset to export to (default {DEFAULT_OPSET})")
     build.add_argument("--force", action="store_true", help="rebuild even when the recipe is unchanged")
     build.add_argument("--quiet", action="store_true", help="no progress bars")
     build.add_argument("--forms", type=_forms, default=FORMS, metavar="LIST", help=FORMS_HELP)
@@ -73,10 +75,12 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("path", type=Path)
     imp.add_argument("--name", required=True,
                      help="model name in the repository: 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit")
-    imp.add_argument("--replace", action="store_true", help="replace a model of the same name already in the repository")
+    imp.add_argument("--replace", action="store_true",
+                     help="replace a model of the same name already in the repository")
     imp.add_argument("--task", default="generic", choices=TASKS)
     imp.add_argument("--metric-output", default=None,
-                     help="output that carries the task metric, one of the model's outputs (default: the first float one)")
+                     help="output that carries the task metric, one of the model's outputs "
+                          "(default: the first float one)")
     imp.add_argument("--inputs", type=Path, default=None, metavar="FILE.npz|FILE.npy|DIR",
                      help="evaluation (golden) inputs: a .npz with one array per input name (or '<set>/<input>' "
                           "keys), a .npy (one-input models), or a folder of .npz files or test_data_set_* folders; "
@@ -101,7 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     info.add_argument("--json", action="store_true")
     info.set_defaults(handler=_info)
 
-    check = sub.add_parser("check", parents=[common], help="run every served variant in Chromium's runtimes and compare with the server")
+    check = sub.add_parser("check", parents=[common],
+                           help="run every served variant in Chromium's runtimes and compare with the server")
     check.add_argument("models", nargs="*", help="models to check (default: all)")
     check.add_argument("--runtimes", default="wasm,wasm-1t,webgpu", help="comma-separated: wasm, wasm-1t, webgpu")
     check.add_argument("--json", type=Path, default=None, help="write the report (JSON) here")
@@ -121,7 +126,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--browser", default=None, help="Chromium executable (default: chromium on PATH)")
     bench.add_argument("--engine", choices=["waitress", "ray"], default="waitress",
                        help="ray: also measure the server throughput table on Ray Serve (needs the ray extra)")
-    bench.add_argument("--replicas", default="1,2", help="with --engine ray: the replica counts to measure (default 1,2)")
+    bench.add_argument("--replicas", default="1,2",
+                       help="with --engine ray: the replica counts to measure (default 1,2)")
     bench.set_defaults(handler=_bench)
 
     serve = sub.add_parser("serve", parents=[common], help="serve the web app, the artifacts and the V2 inference API")
@@ -131,13 +137,16 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--engine", choices=["waitress", "ray"], default="waitress",
                        help="waitress: this process, web app included (default); ray: the V2 API on Ray Serve")
     serve.add_argument("--replicas", type=int, default=1, help="with --engine ray: replicas (default 1)")
-    serve.add_argument("--autoscale", default=None, metavar="MIN:MAX", help="with --engine ray: autoscale between these")
-    serve.add_argument("--address", default=None, help="with --engine ray: an existing cluster (default: start a local one)")
+    serve.add_argument("--autoscale", default=None, metavar="MIN:MAX",
+                       help="with --engine ray: autoscale between these")
+    serve.add_argument("--address", default=None,
+                       help="with --engine ray: an existing cluster (default: start a local one)")
     serve.add_argument("--artifacts-url", default=None, metavar="URL",
                        help="with --engine ray: replicas copy the repository from this published one (a CDN, or "
                             "a static server's /repository/), sha256-verified, into --repository")
     serve.add_argument("--max-ongoing-requests", type=int, default=None, metavar="N",
-                       help="with --engine ray: requests one replica works on at once; Ray queues the rest (default 32)")
+                       help="with --engine ray: requests one replica works on at once; "
+                            "Ray queues the rest (default 32)")
     serve.set_defaults(handler=_serve)
 
     export = sub.add_parser("export", parents=[common], help="write the served variants for another engine")
@@ -153,7 +162,8 @@ def _parser() -> argparse.ArgumentParser:
 
     deploy = sub.add_parser("deploy", parents=[common], help="write what runs the V2 API on a cluster")
     targets = deploy.add_subparsers(dest="target", required=True, metavar="{ray}")
-    to_ray = targets.add_parser("ray", help="a Ray Serve config (serve.yaml) and a KubeRay RayService (rayservice.yaml)")
+    to_ray = targets.add_parser("ray",
+                                help="a Ray Serve config (serve.yaml) and a KubeRay RayService (rayservice.yaml)")
     to_ray.add_argument("--out", type=Path, required=True, help="new folder to write")
     to_ray.add_argument("--replicas", type=int, default=2, help="replicas (default 2)")
     to_ray.add_argument("--autoscale", default=None, metavar="MIN:MAX", help="autoscale between these instead")
@@ -291,7 +301,8 @@ def _serve(args) -> int:
                      args.max_ongoing_requests or MAX_ONGOING)
         return 0
     if args.replicas != 1 or args.autoscale or args.address or args.max_ongoing_requests or args.artifacts_url:
-        raise OnnxportError("--replicas, --autoscale, --address, --max-ongoing-requests and --artifacts-url are for --engine ray")
+        raise OnnxportError("--replicas, --autoscale, --address, --max-ongoing-requests and --artifacts-url "
+                            "are for --engine ray")
     from onnxport.serving.serve import serve
 
     serve(overrides)

@@ -14,13 +14,15 @@ import numpy as np
 def encode(tensors: dict[str, np.ndarray]) -> dict[str, dict]:
     return {
         name: {"dtype": value.dtype.name, "shape": list(value.shape),
-               "data": base64.b64encode(np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<")).tobytes()).decode()}
+               "data": base64.b64encode(
+                   np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<")).tobytes()).decode()}
         for name, value in tensors.items()
     }
 
 
 def decode(encoded: dict[str, dict]) -> dict[str, np.ndarray]:
     return {
-        name: np.frombuffer(base64.b64decode(t["data"]), dtype=np.dtype(t["dtype"]).newbyteorder("<")).reshape(t["shape"])
+        name: np.frombuffer(base64.b64decode(t["data"]),
+                            dtype=np.dtype(t["dtype"]).newbyteorder("<")).reshape(t["shape"])
         for name, t in encoded.items()
     }

@@ -95,7 +95,9 @@ def model_list(manifest: dict[str, Any]) -> str:
     for name, entry in sorted(manifest["models"].items()):
         served = [v for v, r in entry["variants"].items() if r["status"] == "ok"]
         rows.append([name, entry["kind"], entry["task"], f"opset {entry['opset']}", ", ".join(served)])
-    return table(["model", "source", "task", "opset", "served variants"], rows) if rows else "no models (run `onnxport build`)"
+    if not rows:
+        return "no models (run `onnxport build`)"
+    return table(["model", "source", "task", "opset", "served variants"], rows)
 
 
 def model_info(entry: dict[str, Any]) -> str:
@@ -105,7 +107,8 @@ def model_info(entry: dict[str, Any]) -> str:
     lines = [
         f"{entry['name']}: {entry['description']}",
         f"  source     {entry['kind']}, task {entry['task']}, metric on {entry.get('metric_output') or '-'}",
-        f"  onnx       opset {entry['opset']}, IR {entry['ir_version']}, producer {entry['producer']['name']} {entry['producer']['version']}",
+        f"  onnx       opset {entry['opset']}, IR {entry['ir_version']}, "
+        f"producer {entry['producer']['name']} {entry['producer']['version']}",
         f"  inputs     {shapes(entry['inputs'])}",
         f"  outputs    {shapes(entry['outputs'])}",
         f"  operators  {', '.join(f'{k} x{v}' for k, v in entry['operators'].items())}",
@@ -121,6 +124,7 @@ def model_info(entry: dict[str, Any]) -> str:
             lines.append(f"  {key:<10} {value}")
     validation = entry.get("validation", {})
     for output, errors in validation.get("outputs", {}).items():
-        lines.append(f"  export vs source, {output}: max abs {errors.get('max_abs', 0):.2e}, max rel {errors.get('max_rel', 0):.2e}")
+        lines.append(f"  export vs source, {output}: max abs {errors.get('max_abs', 0):.2e}, "
+                     f"max rel {errors.get('max_rel', 0):.2e}")
     lines += ["", table(VARIANT_HEADERS, variant_rows(entry["name"], entry))]
     return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""accuracy/budgets.py and the budgets of repository/variant_table.py: one table, and the check that quotes both figures."""
+"""accuracy/budgets.py and the budgets of repository/variant_table.py: one table, and the check that quotes
+both figures."""
 
 from __future__ import annotations
 

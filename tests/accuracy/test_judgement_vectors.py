@@ -30,7 +30,8 @@ def _generator():
 def test_the_vector_file_covers_both_outcomes_both_bases_and_the_issues_cases():
     names = [v["name"] for v in VECTORS]
     assert len(names) >= 20 and len(set(names)) == len(names)
-    assert {(v["ok"], v["basis"]) for v in VECTORS} == {(True, "floor"), (False, "floor"), (True, "budget"), (False, "budget")}
+    assert {(v["ok"], v["basis"]) for v in VECTORS} == {
+        (True, "floor"), (False, "floor"), (True, "budget"), (False, "budget")}
     assert {v["task"] for v in VECTORS} >= {"classification", "embedding", "sequence", "detection-map", "regression"}
     off = next(v for v in VECTORS if v["name"].startswith("int8 off by 0.5"))
     assert off["ok"] and off["diagnostic_max_abs"] == pytest.approx(0.5, abs=1e-6)

@@ -175,5 +175,6 @@ def test_api_tolerances_reflects_the_servers_overrides_file(demo_repository, ove
 def test_a_ratio_written_as_rel_is_refused_with_the_fix(overrides_file):
     # onnxruntime-web's runner writes the ratio 1.000001; here that would allow 100% error.
     path = overrides_file({"fp32/wasm": {"rel": 1.000001}})
-    with pytest.raises(OnnxportError, match=r"fp32/wasm.rel is a relative error .* got 1.000001; write the ratio 1.000001 as 1e-6"):
+    with pytest.raises(OnnxportError,
+                       match=r"fp32/wasm.rel is a relative error .* got 1.000001; write the ratio 1.000001 as 1e-6"):
         browser_tolerances.load_overrides(path)

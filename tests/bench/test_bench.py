@@ -42,7 +42,8 @@ def test_bench_measures_every_path_and_keeps_the_latest_in_the_repository(benche
         assert [r["clients"] for r in iris["server"][key]] == [1, 4, 16]
         assert all(r["requests_per_s"] > 0 and "errors" not in r for r in iris["server"][key])
     browser = [r for r in report["browser"]["results"] if r["status"] == "ok"]
-    assert {(r["variant"], r["runtime"]) for r in browser} == {(v, rt) for v in iris["variants"] for rt in ("wasm-1t", "wasm")}
+    expected = {(v, rt) for v in iris["variants"] for rt in ("wasm-1t", "wasm")}
+    assert {(r["variant"], r["runtime"]) for r in browser} == expected
     for r in browser:
         assert r["cold"]["total_ms"] >= r["cold"]["create_ms"] > 0
         assert r["cached"]["source"] == "cache", "the second start must load the model from the Cache API"
@@ -60,7 +61,10 @@ READ_CHART = """testid => {
   return {
     type: chart.config.type, labels: chart.data.labels,
     datasets: chart.data.datasets.map((d) => ({ label: d.label, data: d.data })),
-    y: { type: chart.scales.y.type, title: chart.options.scales.y.title.text, ticks: chart.scales.y.ticks.map((t) => t.label) },
+    y: {
+      type: chart.scales.y.type, title: chart.options.scales.y.title.text,
+      ticks: chart.scales.y.ticks.map((t) => t.label),
+    },
     x: { title: chart.options.scales.x.title.text, ticks: chart.scales.x.ticks.map((t) => t.label) },
     legend: chart.legend.legendItems.map((item) => item.text),
   };
@@ -70,7 +74,8 @@ READ_CHART = """testid => {
 BAR_POSITION = """([testid, series, label]) => {
   const canvas = document.querySelector(`[data-testid="${testid}"] canvas`);
   const chart = Chart.getChart(canvas);
-  const bar = chart.getDatasetMeta(chart.data.datasets.findIndex((d) => d.label === series)).data[chart.data.labels.indexOf(label)];
+  const meta = chart.getDatasetMeta(chart.data.datasets.findIndex((d) => d.label === series));
+  const bar = meta.data[chart.data.labels.indexOf(label)];
   const box = canvas.getBoundingClientRect();
   return { x: box.left + bar.x, y: box.top + (bar.y + bar.base) / 2 };
 }"""
@@ -167,13 +172,17 @@ def test_bench_on_ray_adds_its_rows_beside_waitress(repository_copy, tmp_path):
     for row in rows:
         assert [t["clients"] for t in row["throughput"]] == [1, 4, 16]
         assert all(t["requests_per_s"] > 0 and "errors" not in t for t in row["throughput"]), row
-    assert [s["replicas"] for s in report["ray_starts"]] == [1, 1] and all(s["seconds"] > 0 for s in report["ray_starts"])
+    assert [s["replicas"] for s in report["ray_starts"]] == [1, 1]
+    assert all(s["seconds"] > 0 for s in report["ray_starts"])
     assert isinstance(report["recommendations"]["dynamic_batching_ray"]["iris"], bool)
     assert "engines side by side" in run.stdout and "ray       1         on" in run.stdout
 
 
 def test_bench_refuses_bad_replica_counts(repository_copy):
-    run = subprocess.run([sys.executable, "-m", "onnxport", "--repository", str(repository_copy(models=["iris"])), "bench",
-                          "--engine", "ray", "--replicas", "1,zero"], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    repository = repository_copy(models=["iris"])
+    run = subprocess.run([sys.executable, "-m", "onnxport", "--repository", str(repository), "bench",
+                          "--engine", "ray", "--replicas", "1,zero"],
+                         cwd=PROJECT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 1
-    assert run.stderr.strip().splitlines() == ["onnxport: error: --replicas '1,zero': expected replica counts of at least 1, e.g. 1,2"]
+    assert run.stderr.strip().splitlines() == [
+        "onnxport: error: --replicas '1,zero': expected replica counts of at least 1, e.g. 1,2"]

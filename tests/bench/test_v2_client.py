@@ -11,7 +11,7 @@ from onnxport.bench import v2_client as v2
 
 
 class _Failing(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):  # noqa: N802 (http.server's naming)
+    def do_POST(self):  # http.server's naming
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         self.send_response(503)
         self.send_header("Content-Length", "0")

@@ -194,7 +194,9 @@ DAMAGE_CACHED_ARTIFACT = """async (damage) => {
     if (!request.url.endsWith(".onnx")) continue;
     const entry = await cache.match(request);
     const bytes = new Uint8Array(await entry.arrayBuffer());
-    const changed = damage === "cut short" ? bytes.slice(0, bytes.length - 1) : bytes.map((b, i) => (i === 0 ? b ^ 0xff : b));
+    const changed = damage === "cut short"
+      ? bytes.slice(0, bytes.length - 1)
+      : bytes.map((b, i) => (i === 0 ? b ^ 0xff : b));
     await cache.put(request, new Response(changed, { headers: entry.headers }));
     damaged += 1;
   }
@@ -357,7 +359,8 @@ def test_minilm_fp32_cosine_in_the_browser_equals_the_servers(
     for name, value in expected.items():
         np.testing.assert_array_equal(inputs[name], value, err_msg=f"{name} from the browser's tokenizer")
     reference = _cosine(reference_outputs("minilm", "fp32", expected)["sentence_embedding"])
-    assert abs(browser_value - reference) < 1e-4, f"browser cosine {browser_value}, onnxruntime on Python tokens {reference}"
+    assert abs(browser_value - reference) < 1e-4, (
+        f"browser cosine {browser_value}, onnxruntime on Python tokens {reference}")
 
 
 def test_a_model_stays_loaded_across_pages_of_the_app(open_tab):

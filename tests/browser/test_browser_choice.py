@@ -42,7 +42,8 @@ def _steps_of(page, runtime):
 def _variants_of(page, runtime):
     """The variants the plan gives `runtime`, in its order (once the plan is on the page)."""
     plan_steps(page)
-    return [li.get_attribute("data-variant") for li in by_testid(page, "plan").locator(f'ol > li[data-runtime="{runtime}"]').all()]
+    steps = by_testid(page, "plan").locator(f'ol > li[data-runtime="{runtime}"]')
+    return [li.get_attribute("data-variant") for li in steps.all()]
 
 
 @contextlib.contextmanager
@@ -102,20 +103,23 @@ def test_after_measuring_every_pair_the_choice_is_the_measured_fastest(open_tab,
     entry = demo_manifest["models"][model]
     served = [v for v, r in entry["variants"].items() if r["status"] == "ok"]
     # SwiftShader has no shader-f16: the plan never offers fp16 on WebGPU here.
-    pairs = [["wasm", v] for v in served] + [["webgpu", v] for v in served if entry["variants"][v]["precision"] != "fp16"]
+    pairs = [["wasm", v] for v in served]
+    pairs += [["webgpu", v] for v in served if entry["variants"][v]["precision"] != "fp16"]
     page = open_tab("#/", browser=chromium_webgpu).page
     wait_for_probe(page)
     result = page.evaluate(MEASURE_EVERY_PAIR, [model, pairs])
 
     # The plan ranks by what this browser measured: the expected time of every pair is now a measurement.
     runtime_key = {"wasm": "wasm", "webgpu": "webgpu"}
-    measured = {f"{r}/{v}": result["stored"][f"{entry['variants'][v]['sha256']}|{runtime_key[r]}"]["warm_ms"] for r, v in pairs}
+    measured = {f"{r}/{v}": result["stored"][f"{entry['variants'][v]['sha256']}|{runtime_key[r]}"]["warm_ms"]
+                for r, v in pairs}
     fastest = min(measured, key=measured.get)
     chosen = f"{result['choice']['runtime']}/{result['choice']['variant']}"
     assert f"{result['first']['runtime']}/{result['first']['variant']}" == chosen
     assert "measured in this browser" in result["choice"]["why"], result["choice"]
     assert measured[chosen] <= 1.1 * measured[fastest], (
-        f"{model}: automatic {chosen} {measured[chosen]:.3f} ms vs fastest pinned {fastest} {measured[fastest]:.3f} ms; all: {measured}")
+        f"{model}: automatic {chosen} {measured[chosen]:.3f} ms vs fastest pinned {fastest} "
+        f"{measured[fastest]:.3f} ms; all: {measured}")
     print(f"\n[choice] {model}: automatic {chosen} {measured[chosen]:.3f} ms, fastest pinned {fastest} "
           f"{measured[fastest]:.3f} ms, ratio {measured[chosen] / measured[fastest]:.3f}; "
           + ", ".join(f"{k} {v:.3f}" for k, v in sorted(measured.items(), key=lambda kv: kv[1])))
@@ -195,7 +199,8 @@ def test_a_verdict_of_onnxport_check_in_the_repository_skips_that_pair(open_tab,
     manifest = json.loads((repository / "manifest.json").read_text())
     tab = open_tab("#/")
     wait_for_probe(tab.page)
-    kind = tab.page.evaluate("async () => { const p = await import('/web/lib/probe.js'); return p.deviceKind(await p.probe()); }")
+    kind = tab.page.evaluate(
+        "async () => { const p = await import('/web/lib/probe.js'); return p.deviceKind(await p.probe()); }")
     first = tab.goto("#/play/digits")
     wasm_first = _variants_of(first, "wasm")[0]
     record = manifest["models"]["digits"]["variants"][wasm_first]
@@ -237,8 +242,10 @@ def test_the_example_page_runs_and_matches_the_server(open_tab, live_server, v2_
     expect(page.locator("#status")).to_have_text("Done.")
     variant = page.locator("body").get_attribute("data-variant")
     got = np.array(json.loads(page.locator("body").get_attribute("data-probabilities")))
-    request = urllib.request.Request(f"{live_server}/v2/models/iris/versions/{variant}/infer", headers={"Content-Type": "application/json"},
-                                     data=v2_codec.json_request({"features": np.array([[6.9, 3.1, 5.4, 2.1]], dtype=np.float32)}))
+    features = np.array([[6.9, 3.1, 5.4, 2.1]], dtype=np.float32)
+    request = urllib.request.Request(f"{live_server}/v2/models/iris/versions/{variant}/infer",
+                                     headers={"Content-Type": "application/json"},
+                                     data=v2_codec.json_request({"features": features}))
     with urllib.request.urlopen(request) as response:
         _, expected = v2_codec.parse_response(response.read(), None)
     tolerance = browser_tolerances.lookup(variant, "wasm")

@@ -45,7 +45,7 @@ class _Page(http.server.BaseHTTPRequestHandler):
 
     body = b""
 
-    def do_GET(self):  # noqa: N802 - the stdlib's name
+    def do_GET(self):  # the stdlib's name
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Cross-Origin-Opener-Policy", "same-origin")

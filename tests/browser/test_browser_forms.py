@@ -23,8 +23,11 @@ LOAD_FORM = """async ([model, variant, form]) => {
   const loaded = await client.load(model, { runtime: 'wasm', variant, form });
   const reference = await client.reference(entry.variants[variant].forms[form]);
   const { outputs } = await loaded.run(reference.inputs);
-  const choice = { form: loaded.choice.form, variant: loaded.choice.variant, verification: loaded.choice.verification.status };
-  const encoded = Object.fromEntries(Object.entries(outputs).map(([k, t]) => [k, { dims: t.dims, data: Array.from(t.data, Number) }]));
+  const choice = {
+    form: loaded.choice.form, variant: loaded.choice.variant, verification: loaded.choice.verification.status,
+  };
+  const encoded = Object.fromEntries(
+    Object.entries(outputs).map(([k, t]) => [k, { dims: t.dims, data: Array.from(t.data, Number) }]));
   await loaded.dispose();
   return { choice, outputs: encoded };
 }"""
@@ -51,7 +54,8 @@ def test_a_pinned_form_runs_verified_and_matches_native_onnxruntime_on_it(open_t
     tol = browser_tolerances.lookup(variant, "wasm")
     for name, value in got["outputs"].items():
         browser = np.asarray(value["data"]).reshape(value["dims"])
-        assert np.allclose(browser, native[name], atol=tol.abs, rtol=tol.rel), (name, np.max(np.abs(browser - native[name])))
+        assert np.allclose(browser, native[name], atol=tol.abs, rtol=tol.rel), (
+            name, np.max(np.abs(browser - native[name])))
 
 
 def _bench_for(device: dict, manifest: dict, model: str, fast_form: str) -> dict:
@@ -75,7 +79,8 @@ def _verdicts(kind: str, manifest: dict, model: str, form: str, status: str) -> 
     for variant, record in manifest["models"][model]["variants"].items():
         if record["status"] == "ok":
             entries.append({"model": model, "variant": variant, "form": form, "runtime": "wasm", "status": status,
-                            "sha256": record["forms"][form]["sha256"], "reason": None, "max_abs": 0.0, "device_kind": kind})
+                            "sha256": record["forms"][form]["sha256"], "reason": None, "max_abs": 0.0,
+                            "device_kind": kind})
     return {"schema": "onnxport.verdicts", "schema_version": 1, "verdicts": entries}
 
 
@@ -132,7 +137,8 @@ def test_a_form_giving_wrong_answers_is_followed_by_its_variant_as_built(open_ta
       return loaded.choice ? { runtime: loaded.choice.runtime, attempts: loaded.choice.attempts } : loaded;
     }""")
     attempts = got["attempts"]
-    assert [(a["variant"], a["form"], a["wrong"]) for a in attempts] == [("fp32", "basic", True), ("fp32", None, True)], attempts
+    assert [(a["variant"], a["form"], a["wrong"]) for a in attempts] == [
+        ("fp32", "basic", True), ("fp32", None, True)], attempts
     assert "gave wrong results" in attempts[0]["error"]
 
 

@@ -44,7 +44,10 @@ def _import(repository: Path, source: Path, name: str, *extra: str) -> dict:
 def bool_model(tmp_path_factory) -> tuple[Path, str]:
     """out = Where(cond, x, y), flipped = Not(cond); every input [batch, 3]; no data: synthetic."""
     folder = tmp_path_factory.mktemp("bool-model")
-    spec = lambda name, elem: helper.make_tensor_value_info(name, elem, ["batch", 3])
+
+    def spec(name: str, elem: int):
+        return helper.make_tensor_value_info(name, elem, ["batch", 3])
+
     graph = helper.make_graph(
         [helper.make_node("Where", ["cond", "x", "y"], ["out"]), helper.make_node("Not", ["cond"], ["flipped"])],
         "where", [spec("cond", TensorProto.BOOL), spec("x", TensorProto.FLOAT), spec("y", TensorProto.FLOAT)],
@@ -64,7 +67,8 @@ def dense(tmp_path_factory) -> tuple[Path, str]:
     rng = np.random.default_rng(0)
     weights = {"W": rng.normal(0, 0.1, (256, 64)).astype(np.float32), "b": rng.normal(0, 0.1, 64).astype(np.float32)}
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "W"], ["h"]), helper.make_node("Add", ["h", "b"], ["a"]), helper.make_node("Relu", ["a"], ["y"])],
+        [helper.make_node("MatMul", ["x", "W"], ["h"]), helper.make_node("Add", ["h", "b"], ["a"]),
+         helper.make_node("Relu", ["a"], ["y"])],
         "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 256])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 64])],
         [onnx.numpy_helper.from_array(v, k) for k, v in weights.items()])
@@ -106,7 +110,8 @@ def test_a_bool_model_runs_on_the_server_with_pasted_json_and_says_it_was_judged
     base_url = serve_repository(repository)
     tab = open_tab("#/", base_url=base_url)
     page = tab.page
-    expect(page.locator(f'section[data-model="{name}"]').get_by_test_id("synthetic-note")).to_have_text(SYNTHETIC, timeout=PAGE_TIMEOUT_MS)
+    note = page.locator(f'section[data-model="{name}"]').get_by_test_id("synthetic-note")
+    expect(note).to_have_text(SYNTHETIC, timeout=PAGE_TIMEOUT_MS)
     tab.goto(f"#/model/{name}")
     expect(by_testid(page, "synthetic-note")).to_have_text(SYNTHETIC, timeout=PAGE_TIMEOUT_MS)
     expect(page.locator("td", has_text="(judged on synthetic inputs)").first).to_be_visible()
@@ -122,16 +127,19 @@ def test_a_bool_model_runs_on_the_server_with_pasted_json_and_says_it_was_judged
     expect(by_testid(page, "plan")).to_be_visible()
 
     choose_source(page, "json")
-    by_testid(page, "json-input").fill(json.dumps({"cond": [[True, False, True]], "x": [[1, 2, 3]], "y": [[-1, -2, -3]]}))
+    by_testid(page, "json-input").fill(
+        json.dumps({"cond": [[True, False, True]], "x": [[1, 2, 3]], "y": [[-1, -2, -3]]}))
     expect_ran_on(page, "server", "fp32")
     for card in ("browser-result", "server-result"):
         rows = outputs_rows(page, card)
-        assert rows["out"] | {"reading": "-"} == {"name": "out", "shape": "[1, 3]", "dtype": "float32", "first": "1, -2, 3", "reading": "-"}, rows
+        assert rows["out"] | {"reading": "-"} == {
+            "name": "out", "shape": "[1, 3]", "dtype": "float32", "first": "1, -2, 3", "reading": "-"}, rows
         assert (rows["flipped"]["dtype"], rows["flipped"]["first"]) == ("bool", "false, true, false"), rows
     assert tab.artifact_requests() == [], "the server runs it: nothing is downloaded"
 
     # A mistake in the paste is named before anything runs.
-    by_testid(page, "json-input").fill(json.dumps({"cond": [[1.5, False, True]], "x": [[1, 2, 3]], "y": [[-1, -2, -3]]}))
+    by_testid(page, "json-input").fill(
+        json.dumps({"cond": [[1.5, False, True]], "x": [[1, 2, 3]], "y": [[-1, -2, -3]]}))
     expect(run(page)).to_have_text("Failed.")
     expect(by_testid(page, "results").get_by_test_id("error")).to_have_text(
         'the pasted JSON: input "cond": element 0 is 1.5; a bool input takes true/false (or 0/1)')
@@ -170,12 +178,14 @@ def test_a_forest_leaves_webgpu_out_before_any_download_and_runs_an_uploaded_npy
     table = outputs_rows(page, "browser-result")
     assert table["label"]["first"] == ", ".join(str(v) for v in classifier.predict(rows)), table
     probabilities = classifier.predict_proba(rows[:1])[0]
-    assert table["probabilities"]["reading"].startswith(f"top 3 of row 0: class {int(np.argmax(probabilities))} ("), table
+    top = int(np.argmax(probabilities))
+    assert table["probabilities"]["reading"].startswith(f"top 3 of row 0: class {top} ("), table
     # An fp32 file: judged element-wise against the server's run of it, within the runtime's floor.
     verdict = by_testid(page, "verdict")
     expect(verdict).to_have_attribute("data-ok", "true")
     expect(verdict).to_have_attribute("data-basis", "floor")
-    expect(verdict).to_contain_text("Verdict: pass. fp32 file: element-wise against the server's output of this file, within the wasm floor (")
+    expect(verdict).to_contain_text(
+        "Verdict: pass. fp32 file: element-wise against the server's output of this file, within the wasm floor (")
 
     # A float64 array is refused by name, not cast.
     np.save(tmp_path / "wide.npy", rows.astype(np.float64))
@@ -195,7 +205,8 @@ def test_an_int8_variant_is_judged_by_its_budget_against_fp32_with_the_differenc
     dense, serve_repository, open_tab,
 ):
     repository, name = dense
-    budget = json.loads((repository / "manifest.json").read_text())["models"][name]["variants"]["int8-dynamic"]["budget"]
+    manifest = json.loads((repository / "manifest.json").read_text())
+    budget = manifest["models"][name]["variants"]["int8-dynamic"]["budget"]
     page = open_tab(f"#/play/{name}?runtime=wasm&variant=int8-dynamic", base_url=serve_repository(repository)).page
     expect(by_testid(page, "synthetic-note")).to_have_count(0)  # real rows were given
     choose_source(page, "golden")

@@ -50,7 +50,8 @@ def test_webgpu_wrong_on_a_real_model_is_caught_at_first_use_and_skipped_after_r
     expect(attempt).to_have_attribute("data-wrong", "true")
     expect(attempt).to_contain_text("webgpu gave wrong results for this model on this device (max error")
     expect(attempt).to_contain_text("; using wasm")
-    browser_value, server_value = (float(by_testid(page, t).get_attribute("data-value")) for t in ("browser-result", "server-result"))
+    browser_value, server_value = (float(by_testid(page, t).get_attribute("data-value"))
+                                   for t in ("browser-result", "server-result"))
     assert abs(browser_value - server_value) < 1e-4, (browser_value, server_value)
     downloaded = tab.artifact_requests()
     assert downloaded == [f"{base_url}/repository/{record['file']}"], downloaded

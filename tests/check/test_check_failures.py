@@ -46,7 +46,8 @@ def test_a_broken_fp32_artifact_fails_the_source_row(check_cli, repository_copy,
     repository = repository_copy(["digits"])
     record = break_digits_fp32(repository)
     report_path = tmp_path / "broken.json"
-    code, out, err = check_cli("--repository", repository, "check", "digits", "--runtimes", "wasm", "--json", report_path)
+    code, out, err = check_cli("--repository", repository, "check", "digits", "--runtimes", "wasm",
+                               "--json", report_path)
     assert code == 1, f"exit {code}\n{out}\n{err}"
     assert "onnxport: error" not in err  # a failed check, not a failed command
 

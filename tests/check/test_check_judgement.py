@@ -70,8 +70,9 @@ def test_one_wrong_element_fails_fp32_by_the_floor_and_int8_passes_by_its_budget
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(f"{base}/conformance?autorun=1&models=clf&runtimes=wasm&perturb=wasm")
-        page.wait_for_function("() => document.querySelector('[data-testid=conformance-status]')?.dataset.done === 'true'",
-                               timeout=TIMEOUT_MS)
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=conformance-status]')?.dataset.done === 'true'",
+            timeout=TIMEOUT_MS)
         report = page.evaluate("() => window.onnxportReport")
         assert report, page.get_by_test_id("conformance-status").get_attribute("data-error")
         rows = {r["variant"]: r for r in report["results"] if r["form"] is None}
@@ -84,7 +85,8 @@ def test_one_wrong_element_fails_fp32_by_the_floor_and_int8_passes_by_its_budget
         assert fp32["reason"].startswith("output 'logits' at [0, 0]: expected "), fp32["reason"]
         # The wasm floor (abs 1e-4, rel 1e-6) loosened to the import's export tolerance (rel 1e-3).
         assert fp32["reason"].endswith("floor abs 0.0001, rel 0.001)"), fp32["reason"]
-        assert fp32["floor"] == judgement.fp32_floor(browser_tolerances.table()["fp32/wasm"], {"tolerance": {"abs": 1e-5, "rel": 1e-3}})
+        assert fp32["floor"] == judgement.fp32_floor(browser_tolerances.table()["fp32/wasm"],
+                                                     {"tolerance": {"abs": 1e-5, "rel": 1e-3}})
 
         # int8: the same wrong element, but every top class still fp32's: within budget, with a diagnostic.
         int8 = rows["int8-dynamic"]
@@ -106,7 +108,8 @@ def test_one_wrong_element_fails_fp32_by_the_floor_and_int8_passes_by_its_budget
         for variant in others:
             row = rows[variant]
             assert (row["status"], row["basis"]) == ("pass", "budget"), row
-            assert row["arithmetic"] == entry["variants"][variant].get("arithmetic", entry["variants"][variant]["precision"])
+            record = entry["variants"][variant]
+            assert row["arithmetic"] == record.get("arithmetic", record["precision"])
             assert row["diagnostic"]["max_abs"] >= 0.9, row
         # The conformance page says what decided each cell.
         cell = page.locator("td[data-cell='clf/int8-dynamic/wasm']")
@@ -118,7 +121,9 @@ def test_one_wrong_element_fails_fp32_by_the_floor_and_int8_passes_by_its_budget
             const { connect } = await import(`${base}/web/lib/index.js`);
             const client = connect(`${base}/`, { testing: { perturb: "wasm" } });
             const int8 = await client.load("clf", { runtime: "wasm", variant: "int8-dynamic", verify: "always" });
-            const choice = { runtime: int8.choice.runtime, variant: int8.choice.variant, verification: int8.choice.verification };
+            const choice = {
+              runtime: int8.choice.runtime, variant: int8.choice.variant, verification: int8.choice.verification,
+            };
             await int8.dispose();
             let attempts;  // the fp32 file fails verification: the plan falls back (or gives up)
             try {

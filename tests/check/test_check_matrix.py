@@ -37,7 +37,8 @@ def keys_of(report: dict) -> list[tuple[str, str, str, str]]:
 # --------------------------------------------------------------------------- the full demo matrix
 
 
-def test_the_full_demo_matrix_passes_in_every_browser_runtime(check_cli, demo_repository, demo_manifest, tmp_path, capsys):
+def test_the_full_demo_matrix_passes_in_every_browser_runtime(check_cli, demo_repository, demo_manifest, tmp_path,
+                                                              capsys):
     report_path = tmp_path / "conformance.json"
     started = time.monotonic()
     code, out, err = check_cli("--repository", demo_repository, "check", "--json", report_path)
@@ -126,7 +127,8 @@ def test_the_full_demo_matrix_passes_in_every_browser_runtime(check_cli, demo_re
         form_files = {f["sha256"] for v in demo_manifest["models"][model]["variants"].values()
                       for f in v.get("forms", {}).values() if f["status"] == "ok"}
         assert {r["sha256"] for r in forms} == form_files, model
-    assert {r["form"] for r in report["results"] if r["model"] == "minilm" and r.get("form")} == {"ort", "basic", "fused"}
+    minilm_forms = {r["form"] for r in report["results"] if r["model"] == "minilm" and r.get("form")}
+    assert minilm_forms == {"ort", "basic", "fused"}
 
     # Each model's source row: the fp32 artifact against the source framework's outputs.
     for model in models:

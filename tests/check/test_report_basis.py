@@ -26,8 +26,8 @@ def _report() -> dict:
 def test_the_table_has_the_basis_the_judged_metric_and_the_diagnostic():
     rows = {(r[1], r[3]): r for r in check_report.rows(_report())}
     assert check_report.HEADERS[5] == "basis"
-    assert [rows[k][5] for k in (("fp32", "source"), ("fp32", "wasm"), ("int8-dynamic", "wasm"), ("fp16", "webgpu"))] == \
-        ["export", "floor", "budget", "-"]
+    keys = (("fp32", "source"), ("fp32", "wasm"), ("int8-dynamic", "wasm"), ("fp16", "webgpu"))
+    assert [rows[k][5] for k in keys] == ["export", "floor", "budget", "-"]
     # The budget basis shows the figure the budget judged (against fp32), not the one against the server's int8.
     assert rows[("int8-dynamic", "wasm")][7] == "top1 1.000 vs fp32"
     assert rows[("fp32", "wasm")][7] == "top1 1.000"

@@ -69,8 +69,9 @@ def test_one_entry_per_decided_browser_row():
                                 ("fp16", "wasm", "unsupported")]
     first = entries[0]
     assert first == {
-        "model": "m", "variant": "fp32", "form": None, "runtime": "wasm", "sha256": SHA["aaa"], "status": "pass", "reason": None,
-        "basis": "floor", "max_abs": 2.5e-7, "device_kind": "Mozilla/5.0 HeadlessChrome/140 | google/swiftshader", "browser": CHROME,
+        "model": "m", "variant": "fp32", "form": None, "runtime": "wasm", "sha256": SHA["aaa"], "status": "pass",
+        "reason": None, "basis": "floor", "max_abs": 2.5e-7,
+        "device_kind": "Mozilla/5.0 HeadlessChrome/140 | google/swiftshader", "browser": CHROME,
         "onnxruntime_web": "1.30.0", "checked": "2025-06-01T12:00:00.000Z",
     }
     assert entries[1]["reason"] == "fail for a reason"
@@ -99,11 +100,13 @@ def test_device_kind():
     assert verdicts.device_kind({**CHROME, "device_kind": "swiftshader-ci"}) == "swiftshader-ci"
     assert verdicts.device_kind(LAPTOP) == "Mozilla/5.0 Chrome/141 | apple/metal-3"
     assert verdicts.device_kind({"user_agent": "UA", "adapter": None}) == "UA"
-    assert verdicts.device_kind({"user_agent": "UA", "adapter": {"vendor": "nvidia", "architecture": ""}}) == "UA | nvidia"
+    nvidia = {"user_agent": "UA", "adapter": {"vendor": "nvidia", "architecture": ""}}
+    assert verdicts.device_kind(nvidia) == "UA | nvidia"
 
 
 def test_max_abs_is_the_largest_over_the_outputs():
-    assert verdicts.max_abs({"outputs": {"a": {"max_abs": 1e-3}, "b": {"max_abs": 4e-2}, "c": {"missing": True}}}) == 4e-2
+    outputs = {"a": {"max_abs": 1e-3}, "b": {"max_abs": 4e-2}, "c": {"missing": True}}
+    assert verdicts.max_abs({"outputs": outputs}) == 4e-2
     assert verdicts.max_abs({"outputs": {"a": {"max_abs": None}}}) is None
     assert verdicts.max_abs({}) is None
 
@@ -139,7 +142,8 @@ def test_another_device_kind_is_kept_beside(tmp_path):
     verdicts.record(tmp_path, report(row("fp32", "webgpu", "fail"), browser=LAPTOP), current, current)
     entries = entries_of(tmp_path / "conformance.json")
     assert sorted((e["device_kind"], e["status"]) for e in entries) == [
-        ("Mozilla/5.0 Chrome/141 | apple/metal-3", "fail"), ("Mozilla/5.0 HeadlessChrome/140 | google/swiftshader", "pass")]
+        ("Mozilla/5.0 Chrome/141 | apple/metal-3", "fail"),
+        ("Mozilla/5.0 HeadlessChrome/140 | google/swiftshader", "pass")]
 
 
 def test_verdicts_of_artifacts_no_longer_served_are_dropped(tmp_path):
@@ -188,7 +192,7 @@ def test_the_write_is_atomic_and_leaves_no_temporary_file(tmp_path):
     current = manifest(fp32=SHA["aaa"])
     verdicts.record(tmp_path, report(row()), current, current)
     verdicts.record(tmp_path, report(row("fp32", "wasm-1t")), current, current)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["conformance.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "conformance.json"]  # .lock: the repository's one
 
 
 def test_a_failed_write_keeps_the_old_file_and_no_temporary_file(tmp_path, monkeypatch):
@@ -200,11 +204,11 @@ def test_a_failed_write_keeps_the_old_file_and_no_temporary_file(tmp_path, monke
         assert Path(source).parent == Path(target).parent  # the temporary file is beside the target
         raise OSError("disk full")
 
-    monkeypatch.setattr(verdicts.os, "replace", broken_replace)
+    monkeypatch.setattr(os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
         verdicts.record(tmp_path, report(row("fp32", "webgpu")), current, current)
     assert (tmp_path / "conformance.json").read_text() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["conformance.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "conformance.json"]
 
 
 @pytest.mark.parametrize("text, fragment", [

@@ -16,7 +16,8 @@ def repository(tmp_path):
 
 
 def imported(run_cli, repository, path, name, *extra) -> None:
-    code, _, err = run_cli("--repository", repository, "import", path, "--name", name, "--quiet", "--forms", "none", *extra)
+    code, _, err = run_cli("--repository", repository, "import", path, "--name", name, "--quiet", "--forms", "none",
+                           *extra)
     assert code == 0, err
 
 

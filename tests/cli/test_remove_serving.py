@@ -63,7 +63,8 @@ def test_remove_releases_the_models_sessions_in_a_running_app(run_cli, assert_js
     for model in ("a", "b"):
         assert client.post(f"/v2/models/{model}/infer", data=BODY, content_type="application/json").status_code == 200
     assert sessions.loaded() == sorted([a, b])
-    released = weakref.ref(sessions.get(a, repository / manifest_of(repository)["models"]["a"]["variants"]["fp32"]["file"], "a"))
+    fp32_file = manifest_of(repository)["models"]["a"]["variants"]["fp32"]["file"]
+    released = weakref.ref(sessions.get(a, repository / fp32_file, "a"))
 
     code, out, err = run_cli("--repository", repository, "remove", "a")
     assert code == 0, err

@@ -17,7 +17,8 @@ FLOAT, FLOAT16 = TensorProto.FLOAT, TensorProto.FLOAT16
 def matmul_model() -> onnx.ModelProto:
     r = rng(1)
     return make_model(
-        [helper.make_node("MatMul", ["x", "w"], ["h"], name="dense"), helper.make_node("Relu", ["h"], ["y"], name="relu")],
+        [helper.make_node("MatMul", ["x", "w"], ["h"], name="dense"),
+         helper.make_node("Relu", ["h"], ["y"], name="relu")],
         {"w": r.normal(size=(16, 8)).astype(np.float32)}, [tensor("x", "batch", 16)], [tensor("y", "batch", 8)],
     )
 
@@ -97,7 +98,8 @@ def test_com_microsoft_quantized_operators_are_int8(op, expected):
     # Read, not run: the graph only has to name the operator.
     graph = helper.make_graph([helper.make_node(op, ["x"], ["y"], name="op", domain="com.microsoft")], "contrib",
                               [tensor("x", 4, 8)], [tensor("y", 4, 8)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
     assert arithmetic(model) == expected
     assert operator_types(model) == [f"com.microsoft/{op}"]
 

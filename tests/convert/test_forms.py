@@ -22,7 +22,9 @@ def served(manifest: dict):
                 yield model, variant, record
 
 
-def test_every_served_variant_has_its_forms_and_each_is_a_real_file_with_its_own_reference(demo_repository, demo_manifest):
+def test_every_served_variant_has_its_forms_and_each_is_a_real_file_with_its_own_reference(
+    demo_repository, demo_manifest,
+):
     for model, variant, record in served(demo_manifest):
         expected = {"ort", "basic"} | ({"fused"} if (model, variant) == ("minilm", "fp32") else set())
         assert set(record["forms"]) == expected, (model, variant)
@@ -45,7 +47,8 @@ def test_a_form_runs_natively_to_its_reference_outputs(demo_repository, demo_man
     reference = json.loads((demo_repository / form["reference"]["file"]).read_text())
     assert reference["form"] == "ort" and reference["variant"] == "int8-dynamic"
     session = ort.InferenceSession(str(demo_repository / form["file"]), providers=["CPUExecutionProvider"])
-    outputs = dict(zip([o.name for o in session.get_outputs()], session.run(None, tensor_json.decode(reference["inputs"]))))
+    ran = session.run(None, tensor_json.decode(reference["inputs"]))
+    outputs = dict(zip([o.name for o in session.get_outputs()], ran))
     for name, expected in tensor_json.decode(reference["outputs"]).items():
         np.testing.assert_array_equal(outputs[name], expected)
 
@@ -53,7 +56,8 @@ def test_a_form_runs_natively_to_its_reference_outputs(demo_repository, demo_man
 def test_the_fused_form_says_what_it_fused(demo_manifest):
     fused = demo_manifest["models"]["minilm"]["variants"]["fp32"]["forms"]["fused"]
     assert fused["optimization"] == "transformer" and fused["fusions"].get("SkipLayerNormalization", 0) > 0
-    assert fused["operators"].get("com.microsoft.SkipLayerNormalization", 0) == fused["fusions"]["SkipLayerNormalization"]
+    operators = fused["operators"].get("com.microsoft.SkipLayerNormalization", 0)
+    assert operators == fused["fusions"]["SkipLayerNormalization"]
 
 
 def test_build_forms_none_makes_no_forms_and_a_list_makes_only_those(run_cli, tmp_path):

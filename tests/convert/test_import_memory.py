@@ -15,7 +15,8 @@ from onnxport.convert import fp16_overflow, lower_precision, node_errors, value_
 
 
 def chain_model():
-    """x [N, 8] -> MatMul (8 -> 64) -> Relu -> MatMul (64 -> 8) -> Relu -> MatMul (8 -> 4): the 64-wide value is the largest."""
+    """x [N, 8] -> MatMul (8 -> 64) -> Relu -> MatMul (64 -> 8) -> Relu -> MatMul (8 -> 4):
+    the 64-wide value is the largest."""
     r = rng(3)
     nodes = [
         helper.make_node("MatMul", ["x", "w1"], ["h1"], name="first"),

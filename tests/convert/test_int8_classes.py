@@ -141,7 +141,8 @@ def if_model(op: str) -> onnx.ModelProto:
             return helper.make_node("MatMul", ["x", "w"], [out], name=f"{out}_matmul")
         return helper.make_node("Conv", ["x", "w", "b"], [out], name=f"{out}_conv", pads=[1, 1, 1, 1])
 
-    then_branch = helper.make_graph([core("then_y")], "then", [], [helper.make_tensor_value_info("then_y", TensorProto.FLOAT, None)])
+    then_branch = helper.make_graph([core("then_y")], "then", [],
+                                    [helper.make_tensor_value_info("then_y", TensorProto.FLOAT, None)])
     else_branch = helper.make_graph(
         [core("else_p"), helper.make_node("Mul", ["else_p", "minus"], ["else_y"], name="negate")],
         "else", [], [helper.make_tensor_value_info("else_y", TensorProto.FLOAT, None)],
@@ -200,7 +201,8 @@ def test_an_already_quantized_model_is_not_quantized_again():
         {"w": weights, "wz": np.array(0, np.int8), "ws": np.array(0.01, np.float32)},
         [tensor("x", "batch", 16)], [tensor("y", "batch", 8)],
     )
-    for make in (lambda: int8.make_int8_dynamic(model), lambda: int8.make_int8_static(model, [{"x": r.normal(size=(2, 16)).astype(np.float32)}])):
+    calibration = [{"x": r.normal(size=(2, 16)).astype(np.float32)}]
+    for make in (lambda: int8.make_int8_dynamic(model), lambda: int8.make_int8_static(model, calibration)):
         with pytest.raises(VariantSkipped, match="^already quantized: 2 quantized operators$"):
             make()
 
@@ -250,7 +252,8 @@ def test_dynamic_int8_keeps_float_the_fp32_nodes_it_is_given(kept):
     quantized, settings = int8.make_int8_dynamic(model, keep_float=[kept])
     assert settings["kept_float"] == [kept]
     assert ops(quantized).count("MatMulInteger") == 1  # the other one
-    float_weights = {i.name for i in quantized.graph.initializer if i.data_type == TensorProto.FLOAT and len(i.dims) == 2}
+    float_weights = {i.name for i in quantized.graph.initializer
+                     if i.data_type == TensorProto.FLOAT and len(i.dims) == 2}
     assert float_weights == {"w1_matmul" if kept == "dense1" else "w2_matmul"}
     feeds = {"x": rng(1).normal(size=(4, 16)).astype(np.float32)}
     assert scaled_error(run(model, feeds)["y"], run(quantized, feeds)["y"]) < 0.05

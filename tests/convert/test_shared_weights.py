@@ -29,7 +29,8 @@ def if_model(weight: np.ndarray, other: np.ndarray) -> onnx.ModelProto:
 
 
 def run(model: onnx.ModelProto, feeds: dict) -> np.ndarray:
-    return onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)[0]
 
 
 def stored(model: onnx.ModelProto) -> list[str]:

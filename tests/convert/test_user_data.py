@@ -49,7 +49,8 @@ def _files(repository: Path) -> list[str]:
 def _add_model() -> onnx.ModelProto:
     """z = x + y * W over [batch, 3]: two inputs whose named first dimension must agree."""
     return make_model(
-        [helper.make_node("Mul", ["y", "W"], ["yw"], name="mul"), helper.make_node("Add", ["x", "yw"], ["z"], name="add")],
+        [helper.make_node("Mul", ["y", "W"], ["yw"], name="mul"),
+         helper.make_node("Add", ["x", "yw"], ["z"], name="add")],
         {"W": np.full(3, 2.0, np.float32)},
         [tensor("x", "batch", 3), tensor("y", "batch", 3)], [tensor("z", "batch", 3)])
 
@@ -148,12 +149,15 @@ F32 = np.float32
 
 @pytest.mark.parametrize(("arrays", "fragments"), [
     pytest.param({"x": np.ones((2, 4), F32), "y": np.ones((2, 3), F32)},
-                 ["data.npz", "input 'x' has shape [2, 4]", "expects float32 [batch, 3] (dimension 1 is 3)"], id="shape"),
+                 ["data.npz", "input 'x' has shape [2, 4]", "expects float32 [batch, 3] (dimension 1 is 3)"],
+                 id="shape"),
     pytest.param({"x": np.ones((2, 3), np.float64), "y": np.ones((2, 3), F32)},
                  ["input 'x' is float64 [2, 3]", "expects float32 [batch, 3]", "astype(np.float32)"], id="dtype"),
-    pytest.param({"x": np.ones((2, 3), F32)}, ["no array for input 'y' (float32 [batch, 3])", "given: 'x'"], id="missing"),
+    pytest.param({"x": np.ones((2, 3), F32)},
+                 ["no array for input 'y' (float32 [batch, 3])", "given: 'x'"], id="missing"),
     pytest.param({"x": np.ones((2, 3), F32), "y": np.ones((2, 3), F32), "mask": np.ones(3, F32)},
-                 ["key 'mask' is not an input of the model", "its inputs are 'x' (float32 [batch, 3]), 'y'"], id="extra"),
+                 ["key 'mask' is not an input of the model", "its inputs are 'x' (float32 [batch, 3]), 'y'"],
+                 id="extra"),
     pytest.param({"x": np.ones((2, 3, 1), F32), "y": np.ones((2, 3), F32)},
                  ["input 'x' has shape [2, 3, 1] (rank 3)", "expects rank 2: float32 [batch, 3]"], id="rank"),
     pytest.param({"x": np.ones((2, 3), F32), "y": np.ones((5, 3), F32)},
@@ -302,7 +306,8 @@ def test_any_other_checker_objection_is_one_line_naming_the_unnamed_node():
     with pytest.raises(ModelFileError) as caught:
         check_and_infer(model, "m.onnx")
     message = str(caught.value)
-    assert "\n" not in message and "Unrecognized attribute: bogus" in message and "Relu #1 (unnamed)" in message, message
+    assert "\n" not in message, message
+    assert "Unrecognized attribute: bogus" in message and "Relu #1 (unnamed)" in message, message
 
 
 def test_an_import_refused_by_the_checker_says_so_on_one_line(capsys, tmp_path):
@@ -322,7 +327,8 @@ def _sequence_model() -> onnx.ModelProto:
 def test_one_dimensional_sequence_inputs_are_never_cut(capsys, tmp_path):
     table, idx = np.arange(50, dtype=F32), np.array([49, 0, 17, 3], np.int64)  # cut to 2 rows, 49 leaves the table
     np.savez(tmp_path / "data.npz", table=table, idx=idx)
-    code, _, err = _import(capsys, tmp_path / "repo", _save(_sequence_model(), tmp_path), "--inputs", tmp_path / "data.npz")
+    source = _save(_sequence_model(), tmp_path)
+    code, _, err = _import(capsys, tmp_path / "repo", source, "--inputs", tmp_path / "data.npz")
     assert code == 0, err
     entry = _entry(tmp_path / "repo")
     assert entry["batch_axis"] is False and entry["variants"]["fp32"]["status"] == "ok"

@@ -51,7 +51,8 @@ def test_autoscale_instead_of_replicas(tmp_path, demo_repository, run_cli):
     assert run_cli("--repository", demo_repository, "deploy", "ray", "--out", out, "--autoscale", "1:4",
                    "--image", IMAGE)[0] == 0
     (deployment,) = yaml.safe_load((out / "serve.yaml").read_text())["applications"][0]["deployments"]
-    assert deployment["autoscaling_config"] == {"min_replicas": 1, "max_replicas": 4} and "num_replicas" not in deployment
+    assert deployment["autoscaling_config"] == {"min_replicas": 1, "max_replicas": 4}
+    assert "num_replicas" not in deployment
 
 
 def test_the_builder_the_config_names_builds_the_application(demo_repository):

@@ -68,8 +68,9 @@ def case(rng: random.Random) -> tuple[str, str, str, dict[str, str], bytes]:
                                  {"binary_data_size": -4}, {"binary_data_size": "16"}, {"whatever": 1}, [1], "x"])
         return kind, "POST", infer, JSON_TYPE, _body(_iris(parameters=parameters))
     if kind == "bad output request":
-        outputs = rng.choice([[{"name": "label", "parameters": {"binary_data": "yes"}}], [{"name": 3}], {"name": "label"},
-                              [{"name": "label"}, {"name": "label"}], [{"name": "nope"}], ["label"]])
+        outputs = rng.choice([[{"name": "label", "parameters": {"binary_data": "yes"}}], [{"name": 3}],
+                              {"name": "label"}, [{"name": "label"}, {"name": "label"}], [{"name": "nope"}],
+                              ["label"]])
         return kind, "POST", infer, JSON_TYPE, _body({**_iris(), "outputs": outputs})
     if kind == "bad envelope":
         body = rng.choice([{}, {"inputs": []}, {"inputs": {"name": "x"}}, [IRIS], {**_iris(), "inputz": 1},

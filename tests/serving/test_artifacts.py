@@ -81,7 +81,8 @@ def test_variant_artifact(client, demo_repository, demo_manifest, model, variant
     assert response.status_code == 200
     assert response.headers["Cache-Control"] == IMMUTABLE
     assert response.headers["ETag"] == f'"{record["sha256"]}"'  # quoted: strong
-    assert int(response.headers["Content-Length"]) == record["bytes"] == (demo_repository / record["file"]).stat().st_size
+    size = (demo_repository / record["file"]).stat().st_size
+    assert int(response.headers["Content-Length"]) == record["bytes"] == size
     assert hashlib.sha256(response.data).hexdigest() == record["sha256"]
     assert response.headers["Cross-Origin-Resource-Policy"] == "same-origin"
 

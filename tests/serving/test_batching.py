@@ -24,7 +24,8 @@ def infer(client, model: str, feeds: dict[str, np.ndarray]) -> dict[str, np.ndar
                         "data": v.ravel().tolist()} for k, v in feeds.items()]}
     response = client.post(f"/v2/models/{model}/infer", json=body)
     assert response.status_code == 200, response.get_data(as_text=True)
-    return {o["name"]: np.array(o["data"], dtype=np.float32).reshape(o["shape"]) for o in response.get_json()["outputs"]}
+    return {o["name"]: np.array(o["data"], dtype=np.float32).reshape(o["shape"])
+            for o in response.get_json()["outputs"]}
 
 
 @pytest.mark.slow
@@ -85,7 +86,8 @@ def test_the_batcher_joins_waiting_requests_into_one_run():
 def test_auto_follows_the_latest_bench(tmp_path):
     settings = {"dynamic_batching": "auto", "repository": tmp_path}
     assert enabled_for(settings)("digits") is False  # no bench yet
-    (tmp_path / BENCH_FILE).write_text(json.dumps({"recommendations": {"dynamic_batching": {"digits": True, "minilm": False}}}))
+    bench = {"recommendations": {"dynamic_batching": {"digits": True, "minilm": False}}}
+    (tmp_path / BENCH_FILE).write_text(json.dumps(bench))
     policy = enabled_for(settings)
     assert policy("digits") is True and policy("minilm") is False
     assert enabled_for({"dynamic_batching": "iris, digits", "repository": tmp_path})("iris") is True

@@ -14,7 +14,8 @@ DIGITS = {"inputs": [{"name": "pixels", "shape": [1, 1, 8, 8], "datatype": "FP32
 
 
 def infer(client, model: str, version: str, body: dict):
-    return client.post(f"/v2/models/{model}/versions/{version}/infer", data=json.dumps(body), content_type="application/json")
+    return client.post(f"/v2/models/{model}/versions/{version}/infer", data=json.dumps(body),
+                       content_type="application/json")
 
 
 def read_manifest(repository) -> dict:
@@ -27,7 +28,9 @@ def iris_repository(repository_copy):
     return repository_copy(["iris"], keep_files_of=["digits"])
 
 
-def test_a_removed_variant_is_no_longer_served_and_its_session_is_released(iris_repository, replace_manifest, assert_json_error):
+def test_a_removed_variant_is_no_longer_served_and_its_session_is_released(
+    iris_repository, replace_manifest, assert_json_error,
+):
     app = create_app({"repository": iris_repository})
     sessions = app.extensions["onnxport"].sessions
     client = app.test_client()

@@ -1,4 +1,5 @@
-"""server/onnxport/serving/config.py: defaults < JSON file (ONNXPORT_CONFIG) < ONNXPORT_* variables < create_app mapping."""
+"""server/onnxport/serving/config.py: defaults < JSON file (ONNXPORT_CONFIG) < ONNXPORT_* variables
+< create_app mapping."""
 
 from __future__ import annotations
 

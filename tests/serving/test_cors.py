@@ -214,7 +214,8 @@ def test_any_origin_echoes_the_origin(demo_repository, artifact):
         assert_cors(client.get(f"/repository/{artifact['file']}", headers={"Origin": origin}), origin)
         assert_cors(client.get("/api/manifest", headers={"Origin": origin}), origin)
         preflight = client.options("/v2/models/iris/infer", headers={
-            "Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"})
+            "Origin": origin, "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type"})
         assert preflight.status_code == 204
         assert preflight.headers["Access-Control-Allow-Origin"] == origin
     assert_no_cors(client.get("/api/manifest"))  # no Origin: a same-origin or non-browser request

@@ -28,7 +28,8 @@ def test_preflight_of_a_binary_inference(client):
     assert response.status_code == 204
     assert response.data == b"" and "Content-Type" not in response.headers
     assert response.headers["Access-Control-Allow-Origin"] == ALLOWED
-    assert [m.strip() for m in response.headers["Access-Control-Allow-Methods"].split(",")] == ["GET", "HEAD", "POST", "OPTIONS"]
+    methods = [m.strip() for m in response.headers["Access-Control-Allow-Methods"].split(",")]
+    assert methods == ["GET", "HEAD", "POST", "OPTIONS"]
     assert response.headers["Access-Control-Allow-Headers"] == "content-type,inference-header-content-length"
     assert response.headers["Access-Control-Max-Age"] == "600"
     assert "Origin" in response.vary
@@ -48,7 +49,8 @@ def test_preflight_of_an_artifact_download(client, artifact, asked):
 def test_preflight_from_an_origin_not_allowed(client, assert_json_error):
     response = client.options("/v2/models/iris/infer", headers={
         "Origin": DENIED, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"})
-    message = assert_json_error(response, 403, f"origin {DENIED} is not allowed", "cors_origins", ALLOWED, OTHER_ALLOWED)
+    message = assert_json_error(response, 403, f"origin {DENIED} is not allowed", "cors_origins", ALLOWED,
+                                OTHER_ALLOWED)
     assert message == f"origin {DENIED} is not allowed (setting cors_origins: {OTHER_ALLOWED}, {ALLOWED})"
     assert "Access-Control-Allow-Origin" not in response.headers
 

@@ -79,7 +79,8 @@ def test_a_value_that_is_no_list_of_origins(tmp_path, value):
 def test_a_bad_origin_in_the_mapping_fails_create_app(tmp_path):
     with pytest.raises(ConfigError) as raised:
         create_app({"repository": str(tmp_path), "cors_origins": ["https://app.example/"]})
-    assert "setting cors_origins" in str(raised.value) and "'https://app.example/' is not an origin" in str(raised.value)
+    message = str(raised.value)
+    assert "setting cors_origins" in message and "'https://app.example/' is not an origin" in message
 
 
 def test_the_setting_is_documented():

@@ -98,7 +98,8 @@ def test_ten_thousand_hostile_requests(fuzzed_server, golden_inputs, reference_o
     rng = random.Random(11)
     _, warm_problems = _run_plan(base_url, valid, [("valid", rng.randrange(len(valid))) if i % VALID_EVERY == 0
                                                    else ("hostile", case(rng)) for i in range(WARM_UP)])
-    assert not warm_problems, f"{len(warm_problems)} problems in the warm-up, e.g.:\n  " + "\n  ".join(warm_problems[:20])
+    assert not warm_problems, (
+        f"{len(warm_problems)} problems in the warm-up, e.g.:\n  " + "\n  ".join(warm_problems[:20]))
     before = rss(pid)
     peak = [before]
     sampling = threading.Event()
@@ -122,7 +123,8 @@ def test_ten_thousand_hostile_requests(fuzzed_server, golden_inputs, reference_o
     kinds = Counter(item[0] for what, item in plan if what == "hostile")
     print(f"\n{REQUESTS} requests ({REQUESTS // VALID_EVERY} valid, {len(KINDS)} hostile classes: "
           f"{dict(sorted(kinds.items()))}) in {elapsed:.1f} s, {CLIENTS} clients: {dict(sorted(outcomes.items()))}")
-    print(f"server RSS: {before / MB:.0f} MB after warm-up, peak {peak[0] / MB:.0f} MB (+{(peak[0] - before) / MB:.0f}), "
+    print(f"server RSS: {before / MB:.0f} MB after warm-up, "
+          f"peak {peak[0] / MB:.0f} MB (+{(peak[0] - before) / MB:.0f}), "
           f"{after / MB:.0f} MB after the run (+{(after - before) / MB:.0f}); max_request_bytes {LIMIT // MB} MB")
     assert not problems, f"{len(problems)} problems, e.g.:\n  " + "\n  ".join(problems[:20])
     assert outcomes["5xx"] == 0 and outcomes["connection failure"] == 0

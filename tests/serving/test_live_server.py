@@ -172,7 +172,8 @@ def test_json_post(live_server, served, golden_inputs, reference_outputs, v2_cod
 
 def test_curl_default_form_content_type(live_server):
     # `curl -d '{...}'` sends application/x-www-form-urlencoded: the README's example.
-    body = b'{"id": "1", "inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [5.1, 3.5, 1.4, 0.2]}]}'
+    body = (b'{"id": "1", "inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", '
+            b'"data": [5.1, 3.5, 1.4, 0.2]}]}')
     reply = http_request(live_server, "POST", "/v2/models/iris/infer", body,
                          {"Content-Type": "application/x-www-form-urlencoded"})
     assert reply.status_code == 200
@@ -187,7 +188,8 @@ def test_unknown_model_is_a_json_404(live_server, assert_json_error):
 
 
 def test_bad_request_through_the_live_server_is_a_json_400(live_server, assert_json_error):
-    reply = http_request(live_server, "POST", "/v2/models/iris/infer", b"{not json", {"Content-Type": "application/json"})
+    reply = http_request(live_server, "POST", "/v2/models/iris/infer", b"{not json",
+                         {"Content-Type": "application/json"})
     assert_json_error(reply, 400, "not valid JSON")
 
 
@@ -227,7 +229,8 @@ def run_request(base_url: str, v2_codec, spec) -> dict:
     return v2_codec.parse_response(reply.data, length)[1]
 
 
-def test_concurrent_clients_get_the_serial_results(live_server, golden_inputs, reference_outputs, v2_codec, demo_manifest):
+def test_concurrent_clients_get_the_serial_results(live_server, golden_inputs, reference_outputs, v2_codec,
+                                                   demo_manifest):
     specs = concurrency_requests(golden_inputs)
     serial = [run_request(live_server, v2_codec, spec) for spec in specs]
     for spec, outputs in zip(specs, serial):

@@ -24,7 +24,8 @@ def document(demo_app):
 def test_the_document_lists_every_v2_route(document, demo_app):
     assert document["openapi"] == "3.1.0"
     routes = {re.sub(r"<(\w+)>", lambda m: "{model_name}" if m[1] == "model" else "{model_version}", rule.rule)
-              for rule in demo_app.url_map.iter_rules() if rule.rule.startswith("/v2") and rule.rule != "/v2/openapi.json"}
+              for rule in demo_app.url_map.iter_rules()
+              if rule.rule.startswith("/v2") and rule.rule != "/v2/openapi.json"}
     assert set(document["paths"]) == routes
 
 

@@ -69,8 +69,9 @@ def assert_same(actual: np.ndarray, expected: np.ndarray) -> None:
 
 
 def test_flat_and_nested_json_data_decode_to_the_same_row_major_array():
-    flat = decode_request(json_body([{"name": "x", "shape": [2, 3], "datatype": "INT32", "data": [1, 2, 3, 4, 5, 6]}]), None)
-    nested = decode_request(json_body([{"name": "x", "shape": [2, 3], "datatype": "INT32", "data": [[1, 2, 3], [4, 5, 6]]}]), None)
+    x = {"name": "x", "shape": [2, 3], "datatype": "INT32"}
+    flat = decode_request(json_body([{**x, "data": [1, 2, 3, 4, 5, 6]}]), None)
+    nested = decode_request(json_body([{**x, "data": [[1, 2, 3], [4, 5, 6]]}]), None)
     expected = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.int32)
     assert_same(flat.inputs["x"], expected)
     assert_same(nested.inputs["x"], expected)
@@ -78,7 +79,8 @@ def test_flat_and_nested_json_data_decode_to_the_same_row_major_array():
 
 def test_deeply_nested_json_data_is_row_major():
     data = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
-    request = decode_request(json_body([{"name": "x", "shape": [2, 3, 4], "datatype": "FP32", "data": data.tolist()}]), None)
+    request = decode_request(json_body([{"name": "x", "shape": [2, 3, 4], "datatype": "FP32", "data": data.tolist()}]),
+                             None)
     assert_same(request.inputs["x"], data)
 
 

@@ -11,7 +11,8 @@ from onnxport.serving.protocol import decode_request, encode_response
 
 
 def test_the_request_id_is_echoed():
-    request = decode_request(json_body([{"name": "x", "shape": [1], "datatype": "INT8", "data": [1]}], id="req-42"), None)
+    request = decode_request(json_body([{"name": "x", "shape": [1], "datatype": "INT8", "data": [1]}], id="req-42"),
+                             None)
     assert request.id == "req-42"
     header, _ = split_response(*encode_response("m", "fp16", request, {"y": request.inputs["x"]}))
     assert header["id"] == "req-42"
@@ -40,7 +41,8 @@ def test_all_outputs_without_an_outputs_list():
 
 def test_outputs_are_json_by_default():
     request = decode_request(json_body([{"name": "x", "shape": [1], "datatype": "INT8", "data": [1]}]), None)
-    body, header_length = encode_response("m", "fp32", request, {"a": np.array([1], np.int8), "b": np.array([2.5], np.float32)})
+    body, header_length = encode_response("m", "fp32", request,
+                                          {"a": np.array([1], np.int8), "b": np.array([2.5], np.float32)})
     assert header_length is None
     header = json.loads(body)
     assert [o["data"] for o in header["outputs"]] == [[1], [2.5]]

@@ -49,9 +49,10 @@ def ray_server(live_server, tmp_path_factory):
     port = free_port()
     folder = tmp_path_factory.mktemp("ray")
     started = time.perf_counter()
-    server = start_test_server(["serve", "--engine", "ray", "--replicas", "2", "--artifacts-url", f"{live_server}/repository/",
-                                "--repository", str(folder / "copy"), "--port", str(port)], port, folder / "server.log",
-                               env={"ONNXPORT_DYNAMIC_BATCHING": "all"}, timeout=240)
+    server = start_test_server(["serve", "--engine", "ray", "--replicas", "2",
+                                "--artifacts-url", f"{live_server}/repository/",
+                                "--repository", str(folder / "copy"), "--port", str(port)],
+                               port, folder / "server.log", env={"ONNXPORT_DYNAMIC_BATCHING": "all"}, timeout=240)
     print(f"\nRay cluster and 2 replicas ready in {time.perf_counter() - started:.1f} s")
     assert ray_processes(), "no process of the local Ray cluster found"
     yield server
@@ -119,7 +120,8 @@ def test_concurrent_requests_batched_by_ray_are_each_answered_right(ray_server, 
 
     def client(index: int) -> None:
         row = values[index % len(values)][None]
-        body = {"inputs": [{"name": name, "shape": list(row.shape), "datatype": datatype_of(row), "data": row.ravel().tolist()}]}
+        body = {"inputs": [{"name": name, "shape": list(row.shape), "datatype": datatype_of(row),
+                            "data": row.ravel().tolist()}]}
         results[index] = post(ray_server.base_url, "/v2/models/digits/infer", body)[::2]
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
@@ -160,7 +162,8 @@ def test_a_replica_killed_under_load_loses_only_its_requests_in_flight(ray_serve
             try:
                 status, headers, reply = post(ray_server.base_url, "/v2/models/iris/infer", IRIS)
                 ok = status == 200
-                outcome = (sent, time.perf_counter(), headers.get("X-Onnxport-Replica") if ok else f"HTTP {status}: {reply}")
+                outcome = (sent, time.perf_counter(),
+                           headers.get("X-Onnxport-Replica") if ok else f"HTTP {status}: {reply}")
             except (OSError, ValueError) as exc:  # a dropped connection, a body that is not JSON
                 ok, outcome = False, (sent, time.perf_counter(), repr(exc))
             with lock:

@@ -29,7 +29,8 @@ def minilm(ids: list[list[int]], mask_shape: list[int] | None = None) -> dict:
     mask_shape = mask_shape or [rows, columns]
     return {"inputs": [
         {"name": "input_ids", "shape": [rows, columns], "datatype": "INT64", "data": ids},
-        {"name": "attention_mask", "shape": mask_shape, "datatype": "INT64", "data": [1] * (mask_shape[0] * mask_shape[1])},
+        {"name": "attention_mask", "shape": mask_shape, "datatype": "INT64",
+         "data": [1] * (mask_shape[0] * mask_shape[1])},
     ]}
 
 

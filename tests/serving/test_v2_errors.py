@@ -17,7 +17,8 @@ def client(demo_app):
 
 
 def features(**changes) -> dict:
-    return {"inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [1.0, 2.0, 3.0, 4.0], **changes}]}
+    return {"inputs": [
+        {"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [1.0, 2.0, 3.0, 4.0], **changes}]}
 
 
 def test_malformed_json(client, assert_json_error):
@@ -29,7 +30,8 @@ def test_body_without_inputs(client, assert_json_error):
 
 
 def test_unknown_input(client, assert_json_error):
-    assert_json_error(post_json(client, infer_url("iris"), features(name="sepal")), 400, "unknown input 'sepal'", "features")
+    response = post_json(client, infer_url("iris"), features(name="sepal"))
+    assert_json_error(response, 400, "unknown input 'sepal'", "features")
 
 
 def test_missing_input(client, assert_json_error):
@@ -45,7 +47,8 @@ def test_wrong_datatype(client, assert_json_error):
 def test_wrong_datatype_of_an_integer_input(client, assert_json_error):
     body = {"inputs": [{"name": "input_ids", "shape": [1, 1], "datatype": "INT32", "data": [101]},
                        {"name": "attention_mask", "shape": [1, 1], "datatype": "INT64", "data": [1]}]}
-    assert_json_error(post_json(client, infer_url("minilm", "int8-static"), body), 400, "'input_ids'", "INT32", "expects INT64")
+    response = post_json(client, infer_url("minilm", "int8-static"), body)
+    assert_json_error(response, 400, "'input_ids'", "INT32", "expects INT64")
 
 
 def test_wrong_rank(client, assert_json_error):
@@ -60,7 +63,8 @@ def test_wrong_fixed_dimension(client, assert_json_error):
 
 
 def test_empty_batch(client, assert_json_error):
-    assert_json_error(post_json(client, infer_url("iris"), features(shape=[0, 4], data=[])), 400, "'features'", "no elements")
+    response = post_json(client, infer_url("iris"), features(shape=[0, 4], data=[]))
+    assert_json_error(response, 400, "'features'", "no elements")
 
 
 def test_element_count_mismatch(client, assert_json_error):
@@ -147,7 +151,8 @@ def test_unknown_content_encoding(client, assert_json_error):
 
 
 def test_corrupt_gzip_body(client, assert_json_error):
-    response = client.post(infer_url("iris"), data=b"not gzip at all", content_type=JSON, headers={"Content-Encoding": "gzip"})
+    response = client.post(infer_url("iris"), data=b"not gzip at all", content_type=JSON,
+                           headers={"Content-Encoding": "gzip"})
     assert_json_error(response, 400, "gzip")
 
 

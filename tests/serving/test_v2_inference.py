@@ -40,7 +40,8 @@ def test_json_inference_equals_onnxruntime(client, served, golden_inputs, refere
 
 
 @pytest.mark.parametrize("model, variant", MODEL_VARIANTS)
-def test_binary_inference_equals_onnxruntime(client, served, golden_inputs, reference_outputs, v2_codec, model, variant):
+def test_binary_inference_equals_onnxruntime(client, served, golden_inputs, reference_outputs, v2_codec, model,
+                                             variant):
     served(model, variant)
     feeds = golden_inputs(model)
     body, header_length = v2_codec.binary_request(feeds, binary_output=True)
@@ -106,7 +107,8 @@ def test_id_is_echoed(client):
 
 def test_form_urlencoded_body_is_read_as_json(client):
     # What `curl -d` sends.
-    response = client.post(infer_url("iris"), data=json.dumps(iris_request()), content_type="application/x-www-form-urlencoded")
+    response = client.post(infer_url("iris"), data=json.dumps(iris_request()),
+                           content_type="application/x-www-form-urlencoded")
     assert response.status_code == 200
     assert response.json["outputs"][0]["name"] == "label"
 

@@ -45,7 +45,8 @@ def output_errors(expected: np.ndarray, got: np.ndarray, tolerance: Tolerance | 
         bad = None
     if bad is not None and bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
-        report["first_mismatch"] = {"index": list(index), "expected": _scalar(expected[index]), "got": _scalar(got[index])}
+        report["first_mismatch"] = {"index": list(index), "expected": _scalar(expected[index]),
+                                    "got": _scalar(got[index])}
     return report
 
 

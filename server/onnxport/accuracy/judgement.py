@@ -43,7 +43,8 @@ def judge(task: str, metric_output: str | None, arithmetic: str, budget: Toleran
     floor_t = tolerance(floor)
     if arithmetic == "fp32":
         if same_variant is None:
-            raise ValueError("an fp32 file is judged against the server's output of the same file: same_variant is needed")
+            raise ValueError("an fp32 file is judged against the server's output of the same file: "
+                             "same_variant is needed")
         return _by_floor(task, metric_output, floor_t, got, same_variant)
     if fp32 is None:
         raise ValueError(f"an {arithmetic} file is judged against fp32's outputs on the same inputs: fp32 is needed")
@@ -56,7 +57,8 @@ def _by_floor(task: str, metric_output: str | None, floor: Tolerance, got: Outpu
     vs = measure.against([dict(same)], [dict(got)], task, metric_output, floor)
     metric = vs.get("metric") or {}
     reason = (missing(same, got) or measure.broken(vs, exact_integers=True, reference=SERVER)
-              or outside_floor(vs["outputs"], floor) or budgets.check(floor, task, metric, against=SERVER, bound="floor"))
+              or outside_floor(vs["outputs"], floor)
+              or budgets.check(floor, task, metric, against=SERVER, bound="floor"))
     return {"ok": reason is None, "reason": reason, "basis": "floor", "metric": metric, "outputs": vs["outputs"],
             "diagnostic": None}
 
@@ -67,10 +69,12 @@ def _by_budget(task: str, metric_output: str | None, arithmetic: str, budget: To
     reason = missing(fp32, got) or measure.verdict(arithmetic, budget, task, vs_fp32)
     outputs, diagnostic = None, None
     if same is not None:
-        outputs = measure.against([dict(same)], [dict(got)], task, None, floor if floor.elementwise else None)["outputs"]
+        elementwise = floor if floor.elementwise else None
+        outputs = measure.against([dict(same)], [dict(got)], task, None, elementwise)["outputs"]
         diagnostic = elementwise_diagnostic(outputs)
         # A shape the server's own run of this file does not have is wrong whatever fp32 says.
-        reason = reason or missing(same, got) or measure.broken({"outputs": outputs}, exact_integers=False, reference=SERVER)
+        reason = (reason or missing(same, got)
+                  or measure.broken({"outputs": outputs}, exact_integers=False, reference=SERVER))
     return {"ok": reason is None, "reason": reason, "basis": "budget", "metric": measure.judged_metric(vs_fp32),
             "outputs": outputs, "diagnostic": diagnostic}
 

@@ -62,7 +62,8 @@ def broken(vs: dict[str, Any], *, exact_integers: bool, reference: str = "fp32")
     and (with exact_integers) integer outputs that differ."""
     for name, errors in vs["outputs"].items():
         if "shape_mismatch" in errors:
-            return f"output {name!r} has shape {errors['shape_mismatch']['got']}, {reference} has {errors['shape_mismatch']['expected']}"
+            shapes = errors["shape_mismatch"]
+            return f"output {name!r} has shape {shapes['got']}, {reference} has {shapes['expected']}"
         if errors.get("nonfinite"):
             return f"output {name!r} has {errors['nonfinite']} inf/NaN values where {reference} is finite"
         if exact_integers and errors.get("mismatches"):
@@ -74,7 +75,8 @@ def judged_metric(vs: dict[str, Any]) -> dict[str, float]:
     """The figures a budget judges: the task metric, or without one every output's scaled error."""
     metric = vs.get("metric") or {}
     if not metric:
-        worst = max((e.get("max_abs", 0.0) / max(e.get("scale", 1.0), 1e-12) for e in vs["outputs"].values()), default=0.0)
+        worst = max((e.get("max_abs", 0.0) / max(e.get("scale", 1.0), 1e-12) for e in vs["outputs"].values()),
+                    default=0.0)
         metric = {"scaled_max_abs": worst}
     return metric
 

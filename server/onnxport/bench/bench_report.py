@@ -71,7 +71,8 @@ def start_table(results: list[dict], native_fp32_all: float | None) -> str | Non
     for r in results:
         cached, prepared, warm = r["cached"], r.get("prepared"), r["warm"]["median_ms"]
         rows.append([r["variant"], r.get("form") or "as built", human_bytes(r["bytes"]),
-                     *(_whole(cached.get(stage)) for stage in ("load_ms", "init_ms", "create_ms", "first_run_ms", "total_ms")),
+                     *(_whole(cached.get(stage))
+                       for stage in ("load_ms", "init_ms", "create_ms", "first_run_ms", "total_ms")),
                      _ratio(cached["total_ms"], cached["create_ms"]),
                      _whole(prepared and prepared["total_ms"]),
                      _ratio(prepared and prepared["total_ms"], prepared and prepared["create_ms"]),
@@ -86,7 +87,8 @@ def start_table(results: list[dict], native_fp32_all: float | None) -> str | Non
 
 
 def text(report: dict[str, Any]) -> str:
-    parts = [f"machine: {report['machine']['cpu']} · {report['machine']['cores']} cores · onnxruntime {report['machine']['onnxruntime']}"]
+    machine = report["machine"]
+    parts = [f"machine: {machine['cpu']} · {machine['cores']} cores · onnxruntime {machine['onnxruntime']}"]
     for model, data in report["models"].items():
         variants = data["variants"]
         fp32 = variants.get("fp32", {}).get("native", {})
@@ -107,8 +109,9 @@ def text(report: dict[str, Any]) -> str:
                 f"{cached['total_ms']:.0f}/{cached['create_ms']:.0f}" if cached else "-",
             ])
         parts.append(f"\n{model} (inputs {data['inputs']})")
-        parts.append(table(["variant", "size", "x fp32", "native 1t ms", "native all ms", "wasm-1t ms", "x native fp32 1t",
-                            "wasm all ms", "x native fp32 all", "threads speedup", "webgpu ms", "cached start/create ms"], rows))
+        parts.append(table(["variant", "size", "x fp32", "native 1t ms", "native all ms", "wasm-1t ms",
+                            "x native fp32 1t", "wasm all ms", "x native fp32 all", "threads speedup", "webgpu ms",
+                            "cached start/create ms"], rows))
         wasm, native_fp32_all = wasm_results(report, model), fp32.get("all", {}).get("median_ms")
         if wasm:
             parts.append(start_table(wasm, native_fp32_all))
@@ -117,13 +120,16 @@ def text(report: dict[str, Any]) -> str:
         if server:
             trip = server["round_trip"]
             base = fp32.get("all", {}).get("median_ms")
-            parts.append(f"server V2 batch 1 (fp32): binary {trip['binary']['median_ms']:.3f} ms ({_ratio(trip['binary']['median_ms'], base)} "
-                         f"session.run), JSON {trip['json']['median_ms']:.3f} ms ({_ratio(trip['json']['median_ms'], base)})")
+            binary, json_ms = trip["binary"]["median_ms"], trip["json"]["median_ms"]
+            parts.append(f"server V2 batch 1 (fp32): binary {binary:.3f} ms ({_ratio(binary, base)} "
+                         f"session.run), JSON {json_ms:.3f} ms ({_ratio(json_ms, base)})")
             off = {r["clients"]: r for r in server["throughput_batching_off"]}
             on = {r["clients"]: r for r in server["throughput_batching_on"]}
-            parts.append(table(["clients", "req/s batching off", "p90 ms off", "req/s batching on", "p90 ms on", "gain"], [
+            headers = ["clients", "req/s batching off", "p90 ms off", "req/s batching on", "p90 ms on", "gain"]
+            parts.append(table(headers, [
                 [str(c), f"{off[c]['requests_per_s']:.1f}", f"{off[c]['p90_ms']:.2f}", f"{on[c]['requests_per_s']:.1f}",
-                 f"{on[c]['p90_ms']:.2f}", _ratio(on[c]["requests_per_s"], off[c]["requests_per_s"])] for c in sorted(off)]))
+                 f"{on[c]['p90_ms']:.2f}", _ratio(on[c]["requests_per_s"], off[c]["requests_per_s"])]
+                for c in sorted(off)]))
         if server.get("engines"):
             parts.append("engines side by side (fp32, binary requests; req/s and p90 ms at each client count):")
             parts.append(engine_table(server))
@@ -131,13 +137,15 @@ def text(report: dict[str, Any]) -> str:
         if profile:
             parts.append("where the time goes, fp32, 1 thread (kernel ms per run):")
             parts.append(table(["op", "native", "browser wasm", "x"], [
-                [p["op"], f"{p['native_ms']:.3f}", f"{p['browser_ms']:.3f}", f"{p['ratio']:.1f}x" if p["ratio"] else "-"]
+                [p["op"], f"{p['native_ms']:.3f}", f"{p['browser_ms']:.3f}",
+                 f"{p['ratio']:.1f}x" if p["ratio"] else "-"]
                 for p in profile]))
     if report.get("ray_starts"):
         parts.append("\nRay Serve start (local cluster and replicas until ready): " + ", ".join(
             f"{s['replicas']} replica(s) {s['seconds']:.1f} s" for s in report["ray_starts"]))
     recommended = report.get("recommendations", {}).get("dynamic_batching", {})
-    parts.append("\ndynamic batching recommended for: " + (", ".join(m for m, on in recommended.items() if on) or "none"))
+    chosen = ", ".join(m for m, on in recommended.items() if on)
+    parts.append("\ndynamic batching recommended for: " + (chosen or "none"))
     if "dynamic_batching_ray" in report.get("recommendations", {}):
         on_ray = report["recommendations"]["dynamic_batching_ray"]
         parts.append("on Ray Serve (@serve.batch): " + (", ".join(m for m, on in on_ray.items() if on) or "none"))

@@ -74,8 +74,9 @@ def rows(report: dict[str, Any], detail_width: int | None = 160) -> list[list[st
     out = []
     for r in report["results"]:
         warm = (r.get("timings") or {}).get("warm_run_ms")
-        out.append([r["model"], r["variant"], r.get("form") or "-", r["runtime"], r["status"], _basis(r), _max_abs(r), _metric(r),
-                    f"{warm:.1f}" if isinstance(warm, (int, float)) else "-", _where(r), _detail(r)[:detail_width]])
+        out.append([r["model"], r["variant"], r.get("form") or "-", r["runtime"], r["status"], _basis(r), _max_abs(r),
+                    _metric(r), f"{warm:.1f}" if isinstance(warm, (int, float)) else "-", _where(r),
+                    _detail(r)[:detail_width]])
     return out
 
 

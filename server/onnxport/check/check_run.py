@@ -35,13 +35,15 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
         raise OnnxportError("--locate and --tolerances need the check's own server: drop --url")
     browser_tolerances.load_overrides(tolerances_file)  # a bad file fails before anything starts
     with contextlib.ExitStack() as stack:
-        debug_root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxport-debug-"))) if find_divergence else None
+        debug_root = (Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxport-debug-")))
+                      if find_divergence else None)
         base = url.rstrip("/") if url else stack.enter_context(
             running_server(repository, debug_root=debug_root, tolerances_file=tolerances_file))
         manifest = _get_json(f"{base}/api/manifest")
         missing = [m for m in models if m not in manifest["models"]]
         if missing:
-            raise OnnxportError(f"unknown model {missing[0]!r}; the server has: {', '.join(sorted(manifest['models'])) or 'none'}")
+            served = ", ".join(sorted(manifest["models"])) or "none"
+            raise OnnxportError(f"unknown model {missing[0]!r}; the server has: {served}")
         names = models or sorted(manifest["models"])
         with chromium_driver.chromium(browser, webgpu="webgpu" in runtimes) as chromium:
             report = chromium_driver.run_conformance_page(chromium, base, names, runtimes, webgpu_rows, timeout_s)
@@ -86,12 +88,14 @@ def source_rows(base: str, manifest: dict, names: list[str]) -> list[dict[str, A
         metric_output = entry.get("metric_output")
         metric = (compare.task_metric(entry["task"], golden["outputs"][metric_output], outputs[metric_output])
                   if metric_output in golden["outputs"] else {})
-        failing = next(((k, e) for k, e in errors.items() if "first_mismatch" in e or e.get("nonfinite") or "shape_mismatch" in e), None)
+        failing = next(((k, e) for k, e in errors.items()
+                        if "first_mismatch" in e or e.get("nonfinite") or "shape_mismatch" in e), None)
         reason = None
         if failing:
             output, e = failing
             first = e.get("first_mismatch", {})
-            reason = (f"output {output} at {first.get('index')}: expected {first.get('expected')}, got {first.get('got')} "
+            reason = (f"output {output} at {first.get('index')}: expected {first.get('expected')}, "
+                      f"got {first.get('got')} "
                       f"(max abs {e.get('max_abs', 0):.3g}; tolerance abs {tolerance['abs']} + rel {tolerance['rel']})")
         rows.append({**row, "status": "fail" if reason else "pass", "reason": reason, "outputs": errors,
                      "metric": metric, "tolerance": tolerance, "rows": len(next(iter(golden["inputs"].values())))})
@@ -126,7 +130,8 @@ def _locate(chromium, base, repository: Path, debug_root: Path, manifest, result
 
     found = locate.first_divergence(onnx.load(str(debug_root / name)), reference, tensor_json.decode(encoded),
                                     _locate_tolerance(entry, result, tolerances_file))
-    return found or {"note": "every intermediate value is within tolerance: the difference comes from the final outputs' handling"}
+    return found or {"note": "every intermediate value is within tolerance: "
+                             "the difference comes from the final outputs' handling"}
 
 
 def _locate_tolerance(entry: dict[str, Any], result: dict[str, Any], tolerances_file: Path | None) -> Tolerance:

@@ -89,8 +89,10 @@ def _makes_half(node: onnx.NodeProto) -> bool:
             return True
         if attribute.type == onnx.AttributeProto.TENSORS and any(t.data_type in HALF_TYPES for t in attribute.tensors):
             return True
-        if attribute.type == onnx.AttributeProto.SPARSE_TENSOR and attribute.sparse_tensor.values.data_type in HALF_TYPES:
+        if (attribute.type == onnx.AttributeProto.SPARSE_TENSOR
+                and attribute.sparse_tensor.values.data_type in HALF_TYPES):
             return True
-        if attribute.type == onnx.AttributeProto.INT and attribute.name in _TYPE_ATTRIBUTES and attribute.i in HALF_TYPES:
+        if (attribute.type == onnx.AttributeProto.INT and attribute.name in _TYPE_ATTRIBUTES
+                and attribute.i in HALF_TYPES):
             return True
     return False

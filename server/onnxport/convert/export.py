@@ -38,7 +38,8 @@ def check_and_infer(model: onnx.ModelProto, label: str) -> onnx.ModelProto:
         onnx.checker.check_model(model, full_check=True)
         return onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
-        raise ModelFileError(f"{label}: the ONNX checker rejects the model: {checker_message(exc, model.graph)}") from exc
+        message = checker_message(exc, model.graph)
+        raise ModelFileError(f"{label}: the ONNX checker rejects the model: {message}") from exc
 
 
 def checker_message(exc: Exception, graph: onnx.GraphProto) -> str:
@@ -115,7 +116,8 @@ def _standard_ml_ops(model: onnx.ModelProto) -> None:
     nodes = []
     for node in model.graph.node:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        if node.domain == "ai.onnx.ml" and node.op_type == "Scaler" and types.get(node.input[0]) == onnx.TensorProto.FLOAT:
+        if (node.domain == "ai.onnx.ml" and node.op_type == "Scaler"
+                and types.get(node.input[0]) == onnx.TensorProto.FLOAT):
             # Not "<value>_scale": the quantizers name their own tensors that way.
             offset, scale, shifted = (f"{node.output[0]}__scaler_{part}" for part in ("offset", "factor", "shifted"))
             model.graph.initializer.extend([
@@ -126,7 +128,8 @@ def _standard_ml_ops(model: onnx.ModelProto) -> None:
             nodes.append(helper.make_node("Mul", [shifted, scale], [node.output[0]], name=f"{node.name}_Mul"))
         elif (node.domain == "ai.onnx.ml" and node.op_type == "ArrayFeatureExtractor"
               and node.input[0] in constants and len(constants[node.input[0]].dims) == 1):
-            nodes.append(helper.make_node("Gather", list(node.input), list(node.output), name=f"{node.name}_Gather", axis=0))
+            nodes.append(helper.make_node("Gather", list(node.input), list(node.output), name=f"{node.name}_Gather",
+                                          axis=0))
         else:
             nodes.append(node)
     del model.graph.node[:]

@@ -34,10 +34,10 @@ from onnxport.repository.variant_table import FORMS
 # What ONNX's own backend test runner accepts (rtol 1e-3), with an absolute floor.
 IMPORT_TOLERANCE = Tolerance(abs=1e-5, rel=1e-3)
 SEED = 0
-DYNAMIC_DIM_SIZE = 2
+DYNAMIC_DIM_SIZE = 2  # a dynamic dim in generated inputs; >1 so batch handling is exercised
 MIN_RUNTIME_OPSET = 7  # onnxruntime has no kernels for older opsets (e.g. Gemm-6)
 UPGRADE_OPSET = 13
-MAX_RUNTIME_IR = 13  # "max supported IR version: 13" (onnxruntime 1.30)  # a dynamic dim in generated inputs; >1 so batch handling is exercised
+MAX_RUNTIME_IR = 13  # "max supported IR version: 13" (onnxruntime 1.30)
 
 
 def locate(path: Path) -> tuple[Path, Path | None]:

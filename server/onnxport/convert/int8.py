@@ -134,17 +134,20 @@ def make_int8_static(
         source, target = Path(tmp) / "prepared.onnx", Path(tmp) / "quantized.onnx"
         onnx.save(prep.model, source)
         options = {"CalibTensorRangeSymmetric": False}
-        run = lambda extra: quantize_static(  # the same call, twice at most
-            source, target, _Reader(calibration),
-            quant_format=QuantFormat.QDQ,
-            activation_type=QuantType.QUInt8,
-            weight_type=QuantType.QInt8,
-            per_channel=prep.per_channel,
-            nodes_to_exclude=prep.exclude,
-            op_types_to_quantize=list(STATIC_OPS),
-            calibrate_method=CalibrationMethod.MinMax,
-            extra_options=extra,
-        )
+
+        def run(extra: dict) -> None:  # the same call, twice at most
+            quantize_static(
+                source, target, _Reader(calibration),
+                quant_format=QuantFormat.QDQ,
+                activation_type=QuantType.QUInt8,
+                weight_type=QuantType.QInt8,
+                per_channel=prep.per_channel,
+                nodes_to_exclude=prep.exclude,
+                op_types_to_quantize=list(STATIC_OPS),
+                calibrate_method=CalibrationMethod.MinMax,
+                extra_options=extra,
+            )
+
         with _quiet():
             try:
                 run(options)

@@ -93,7 +93,8 @@ def recipe_build_key(recipe: Recipe, opset: int, forms: tuple[str, ...] = FORMS)
     # The declarations themselves, not only the recipe file: bench inputs may come from another module.
     bench = bench_inputs(recipe)
     return build_key({"recipe_sha256": recipe.source_sha256(), "opset": opset, "playground": recipe.playground,
-                      "transformer": recipe.transformer, "forms": list(forms), "bench_inputs_sha256": _feeds_sha256([bench]) if bench is not None else None})
+                      "transformer": recipe.transformer, "forms": list(forms),
+                      "bench_inputs_sha256": _feeds_sha256([bench]) if bench is not None else None})
 
 
 def bench_inputs(recipe: Recipe) -> Feeds | None:

@@ -150,7 +150,8 @@ def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], f
         return {"precision": precision, "status": "skipped",
                 "reason": _not_smaller(precision, len(data), len(fp32_bytes))}
     try:
-        session, outputs = fp32_run if name == "fp32" else run_all(data, prepared.golden_inputs, f"{prepared.name} {name}")
+        session, outputs = (fp32_run if name == "fp32"
+                            else run_all(data, prepared.golden_inputs, f"{prepared.name} {name}"))
     except ModelFileError as exc:
         if name == "fp32":
             raise
@@ -228,7 +229,8 @@ def _convert(prepared: Prepared, name: str, keep_float: tuple[str, ...]) -> tupl
         return prepared.fp32, {}
     keep = {"keep_float": keep_float} if keep_float else {}
     if name == "fp16":
-        model, settings = lower_precision.make_fp16(prepared.fp32, [*prepared.golden_inputs, *prepared.calibration], **keep)
+        model, settings = lower_precision.make_fp16(prepared.fp32, [*prepared.golden_inputs, *prepared.calibration],
+                                                    **keep)
     elif name == "int8-dynamic":
         model, settings = lower_precision.make_int8_dynamic(_copy(prepared.fp32), **keep)
     else:

@@ -50,7 +50,8 @@ def served(manifest: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], dic
 
 def config_pbtxt(name: str, entry: dict[str, Any]) -> str:
     batch = batch_axis_dynamic(entry)  # Triton may batch it
-    lines = [f"name: {json.dumps(name)}", 'platform: "onnxruntime_onnx"', f"max_batch_size: {MAX_BATCH_SIZE if batch else 0}"]
+    lines = [f"name: {json.dumps(name)}", 'platform: "onnxruntime_onnx"',
+             f"max_batch_size: {MAX_BATCH_SIZE if batch else 0}"]
     for kind in ("input", "output"):
         tensors = []
         for value in entry[f"{kind}s"]:
@@ -112,7 +113,8 @@ def write_models(repository: Repository, variants: list, folder: Path) -> list[s
         model_folder.mkdir()
         inside(folder, model_folder / "1").mkdir()
         inside(folder, model_folder / "config.pbtxt").write_text(config_pbtxt(name, entry))
-        artifact = inside(repository.root, repository.path_of(record["file"]), "read")  # a hand-edited record may point anywhere
+        # a hand-edited record may point anywhere
+        artifact = inside(repository.root, repository.path_of(record["file"]), "read")
         if not artifact.is_file():
             raise OnnxportError(f"{model} {variant}: the manifest names {record['file']}, which is not in "
                                 f"{repository.root}; rebuild it (`onnxport build --force`)")

@@ -27,7 +27,8 @@ def executable_path(executable: str | None) -> str:
     path = executable or default_browser()
     if not path or not Path(path).exists():
         raise OnnxportError(
-            f"no Chromium at {path or 'chromium (not on PATH)'}; install it (apt-get install -y chromium) or pass --browser PATH"
+            f"no Chromium at {path or 'chromium (not on PATH)'}; "
+            "install it (apt-get install -y chromium) or pass --browser PATH"
         )
     return path
 
@@ -38,7 +39,8 @@ def flags(*, webgpu: bool, extra: Iterable[str] = ()) -> list[str]:
 
 
 def launch(playwright, executable: str | None = None, *, webgpu: bool, extra_flags: Iterable[str] = ()):
-    """A Playwright Browser: Chromium at `executable` (default: default_browser()) with flags(); the caller closes it."""
+    """A Playwright Browser: Chromium at `executable` (default: default_browser()) with flags();
+    the caller closes it."""
     path = executable_path(executable)
     try:
         return playwright.chromium.launch(executable_path=path, args=flags(webgpu=webgpu, extra=extra_flags))

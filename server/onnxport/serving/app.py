@@ -35,6 +35,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     headers.init_app(app)
     cors.init_app(app)
     memory.init_app(app)
-    for blueprint in (web.blueprint, artifacts.blueprint, manifest_schema.blueprint, v2.blueprint, conformance.blueprint):
+    for blueprint in (web.blueprint, artifacts.blueprint, manifest_schema.blueprint, v2.blueprint,
+                      conformance.blueprint):
         app.register_blueprint(blueprint)
     return app

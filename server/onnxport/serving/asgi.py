@@ -71,7 +71,8 @@ def create_asgi_app(state: State) -> Starlette:
         mimetype = request.headers.get("content-type", "").split(";")[0].strip().lower()
         sizes: list[int] = [len(body)]
         try:
-            return await call(lambda: v2_core.infer(state, *params(request), mimetype, request.headers, bytes(body), sizes))
+            return await call(
+                lambda: v2_core.infer(state, *params(request), mimetype, request.headers, bytes(body), sizes))
         finally:
             trim_if_large(max(sizes))
 

@@ -69,7 +69,8 @@ class Catalog:
                 f"model {name!r} has no version {version!r}; versions: {', '.join(entry['variants'])}"
             )
         if record["status"] != "ok":
-            raise NotFound(f"version {version!r} of model {name!r} is not served: {record['status']}: {record['reason']}")
+            raise NotFound(f"version {version!r} of model {name!r} is not served: "
+                           f"{record['status']}: {record['reason']}")
         return entry, version, record
 
     @staticmethod

@@ -87,5 +87,6 @@ def _short(detail: str) -> str:
 def _for_onnxruntime(value: np.ndarray) -> np.ndarray:
     # String tensors go to onnxruntime as str, not bytes.
     if value.dtype == object:
-        return np.array([v.decode() if isinstance(v, bytes) else v for v in value.reshape(-1)], dtype=object).reshape(value.shape)
+        decoded = [v.decode() if isinstance(v, bytes) else v for v in value.reshape(-1)]
+        return np.array(decoded, dtype=object).reshape(value.shape)
     return value

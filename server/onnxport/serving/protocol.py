@@ -81,7 +81,8 @@ def decode_request(body: bytes, header_length: int | None) -> InferRequest:
     except (ValueError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"the request body is not valid JSON: {exc}") from exc
     if not isinstance(header, dict):
-        raise ProtocolError(f"the request body must be a JSON object with an 'inputs' list, got {type(header).__name__}")
+        raise ProtocolError("the request body must be a JSON object with an 'inputs' list, "
+                            f"got {type(header).__name__}")
     try:
         request = request_schema.validate(header)
     except request_schema.RequestError as exc:

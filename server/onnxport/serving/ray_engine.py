@@ -2,8 +2,8 @@
 
 Each replica is one actor holding its own State (catalog and sessions over the repository folder,
 which every node sees at the same path, or which it first fills from `artifacts_url` with every
-file's sha256 verified) and the ASGI app of asgi.py; Ray's proxy routes HTTP to the replicas. Without --address, a local single-node cluster is started in a temporary
-folder and stopped with the server.
+file's sha256 verified) and the ASGI app of asgi.py; Ray's proxy routes HTTP to the replicas. Without --address,
+a local single-node cluster is started in a temporary folder and stopped with the server.
 """
 
 from __future__ import annotations
@@ -102,8 +102,9 @@ def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[i
         from onnxport.repository import mirror
 
         copied = mirror.sync(settings["artifacts_url"], settings["repository"])
-        print(f"onnxport: copied {settings['artifacts_url']} into {settings['repository']}: {copied['downloaded']} files "
-              f"downloaded ({copied['bytes']:,} bytes), {copied['present']} present, every sha256 verified", flush=True)
+        print(f"onnxport: copied {settings['artifacts_url']} into {settings['repository']}: "
+              f"{copied['downloaded']} files downloaded ({copied['bytes']:,} bytes), {copied['present']} present, "
+              "every sha256 verified", flush=True)
         # The replicas serve this copy as it is: each syncing again would re-hash every file.
         settings = {**settings, "artifacts_url": None}
     if address:
@@ -116,7 +117,8 @@ def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[i
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         serve.start(http_options={"host": settings["host"], "port": settings["port"]})
-        deployment = serve.deployment(V2Replica, name=DEPLOYMENT, **deployment_options(replicas, autoscale, max_ongoing))
+        options = deployment_options(replicas, autoscale, max_ongoing)
+        deployment = serve.deployment(V2Replica, name=DEPLOYMENT, **options)
         serve.run(deployment.bind(dict(settings)), name=APP_NAME, route_prefix="/")
         print(f"onnxport: serving the V2 API of {settings['repository']} on Ray Serve "
               f"({f'{autoscale[0]}-{autoscale[1]}' if autoscale else replicas} replicas) at "

@@ -42,8 +42,8 @@ class SessionPool:
             session = self._sessions.get(sha256)
             if session is None:
                 session = runtime.create_session(
-                    path, label=label, threads=self.intra_op_threads, inter_op_threads=self.inter_op_threads, spinning=self.spinning,
-                    providers=self.providers)
+                    path, label=label, threads=self.intra_op_threads, inter_op_threads=self.inter_op_threads,
+                    spinning=self.spinning, providers=self.providers)
                 with self._lock:
                     self._sessions[sha256] = session
             return session

@@ -28,13 +28,15 @@ def _error(exc: Exception):
 
 
 def _http_error(exc: HTTPException):
+    allowed: list[str] | None = getattr(exc, "valid_methods", None)  # set on MethodNotAllowed
+    not_allowed = f"method not allowed; allowed: {', '.join(sorted(allowed or []))}"
     messages = {
         404: "no such resource",
-        405: f"method not allowed; allowed: {', '.join(sorted(exc.valid_methods or []))}" if hasattr(exc, "valid_methods") else None,
+        405: not_allowed if hasattr(exc, "valid_methods") else None,
         413: "request body too large",
     }
     message = messages.get(exc.code) or exc.description or exc.name
     response = error_response(exc.code or 500, message)
-    if exc.code == 405 and getattr(exc, "valid_methods", None):
-        response.headers["Allow"] = ", ".join(exc.valid_methods)
+    if exc.code == 405 and allowed:
+        response.headers["Allow"] = ", ".join(allowed)
     return response
