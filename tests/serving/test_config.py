@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import re
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -193,30 +192,7 @@ def test_invalid_file_value_names_the_file_and_setting(tmp_path):
     assert str(path) in str(raised.value) and "workers" in str(raised.value)
 
 
-def readme_settings_section() -> str:
-    """The README's Settings section, up to the next heading of the same or a higher level."""
-    lines = (PROJECT_ROOT / "README.md").read_text().splitlines()
-    start = next((i for i, line in enumerate(lines) if re.fullmatch(r"#+ Settings\s*", line)), None)
-    assert start is not None, "README.md has no 'Settings' section"
-    level = len(lines[start]) - len(lines[start].lstrip("#"))
-    section = []
-    for line in lines[start + 1:]:
-        heading = re.match(r"(#+) ", line)
-        if heading and len(heading.group(1)) <= level:
-            break
-        section.append(line)
-    return "\n".join(section)
-
-
-@pytest.mark.parametrize("name", [s.name for s in SETTINGS])
-def test_every_setting_is_documented_in_the_readme(name):
-    section = readme_settings_section()
-    assert f"`{name}`" in section, f"setting {name!r} is not in the README's Settings section"
-
-
-def test_readme_documents_the_sources_of_settings():
-    section = readme_settings_section()
-    assert "ONNXPORT_CONFIG" in section and "ONNXPORT_" in section
+# That every setting is documented (docs/server.md, "Settings") is checked in tests/test_docs.py.
 
 
 def test_onnxport_serve_takes_the_repository_from_the_config_file(repository_copy, spawn_server, tmp_path):
