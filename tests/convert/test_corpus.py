@@ -4,7 +4,7 @@ The 16 real models of tests/data/third-party/ (`make testdata`, scripts/fetch_th
 imported into a temporary repository by the function scripts/corpus_table.py records the table with
 (`onnxport import DIR --name NAME --quiet` in a subprocess, two at a time), and each variant is
 compared with its recorded row. When a difference is intended (a converter got better, or worse on
-purpose), re-record with `python scripts/corpus_table.py --write` and paste its table into README.md.
+purpose), re-record with `python scripts/corpus_table.py --write` and paste its table into docs/measurements.md.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ RECORDED = json.loads(corpus_table.TABLE.read_text())
 NAMES = sorted(RECORDED["models"])
 TABLE = corpus_table.TABLE.relative_to(ROOT)
 RERECORD = (f"If the change is intended, re-record: `{corpus_table.REWRITE}`, review the diff of {TABLE} "
-            "and paste the printed table into README.md.")
+            "and paste the printed table into docs/measurements.md.")
 MAKE_TESTDATA = "run `make testdata` (scripts/fetch_third_party.py)"
 JOBS = 2  # imports at a time: much of an import is single-threaded Python, so two use both cores
 
@@ -39,7 +39,7 @@ JOBS = 2  # imports at a time: much of an import is single-threaded Python, so t
 # table says which CPU recorded it (`recorded_on`). The rules are meant to fail on a regression (a
 # variant no longer served, a class of conversion failure back, an int8 that stops compressing, an
 # error an order of magnitude up) and to pass on that noise:
-# - status, exactly: served or not is what the README table states, so a change either way must be
+# - status, exactly: served or not is what the docs/measurements.md table states, so a change either way must be
 #   re-recorded. On another CPU than the recording one, a figure within a factor 2 of its budget
 #   (now and when recorded) may cross it: that is printed, not failed, as long as a variant that is
 #   no longer served is over budget and not broken.

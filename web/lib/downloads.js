@@ -2,7 +2,7 @@
 // Cache API under their hashed URL so a later visit needs no model bytes from the network.
 //
 // Hashed once: an entry is written only after its bytes matched the manifest's sha256, under a
-// URL named by that sha256, so a cache hit is trusted (README: threat model). A hit still gets a
+// URL named by that sha256, so a cache hit is trusted (docs/browser-library.md: threat model). A hit still gets a
 // cheap check against damage (a cut-short or altered entry): its length, and the sha256 of a
 // sample of its bytes recorded when it was stored, instead of re-hashing tens of megabytes.
 const CACHE = "onnxport-artifacts-v2";

@@ -25,7 +25,7 @@ def browser_results(report: dict, model: str) -> dict[tuple[str, str], dict]:
             if r["model"] == model and not r.get("form")}
 
 
-# The browser's speed targets (README, "Benchmarks"): a cached start within 1.1x of session
+# The browser's speed targets (docs/measurements.md, "Benchmarks"): a cached start within 1.1x of session
 # creation, and the best browser path within 2.0x of native fp32 with the same threads.
 CACHED_START_TARGET = 1.1
 WARM_TARGET = 2.0
