@@ -23,6 +23,7 @@ import pytest
 
 from onnxport.errors import RepositoryError
 from onnxport.harness.process import free_port
+from onnxport.repository.atomic import TEMP_SUFFIX
 from onnxport.repository.mirror import sync
 from onnxport.repository.store import SCHEMA, SCHEMA_VERSION, Repository
 from onnxport.serving import config
@@ -66,7 +67,7 @@ def sha256(data: bytes) -> str:
 
 def leftovers(folder: Path) -> list[Path]:
     """Temporary files of a sync (none may survive it)."""
-    return [p for p in folder.rglob("*") if p.name.endswith(".part")]
+    return [p for p in folder.rglob("*") if p.name.endswith(TEMP_SUFFIX)]
 
 
 def sync_error(base_url: str, folder: Path, **kw) -> str:
@@ -147,7 +148,7 @@ def test_sync_copies_the_served_files_and_assets_only(tmp_path):
 
         # A local file with the wrong bytes is fetched again; a killed sync's temporary file is cleared.
         (target / records["served"]["file"]).write_bytes(b"rotten")
-        (target / "artifacts" / ".x.onnx.abc.part").write_bytes(b"half")
+        (target / "artifacts" / f".x.onnx.abc{TEMP_SUFFIX}").write_bytes(b"half")
         assert sync(base, target) == {"downloaded": 1, "present": 1, "bytes": len(SMALL["served"])}
         assert (target / records["served"]["file"]).read_bytes() == SMALL["served"]
         assert leftovers(target) == []
@@ -193,7 +194,8 @@ def test_a_server_that_never_answers_times_out(tmp_path):
 
 
 @pytest.mark.parametrize("text, fragment", [
-    ("<html>a login page</html>", "manifest.json is not JSON (Expecting value: line 1 column 1 (char 0)); got Content-Type "),
+    ("<html>a login page</html>",
+     "manifest.json is not JSON (Expecting value: line 1 column 1 (char 0)); got Content-Type "),
     ("[1, 2]", "manifest.json: expected a JSON object (a manifest), got list"),
     ('{"schema": "other.thing", "schema_version": 7, "models": {}}',
      "manifest.json: schema 'other.thing' version 7; expected 'onnxport.manifest' version 2"),

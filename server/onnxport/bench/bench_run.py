@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import platform
 from importlib import metadata
 from pathlib import Path
@@ -17,7 +15,7 @@ from onnxport.bench.profile import native_operator_times, side_by_side
 from onnxport.bench.v2_client import round_trips, throughput
 from onnxport.errors import OnnxportError
 from onnxport.harness.process import running_server
-from onnxport.repository import testdata
+from onnxport.repository import atomic, testdata
 from onnxport.repository.layout import BENCH_FILE
 from onnxport.repository.names import check_stored_name
 from onnxport.repository.store import Repository
@@ -35,7 +33,8 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
     names = models or sorted(manifest["models"])
     unknown = [m for m in names if m not in manifest["models"]]
     if unknown:
-        raise OnnxportError(f"unknown model {unknown[0]!r}; the repository has: {', '.join(sorted(manifest['models']))}")
+        raise OnnxportError(f"unknown model {unknown[0]!r}; "
+                            f"the repository has: {', '.join(sorted(manifest['models']))}")
     for name in names:  # each becomes a URL path (/v2/models/NAME/...): the name rule, before any measurement
         check_stored_name(name, repo.manifest_path)
     inputs = {name: batch_one(manifest["models"][name], _golden(repo, manifest["models"][name])) for name in names}
@@ -83,9 +82,11 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
             report["models"][name]["server"]["engines"] = rows
     for name, browser_ops in report.get("browser", {}).pop("profiles", {}).items():
         say(f"operator profiles (fp32, 1 thread): {name}")
-        native_ops = native_operator_times(repo.path_of(manifest["models"][name]["variants"]["fp32"]["file"]), inputs[name], 1)
+        fp32_file = repo.path_of(manifest["models"][name]["variants"]["fp32"]["file"])
+        native_ops = native_operator_times(fp32_file, inputs[name], 1)
         report["models"][name]["operator_profile"] = side_by_side(native_ops, browser_ops)
-    report["recommendations"] = {"dynamic_batching": {name: batching_wins(report["models"][name]["server"]) for name in names}}
+    report["recommendations"] = {
+        "dynamic_batching": {name: batching_wins(report["models"][name]["server"]) for name in names}}
     if ray_replicas:
         report["recommendations"]["dynamic_batching_ray"] = {
             name: ray_batching_wins(report["models"][name]["server"]["engines"]) for name in names}
@@ -107,12 +108,11 @@ def ray_batching_wins(rows: list[dict[str, Any]]) -> bool:
     return batching_wins({"throughput_batching_off": by_batching["off"], "throughput_batching_on": by_batching["on"]})
 
 
-def save_latest(repository: Path, report: dict[str, Any]) -> Path:
+def save_latest(repository: Path, report: dict[str, Any], say: Callable[[str], None] = print) -> Path:
     """The repository keeps the latest bench: the server's batching and the performance page read it."""
     target = Path(repository) / BENCH_FILE
-    temporary = target.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(report, indent=2))
-    os.replace(temporary, target)
+    with atomic.lock(repository, wait=True, waiting=say):  # a build may be writing: bench waits its turn
+        atomic.write_json_atomically(target, report)
     return target
 
 

@@ -7,16 +7,13 @@ manifest no longer serves dropped. The server answers it at /api/conformance.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-import os
-import secrets
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
+from onnxport.repository import atomic
 from onnxport.repository.layout import VERDICTS_FILE
 from onnxport.repository.variant_table import order as variant_order
 
@@ -40,7 +37,9 @@ def record(repository: Path, report: dict[str, Any], checked_manifest: dict[str,
     `current_manifest` the one on disk now (a build during the check makes verdicts stale).
     """
     path = Path(repository) / VERDICTS_FILE
-    with _locked(path.parent):  # two checks finishing together must not lose each other's verdicts
+    # The repository's one writer lock: two checks finishing together must not lose each other's
+    # verdicts. A build holds it for its whole run; the check waits for it and says so.
+    with atomic.lock(path.parent, wait=True, waiting=warn):
         merged = merge(read(path, warn), from_report(report, checked_manifest), current_manifest)
         write(path, merged)
     return path
@@ -126,27 +125,7 @@ def read(path: Path, warn: Warn = print_warning) -> list[dict[str, Any]]:
 
 def write(path: Path, verdicts: list[dict[str, Any]]) -> None:
     """Atomically: readers (the server) see the old file or the new one, never half of one."""
-    text = json.dumps({"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "verdicts": verdicts}, indent=2) + "\n"
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")  # same folder: same filesystem
-    try:
-        with open(temporary, "x") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
-
-
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    # A lock on the folder itself: no lock file left in the repository, and builds (which lock .lock) are not blocked.
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    atomic.write_json_atomically(path, {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "verdicts": verdicts})
 
 
 def _variant(manifest: dict[str, Any], model: str, variant: str) -> dict[str, Any]:
@@ -160,4 +139,5 @@ def _key(entry: dict[str, Any]) -> tuple:
 def _order(entry: dict[str, Any]) -> tuple:
     runtime = entry.get("runtime")
     return (str(entry.get("model")), variant_order(str(entry.get("variant"))), str(entry.get("variant")),
-            str(entry.get("form") or ""), RUNTIMES.index(runtime) if runtime in RUNTIMES else len(RUNTIMES), str(entry.get("device_kind")))
+            str(entry.get("form") or ""), RUNTIMES.index(runtime) if runtime in RUNTIMES else len(RUNTIMES),
+            str(entry.get("device_kind")))

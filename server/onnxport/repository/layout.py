@@ -6,7 +6,9 @@
   testdata/<model>/   build and import: golden sets and per-variant reference data
   bench.json          `onnxport bench`: the latest figures (read by the batching policy and the app)
   conformance.json    `onnxport check`: browser verdicts per device kind (read by the browser's plan)
-  .lock               held by whoever writes
+  .lock               held by whoever writes (repository/atomic.py): build, import and remove for their whole
+                      run, check and bench while they write their file, a replica's sync for its whole run
+Every file is written through atomic.py: a temporary name beside it, then a rename.
 """
 
 MANIFEST_FILE = "manifest.json"

@@ -7,7 +7,8 @@ sha256 in its name and its manifest record. testdata/ (golden data) is not copie
 serves inference, and nothing there is read to do so.
 
 Like a build, a sync is all or nothing for its readers: a file is renamed into place only once its
-hash is right, and the manifest is replaced last, so a failed sync leaves the previous copy whole.
+hash is right, and the manifest is replaced last (both through atomic.py, under the repository's lock),
+so a failed sync leaves the previous copy whole.
 """
 
 from __future__ import annotations
@@ -15,23 +16,20 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
-import os
 import re
-import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 from onnxport.errors import RepositoryError
-from onnxport.repository import layout
+from onnxport.repository import atomic, layout
 from onnxport.repository.store import Repository, check_manifest, referenced_files
 
 CHUNK = 1 << 20
 # Content addressing is what makes a download checkable: a name that is not a hash is refused
 # (and cannot be a path that leaves the folder).
 ARTIFACT_NAME = re.compile(rf"{layout.ARTIFACTS_DIR}/(?P<sha256>[0-9a-f]{{64}})\.[A-Za-z0-9]+")
-PART_SUFFIX = ".part"
 
 
 def sync(base_url: str, folder: Path | str, *, timeout: float = 60.0) -> dict[str, int]:
@@ -70,8 +68,7 @@ def _sync(base: str, repository: Repository, timeout: float) -> dict[str, int]:
     repository.artifacts.mkdir(parents=True, exist_ok=True)
     # A sync killed mid-download leaves its temporary file; none is in use while we hold the lock.
     for folder in (repository.root, repository.artifacts):
-        for leftover in folder.glob(f".*{PART_SUFFIX}"):
-            leftover.unlink()
+        atomic.remove_leftovers(folder)
     summary = {"downloaded": 0, "present": 0, "bytes": 0}
     for relative, record in sorted(wanted.items()):
         path = repository.path_of(relative)
@@ -82,7 +79,7 @@ def _sync(base: str, repository: Repository, timeout: float) -> dict[str, int]:
         summary["downloaded"] += 1
 
     # Last, whole and by rename: readers see the old manifest (whose files are all still there) or the new one.
-    _write_atomically(repository.manifest_path, body)
+    atomic.write_bytes_atomically(repository.manifest_path, body)
     return summary
 
 
@@ -124,29 +121,22 @@ def _download(base: str, relative: str, record: dict[str, Any], path: Path, time
     expected_bytes = record["bytes"]
     digest = hashlib.sha256()
     size = 0
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=PART_SUFFIX)
-    try:
-        with os.fdopen(handle, "wb") as out, _get(base, relative, timeout) as response:
-            while chunk := _read(response, relative, CHUNK, after=size):
-                size += len(chunk)
-                # A source sending more than the manifest says is wrong already: stop reading it.
-                if expected_bytes is not None and size > expected_bytes:
-                    raise RepositoryError(f"{relative}: more than the {expected_bytes} bytes its manifest "
-                                          "record gives (the file was altered in transit or at the source)")
-                digest.update(chunk)
-                out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
+    # Raising inside the block refuses the file: its temporary file goes, the old `path` stays.
+    with atomic.atomic_file(path) as out, _get(base, relative, timeout) as response:
+        while chunk := _read(response, relative, CHUNK, after=size):
+            size += len(chunk)
+            # A source sending more than the manifest says is wrong already: stop reading it.
+            if expected_bytes is not None and size > expected_bytes:
+                raise RepositoryError(f"{relative}: more than the {expected_bytes} bytes its manifest "
+                                      "record gives (the file was altered in transit or at the source)")
+            digest.update(chunk)
+            out.write(chunk)
         if expected_bytes is not None and size != expected_bytes:
             raise RepositoryError(f"{relative}: {size} bytes, expected {expected_bytes} as its manifest record "
                                   "gives (the file was cut short or altered in transit or at the source)")
         if digest.hexdigest() != record["sha256"]:
             raise RepositoryError(f"{relative}: sha256 is {digest.hexdigest()}, expected {record['sha256']} "
                                   "(the file was altered in transit or at the source)")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
     return size
 
 
@@ -182,15 +172,3 @@ def _sha256_of(path: Path) -> str:
             digest.update(chunk)
     return digest.hexdigest()
 
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=PART_SUFFIX)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

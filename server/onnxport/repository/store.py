@@ -7,14 +7,13 @@ Layout (see docs/manifest.md):
     .staging/                     a running build's files, moved in at commit
 
 A build stages everything, then commits: files are moved into place first,
-the manifest is replaced last (write to a temporary name, then rename), so
+the manifest is replaced last (atomic.write_json_atomically: a temporary name, then a rename), so
 a build that fails or is killed leaves the previous repository as it was.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from onnxport.errors import RepositoryError, UsageError
-from onnxport.repository import layout
+from onnxport.repository import atomic, layout
 from onnxport.repository.names import check_stored_name
 
 SCHEMA = "onnxport.manifest"
@@ -68,24 +67,19 @@ class Repository:
 
     # -------------------------------------------------------------- write side
 
-    @contextlib.contextmanager
-    def lock(self, *, wait: bool = False) -> Iterator[None]:
-        """The one-writer lock (.lock); a second writer is refused, or with `wait` waits its turn."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / layout.LOCK_FILE, "w") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-            except BlockingIOError as exc:
-                raise RepositoryError(f"{self.root} is being written by another onnxport process") from exc
-            yield
+    def lock(self, *, wait: bool = False) -> contextlib.AbstractContextManager[None]:
+        """The one-writer lock (.lock, atomic.lock); a second writer is refused, or with `wait` waits its turn."""
+        return atomic.lock(self.root, wait=wait)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator["Transaction"]:
         """Exclusive write access; staged files vanish unless commit() is reached."""
         with self.lock():
             staging_root = self.root / ".staging"
-            # A killed build leaves its staging folder: nothing in it was ever referenced.
+            # A killed build leaves its staging folder: nothing in it was ever referenced;
+            # a writer killed mid-write its temporary file.
             shutil.rmtree(staging_root, ignore_errors=True)
+            atomic.remove_leftovers(self.root)
             staging_root.mkdir()
             transaction = Transaction(self, Path(tempfile.mkdtemp(dir=staging_root)))
             try:
@@ -130,7 +124,7 @@ class Transaction:
         if relative not in self._staged and not self.repository.path_of(relative).exists():
             staged = self.staging / relative
             staged.parent.mkdir(parents=True, exist_ok=True)
-            staged.write_bytes(data)
+            atomic.write_bytes_atomically(staged, data)  # on disk before the manifest can name it
             self._staged[relative] = staged
         return {"file": relative, "sha256": digest, "bytes": len(data)}
 
@@ -168,13 +162,7 @@ class Transaction:
             final.parent.mkdir(parents=True, exist_ok=True)
             if not final.exists():
                 os.replace(staged, final)
-        text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-        temporary = root / ".manifest.json.tmp"
-        with open(temporary, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, self.repository.manifest_path)
+        atomic.write_json_atomically(self.repository.manifest_path, manifest, sort_keys=True)
         self._staged.clear()
         self._collect_garbage(manifest)
 
