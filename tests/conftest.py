@@ -19,6 +19,24 @@ pytest_plugins = [
 ]
 
 
+# What a test uses puts it in or out of `make check`, the fast loop: a test whose fixtures (directly or
+# through others) build or read the demo repository, start Chromium or start Ray gets that marker here, so
+# `pytest -m "not (demo or browser or ray or slow)"` runs only what needs none of them. `slow` is set by
+# hand, on tests that take minutes of their own (the third-party corpus, the fuzz run).
+MARKERS_BY_FIXTURE = {
+    "demo_repository": "demo",  # every demo model built through the CLI, once per session (minutes)
+    "playwright_session": "browser",  # chromium, chromium_webgpu, open_tab
+    "check_cli": "browser",  # `onnxport check` drives Chromium itself
+    "ray_server": "ray",  # tests/serving/test_ray.py: a local Ray cluster with two replicas
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for marker in sorted({m for f, m in MARKERS_BY_FIXTURE.items() if f in item.fixturenames}):
+            item.add_marker(marker)
+
+
 @pytest.fixture(autouse=True)
 def _work_in_tmp(tmp_path, monkeypatch):
     # onnxruntime's symbolic shape inference drops temporary files into the working folder.
