@@ -1,4 +1,13 @@
-"""The one place onnxruntime sessions are configured: providers, threads, logging and profiling."""
+"""The one place onnxruntime sessions are configured: providers, threads, logging and profiling.
+
+Every session the package makes comes from here: create_session for the sessions that run (the
+server, the build's checks, bench, the probes), and two build-time sessions that never run a
+request: check_loads (does this model load?) and save_optimized (the model as onnxruntime's CPU
+provider optimizes it, written to a file: convert/forms.py's forms, convert/quant_prep.py's
+pre-processing). Those two let onnxruntime's own error through, where create_session names the
+model in a ModelFileError: their callers record the error as the reason a step or a form was
+skipped, under the step's name.
+"""
 
 from __future__ import annotations
 
@@ -27,14 +36,13 @@ def create_session(
     from the outputs: a probe that reduces every value right after its producer would otherwise hold
     every value until the end of the run).
     """
-    options = ort.SessionOptions()
+    options = _options()
     if in_node_order:
         options.execution_order = ort.ExecutionOrder.PRIORITY_BASED
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = inter_op_threads
     if not spinning:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.log_severity_level = 3  # errors only: warnings about unused initializers are noise here
     if profile_prefix is not None:
         options.enable_profiling = True
         options.profile_file_prefix = profile_prefix
@@ -43,6 +51,31 @@ def create_session(
         return ort.InferenceSession(source, options, providers=list(providers))
     except Exception as exc:  # onnxruntime raises several unrelated types
         raise ModelFileError(f"{label}: onnxruntime {ort.__version__} cannot load it: {_first_line(exc)}") from exc
+
+
+# The optimization levels a build saves a model at, by the names the manifest records (docs/manifest.md, "forms").
+OPTIMIZATION_LEVELS = {
+    "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+    "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+}
+
+
+def check_loads(model: bytes) -> None:
+    """Load `model` in a CPU session and drop it; onnxruntime's own error if it cannot."""
+    ort.InferenceSession(model, _options(), providers=[CPU])
+
+
+def save_optimized(model: bytes, target: Path, level: str, *, ort_format: bool = False) -> None:
+    """Write `model` to `target` as onnxruntime's CPU provider optimizes it at `level` ("basic" or
+    "extended"; its optimized_model_filepath), in the ORT format with `ort_format`; onnxruntime's own
+    error if it cannot. The CPU provider: its optimizations are the ones a browser's WebAssembly
+    build would redo, and what quant_pre_process runs before quantizing."""
+    options = _options()
+    options.graph_optimization_level = OPTIMIZATION_LEVELS[level]
+    options.optimized_model_filepath = str(target)
+    if ort_format:
+        options.add_session_config_entry("session.save_model_format", "ORT")
+    ort.InferenceSession(model, options, providers=[CPU])
 
 
 def run(session: ort.InferenceSession, feeds: Feeds, *, label: str = "model") -> dict[str, np.ndarray]:
@@ -79,6 +112,12 @@ class RunError(ModelFileError):
         super().__init__(message)
         self.detail = detail or message
         self.invalid_argument = invalid_argument
+
+
+def _options() -> ort.SessionOptions:
+    options = ort.SessionOptions()
+    options.log_severity_level = 3  # errors only: warnings about unused initializers are noise here
+    return options
 
 
 def _first_line(exc: BaseException) -> str:

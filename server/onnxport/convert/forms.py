@@ -25,6 +25,7 @@ from typing import Any, Callable
 import onnx
 import onnxruntime as ort
 
+from onnxport import runtime
 from onnxport.accuracy import budgets, measure
 from onnxport.convert import lower_precision, reference
 from onnxport.errors import ModelFileError
@@ -49,7 +50,8 @@ def make_forms(
         try:
             made = _make(form, prepared, name, data)
         except Exception as exc:  # a failed form costs the form, never the variant
-            forms[form] = {"status": "rejected", "reason": f"could not be made: {type(exc).__name__}: {_first_line(exc)}"}
+            forms[form] = {"status": "rejected",
+                           "reason": f"could not be made: {type(exc).__name__}: {_first_line(exc)}"}
             continue
         if made is None:
             continue  # does not apply to this variant
@@ -85,10 +87,10 @@ def _make(form: str, prepared, name: str, data: bytes) -> tuple[bytes, dict[str,
         # The extended level's fused nodes are the CPU provider's kernels: onnxruntime-web's WebGPU
         # provider refuses some and fails running others (seen by `onnxport check`), so it is for
         # WebAssembly, which is that CPU provider.
-        return _saved(data, ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED, ort_format=True), \
+        return _saved(data, "extended", ort_format=True), \
             {"format": "ort", "optimization": "extended", "tool": tool, "runtimes": list(CPU_RUNTIMES)}
     if form == "basic":
-        return _saved(data, ort.GraphOptimizationLevel.ORT_ENABLE_BASIC, ort_format=False), \
+        return _saved(data, "basic", ort_format=False), \
             {"format": "onnx", "optimization": "basic", "tool": tool, "runtimes": None}
     if prepared.transformer is None or name != "fp32":
         return None
@@ -97,18 +99,12 @@ def _make(form: str, prepared, name: str, data: bytes) -> tuple[bytes, dict[str,
                    "tool": f"onnxruntime.transformers {ort.__version__}", "fusions": fusions, "runtimes": None}
 
 
-def _saved(data: bytes, level: ort.GraphOptimizationLevel, *, ort_format: bool) -> bytes:
-    """The model as onnxruntime's CPU provider optimizes it at `level`, saved (its
-    optimized_model_filepath): what a browser would otherwise redo at every session creation."""
+def _saved(data: bytes, level: str, *, ort_format: bool) -> bytes:
+    """The model as onnxruntime's CPU provider optimizes it at `level`, saved (runtime.save_optimized):
+    what a browser would otherwise redo at every session creation."""
     with tempfile.TemporaryDirectory(prefix="onnxport-form-") as folder:
         target = Path(folder) / ("model.ort" if ort_format else "model.onnx")
-        options = ort.SessionOptions()
-        options.graph_optimization_level = level
-        options.optimized_model_filepath = str(target)
-        options.log_severity_level = 3
-        if ort_format:
-            options.add_session_config_entry("session.save_model_format", "ORT")
-        ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+        runtime.save_optimized(data, target, level, ort_format=ort_format)
         return target.read_bytes()
 
 

@@ -111,7 +111,8 @@ def localize_outer_weights(model: onnx.ModelProto) -> int:
     for graph, ancestors in scopes:
         if not ancestors:
             continue
-        local = {i.name for i in graph.initializer} | {o for n in graph.node for o in n.output} | {i.name for i in graph.input}
+        local = ({i.name for i in graph.initializer} | {o for n in graph.node for o in n.output}
+                 | {i.name for i in graph.input})
         for name in _weight_names(graph) - local:
             for outer in reversed(ancestors):
                 init = next((i for i in outer.initializer if i.name == name), None)
@@ -149,7 +150,8 @@ def _scopes(graph: onnx.GraphProto, ancestors: list[onnx.GraphProto]):
 
 
 def _weight_names(graph: onnx.GraphProto) -> set[str]:
-    return {n.input[i] for n in graph.node for i in LOCAL_WEIGHT_INPUTS.get(n.op_type, ()) if i < len(n.input) and n.input[i]}
+    return {n.input[i] for n in graph.node for i in LOCAL_WEIGHT_INPUTS.get(n.op_type, ())
+            if i < len(n.input) and n.input[i]}
 
 
 def _read_outside(outer: onnx.GraphProto, name: str, readers: list[onnx.GraphProto]) -> bool:
@@ -161,7 +163,8 @@ def _read_outside(outer: onnx.GraphProto, name: str, readers: list[onnx.GraphPro
     reads = sum(list(n.input).count(name) for g in graphs(outer) for n in g.node)
     reads += sum(o.name == name for g in graphs(outer) for o in g.output)
     as_weight = sum(
-        1 for g in readers for n in g.node for i in LOCAL_WEIGHT_INPUTS.get(n.op_type, ()) if i < len(n.input) and n.input[i] == name
+        1 for g in readers for n in g.node for i in LOCAL_WEIGHT_INPUTS.get(n.op_type, ())
+        if i < len(n.input) and n.input[i] == name
     )
     return reads > as_weight
 
@@ -188,11 +191,9 @@ def upgrade_opset(model: onnx.ModelProto, target: int = QDQ_MIN_OPSET) -> tuple[
 
 
 def _load_in_onnxruntime(model: onnx.ModelProto) -> None:
-    import onnxruntime
+    from onnxport import runtime
 
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    runtime.check_loads(model.SerializeToString())
 
 
 def preprocess(model: onnx.ModelProto, tmp: Path) -> tuple[onnx.ModelProto, list[str]]:
@@ -244,14 +245,11 @@ def preprocess(model: onnx.ModelProto, tmp: Path) -> tuple[onnx.ModelProto, list
 
 
 def _optimized(model: onnx.ModelProto, tmp: Path) -> onnx.ModelProto:
-    import onnxruntime
+    from onnxport import runtime
 
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    options.optimized_model_filepath = str(tmp / "optimized.onnx")
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    return onnx.load(options.optimized_model_filepath)
+    target = tmp / "optimized.onnx"
+    runtime.save_optimized(model.SerializeToString(), target, "basic")
+    return onnx.load(target)
 
 
 def _first_line(exc: Exception) -> str:
