@@ -7,7 +7,8 @@ import { storage } from "./helpers/memory-storage.mjs";
 
 const { buildPlan } = await import("../../web/lib/plan.js");
 const { deviceKind } = await import("../../web/lib/probe.js");
-const { recordRun, PRIORS } = await import("../../web/lib/speeds.js");
+const { recordRun } = await import("../../web/lib/speeds.js");
+const { runtime } = await import("../../web/lib/runtimes.js");
 const { remember } = await import("../../web/lib/verdicts.js");
 const { ORT_WEB_VERSION } = await import("../../web/lib/client.js").catch(() => ({}));
 
@@ -71,7 +72,7 @@ test("once everything is cached, the fastest run wins", () => {
   const { steps } = plan(device(null), { cached });
   assert.equal(steps[0].variant, "fp32");
   assert.match(steps[0].why, /cached/);
-  assert.ok(Math.abs(steps[0].expectedMs - (10 * PRIORS.wasm.factor + PRIORS.wasm.overheadMs)) < 1e-9);
+  assert.ok(Math.abs(steps[0].expectedMs - (10 * runtime("wasm").prior.factor + runtime("wasm").prior.overheadMs)) < 1e-9);
 });
 
 test("fp16 on WebGPU needs shader-f16", () => {

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { BROWSER, CHECKED, PINNABLE, RUNTIMES, browserRuntime, keys, placed, runtime, unavailableReason } from "../../web/lib/runtimes.js";
+import { BROWSER, CHECKED, PINNABLE, RUNTIMES, browserRuntime, inBrowser, keys, placed, runtime, unavailableReason } from "../../web/lib/runtimes.js";
 
 const ISOLATED = { crossOriginIsolated: true, hardwareConcurrency: 8 };
 const PLAIN = { crossOriginIsolated: false, hardwareConcurrency: 8 };
@@ -25,6 +25,7 @@ test("every browser row names a bundle, a kernel row and a prior; the server non
     assert.ok(PINNABLE.includes(row.runtime), key);
   }
   assert.equal(runtime("server").provider, null);
+  assert.deepEqual(PINNABLE.filter((key) => !inBrowser(key)), ["server"]);
   assert.equal(runtime("nope"), undefined);
 });
 
@@ -45,4 +46,13 @@ test("a runtime the probe found missing is unavailable, with the probe's reason"
   assert.equal(unavailableReason("webgpu", { webgpu: true }), null);
   assert.equal(unavailableReason("wasm", {}), null);
   assert.equal(unavailableReason("server", {}), null);
+});
+
+test("outside runtimes.js, web/ spells no runtime name as a string", async () => {
+  const { readFileSync, readdirSync } = await import("node:fs");
+  const root = new URL("../../web/", import.meta.url);
+  const files = readdirSync(root, { recursive: true }).filter((f) => f.endsWith(".js") && !f.endsWith("runtimes.js"));
+  const quoted = new RegExp(`["'\`](${keys().map((k) => k.replace("-", "\\-")).join("|")})["'\`]`);
+  const found = files.filter((f) => quoted.test(readFileSync(new URL(f, root), "utf8")));
+  assert.deepEqual(found, []);
 });

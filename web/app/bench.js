@@ -4,6 +4,7 @@
 import { clearCache } from "../lib/downloads.js";
 import { AS_BUILT, fileRecord, servedForms } from "../lib/forms.js";
 import { probe } from "../lib/probe.js";
+import { runtime as runtimeRow, unavailableReason } from "../lib/runtimes.js";
 import { decodeTensors } from "../lib/tensors.js";
 import { dropWorker } from "../lib/workers.js";
 import { client } from "./client.js";
@@ -43,8 +44,10 @@ export async function runBench({ models, runtimes, encodedInputs, runs = 20, web
       for (const runtime of runtimes) for (const form of [AS_BUILT, ...servedForms(served, runtime).map(([name]) => name)]) {
         const record = fileRecord(served, form);
         const base = { model: name, variant, form, runtime, bytes: record.bytes, sha256: record.sha256 };
-        if (runtime === "webgpu" && (!device.webgpu || (record.precision === "fp16" && !device.shaderF16))) {
-          results.push({ ...base, status: "skipped", reason: device.webgpu ? "no shader-f16" : device.webgpuReason });
+        const row = runtimeRow(runtime);
+        const unavailable = row?.gpu && unavailableReason(runtime, device);
+        if (unavailable || (row?.shaderF16 && record.precision === "fp16" && !device.shaderF16)) {
+          results.push({ ...base, status: "skipped", reason: unavailable || "no shader-f16" });
           continue;
         }
         try {
@@ -52,7 +55,7 @@ export async function runBench({ models, runtimes, encodedInputs, runs = 20, web
           const cold = await start(runtime, record, feeds);
           const cached = await start(runtime, record, feeds);
           const samples = [];
-          const count = runtime === "webgpu" ? webgpuRuns : runs;
+          const count = row?.gpu ? webgpuRuns : runs;
           for (let i = 0; i < count; i++) samples.push((await cached.session.run(feeds)).runMs);
           const prepared = await start(runtime, record, feeds, { prepared: true });
           results.push({

@@ -11,13 +11,14 @@ import { fp32Floor, judge } from "../lib/judge.js";
 import { served } from "../lib/manifest.js";
 import { placement } from "../lib/placement.js";
 import { deviceKind, probe } from "../lib/probe.js";
+import { CHECKED, runtime as runtimeRow, unavailableReason } from "../lib/runtimes.js";
 import { serverInfer } from "../lib/server-api.js";
 import { openSession } from "../lib/session.js";
 import { decodeTensors, encodeTensors, leadingRows } from "../lib/tensors.js";
 import { dropWorker } from "../lib/workers.js";
 import { client } from "./client.js";
 
-export const RUNTIMES = Object.freeze(["wasm", "wasm-1t", "webgpu"]);
+export const RUNTIMES = CHECKED;
 export const REPORT_SCHEMA = Object.freeze({ schema: "onnxport.conformance", schema_version: 1 });
 
 export async function runConformance({ models = null, runtimes = RUNTIMES, webgpuRows = 2, onResult = () => {}, onStart = () => {} } = {}) {
@@ -69,11 +70,13 @@ async function checkOne({ model, variant, form, record, runtime }, feeds, rule, 
   const base = { model: model.name, variant, form, runtime, task: model.task, sha256: record.sha256, arithmetic: rule.arithmetic };
   if (!rule.floor) return { ...base, status: "error", reason: `no floor for fp32/${runtime} in the tolerance table` };
   if (rule.arithmetic !== "fp32" && !rule.budget) return { ...base, status: "error", reason: `no budget for ${variant} (${rule.arithmetic})` };
-  if (runtime === "webgpu" && !device.webgpu) return { ...base, status: "skipped", reason: device.webgpuReason };
-  if (runtime === "webgpu" && rule.arithmetic === "fp16" && !device.shaderF16) {
+  const row = runtimeRow(runtime);
+  const unavailable = unavailableReason(runtime, device);
+  if (unavailable) return { ...base, status: "skipped", reason: unavailable };
+  if (row?.shaderF16 && rule.arithmetic === "fp16" && !device.shaderF16) {
     return { ...base, status: "skipped", reason: "the adapter has no shader-f16 (the plan never runs fp16 here)" };
   }
-  const inputs = runtime === "webgpu" ? firstRows(model, feeds, webgpuRows) : feeds;
+  const inputs = row?.gpu ? firstRows(model, feeds, webgpuRows) : feeds;
   const rows = Object.values(inputs)[0]?.dims?.[0] ?? 1;
   try {
     const reference = await serverInfer(client.inference, model.name, variant, inputs);
@@ -109,8 +112,8 @@ async function checkOne({ model, variant, form, record, runtime }, feeds, rule, 
         create_ms: browser.createMs, first_run_ms: browser.firstMs, warm_run_ms: browser.warmMs, server_ms: reference.runMs,
         fp32_server_ms: fp32 && fp32 !== reference ? fp32.runMs : null,
       },
-      identity: { threads: browser.threads, onnxruntime_web: browser.version, adapter: runtime === "webgpu" ? device.adapter : null },
-      placement: runtime === "webgpu" ? placement(browser.logs) : null,
+      identity: { threads: browser.threads, onnxruntime_web: browser.version, adapter: row?.gpu ? device.adapter : null },
+      placement: row?.gpu ? placement(browser.logs) : null,
     };
   } catch (error) {
     return { ...base, status: "error", reason: error.message, rows };
@@ -118,7 +121,7 @@ async function checkOne({ model, variant, form, record, runtime }, feeds, rule, 
 }
 
 async function runInBrowser(runtime, record, feeds) {
-  const verbose = runtime === "webgpu"; // its log says where each node ran
+  const verbose = Boolean(runtimeRow(runtime)?.gpu); // its log says where each node ran
   const { session } = await client.session(record, runtime, { worker: `check-${runtime}`, verbose });
   try {
     const first = await session.run(feeds);

@@ -1,8 +1,19 @@
 // Chart.js configurations for the performance page, built from the latest `onnxport bench` report.
 // Pure data (no DOM, no Chart.js import), so tests/js/ checks them under node; pages/performance.js draws them.
 
+import { RUNTIMES as TABLE } from "../lib/runtimes.js";
+
 export const COLORS = ["#1f5fbf", "#e07b00", "#2a9d3c", "#b03a8c", "#6a4fc8", "#777777", "#0f8b8d", "#a33b20"];
-export const RUNTIMES = ["native 1t", "native all", "wasm-1t", "wasm", "webgpu"];
+const NATIVE_1T = "native 1t";
+const NATIVE_ALL = "native all";
+// The bench's browser runtimes (runtimes.js: checked), from the fewest resources to the most, as
+// the native series: one thread, all threads, then the GPU.
+const BROWSER_SERIES = TABLE.filter((r) => r.checked)
+  .sort((a, b) => Number(a.gpu) - Number(b.gpu) || Number(a.threads === "all") - Number(b.threads === "all"));
+export const RUNTIMES = [NATIVE_1T, NATIVE_ALL, ...BROWSER_SERIES.map((r) => r.label)];
+const KEY_OF = new Map(BROWSER_SERIES.map((r) => [r.label, r.key]));
+// The start chart's runtime: WebAssembly with the page's threads, what a page with threads starts.
+export const START_RUNTIME = TABLE.find((r) => r.checked && r.threads === "all").key;
 const MB = 1024 ** 2;
 
 const significant = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 3, useGrouping: false });
@@ -54,9 +65,9 @@ export function latencyConfig(name, data, browserRows = [], { log = false } = {}
   const warm = (variant, runtime) => browserRows.find((r) => r.model === name && r.variant === variant && r.runtime === runtime && !r.form)?.warm?.median_ms ?? null;
   const value = (variant, runtime) => {
     const native = data.variants[variant].native ?? {};
-    if (runtime === "native 1t") return native["1"]?.median_ms ?? null;
-    if (runtime === "native all") return native.all?.median_ms ?? null;
-    return warm(variant, runtime);
+    if (runtime === NATIVE_1T) return native["1"]?.median_ms ?? null;
+    if (runtime === NATIVE_ALL) return native.all?.median_ms ?? null;
+    return warm(variant, KEY_OF.get(runtime));
   };
   const datasets = RUNTIMES.map((runtime, i) => bars(runtime, variants.map((v) => value(v, runtime)), i))
     .filter((d) => d.data.some((v) => v !== null));
@@ -129,7 +140,7 @@ export function throughputConfig(name, server) {
  * form changes; the load and the runtime's start, beside each other before it, are the tooltip's.
  */
 export function startConfig(name, browserRows = []) {
-  const rows = browserRows.filter((r) => r.model === name && r.runtime === "wasm" && r.status === "ok" && r.cached);
+  const rows = browserRows.filter((r) => r.model === name && r.runtime === START_RUNTIME && r.status === "ok" && r.cached);
   const variants = [...new Set(rows.map((r) => r.variant))];
   const files = [...new Set(rows.map((r) => r.form ?? "as built"))];
   const row = (variant, file) => rows.find((r) => r.variant === variant && (r.form ?? "as built") === file);

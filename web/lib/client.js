@@ -7,6 +7,7 @@ import { checkManifest } from "./manifest.js";
 import { LoadedModel } from "./model.js";
 import { buildPlan } from "./plan.js";
 import { probe } from "./probe.js";
+import { inBrowser, runtime as runtimeRow } from "./runtimes.js";
 import { openSession, SessionError, startRuntime } from "./session.js";
 import { recordDownload } from "./speeds.js";
 import { decodeTensors } from "./tensors.js";
@@ -152,7 +153,7 @@ export class Client {
   // runtime's {runtime, version, threads, initMs}, or null when the plan starts on the server.
   async prepare(name, { runtime = "", variant = "" } = {}) {
     const { steps } = await this.plan(name, { runtime, variant });
-    const step = steps.find((s) => s.runtime !== "server");
+    const step = steps.find((s) => inBrowser(s.runtime));
     return step ? this.startRuntime(step.key) : null;
   }
 
@@ -164,7 +165,8 @@ export class Client {
   async #runtimeOptions(runtime, { worker, verbose = false }) {
     return {
       runtime, device: await probe(), ortBase: this.ortBase, worker, verbose,
-      perturb: this.perturb && (this.perturb.target === runtime || (this.perturb.target === "wasm" && runtime === "wasm-1t"))
+      // A target names a key (wasm-1t) or the runtime a user pins (wasm: either thread count).
+      perturb: this.perturb && (this.perturb.target === runtime || this.perturb.target === runtimeRow(runtime)?.runtime)
         ? this.perturb.mode : false,
     };
   }
@@ -199,7 +201,7 @@ export class Client {
 
   async #open(model, step, verify, options) {
     const record = fileRecord(model.variants[step.variant], step.form ?? null); // the variant itself unless a form
-    if (step.runtime === "server") {
+    if (!inBrowser(step.runtime)) {
       return new LoadedModel({ name: model.name, base: this.inference, record, session: null, choice: choiceOf(step, { status: "reference" }, null) });
     }
     const { session, source, notes } = await this.session(record, step.key, { onProgress: options.onProgress });

@@ -13,7 +13,7 @@ export const AS_BUILT = null;
 export const MIN_GAIN = 0.9;
 
 // [name, record] of the variant's served forms, in the manifest's order; with a runtime key
-// (wasm, wasm-1t, webgpu, webnn), only those made for it (a form's `runtimes`, null: any).
+// (runtimes.js), only those made for it (a form's `runtimes`, null: any).
 export function servedForms(record, runtime = null) {
   return Object.entries(record.forms ?? {}).filter(([, form]) => form.status === "ok" && form.file
     && (runtime === null || !form.runtimes || form.runtimes.includes(runtime)));

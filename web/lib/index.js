@@ -7,6 +7,7 @@ export { Client, connect, LoadError, ORT_WEB_VERSION } from "./client.js";
 export { clearCache } from "./downloads.js";
 export { served, variants } from "./manifest.js";
 export { probe, deviceKind } from "./probe.js";
-export { RUNTIMES } from "./plan.js";
+// The runtime names load() accepts as a pin (runtimes.js has the table they come from).
+export { PINNABLE as RUNTIMES } from "./runtimes.js";
 export { forgetVerdicts } from "./verdicts.js";
 export { tensor } from "./tensors.js";

@@ -15,6 +15,7 @@
 // without that domain); every probed quantized and com.microsoft operator has a kernel in both
 // bundles, ConvInteger, MatMulInteger and DynamicQuantizeLSTM included.
 // An operator outside PROBED is assumed to have a kernel: the session's creation remains the test.
+import { runtime as runtimeRow } from "./runtimes.js";
 
 // BEGIN MEASURED (scripts/measure_kernels.py --write)
 export const PROBED = Object.freeze([
@@ -93,8 +94,8 @@ export const MISSING = Object.freeze({
 });
 // END MEASURED
 
-// "wasm-1t" loads the wasm bundle: one table entry per bundle the runtime loads.
-const BUNDLE_OF = Object.freeze({ wasm: "wasm", "wasm-1t": "wasm", webgpu: "webgpu", webnn: "webnn" });
+// A runtime's row of MISSING: its `kernels` in runtimes.js (wasm-1t loads the wasm bundle).
+const bundleOf = (runtime) => runtimeRow(runtime)?.kernels ?? runtime;
 
 const domainOf = (op) => op.slice(0, op.lastIndexOf("/"));
 
@@ -109,7 +110,7 @@ function missingDomains(bundle) {
 // The operator types of `operatorTypes` ("domain/OpType", the manifest's operator_types) that
 // `runtime`'s bundle has no kernel for.
 export function missingKernels(runtime, operatorTypes) {
-  const bundle = BUNDLE_OF[runtime] ?? runtime;
+  const bundle = bundleOf(runtime);
   const missing = new Set(MISSING[bundle] ?? []);
   const domains = missingDomains(bundle);
   return (operatorTypes ?? []).filter((op) => missing.has(op) || domains.has(domainOf(op)));

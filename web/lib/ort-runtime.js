@@ -1,16 +1,11 @@
 // The only module that imports onnxruntime-web. It runs inside a worker (worker.js),
-// one worker per runtime, so each loads just the bundle it needs: the WebAssembly-only
-// bundle is markedly faster on the CPU than the one that carries the WebGPU bridge.
+// one worker per runtime, so each loads just the bundle it needs (runtimes.js names it): the
+// WebAssembly-only bundle is markedly faster on the CPU than the one that carries the WebGPU bridge.
 // WebGPU uses the native WebGPU execution provider (ort.webgpu): on an adapter without
 // shader-f16 it refuses fp16 models, where the older JSEP bridge (ort.all) returned zeros,
 // and it ran QDQ int8 correctly where JSEP returned garbage (both seen by `onnxport check`).
 // It has no ai.onnx.ml operators: such models fall back to WebAssembly. The same bundle
 // carries the WebNN execution provider.
-const BUNDLES = Object.freeze({
-  webgpu: "ort.webgpu.min.mjs",
-  webnn: "ort.webgpu.min.mjs",
-  wasm: "ort.wasm.min.mjs",
-});
 // A one-node model (Identity on a float[1]), 78 bytes: creating a session from it starts the
 // backend (fetches and instantiates the .wasm, starts its threads; on WebGPU, gets the device),
 // so that this work is done at init, while the page is still reading the model's bytes.
@@ -22,16 +17,17 @@ let perturbed = false;
 const sessions = new Map();
 let nextSession = 1;
 
-// ortBase: the absolute URL of onnxruntime-web's dist folder (the bundle and its .wasm files).
+// runtime: the execution provider; bundle: the onnxruntime-web file to load, from ortBase, the
+// absolute URL of onnxruntime-web's dist folder (the bundle and its .wasm files).
 // Later calls share the first one's start (the page starts the worker before a model is read).
-export function init(runtime, { threads = 1, verbose = false, ortBase, perturb = false } = {}) {
-  if (!(runtime in BUNDLES)) return Promise.reject(new Error(`unknown browser runtime ${JSON.stringify(runtime)}; runtimes: ${Object.keys(BUNDLES).join(", ")}`));
+export function init(runtime, { bundle, threads = 1, verbose = false, ortBase, perturb = false } = {}) {
+  if (!bundle) return Promise.reject(new Error(`init needs the onnxruntime-web bundle to load for ${JSON.stringify(runtime)}`));
   if (loaded && loaded !== runtime) return Promise.reject(new Error(`this worker runs ${loaded}, not ${runtime}`));
   if (!starting) {
     if (!ortBase) return Promise.reject(new Error("init needs ortBase, the URL of onnxruntime-web's files"));
     loaded = runtime;
     perturbed = perturb;
-    starting = start(runtime, { threads, verbose, ortBase }).catch((error) => {
+    starting = start(runtime, { bundle, threads, verbose, ortBase }).catch((error) => {
       starting = null; // a later call may try again
       loaded = null;
       throw error;
@@ -40,9 +36,9 @@ export function init(runtime, { threads = 1, verbose = false, ortBase, perturb =
   return starting;
 }
 
-async function start(runtime, { threads, verbose, ortBase }) {
+async function start(runtime, { bundle, threads, verbose, ortBase }) {
   const began = performance.now();
-  ort = await import(new URL(BUNDLES[runtime], ortBase).href);
+  ort = await import(new URL(bundle, ortBase).href);
   ort.env.wasm.wasmPaths = ortBase;
   // Threads need SharedArrayBuffer, which only a cross-origin isolated page has.
   ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.max(1, threads) : 1;

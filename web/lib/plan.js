@@ -4,13 +4,14 @@
 // onnxruntime-web bundle has no kernel for one of the variant's operators (kernels.js), are left out, with why.
 // Each step names the file too: the variant as built (form null) or a form (forms.js).
 import { served } from "./manifest.js";
-import { threadsFor } from "./probe.js";
 import { chooseForm, fileRecord } from "./forms.js";
 import { missingKernelReason } from "./kernels.js";
+import { inBrowser, PINNABLE, placed, runtime as runtimeRow, unavailableReason } from "./runtimes.js";
 import { bandwidth, expectedRun, formatMs } from "./speeds.js";
 import { checkedFailure, remembered } from "./verdicts.js";
 
-export const RUNTIMES = Object.freeze(["webgpu", "webnn", "wasm", "server"]);
+// The server's onnxruntime: always available, the plan's last step.
+const SERVER = PINNABLE.find((key) => !inBrowser(key));
 
 // context: {pin: {runtime, variant, form}, bench, conformance, cached: Set of URLs, fileUrl(file),
 // verify: "first-use" | "always" | "off", ortVersion}
@@ -19,7 +20,7 @@ export function buildPlan(model, device, context) {
   const ok = served(model);
   const steps = [];
   const skipped = [];
-  if (pin.runtime && !RUNTIMES.includes(pin.runtime)) throw new Error(`unknown runtime ${JSON.stringify(pin.runtime)}; runtimes: ${RUNTIMES.join(", ")}`);
+  if (pin.runtime && !PINNABLE.includes(pin.runtime)) throw new Error(`unknown runtime ${JSON.stringify(pin.runtime)}; runtimes: ${PINNABLE.join(", ")}`);
   if (pin.variant && !ok.includes(pin.variant)) {
     throw new Error(`variant ${JSON.stringify(pin.variant)} of ${model.name} is not served; served: ${ok.join(", ") || "none"}`);
   }
@@ -28,7 +29,7 @@ export function buildPlan(model, device, context) {
     fileRecord(model.variants[pin.variant], pin.form); // throws, naming the served forms, when it is not one
   }
   const variants = pin.variant ? [pin.variant] : ok;
-  for (const runtime of RUNTIMES.filter((r) => r !== "server")) {
+  for (const runtime of PINNABLE.filter((r) => r !== SERVER)) {
     if (pin.runtime && pin.runtime !== runtime) {
       skipped.push({ runtime, reason: `runtime pinned to ${pin.runtime}` });
       continue;
@@ -46,27 +47,21 @@ export function buildPlan(model, device, context) {
   }
   // A software adapter is correct but slow: it goes after WebAssembly until measured faster.
   steps.sort((a, b) => Number(a.late) - Number(b.late) || a.expectedMs - b.expectedMs);
-  if (!pin.runtime || pin.runtime === "server") {
+  if (!pin.runtime || pin.runtime === SERVER) {
     const variant = pin.variant || (ok.includes("fp32") ? "fp32" : ok[0]);
-    if (variant) steps.push({ runtime: "server", key: "server", variant, form: null, why: "the server's onnxruntime: the reference, always available" });
+    if (variant) steps.push({ runtime: SERVER, key: SERVER, variant, form: null, why: "the server's onnxruntime: the reference, always available" });
   }
   return { steps, skipped };
 }
 
-function unavailableReason(runtime, device) {
-  if (runtime === "webgpu" && !device.webgpu) return device.webgpuReason || "no WebGPU adapter";
-  if (runtime === "webnn" && !device.webnn) return device.webnnReason || "no WebNN context";
-  return null;
-}
-
 function candidate(model, variant, runtime, device, context) {
   const record = model.variants[variant];
-  const threads = runtime === "wasm" ? threadsFor(device) : 1;
-  const key = runtime === "wasm" && threads === 1 ? "wasm-1t" : runtime; // the tolerance and check name
+  const row = runtimeRow(runtime);
+  const { key, threads } = placed(runtime, device); // key: the tolerance and check name
   // Before any download: a session with an operator its bundle has no kernel for cannot be created.
   const noKernel = missingKernelReason(runtime, record.operator_types);
   if (noKernel) return { skip: noKernel };
-  if (record.precision === "fp16" && runtime === "webgpu" && !device.shaderF16) {
+  if (record.precision === "fp16" && row.shaderF16 && !device.shaderF16) {
     return { skip: "fp16 needs the adapter feature shader-f16, which this adapter lacks" };
   }
   const checked = checkedFailure(context.conformance, record.sha256, key, device);
@@ -83,12 +78,12 @@ function candidate(model, variant, runtime, device, context) {
   const cached = context.cached?.has(context.fileUrl(file.file));
   const net = bandwidth();
   const downloadMs = cached ? 0 : file.bytes / net.bytesPerMs;
-  const late = runtime === "webgpu" && Boolean(device.adapter?.fallback) && !run.measured;
+  const late = Boolean(row.software) && Boolean(device.adapter?.fallback) && !run.measured;
   const why = [
     `${formatMs(run.ms)} per run (${run.source})`,
     cached ? "cached" : `${formatMs(downloadMs)} to download ${(file.bytes / 1024 ** 2).toFixed(1)} MB (${net.source})`,
     ...(formWhy ? [formWhy] : []),
-    ...(late ? ["software WebGPU adapter: ranked after WebAssembly until measured faster"] : []),
+    ...(late ? [row.software.note] : []),
   ].join(" + ");
   return { runtime, key, variant, form, threads, expectedMs: run.ms + downloadMs, runMs: run.ms, downloadMs, measured: run.measured, late, why };
 }

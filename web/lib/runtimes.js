@@ -74,6 +74,11 @@ export const BROWSER = Object.freeze(keys((r) => r.provider !== null));
 /** The runtimes `onnxport check` and the bench run, CPU first: quick results before the slow adapter. */
 export const CHECKED = Object.freeze(RUNTIMES.filter((r) => r.checked).sort((a, b) => Number(a.gpu) - Number(b.gpu)).map((r) => r.key));
 
+/** Whether a key (or a pinnable runtime) runs in this browser; false for the server. */
+export function inBrowser(key) {
+  return Boolean(BY_KEY.get(key)?.provider);
+}
+
 /** The row of a browser runtime's key; throws, naming them, for any other. */
 export function browserRuntime(key) {
   const found = BY_KEY.get(key);

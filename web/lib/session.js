@@ -19,7 +19,7 @@ export function startRuntime({ runtime, device, ortBase, worker = runtime, verbo
   });
 }
 
-// runtime: wasm | wasm-1t | webgpu | webnn. worker: the worker's name (sessions of one
+// runtime: a browser runtime of runtimes.js. worker: the worker's name (sessions of one
 // runtime share a worker unless a caller needs its own, e.g. a fresh start for the bench).
 export async function openSession({ bytes, runtime, device, ortBase, worker = runtime, verbose = false, profile = false, perturb = false }) {
   const owner = workerFor(worker);

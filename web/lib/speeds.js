@@ -2,22 +2,21 @@
 // own measurements (remembered), the latest `onnxport bench` from a device of the same kind,
 // then native onnxruntime at build time (the manifest) times a per-runtime prior.
 import { deviceKind } from "./probe.js";
+import { runtime as runtimeRow } from "./runtimes.js";
 import { readJson, updateJson } from "./store.js";
 
 const SPEEDS = "onnxport-speeds-v2"; // {"sha256|runtime": {warm_ms, first_ms, create_ms, runs}}
 const BANDWIDTH = "onnxport-bandwidth-v1"; // {bytes_per_ms}
 
-// Until a runtime is measured here or by a bench: native ms at build time x factor + overhead.
-// These are priors, fixed guesses: the factors were read once off `onnxport bench` on the
-// development machine (minilm, all-MiniLM-L6-v2), not measured for this model or device; the
-// plan says "prior" for every figure made from them.
-export const PRIORS = Object.freeze({
-  wasm: { factor: 3, overheadMs: 0.05, why: "WebAssembly with threads taken as about 3x native" },
-  "wasm-1t": { factor: 6, overheadMs: 0.05, why: "WebAssembly on one thread taken as about 6x native on all cores" },
-  webgpu: { factor: 1, overheadMs: 1, why: "a GPU taken as about native speed, plus dispatch and read-back" },
-  "webgpu-software": { factor: 300, overheadMs: 5, why: "a software WebGPU adapter taken as about 100x slower than WebAssembly" },
-  webnn: { factor: 1, overheadMs: 1, why: "WebNN taken as about native speed" },
-});
+// Until a runtime is measured here or by a bench: native ms at build time x factor + overhead,
+// the runtime's `prior` in runtimes.js (its `software` one on a software adapter). These are
+// priors, fixed guesses: the factors were read once off `onnxport bench` on the development
+// machine (minilm, all-MiniLM-L6-v2), not measured for this model or device; the plan says
+// "prior" for every figure made from them.
+export function prior(runtime, device) {
+  const row = runtimeRow(runtime);
+  return (device.adapter?.fallback && row?.software?.prior) || row?.prior || null;
+}
 const DEFAULT_BYTES_PER_MS = 1250; // 10 Mbit/s, the web's usual planning figure
 
 export function ownSpeed(sha256, runtime) {
@@ -77,9 +76,9 @@ export function expectedRun({ model, variant, record, runtime, device, bench }) 
   const benched = benchSpeed(bench, device, model, variant, record, runtime);
   if (typeof benched === "number") return { ms: benched, source: "onnxport bench on this kind of device", measured: true };
   const native = record.speed?.native_ms;
-  const prior = PRIORS[runtime === "webgpu" && device.adapter?.fallback ? "webgpu-software" : runtime];
-  if (typeof native === "number" && prior) {
-    return { ms: native * prior.factor + prior.overheadMs, source: `prior: native ${native.toFixed(3)} ms at build time, ${prior.why}; not measured yet`, measured: false, prior: true };
+  const guess = prior(runtime, device);
+  if (typeof native === "number" && guess) {
+    return { ms: native * guess.factor + guess.overheadMs, source: `prior: native ${native.toFixed(3)} ms at build time, ${guess.why}; not measured yet`, measured: false, prior: true };
   }
   return { ms: Infinity, source: "never measured, and no build-time figure for a prior", measured: false };
 }

@@ -3,7 +3,7 @@
 import * as runtime from "./ort-runtime.js";
 
 const operations = {
-  init: ({ runtime: name, threads, verbose, ortBase, perturb }) => runtime.init(name, { threads, verbose, ortBase, perturb }),
+  init: ({ runtime: name, bundle, threads, verbose, ortBase, perturb }) => runtime.init(name, { bundle, threads, verbose, ortBase, perturb }),
   create: ({ bytes, verbose, profile }) => runtime.createSession(bytes, { verbose, profile }),
   endProfiling: ({ session }) => runtime.endProfiling(session),
   run: ({ session, feeds }) => runtime.run(session, feeds),

@@ -1,18 +1,14 @@
 // Workers that own onnxruntime-web sessions, created on first use; calls are promises.
-import { threadsFor } from "./probe.js";
+import { browserRuntime, placed } from "./runtimes.js";
 
 const WORKER_URL = new URL("./worker.js", import.meta.url);
 const workers = new Map();
 
-// Browser runtimes as the plan, checks and benchmarks name them: WebAssembly with all the
-// page's threads (`wasm`) or one (`wasm-1t`), WebGPU and WebNN. Each maps to the
-// onnxruntime-web execution provider its worker loads.
-export const BROWSER_RUNTIMES = Object.freeze(["webgpu", "webnn", "wasm", "wasm-1t"]);
-const PROVIDER = Object.freeze({ wasm: "wasm", "wasm-1t": "wasm", webgpu: "webgpu", webnn: "webnn" });
-
+// What a worker's init needs for a browser runtime (runtimes.js): the onnxruntime-web execution
+// provider and bundle to load, and its threads on this device.
 export function initArgs(runtime, device) {
-  if (!(runtime in PROVIDER)) throw new Error(`unknown browser runtime ${JSON.stringify(runtime)}; runtimes: ${BROWSER_RUNTIMES.join(", ")}`);
-  return { runtime: PROVIDER[runtime], threads: runtime === "wasm" ? threadsFor(device) : 1 };
+  const { provider, bundle } = browserRuntime(runtime);
+  return { runtime: provider, bundle, threads: placed(runtime, device).threads };
 }
 
 // A page on another origin cannot start a worker from our URL directly; a module worker

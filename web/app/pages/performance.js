@@ -8,7 +8,8 @@
 import "chart.js";
 import { runBench } from "../bench.js";
 import { goldenInputs } from "../conformance.js";
-import { latencyConfig, sizeConfig, startConfig, throughputConfig } from "../performance-charts.js";
+import { latencyConfig, sizeConfig, START_RUNTIME, startConfig, throughputConfig } from "../performance-charts.js";
+import { CHECKED, unavailableReason } from "../../lib/runtimes.js";
 import { recordMeasured } from "../../lib/speeds.js";
 import { encodeTensors, leadingRows } from "../../lib/tensors.js";
 import { el, errorBox, table } from "../ui.js";
@@ -28,7 +29,7 @@ export function performancePage(built, device, bench) {
     button.disabled = true;
     own.replaceChildren(el("p", { text: "Measuring: cold start, cached start and warm runs of every variant and form…" }));
     try {
-      const runtimes = ["wasm", "wasm-1t", ...(device.webgpu ? ["webgpu"] : [])];
+      const runtimes = CHECKED.filter((runtime) => !unavailableReason(runtime, device));
       const models = Object.keys(built.models);
       const encodedInputs = {};
       for (const name of models) encodedInputs[name] = encodeTensors(leadingRows(await goldenInputs(name), 1));
@@ -54,7 +55,7 @@ export function performancePage(built, device, bench) {
   for (const [name, data] of Object.entries(bench.models)) {
     sections.push(el("h3", { text: name }),
       ...chart(`latency-chart-${name}`, (log) => latencyConfig(name, data, browserRows, { log }), "log scale"));
-    if (browserRows.some((r) => r.model === name && r.runtime === "wasm" && r.status === "ok")) {
+    if (browserRows.some((r) => r.model === name && r.runtime === START_RUNTIME && r.status === "ok")) {
       sections.push(...chart(`start-chart-${name}`, () => startConfig(name, browserRows)));
     }
     if (data.server) sections.push(...chart(`throughput-chart-${name}`, () => throughputConfig(name, data.server)));

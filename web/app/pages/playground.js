@@ -1,6 +1,6 @@
 // Playground: run a model in this browser by the library's plan, and on the server, side by side.
 import { served } from "../../lib/manifest.js";
-import { RUNTIMES } from "../../lib/plan.js";
+import { inBrowser, PINNABLE as RUNTIMES, runtime as runtimeRow } from "../../lib/runtimes.js";
 import { serverInfer } from "../../lib/server-api.js";
 import { fp32Floor, judge } from "../../lib/judge.js";
 import { maxAbsDiff } from "../../lib/tensors.js";
@@ -116,7 +116,7 @@ async function runOnce(model, options, input, view) {
 // an fp16 or int8 file by its task metric against the server's fp32 on these inputs, within the
 // variant's budget, the element-wise difference being a diagnostic. Null when both ran on the server.
 async function judgement(model, choice, got, sameVariant, feeds) {
-  if (choice.runtime === "server") return null;
+  if (!inBrowser(choice.runtime)) return null;
   const record = model.variants[choice.variant];
   const arithmetic = record.arithmetic ?? "fp32";
   try {
@@ -153,7 +153,7 @@ function verdictView(j) {
 }
 
 function pathText(choice) {
-  const threads = choice.runtime === "wasm" ? `, ${choice.threads} thread${choice.threads === 1 ? "" : "s"}` : "";
+  const threads = runtimeRow(choice.runtime)?.threads === "all" ? `, ${choice.threads} thread${choice.threads === 1 ? "" : "s"}` : "";
   const failed = [...new Set(choice.attempts.map((a) => `${a.runtime} ${a.wrong ? "gave wrong results" : "failed"}`))];
   return `Ran on ${choice.runtime} (${fileText(choice)}${threads})${failed.length ? ` after ${failed.join(", ")}` : ""}.`;
 }
