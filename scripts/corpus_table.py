@@ -5,7 +5,8 @@ For each test directory in tests/data/third-party/ (`make testdata`, scripts/fet
 1. `onnxport import DIR --name NAME --quiet` into a temporary repository (a subprocess, the command a
    user runs), and from its manifest entry, per variant: status, size ratio to fp32, the error against
    fp32 (the vs_fp32 task metric: scaled max error for these generic imports), how many nodes a
-   fallback search kept in float, and the reason of every variant not served;
+   fallback search kept in float, and the reason of every variant not served (the import and the row
+   are server/onnxport/harness/corpus.py's, which tests/convert/test_corpus.py uses too);
 2. the raw tools with their documented defaults (scripts/raw_tools.py, also a subprocess: a crash in
    a converter costs that model's row, not the run), judged by the same budgets;
 3. an independent look at our own artifacts: raw_tools' judge (not onnxport's code) run on every
@@ -21,12 +22,9 @@ every later import to. Without `--write` it says which recorded statuses changed
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,184 +34,20 @@ from pathlib import Path
 import raw_tools
 from fetch_third_party import TASKS
 
+from onnxport.harness import corpus
+from onnxport.harness.corpus import CORPUS, KINDS, REWRITE, TABLE, TIMEOUT, VARIANTS, machine, node_count, served
+
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "tests" / "data" / "third-party"
-TABLE = ROOT / "tests" / "data" / "corpus_table.json"
 MARKDOWN = Path(tempfile.gettempdir()) / "corpus_table.md"
-KINDS = raw_tools.KINDS  # fp16, int8-dynamic, int8-static: the columns
-VARIANTS = ("fp32", *KINDS)
-TIMEOUT = 600  # seconds per model and approach
-REWRITE = "python scripts/corpus_table.py --write"
 
 
 def corpus_names() -> list[str]:
     return sorted(p.parent.name for p in CORPUS.glob("*/model.onnx"))
 
 
-def data_sha256(folder: Path) -> str:
-    """Hash of what an import reads: model.onnx and test_data_set_0 (a new corpus invalidates the rows)."""
-    digest = hashlib.sha256()
-    for path in [folder / "model.onnx", *sorted((folder / "test_data_set_0").glob("*.pb"))]:
-        digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
-
-
-def significant(value: float | None, digits: int = 3) -> float | str | None:
-    """A figure to `digits` significant digits; inf/NaN as text (JSON has no literal for them)."""
-    if value is None:
-        return None
-    if not math.isfinite(value):
-        return str(value)
-    return float(f"{value:.{digits}g}")
-
-
-# --------------------------------------------------------------------------- onnxport's rows
-
-
-# The class of a rejection, from its reason (first match): the test compares the class, not the wording.
-REJECTION_KINDS = (
-    ("conversion failed", r"conversion failed"),
-    ("onnxruntime cannot load", r"cannot load"),
-    ("onnxruntime cannot run", r"failed to run|cannot run"),
-    ("non-finite", r"inf/NaN"),
-    ("shape", r"has shape"),
-    ("over budget", r"budget"),
-)
-
-
-def reason_kind(status: str | None, reason: str | None) -> str | None:
-    """None for a served variant; a skip is "not smaller" (int8 that does not compress) or "nothing to
-    convert" (whatever the wording: no operator, already quantized, weights out of reach...)."""
-    if status == "ok":
-        return None
-    if status == "skipped":
-        return "not smaller" if re.search(r"size of fp32|smaller", reason or "") else "nothing to convert"
-    return next((kind for kind, pattern in REJECTION_KINDS if re.search(pattern, reason or "")), "other")
-
-
-def _first_line(text: str | None) -> str | None:
-    lines = [line.strip() for line in (text or "").strip().splitlines() if line.strip()]
-    return lines[0] if lines else None
-
-
-# The task metrics a budget judges (accuracy/budgets.py), the one a task uses first; generic imports
-# have scaled_max_abs only. The first three are agreements: 1 is perfect.
-METRICS = ("top1_agreement", "cosine_min", "step_agreement", "scaled_mean_abs", "scaled_max_abs")
-AGREEMENTS = METRICS[:3]
-
-
-def _error_figure(record: dict) -> tuple[str | None, float | None]:
-    """The vs_fp32 task metric (what the budget judges) as (name, value)."""
-    measured = record.get("vs_fp32") or {}
-    metric = measured.get("metric") or {}
-    for name in METRICS:
-        if name in metric:
-            return name, metric[name]
-    outputs = measured.get("outputs") or {}
-    if not outputs:
-        return None, None
-    # No metric output: the verdict takes the worst float output's scaled error (accuracy/measure.py).
-    worst = max((e.get("max_abs", 0.0) / max(e.get("scale", 1.0), 1e-12) for e in outputs.values()), default=0.0)
-    return "scaled_max_abs", worst
-
-
-def variant_row(record: dict, fp32_bytes: int | None) -> dict:
-    metric, error = _error_figure(record)
-    size = record.get("size_ratio")
-    if size is None and "bytes" in record and fp32_bytes:
-        size = record["bytes"] / fp32_bytes
-    fallback = record.get("fallback")
-    reason = _first_line(record.get("reason")) if record.get("status") != "ok" else None
-    return {
-        "status": record.get("status"),
-        "size_ratio": None if size is None else round(size, 2),
-        "metric": metric,
-        "error": significant(error),
-        # None: no fallback search ran; else how many nodes it kept in float (0: none got it within budget).
-        "fallback_kept_float": None if fallback is None else len(fallback.get("kept_float", [])),
-        "reason": reason,
-        "reason_kind": reason_kind(record.get("status"), reason),
-    }
-
-
-class Finished:
-    """A finished subprocess: exit code (None: timed out and killed), stderr, wall and CPU seconds, and
-    its peak resident memory in MB (ru_maxrss: the largest of the process and its waited-for children)."""
-
-    def __init__(self, returncode: int | None, stderr: str, wall: float, cpu: float, peak_rss_mb: float = 0.0):
-        self.returncode, self.stderr, self.wall, self.cpu = returncode, stderr, wall, cpu
-        self.peak_rss_mb = peak_rss_mb
-
-
-def run_measured(command: list[str], cwd: str, timeout: float, env: dict | None = None) -> Finished:
-    """Run command; its CPU time (user + system, its waited-for children included, from wait4: it stays
-    meaningful when other work shares the cores and wall time does not) and its peak RSS, the largest
-    VmHWM read from /proc while it runs. Not wait4's ru_maxrss: Python starts children with vfork, and
-    Linux carries the parent's high-water mark across the exec, so a large parent (a pytest session
-    holding demo models: 2.5 GB) is every child's "peak"."""
-    start = time.perf_counter()
-    with tempfile.TemporaryFile(mode="w+") as stderr:
-        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=stderr, text=True)
-        peak_kb = 0
-        while True:
-            peak_kb = max(peak_kb, _high_water_kb(process.pid))  # before wait4 reaps it
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-            if pid:
-                code: int | None = os.waitstatus_to_exitcode(status)
-                break
-            if time.perf_counter() - start > timeout:
-                process.kill()
-                _, status, usage = os.wait4(process.pid, 0)
-                code = None
-                break
-            time.sleep(0.05)
-        process.returncode = code if code is not None else -9  # reaped here, not by Popen
-        stderr.seek(0)
-        text = stderr.read()
-    return Finished(code, text, time.perf_counter() - start, usage.ru_utime + usage.ru_stime, peak_kb / 1024)
-
-
-def _high_water_kb(pid: int) -> int:
-    """The process's peak resident set so far (VmHWM, kB), or 0 once it has exited."""
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            return next((int(line.split()[1]) for line in status if line.startswith("VmHWM:")), 0)
-    except (OSError, ValueError):
-        return 0
-
-
-def _failure(done: Finished, timeout: float) -> str:
-    """onnxport's one-line error, else the last line on stderr (a traceback's), else the exit code."""
-    if done.returncode is None:
-        return f"timed out after {timeout:.0f} s"
-    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
-    ours = [line for line in lines if line.startswith("onnxport: error:")]
-    return (ours or lines or [f"exit code {done.returncode}"])[-1]
-
-
 def task(name: str) -> str:
     """The model's `--task` (scripts/fetch_third_party.py says why for each)."""
     return TASKS.get(name, "generic")
-
-
-def import_model(folder: Path, name: str, repository: Path, timeout: float = TIMEOUT) -> dict:
-    """`onnxport import` of one test directory into repository; the model's row (with seconds and cpu)."""
-    command = [sys.executable, "-m", "onnxport", "--repository", str(repository), "import", str(folder),
-               "--name", name, "--task", task(name), "--quiet"]
-    env = {k: v for k, v in os.environ.items() if k != "ONNXPORT_REPOSITORY"}
-    with tempfile.TemporaryDirectory(prefix="corpus-import-") as cwd:  # scratch files of shape inference
-        done = run_measured(command, cwd, timeout, env)
-    error = None if done.returncode == 0 else _failure(done, timeout)
-    row: dict = {"data_sha256": data_sha256(folder), "import_error": error, "variants": {}}
-    if error is None:
-        entry = json.loads((repository / "manifest.json").read_text())["models"][name]
-        records = entry["variants"]
-        fp32_bytes = records.get("fp32", {}).get("bytes")
-        row["variants"] = {v: variant_row(records[v], fp32_bytes) for v in VARIANTS if v in records}
-        row["_artifacts"] = {v: str(repository / r["file"]) for v, r in records.items() if "file" in r}
-    row["seconds"], row["cpu_seconds"] = round(done.wall, 1), round(done.cpu, 1)
-    row["peak_rss_mb"] = round(done.peak_rss_mb)
-    return row
 
 
 # --------------------------------------------------------------------------- the raw tools' rows
@@ -225,12 +59,12 @@ def raw_model(folder: Path, timeout: float = TIMEOUT) -> dict:
         out = Path(tmp) / "rows.json"
         command = [sys.executable, str(Path(__file__).with_name("raw_tools.py")), str(folder), "--json", str(out),
                    "--task", task(folder.name)]
-        done = run_measured(command, tmp, timeout)
+        done = corpus.run_measured(command, tmp, timeout)
         if done.returncode == 0:
             rows = json.loads(out.read_text())
         else:  # the process died (a native crash, a timeout): every tool not yet judged is lost with it
             rows = {k: {"status": "failed", "size_ratio": None, "error": None,
-                        "reason": f"raw_tools.py died: {_failure(done, timeout)}"} for k in KINDS}
+                        "reason": f"raw_tools.py died: {corpus.failure(done, timeout)}"} for k in KINDS}
     for row in rows.values():
         row.pop("seconds", None)
     return {"rows": rows, "seconds": round(done.wall, 1), "cpu_seconds": round(done.cpu, 1)}
@@ -263,10 +97,6 @@ def cross_check(folder: Path, row: dict) -> tuple[int, list[str]]:
 
 
 # --------------------------------------------------------------------------- counts and the table
-
-
-def served(rows: dict[str, dict]) -> dict[str, int]:
-    return {kind: sum(1 for r in rows.values() if r.get(kind, {}).get("status") == "ok") for kind in KINDS}
 
 
 def counts(models: dict[str, dict]) -> dict:
@@ -327,7 +157,8 @@ SHORTER = (  # (pattern, replacement), in order: a reason as a table cell
     (r"per-step top-1 agreement with fp32 (\S+) < budget (\S+)", r"steps \1 < \2"),
     (r"top-1 agreement with fp32 (\S+) < budget (\S+)", r"top-1 \1 < \2"),
     (r"(scaled_max_abs|scaled_mean_abs|top1_agreement|step_agreement) (\S+) ([<>]) budget (\S+)", r"\2 \3 \4"),
-    (r"; still outside with up to (\d+) of its (\d+) candidate nodes kept in float", r" with up to \1/\2 nodes in float"),
+    (r"; still outside with up to (\d+) of its (\d+) candidate nodes kept in float",
+     r" with up to \1/\2 nodes in float"),
 )
 CELL_CHARS = 72
 
@@ -362,7 +193,8 @@ def markdown(table: dict) -> str:
             lines.append(f"| {name} | {task(name)} | import failed: {short_reason(model['import_error'])} |"
                          + " |" * (len(KINDS) - 1))
         else:
-            lines.append(f"| {name} | {task(name)} | " + " | ".join(cell(model["variants"].get(k)) for k in KINDS) + " |")
+            cells = " | ".join(cell(model["variants"].get(k)) for k in KINDS)
+            lines.append(f"| {name} | {task(name)} | {cells} |")
     lines += ["", "The raw tools with their documented defaults (scripts/raw_tools.py), same inputs and budgets:",
               "", header.rstrip("\n")]
     for name, model in models.items():
@@ -371,7 +203,8 @@ def markdown(table: dict) -> str:
     ours, raw = total["onnxport_served"], total["raw_served"]
     lines += ["", f"Served variants, of {n} models:", "",
               "| approach | " + " | ".join(KINDS) + " | all |", "|---|" + "---|" * (len(KINDS) + 1),
-              "| onnxport | " + " | ".join(f"{ours[k]}/{n}" for k in KINDS) + f" | {sum(ours.values())}/{n * len(KINDS)} |",
+              "| onnxport | " + " | ".join(f"{ours[k]}/{n}" for k in KINDS)
+              + f" | {sum(ours.values())}/{n * len(KINDS)} |",
               "| raw tools, defaults | " + " | ".join(f"{raw[k]}/{n}" for k in KINDS)
               + f" | {sum(raw.values())}/{n * len(KINDS)} |"]
     statuses = "; ".join(
@@ -386,24 +219,6 @@ def markdown(table: dict) -> str:
 # --------------------------------------------------------------------------- the run
 
 
-def machine() -> dict:
-    cpu, flags = "unknown", set()
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-        cpu = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE).group(1).strip()
-        flags = set(re.search(r"^flags\s*:\s*(.+)$", text, re.MULTILINE).group(1).split())
-    except (OSError, AttributeError):
-        pass
-    isa = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8") if f in flags]
-    return {"cpu": cpu, "cores": os.cpu_count(), "isa": isa}
-
-
-def node_count(folder: Path) -> int:
-    import onnx
-
-    return len(onnx.load(folder / "model.onnx", load_external_data=False).graph.node)
-
-
 def load_recorded() -> dict | None:
     return json.loads(TABLE.read_text()) if TABLE.exists() else None
 
@@ -412,8 +227,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("models", nargs="*", help="corpus models (default: all); with --write, only their rows change")
     parser.add_argument("--write", action="store_true", help=f"record the rows in {TABLE.relative_to(ROOT)}")
-    parser.add_argument("--no-raw", action="store_true", help="keep the recorded raw-tool rows instead of rerunning them")
-    parser.add_argument("--markdown", type=Path, default=MARKDOWN, help=f"where the table goes too (default {MARKDOWN})")
+    parser.add_argument("--no-raw", action="store_true",
+                        help="keep the recorded raw-tool rows instead of rerunning them")
+    parser.add_argument("--markdown", type=Path, default=MARKDOWN,
+                        help=f"where the table goes too (default {MARKDOWN})")
     parser.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds per model and approach")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="models at a time (default 2: much of an import is single-threaded Python)")
@@ -436,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def one(name: str, repository: Path) -> tuple[dict, dict, tuple[int, list[str]]]:
         folder = CORPUS / name
-        row = import_model(folder, name, repository, args.timeout)
+        row = corpus.import_model(folder, name, repository, task(name), args.timeout)
         try:
             disagreements = cross_check(folder, row)
         except Exception as exc:  # noqa: BLE001 - a check that cannot run is reported, not fatal
@@ -517,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {TABLE.relative_to(ROOT)}")
     elif recorded is not None:
         changed = [
-            f"{name} {kind}: recorded {old['variants'].get(kind, {}).get('status')}, now {new['variants'].get(kind, {}).get('status')}"
+            f"{name} {kind}: recorded {old['variants'].get(kind, {}).get('status')}, "
+            f"now {new['variants'].get(kind, {}).get('status')}"
             for name, new in models.items() if (old := recorded["models"].get(name))
             for kind in VARIANTS
             if old["variants"].get(kind, {}).get("status") != new["variants"].get(kind, {}).get("status")

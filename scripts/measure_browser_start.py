@@ -32,12 +32,11 @@ from pathlib import Path
 from playwright.sync_api import expect, sync_playwright
 
 from onnxport.harness import chromium as chromium_driver
+from onnxport.harness.playground import PAGE_TIMEOUT_MS, RUN_TIMEOUT_MS, by_testid, draw_digit
 from onnxport.harness.process import ServerNotReady, free_port, server_environment
 from onnxport.harness.process import start_server as start_onnxport_serve
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-from fixtures.playground import PAGE_TIMEOUT_MS, RUN_TIMEOUT_MS, by_testid, draw_digit  # noqa: E402
 
 OLD_COMMIT = "96ea64f"
 REPOSITORY = ROOT / "models" / ".repository"
@@ -45,7 +44,9 @@ REPOSITORY = ROOT / "models" / ".repository"
 # Installed before the click: the click time and the first time the path says "Ran"/"Failed".
 WATCH = """() => {
   window.__t = { click: null, done: null, text: null };
-  document.querySelector('[data-testid=run]').addEventListener('click', () => { window.__t.click = performance.now(); }, { capture: true });
+  document.querySelector('[data-testid=run]').addEventListener('click', () => {
+    window.__t.click = performance.now();
+  }, { capture: true });
   const check = () => {
     const path = document.querySelector('[data-testid=path]');
     const text = path ? path.textContent : '';
@@ -63,7 +64,8 @@ LOAD = """async ([name, verify]) => {
   const model = await client.load(name, { verify });
   const loadMs = performance.now() - started;
   const c = model.choice;
-  const choice = { runtime: c.runtime, variant: c.variant, threads: c.threads, why: c.why, verification: c.verification, source: c.source };
+  const choice = { runtime: c.runtime, variant: c.variant, threads: c.threads, why: c.why,
+                   verification: c.verification, source: c.source };
   await model.dispose();
   return { loadMs, choice };
 }"""
@@ -81,7 +83,8 @@ def start_server(web_root: Path | None, log: Path) -> tuple[subprocess.Popen, st
 
 
 def extract_old_web(into: Path) -> Path:
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", OLD_COMMIT, "web"], check=True, capture_output=True).stdout
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", OLD_COMMIT, "web"], check=True,
+                             capture_output=True).stdout
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
     return into / "web"
@@ -188,11 +191,13 @@ def main() -> None:
 
     print(f"\nMedians of {args.reps} repetitions; cold/warm = click Run -> 'Ran' (includes the server reference).\n")
     print("| model | old cold ms | new cold ms | new/old | old choice | new choice | warm ms old / new "
-          "| verification ms (status) | verification bytes | load ms verify=always / off (choice) | verification cost ms |")
+          "| verification ms (status) | verification bytes | load ms verify=always / off (choice) "
+          "| verification cost ms |")
     print("|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['model']} | {r['old']:.0f} | {r['new']:.0f} | {r['new'] / r['old']:.2f} | {r['old_choice']} "
-              f"| {r['new_choice']} | {r['old_warm']:.0f} / {r['new_warm']:.0f} | {r['verify_ms']:.1f} ({r['verify_status']}) "
+              f"| {r['new_choice']} | {r['old_warm']:.0f} / {r['new_warm']:.0f} "
+              f"| {r['verify_ms']:.1f} ({r['verify_status']}) "
               f"| {r['verify_bytes']:,.0f} | {r['always']:.0f} / {r['off']:.0f} ({r['load_choice']}) "
               f"| {r['always'] - r['off']:.0f} |")
 
