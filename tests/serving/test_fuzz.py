@@ -38,6 +38,20 @@ def rss(pid: int) -> int:
         return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
 
 
+def settled_rss(pid: int, timeout: float = 10.0) -> int:
+    """The RSS once it stops moving (within 1 MB over half a second, or after `timeout` seconds): the
+    last answers are out before the server has freed all that their requests held."""
+    samples = [rss(pid)]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        samples.append(rss(pid))
+        recent = samples[-6:]
+        if len(recent) == 6 and max(recent) - min(recent) <= MB:
+            break
+    return samples[-1]
+
+
 class Client:
     """One keep-alive connection; a new one after the server closes it (it does after an error)."""
 
@@ -118,8 +132,7 @@ def test_ten_thousand_hostile_requests(fuzzed_server, golden_inputs, reference_o
     elapsed = time.perf_counter() - started
     sampling.set()
     sampler.join()
-    time.sleep(0.5)
-    after = rss(pid)
+    after = settled_rss(pid)
     kinds = Counter(item[0] for what, item in plan if what == "hostile")
     print(f"\n{REQUESTS} requests ({REQUESTS // VALID_EVERY} valid, {len(KINDS)} hostile classes: "
           f"{dict(sorted(kinds.items()))}) in {elapsed:.1f} s, {CLIENTS} clients: {dict(sorted(outcomes.items()))}")

@@ -103,6 +103,14 @@ def test_tritonclient_on_every_served_variant(ray_server, golden_inputs, referen
 IRIS = {"inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [5.9, 3.0, 5.1, 1.8]}]}
 
 
+def wait_until(condition, timeout: float, what: str) -> None:
+    """Poll condition() until it holds; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout:.0f} s for {what}"
+        time.sleep(0.05)
+
+
 def replicas_answering(base_url: str, requests: int = 40) -> set[str]:
     return {post(base_url, "/v2/models/iris/infer", IRIS)[1].get("X-Onnxport-Replica") for _ in range(requests)}
 
@@ -154,9 +162,10 @@ def test_a_replica_killed_under_load_loses_only_its_requests_in_flight(ray_serve
     killed_at: list[float] = []
     stop = threading.Event()
     answered, lost = [], []  # (sent, answered or failed, replica or error)
+    answers_per_client = [0] * 16
     lock = threading.Lock()
 
-    def client() -> None:
+    def client(index: int) -> None:
         while not stop.is_set():
             sent = time.perf_counter()
             try:
@@ -168,17 +177,28 @@ def test_a_replica_killed_under_load_loses_only_its_requests_in_flight(ray_serve
                 ok, outcome = False, (sent, time.perf_counter(), repr(exc))
             with lock:
                 (answered if ok else lost).append(outcome)
+                if ok:
+                    answers_per_client[index] += 1
 
-    threads = [threading.Thread(target=client) for _ in range(16)]
+    def answered_after(moment: float) -> int:
+        with lock:
+            return sum(1 for a in answered if a[0] > moment)
+
+    threads = [threading.Thread(target=client, args=(index,)) for index in range(16)]
     for thread in threads:
         thread.start()
-    time.sleep(3)
-    killed_at.append(time.perf_counter())
-    os.kill(int(victim.rsplit(":", 1)[1]), signal.SIGKILL)
-    time.sleep(5)
-    stop.set()
-    for thread in threads:
-        thread.join()
+    try:
+        # Under load: every client has been answered once, so each has a request in flight from now on.
+        wait_until(lambda: all(answers_per_client), 60, "an answer to each of the 16 clients")
+        killed_at.append(time.perf_counter())
+        os.kill(int(victim.rsplit(":", 1)[1]), signal.SIGKILL)
+        # Past the kill: a round of requests sent over a second after it answered, which is where the
+        # killed replica must not show up (and where a request lost after the kill would be).
+        wait_until(lambda: answered_after(killed_at[0] + 1) >= 16, 60, "16 answers to requests sent after the kill")
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
 
     in_flight_at_kill = [a for a in answered + lost if a[0] < killed_at[0] < a[1]]
     print(f"\n{len(answered)} answered, {len(lost)} lost, {len(in_flight_at_kill)} in flight at the kill; lost: "
