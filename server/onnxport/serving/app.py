@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from flask import Flask
+from flask.json.provider import DefaultJSONProvider
 
 from onnxport.serving import config as settings_module
 from onnxport.serving import state as state_module
@@ -25,7 +26,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     settings = settings_module.load(config)
     app = Flask(__name__, static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = settings["max_request_bytes"]
-    app.json.sort_keys = False
+    json_provider = DefaultJSONProvider(app)  # Flask's own, told to keep keys in the order they were built
+    json_provider.sort_keys = False
+    app.json = json_provider
     # No redirect (an HTML page) for `//`: such paths are simply not found.
     app.url_map.merge_slashes = False
 

@@ -34,6 +34,14 @@ class Pending:
     def rows(self) -> int:
         return next(iter(self.feeds.values())).shape[0]
 
+    def outcome(self) -> dict[str, np.ndarray]:
+        """The outputs once answered, or the batch's error raised in the caller's thread."""
+        if self.error is not None:
+            raise self.error
+        if self.result is None:
+            raise RuntimeError("a batched request was answered with neither outputs nor an error")
+        return self.result
+
 
 class DynamicBatcher:
     def __init__(self, session, label: str, window_ms: float, max_batch: int):
@@ -62,9 +70,7 @@ class DynamicBatcher:
         finally:
             with self._count_lock:
                 self._in_flight -= 1
-        if pending.error is not None:
-            raise pending.error
-        return pending.result
+        return pending.outcome()
 
     def close(self) -> None:
         """Answer what is queued, then stop the thread (which then holds no session)."""

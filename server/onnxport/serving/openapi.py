@@ -11,13 +11,13 @@ metadata (`GET /v2/models/{model_name}`), not in this document.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, get_args
 
 from onnxport import __version__
 from onnxport.serving import request_schema
 
 ERROR = {"$ref": "#/components/schemas/Error"}
-DATATYPES = list(request_schema.Datatype.__args__)
+DATATYPES = list(get_args(request_schema.Datatype))
 
 
 def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:

@@ -104,16 +104,17 @@ def decode_request(body: bytes, header_length: int | None) -> InferRequest:
             f"binary data sizes add up to {offset} bytes but {len(binary)} bytes follow the JSON header"
         )
 
-    outputs, binary_outputs = None, {}
+    outputs: list[str] | None = None
+    binary_outputs: dict[str, bool] = {}
     if request.outputs is not None:
         outputs = []
-        for position, raw in enumerate(request.outputs):
-            _utf8(raw.name, f"outputs[{position}].name")
-            if raw.name in outputs:
-                raise ProtocolError(f"output {raw.name!r} is requested twice")
-            outputs.append(raw.name)
-            if raw.parameters is not None and raw.parameters.binary_data is not None:
-                binary_outputs[raw.name] = raw.parameters.binary_data
+        for position, wanted in enumerate(request.outputs):
+            _utf8(wanted.name, f"outputs[{position}].name")
+            if wanted.name in outputs:
+                raise ProtocolError(f"output {wanted.name!r} is requested twice")
+            outputs.append(wanted.name)
+            if wanted.parameters is not None and wanted.parameters.binary_data is not None:
+                binary_outputs[wanted.name] = wanted.parameters.binary_data
     parameters = request.parameters
     return InferRequest(
         id=request.id,
@@ -156,7 +157,8 @@ def _decode_input(raw: request_schema.RequestInput, position: int, has_data: boo
 
 def _from_binary(name: str, datatype: str, data: bytes, count: int) -> np.ndarray:
     if datatype == "BYTES":
-        items, at = [], 0
+        items: list[bytes] = []
+        at = 0
         while at < len(data):
             if at + 4 > len(data):
                 raise ProtocolError(f"input {name!r}: BYTES element {len(items)} has a truncated length prefix")

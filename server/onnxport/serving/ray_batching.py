@@ -41,9 +41,7 @@ class ServeBatcher:
             return runtime.run_outputs(self.session, list(names), feeds, label=self.label)
         pending = Pending(tuple(names), feeds)
         asyncio.run_coroutine_threadsafe(self._run_batch(pending), self.loop).result()
-        if pending.error is not None:
-            raise pending.error
-        return pending.result
+        return pending.outcome()
 
     def close(self) -> None:
         self._closed = True

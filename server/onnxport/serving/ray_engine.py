@@ -12,6 +12,7 @@ import asyncio
 import signal
 import tempfile
 import time
+from collections.abc import MutableMapping
 from typing import Any
 
 from onnxport.errors import OnnxportError
@@ -34,15 +35,21 @@ class V2Replica:
         if settings.get("artifacts_url"):  # a node without the repository folder: a verified local copy
             mirror.sync(settings["artifacts_url"], settings["repository"])
         self.loop: asyncio.AbstractEventLoop | None = None  # the replica's, known at its first request
-        self.app = asgi.create_asgi_app(state.build(settings, serve_batcher(lambda: self.loop), engine="ray"))
+        self.app = asgi.create_asgi_app(state.build(settings, serve_batcher(self._running_loop), engine="ray"))
+
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        # A batcher is made for a request, so after __call__ has recorded the loop.
+        if self.loop is None:
+            raise RuntimeError("the replica's event loop is not known before its first request")
+        return self.loop
 
     async def __call__(self, request):
         from starlette.responses import Response
 
         self.loop = self.loop or asyncio.get_running_loop()
-        messages: list[dict] = []
+        messages: list[MutableMapping[str, Any]] = []
 
-        async def send(message: dict) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             messages.append(message)
 
         await self.app(request.scope, request.receive, send)
@@ -80,7 +87,8 @@ def app(args: dict[str, Any]):
 
     from onnxport.serving import config
 
-    return serve.deployment(V2Replica, name=DEPLOYMENT, ray_actor_options={"num_cpus": 0}).bind(config.load(args))
+    deployment = serve.deployment(name=DEPLOYMENT, ray_actor_options={"num_cpus": 0})(V2Replica)
+    return deployment.bind(config.load(args))
 
 
 def _interrupt(*_: Any) -> None:
@@ -118,7 +126,7 @@ def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[i
     try:
         serve.start(http_options={"host": settings["host"], "port": settings["port"]})
         options = deployment_options(replicas, autoscale, max_ongoing)
-        deployment = serve.deployment(V2Replica, name=DEPLOYMENT, **options)
+        deployment = serve.deployment(name=DEPLOYMENT, **options)(V2Replica)
         serve.run(deployment.bind(dict(settings)), name=APP_NAME, route_prefix="/")
         print(f"onnxport: serving the V2 API of {settings['repository']} on Ray Serve "
               f"({f'{autoscale[0]}-{autoscale[1]}' if autoscale else replicas} replicas) at "

@@ -10,9 +10,11 @@ where the datatype is known. These models also give /v2/openapi.json its request
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic_core import ErrorDetails
 
 from onnxport.errors import OnnxportError
 
@@ -83,7 +85,7 @@ def validate(header: Any) -> InferenceRequest:
         raise RequestError(describe(exc.errors(include_url=False), header)) from None
 
 
-def describe(errors: list[dict[str, Any]], header: Any) -> str:
+def describe(errors: Sequence[ErrorDetails], header: Any) -> str:
     """pydantic's first error as one line: where (the input by name), what was expected, what came."""
     errors = sorted(errors, key=lambda e: e["type"] != "missing")  # a missing field explains the rest
     error = errors[0]

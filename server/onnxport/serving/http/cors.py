@@ -39,7 +39,9 @@ class Policy:
         return bool(self.origins)
 
     def allows(self, origin: str | None) -> bool:
-        return bool(origin) and (ANY_ORIGIN in self.origins or origin.lower() in self.origins)
+        if not origin:
+            return False
+        return ANY_ORIGIN in self.origins or origin.lower() in self.origins
 
     def describe(self) -> str:
         return ", ".join(sorted(self.origins)) or "none"

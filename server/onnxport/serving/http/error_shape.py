@@ -35,8 +35,9 @@ def _http_error(exc: HTTPException):
         405: not_allowed if hasattr(exc, "valid_methods") else None,
         413: "request body too large",
     }
-    message = messages.get(exc.code) or exc.description or exc.name
-    response = error_response(exc.code or 500, message)
+    status = exc.code or 500
+    message = messages.get(status) or exc.description or exc.name
+    response = error_response(status, message)
     if exc.code == 405 and allowed:
         response.headers["Allow"] = ", ".join(allowed)
     return response

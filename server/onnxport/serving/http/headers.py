@@ -11,13 +11,14 @@ import base64
 import hashlib
 import mimetypes
 import re
+from collections.abc import Iterable
 
 from flask import Flask, Response
 
 INLINE_SCRIPT = re.compile(rb"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", re.S)
 
 
-def policy(script_hashes: list[str] = ()) -> str:
+def policy(script_hashes: Iterable[str] = ()) -> str:
     """The CSP; inline scripts (the import map) are allowed by their sha256 alone."""
     scripts = " ".join(f"'sha256-{h}'" for h in script_hashes)
     return CONTENT_SECURITY_POLICY.replace("script-src 'self'", f"script-src 'self' {scripts}".rstrip())

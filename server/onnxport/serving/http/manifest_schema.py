@@ -22,7 +22,8 @@ def manifest_schema_document() -> Response:
     response = Response(body, mimetype=MEDIA_TYPE)
     response.set_etag(etag)
     response.headers["Cache-Control"] = "no-cache"
-    return response.make_conditional(request)
+    response.make_conditional(request)  # in place: a 304 when the client's ETag matches
+    return response
 
 
 @functools.cache
