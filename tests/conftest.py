@@ -22,7 +22,8 @@ pytest_plugins = [
 # What a test uses puts it in or out of `make check`, the fast loop: a test whose fixtures (directly or
 # through others) build or read the demo repository, start Chromium or start Ray gets that marker here, so
 # `pytest -m "not (demo or browser or ray or slow)"` runs only what needs none of them. `slow` is set by
-# hand, on tests that take minutes of their own (the third-party corpus, the fuzz run).
+# hand, on tests that take minutes of their own (the third-party corpus, demo recipes built outside the
+# demo repository).
 MARKERS_BY_FIXTURE = {
     "demo_repository": "demo",  # every demo model built through the CLI, once per session (minutes)
     "playwright_session": "browser",  # chromium, chromium_webgpu, open_tab
