@@ -237,7 +237,8 @@ def test_a_bad_declaration_is_the_recipes_error(recipes_dir):
 BENCH_INPUTS = '''
 import dataclasses as _dataclasses
 
-RECIPE = _dataclasses.replace(RECIPE, playground="tabular", bench_inputs=lambda: {NAME: np.full((1, 4), 5.0, np.float32)})
+RECIPE = _dataclasses.replace(RECIPE, playground="tabular",
+                              bench_inputs=lambda: {NAME: np.full((1, 4), 5.0, np.float32)})
 '''
 
 

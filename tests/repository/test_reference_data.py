@@ -144,7 +144,8 @@ def test_references_are_kept_by_commit_and_garbage_collected_with_their_variant(
 
 def test_a_rejected_variant_keeps_its_reference(run_cli, tmp_path, recipes_dir, monkeypatch):
     verdict = measure.verdict
-    monkeypatch.setattr(measure, "verdict", lambda name, *a, **kw: "rejected by the test" if name == "fp16" else verdict(name, *a, **kw))
+    monkeypatch.setattr(measure, "verdict",
+                        lambda name, *a, **kw: "rejected by the test" if name == "fp16" else verdict(name, *a, **kw))
     repository = tmp_path / "repository"
     build_tiny(run_cli, repository, recipes_dir)
     assert manifest_of(repository)["models"]["tiny"]["variants"]["fp16"]["status"] == "rejected"
@@ -170,8 +171,8 @@ def _matmul_folder(folder: Path, x_shape: list, bias_shape: list | None, rows: i
         inputs.append(helper.make_tensor_value_info("b", TensorProto.FLOAT, bias_shape))
         nodes.append(helper.make_node("Add", ["xw", "b"], ["y"], name="add"))
         feeds["b"] = rng.standard_normal(bias_shape).astype(np.float32)
-    graph = helper.make_graph(nodes, "matmul", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [x_shape[0], 4])],
-                              [weight])
+    output = helper.make_tensor_value_info("y", TensorProto.FLOAT, [x_shape[0], 4])
+    graph = helper.make_graph(nodes, "matmul", inputs, [output], [weight])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     folder.mkdir(parents=True)
     onnx.save(model, folder / "model.onnx")
