@@ -97,14 +97,16 @@ test("a bench from another kind of device decides nothing", () => {
 test("a pinned variant still gets its fastest verified form", () => {
   const { steps } = buildPlan(MODEL, DEVICE, { pin: { runtime: "wasm", variant: "fp32" }, fileUrl: (f) => f, cached: new Set(),
     verify: "first-use", ortVersion: "1.30.0", bench: bench(DEVICE, { basic: 100 }), conformance: { verdicts: [passed("sha-fp32-ort"), passed("sha-fp32-basic")] } });
-  assert.deepEqual(steps.map((s) => [s.runtime, s.variant, s.form]), [["wasm", "fp32", "basic"]]);
+  // The form first, then the variant as built, tried if the form fails.
+  assert.deepEqual(steps.map((s) => [s.runtime, s.variant, s.form]), [["wasm", "fp32", "basic"], ["wasm", "fp32", null]]);
 });
 
 test("a pinned form is used as pinned; an unknown one, or one without its variant, is refused by name", () => {
   const context = { fileUrl: (f) => f, cached: new Set(), verify: "first-use", ortVersion: "1.30.0" };
   const { steps } = buildPlan(MODEL, DEVICE, { ...context, pin: { runtime: "wasm", variant: "fp32", form: "basic" } });
-  assert.deepEqual(steps.map((s) => [s.runtime, s.variant, s.form]), [["wasm", "fp32", "basic"]]);
+  assert.deepEqual(steps.map((s) => [s.runtime, s.variant, s.form]), [["wasm", "fp32", "basic"], ["wasm", "fp32", null]]);
   assert.match(steps[0].why, /basic form pinned/);
+  assert.match(steps[1].why, /^as built, if the basic form fails: .*basic form pinned/);
   assert.throws(() => buildPlan(MODEL, DEVICE, { ...context, pin: { variant: "fp32", form: "fused" } }), /form "fused" is not served; served forms: ort, basic/);
   assert.throws(() => buildPlan(MODEL, DEVICE, { ...context, pin: { form: "ort" } }), /pin the variant too/);
 });

@@ -180,9 +180,7 @@ export class Client {
     const plan = await this.plan(name, { ...options, verify });
     const attempts = [];
     const brokenRuntimes = new Set();
-    // A form that fails here is followed by its variant as built, before the plan's next step.
-    const steps = plan.steps.flatMap((step) => (step.form ? [step, { ...step, form: null, why: `as built, if the ${step.form} form fails: ${step.why}` }] : [step]));
-    for (const step of steps) {
+    for (const step of plan.steps) { // a form's step is followed by its variant as built (plan.js)
       if (brokenRuntimes.has(step.key)) continue;
       options.onStep?.(step);
       try {

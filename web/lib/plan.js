@@ -1,14 +1,16 @@
-// The ordered plan of (runtime, variant) steps for a model on this device, ranked by the
-// expected time to a first result: expected run time (speeds.js) plus the download when the
-// artifact is not cached yet. Pairs known to give wrong answers here, and runtimes whose
-// onnxruntime-web bundle has no kernel for one of the variant's operators (kernels.js), are left out, with why.
-// Each step names the file too: the variant as built (form null) or a form (forms.js).
-import { served } from "./manifest.js";
-import { chooseForm, fileRecord } from "./forms.js";
+// The ordered plan of steps for a model on this device: each a runtime, a variant and the file to
+// load (the variant as built, form null, or a form: forms.js), ranked by cost.js's rule (expected
+// run time plus the download when the file is not cached; a software adapter late). Pairs known to
+// give wrong answers here, and runtimes whose onnxruntime-web bundle has no kernel for one of the
+// variant's operators (kernels.js), are left out, with why. A form's step is followed by its
+// variant as built, tried when the form fails: load() tries the steps in order, nothing else.
+import { AS_BUILT, fileRecord, servedForms } from "./forms.js";
+import { byCost, cost, MIN_GAIN, startsSooner } from "./cost.js";
 import { missingKernelReason } from "./kernels.js";
+import { served } from "./manifest.js";
 import { inBrowser, PINNABLE, placed, runtime as runtimeRow, unavailableReason } from "./runtimes.js";
-import { bandwidth, expectedRun, formatMs } from "./speeds.js";
-import { checkedFailure, remembered } from "./verdicts.js";
+import { formatMs } from "./speeds.js";
+import { checkedFailure, checkedVerdicts, remembered } from "./verdicts.js";
 
 // The server's onnxruntime: always available, the plan's last step.
 const SERVER = PINNABLE.find((key) => !inBrowser(key));
@@ -45,13 +47,15 @@ export function buildPlan(model, device, context) {
       else steps.push(step);
     }
   }
-  // A software adapter is correct but slow: it goes after WebAssembly until measured faster.
-  steps.sort((a, b) => Number(a.late) - Number(b.late) || a.expectedMs - b.expectedMs);
+  steps.sort(byCost);
   if (!pin.runtime || pin.runtime === SERVER) {
     const variant = pin.variant || (ok.includes("fp32") ? "fp32" : ok[0]);
     if (variant) steps.push({ runtime: SERVER, key: SERVER, variant, form: null, why: "the server's onnxruntime: the reference, always available" });
   }
-  return { steps, skipped };
+  // A form that fails here is followed by its variant as built, before the plan's next step.
+  const tried = steps.flatMap((step) => (step.form === AS_BUILT ? [step]
+    : [step, { ...step, form: AS_BUILT, why: `as built, if the ${step.form} form fails: ${step.why}` }]));
+  return { steps: tried, skipped };
 }
 
 function candidate(model, variant, runtime, device, context) {
@@ -70,20 +74,49 @@ function candidate(model, variant, runtime, device, context) {
     const known = remembered(record.sha256, key, context.ortVersion, device);
     if (known && !known.ok) return { skip: `${known.reason} (verified ${known.at.slice(0, 10)}; not tried again)` };
   }
+  const step = { model, variant, record, runtime, key };
   const { form, why: formWhy } = context.pin?.form
     ? { form: context.pin.form, why: `${context.pin.form} form pinned` }
-    : chooseForm(record, key, device, context);
+    : chooseForm(step, device, context);
   const file = fileRecord(record, form);
-  const run = expectedRun({ model, variant, record: file, runtime: key, device, bench: context.bench });
-  const cached = context.cached?.has(context.fileUrl(file.file));
-  const net = bandwidth();
-  const downloadMs = cached ? 0 : file.bytes / net.bytesPerMs;
-  const late = Boolean(row.software) && Boolean(device.adapter?.fallback) && !run.measured;
+  const c = cost({ ...step, form, record: file }, device, context);
   const why = [
-    `${formatMs(run.ms)} per run (${run.source})`,
-    cached ? "cached" : `${formatMs(downloadMs)} to download ${(file.bytes / 1024 ** 2).toFixed(1)} MB (${net.source})`,
+    `${formatMs(c.run.ms)} per run (${c.run.source})`,
+    c.cached ? "cached" : `${formatMs(c.downloadMs)} to download ${(file.bytes / 1024 ** 2).toFixed(1)} MB (${c.net.source})`,
     ...(formWhy ? [formWhy] : []),
-    ...(late ? [row.software.note] : []),
+    ...(c.late ? [row.software.note] : []),
   ].join(" + ");
-  return { runtime, key, variant, form, threads, expectedMs: run.ms + downloadMs, runMs: run.ms, downloadMs, measured: run.measured, late, why };
+  return { runtime, key, variant, form, threads, expectedMs: c.ms, runMs: c.run.ms, downloadMs: c.downloadMs, measured: c.run.measured, late: c.late, why };
+}
+
+// {form, why}: the variant's file to load on the step's runtime key. A form only where it is both
+// verified and measured to start sooner (cost.js), on this device or on a device of this kind;
+// anything unknown keeps the variant as built: that is what every other check ran.
+function chooseForm(step, device, context) {
+  const base = cost(step, device, context).start;
+  let best = { form: AS_BUILT, ms: base?.ms ?? Infinity, why: null };
+  const forms = servedForms(step.record, step.key);
+  const passed = [];
+  for (const [name, form] of forms) {
+    const verified = verifiedOn(form.sha256, step.key, device, context);
+    const start = cost({ ...step, form: name, record: fileRecord(step.record, name) }, device, context).start;
+    if (!verified || !start || !base || base.source !== start.source) continue;
+    passed.push(name);
+    if (start.ms < best.ms && startsSooner(start, base)) {
+      best = { form: name, ms: start.ms, why: `${name} form (${form.optimization}, ${form.format}): ${formatMs(start.ms)} to create, run first and run warm, against ${formatMs(base.ms)} as built (${start.source}; ${verified})` };
+    }
+  }
+  if (best.form === AS_BUILT && forms.length) {
+    best.why = passed.length ? `as built: no verified form measured ${Math.round((1 - MIN_GAIN) * 100)}% faster (${passed.join(", ")} measured)` : null;
+  }
+  return { form: best.form, why: best.why };
+}
+
+function verifiedOn(sha256, key, device, { conformance, ortVersion }) {
+  if (checkedFailure(conformance, sha256, key, device)) return null; // wrong or unsupported there
+  if (checkedVerdicts(conformance, sha256, key, device).some((v) => v.status === "pass")) {
+    return "verified by onnxport check on this kind of device";
+  }
+  const known = remembered(sha256, key, ortVersion, device);
+  return known?.ok ? "verified in this browser" : null;
 }

@@ -1,22 +1,10 @@
-// Expected run time of (artifact, runtime) on this device, best source first: this browser's
-// own measurements (remembered), the latest `onnxport bench` from a device of the same kind,
-// then native onnxruntime at build time (the manifest) times a per-runtime prior.
-import { deviceKind } from "./probe.js";
-import { runtime as runtimeRow } from "./runtimes.js";
+// What this browser measured, remembered across visits: each file's runs on each runtime key and
+// the network's bandwidth. cost.js ranks by them first.
 import { readJson, updateJson } from "./store.js";
 
 const SPEEDS = "onnxport-speeds-v2"; // {"sha256|runtime": {warm_ms, first_ms, create_ms, runs}}
 const BANDWIDTH = "onnxport-bandwidth-v1"; // {bytes_per_ms}
 
-// Until a runtime is measured here or by a bench: native ms at build time x factor + overhead,
-// the runtime's `prior` in runtimes.js (its `software` one on a software adapter). These are
-// priors, fixed guesses: the factors were read once off `onnxport bench` on the development
-// machine (minilm, all-MiniLM-L6-v2), not measured for this model or device; the plan says
-// "prior" for every figure made from them.
-export function prior(runtime, device) {
-  const row = runtimeRow(runtime);
-  return (device.adapter?.fallback && row?.software?.prior) || row?.prior || null;
-}
 const DEFAULT_BYTES_PER_MS = 1250; // 10 Mbit/s, the web's usual planning figure
 
 export function ownSpeed(sha256, runtime) {
@@ -56,31 +44,6 @@ export function bandwidth() {
   const downlink = globalThis.navigator?.connection?.downlink; // Mbit/s, where the browser says
   if (downlink) return { bytesPerMs: downlink * 125, source: "the browser's network estimate" };
   return { bytesPerMs: DEFAULT_BYTES_PER_MS, source: "assumed 10 Mbit/s" };
-}
-
-// The bench's warm median for this artifact and runtime, when it ran on a device of this kind.
-function benchSpeed(bench, device, model, variant, record, runtime) {
-  const benched = bench?.browser;
-  if (!benched?.device || deviceKind(benched.device) !== deviceKind(device)) return null;
-  const row = benched.results?.find((r) => r.model === model.name && r.variant === variant && r.runtime === runtime
-    && r.status === "ok" && (r.sha256 ? r.sha256 === record.sha256 : r.bytes === record.bytes));
-  return row?.warm?.median_ms ?? null;
-}
-
-// {ms, source, measured, prior}: measured = from a browser run (here or a bench); prior = a fixed
-// factor times the build-time native figure, whose source starts with "prior".
-export function expectedRun({ model, variant, record, runtime, device, bench }) {
-  const own = ownSpeed(record.sha256, runtime);
-  const ownMs = own?.warm_ms ?? own?.first_ms;
-  if (typeof ownMs === "number") return { ms: ownMs, source: "measured in this browser", measured: true };
-  const benched = benchSpeed(bench, device, model, variant, record, runtime);
-  if (typeof benched === "number") return { ms: benched, source: "onnxport bench on this kind of device", measured: true };
-  const native = record.speed?.native_ms;
-  const guess = prior(runtime, device);
-  if (typeof native === "number" && guess) {
-    return { ms: native * guess.factor + guess.overheadMs, source: `prior: native ${native.toFixed(3)} ms at build time, ${guess.why}; not measured yet`, measured: false, prior: true };
-  }
-  return { ms: Infinity, source: "never measured, and no build-time figure for a prior", measured: false };
 }
 
 export function formatMs(ms) {

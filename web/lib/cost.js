@@ -1,0 +1,95 @@
+// The plan's ranking rule, whole: what a step costs and how two steps compare. A step is a runtime,
+// a variant and one of its files (the variant as built or a form) on this device.
+//
+// Every figure comes from the best source there is, the same for every step:
+//   1. this browser's own measurements of the file on the runtime (speeds.js remembers them);
+//   2. the latest `onnxport bench` on a device of this kind: its row for the file (benchRow);
+//   3. a prior: native onnxruntime's figure at build time x the runtime's factor (runtimes.js), a
+//      fixed guess the plan says "prior" of (the factors were read once off `onnxport bench` on the
+//      development machine, minilm, not measured for this model or device).
+// cost(step) sums them two ways:
+//   ms     the expected warm run, plus the download when the file is not cached: what the plan ranks
+//          runtimes and variants by;
+//   start  session creation, the first run and a warm run, from one source (null when unmeasured):
+//          what decides between the files of one variant on one runtime, whose downloads and warm
+//          runs are alike (a form is the same model saved so a session starts sooner). A form is
+//          never taken on a guess, and only like is compared with like.
+// A software adapter (SwiftShader) is correct but slow: its runtime's `software` prior orders its
+// steps among themselves, and until measured they rank after every other runtime's (`late`).
+import { deviceKind } from "./probe.js";
+import { runtime as runtimeRow } from "./runtimes.js";
+import { bandwidth, ownSpeed } from "./speeds.js";
+
+// A form must start more than 10% sooner than the variant as built (a bench run's noise is about
+// 5% here): a near tie keeps the file every other check ran.
+export const MIN_GAIN = 0.9;
+
+// The bench's row for the step's file on its runtime key, when the bench ran on a device of this
+// kind. A row names its file by sha256 (reports from before sha256: by model, variant, form and bytes).
+export function benchRow(bench, device, { model, variant, form = null, record, key }) {
+  const benched = bench?.browser;
+  if (!benched?.device || deviceKind(benched.device) !== deviceKind(device)) return null;
+  return benched.results?.find((r) => r.runtime === key && r.status === "ok" && (r.sha256
+    ? r.sha256 === record.sha256
+    : r.model === model?.name && r.variant === variant && (r.form ?? null) === form && r.bytes === record.bytes)) ?? null;
+}
+
+// A runtime with a software adapter here: its steps take the software prior and rank late.
+function onSoftware(runtime, device) {
+  return Boolean(runtimeRow(runtime)?.software && device.adapter?.fallback);
+}
+
+/** The runtime's prior on this device: {factor, overheadMs, why}, or null (runtimes.js). */
+export function prior(key, device) {
+  const row = runtimeRow(key);
+  return (onSoftware(key, device) ? row.software.prior : row?.prior) ?? null;
+}
+
+// {ms, source, measured, prior}: one warm run.
+function warmRun(step, device, own, row) {
+  const ownMs = own?.warm_ms ?? own?.first_ms;
+  if (typeof ownMs === "number") return { ms: ownMs, source: "measured in this browser", measured: true };
+  if (typeof row?.warm?.median_ms === "number") return { ms: row.warm.median_ms, source: "onnxport bench on this kind of device", measured: true };
+  const native = step.record.speed?.native_ms;
+  const guess = prior(step.key, device);
+  if (typeof native === "number" && guess) {
+    return { ms: native * guess.factor + guess.overheadMs, source: `prior: native ${native.toFixed(3)} ms at build time, ${guess.why}; not measured yet`, measured: false, prior: true };
+  }
+  return { ms: Infinity, source: "never measured, and no build-time figure for a prior", measured: false };
+}
+
+// {ms, source} of a cached start and a warm run, or null: this browser's own measurements of both
+// (the performance page records those), else the bench's creation, first run and warm run.
+function start(own, row) {
+  if (typeof own?.create_ms === "number" && typeof own?.warm_ms === "number") {
+    return { ms: own.create_ms + own.warm_ms, source: "measured in this browser" };
+  }
+  if (!row?.cached || !row.warm) return null;
+  return { ms: row.cached.create_ms + row.cached.first_run_ms + row.warm.median_ms, source: "onnxport bench on this kind of device" };
+}
+
+/**
+ * What a step costs here. step: {model, variant, form, record (its file, forms.js fileRecord),
+ * runtime (as pinned: wasm), key (as run: wasm or wasm-1t)}; context: {bench, cached: Set of URLs, fileUrl(file)}.
+ * Returns {ms, run, start, downloadMs, cached, net, late}.
+ */
+export function cost(step, device, context) {
+  const own = ownSpeed(step.record.sha256, step.key);
+  const row = benchRow(context.bench, device, step);
+  const run = warmRun(step, device, own, row);
+  const cached = Boolean(context.cached?.has(context.fileUrl(step.record.file)));
+  const net = bandwidth();
+  const downloadMs = cached ? 0 : step.record.bytes / net.bytesPerMs;
+  const late = onSoftware(step.runtime, device) && !run.measured;
+  return { ms: run.ms + downloadMs, run, start: start(own, row), downloadMs, cached, net, late };
+}
+
+/** The plan's order of steps: a software adapter's unmeasured steps last, then by expected time. */
+export function byCost(a, b) {
+  return Number(a.late) - Number(b.late) || a.expectedMs - b.expectedMs;
+}
+
+/** Whether a file starts sooner than the variant as built, by enough, measured alike (cost().start). */
+export function startsSooner(file, asBuilt) {
+  return Boolean(file && asBuilt && file.source === asBuilt.source && file.ms < asBuilt.ms * MIN_GAIN);
+}
