@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from onnxport.accuracy.browser_runtimes import CHECKED
 from onnxport.errors import OnnxportError, UsageError
 
 DEFAULT_REPOSITORY_ENV = "ONNXPORT_REPOSITORY"
@@ -108,7 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", parents=[common],
                            help="run every served variant in Chromium's runtimes and compare with the server")
     check.add_argument("models", nargs="*", help="models to check (default: all)")
-    check.add_argument("--runtimes", default="wasm,wasm-1t,webgpu", help="comma-separated: wasm, wasm-1t, webgpu")
+    check.add_argument("--runtimes", default=",".join(CHECKED), help=f"comma-separated: {', '.join(CHECKED)}")
     check.add_argument("--json", type=Path, default=None, help="write the report (JSON) here")
     check.add_argument("--html", type=Path, default=None, help="write the report (HTML) here (default: beside --json)")
     check.add_argument("--browser", default=None, help="Chromium executable (default: chromium on PATH)")
@@ -121,7 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", parents=[common], help="measure every path side by side (native, server, browser)")
     bench.add_argument("models", nargs="*", help="models to measure (default: all)")
     bench.add_argument("--json", type=Path, default=None, help="also write the report here")
-    bench.add_argument("--runtimes", default="wasm,wasm-1t,webgpu", help="browser runtimes ('' for none)")
+    bench.add_argument("--runtimes", default=",".join(CHECKED), help="browser runtimes ('' for none)")
     bench.add_argument("--runs", type=int, default=30, help="timed runs per measurement (after warm-up)")
     bench.add_argument("--browser", default=None, help="Chromium executable (default: chromium on PATH)")
     bench.add_argument("--engine", choices=["waitress", "ray"], default="waitress",

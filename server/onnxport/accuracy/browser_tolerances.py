@@ -1,6 +1,8 @@
 """How far a browser runtime may be from the server's onnxruntime, element by element, per (variant, runtime).
 
-The one table of them; the browser reads it from /api/tolerances. A float value
+The one table of them; the browser reads it from /api/tolerances. Its runtimes are the browser
+runtimes of accuracy/browser_runtimes.py (web/lib/runtimes.js's keys), each with a row for every
+variant (tests/accuracy/test_browser_runtimes.py): a new runtime is its rows here. A float value
 passes by the element rule of accuracy/tolerance.py: |a - b| <= abs, or both
 a/b and b/a at most 1 + rel (onnxruntime-web's own test runner's ratio rule,
 with rel as a relative error). Integer and bool outputs must be equal; NaN
@@ -46,7 +48,8 @@ TOLERANCES: dict[tuple[str, str], Tolerance] = {
     ("fp16", "webnn"): _t(2e-2, 0.02, 0.99, 0.999, "fp16 on the GPU or NPU, different kernels"),
     # int8: the browser's integer kernels differ from the server's (no VNNI, other
     # rounding of the dynamic activation scale), so values move by about one quantization step.
-    ("int8-dynamic", "wasm"): _t(5e-2, 0.05, 0.98, 0.99, "int8 kernels differ between builds: about one quantization step"),
+    ("int8-dynamic", "wasm"): _t(5e-2, 0.05, 0.98, 0.99,
+                                 "int8 kernels differ between builds: about one quantization step"),
     ("int8-dynamic", "wasm-1t"): _t(5e-2, 0.05, 0.98, 0.99, "int8 kernels differ between builds, one thread"),
     ("int8-dynamic", "webgpu"): _t(5e-2, 0.05, 0.98, 0.99, "int8 ops mostly run on the CPU backend under WebGPU"),
     ("int8-dynamic", "webnn"): _t(5e-2, 0.05, 0.98, 0.99, "int8 kernels of the WebNN backend"),
@@ -91,7 +94,8 @@ def load_overrides(path: Path | None) -> dict[str, dict]:
         if key not in known:
             raise OnnxportError(f"tolerances file {path}: unknown entry {key!r}; entries look like 'fp32/wasm'")
         if not isinstance(values, dict) or set(values) - fields:
-            raise OnnxportError(f"tolerances file {path}: {key!r} must be an object with some of {', '.join(sorted(fields))}")
+            raise OnnxportError(f"tolerances file {path}: {key!r} must be an object "
+                                f"with some of {', '.join(sorted(fields))}")
         for field_name, value in values.items():
             wanted_text = field_name == "why"
             if (wanted_text and not isinstance(value, str)) or (

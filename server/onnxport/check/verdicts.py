@@ -13,13 +13,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from onnxport.accuracy import browser_runtimes
 from onnxport.repository import atomic
 from onnxport.repository.layout import VERDICTS_FILE
 from onnxport.repository.variant_table import order as variant_order
 
 SCHEMA = "onnxport.verdicts"
 SCHEMA_VERSION = 1
-RUNTIMES = ("wasm", "wasm-1t", "webgpu")  # the browser runtimes `onnxport check` runs (runner takes them from here)
+RUNTIMES = browser_runtimes.CHECKED  # the browser runtimes `onnxport check` runs (check_run takes them from here)
 RECORDED = ("pass", "fail", "error", "unsupported")  # `skipped` says nothing about the artifact
 
 Warn = Callable[[str], None]

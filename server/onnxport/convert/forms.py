@@ -26,14 +26,14 @@ import onnx
 import onnxruntime as ort
 
 from onnxport import runtime
-from onnxport.accuracy import budgets, measure
+from onnxport.accuracy import browser_runtimes, budgets, measure
 from onnxport.convert import lower_precision, reference
 from onnxport.errors import ModelFileError
 from onnxport.recipe import Feeds
 from onnxport.repository.store import Transaction
 
-# The browser runtimes (web/lib/workers.js) that run onnxruntime's CPU execution provider.
-CPU_RUNTIMES = ("wasm", "wasm-1t")
+# The browser runtimes that run onnxruntime's CPU execution provider (compiled to WebAssembly).
+CPU_RUNTIMES = browser_runtimes.WASM
 
 
 def make_forms(

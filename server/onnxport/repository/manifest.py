@@ -2,39 +2,42 @@
 
 TypedDicts, so the build keeps writing plain dicts and readers keep reading them; schema.py turns
 these into the JSON Schema published at /api/manifest.schema.json. Records forbid unknown keys
-(`__pydantic_config__`), so a key the build writes without a type here fails the schema tests.
+(`with_config(STRICT)`), so a key the build writes without a type here fails the schema tests.
 Enumerations come from their one table: variant names and precisions from repository/variant_table.py,
 the schema name and version from store.py; the tasks, source frameworks and playground kinds are
 defined here, the lowest layer that needs them (recipe.py validates recipes against them).
 """
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, TypeAlias, Union, get_args
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, with_config
 from typing_extensions import NotRequired, TypedDict
 
-from onnxport.accuracy import budgets
+from onnxport.accuracy import browser_runtimes, budgets
 from onnxport.repository import store, variant_table
 
 # detection-map: a per-pixel score map (text or object detectors), judged by its mean error;
 # sequence: a score vector per step (recognizers, taggers), judged by per-step top-1 agreement.
-TASKS = ("classification", "regression", "embedding", "detection-map", "sequence", "generic")
-FRAMEWORKS = ("pytorch", "sklearn")
+Task = Literal["classification", "regression", "embedding", "detection-map", "sequence", "generic"]
+Framework = Literal["pytorch", "sklearn"]
 # The playground's input widgets (web/app/pages/playground.js): four measurements, an 8x8 drawing,
 # two sentences (tokenized with the model's tokenizer assets), or the model's own golden inputs.
-PLAYGROUNDS = ("tabular", "image-8x8", "sentence-pair", "generic")
+Playground = Literal["tabular", "image-8x8", "sentence-pair", "generic"]
+TASKS: tuple[str, ...] = get_args(Task)
+FRAMEWORKS: tuple[str, ...] = get_args(Framework)
+PLAYGROUNDS: tuple[str, ...] = get_args(Playground)
 
-STRICT = {"extra": "forbid"}  # a pydantic ConfigDict: additionalProperties false in the schema
+STRICT = ConfigDict(extra="forbid")  # additionalProperties false in the schema
 
-VariantName = Literal[variant_table.NAMES]
-Precision = Literal[tuple(dict.fromkeys(v.precision for v in variant_table.VARIANTS))]
-Arithmetic = Literal[budgets.ARITHMETICS]  # what a variant's file computes (convert/arithmetic.py)
-Task = Literal[TASKS]
-Kind = Literal[(*FRAMEWORKS, "onnx")]
-Playground = Literal[PLAYGROUNDS]
+Kind = Literal[Framework, "onnx"]
 Status = Literal["ok", "rejected", "skipped"]
-BrowserRuntime = Literal["wasm", "wasm-1t", "webgpu", "webnn"]  # web/lib/workers.js BROWSER_RUNTIMES
+# Enumerations read from their tables at run time: pydantic (and so the schema) sees their values;
+# mypy cannot read a Literal built at run time, and takes them as plain aliases (the ignores).
+VariantName: TypeAlias = Literal[variant_table.NAMES]  # type: ignore[valid-type]
+Precision: TypeAlias = Literal[tuple(dict.fromkeys(v.precision for v in variant_table.VARIANTS))]  # type: ignore[valid-type]
+Arithmetic: TypeAlias = Literal[budgets.ARITHMETICS]  # type: ignore[valid-type]  # what a variant's file computes
+BrowserRuntime: TypeAlias = Literal[browser_runtimes.NAMES]  # type: ignore[valid-type]
 
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 ArtifactPath = Annotated[str, Field(pattern=r"^artifacts/[0-9a-f]{64}\.[A-Za-z0-9]+$")]
@@ -47,24 +50,24 @@ Scalar = Union[int, float, bool, str]
 # --------------------------------------------------------------------------- the model's signature
 
 
+@with_config(STRICT)
+@with_config(STRICT)
 class ValueInfo(TypedDict):
     """A graph input or output. `shape` is null when the graph declares none; a dimension is an
     int, a name (a string such as "batch") or -1 (dynamic, unnamed)."""
-    __pydantic_config__ = STRICT
     name: str
     dtype: str
     shape: Union[list[Union[int, str]], None]
 
 
+@with_config(STRICT)
 class Producer(TypedDict):
-    __pydantic_config__ = STRICT
     name: str
     version: str
 
 
 class Provenance(TypedDict, total=False):
     """What the build started from: a recipe's keys, or an import's (`import_path`, `calibration`)."""
-    __pydantic_config__ = STRICT
     recipe: Union[str, None]
     recipe_sha256: str
     opset_requested: int
@@ -78,23 +81,24 @@ class Provenance(TypedDict, total=False):
 # --------------------------------------------------------------------------- measurements
 
 
+@with_config(STRICT)
 class FirstMismatch(TypedDict):
-    __pydantic_config__ = STRICT
     set: Count
     index: list[Count]
     expected: Scalar
     got: Scalar
 
 
+@with_config(STRICT)
 class ShapeMismatch(TypedDict):
-    __pydantic_config__ = STRICT
     expected: list[Count]
     got: list[Count]
 
 
+@with_config(STRICT)
+@with_config(STRICT)
 class OutputErrors(TypedDict):
     """One output's errors over every golden set (accuracy/measure.py)."""
-    __pydantic_config__ = STRICT
     max_abs: float
     mean_abs: float
     max_rel: float
@@ -107,7 +111,6 @@ class OutputErrors(TypedDict):
 
 class Metric(TypedDict, total=False):
     """The task metric on `metric_output`: classification, embedding, or any other task."""
-    __pydantic_config__ = STRICT
     top1_agreement: float
     cosine_min: float
     cosine_mean: float
@@ -116,16 +119,17 @@ class Metric(TypedDict, total=False):
     step_agreement: float
 
 
+@with_config(STRICT)
+@with_config(STRICT)
 class Measurement(TypedDict):
     """`vs_fp32`, `vs_source`: a variant's outputs on the golden inputs against a reference."""
-    __pydantic_config__ = STRICT
     outputs: dict[str, OutputErrors]
     metric: NotRequired[Metric]
     within_tolerance: Union[bool, None]
 
 
+@with_config(STRICT)
 class ElementTolerance(TypedDict):
-    __pydantic_config__ = STRICT
     abs: Union[float, None]
     rel: Union[float, None]
 
@@ -133,13 +137,13 @@ class ElementTolerance(TypedDict):
 class Validation(Measurement):
     """The fp32 export against the source framework, judged with the recipe's tolerance
     (`within_tolerance` is always true in a written manifest: a failing export fails the build)."""
-    __pydantic_config__ = STRICT
     tolerance: ElementTolerance
 
 
+@with_config(STRICT)
+@with_config(STRICT)
 class Budget(TypedDict):
     """accuracy/tolerance.py's Tolerance as JSON (`Tolerance.as_json`), every field present."""
-    __pydantic_config__ = STRICT
     abs: Union[float, None]
     rel: Union[float, None]
     top1_min: Union[float, None]
@@ -149,18 +153,18 @@ class Budget(TypedDict):
     why: str
 
 
+@with_config(STRICT)
 class Speed(TypedDict):
     """Native onnxruntime's median latency on golden set 0, at build time (a ranking aid)."""
-    __pydantic_config__ = STRICT
     native_ms: float
     runs: Count
     inputs: str
     onnxruntime_threads: Union[int, None]
 
 
+@with_config(STRICT)
 class Reference(TypedDict):
     """The variant's reference file: golden rows and native onnxruntime's outputs on them."""
-    __pydantic_config__ = STRICT
     file: ArtifactPath
     sha256: Sha256
     bytes: Count
@@ -170,7 +174,6 @@ class Reference(TypedDict):
 
 class Settings(TypedDict, total=False):
     """What made the variant (convert/lower_precision.py): fp16 conversion or int8 quantization."""
-    __pydantic_config__ = STRICT
     tool: str
     keep_io_types: bool
     blocked_nodes: list[str]
@@ -188,15 +191,16 @@ class Settings(TypedDict, total=False):
     extra_options: dict[str, Any]
 
 
+@with_config(STRICT)
 class FallbackTry(TypedDict):
-    __pydantic_config__ = STRICT
     kept: Count
     result: str
 
 
+@with_config(STRICT)
+@with_config(STRICT)
 class Fallback(TypedDict):
     """The search for nodes to keep in float when the first conversion missed its budget."""
-    __pydantic_config__ = STRICT
     first_reason: str
     kept_float: list[str]
     limit: Count
@@ -207,8 +211,8 @@ class Fallback(TypedDict):
 # --------------------------------------------------------------------------- forms of a variant
 
 
+@with_config(STRICT)
 class _FormHow(TypedDict):
-    __pydantic_config__ = STRICT
     format: Literal["ort", "onnx"]
     optimization: Literal["extended", "basic", "transformer"]
     tool: str
@@ -218,7 +222,6 @@ class _FormHow(TypedDict):
 
 class MadeForm(_FormHow):
     """Made, run on the golden inputs and judged against fp32 by the variant's budget; `ok` is served."""
-    __pydantic_config__ = STRICT
     status: Literal["ok", "rejected"]
     reason: Union[str, None]
     file: ArtifactPath
@@ -231,9 +234,10 @@ class MadeForm(_FormHow):
     operators: NotRequired[dict[str, Count]]  # `.onnx` forms
 
 
+@with_config(STRICT)
+@with_config(STRICT)
 class FailedForm(TypedDict):
     """onnxruntime could not make or load it: no file."""
-    __pydantic_config__ = STRICT
     status: Literal["rejected"]
     reason: str
     format: NotRequired[Literal["ort", "onnx"]]
@@ -248,7 +252,6 @@ Form = Union[MadeForm, FailedForm]
 
 class Forms(TypedDict, total=False):
     """A served variant's optimized forms (convert/forms.py); `fused` only for a declared transformer."""
-    __pydantic_config__ = STRICT
     ort: Form
     basic: Form
     fused: Form
@@ -257,8 +260,8 @@ class Forms(TypedDict, total=False):
 # --------------------------------------------------------------------------- variant records
 
 
+@with_config(STRICT)
 class _Measured(TypedDict):
-    __pydantic_config__ = STRICT
     precision: Precision
     file: ArtifactPath
     sha256: Sha256
@@ -278,33 +281,33 @@ class _Measured(TypedDict):
     fallback: NotRequired[Fallback]
 
 
+@with_config(STRICT)
 class ServedVariant(_Measured):
     """Within its budget: served."""
-    __pydantic_config__ = STRICT
     status: Literal["ok"]
     reason: None
     forms: Forms
 
 
+@with_config(STRICT)
 class OverBudgetVariant(_Measured):
     """Made and measured, outside its budget: kept in the manifest, not served."""
-    __pydantic_config__ = STRICT
     status: Literal["rejected"]
     reason: str
 
 
+@with_config(STRICT)
 class FailedVariant(TypedDict):
     """The converter crashed, or onnxruntime would not load or run the result: no file."""
-    __pydantic_config__ = STRICT
     precision: Precision
     status: Literal["rejected"]
     reason: str
 
 
+@with_config(STRICT)
 class SkippedVariant(TypedDict):
     """Not worth making or serving (docs/manifest.md, "When a variant is skipped"): nothing to convert or
     quantize, already quantized, not enough smaller than fp32, or static int8 without real calibration data."""
-    __pydantic_config__ = STRICT
     precision: Precision
     status: Literal["skipped"]
     reason: str
@@ -312,32 +315,32 @@ class SkippedVariant(TypedDict):
 
 Variant = Union[ServedVariant, OverBudgetVariant, FailedVariant, SkippedVariant]
 # Every variant of the table, always (a build writes each one, whatever became of it).
-Variants = TypedDict("Variants", {name: Variant for name in variant_table.NAMES})
-Variants.__pydantic_config__ = STRICT
+Variants: TypeAlias = with_config(STRICT)(  # type: ignore[valid-type]
+    TypedDict("Variants", {name: Variant for name in variant_table.NAMES}))  # type: ignore[operator]
 
 
 # --------------------------------------------------------------------------- files beside the model
 
 
+@with_config(STRICT)
 class Golden(TypedDict):
-    __pydantic_config__ = STRICT
     path: TestdataPath
     sha256: Sha256
     sets: Count
     outputs_from: Literal["source framework", "imported test data or fp32"]
 
 
+@with_config(STRICT)
 class Asset(TypedDict):
-    __pydantic_config__ = STRICT
     file: ArtifactPath
     sha256: Sha256
     bytes: Count
     name: str
 
 
+@with_config(STRICT)
 class EncodedTensor(TypedDict):
     """tensor_json.py's form: dtype, shape, and the little-endian bytes in base64."""
-    __pydantic_config__ = STRICT
     dtype: str
     shape: list[Count]
     data: str
@@ -346,8 +349,8 @@ class EncodedTensor(TypedDict):
 # --------------------------------------------------------------------------- the model entry, the manifest
 
 
+@with_config(STRICT)
 class ModelEntry(TypedDict):
-    __pydantic_config__ = STRICT
     name: str
     description: str
     task: Task
@@ -373,11 +376,11 @@ class ModelEntry(TypedDict):
     assets: dict[str, Asset]
 
 
+@with_config(STRICT)
 class Manifest(TypedDict):
     """models/.repository/manifest.json: the one contract between the build and its readers."""
-    __pydantic_config__ = STRICT
-    schema: Literal[store.SCHEMA]
-    schema_version: Literal[store.SCHEMA_VERSION]
+    schema: Literal[store.SCHEMA]  # type: ignore[valid-type]
+    schema_version: Literal[store.SCHEMA_VERSION]  # type: ignore[valid-type]
     models: dict[str, ModelEntry]
 
 
