@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { BROWSER, CHECKED, PINNABLE, RUNTIMES, browserRuntime, inBrowser, keys, placed, runtime, unavailableReason } from "../../web/lib/runtimes.js";
+import { BROWSER, CHECKED, PINNABLE, RUNTIMES, browserRuntime, cannotRun, inBrowser, keys, placed, runtime, shaderF16Reason, unavailableReason } from "../../web/lib/runtimes.js";
 
 const ISOLATED = { crossOriginIsolated: true, hardwareConcurrency: 8 };
 const PLAIN = { crossOriginIsolated: false, hardwareConcurrency: 8 };
@@ -55,4 +55,16 @@ test("outside runtimes.js, web/ spells no runtime name as a string", async () =>
   const quoted = new RegExp(`["'\`](${keys().map((k) => k.replace("-", "\\-")).join("|")})["'\`]`);
   const found = files.filter((f) => quoted.test(readFileSync(new URL(f, root), "utf8")));
   assert.deepEqual(found, []);
+});
+
+test("fp16 on an adapter without shader-f16 is refused before trying, whether built or computed in fp16", () => {
+  const gpu = { webgpu: true, shaderF16: false };
+  assert.match(shaderF16Reason("webgpu", { precision: "fp16", arithmetic: "fp16" }, gpu), /shader-f16/);
+  assert.match(shaderF16Reason("webgpu", { precision: "fp32", arithmetic: "fp16" }, gpu), /shader-f16/, "an fp16 model imported as fp32");
+  assert.equal(shaderF16Reason("webgpu", { precision: "fp16" }, { ...gpu, shaderF16: true }), null);
+  assert.equal(shaderF16Reason("wasm", { precision: "fp16" }, gpu), null);
+  assert.equal(shaderF16Reason("webgpu", { precision: "int8-dynamic", arithmetic: "int8" }, gpu), null);
+  assert.equal(cannotRun("webgpu", { precision: "fp16" }, { webgpu: false, webgpuReason: "no navigator.gpu" }), "no navigator.gpu");
+  assert.match(cannotRun("webgpu", { precision: "fp16" }, gpu), /shader-f16/);
+  assert.equal(cannotRun("wasm-1t", { precision: "fp16" }, gpu), null);
 });

@@ -63,3 +63,20 @@ test("sameTensors: names, types, shapes and values, NaN equal to NaN", () => {
   assert.equal(sameTensors(INPUTS, { x: tensor("float64", [2, 2], Float64Array.from([1, 2, 3, 4])) }), false);
   assert.equal(sameTensors(INPUTS, { ...INPUTS, z: f32([1], [0]) }), false);
 });
+
+test("one rule for the check, verification and the playground: the variant record's arithmetic and budget, the runtime's floor", async () => {
+  const { judgementRule, judgeRun } = await import("../../web/lib/judge.js");
+  const floor = { abs: 1e-4, rel: 1e-6, top1_min: 1, cosine_min: 0.99999 };
+  const row = { abs: 0.05, rel: 0.05, top1_min: 0.98, cosine_min: 0.99 };
+  const tolerances = { "fp32/wasm-1t": floor, "int8-dynamic/wasm-1t": row };
+  const model = { ...MODEL, variants: {
+    "int8-dynamic": { precision: "int8", arithmetic: "int8", budget: RULE.budget },
+    old: { precision: "int8" }, // built before arithmetic and budget
+  } };
+  assert.deepEqual(judgementRule(model, "int8-dynamic", "wasm-1t", tolerances), { arithmetic: "int8", budget: RULE.budget, floor, tolerance: row });
+  const old = judgementRule(model, "old", "wasm-1t", { ...tolerances, "old/wasm-1t": row });
+  assert.deepEqual([old.arithmetic, old.budget], ["int8", row], "before those fields: its precision, and the table's row");
+  const judged = judgeRun(model, judgementRule(model, "int8-dynamic", "wasm-1t", tolerances), { got: BROWSER, fp32: FP32.outputs, sameVariant: INT8.outputs });
+  assert.equal(judged.ok, true, judged.reason);
+  assert.equal(judged.basis, "budget");
+});

@@ -1,12 +1,8 @@
 // The browser part of `onnxport bench` (and of the performance page): cold start, cached
 // start and warm runs of each variant, and of each of its optimized forms (the plan picks a
-// form by these figures: web/lib/forms.js), in each browser runtime, on the same batch-1 inputs.
-import { clearCache } from "../lib/downloads.js";
-import { AS_BUILT, fileRecord, servedForms } from "../lib/forms.js";
-import { probe } from "../lib/probe.js";
-import { runtime as runtimeRow, unavailableReason } from "../lib/runtimes.js";
-import { decodeTensors } from "../lib/tensors.js";
-import { dropWorker } from "../lib/workers.js";
+// form by these figures: web/lib/cost.js), in each browser runtime, on the same batch-1 inputs.
+import { clearCache, probe } from "../lib/index.js";
+import { AS_BUILT, cannotRun, decodeTensors, dropWorker, fileRecord, runtime as runtimeRow, servedForms } from "../lib/internal.js";
 import { client } from "./client.js";
 
 function summarize(samples) {
@@ -16,12 +12,13 @@ function summarize(samples) {
   return { median_ms: median, p90_ms: sorted[Math.min(sorted.length - 1, Math.round(0.9 * (sorted.length - 1)))], runs: sorted.length };
 }
 
-// prepared: the runtime is started before the clock starts, as on a page that called
-// client.prepare() when it opened (its own start is still init_ms).
-async function start(runtime, record, feeds, { prepared = false } = {}) {
+// ahead: the runtime is started before the clock starts, as on a page that called
+// client.startAhead() when it opened (its own start is still init_ms). The report calls that start
+// `prepared` (docs/manifest.md).
+async function start(runtime, record, feeds, { ahead = false } = {}) {
   // A fresh worker each time: session creation and the WebAssembly start-up are part of a start.
   dropWorker(`bench-${runtime}`);
-  if (prepared) await client.startRuntime(runtime, { worker: `bench-${runtime}` });
+  if (ahead) await client.startRuntime(runtime, { worker: `bench-${runtime}` });
   const began = performance.now();
   const { session, source, stages } = await client.session(record, runtime, { worker: `bench-${runtime}` });
   const first = await session.run(feeds);
@@ -45,9 +42,9 @@ export async function runBench({ models, runtimes, encodedInputs, runs = 20, web
         const record = fileRecord(served, form);
         const base = { model: name, variant, form, runtime, bytes: record.bytes, sha256: record.sha256 };
         const row = runtimeRow(runtime);
-        const unavailable = row?.gpu && unavailableReason(runtime, device);
-        if (unavailable || (row?.shaderF16 && record.precision === "fp16" && !device.shaderF16)) {
-          results.push({ ...base, status: "skipped", reason: unavailable || "no shader-f16" });
+        const cannot = cannotRun(runtime, served, device); // as the plan leaves it out
+        if (cannot) {
+          results.push({ ...base, status: "skipped", reason: cannot });
           continue;
         }
         try {
@@ -57,11 +54,11 @@ export async function runBench({ models, runtimes, encodedInputs, runs = 20, web
           const samples = [];
           const count = row?.gpu ? webgpuRuns : runs;
           for (let i = 0; i < count; i++) samples.push((await cached.session.run(feeds)).runMs);
-          const prepared = await start(runtime, record, feeds, { prepared: true });
+          const startedAhead = await start(runtime, record, feeds, { ahead: true });
           results.push({
             ...base, status: "ok", threads: cached.session.info.threads,
             cold: cold.timing, cached: { ...cached.timing, source: cached.source },
-            prepared: { ...prepared.timing, source: prepared.source }, warm: summarize(samples),
+            prepared: { ...startedAhead.timing, source: startedAhead.source }, warm: summarize(samples),
           });
         } catch (error) {
           results.push({ ...base, status: "error", reason: error.message });

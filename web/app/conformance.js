@@ -5,17 +5,11 @@
 // floor; an fp16 or int8 file by its task metric against the server's fp32 on the same inputs,
 // within its budget, with the element-wise difference to the server's run of it as a diagnostic.
 // A form is the same model: it answers to its variant's arithmetic and budget.
-import { compareOutput, taskMetric } from "../lib/compare.js";
-import { AS_BUILT, servedForms } from "../lib/forms.js";
-import { fp32Floor, judge } from "../lib/judge.js";
-import { served } from "../lib/manifest.js";
-import { placement } from "../lib/placement.js";
-import { deviceKind, probe } from "../lib/probe.js";
-import { CHECKED, runtime as runtimeRow, unavailableReason } from "../lib/runtimes.js";
-import { serverInfer } from "../lib/server-api.js";
-import { openSession } from "../lib/session.js";
-import { decodeTensors, encodeTensors, leadingRows } from "../lib/tensors.js";
-import { dropWorker } from "../lib/workers.js";
+import { deviceKind, probe, served } from "../lib/index.js";
+import {
+  AS_BUILT, cannotRun, CHECKED, compareOutput, decodeTensors, dropWorker, encodeTensors, judgementRule, judgeRun, leadingRows,
+  openSession, placement, runtime as runtimeRow, serverInfer, servedForms, taskMetric,
+} from "../lib/internal.js";
 import { client } from "./client.js";
 
 export const RUNTIMES = CHECKED;
@@ -41,7 +35,8 @@ export async function runConformance({ models = null, runtimes = RUNTIMES, webgp
   const results = [];
   for (const job of jobs) {
     if (!golden.has(job.model.name)) golden.set(job.model.name, await goldenInputs(job.model.name));
-    const result = await checkOne(job, golden.get(job.model.name), rule(job, tolerances), device, webgpuRows);
+    const rule = judgementRule(job.model, job.variant, job.runtime, tolerances);
+    const result = await checkOne(job, golden.get(job.model.name), rule, device, webgpuRows);
     results.push(result);
     onResult(result, results.length, jobs.length);
   }
@@ -54,28 +49,13 @@ export async function runConformance({ models = null, runtimes = RUNTIMES, webgp
   };
 }
 
-// What a variant is judged by: the arithmetic its file computes and that arithmetic's budget, as the
-// variant record says (a repository built before those fields: its precision, and the table's row).
-function rule({ model, variant, runtime }, tolerances) {
-  const built = model.variants[variant];
-  return {
-    arithmetic: built.arithmetic ?? built.precision,
-    budget: built.budget ?? tolerances[`${variant}/${runtime}`] ?? null,
-    floor: fp32Floor(tolerances[`fp32/${runtime}`], model),
-    tolerance: tolerances[`${variant}/${runtime}`] ?? null, // the element-wise table, reported beside
-  };
-}
-
 async function checkOne({ model, variant, form, record, runtime }, feeds, rule, device, webgpuRows) {
   const base = { model: model.name, variant, form, runtime, task: model.task, sha256: record.sha256, arithmetic: rule.arithmetic };
   if (!rule.floor) return { ...base, status: "error", reason: `no floor for fp32/${runtime} in the tolerance table` };
   if (rule.arithmetic !== "fp32" && !rule.budget) return { ...base, status: "error", reason: `no budget for ${variant} (${rule.arithmetic})` };
   const row = runtimeRow(runtime);
-  const unavailable = unavailableReason(runtime, device);
-  if (unavailable) return { ...base, status: "skipped", reason: unavailable };
-  if (row?.shaderF16 && rule.arithmetic === "fp16" && !device.shaderF16) {
-    return { ...base, status: "skipped", reason: "the adapter has no shader-f16 (the plan never runs fp16 here)" };
-  }
+  const cannot = cannotRun(runtime, model.variants[variant], device); // as the plan leaves it out
+  if (cannot) return { ...base, status: "skipped", reason: cannot };
   const inputs = row?.gpu ? firstRows(model, feeds, webgpuRows) : feeds;
   const rows = Object.values(inputs)[0]?.dims?.[0] ?? 1;
   try {
@@ -91,10 +71,7 @@ async function checkOne({ model, variant, form, record, runtime }, feeds, rule, 
       if (error.stage === "create") return { ...base, status: "unsupported", reason: error.message, rows };
       throw error;
     }
-    const judged = judge({
-      task: model.task, metricOutput: model.metric_output ?? null, arithmetic: rule.arithmetic, budget: rule.budget,
-      floor: rule.floor, got: browser.outputs, fp32: fp32?.outputs ?? null, sameVariant: reference.outputs,
-    });
+    const judged = judgeRun(model, rule, { got: browser.outputs, fp32: fp32?.outputs ?? null, sameVariant: reference.outputs });
     // Against the server's run of the same file, element by element (by the table's row for this
     // variant and runtime) and by the task metric: figures beside the verdict, as before it.
     const outputs = {};

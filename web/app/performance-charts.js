@@ -1,19 +1,19 @@
 // Chart.js configurations for the performance page, built from the latest `onnxport bench` report.
 // Pure data (no DOM, no Chart.js import), so tests/js/ checks them under node; pages/performance.js draws them.
 
-import { RUNTIMES as TABLE } from "../lib/runtimes.js";
+import { CHECKED, runtime } from "../lib/internal.js";
 
 export const COLORS = ["#1f5fbf", "#e07b00", "#2a9d3c", "#b03a8c", "#6a4fc8", "#777777", "#0f8b8d", "#a33b20"];
 const NATIVE_1T = "native 1t";
 const NATIVE_ALL = "native all";
 // The bench's browser runtimes (runtimes.js: checked), from the fewest resources to the most, as
 // the native series: one thread, all threads, then the GPU.
-const BROWSER_SERIES = TABLE.filter((r) => r.checked)
+const BROWSER_SERIES = CHECKED.map(runtime)
   .sort((a, b) => Number(a.gpu) - Number(b.gpu) || Number(a.threads === "all") - Number(b.threads === "all"));
 export const RUNTIMES = [NATIVE_1T, NATIVE_ALL, ...BROWSER_SERIES.map((r) => r.label)];
 const KEY_OF = new Map(BROWSER_SERIES.map((r) => [r.label, r.key]));
 // The start chart's runtime: WebAssembly with the page's threads, what a page with threads starts.
-export const START_RUNTIME = TABLE.find((r) => r.checked && r.threads === "all").key;
+export const START_RUNTIME = CHECKED.find((key) => runtime(key).threads === "all");
 const MB = 1024 ** 2;
 
 const significant = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 3, useGrouping: false });

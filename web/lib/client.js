@@ -1,8 +1,9 @@
 // A connection to one onnxport server: its manifest, files and API, and load(model), which
 // plans, downloads, verifies on first use and falls back step by step.
+import { fetchFailed } from "./cors.js";
 import { cachedUrls, loadArtifact, sha256 } from "./downloads.js";
 import { fileRecord } from "./forms.js";
-import { fp32Floor } from "./judge.js";
+import { arithmeticOf, judgementRule } from "./judge.js";
 import { checkManifest } from "./manifest.js";
 import { LoadedModel } from "./model.js";
 import { buildPlan } from "./plan.js";
@@ -151,13 +152,19 @@ export class Client {
   // 300 ms on a 2-core machine) without loading the model, so that a later load() finds it
   // started: call it when the page opens, before anyone asks for a result. Resolves to the
   // runtime's {runtime, version, threads, initMs}, or null when the plan starts on the server.
-  async prepare(name, { runtime = "", variant = "" } = {}) {
+  async startAhead(name, { runtime = "", variant = "" } = {}) {
     const { steps } = await this.plan(name, { runtime, variant });
     const step = steps.find((s) => inBrowser(s.runtime));
     return step ? this.startRuntime(step.key) : null;
   }
 
-  // One runtime started ahead (the bench times a start after it, as a page that called prepare).
+  // startAhead's former name ("prepared" is the Python side's word for a loaded source model), kept
+  // for pages written against it.
+  prepare(name, options) {
+    return this.startAhead(name, options);
+  }
+
+  // One runtime started ahead (the bench times a start after it, as a page that called startAhead).
   async startRuntime(runtime, { worker } = {}) {
     return startRuntime(await this.#runtimeOptions(runtime, { worker }));
   }
@@ -230,16 +237,12 @@ export class Client {
     }
     // Judged as the import judged the variant (verify.js, judge.js): by what its file computes; an
     // fp16 or int8 file against the fp32 variant's reference outputs, within its budget.
-    const built = model.variants[step.variant];
-    const arithmetic = built.arithmetic ?? built.precision;
     const [reference, tolerances, fp32Reference] = await Promise.all([
-      this.reference(record), this.tolerances(), arithmetic === "fp32" ? null : this.reference(model.variants.fp32 ?? {}),
+      this.reference(record), this.tolerances(),
+      arithmeticOf(model.variants[step.variant]) === "fp32" ? null : this.reference(model.variants.fp32 ?? {}),
     ]);
+    const rule = judgementRule(model, step.variant, step.key, tolerances);
     if (!reference) return { status: "unavailable", reason: "the manifest has no reference outputs for this file (built by an older onnxport)" };
-    const rule = {
-      arithmetic, budget: built.budget ?? null,
-      floor: fp32Floor(tolerances[`fp32/${step.key}`], model), tolerance: tolerances[`${step.variant}/${step.key}`] ?? null,
-    };
     if (!rule.floor) throw new Error(`no floor for fp32/${step.key} in the server's table`);
     let check;
     try {
@@ -277,7 +280,7 @@ export class Client {
         if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}${body?.error ? `: ${body.error}` : ""}`);
         return body;
       }, (error) => {
-        throw new Error(`GET ${url}: ${error.message} (a page on another origin needs the server's cors_origins to list it)`);
+        throw fetchFailed(url, error);
       });
       promise.catch(() => this.cache.delete(url));
       this.cache.set(url, promise);

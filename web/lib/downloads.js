@@ -5,6 +5,8 @@
 // URL named by that sha256, so a cache hit is trusted (docs/browser-library.md: threat model). A hit still gets a
 // cheap check against damage (a cut-short or altered entry): its length, and the sha256 of a
 // sample of its bytes recorded when it was stored, instead of re-hashing tens of megabytes.
+import { fetchFailed } from "./cors.js";
+
 const CACHE = "onnxport-artifacts-v2";
 const OLD_CACHES = ["onnxport-artifacts-v1"]; // entries without a sample hash: dropped, not re-hashed
 const SAMPLE_HEADER = "X-Onnxport-Sample-Sha256";
@@ -65,7 +67,7 @@ async function download(url, expected, onProgress) {
   try {
     response = await fetch(url, { cache: "no-store" });
   } catch (error) {
-    throw new Error(`GET ${url}: ${error.message} (a page on another origin needs the server's cors_origins to list it)`);
+    throw fetchFailed(url, error);
   }
   if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
   const total = Number(response.headers.get("Content-Length")) || expected || 0;

@@ -35,6 +35,43 @@ export function fp32Floor(tableFloor, model) {
   const looser = (a, b) => (a == null ? b ?? null : b == null ? a : Math.max(a, b));
   return { ...tableFloor, abs: looser(tableFloor.abs, own.abs), rel: looser(tableFloor.rel, own.rel) };
 }
+
+/** What a variant's file computes: its record's `arithmetic` (before that field: its precision). */
+export function arithmeticOf(variantRecord) {
+  return variantRecord.arithmetic ?? variantRecord.precision;
+}
+
+/**
+ * What a file of `variant` is judged by on a runtime key (runtimes.js): the arithmetic its file
+ * computes and that arithmetic's budget, as the variant record says (a repository built before those
+ * fields: its precision, and the table's row), the runtime's fp32 floor, and the table's element-wise
+ * row for the variant. `onnxport check`, first-use verification and the playground all judge by it.
+ *
+ * @param {object} model the manifest's model entry
+ * @param {string} variant the variant's name (a form answers to its variant's rule)
+ * @param {string} key the runtime key (runtimes.js)
+ * @param {object} tolerances the server's /api/tolerances ({"variant/key": {...}})
+ * @returns {{arithmetic: string, budget: object|null, floor: object|null, tolerance: object|null}}
+ */
+export function judgementRule(model, variant, key, tolerances) {
+  const built = model.variants[variant];
+  const tolerance = tolerances[`${variant}/${key}`] ?? null;
+  return {
+    arithmetic: arithmeticOf(built),
+    budget: built.budget ?? tolerance,
+    floor: fp32Floor(tolerances[`fp32/${key}`], model),
+    tolerance,
+  };
+}
+
+/** judge() of one run of `model` by a judgementRule: got, fp32 and sameVariant as judge() takes them. */
+export function judgeRun(model, rule, { got, fp32 = null, sameVariant = null }) {
+  return judge({
+    task: model.task, metricOutput: model.metric_output ?? null, arithmetic: rule.arithmetic, budget: rule.budget,
+    floor: rule.floor, got, fp32, sameVariant,
+  });
+}
+
 const SERVER = "the server"; // what the reasons call the floor's reference
 
 /**

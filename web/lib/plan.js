@@ -8,7 +8,7 @@ import { AS_BUILT, fileRecord, servedForms } from "./forms.js";
 import { byCost, cost, MIN_GAIN, startsSooner } from "./cost.js";
 import { missingKernelReason } from "./kernels.js";
 import { served } from "./manifest.js";
-import { inBrowser, PINNABLE, placed, runtime as runtimeRow, unavailableReason } from "./runtimes.js";
+import { inBrowser, PINNABLE, placed, runtime as runtimeRow, shaderF16Reason, unavailableReason } from "./runtimes.js";
 import { formatMs } from "./speeds.js";
 import { checkedFailure, checkedVerdicts, remembered } from "./verdicts.js";
 
@@ -65,9 +65,8 @@ function candidate(model, variant, runtime, device, context) {
   // Before any download: a session with an operator its bundle has no kernel for cannot be created.
   const noKernel = missingKernelReason(runtime, record.operator_types);
   if (noKernel) return { skip: noKernel };
-  if (record.precision === "fp16" && row.shaderF16 && !device.shaderF16) {
-    return { skip: "fp16 needs the adapter feature shader-f16, which this adapter lacks" };
-  }
+  const noF16 = shaderF16Reason(runtime, record, device);
+  if (noF16) return { skip: noF16 };
   const checked = checkedFailure(context.conformance, record.sha256, key, device);
   if (checked) return { skip: `onnxport check on this kind of device found it ${checked.status === "fail" ? "wrong" : "unsupported"}: ${checked.reason}` };
   if (context.verify !== "always") {

@@ -11,7 +11,7 @@
 //   threads    "all": the page's threads (threadsFor); 1: one
 //   kernels    the row of kernels.js's measured table (the operators its bundle has no kernel for)
 //   needs      the probe's flag (probe.js) it needs, and what to say when the probe gave no reason
-//   prior      speeds.js's guess until measured: native ms at build time x factor + overheadMs
+//   prior      cost.js's guess until measured: native ms at build time x factor + overheadMs
 //   software   a software adapter (SwiftShader): correct but slow, its own prior
 //   shaderF16  fp16 files need the adapter feature shader-f16: the native WebGPU execution provider
 //              refuses them without it
@@ -104,4 +104,20 @@ export function unavailableReason(key, device) {
   const needs = BY_KEY.get(key)?.needs;
   if (!needs || device[needs.flag]) return null;
   return device[`${needs.flag}Reason`] || needs.missing;
+}
+
+/**
+ * Why this device's adapter cannot run the variant's files on the runtime, or null: fp16 where the
+ * runtime needs shader-f16 for it and the adapter lacks it (the native WebGPU execution provider
+ * refuses such models). A variant holds fp16 when built as fp16 or when its file computes in fp16.
+ */
+export function shaderF16Reason(key, variantRecord, device) {
+  const fp16 = variantRecord.precision === "fp16" || variantRecord.arithmetic === "fp16";
+  if (!fp16 || !BY_KEY.get(key)?.shaderF16 || device.shaderF16) return null;
+  return "fp16 needs the adapter feature shader-f16, which this adapter lacks";
+}
+
+/** Why this device cannot run the variant on the runtime at all, before trying: either reason above, or null. */
+export function cannotRun(key, variantRecord, device) {
+  return unavailableReason(key, device) ?? shaderF16Reason(key, variantRecord, device);
 }

@@ -5,7 +5,7 @@
 // element-wise difference to its own reference kept as a diagnostic. Every reference file holds the
 // same inputs (golden set 0, the same rows); when the fp32 one's differ (or there is none), the file
 // is judged element by element against its own reference by the table's row for its variant.
-import { judge } from "./judge.js";
+import { judgeRun } from "./judge.js";
 
 /**
  * @param session an open session (session.js)
@@ -14,7 +14,7 @@ import { judge } from "./judge.js";
  * @param {{inputs: object, outputs: object}} args.reference the file's reference, decoded
  * @param {{inputs: object, outputs: object}|null} args.fp32Reference the fp32 variant's, decoded (null for an fp32 file)
  * @param {{arithmetic: string, budget: object|null, floor: object, tolerance: object|null}} args.rule
- *   what the file computes, its budget, the table's "fp32/<runtime>" floor and its "<variant>/<runtime>" row
+ *   judge.js judgementRule: what the file computes, its budget, the runtime's floor and the table's row
  */
 export async function verifySession(session, { model, reference, fp32Reference, rule }) {
   const started = performance.now();
@@ -34,16 +34,13 @@ export async function verifySession(session, { model, reference, fp32Reference, 
  * "floor" (an fp32 file), "budget" (against fp32's reference) or "table" (the fallback).
  */
 export function judgeVerification(outputs, { model, reference, fp32Reference, rule }) {
-  const common = { task: model.task, metricOutput: model.metric_output ?? null, got: outputs, sameVariant: reference.outputs };
-  if (rule.arithmetic === "fp32") return { ...judge({ ...common, arithmetic: "fp32", floor: rule.floor }), rule: "floor" };
+  const run = { got: outputs, sameVariant: reference.outputs };
+  if (rule.arithmetic === "fp32") return { ...judgeRun(model, rule, run), rule: "floor" };
   if (rule.budget && fp32Reference && sameTensors(reference.inputs, fp32Reference.inputs)) {
-    return {
-      ...judge({ ...common, arithmetic: rule.arithmetic, budget: rule.budget, floor: rule.floor, fp32: fp32Reference.outputs }),
-      rule: "budget",
-    };
+    return { ...judgeRun(model, rule, { ...run, fp32: fp32Reference.outputs }), rule: "budget" };
   }
   if (!rule.tolerance) throw new Error("no fp32 reference on the same inputs, and no tolerance for this variant in the server's table");
-  return { ...judge({ ...common, arithmetic: "fp32", floor: rule.tolerance }), rule: "table" };
+  return { ...judgeRun(model, { arithmetic: "fp32", budget: null, floor: rule.tolerance }, run), rule: "table" };
 }
 
 // Same names, types, shapes and values (NaN equal to NaN): the two files were run on the same inputs.

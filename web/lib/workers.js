@@ -1,4 +1,5 @@
 // Workers that own onnxruntime-web sessions, created on first use; calls are promises.
+import { CORS_HINT } from "./cors.js";
 import { browserRuntime, placed } from "./runtimes.js";
 
 const WORKER_URL = new URL("./worker.js", import.meta.url);
@@ -32,7 +33,7 @@ class RuntimeWorker {
       else call.reject(new Error(data.error));
     };
     this.worker.onerror = (event) => {
-      const error = new Error(`${name} worker failed: ${event.message || "script error (is the server allowing this origin? see cors_origins)"}`);
+      const error = new Error(`${name} worker failed: ${event.message || `script error (${CORS_HINT})`}`);
       for (const call of this.pending.values()) call.reject(error);
       this.pending.clear();
     };

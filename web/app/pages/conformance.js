@@ -1,8 +1,8 @@
 // Conformance page: run the checks in this browser, watch the matrix fill, download the JSON.
 // `onnxport check` opens this page with ?autorun=1 and reads window.onnxportReport.
 import { RUNTIMES, releaseWorkers, runConformance } from "../conformance.js";
-import { AS_BUILT, servedForms } from "../../lib/forms.js";
-import { served, variants } from "../../lib/manifest.js";
+import { served, variants } from "../../lib/index.js";
+import { AS_BUILT, servedForms } from "../../lib/internal.js";
 import { el, errorBox } from "../ui.js";
 
 export function conformancePage(built, params) {

@@ -1,5 +1,5 @@
 // Model page: the manifest's metadata (inputs, outputs, opset, operators, provenance) and variants.
-import { variants } from "../../lib/manifest.js";
+import { variants } from "../../lib/index.js";
 import { bytes, el, metricText, statusText, syntheticNote, table } from "../ui.js";
 
 const shape = (s) => `[${(s ?? []).join(", ")}]`;

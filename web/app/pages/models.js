@@ -1,5 +1,5 @@
 // Models page: one card per model with its variants' size, precision, error and status.
-import { variants } from "../../lib/manifest.js";
+import { variants } from "../../lib/index.js";
 import { bytes, el, metricText, statusText, syntheticNote, table } from "../ui.js";
 
 export function modelsPage(manifest) {

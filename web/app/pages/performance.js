@@ -9,9 +9,7 @@ import "chart.js";
 import { runBench } from "../bench.js";
 import { goldenInputs } from "../conformance.js";
 import { latencyConfig, sizeConfig, START_RUNTIME, startConfig, throughputConfig } from "../performance-charts.js";
-import { CHECKED, unavailableReason } from "../../lib/runtimes.js";
-import { recordMeasured } from "../../lib/speeds.js";
-import { encodeTensors, leadingRows } from "../../lib/tensors.js";
+import { CHECKED, encodeTensors, leadingRows, recordMeasured, unavailableReason } from "../../lib/internal.js";
 import { el, errorBox, table } from "../ui.js";
 
 const { Chart } = globalThis;

@@ -1,9 +1,6 @@
 // Playground: run a model in this browser by the library's plan, and on the server, side by side.
-import { served } from "../../lib/manifest.js";
-import { inBrowser, PINNABLE as RUNTIMES, runtime as runtimeRow } from "../../lib/runtimes.js";
-import { serverInfer } from "../../lib/server-api.js";
-import { fp32Floor, judge } from "../../lib/judge.js";
-import { maxAbsDiff } from "../../lib/tensors.js";
+import { RUNTIMES, served } from "../../lib/index.js";
+import { inBrowser, judgementRule, judgeRun, maxAbsDiff, runtime as runtimeRow, serverInfer } from "../../lib/internal.js";
 import { client } from "../client.js";
 import { digitsInput } from "../playground/digits.js";
 import { describe, genericInput } from "../playground/generic.js";
@@ -34,7 +31,7 @@ export async function playgroundPage(model, pin, params) {
   const input = inputSources(model, [...widgets, golden], describe, golden);
   const plan = await client.plan(model.name, { ...pin, verify });
   // The runtime starts now, while the page is read: a first Run then waits for the model alone.
-  client.prepare(model.name, pin).catch(() => {}); // a runtime that cannot start fails in load(), with its reason
+  client.startAhead(model.name, pin).catch(() => {}); // a runtime that cannot start fails in load(), with its reason
   const progress = el("div", { class: "downloads" });
   const notes = el("div", { class: "notes", "data-testid": "notes" });
   const results = el("div", { class: "results", "data-testid": "results" });
@@ -117,17 +114,16 @@ async function runOnce(model, options, input, view) {
 // variant's budget, the element-wise difference being a diagnostic. Null when both ran on the server.
 async function judgement(model, choice, got, sameVariant, feeds) {
   if (!inBrowser(choice.runtime)) return null;
-  const record = model.variants[choice.variant];
-  const arithmetic = record.arithmetic ?? "fp32";
   try {
-    const floor = fp32Floor((await client.tolerances())[`fp32/${choice.key}`], model);
+    const rule = judgementRule(model, choice.variant, choice.key, await client.tolerances());
+    const { arithmetic, budget, floor } = rule;
     let fp32 = null;
     if (arithmetic !== "fp32") {
       if (model.variants.fp32?.status !== "ok") return { error: `an ${arithmetic} file is judged against fp32, which this model does not serve` };
       fp32 = choice.variant === "fp32" ? sameVariant : (await serverInfer(client.inference, model.name, "fp32", feeds)).outputs;
     }
-    const verdict = judge({ task: model.task, metricOutput: model.metric_output ?? null, arithmetic, budget: record.budget ?? null, floor, got, fp32, sameVariant });
-    return { ...verdict, arithmetic, budget: record.budget ?? null, floor, runtime: choice.key };
+    const verdict = judgeRun(model, rule, { got, fp32, sameVariant });
+    return { ...verdict, arithmetic, budget, floor, runtime: choice.key };
   } catch (error) {
     return { error: `no verdict: ${error.message}` };
   }

@@ -1,6 +1,7 @@
 // digits: draw on a canvas; the 8x8 average of the strokes is the model's input (0..1).
 import { el } from "../ui.js";
-import { argmax, softmax, tensor } from "../../lib/tensors.js";
+import { tensor } from "../../lib/index.js";
+import { argmax, softmax } from "../../lib/internal.js";
 
 const SIZE = 160;
 const GRID = 8;

@@ -1,7 +1,7 @@
 // Any other model (imported ones): its own golden inputs (an imported test directory's, or the
 // build's), one set at a time; seeded random inputs only when it has none.
-import { tensorType } from "../../lib/manifest.js";
-import { ARRAYS, tensor } from "../../lib/tensors.js";
+import { tensor } from "../../lib/index.js";
+import { ARRAYS, tensorType } from "../../lib/internal.js";
 import { client } from "../client.js";
 import { el } from "../ui.js";
 

@@ -1,6 +1,7 @@
 // iris: the four measurements of a flower, in centimetres.
 import { el } from "../ui.js";
-import { argmax, tensor } from "../../lib/tensors.js";
+import { tensor } from "../../lib/index.js";
+import { argmax } from "../../lib/internal.js";
 
 const FIELDS = [["sepal length", 5.1], ["sepal width", 3.5], ["petal length", 1.4], ["petal width", 0.2]];
 const SPECIES = ["setosa", "versicolor", "virginica"];

@@ -3,7 +3,8 @@
 import { Tokenizer } from "@huggingface/tokenizers";
 import { client } from "../client.js";
 import { el } from "../ui.js";
-import { cosine, row, tensor } from "../../lib/tensors.js";
+import { tensor } from "../../lib/index.js";
+import { cosine, row } from "../../lib/internal.js";
 
 const MAX_TOKENS = 128;
 

@@ -10,9 +10,8 @@
 //   {"input_ids": {"dims": [1, 3], "data": [101, 2023, 102]}, "attention_mask": [[1, 1, 1]]}
 // Files: an .npz with one key per input (np.savez(f, input_ids=..., attention_mask=...)), or an
 // .npy for a model with one input. Arrays must have the input's dtype: nothing is cast silently.
-import { tensorType } from "../../lib/manifest.js";
-import { readNpy, readNpz } from "../../lib/npy.js";
-import { ARRAYS, tensor } from "../../lib/tensors.js";
+import { tensor } from "../../lib/index.js";
+import { ARRAYS, readNpy, readNpz, tensorType } from "../../lib/internal.js";
 
 export class UserDataError extends Error {}
 
