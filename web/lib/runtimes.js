@@ -29,7 +29,7 @@ const row = (fields) => Object.freeze({
 export const RUNTIMES = Object.freeze([
   row({
     key: "webgpu", provider: "webgpu", bundle: "ort.webgpu.min.mjs", kernels: "webgpu",
-    needs: { flag: "webgpu", missing: "no WebGPU adapter" },
+    needs: Object.freeze({ flag: "webgpu", missing: "no WebGPU adapter" }),
     prior: Object.freeze({ factor: 1, overheadMs: 1, why: "a GPU taken as about native speed, plus dispatch and read-back" }),
     software: Object.freeze({
       prior: Object.freeze({ factor: 300, overheadMs: 5, why: "a software WebGPU adapter taken as about 100x slower than WebAssembly" }),
@@ -40,7 +40,7 @@ export const RUNTIMES = Object.freeze([
   row({
     // The WebGPU bundle carries the WebNN execution provider too.
     key: "webnn", provider: "webnn", bundle: "ort.webgpu.min.mjs", kernels: "webnn",
-    needs: { flag: "webnn", missing: "no WebNN context" },
+    needs: Object.freeze({ flag: "webnn", missing: "no WebNN context" }),
     prior: Object.freeze({ factor: 1, overheadMs: 1, why: "WebNN taken as about native speed" }),
   }),
   row({
