@@ -185,7 +185,7 @@ def upgrade_opset(model: onnx.ModelProto, target: int = QDQ_MIN_OPSET) -> tuple[
         upgraded = onnx.version_converter.convert_version(model, target)
         onnx.checker.check_model(upgraded)
         _load_in_onnxruntime(upgraded)
-    except Exception as exc:  # noqa: BLE001 - the converter lacks adapters for some operators
+    except Exception as exc:
         return model, f"opset {opset} -> {target} failed: {_first_line(exc)}"
     return upgraded, None
 
@@ -233,11 +233,11 @@ def preprocess(model: onnx.ModelProto, tmp: Path) -> tuple[onnx.ModelProto, list
                 if result is None:
                     raise ValueError("no model returned")
                 work = result
-            except Exception as exc:  # noqa: BLE001 - any failure of a step skips that step, told in notes
+            except Exception as exc:
                 skipped.append(f"{label} skipped ({_first_line(exc)})")
     try:
         _load_in_onnxruntime(work)
-    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own error types
+    except Exception as exc:
         return model, [f"not used: the pre-processed model does not load ({_first_line(exc)})"]
     add_pre_process_metadata(work)
     graph_names.name_nodes(work.graph)  # the optimizer adds unnamed nodes; nodes_to_exclude needs names
