@@ -29,8 +29,8 @@ def test_the_table_has_the_basis_the_judged_metric_and_the_diagnostic():
     keys = (("fp32", "source"), ("fp32", "wasm"), ("int8-dynamic", "wasm"), ("fp16", "webgpu"))
     assert [rows[k][5] for k in keys] == ["export", "floor", "budget", "-"]
     # The budget basis shows the figure the budget judged (against fp32), not the one against the server's int8.
-    assert rows[("int8-dynamic", "wasm")][7] == "top1 1.000 vs fp32"
-    assert rows[("fp32", "wasm")][7] == "top1 1.000"
+    assert rows[("int8-dynamic", "wasm")][7] == "top1 1.0000 vs fp32"
+    assert rows[("fp32", "wasm")][7] == "top1 1.0000"
     assert rows[("int8-dynamic", "wasm")][10] == DIAGNOSTIC[:160]
     assert rows[("fp32", "wasm")][10].startswith("output 'logits' at [0, 0]")
     text = check_report.text_table(_report())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from onnxport.text_tables import table
+from onnxport.text_tables import metric_text, table
 
 HEADERS = ["model", "variant", "form", "runtime", "status", "basis", "max abs", "metric", "warm ms", "where", "detail"]
 
@@ -27,23 +27,9 @@ def _basis(result: dict[str, Any]) -> str:
 def _metric(result: dict[str, Any]) -> str:
     """The figure the verdict read: against fp32 for the budget basis, else against the reference."""
     if result.get("basis") == "budget":
-        text = _metric_text(result.get("metric_vs_fp32") or {})
+        text = metric_text(result.get("metric_vs_fp32") or {})
         return f"{text} vs fp32" if text != "-" else text
-    return _metric_text(result.get("metric") or {})
-
-
-def _metric_text(metric: dict[str, Any]) -> str:
-    if "top1_agreement" in metric:
-        return f"top1 {metric['top1_agreement']:.3f}"
-    if "cosine_min" in metric:
-        return f"cos {metric['cosine_min']:.5f}"
-    if "step_agreement" in metric:
-        return f"steps {metric['step_agreement']:.3f}"
-    if "scaled_mean_abs" in metric:
-        return f"mean err {metric['scaled_mean_abs']:.2e}"
-    if "scaled_max_abs" in metric:
-        return f"max err {metric['scaled_max_abs']:.2e}"
-    return "-"
+    return metric_text(result.get("metric") or {})
 
 
 def _where(result: dict[str, Any]) -> str:
