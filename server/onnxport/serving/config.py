@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from onnxport.errors import OnnxportError
-from onnxport.project import PROJECT_ROOT
+from onnxport.project import CHECKOUT, PACKAGED_WEB
 
 
 class ConfigError(OnnxportError):
@@ -98,15 +98,32 @@ def _origin_list(value: Any) -> list[str]:
     return [origin(entry) for entry in value]
 
 
+# The defaults: in a checkout, its own folders (`make run`); installed, the package's copy of the browser side
+# and a repository in the working folder (relative: resolved where the command runs). project.py tells which.
+if CHECKOUT is not None:
+    DEFAULT_REPOSITORY = CHECKOUT / "models" / ".repository"
+    WEB_ROOT = CHECKOUT / "web"
+    ORT_ROOT = CHECKOUT / "node_modules" / "onnxruntime-web" / "dist"
+    TOKENIZERS_ROOT = CHECKOUT / "node_modules" / "@huggingface" / "tokenizers" / "dist"
+    CHARTJS_ROOT = CHECKOUT / "node_modules" / "chart.js" / "dist"
+else:
+    DEFAULT_REPOSITORY = Path("onnxport-repository")
+    WEB_ROOT = PACKAGED_WEB / "web"
+    ORT_ROOT = PACKAGED_WEB / "ort"
+    TOKENIZERS_ROOT = PACKAGED_WEB / "vendor" / "tokenizers"
+    CHARTJS_ROOT = PACKAGED_WEB / "vendor" / "chartjs"
+
 SETTINGS = [
-    Setting("repository", PROJECT_ROOT / "models" / ".repository", _path,
-            "Model repository folder (manifest.json, artifacts/, testdata/)."),
-    Setting("web_root", PROJECT_ROOT / "web", _path, "Folder of the browser app, served at /."),
-    Setting("ort_root", PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist", _path,
-            "onnxruntime-web's dist folder from the pinned npm package, served at /ort/."),
-    Setting("tokenizers_root", PROJECT_ROOT / "node_modules" / "@huggingface" / "tokenizers" / "dist", _path,
+    Setting("repository", DEFAULT_REPOSITORY, _path,
+            "Model repository folder (manifest.json, artifacts/, testdata/); default models/.repository in a "
+            "checkout, ./onnxport-repository where onnxport is installed."),
+    Setting("web_root", WEB_ROOT, _path, "Folder of the browser app, served at /."),
+    Setting("ort_root", ORT_ROOT, _path,
+            "onnxruntime-web's files from the pinned npm package (its dist folder in a checkout, the files the "
+            "library loads in an installed package), served at /ort/."),
+    Setting("tokenizers_root", TOKENIZERS_ROOT, _path,
             "@huggingface/tokenizers' dist folder from the pinned npm package, served at /vendor/tokenizers/."),
-    Setting("chartjs_root", PROJECT_ROOT / "node_modules" / "chart.js" / "dist", _path,
+    Setting("chartjs_root", CHARTJS_ROOT, _path,
             "Chart.js's dist folder from the pinned npm package (the performance page's charts), served at "
             "/vendor/chartjs/."),
     Setting("debug_root", None, _path,
