@@ -54,8 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="onnxport",
                                      description="Export once, run anywhere: build, serve and check ONNX models.")
     parser.add_argument("--repository", type=Path, default=None,
-                        help=f"model repository folder (default: models/.repository, ${DEFAULT_REPOSITORY_ENV}, "
-                             "or the config file's `repository`)")
+                        help=f"model repository folder (default: models/.repository in onnxport's checkout, "
+                             f"./onnxport-repository elsewhere; ${DEFAULT_REPOSITORY_ENV}, or the config file's "
+                             "`repository`)")
     sub = parser.add_subparsers(dest="command", required=True)
     # --repository is accepted after the command too (`onnxport serve --repository DIR`).
     common = argparse.ArgumentParser(add_help=False)
@@ -175,6 +176,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="RayService container image; it must have onnxport installed")
     to_ray.add_argument("--workers", type=int, default=1, help="RayService worker pods (default 1)")
     to_ray.set_defaults(handler=_deploy_ray)
+
+    init = sub.add_parser("init", help="write a new project folder: a recipe template in models/ and a README")
+    init.add_argument("folder", type=Path, help="new (or empty) folder to write")
+    init.set_defaults(handler=_init)
     return parser
 
 
@@ -339,6 +344,14 @@ def _deploy_ray(args) -> int:
                                       args.port, args.image, args.workers, args.max_ongoing_requests)
     print(f"wrote {', '.join(f'{args.out}/{name}' for name in written)}: `serve deploy {args.out}/serve.yaml` on a Ray "
           f"cluster with onnxport installed, or `kubectl apply -f {args.out}/rayservice.yaml` with KubeRay")
+    return 0
+
+
+def _init(args) -> int:
+    from onnxport.init_project import write_project
+
+    written = write_project(args.folder)
+    print(f"wrote {', '.join(str(p) for p in written)}; in {args.folder}: `onnxport build`, then `onnxport serve`")
     return 0
 
 
