@@ -39,12 +39,13 @@ check: setup onnx-testdata
 
 setup: $(VENV)/.installed node_modules/.installed
 
-# torch is pinned in pyproject.toml, so pip takes the CPU build that lies on these machines
-# instead of fetching a multi-GB CUDA one.
+# Every extra `make test` uses: the test tools, Ray, the demo recipes' libraries (PyTorch, scikit-learn,
+# transformers) and Playwright. torch is pinned in the pytorch extra, so pip takes the CPU build that
+# lies on these machines instead of fetching a multi-GB CUDA one.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,ray]'
+	$(PY) -m pip install --quiet -e '.[test,ray,demo,browser]'
 	touch $@
 
 node_modules/.installed: package.json package-lock.json

@@ -25,8 +25,15 @@ def main(argv: list[str] | None = None) -> int:
         # What the user gave does not fit (argparse's own usage errors exit 2 too).
         print(f"onnxport: error: {exc}", file=sys.stderr)
         return 2
-    except OnnxportError as exc:
-        print(f"onnxport: error: {exc}", file=sys.stderr)
+    except (OnnxportError, ModuleNotFoundError) as exc:
+        # A module of an extra that is not installed (PyTorch for a PyTorch recipe, Playwright for check...): the
+        # one line says which extra to install.
+        from onnxport.extras import missing_extra
+
+        hint = missing_extra(exc, args.command)
+        if hint is None and not isinstance(exc, OnnxportError):
+            raise
+        print(f"onnxport: error: {hint or exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("onnxport: interrupted; the repository is unchanged", file=sys.stderr)
@@ -255,6 +262,9 @@ def _info(args) -> int:
 
 
 def _check(args) -> int:
+    from onnxport.extras import require
+
+    require("playwright", "check")  # before a server starts
     from onnxport.check import check_report
     from onnxport.check.check_run import FAILING, run_check
 
@@ -273,6 +283,10 @@ def _check(args) -> int:
 
 
 def _bench(args) -> int:
+    from onnxport.extras import require
+
+    if args.runtimes:  # browser runtimes to measure; before a server starts
+        require("playwright", "bench")
     from onnxport.bench import bench_report
     from onnxport.bench.bench_run import run_bench, save_latest
 

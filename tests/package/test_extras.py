@@ -1,0 +1,52 @@
+"""The core imports no extra, and a command that needs a missing extra says which one in one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from onnxport.extras import EXTRAS
+
+# The serve, import, variant and V2 paths, as the CLI and the server reach them.
+CORE_PATHS = ["onnxport.cli", "onnxport.serving.app", "onnxport.serving.serve", "onnxport.serving.v2_core",
+              "onnxport.convert.importer", "onnxport.convert.builder", "onnxport.convert.fp16", "onnxport.convert.int8",
+              "onnxport.convert.forms", "onnxport.repository.store", "onnxport.deploy.triton",
+              "onnxport.deploy.ray_config"]
+
+
+def test_the_core_paths_import_no_extra(tmp_path):
+    script = textwrap.dedent(f"""
+        import importlib, sys
+        for name in {CORE_PATHS!r}:
+            importlib.import_module(name)
+        from onnxport.serving.app import create_app
+        create_app({{"repository": {str(tmp_path / "repository")!r}}})
+        from onnxport import cli
+        cli._parser()
+        print(sorted(m for m in sys.modules if m.split(".")[0] in {sorted(EXTRAS)!r}))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", f"extras imported on the core paths: {done.stdout}"
+
+
+def test_build_without_scikit_learn_names_the_extra(run_cli, tmp_path, monkeypatch, assert_one_line_error):
+    assert run_cli("init", tmp_path / "project")[0] == 0
+    monkeypatch.setitem(sys.modules, "sklearn", None)  # what an environment without the extra gives: no sklearn
+    code, _, err = run_cli("--repository", tmp_path / "repository", "build",
+                           "--recipes", tmp_path / "project" / "models", "--quiet")
+    assert code == 1
+    assert_one_line_error(err, "onnxport build needs scikit-learn: pip install 'onnxport[sklearn]'")
+
+
+@pytest.mark.parametrize("command", ["check", "bench"])
+def test_check_and_bench_without_playwright_name_the_extra_before_starting(command, run_cli, tmp_path, monkeypatch,
+                                                                         assert_one_line_error):
+    monkeypatch.setitem(sys.modules, "playwright", None)
+    code, _, err = run_cli("--repository", tmp_path / "nothing", command)
+    assert code == 1
+    assert_one_line_error(err, f"onnxport {command} needs Playwright: pip install 'onnxport[browser]'")
+    assert not (tmp_path / "nothing").exists()
