@@ -16,31 +16,104 @@ import { remember, remembered } from "./verdicts.js";
 import { verifySession, wrongResultsMessage } from "./verify.js";
 import { dropAllWorkers } from "./workers.js";
 
+/** @import { ModelEntry, VariantRecord } from "./manifest.js" */
+/** @import { Tensors } from "./tensors.js" */
+
+/**
+ * Where a client finds what it does not take from the server itself.
+ * @typedef {object} ClientOptions
+ * @property {string|URL|null} [files] where the repository's files are served, if not by the server (a CDN)
+ * @property {string|URL|null} [inference] the V2 API's base URL for the server fallback and references, if
+ *   not the server (a Ray Serve or Triton endpoint: it must serve the same models under the same names)
+ * @property {{perturb?: string}} [testing] automated tests only (refused without navigator.webdriver):
+ *   perturb "RUNTIME" adds 1 to the first element of each float output (the size of int8 rounding
+ *   differences between builds: an fp32 file fails its floor, an int8 file may stay within budget),
+ *   "RUNTIME:negate" negates every float value too (wrong by every rule)
+ */
+/**
+ * One step of a load plan: a runtime, a variant and the file to load (form null: the variant as built).
+ * @typedef {object} PlanStep
+ * @property {string} runtime one of RUNTIMES
+ * @property {string} key the runtime key the tolerances and verdicts use (runtimes.js: WebAssembly on one thread has its own)
+ * @property {string} variant
+ * @property {string|null} form
+ * @property {string} why the reason it is where it is in the plan, in words
+ * @property {number} [threads]
+ * @property {number} [expectedMs]
+ */
+/**
+ * A load plan: the steps load() tries in order, and what was left out and why.
+ * @typedef {{steps: PlanStep[], skipped: Array<{runtime: string, variant?: string, reason: string}>}} Plan
+ */
+/**
+ * What load() may be told: pins, the verification mode and progress hooks.
+ * @typedef {object} LoadOptions
+ * @property {string} [runtime] load on this runtime only (one of RUNTIMES: WebGPU, WebNN, WebAssembly, the server)
+ * @property {string} [variant] load this variant only ("fp32", "fp16", "int8-dynamic", "int8-static")
+ * @property {string} [form] load this optimized form of the pinned variant (docs/manifest.md)
+ * @property {"first-use"|"always"|"off"} [verify] check the runtime's outputs against the server's reference
+ *   outputs before the first use on this device (default), before every load, or never
+ * @property {(received: number, total: number, source: string) => void} [onProgress] bytes of the model
+ *   file read so far; source "network" or "cache"
+ * @property {(step: PlanStep) => void} [onStep] a step is being tried
+ * @property {(step: PlanStep, error: Error) => void} [onFailure] a step failed; the next one is tried
+ * @property {(text: string) => void} [onNote] something worth telling a user (a damaged cache entry, ...)
+ */
+/**
+ * Where a loaded model runs and why (LoadedModel.choice).
+ * @typedef {object} Choice
+ * @property {string} runtime one of RUNTIMES
+ * @property {string} key the runtime key (runtimes.js: WebAssembly on one thread has its own)
+ * @property {string} variant
+ * @property {string|null} form
+ * @property {string} why
+ * @property {number|null} threads onnxruntime-web's WebAssembly threads (null on the server)
+ * @property {{status: string, [field: string]: any}} verification status "passed", "remembered",
+ *   "reference" (the server), "off" or "unavailable", with the measured differences
+ * @property {string} [source] where the model's bytes came from: "network" or "cache"
+ * @property {number} [createMs] the session's creation time
+ * @property {Array<{runtime: string, variant: string, form: string|null, error: string, wrong: boolean}>} attempts
+ *   the steps that failed before this one
+ * @property {Plan} plan
+ */
+
 // The onnxruntime-web release our server ships (package.json pins it; a test keeps them equal).
 export const ORT_WEB_VERSION = "1.30.0";
 const VERIFY_MODES = Object.freeze(["first-use", "always", "off"]);
-// This file is served at <server>/web/lib/client.js.
-const DEFAULT_BASE = new URL("../../", import.meta.url).href;
+// This file is served at <server>/web/lib/client.js. (A bundled page has no such place: it passes
+// the server's URL. import.meta.url stays out of the `new URL("...", import.meta.url)` form, which
+// bundlers read as a file to copy.)
+const HERE = import.meta.url;
+const DEFAULT_BASE = new URL("../../", HERE).href;
 
+/** Every step of the plan failed: `attempts` says how each one did. */
 export class LoadError extends Error {
+  /**
+   * @param {string} message
+   * @param {Choice["attempts"]} attempts
+   */
   constructor(message, attempts) {
     super(message);
     this.attempts = attempts;
   }
 }
 
+/**
+ * A client of the onnxport server at baseUrl (by default the server this file came from; a page
+ * built with a bundler passes its server's URL).
+ * @param {string|URL} [baseUrl]
+ * @param {ClientOptions} [options]
+ * @returns {Client}
+ */
 export function connect(baseUrl = DEFAULT_BASE, options = {}) {
   return new Client(baseUrl, options);
 }
 
 export class Client {
-  // options.files: where repository files are served, if not the server (a CDN);
-  // options.inference: the V2 API's base URL for the server fallback and references, if not the
-  // server (a Ray Serve or Triton endpoint: it must serve the same models under the same names);
-  // options.testing.perturb: a runtime whose outputs are made wrong (automated tests only): "RUNTIME"
-  // adds 1 to the first element of each float output (the size of int8 rounding differences between
-  // builds: an fp32 file fails its floor, an int8 file may stay within budget), "RUNTIME:negate" negates
-  // every float value too (wrong by every rule).
+  /**
+   * @param {string|URL} baseUrl the server
+   * @param {ClientOptions} [options] files (a CDN), inference (another V2 endpoint), testing
+   */
   constructor(baseUrl, { files = null, inference = null, testing = {} } = {}) {
     const folder = (url) => new URL(url, globalThis.location?.href).href.replace(/\/?$/, "/");
     this.base = folder(baseUrl);
@@ -56,22 +129,27 @@ export class Client {
     this.references = new Map(); // reference file url -> promise of its tensors
   }
 
+  /** @param {string} path a path under the server's URL @returns {string} */
   url(path) {
     return new URL(path, this.base).href;
   }
 
+  /** @param {string} relative a repository file's path (the manifest's `file`) @returns {string} */
   fileUrl(relative) {
     return new URL(relative, this.files).href;
   }
 
+  /** Where onnxruntime-web's files are served: the server's own copy of the release it pins. */
   get ortBase() {
     return this.url("ort/");
   }
 
+  /** @returns {Promise<import("./manifest.js").Manifest>} the server's manifest, read once */
   manifest() {
     return this.#json("api/manifest", { required: true }).then((body) => checkManifest(body, this.url("api/manifest")));
   }
 
+  /** @param {string} name @returns {Promise<ModelEntry>} the manifest's entry of a model */
   async model(name) {
     const built = await this.manifest();
     const model = built.models[name];
@@ -79,10 +157,12 @@ export class Client {
     return model;
   }
 
+  /** @returns {Promise<import("./probe.js").Device>} what this browser can do (probed once per page) */
   device() {
     return probe();
   }
 
+  /** @returns {Promise<Record<string, import("./judge.js").Tolerance>>} the server's tolerance table ("variant/key") */
   tolerances() {
     return this.#json("api/tolerances", { required: true });
   }
@@ -96,6 +176,7 @@ export class Client {
   }
 
   // Golden sets as [{inputs, outputs}] of decoded tensors.
+  /** @param {string} name @returns {Promise<Array<{inputs: Tensors, outputs: Tensors}>>} */
   async golden(name) {
     const body = await this.#json(`api/models/${encodeURIComponent(name)}/golden`, { required: true });
     return body.sets.map((set) => ({ inputs: decodeTensors(set.inputs), outputs: decodeTensors(set.outputs) }));
@@ -103,6 +184,10 @@ export class Client {
 
   // The variant's reference file (inputs and native onnxruntime's outputs), sha256-checked;
   // read once per client (several runtimes may verify one artifact).
+  /**
+   * @param {VariantRecord} record
+   * @returns {Promise<{inputs: Tensors, outputs: Tensors, bytes: number} | null>} null when the record has no reference
+   */
   reference(record) {
     if (!record.reference) return Promise.resolve(null);
     const url = this.fileUrl(record.reference.file);
@@ -120,6 +205,12 @@ export class Client {
     return this.references.get(url);
   }
 
+  /**
+   * The plan load() would follow on this device, without loading anything.
+   * @param {string} name
+   * @param {Pick<LoadOptions, "runtime" | "variant" | "form" | "verify">} [pins]
+   * @returns {Promise<Plan>}
+   */
   async plan(name, { runtime = "", variant = "", form = "", verify = "first-use" } = {}) {
     const [model, device, bench, conformance, cached] = await Promise.all([
       this.model(name), probe(), this.bench(), this.conformance(), cachedUrls(),
@@ -133,6 +224,11 @@ export class Client {
   // An artifact's bytes (verified, cached) and a session for it: the conformance check,
   // the bench and the library's own models all start here.
   // The runtime starts (worker, .wasm, threads) while the bytes are read, not after.
+  /**
+   * @param {import("./manifest.js").FileRecord} record
+   * @param {string} runtime a runtime key
+   * @param {{worker?: string, verbose?: boolean, profile?: boolean, onProgress?: LoadOptions["onProgress"]}} [options]
+   */
   async session(record, runtime, { worker, verbose = false, profile = false, onProgress } = {}) {
     const started = performance.now();
     const options = await this.#runtimeOptions(runtime, { worker, verbose });
@@ -152,6 +248,11 @@ export class Client {
   // 300 ms on a 2-core machine) without loading the model, so that a later load() finds it
   // started: call it when the page opens, before anyone asks for a result. Resolves to the
   // runtime's {runtime, version, threads, initMs}, or null when the plan starts on the server.
+  /**
+   * @param {string} name
+   * @param {Pick<LoadOptions, "runtime" | "variant">} [pins]
+   * @returns {Promise<{runtime: string, version: string|null, threads: number, initMs: number} | null>}
+   */
   async startAhead(name, { runtime = "", variant = "" } = {}) {
     const { steps } = await this.plan(name, { runtime, variant });
     const step = steps.find((s) => inBrowser(s.runtime));
@@ -160,15 +261,26 @@ export class Client {
 
   // startAhead's former name ("prepared" is the Python side's word for a loaded source model), kept
   // for pages written against it.
+  /**
+   * @deprecated startAhead
+   * @param {string} name
+   * @param {Pick<LoadOptions, "runtime" | "variant">} [options]
+   */
   prepare(name, options) {
     return this.startAhead(name, options);
   }
 
   // One runtime started ahead (the bench times a start after it, as a page that called startAhead).
+  /** @param {string} runtime a runtime key @param {{worker?: string}} [options] */
   async startRuntime(runtime, { worker } = {}) {
     return startRuntime(await this.#runtimeOptions(runtime, { worker }));
   }
 
+  /**
+   * @param {string} runtime
+   * @param {{worker?: string, verbose?: boolean}} options
+   * @returns {Promise<import("./session.js").RuntimeOptions>}
+   */
   async #runtimeOptions(runtime, { worker, verbose = false }) {
     return {
       runtime, device: await probe(), ortBase: this.ortBase, worker, verbose,
@@ -180,6 +292,13 @@ export class Client {
 
   // options: runtime / variant (pins), verify: first-use | always | off, and hooks
   // onProgress(received, total, source), onStep(step), onFailure(step, error), onNote(text).
+  /**
+   * Loads a model where it runs best on this device, verified, falling back step by step.
+   * @param {string} name the model's name on the server
+   * @param {LoadOptions} [options]
+   * @returns {Promise<LoadedModel>} its run(feeds) and its choice (where it runs and why)
+   * @throws {LoadError} when every step of the plan failed
+   */
   async load(name, options = {}) {
     const verify = options.verify ?? "first-use";
     if (!VERIFY_MODES.includes(verify)) throw new Error(`verify must be one of ${VERIFY_MODES.join(", ")}, got ${JSON.stringify(verify)}`);
@@ -204,6 +323,13 @@ export class Client {
     throw new LoadError(`every runtime failed for ${name}: ${reasons || "the plan is empty"}`, attempts);
   }
 
+  /**
+   * @param {ModelEntry} model
+   * @param {PlanStep} step
+   * @param {LoadOptions["verify"]} verify
+   * @param {LoadOptions} options
+   * @returns {Promise<LoadedModel>}
+   */
   async #open(model, step, verify, options) {
     const record = fileRecord(model.variants[step.variant], step.form ?? null); // the variant itself unless a form
     if (!inBrowser(step.runtime)) {
@@ -257,7 +383,7 @@ export class Client {
       metric: check.metric, diagnostic: check.diagnostic, ms: check.ms, runMs: check.runMs, bytes: reference.bytes,
     };
     if (!check.ok) {
-      const error = new Error(verdict.reason);
+      const error = /** @type {Error & {wrong?: boolean, verification?: object}} */ (new Error(verdict.reason));
       error.wrong = true;
       error.verification = result;
       throw error;
@@ -266,6 +392,7 @@ export class Client {
   }
 
   // Release every loaded model and worker (e.g. after clearing the cache).
+  /** @returns {Promise<void>} */
   async reset() {
     await Promise.all([...this.loaded].map((m) => m.dispose()));
     dropAllWorkers();

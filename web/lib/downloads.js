@@ -16,6 +16,11 @@ const SLICE = 1024;
 export class IntegrityError extends Error {}
 
 // record: {file, sha256, bytes} from the manifest; url: where that file is served.
+/**
+ * @param {string} url
+ * @param {import("./manifest.js").FileRecord} record
+ * @param {(received: number, total: number, source: string) => void} [onProgress]
+ */
 export async function loadArtifact(url, record, onProgress = () => {}) {
   const notes = [];
   let cache = null;
@@ -119,6 +124,7 @@ export async function sha256(bytes) {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** Forgets every model file this browser cached (the next load downloads again). @returns {Promise<boolean>} */
 export async function clearCache() {
   return caches.delete(CACHE);
 }

@@ -11,3 +11,20 @@ export { probe, deviceKind } from "./probe.js";
 export { PINNABLE as RUNTIMES } from "./runtimes.js";
 export { forgetVerdicts } from "./verdicts.js";
 export { tensor } from "./tensors.js";
+
+// The public API's types (the npm package's declarations are generated from these JSDoc comments).
+/** @typedef {import("./client.js").ClientOptions} ClientOptions */
+/** @typedef {import("./client.js").LoadOptions} LoadOptions */
+/** @typedef {import("./client.js").Choice} Choice */
+/** @typedef {import("./client.js").Plan} Plan */
+/** @typedef {import("./client.js").PlanStep} PlanStep */
+/** @typedef {import("./model.js").LoadedModel} LoadedModel */
+/** @typedef {import("./model.js").RunResult} RunResult */
+/** @typedef {import("./tensors.js").Tensor} Tensor */
+/** @typedef {import("./tensors.js").Tensors} Tensors */
+/** @typedef {import("./tensors.js").TensorType} TensorType */
+/** @typedef {import("./tensors.js").TensorData} TensorData */
+/** @typedef {import("./probe.js").Device} Device */
+/** @typedef {import("./manifest.js").Manifest} Manifest */
+/** @typedef {import("./manifest.js").ModelEntry} ModelEntry */
+/** @typedef {import("./manifest.js").VariantRecord} VariantRecord */

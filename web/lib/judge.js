@@ -14,6 +14,23 @@ import { budgetCheck, compareOutput, mergeMetrics, metricOutputs, pyG, pyRepr, p
 export const ARITHMETICS = Object.freeze(["fp32", "fp16", "int8"]);
 
 /**
+ * A row of the tolerance table (the server's /api/tolerances, "variant/key") or a variant's budget.
+ * @typedef {object} Tolerance
+ * @property {number|null} [abs]
+ * @property {number|null} [rel]
+ * @property {number} [top1_min]
+ * @property {number} [cosine_min]
+ * @property {number} [scaled_max_abs]
+ * @property {number} [scaled_mean_abs]
+ * @property {boolean} [overridden] set by `onnxport check --tolerances`: kept as given
+ */
+/**
+ * A judgement: `basis` "floor" (an fp32 file, element by element) or "budget" (fp16, int8: the task metric).
+ * @typedef {{ok: boolean, reason: string|null, basis: "floor"|"budget", metric: object, outputs: object|null, diagnostic: object|null}} Judgement
+ */
+/** @import { ModelEntry } from "./manifest.js" */
+
+/**
  * The floor an fp32 file is judged by in one runtime: the tolerance table's "fp32/<runtime>" entry
  * (onnxruntime-web's own floors, made for single operators), loosened to the model's own export
  * tolerance where that is looser (the manifest's `validation.tolerance`: what the build accepted
@@ -23,9 +40,9 @@ export const ARITHMETICS = Object.freeze(["fp32", "fp16", "int8"]);
  * A floor the user set (`onnxport check --tolerances`: marked `overridden`) is kept as given.
  * Python's twin: onnxport.accuracy.judgement.fp32_floor.
  *
- * @param {object|null|undefined} tableFloor the table's "fp32/<runtime>" entry
- * @param {object} model the manifest's model entry
- * @returns {object|null} the floor, or null without a table entry
+ * @param {Tolerance|null|undefined} tableFloor the table's "fp32/<runtime>" entry
+ * @param {ModelEntry} model the manifest's model entry
+ * @returns {Tolerance|null} the floor, or null without a table entry
  */
 export function fp32Floor(tableFloor, model) {
   if (!tableFloor) return null;
@@ -47,11 +64,11 @@ export function arithmeticOf(variantRecord) {
  * fields: its precision, and the table's row), the runtime's fp32 floor, and the table's element-wise
  * row for the variant. `onnxport check`, first-use verification and the playground all judge by it.
  *
- * @param {object} model the manifest's model entry
+ * @param {ModelEntry} model the manifest's model entry
  * @param {string} variant the variant's name (a form answers to its variant's rule)
  * @param {string} key the runtime key (runtimes.js)
- * @param {object} tolerances the server's /api/tolerances ({"variant/key": {...}})
- * @returns {{arithmetic: string, budget: object|null, floor: object|null, tolerance: object|null}}
+ * @param {Record<string, Tolerance>} tolerances the server's /api/tolerances ({"variant/key": {...}})
+ * @returns {{arithmetic: string, budget: Tolerance|null, floor: Tolerance|null, tolerance: Tolerance|null}}
  */
 export function judgementRule(model, variant, key, tolerances) {
   const built = model.variants[variant];
@@ -86,7 +103,7 @@ const SERVER = "the server"; // what the reasons call the floor's reference
  * @param {Object<string, {type: string, dims: number[], data: ArrayLike<number|bigint>}>} args.got the runtime's outputs
  * @param {Object<string, object>|null} [args.fp32] the server's fp32 variant's outputs on the same inputs; needed unless fp32
  * @param {Object<string, object>|null} [args.sameVariant] the server's outputs of the same file; needed for fp32
- * @returns {{ok: boolean, reason: string|null, basis: "floor"|"budget", metric: object, outputs: object|null, diagnostic: object|null}}
+ * @returns {Judgement}
  *   `outputs`: element-wise errors against sameVariant (the floor as the element rule), whatever the basis;
  *   `diagnostic` (budget basis): {max_abs, output, first_outside_floor, needed_abs, text}.
  */
@@ -102,6 +119,7 @@ export function judge({ task, metricOutput = null, arithmetic, budget = null, fl
   return byBudget(task, metricOutput, arithmetic, budget, floorTol, got, fp32, sameVariant);
 }
 
+/** @returns {Judgement} */
 function byFloor(task, metricOutput, floor, got, same) {
   const vs = against(same, got, task, metricOutput, floor);
   const metric = vs.metric ?? {};
@@ -110,6 +128,7 @@ function byFloor(task, metricOutput, floor, got, same) {
   return { ok: reason === null, reason, basis: "floor", metric, outputs: vs.outputs, diagnostic: null };
 }
 
+/** @returns {Judgement} */
 function byBudget(task, metricOutput, arithmetic, budget, floor, got, fp32, same) {
   const vsFp32 = against(fp32, got, task, metricOutput, null);
   let reason = missing(fp32, got) ?? verdict(arithmetic, budget, task, vsFp32);

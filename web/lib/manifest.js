@@ -1,8 +1,35 @@
 // The manifest the build wrote (docs/manifest.md): checked once, then asked.
+
+/**
+ * A file of the repository as the manifest records it: a variant's file, one of its forms, a reference.
+ * @typedef {object} FileRecord
+ * @property {string} file the path inside the repository
+ * @property {string} sha256
+ * @property {number} [bytes]
+ */
+/**
+ * A variant of a model (docs/manifest.md has every field): its file, `status` "ok" when served, and what
+ * the build measured and recorded about it.
+ * @typedef {FileRecord & {status: string, reference?: FileRecord | null, [field: string]: any}} VariantRecord
+ */
+/**
+ * A model of the manifest: its name, task and variants by name (docs/manifest.md has every field).
+ * @typedef {{name: string, task: string, variants: Record<string, VariantRecord>, [field: string]: any}} ModelEntry
+ */
+/**
+ * The manifest (GET <server>/api/manifest), schema onnxport.manifest v2.
+ * @typedef {{schema: string, schema_version: number, models: Record<string, ModelEntry>, [field: string]: any}} Manifest
+ */
+
 const SCHEMA = "onnxport.manifest";
 const SCHEMA_VERSION = 2;
 export const VARIANT_ORDER = Object.freeze(["fp32", "fp16", "int8-dynamic", "int8-static"]);
 
+/**
+ * @param {any} body the parsed JSON
+ * @param {string} url where it came from (for the error)
+ * @returns {Manifest}
+ */
 export function checkManifest(body, url) {
   if (body?.schema !== SCHEMA || body?.schema_version !== SCHEMA_VERSION) {
     throw new Error(`${url}: manifest schema ${body?.schema} v${body?.schema_version}; this library reads ${SCHEMA} v${SCHEMA_VERSION}`);
@@ -10,12 +37,22 @@ export function checkManifest(body, url) {
   return body;
 }
 
+/**
+ * A model's variants in reading order (fp32, fp16, int8-dynamic, int8-static, then the rest).
+ * @param {ModelEntry} model
+ * @returns {Array<[string, VariantRecord]>}
+ */
 export function variants(model) {
   return Object.entries(model.variants).sort(
     ([a], [b]) => readingOrder(a) - readingOrder(b),
   );
 }
 
+/**
+ * The names of a model's served variants (status "ok"), in reading order.
+ * @param {ModelEntry} model
+ * @returns {string[]}
+ */
 export function served(model) {
   return variants(model).filter(([, record]) => record.status === "ok").map(([name]) => name);
 }

@@ -13,6 +13,7 @@ const WARM_UP = "CAgSCG9ubnhwb3J0OjoKEAoBeBIBeSIISWRlbnRpdHkSBHdhcm1aDwoBeBIKCgg
 let ort = null;
 let loaded = null;
 let starting = null;
+/** @type {string|false} tests only: the perturbation mode, or false */
 let perturbed = false;
 const sessions = new Map();
 let nextSession = 1;
@@ -20,6 +21,10 @@ let nextSession = 1;
 // runtime: the execution provider; bundle: the onnxruntime-web file to load, from ortBase, the
 // absolute URL of onnxruntime-web's dist folder (the bundle and its .wasm files).
 // Later calls share the first one's start (the page starts the worker before a model is read).
+/**
+ * @param {string} runtime
+ * @param {{bundle?: string, threads?: number, verbose?: boolean, ortBase?: string, perturb?: string|false}} [options]
+ */
 export function init(runtime, { bundle, threads = 1, verbose = false, ortBase, perturb = false } = {}) {
   if (!bundle) return Promise.reject(new Error(`init needs the onnxruntime-web bundle to load for ${JSON.stringify(runtime)}`));
   if (loaded && loaded !== runtime) return Promise.reject(new Error(`this worker runs ${loaded}, not ${runtime}`));

@@ -4,15 +4,34 @@ const SIMD_PROBE = new Uint8Array([
   0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
 ]);
 
+/**
+ * What this browser can do, probed once per page: the plan, the verdicts and the bench read it.
+ * @typedef {object} Device
+ * @property {boolean} webgpu an adapter was found
+ * @property {string|null} webgpuReason why not, in words
+ * @property {{vendor: string, architecture: string, device: string, description: string, fallback: boolean} | null} adapter
+ *   the WebGPU adapter; fallback: a software one (SwiftShader), correct but slow
+ * @property {boolean} shaderF16 the adapter has shader-f16 (fp16 models on WebGPU)
+ * @property {boolean} webnn
+ * @property {string|null} webnnReason
+ * @property {boolean} crossOriginIsolated WebAssembly threads need it (COOP and COEP headers on the page)
+ * @property {number} hardwareConcurrency
+ * @property {boolean} wasmSimd
+ * @property {string} userAgent
+ */
+
+/** @type {Promise<Device> | null} */
 let probed = null;
 
 // Probed once per page: requesting an adapter or a WebNN context is not free.
+/** @returns {Promise<Device>} */
 export function probe() {
   probed ??= probeNow();
   return probed;
 }
 
 async function probeNow() {
+  /** @type {Device} */
   const result = {
     webgpu: false,
     webgpuReason: null,
@@ -35,11 +54,13 @@ async function probeWebGpu(result) {
     return;
   }
   try {
+    /** @type {GPUAdapter & {isFallbackAdapter?: boolean}} (older Chrome: on the adapter, not its info) */
     const adapter = await navigator.gpu.requestAdapter();
     if (!adapter) {
       result.webgpuReason = "navigator.gpu.requestAdapter() found no adapter";
       return;
     }
+    /** @type {Partial<GPUAdapterInfo> & {isFallbackAdapter?: boolean}} (older browsers: no info) */
     const info = adapter.info ?? {};
     result.webgpu = true;
     result.shaderF16 = adapter.features.has("shader-f16");
@@ -60,7 +81,7 @@ async function probeWebNn(result) {
     return;
   }
   try {
-    await navigator.ml.createContext();
+    await /** @type {Navigator & {ml: {createContext(): Promise<unknown>}}} */ (navigator).ml.createContext();
     result.webnn = true;
   } catch (error) {
     result.webnnReason = `navigator.ml.createContext() failed: ${error.message}`;
@@ -82,6 +103,7 @@ export function browserName(userAgent) {
 
 // A "kind of device": what decides a runtime's speed and correctness. Benchmarks and
 // `onnxport check` verdicts apply to devices of the same kind.
+/** @param {Device} device @returns {string} */
 export function deviceKind(device) {
   const gpu = device.adapter
     ? [device.adapter.vendor, device.adapter.architecture].filter(Boolean).join(" ") + (device.adapter.fallback ? " (software)" : "")

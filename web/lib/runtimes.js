@@ -21,6 +21,25 @@
 //   label      its name in charts and tables
 import { threadsFor } from "./probe.js";
 
+/**
+ * One runtime (the fields are described above).
+ * @typedef {object} RuntimeRow
+ * @property {string} key
+ * @property {string} runtime
+ * @property {string|null} provider
+ * @property {string|null} bundle
+ * @property {number|"all"} threads
+ * @property {string|null} kernels
+ * @property {{flag: string, missing: string}|null} needs
+ * @property {{factor: number, overheadMs: number, why: string}|null} prior
+ * @property {{prior: {factor: number, overheadMs: number, why: string}, note: string}|null} software
+ * @property {boolean} shaderF16
+ * @property {boolean} checked
+ * @property {boolean} gpu
+ * @property {string} label
+ */
+
+/** @type {(fields: Partial<RuntimeRow> & {key: string}) => Readonly<RuntimeRow>} */
 const row = (fields) => Object.freeze({
   provider: null, bundle: null, threads: 1, kernels: null, needs: null, prior: null, software: null,
   shaderF16: false, checked: false, gpu: false, ...fields, label: fields.label ?? fields.key, runtime: fields.runtime ?? fields.key,
@@ -57,12 +76,12 @@ export const RUNTIMES = Object.freeze([
 
 const BY_KEY = new Map(RUNTIMES.map((r) => [r.key, r]));
 
-/** The row of a key, or undefined. */
+/** The row of a key, or undefined. @param {string} key @returns {Readonly<RuntimeRow>|undefined} */
 export function runtime(key) {
   return BY_KEY.get(key);
 }
 
-/** Keys of the rows `keep` accepts, in table order. */
+/** Keys of the rows `keep` accepts, in table order. @param {(row: RuntimeRow) => boolean} [keep] @returns {string[]} */
 export function keys(keep = () => true) {
   return RUNTIMES.filter(keep).map((r) => r.key);
 }
@@ -74,12 +93,12 @@ export const BROWSER = Object.freeze(keys((r) => r.provider !== null));
 /** The runtimes `onnxport check` and the bench run, CPU first: quick results before the slow adapter. */
 export const CHECKED = Object.freeze(RUNTIMES.filter((r) => r.checked).sort((a, b) => Number(a.gpu) - Number(b.gpu)).map((r) => r.key));
 
-/** Whether a key (or a pinnable runtime) runs in this browser; false for the server. */
+/** Whether a key (or a pinnable runtime) runs in this browser; false for the server. @param {string} key */
 export function inBrowser(key) {
   return Boolean(BY_KEY.get(key)?.provider);
 }
 
-/** The row of a browser runtime's key; throws, naming them, for any other. */
+/** The row of a browser runtime's key; throws, naming them, for any other. @param {string} key @returns {Readonly<RuntimeRow>} */
 export function browserRuntime(key) {
   const found = BY_KEY.get(key);
   if (!found?.provider) throw new Error(`unknown browser runtime ${JSON.stringify(key)}; runtimes: ${BROWSER.join(", ")}`);

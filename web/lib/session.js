@@ -2,7 +2,19 @@
 // conformance check, the bench, the operator profile and `--locate` debug runs all open here.
 import { initArgs, workerFor } from "./workers.js";
 
+/**
+ * How to start a runtime: its key (runtimes.js), this device, onnxruntime-web's files, the worker's name.
+ * @typedef {object} RuntimeOptions
+ * @property {string} runtime a browser runtime key
+ * @property {import("./probe.js").Device} device
+ * @property {string} ortBase the absolute URL of onnxruntime-web's dist folder
+ * @property {string} [worker] the worker's name (default: the runtime's)
+ * @property {boolean} [verbose]
+ * @property {string|false} [perturb] tests only: the perturbation mode (ort-runtime.js)
+ */
+
 export class SessionError extends Error {
+  /** @param {string} message @param {"init"|"create"} stage */
   constructor(message, stage) {
     super(message);
     this.stage = stage; // "init": the runtime itself failed; "create": it refused this model
@@ -12,6 +24,7 @@ export class SessionError extends Error {
 // Starts a runtime's worker and backend (onnxruntime-web, its .wasm, its threads) without a
 // model, so a caller can do it while the model's bytes are still being read; openSession
 // then finds it started. Resolves to {runtime, version, threads, initMs}.
+/** @param {RuntimeOptions} options */
 export function startRuntime({ runtime, device, ortBase, worker = runtime, verbose = false, perturb = false }) {
   const owner = workerFor(worker);
   return owner.call("init", { ...initArgs(runtime, device), ortBase, verbose, perturb }).catch((error) => {
@@ -21,6 +34,7 @@ export function startRuntime({ runtime, device, ortBase, worker = runtime, verbo
 
 // runtime: a browser runtime of runtimes.js. worker: the worker's name (sessions of one
 // runtime share a worker unless a caller needs its own, e.g. a fresh start for the bench).
+/** @param {RuntimeOptions & {bytes: ArrayBuffer, profile?: boolean}} options @returns {Promise<Session>} */
 export async function openSession({ bytes, runtime, device, ortBase, worker = runtime, verbose = false, profile = false, perturb = false }) {
   const owner = workerFor(worker);
   const info = await startRuntime({ runtime, device, ortBase, worker, verbose, perturb });

@@ -41,7 +41,8 @@ export function recordDownload(bytes, ms) {
 export function bandwidth() {
   const measured = readJson(BANDWIDTH).bytes_per_ms;
   if (measured) return { bytesPerMs: measured, source: "measured here" };
-  const downlink = globalThis.navigator?.connection?.downlink; // Mbit/s, where the browser says
+  // Mbit/s, where the browser says (the Network Information API, Chromium only).
+  const downlink = /** @type {Navigator & {connection?: {downlink?: number}}} */ (globalThis.navigator)?.connection?.downlink;
   if (downlink) return { bytesPerMs: downlink * 125, source: "the browser's network estimate" };
   return { bytesPerMs: DEFAULT_BYTES_PER_MS, source: "assumed 10 Mbit/s" };
 }

@@ -1,0 +1,65 @@
+"""The browser library's npm package (web/lib/package.json): `npm pack` gives the library, its generated
+type declarations and its README, nothing of the app, the examples or the tests, and no dependency a
+bundler would pull in (onnxruntime-web comes from the server at run time)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+import pytest
+from npm_pack import LIBRARY, PROJECT_ROOT, pack
+
+# What the package is today: 27 modules, 27 declarations, README, package.json; about 55 kB packed.
+# Far above it means something else got in (a tarball, a folder of the app).
+MAX_PACKED_BYTES = 120_000
+
+
+def manifest() -> dict:
+    return json.loads((LIBRARY / "package.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory) -> dict:
+    """npm's record of `npm pack --dry-run` (the prepack script's tsc runs: a few seconds)."""
+    return pack(tmp_path_factory.mktemp("npm-pack"), dry_run=True)
+
+
+def test_npm_pack_gives_the_library_its_declarations_and_readme_and_nothing_else(packed):
+    record = packed
+    files = {entry["path"] for entry in record["files"]}
+    modules = {path.name for path in LIBRARY.glob("*.js")}
+
+    assert record["name"] == "onnxport-web"
+    assert modules <= files, f"modules missing from the package: {sorted(modules - files)}"
+    declarations = {f"types/{name.removesuffix('.js')}.d.ts" for name in modules}
+    assert declarations <= files, f"declarations missing (the prepack script's tsc): {sorted(declarations - files)}"
+    assert {"README.md", "package.json"} <= files
+    stray = sorted(files - modules - declarations - {"README.md", "package.json"})
+    assert not stray, f"files in the package that are not the library: {stray}"
+    assert record["size"] <= MAX_PACKED_BYTES, f"{record['size']} bytes packed ({record['entryCount']} files)"
+
+
+def test_every_entry_of_the_exports_map_is_in_the_package(packed):
+    package = manifest()
+    files = {entry["path"] for entry in packed["files"]}
+    targets = [package["types"]]
+    for entry in package["exports"].values():
+        targets += entry.values() if isinstance(entry, dict) else [entry]
+    assert set(package["exports"]) == {".", "./internal", "./package.json"}
+    assert package["exports"]["."]["default"] == "./index.js"
+    assert package["exports"]["./internal"]["default"] == "./internal.js"
+    missing = [target for target in targets if target.removeprefix("./") not in files]
+    assert not missing, f"exports point at files the package lacks: {missing}"
+
+
+def test_the_package_pulls_in_nothing_and_is_released_with_the_server():
+    package = manifest()
+    assert not package.get("private"), "a private package cannot be installed from the registry"
+    # onnxruntime-web (and its .wasm) are loaded from the server's /ort/ at run time: a dependency on it
+    # would put 100 MB into every app's node_modules, and bundlers would go looking for its files.
+    for kind in ("dependencies", "peerDependencies", "optionalDependencies", "devDependencies"):
+        assert not package.get(kind), f"web/lib/package.json has {kind}: {package[kind]}"
+    assert package["type"] == "module"
+    pyproject = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())
+    assert package["version"] == pyproject["project"]["version"], "the library's version is the server's"
