@@ -22,6 +22,7 @@ test: setup chromium testdata
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	node_modules/.bin/tsc -p web/lib
 	node --test tests/js/*.mjs
 	$(PY) -m pytest
 
@@ -33,6 +34,7 @@ check: setup onnx-testdata
 	  $(VENV)/bin/ruff check $(LINTED); \
 	  $(VENV)/bin/mypy; \
 	  $(VENV)/bin/lint-imports; \
+	  node_modules/.bin/tsc -p web/lib; \
 	  node --test tests/js/*.mjs; \
 	  $(PY) -m pytest -q -m "$(FAST)" ); \
 	status=$$?; echo "make check: $$(( $$(date +%s) - start )) s wall time"; exit $$status
