@@ -10,8 +10,13 @@ FAST := not (demo or browser or ray or slow)
 
 .PHONY: run test check setup build chromium testdata onnx-testdata clean
 
+# `make run HOST=0.0.0.0 PORT=8001`: only make's command line counts (tcsh exports a HOST of its own,
+# hosting platforms a PORT); without them serve's settings decide: ONNXPORT_HOST, ONNXPORT_PORT, a
+# config file, else 127.0.0.1:8000.
+run_option = $(if $(filter command line,$(origin $(1))),$(2) '$($(1))')
+
 run: build
-	$(ONNXPORT) serve --host 127.0.0.1 --port 8000
+	$(strip $(ONNXPORT) serve $(call run_option,HOST,--host) $(call run_option,PORT,--port))
 
 build: setup
 	$(ONNXPORT) build

@@ -140,9 +140,15 @@ def _parser() -> argparse.ArgumentParser:
     bench.set_defaults(handler=_bench)
 
     serve = sub.add_parser("serve", parents=[common], help="serve the web app, the artifacts and the V2 inference API")
+    # Text here, parsed in _serve by the settings' own rules: one error line, the same values as ONNXPORT_*.
     serve.add_argument("--host", default=None, help="listen address (default 127.0.0.1, or $ONNXPORT_HOST)")
-    serve.add_argument("--port", type=int, default=None, help="listen port (default 8000, or $ONNXPORT_PORT)")
+    serve.add_argument("--port", default=None,
+                       help="listen port, 0 to 65535; 0 takes any free port and prints it (default 8000, "
+                            "or $ONNXPORT_PORT)")
     serve.add_argument("--workers", type=int, default=None, help="request threads (default 8, or $ONNXPORT_WORKERS)")
+    serve.add_argument("--cors-origins", default=None, metavar="ORIGIN[,ORIGIN...]",
+                       help="origins (scheme://host[:port], or * for any) whose pages may use the files, the "
+                            "library and the APIs cross-origin (default: none, or $ONNXPORT_CORS_ORIGINS)")
     serve.add_argument("--engine", choices=["waitress", "ray"], default="waitress",
                        help="waitress: this process, web app included (default); ray: the V2 API on Ray Serve")
     serve.add_argument("--replicas", type=int, default=1, help="with --engine ray: replicas (default 1)")
@@ -307,22 +313,48 @@ def _bench(args) -> int:
     return 0
 
 
+SERVE_SETTINGS = {"--host": "host", "--port": "port", "--cors-origins": "cors_origins"}
+
+
+def _serve_setting(option: str, text: str):
+    """A serve option's value, parsed by its setting's rule (serving/config.py), so that `--port` and
+    ONNXPORT_PORT accept the same values; a bad one is the user's to fix: exit 2 naming the option."""
+    from onnxport.serving.config import SETTINGS
+
+    setting = next(s for s in SETTINGS if s.name == SERVE_SETTINGS[option])
+    try:
+        return setting.parse(text)
+    except ValueError as exc:
+        raise UsageError(f"{option} {text!r}: {exc}") from exc
+
+
 def _serve(args) -> int:
     # Only what was given on the command line overrides the config file and environment.
     overrides = {"repository": args.repository} if args.repository is not None else {}
-    overrides.update({k: getattr(args, k) for k in ("host", "port", "workers") if getattr(args, k) is not None})
+    overrides.update({SERVE_SETTINGS[o]: _serve_setting(o, text) for o, text in
+                      (("--host", args.host), ("--port", args.port), ("--cors-origins", args.cors_origins))
+                      if text is not None})
+    if args.workers is not None:
+        overrides["workers"] = args.workers
     if args.artifacts_url is not None:
         overrides["artifacts_url"] = args.artifacts_url
     if args.engine == "ray":
         from onnxport.serving import config
         from onnxport.serving.ray_engine import MAX_ONGOING, parse_autoscale, serve_on_ray
 
-        serve_on_ray(config.load(overrides), args.replicas, parse_autoscale(args.autoscale), args.address,
+        if args.cors_origins is not None:
+            raise UsageError("--cors-origins is for the waitress engine: Ray Serve's V2 API sends no CORS "
+                             "headers (let `onnxport serve` or a CDN serve other origins)")
+        settings = config.load(overrides)
+        if settings["port"] == 0:
+            raise UsageError("port 0 (any free port) is for the waitress engine; --engine ray needs a fixed "
+                             "--port from 1 to 65535")
+        serve_on_ray(settings, args.replicas, parse_autoscale(args.autoscale), args.address,
                      args.max_ongoing_requests or MAX_ONGOING)
         return 0
     if args.replicas != 1 or args.autoscale or args.address or args.max_ongoing_requests or args.artifacts_url:
-        raise OnnxportError("--replicas, --autoscale, --address, --max-ongoing-requests and --artifacts-url "
-                            "are for --engine ray")
+        raise UsageError("--replicas, --autoscale, --address, --max-ongoing-requests and --artifacts-url "
+                         "are for --engine ray")
     from onnxport.serving.serve import serve
 
     serve(overrides)

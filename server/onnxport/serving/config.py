@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from onnxport.errors import OnnxportError
+from onnxport.errors import UsageError
 from onnxport.project import CHECKOUT, PACKAGED_WEB
 
 
-class ConfigError(OnnxportError):
-    pass
+class ConfigError(UsageError):
+    """A setting (config file, ONNXPORT_* variable, option) the user gave does not fit: the CLI exits 2."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,31 @@ def _origin_list(value: Any) -> list[str]:
     return [origin(entry) for entry in value]
 
 
+PORT_RULE = "expected a whole number from 0 to 65535 (0: any free port)"
+HOST_RULE = ("expected a host name or IP address to listen on, without scheme or port "
+             "(e.g. 127.0.0.1, localhost, ::1, or 0.0.0.0 for every interface)")
+
+
+def port_number(value: Any) -> int:
+    """A TCP port: text of digits or an int, 0..65535. Checked here because the sockets layer does not:
+    getaddrinfo wraps 99999 to 34463, and the server would listen there while printing :99999."""
+    text = value.strip() if isinstance(value, str) else None
+    if text is not None and text.isascii() and text.isdigit():
+        value = int(text)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+        raise ValueError(PORT_RULE)
+    return value
+
+
+def listen_host(value: str) -> str:
+    """A host to listen on. Only the form is checked (whether this machine has it, binding tells):
+    an empty host would make waitress fail with a traceback, a URL or host:port is a common slip."""
+    host = value.strip()
+    if not host or any(c.isspace() or c == "/" for c in host) or host.count(":") == 1:
+        raise ValueError(HOST_RULE)
+    return host
+
+
 # The defaults: in a checkout, its own folders (`make run`); installed, the package's copy of the browser side
 # and a repository in the working folder (relative: resolved where the command runs). project.py tells which.
 if CHECKOUT is not None:
@@ -146,8 +171,9 @@ SETTINGS = [
             "repository measured a gain), all, none, or a comma-separated list of models."),
     Setting("batch_window_ms", 2.0, float, "How long a batch waits for more requests, in milliseconds."),
     Setting("max_batch", 32, int, "Most rows in one dynamic batch."),
-    Setting("host", "127.0.0.1", str, "Address `onnxport serve` listens on."),
-    Setting("port", 8000, int, "Port `onnxport serve` listens on."),
+    Setting("host", "127.0.0.1", listen_host, "Address `onnxport serve` listens on."),
+    Setting("port", 8000, port_number, "Port `onnxport serve` listens on (0: any free port, printed at start).",
+            check=port_number),
     Setting("workers", 8, int, "Request threads of the WSGI server (sessions are shared between them)."),
     Setting("cors_origins", [], _origins,
             "Origins (scheme://host[:port], or * for any) whose pages may use the manifest, artifacts, golden "

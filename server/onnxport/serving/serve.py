@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 from typing import Any, Mapping
 
@@ -23,6 +24,35 @@ def _json_errors() -> None:
     utilities.Error.to_response = to_response
 
 
+def url(host: str, port: int) -> str:
+    bracketed = f"[{host}]" if ":" in host and not host.startswith("[") else host  # an IPv6 address
+    return f"http://{bracketed}:{port}/"
+
+
+def listening_urls(server: Any, host: str) -> list[str]:
+    """Where `server` (waitress's) listens: the host as asked (a name stays a name), the port as bound,
+    which with port 0 the system chose. A name with several addresses has a socket each; with port 0
+    each has its own port, so then every address is listed."""
+    bound = getattr(server, "effective_listen", None) or [(server.effective_host, server.effective_port)]
+    ports = list(dict.fromkeys(int(port) for _, port in bound))
+    if len(ports) == 1:
+        return [url(host, ports[0])]
+    return [url(address, int(port)) for address, port in bound]
+
+
+def _cannot_listen(host: str, port: int, exc: Exception) -> OnnxportError:
+    """One line for a failed bind, with the hint that fits what went wrong."""
+    where = f"cannot listen on {host}:{port}"
+    if isinstance(exc, ValueError):  # waitress: getaddrinfo found no address for the host
+        return OnnxportError(f"{where}: {host!r} is not a known host name or address (pass --host, e.g. 127.0.0.1)")
+    reason = getattr(exc, "strerror", None) or exc
+    if getattr(exc, "errno", None) == errno.EADDRNOTAVAIL:
+        return OnnxportError(f"{where}: {reason}; --host must be an address of this machine (or 0.0.0.0 for all)")
+    if getattr(exc, "errno", None) == errno.EACCES:
+        return OnnxportError(f"{where}: {reason}; ports below 1024 need privileges, pass --port 1024 or above")
+    return OnnxportError(f"{where}: {reason}; is another server running there? pass --port")
+
+
 def serve(config: Mapping[str, Any] | None = None) -> None:
     import waitress
 
@@ -41,10 +71,9 @@ def serve(config: Mapping[str, Any] | None = None) -> None:
             ident="onnxport",
             clear_untrusted_proxy_headers=True,
         )
-    except OSError as exc:
-        raise OnnxportError(
-            f"cannot listen on {settings['host']}:{settings['port']}: {exc.strerror or exc}; "
-            "is another server running there? pass --port"
-        ) from exc
-    print(f"onnxport: serving {settings['repository']} on http://{settings['host']}:{settings['port']}/", flush=True)
+    except (OSError, ValueError) as exc:
+        raise _cannot_listen(settings["host"], settings["port"], exc) from exc
+    # The line scripts and tests read for the port (with port 0, the only place it is told).
+    urls = " and ".join(listening_urls(server, settings["host"]))
+    print(f"onnxport: serving {settings['repository']} on {urls}", flush=True)
     server.run()
