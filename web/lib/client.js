@@ -81,7 +81,7 @@ import { dropAllWorkers } from "./workers.js";
 export const ORT_WEB_VERSION = "1.30.0";
 const VERIFY_MODES = Object.freeze(["first-use", "always", "off"]);
 // This file is served at <server>/web/lib/client.js. (A bundled page has no such place: it passes
-// the server's URL. import.meta.url stays out of the `new URL("...", import.meta.url)` form, which
+// the server's URL. import.meta.url stays out of the `new URL(path literal, import.meta.url)` form, which
 // bundlers read as a file to copy.)
 const HERE = import.meta.url;
 const DEFAULT_BASE = new URL("../../", HERE).href;

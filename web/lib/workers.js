@@ -2,7 +2,7 @@
 import { CORS_HINT } from "./cors.js";
 import { browserRuntime, placed } from "./runtimes.js";
 
-// This module's URL, kept out of the `new URL("...", import.meta.url)` form where a bundler would
+// This module's URL, kept out of the `new URL(path literal, import.meta.url)` form where a bundler would
 // take it for a file to copy (see startWorker).
 const HERE = import.meta.url;
 const workers = new Map();
@@ -17,7 +17,7 @@ export function initArgs(runtime, device) {
 // A page on another origin cannot start a worker from our URL directly; a module worker
 // made from a blob that imports ours can (its imports are fetched with CORS).
 // The same-origin call is written in the one form bundlers recognise (Vite, webpack 5, Parcel):
-// `new Worker(new URL("./worker.js", import.meta.url), { type: "module" })`. A page built from the
+// `new Worker(new URL(<a literal path>, import.meta.url), { type: "module" })`. A page built from the
 // npm package then gets worker.js and ort-runtime.js bundled as a worker of its own, and nothing of
 // onnxruntime-web: ort-runtime.js imports that at run time from the server's URL.
 function startWorker(name) {
