@@ -89,13 +89,15 @@ class Recipe:
 
 
 def default_recipes_dir() -> Path:
+    """models/ of onnxport's checkout (the demo recipes), or ./models where onnxport is installed (project.py)."""
     return PROJECT_ROOT / "models"
 
 
 def discover(recipes_dir: Path) -> dict[str, Path]:
     """Recipe name -> module file, for every public module in the folder."""
     if not recipes_dir.is_dir():
-        raise RecipeError(f"recipes folder {recipes_dir} does not exist")
+        raise RecipeError(f"recipes folder {recipes_dir} does not exist; pass --recipes DIR, or make a project "
+                          "folder with a recipe template: onnxport init DIR")
     return {
         p.stem: p
         for p in sorted(recipes_dir.glob("*.py"))
