@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from onnxport import runtime
-from onnxport.repository.manifest import batch_axis_dynamic
+from onnxport.repository.manifest import _placeholder, batch_axis_dynamic
 from onnxport.serving.catalog import Catalog
 from onnxport.serving.protocol import (
     NUMPY_NAME_TO_DATATYPE,
@@ -48,6 +48,24 @@ def check_inputs(request: InferRequest, inputs: list[dict[str, Any]]) -> None:
             raise ProtocolError(f"input {name!r}: shape {shape} does not match the model's {spec['shape']} (-1 = any)")
         if 0 in shape:
             raise ProtocolError(f"input {name!r}: shape {shape} has no elements")
+    check_named_dimensions(request, inputs)
+
+
+def check_named_dimensions(request: InferRequest, inputs: list[dict[str, Any]]) -> None:
+    """Inputs that share a named dimension (minilm's input_ids and attention_mask: batch, sequence) agree
+    on its size. onnxruntime does not check it: an Add or a Mul between them broadcasts [1, 8] against
+    [8, 1] and answers for an 8x8 batch that nobody sent. Placeholder names (`unk__0`, `?`) name nothing."""
+    seen: dict[str, tuple[str, int, int]] = {}  # dimension name -> the first input, axis and size
+    for spec in inputs:
+        for axis, dim in enumerate(spec["shape"] or []):
+            if not isinstance(dim, str) or _placeholder(dim):
+                continue
+            size = request.inputs[spec["name"]].shape[axis]
+            first, first_axis, first_size = seen.setdefault(dim, (spec["name"], axis, size))
+            if size != first_size:
+                raise ProtocolError(
+                    f"inputs {first!r} and {spec['name']!r} disagree on the model's dimension {dim!r}: "
+                    f"{first!r} has {first_size} on axis {first_axis}, {spec['name']!r} has {size} on axis {axis}")
 
 
 def infer(catalog: Catalog, sessions: SessionPool, model: str, version: str | None,
