@@ -66,8 +66,9 @@ def test_token_id_past_the_vocabulary(client, assert_json_error):
 
 def test_inputs_whose_dimensions_do_not_fit_together(client, assert_json_error):
     body = minilm([[101]] * 8, mask_shape=[1, 8])  # input_ids [8, 1], attention_mask [1, 8]
+    # Refused before onnxruntime: the two share the model's named dimensions batch and sequence.
     assert_json_error(post_json(client, infer_url("minilm", "fp16"), body), 400,
-                      "'input_ids' [8, 1]", "'attention_mask' [1, 8]", "cannot run")
+                      "'input_ids'", "'attention_mask'", "disagree", "'batch'", "8 on axis 0", "1 on axis 0")
 
 
 def test_a_sequence_longer_than_the_position_table(client, assert_json_error):
