@@ -99,6 +99,21 @@ def _infer(parameters: list[dict[str, Any]]) -> dict[str, Any]:
     }}
 
 
+# Triton's statistics extension (http/statistics_api.py): counts and nanoseconds per model version.
+_DURATION = {"type": "object", "required": ["count", "ns"],
+             "properties": {"count": {"type": "integer"}, "ns": {"type": "integer"}}}
+_DURATIONS = ("success", "fail", "queue", "compute_input", "compute_infer", "compute_output", "cache_hit", "cache_miss")
+STATS = {"type": "object", "required": ["model_stats"], "properties": {"model_stats": {"type": "array", "items": {
+    "type": "object",
+    "required": ["name", "version", "last_inference", "inference_count", "execution_count", "inference_stats"],
+    "properties": {
+        "name": {"type": "string"}, "version": {"type": "string"}, "last_inference": {"type": "integer"},
+        "inference_count": {"type": "integer"}, "execution_count": {"type": "integer"},
+        "inference_stats": {"type": "object", "required": list(_DURATIONS),
+                            "properties": {k: _DURATION for k in _DURATIONS}},
+        "batch_stats": {"type": "array"}, "memory_usage": {"type": "array"}}}}}}
+
+
 def document() -> dict[str, Any]:
     get = lambda summary, schema, *codes, parameters=(): {"get": {  # noqa: E731 - one shape, eight paths
         "summary": summary, "parameters": copy.deepcopy(list(parameters)),
@@ -122,6 +137,11 @@ def document() -> dict[str, Any]:
                                                                           404, parameters=both),
             "/v2/models/{model_name}/infer": _infer([MODEL]),
             "/v2/models/{model_name}/versions/{model_version}/infer": _infer(list(both)),
+            "/v2/models/stats": get("Inference statistics of every served version", STATS),
+            "/v2/models/{model_name}/stats": get("Inference statistics of the model's versions", STATS, 404,
+                                                 parameters=[MODEL]),
+            "/v2/models/{model_name}/versions/{model_version}/stats": get("Inference statistics of one version",
+                                                                          STATS, 404, parameters=both),
         },
         "components": {"schemas": _schemas()},
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -31,6 +32,8 @@ class SessionPool:
         self._creating: dict[str, threading.Lock] = {}
         self._batchers: dict[str, DynamicBatcher] = {}
         self._lock = threading.Lock()
+        # on_load(seconds, sessions held) hears each session created (the app's metrics, statistics.py).
+        self.on_load: Callable[[float, int], None] | None = None
 
     def get(self, sha256: str, path: Path, label: str) -> ort.InferenceSession:
         session = self._sessions.get(sha256)
@@ -41,11 +44,15 @@ class SessionPool:
         with creating:
             session = self._sessions.get(sha256)
             if session is None:
+                started = time.perf_counter()
                 session = runtime.create_session(
                     path, label=label, threads=self.intra_op_threads, inter_op_threads=self.inter_op_threads,
                     spinning=self.spinning, providers=self.providers)
                 with self._lock:
                     self._sessions[sha256] = session
+                    held = len(self._sessions)
+                if self.on_load is not None:
+                    self.on_load(time.perf_counter() - started, held)
             return session
 
     def batcher(self, sha256: str, path: Path, label: str, window_ms: float, max_batch: int) -> DynamicBatcher:

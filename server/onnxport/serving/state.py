@@ -12,6 +12,7 @@ from onnxport.serving import batching_policy
 from onnxport.serving.batching import DynamicBatcher
 from onnxport.serving.catalog import Catalog
 from onnxport.serving.sessions import SessionPool
+from onnxport.serving.statistics import Recorder
 
 
 @dataclass
@@ -20,6 +21,7 @@ class State:
     catalog: Catalog
     sessions: SessionPool
     batching: dict[str, Any]  # batching_policy.policy(settings), built once per app
+    recorder: Recorder | None = None  # /metrics and Triton's statistics (create_app sets it; Ray replicas: not yet)
 
 
 def build(settings: dict[str, Any], batcher: Callable[..., Any] = DynamicBatcher, engine: str = "waitress") -> State:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from onnxport import __version__
-from onnxport.serving import inference, openapi, protocol
+from onnxport.serving import inference, openapi, protocol, statistics
 from onnxport.serving.catalog import NotFound
 from onnxport.serving.protocol import ProtocolError
 from onnxport.serving.state import State
@@ -82,8 +82,9 @@ def ready(state: State) -> Reply:
     return json_reply({"error": "not ready: no models in the repository (run `onnxport build`)"}, 503)
 
 
-def server_metadata(state: State) -> Reply:
-    return json_reply({"name": "onnxport", "version": __version__, "extensions": EXTENSIONS})
+def server_metadata(state: State, extra: tuple[str, ...] = ()) -> Reply:
+    """extra: extensions only one engine has (waitress's model_repository, http/repository_api.py)."""
+    return json_reply({"name": "onnxport", "version": __version__, "extensions": [*EXTENSIONS, *extra]})
 
 
 @functools.cache
@@ -118,13 +119,48 @@ def model_ready(state: State, model: str, version: str | None = None) -> Reply:
 def infer(state: State, model: str, version: str | None, mimetype: str, headers, body: bytes,
           sizes: list[int] | None = None) -> Reply:
     """headers: the request's (case-insensitive .get); sizes, if given, hears the decoded body's size."""
+    recorder = state.recorder
+    if recorder is None:
+        return _infer(state, model, version, mimetype, headers, body, sizes, statistics.Timing())
+    timing = statistics.Timing()
+    recorder.in_flight.inc()
+    status = 500
+    try:
+        reply = _infer(state, model, version, mimetype, headers, body, sizes, timing)
+        status = reply.status
+        return reply
+    except BaseException as exc:
+        known = error_reply(exc)
+        status = known.status if known else 500
+        raise
+    finally:
+        recorder.in_flight.dec()
+        served = _served_version(state, model, version)
+        recorder.record(model, served or "", headers.get("Inference-Header-Content-Length") is not None, status, timing,
+                        served is not None)
+
+
+def _served_version(state: State, model: str, version: str | None) -> str | None:
+    """The version a request named (fp32 by default) if it is served; None keeps unknown names out of labels."""
+    try:
+        return state.catalog.variant(model, version)[1]
+    except Exception:  # NotFound, or a manifest that cannot be read: the request's own error says which
+        return None
+
+
+def _infer(state: State, model: str, version: str | None, mimetype: str, headers, body: bytes,
+           sizes: list[int] | None, timing: statistics.Timing) -> Reply:
     if mimetype not in ACCEPTED_TYPES:
         raise ApiError(415, f"Content-Type {mimetype!r} is not accepted; send application/json "
                             "(or application/octet-stream with Inference-Header-Content-Length)")
     decoded = decode_body(body, headers.get("Content-Encoding", ""), state.settings["max_request_bytes"], sizes)
     request = protocol.decode_request(decoded, header_length(headers.get("Inference-Header-Content-Length")))
+    timing.rows = next((int(v.shape[0]) for v in request.inputs.values() if v.ndim), 1)
+    timing.phase("compute_input")
     served_version, outputs = inference.infer(state.catalog, state.sessions, model, version, request, state.batching)
+    timing.phase("compute_infer")
     payload, length = protocol.encode_response(model, served_version, request, outputs)
+    timing.phase("compute_output")
     if length is None:
         return Reply(200, payload)
     return Reply(200, payload, "application/octet-stream", {"Inference-Header-Content-Length": str(length)})

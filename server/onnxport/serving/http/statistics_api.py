@@ -1,0 +1,49 @@
+"""`GET /metrics` (Prometheus text format) and Triton's statistics extension (`GET /v2/models/.../stats`),
+both read from the app's statistics.Recorder, which v2_core.infer feeds."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Flask, Response, current_app
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from onnxport.serving import statistics, v2_core
+from onnxport.serving.state import State, state
+
+EXTENSIONS = ("statistics",)  # what this blueprint adds to GET /v2's extensions
+
+blueprint = Blueprint("statistics", __name__)
+
+
+def init_app(app: Flask) -> None:
+    """One Recorder (and Prometheus registry) per app: built here, never at import time."""
+    app_state: State = app.extensions["onnxport"]
+    app_state.recorder = statistics.Recorder(lambda: len(app_state.sessions.loaded()))
+    app_state.sessions.on_load = app_state.recorder.session_loaded
+
+
+def recorder() -> statistics.Recorder:
+    found = state().recorder
+    if found is None:  # create_app always sets it; a State built without it is a bug of ours
+        raise RuntimeError(f"{current_app.name}: no statistics recorder")
+    return found
+
+
+@blueprint.get("/metrics")
+def metrics() -> Response:
+    return Response(generate_latest(recorder().registry), mimetype=None, content_type=CONTENT_TYPE_LATEST)
+
+
+@blueprint.get("/v2/models/stats")
+@blueprint.get("/v2/models/<model>/stats")
+@blueprint.get("/v2/models/<model>/versions/<version>/stats")
+def model_statistics(model: str | None = None, version: str | None = None) -> Response:
+    catalog = state().catalog
+    if model is None:
+        models = catalog.manifest()["models"]
+        pairs = [(name, v) for name in sorted(models) for v in catalog.served_versions(models[name])]
+    elif version is None:
+        pairs = [(model, v) for v in catalog.served_versions(catalog.model(model))]
+    else:
+        pairs = [(model, catalog.variant(model, version)[1])]  # NotFound: the one JSON 404
+    reply = v2_core.json_reply({"model_stats": recorder().model_stats(pairs)})
+    return Response(reply.body, status=reply.status, mimetype=reply.content_type)

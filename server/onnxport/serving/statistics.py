@@ -1,0 +1,131 @@
+"""What the server counts about its inference requests, recorded in one place for two readers:
+Prometheus (`GET /metrics`, a per-app CollectorRegistry) and Triton's statistics extension
+(`GET /v2/models/.../stats`, counts and nanoseconds per model and version).
+
+create_app builds one Recorder per app: nothing is registered at import time, so tests can build
+many apps and each one's counters start at zero.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+
+# A request for a model or version the catalog does not serve is counted under this label, so a client
+# asking for random names cannot grow the number of series without bound.
+UNKNOWN = "_unknown"
+PHASES = ("queue", "compute_input", "compute_infer", "compute_output")
+# Seconds: from a sub-millisecond iris call to a multi-second large-batch request.
+BUCKETS = (.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30)
+
+
+@dataclass
+class Duration:
+    count: int = 0
+    ns: int = 0
+
+    def add(self, ns: int) -> None:
+        self.count += 1
+        self.ns += ns
+
+    def as_json(self) -> dict[str, int]:
+        return {"count": self.count, "ns": self.ns}
+
+
+@dataclass
+class ModelStats:
+    """Triton's InferStatistics of one model version (cache_* stay zero: there is no response cache)."""
+    last_inference: int = 0  # ms since the epoch
+    inference_count: int = 0  # batch rows inferred
+    execution_count: int = 0
+    durations: dict[str, Duration] = field(
+        default_factory=lambda: {k: Duration() for k in ("success", "fail", *PHASES, "cache_hit", "cache_miss")})
+
+
+@dataclass
+class Timing:
+    """One request's phases, filled in by v2_core.infer as it goes (nanoseconds, perf_counter_ns)."""
+    start: int = field(default_factory=time.perf_counter_ns)
+    phases: dict[str, int] = field(default_factory=dict)
+    rows: int = 0
+    _mark: int = 0
+
+    def __post_init__(self) -> None:
+        self._mark = self.start
+
+    def phase(self, name: str) -> None:
+        """The time since the previous mark belongs to phase `name`."""
+        now = time.perf_counter_ns()
+        self.phases[name] = self.phases.get(name, 0) + now - self._mark
+        self._mark = now
+
+
+class Recorder:
+    def __init__(self, sessions_held: Callable[[], int]) -> None:
+        """sessions_held: how many sessions the pool holds now (read at each scrape: unload and reload drop some)."""
+        self.registry = CollectorRegistry()
+        r = self.registry
+        labels = ["model", "version"]
+        self.requests = Counter("onnxport_inference_requests", "Inference requests answered",
+                                [*labels, "protocol", "status"], registry=r)
+        self.queue = Histogram("onnxport_inference_queue_seconds", "Time waiting for the dynamic batcher",
+                               labels, buckets=BUCKETS, registry=r)
+        self.inference = Histogram("onnxport_inference_compute_seconds", "Time in onnxruntime (and the batcher)",
+                                   labels, buckets=BUCKETS, registry=r)
+        self.total = Histogram("onnxport_inference_request_seconds", "Whole inference requests, read to answered",
+                               labels, buckets=BUCKETS, registry=r)
+        self.in_flight = Gauge("onnxport_inference_requests_in_flight", "Inference requests being handled",
+                               registry=r)
+        self.session_load = Histogram("onnxport_session_load_seconds", "onnxruntime session creation",
+                                      buckets=BUCKETS, registry=r)
+        self.sessions = Gauge("onnxport_sessions_loaded", "onnxruntime sessions held", registry=r)
+        self.sessions.set_function(sessions_held)
+        ProcessCollector(registry=r)  # process_resident_memory_bytes, cpu seconds, open fds (Linux)
+        self._lock = threading.Lock()
+        self._stats: dict[tuple[str, str], ModelStats] = {}
+
+    def session_loaded(self, seconds: float, held: int) -> None:
+        self.session_load.observe(seconds)
+
+    def record(self, model: str, version: str, binary: bool, status: int, timing: Timing, known: bool) -> None:
+        """One answered request; `known`: the model and version are served (else only the counter hears it)."""
+        total = time.perf_counter_ns() - timing.start
+        if not known:
+            model, version = UNKNOWN, UNKNOWN
+        self.requests.labels(model, version, "binary" if binary else "json", f"{status // 100}xx").inc()
+        if not known:
+            return
+        self.total.labels(model, version).observe(total / 1e9)
+        if status < 300:
+            self.queue.labels(model, version).observe(timing.phases.get("queue", 0) / 1e9)
+            self.inference.labels(model, version).observe(timing.phases.get("compute_infer", 0) / 1e9)
+        with self._lock:
+            stats = self._stats.setdefault((model, version), ModelStats())
+            if status >= 300:
+                stats.durations["fail"].add(total)
+                return
+            stats.durations["success"].add(total)
+            for phase in PHASES:
+                stats.durations[phase].add(timing.phases.get(phase, 0))
+            stats.inference_count += timing.rows
+            stats.execution_count += 1
+            stats.last_inference = time.time_ns() // 1_000_000
+
+    def model_stats(self, versions: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        """Triton's model_stats entries for these (model, version) pairs, zeros for ones never called."""
+        with self._lock:
+            found = [(m, v, self._stats.get((m, v)) or ModelStats()) for m, v in versions]
+            return [{
+                "name": model,
+                "version": version,
+                "last_inference": s.last_inference,
+                "inference_count": s.inference_count,
+                "execution_count": s.execution_count,
+                "inference_stats": {k: d.as_json() for k, d in s.durations.items()},
+                "batch_stats": [],
+                "memory_usage": [],
+            } for model, version, s in found]
