@@ -116,7 +116,9 @@ class RunError(ModelFileError):
 
 def _options() -> ort.SessionOptions:
     options = ort.SessionOptions()
-    options.log_severity_level = 3  # errors only: warnings about unused initializers are noise here
+    # Fatal only. Warnings (unused initializers) are noise, and a failed run's error reaches its caller
+    # in the exception: the server's request line (serving/http/request_log.py) carries it, the CLI prints it.
+    options.log_severity_level = 4
     return options
 
 

@@ -17,6 +17,7 @@ from onnxport.serving.http import (
     headers,
     manifest_schema,
     memory,
+    request_log,
     statistics_api,
     v2,
     web,
@@ -39,6 +40,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     headers.init_app(app)
     cors.init_app(app)
     memory.init_app(app)
+    request_log.init_app(app, settings["request_log"])
     statistics_api.init_app(app)
     for blueprint in (web.blueprint, artifacts.blueprint, manifest_schema.blueprint, v2.blueprint,
                       conformance.blueprint, statistics_api.blueprint):

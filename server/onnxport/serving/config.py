@@ -43,6 +43,13 @@ def _spinning(value: str) -> str:
     return choice
 
 
+def _request_log(value: str) -> str:
+    choice = value.strip().lower()
+    if choice not in ("json", "text", "off"):
+        raise ValueError("expected json, text or off")
+    return choice
+
+
 def _providers(value: str) -> list[str]:
     return [p.strip() for p in value.split(",") if p.strip()]
 
@@ -175,6 +182,9 @@ SETTINGS = [
     Setting("port", 8000, port_number, "Port `onnxport serve` listens on (0: any free port, printed at start).",
             check=port_number),
     Setting("workers", 8, int, "Request threads of the WSGI server (sessions are shared between them)."),
+    Setting("request_log", "json", _request_log,
+            "One line per request on stderr: json (id, method, path, model, version, protocol json/binary, status, "
+            "bytes_in, bytes_out, ms, and the error a refused request got), text (the same as words), or off."),
     Setting("cors_origins", [], _origins,
             "Origins (scheme://host[:port], or * for any) whose pages may use the manifest, artifacts, golden "
             "data, /ort/, /vendor/tokenizers/, /vendor/chartjs/, /web/, /api/ and /v2/ cross-origin (comma-separated; "
