@@ -41,13 +41,21 @@ def test_the_request_schema_refuses_what_the_server_refuses(document):
             jsonschema.validate(invalid, schema)
 
 
+# Every warning schemathesis 4.32 knows but missing_auth: the repository API's load and unload answer only
+# 401/403 without the operator's token, by design; their fuzzing still runs and must find no 5xx.
+WARNINGS = ["missing_test_data", "base_url_mismatch", "validation_mismatch", "missing_deserializer",
+            "unused_openapi_auth", "unsupported_regex", "method_not_allowed", "constants_extraction",
+            "unmatched_filter", "unresolvable_reference", "low_valid_rate", "rate_limited", "dictionary_mismatch",
+            "timeout_units"]
+
+
 @pytest.mark.slow
 def test_schemathesis_finds_no_server_error_and_no_response_off_the_schema(live_server, tmp_path):
     # positive_data_acceptance is left out: which inputs a model takes is in its metadata, not in the
     # document, so a request the schema allows (any input name) is rightly refused with a 400.
     command = [str(SCHEMATHESIS), "run", f"{live_server}/v2/openapi.json", "--checks", "all",
                "--exclude-checks", "positive_data_acceptance", "--max-examples", str(EXAMPLES),
-               "--workers", "2", "--seed", "1", "--no-color"]
+               "--workers", "2", "--seed", "1", "--no-color", "--warnings", ",".join(WARNINGS)]
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     summary = [line for line in done.stdout.splitlines() if re.search(r"generated|No issues|failures? in", line)]
     print("\n".join(summary))

@@ -17,6 +17,7 @@ from onnxport.serving.http import (
     headers,
     manifest_schema,
     memory,
+    repository_api,
     request_log,
     statistics_api,
     v2,
@@ -43,6 +44,6 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     request_log.init_app(app, settings["request_log"])
     statistics_api.init_app(app)
     for blueprint in (web.blueprint, artifacts.blueprint, manifest_schema.blueprint, v2.blueprint,
-                      conformance.blueprint, statistics_api.blueprint):
+                      conformance.blueprint, repository_api.blueprint, statistics_api.blueprint):
         app.register_blueprint(blueprint)
     return app

@@ -30,6 +30,7 @@ class Setting:
     help: str
     # Validates a value that came as JSON or Python rather than text (a list in the config file).
     check: Callable[[Any], Any] | None = None
+    secret: bool = False  # its value is never put in a message
 
 
 def _path(value: str) -> Path:
@@ -93,6 +94,16 @@ def _url_or_none(value: Any) -> str | None:
     if value is None:
         return None
     raise ValueError(f"expected a URL (a string) or null, got {value!r}")
+
+
+def _token(value: str) -> str | None:
+    return value.strip() or None
+
+
+def _token_or_none(value: Any) -> str | None:
+    if value is None:
+        return None
+    raise ValueError("expected a token (a string) or null")  # the value itself is never echoed
 
 
 def _origins(value: str) -> list[str]:
@@ -193,6 +204,11 @@ SETTINGS = [
             "Base URL of a published repository (a CDN, or a static server's /repository/) from which a Ray Serve "
             "replica downloads the manifest and artifacts, each sha256-verified, into the `repository` folder "
             "before serving (off when empty).", check=_url_or_none),
+    Setting("admin_token", None, _token,
+            "Secret that turns on the repository API's load and unload (POST /v2/repository/models/<m>/load, "
+            "/unload): requests must send `Authorization: Bearer <token>`. Off when empty (they answer 403); "
+            "never logged or echoed. Set it through the environment or the config file, not a command line.",
+            check=_token_or_none, secret=True),
 ]
 ENV_PREFIX = "ONNXPORT_"
 
@@ -239,7 +255,8 @@ def _coerce(setting: Setting, value: Any, where: str) -> Any:
     try:
         return setting.check(value)
     except ValueError as exc:
-        raise ConfigError(f"{where}: {value!r} is not a valid {setting.name}: {exc}") from exc
+        shown = "the value" if setting.secret else repr(value)
+        raise ConfigError(f"{where}: {shown} is not a valid {setting.name}: {exc}") from exc
 
 
 def _parse(setting: Setting, raw: str, where: str) -> Any:

@@ -28,7 +28,8 @@ def _errors(*codes: int) -> dict[str, Any]:
     why = {400: "the request does not follow the protocol, or does not fit the model",
            404: "no such model or version", 413: "the body (decompressed) is over max_request_bytes",
            415: "unsupported Content-Type or Content-Encoding", 500: "a fault of the server (with a request id)",
-           503: "no model is ready"}
+           503: "no model is ready", 401: "missing or wrong admin token (Authorization: Bearer <token>)",
+           403: "load/unload is off: the server has no admin_token"}
     return {str(code): _json(ERROR, why[code]) for code in codes}
 
 
@@ -99,6 +100,26 @@ def _infer(parameters: list[dict[str, Any]]) -> dict[str, Any]:
     }}
 
 
+def _repository() -> dict[str, Any]:
+    """Triton's model repository extension (http/repository_api.py): an index, and load/unload with a token."""
+    index = {"type": "array", "items": {
+        "type": "object", "required": ["name", "version", "state", "reason"],
+        "properties": {"name": {"type": "string"}, "version": {"type": "string"},
+                       "state": {"type": "string", "enum": ["READY", "UNAVAILABLE"]}, "reason": {"type": "string"}}}}
+    done = _json({"type": "object"}, "done")
+    action = lambda summary: {"post": {  # noqa: E731 - load and unload
+        "summary": summary, "parameters": [copy.deepcopy(MODEL)],
+        "requestBody": {"required": False, "content": {"application/json": {"schema": {"type": "object"}}}},
+        "responses": {"200": copy.deepcopy(done), **_errors(401, 403, 404)}}}
+    return {
+        "/v2/repository/index": {"post": {"summary": "The models and versions of the repository, and whether "
+                                                     "each session is loaded",
+                                          "responses": {"200": _json(index, "the index")}}},
+        "/v2/repository/models/{model_name}/load": action("Create the model's sessions now (admin token)"),
+        "/v2/repository/models/{model_name}/unload": action("Release the model's sessions (admin token)"),
+    }
+
+
 # Triton's statistics extension (http/statistics_api.py): counts and nanoseconds per model version.
 _DURATION = {"type": "object", "required": ["count", "ns"],
              "properties": {"count": {"type": "integer"}, "ns": {"type": "integer"}}}
@@ -137,6 +158,7 @@ def document() -> dict[str, Any]:
                                                                           404, parameters=both),
             "/v2/models/{model_name}/infer": _infer([MODEL]),
             "/v2/models/{model_name}/versions/{model_version}/infer": _infer(list(both)),
+            **_repository(),
             "/v2/models/stats": get("Inference statistics of every served version", STATS),
             "/v2/models/{model_name}/stats": get("Inference statistics of the model's versions", STATS, 404,
                                                  parameters=[MODEL]),

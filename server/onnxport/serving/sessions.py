@@ -70,10 +70,17 @@ class SessionPool:
     def retain(self, current: set[str]) -> None:
         """Release the sessions and stop the batchers of artifacts the manifest no longer names."""
         with self._lock:
-            for sha256 in set(self._sessions) - current:
+            gone = (set(self._sessions) | set(self._batchers)) - current
+        self.release(gone)
+
+    def release(self, sha256s: set[str]) -> None:
+        """Drop these artifacts' sessions and stop their batchers (the repository API's unload). Requests
+        already running keep their reference to the session; the next one creates it again."""
+        with self._lock:
+            for sha256 in sha256s & set(self._sessions):
                 del self._sessions[sha256]
                 self._creating.pop(sha256, None)
-            stopped = [self._batchers.pop(sha256) for sha256 in set(self._batchers) - current]
+            stopped = [self._batchers.pop(sha256) for sha256 in sha256s & set(self._batchers)]
         for batcher in stopped:
             batcher.close()  # its thread ends after the requests already queued, and lets the session go
 

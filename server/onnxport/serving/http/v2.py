@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 
 from onnxport.serving import v2_core
-from onnxport.serving.http import memory, statistics_api
+from onnxport.serving.http import memory, repository_api, statistics_api
 from onnxport.serving.state import state
 
 blueprint = Blueprint("v2", __name__, url_prefix="/v2")
@@ -29,7 +29,7 @@ def ready():
 
 @blueprint.get("")
 def server_metadata():
-    return send(v2_core.server_metadata(state(), statistics_api.EXTENSIONS))
+    return send(v2_core.server_metadata(state(), (*repository_api.EXTENSIONS, *statistics_api.EXTENSIONS)))
 
 
 @blueprint.get("/openapi.json")

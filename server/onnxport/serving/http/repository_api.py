@@ -1,0 +1,79 @@
+"""Triton's model repository extension: the index (public, read-only), and load/unload for the operator.
+
+load creates the sessions of every served version of a model now instead of at its first request; unload
+drops them (and stops their batchers) to give the memory back. The manifest still names the model, so a
+later inference creates its session again, as at start: unload frees memory, it does not take a model out
+of service (remove it from the repository for that). load and unload need the `admin_token` setting and
+`Authorization: Bearer <token>`: without the setting they answer 403, with a wrong or missing token 401.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from flask import Blueprint, Response, request
+
+from onnxport.serving.state import State, state
+from onnxport.serving.v2_core import ApiError, Reply, json_reply
+
+blueprint = Blueprint("repository_api", __name__, url_prefix="/v2/repository")
+EXTENSIONS = ("model_repository",)  # listed by GET /v2 on this server (Ray Serve's has no such routes)
+
+NOT_LOADED = "not loaded: its session is created by the first inference or by POST .../load"
+
+
+def send(reply: Reply) -> Response:
+    return Response(reply.body, status=reply.status, mimetype=reply.content_type)
+
+
+@blueprint.post("/index")
+def index():
+    return send(json_reply(_index(state())))
+
+
+@blueprint.post("/models/<model>/load")
+def load(model: str):
+    current = state()
+    _authorize(current)
+    entry = current.catalog.model(model)  # NotFound: a JSON 404
+    for version in current.catalog.served_versions(entry):
+        _, _, record = current.catalog.variant(model, version)
+        current.sessions.get(record["sha256"], current.catalog.file(record["file"]), f"{model} {version}")
+    return send(json_reply({}))
+
+
+@blueprint.post("/models/<model>/unload")
+def unload(model: str):
+    current = state()
+    _authorize(current)
+    entry = current.catalog.model(model)
+    current.sessions.release({r["sha256"] for r in entry["variants"].values() if r.get("sha256")})
+    return send(json_reply({}))
+
+
+def _index(current: State) -> list[dict[str, str]]:
+    """One row per version the manifest has: READY when its session is in memory, else UNAVAILABLE and why."""
+    loaded = set(current.sessions.loaded())
+    rows = []
+    for name, entry in sorted(current.catalog.manifest()["models"].items()):
+        for version, record in entry["variants"].items():
+            if record["status"] != "ok":
+                state_, reason = "UNAVAILABLE", f"not served: {record['status']}: {record.get('reason', '')}"
+            elif record["sha256"] in loaded:
+                state_, reason = "READY", ""
+            else:
+                state_, reason = "UNAVAILABLE", NOT_LOADED
+            rows.append({"name": name, "version": version, "state": state_, "reason": reason})
+    return rows
+
+
+def _authorize(current: State) -> None:
+    token = current.settings.get("admin_token")
+    if not token:
+        raise ApiError(403, "model load/unload is off: set the admin_token setting (ONNXPORT_ADMIN_TOKEN or the "
+                            "config file) and send it as `Authorization: Bearer <token>`")
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    # compare_digest: the time taken does not tell how much of a guess was right.
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+        raise ApiError(401, "missing or wrong admin token: send `Authorization: Bearer <token>` with the "
+                            "server's admin_token")
