@@ -7,6 +7,7 @@ import os
 import pytest
 
 from onnxport.errors import RepositoryError, UsageError
+from onnxport.repository import manifest
 from onnxport.repository.names import EXAMPLE, RULE, check_name, check_stored_name, inside, is_valid
 
 # Each with the reason the message must give.
@@ -83,3 +84,12 @@ def test_inside_follows_symbolic_links(tmp_path):
     os.symlink(tmp_path / "outside", root / "link")
     with pytest.raises(RepositoryError, match="not inside"):
         inside(root, root / "link" / "model.onnx")
+
+
+@pytest.mark.parametrize("dim_param, shared", [
+    ("batch", "batch"), ("sequence_length", "sequence_length"), ("N", "N"),
+    ("unk__12", None), ("?", None), ("None", None), ("", None), ("batch size", None), ("-1", None),
+])
+def test_one_rule_tells_a_named_dimension_from_a_placeholder(dim_param, shared):
+    """The server's request check, batch-axis detection and --data checks all read dim_params this way."""
+    assert manifest.shared_dimension(dim_param) == shared

@@ -17,7 +17,6 @@ option, the file, the input, what the model expects and what came.
 from __future__ import annotations
 
 import hashlib
-import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,9 +27,8 @@ import onnx
 from onnxport import runtime
 from onnxport.errors import ModelFileError, UsageError
 from onnxport.recipe import Feeds
-from onnxport.repository import testdata
+from onnxport.repository import manifest, testdata
 
-DIM_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]*$")  # an identifier-like dim_param
 SET_SEPARATOR = "/"  # `<set>/<input>` keys of a .npz holding several sets
 
 Dim = int | str | None  # a fixed size, a dimension name (dim_param), or None (dynamic, unnamed)
@@ -66,16 +64,10 @@ def signature(model: onnx.ModelProto) -> list[InputSpec]:
         tensor = value.type.tensor_type
         dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type) if value.type.HasField("tensor_type") \
             and tensor.elem_type else None
-        shape = tuple(d.dim_value if d.HasField("dim_value") else _dim_name(d.dim_param) for d in tensor.shape.dim) \
-            if tensor.HasField("shape") else None
+        shape = tuple(d.dim_value if d.HasField("dim_value") else manifest.shared_dimension(d.dim_param)
+                      for d in tensor.shape.dim) if tensor.HasField("shape") else None
         specs.append(InputSpec(value.name, dtype, shape))
     return specs
-
-
-def _dim_name(dim_param: str) -> str | None:
-    """A dimension name that must agree wherever it appears, or None for a placeholder: exporters
-    write "?" (paddle2onnx) or "None" for "unknown here", and two of those need not be equal."""
-    return dim_param if DIM_NAME.match(dim_param) and dim_param != "None" else None
 
 
 def load(path: Path, option: str, specs: list[InputSpec]) -> list[DataSet]:

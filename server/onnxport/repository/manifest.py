@@ -399,14 +399,21 @@ def batch_axis(inputs: list[dict[str, Any]], outputs: list[dict[str, Any]]) -> b
         return False
     if any(len(v["shape"]) < 2 for v in inputs):
         return False
-    names = {v["shape"][0] for v in inputs if isinstance(v["shape"][0], str) and not _placeholder(v["shape"][0])}
+    names = {v["shape"][0] for v in inputs if isinstance(v["shape"][0], str) and shared_dimension(v["shape"][0])}
     return len(names) <= 1
 
 
-def _placeholder(name: str) -> bool:
-    """A dimension name that only says "unknown": onnx shape inference's `unk__N`, paddle2onnx's `?`
-    (convert/user_data.py treats such names alike)."""
-    return name in ("", "?", "None") or re.fullmatch(r"unk__\d+", name) is not None
+# An identifier-like dim_param: what an exporter writes for a dimension it means to name.
+DIMENSION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]*$")
+
+
+def shared_dimension(dim_param: str) -> str | None:
+    """The name a dimension must agree on wherever it appears, or None for one that only says "unknown":
+    onnx shape inference's `unk__N`, paddle2onnx's `?`, "None", or no identifier at all. The server's
+    request check, batch-axis detection and a user's --data check all read names through this one rule."""
+    if dim_param == "None" or not DIMENSION_NAME.match(dim_param) or re.fullmatch(r"unk__\d+", dim_param):
+        return None
+    return dim_param
 
 
 def batch_axis_dynamic(entry: dict[str, Any]) -> bool:

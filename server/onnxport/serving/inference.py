@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from onnxport import runtime
-from onnxport.repository.manifest import _placeholder, batch_axis_dynamic
+from onnxport.repository.manifest import batch_axis_dynamic, shared_dimension
+from onnxport.serving.batching import DynamicBatcher
 from onnxport.serving.catalog import Catalog
 from onnxport.serving.protocol import (
     NUMPY_NAME_TO_DATATYPE,
@@ -16,6 +17,7 @@ from onnxport.serving.protocol import (
     ProtocolError,
 )
 from onnxport.serving.sessions import SessionPool
+from onnxport.serving.statistics import Timing
 
 
 def tensor_metadata(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -58,7 +60,7 @@ def check_named_dimensions(request: InferRequest, inputs: list[dict[str, Any]]) 
     seen: dict[str, tuple[str, int, int]] = {}  # dimension name -> the first input, axis and size
     for spec in inputs:
         for axis, dim in enumerate(spec["shape"] or []):
-            if not isinstance(dim, str) or _placeholder(dim):
+            if not isinstance(dim, str) or shared_dimension(dim) is None:
                 continue
             size = request.inputs[spec["name"]].shape[axis]
             first, first_axis, first_size = seen.setdefault(dim, (spec["name"], axis, size))
@@ -69,7 +71,9 @@ def check_named_dimensions(request: InferRequest, inputs: list[dict[str, Any]]) 
 
 
 def infer(catalog: Catalog, sessions: SessionPool, model: str, version: str | None,
-          request: InferRequest, batching: dict[str, Any] | None = None) -> tuple[str, dict[str, np.ndarray]]:
+          request: InferRequest, batching: dict[str, Any] | None = None,
+          timing: Timing | None = None) -> tuple[str, dict[str, np.ndarray]]:
+    """timing, if given, hears the checks as compute_input and the batcher's wait as queue."""
     entry, version, record = catalog.variant(model, version)
     check_inputs(request, entry["inputs"])
     outputs = [o["name"] for o in entry["outputs"]]
@@ -79,10 +83,15 @@ def infer(catalog: Catalog, sessions: SessionPool, model: str, version: str | No
             raise ProtocolError(f"unknown output {name!r}; the model's outputs are {', '.join(outputs)}")
     label = f"{model} {version}"
     feeds = {k: _for_onnxruntime(v) for k, v in request.inputs.items()}
+    if timing is not None:
+        timing.phase("compute_input")
     try:
         if batching and batching["enabled"](model) and batch_axis_dynamic(entry):
             batcher = sessions.batcher(record["sha256"], catalog.file(record["file"]), label,
                                        batching["window_ms"], batching["max_batch"])
+            if timing is not None and isinstance(batcher, DynamicBatcher):
+                # Ray's batcher (ray_batching.py) does not report its queue: its wait stays in compute_infer.
+                return version, batcher.run(wanted, feeds, answered=timing.heard_batcher)
             return version, batcher.run(wanted, feeds)
         session = sessions.get(record["sha256"], catalog.file(record["file"]), label)
         return version, runtime.run_outputs(session, wanted, feeds, label=label)
