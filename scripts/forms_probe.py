@@ -13,13 +13,10 @@ Usage: .venv/bin/python scripts/forms_probe.py [--model minilm] [--variants fp32
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import json
 import shutil
 import statistics
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -29,6 +26,7 @@ from playwright.sync_api import sync_playwright
 
 from onnxport.bench.inputs import batch_one
 from onnxport.harness import chromium as chromium_driver
+from onnxport.harness.isolated_files import isolated_files
 from onnxport.repository import testdata
 from onnxport.repository.store import Repository
 
@@ -57,16 +55,6 @@ window.probe = async (file, feeds, runs) => {
 };
 window.ready = true;
 </script>"""
-
-
-class Isolated(http.server.SimpleHTTPRequestHandler):
-    def end_headers(self):
-        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
-        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
-        super().end_headers()
-
-    def log_message(self, *args):
-        pass
 
 
 def save(source: Path, target: Path, level: ort.GraphOptimizationLevel, ort_format: bool) -> None:
@@ -129,14 +117,12 @@ def main() -> None:
         diff = native_diff(folder / f"{variant}.onnx", path, feeds)
         print(f"  {variant} {form}: {path.stat().st_size / 2**20:.1f} MB, native max |diff| vs as built {diff:.2e}")
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Isolated, directory=str(folder)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     encoded = {k: {"type": str(v.dtype), "data": v.ravel().tolist(), "dims": list(v.shape)} for k, v in feeds.items()}
     results: dict[tuple[str, str], dict[str, list[float]]] = {}
-    with sync_playwright() as playwright:
+    with isolated_files(folder) as url, sync_playwright() as playwright:
         browser = chromium_driver.launch(playwright, webgpu=False)
         page = browser.new_page()
-        page.goto(f"http://127.0.0.1:{server.server_port}/index.html")
+        page.goto(f"{url}index.html")
         page.wait_for_function("window.ready === true")
         # start the backend
         page.evaluate("([f, feeds, runs]) => probe(f, feeds, runs)", [forms[0][2].name, encoded, 2])
@@ -148,7 +134,6 @@ def main() -> None:
                 slot["warm"].extend(got["times"])
                 threads = got["threads"]
         browser.close()
-    server.shutdown()
     native = {}
     for variant in args.variants:
         options = ort.SessionOptions()

@@ -22,13 +22,10 @@ Usage: .venv/bin/python scripts/measure_kernels.py [--write | --check]
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import json
 import re
 import sys
 import tempfile
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,6 +36,7 @@ from onnx import TensorProto, helper, numpy_helper
 from playwright.sync_api import sync_playwright
 
 from onnxport.harness import chromium as chromium_driver
+from onnxport.harness.isolated_files import isolated_files
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS_JS = ROOT / "web" / "lib" / "kernels.js"
@@ -225,16 +223,6 @@ window.ready = true;
 </script>"""
 
 
-class Isolated(http.server.SimpleHTTPRequestHandler):
-    def end_headers(self):
-        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
-        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
-        super().end_headers()
-
-    def log_message(self, *args):
-        pass
-
-
 def write_probes(folder: Path) -> dict[str, str]:
     """operator type -> file name, each model checked by native onnxruntime first."""
     files = {}
@@ -254,29 +242,24 @@ def measure() -> dict[str, list[str]]:
     (folder / "ort").symlink_to(ROOT / "node_modules" / "onnxruntime-web" / "dist")
     (folder / "index.html").write_text(PAGE)
     files = write_probes(folder)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Isolated, directory=str(folder)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     missing: dict[str, list[str]] = {}
-    try:
-        with sync_playwright() as playwright:
-            browser = chromium_driver.launch(playwright, webgpu=True)
-            for runtime, (bundle, provider) in BUNDLES.items():
-                page = browser.new_page()  # one bundle per page
-                page.goto(f"http://127.0.0.1:{server.server_port}/index.html")
-                page.wait_for_function("window.ready === true")
-                results = page.evaluate("([b, p, f]) => probe(b, p, f)", [bundle, provider, list(files.values())])
-                page.close()
-                missing[runtime] = []
-                for op_type, file in files.items():
-                    outcome = results[file]
-                    if outcome == "ok":
-                        continue
-                    if not NO_KERNEL.search(outcome):
-                        sys.exit(f"{runtime} ({bundle}, {provider}): {op_type} failed for another reason: {outcome}")
-                    missing[runtime].append(op_type)
-            browser.close()
-    finally:
-        server.shutdown()
+    with isolated_files(folder) as url, sync_playwright() as playwright:
+        browser = chromium_driver.launch(playwright, webgpu=True)
+        for runtime, (bundle, provider) in BUNDLES.items():
+            page = browser.new_page()  # one bundle per page
+            page.goto(f"{url}index.html")
+            page.wait_for_function("window.ready === true")
+            results = page.evaluate("([b, p, f]) => probe(b, p, f)", [bundle, provider, list(files.values())])
+            page.close()
+            missing[runtime] = []
+            for op_type, file in files.items():
+                outcome = results[file]
+                if outcome == "ok":
+                    continue
+                if not NO_KERNEL.search(outcome):
+                    sys.exit(f"{runtime} ({bundle}, {provider}): {op_type} failed for another reason: {outcome}")
+                missing[runtime].append(op_type)
+        browser.close()
     return missing
 
 

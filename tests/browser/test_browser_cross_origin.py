@@ -4,9 +4,8 @@ the server does not list fails, and says why."""
 
 from __future__ import annotations
 
-import http.server
+import contextlib
 import json
-import threading
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from playwright.sync_api import expect
 from fixtures.playground import RUN_TIMEOUT_MS
 from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances
+from onnxport.harness.isolated_files import isolated_files
 from onnxport.harness.process import free_port
 
 PAGE = """<!doctype html>
@@ -40,40 +40,17 @@ PAGE = """<!doctype html>
 """
 
 
-class _Page(http.server.BaseHTTPRequestHandler):
-    """A stranger's page: its own origin, cross-origin isolated as a page with threads must be."""
-
-    body = b""
-
-    def do_GET(self):  # the stdlib's name
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
-        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
-        self.send_header("Content-Length", str(len(self.body)))
-        self.end_headers()
-        self.wfile.write(self.body)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
-def other_origin():
+def other_origin(tmp_path):
     """other_origin(server_url) -> the URL of a page on a new origin that runs minilm from that server."""
-    servers = []
+    with contextlib.ExitStack() as servers:
+        def start(server_url: str, port: int) -> str:
+            folder = tmp_path / f"origin-{port}"
+            folder.mkdir()
+            (folder / "index.html").write_text(PAGE % {"server": server_url}, encoding="utf-8")
+            return servers.enter_context(isolated_files(folder, port))
 
-    def start(server_url: str, port: int) -> str:
-        handler = type("Page", (_Page,), {"body": (PAGE % {"server": server_url}).encode()})
-        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
-        servers.append(httpd)
-        return f"http://127.0.0.1:{port}/"
-
-    yield start
-    for httpd in servers:
-        httpd.shutdown()
-        httpd.server_close()
+        yield start
 
 
 def _result(page):

@@ -6,12 +6,10 @@ no onnxruntime-web and no .wasm: those come from the server."""
 
 from __future__ import annotations
 
-import functools
-import http.server
+import contextlib
 import json
 import os
 import subprocess
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -24,6 +22,7 @@ from playwright.sync_api import expect
 from fixtures.playground import RUN_TIMEOUT_MS
 from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances
+from onnxport.harness.isolated_files import isolated_files
 from onnxport.harness.process import free_port
 
 # The checkout pins vite (package.json's devDependencies, locked): `make setup`'s npm ci leaves it in
@@ -95,34 +94,11 @@ def vite_app(tmp_path_factory) -> tuple[Path, dict[str, float]]:
     return app / "dist", seconds
 
 
-class _IsolatedFiles(http.server.SimpleHTTPRequestHandler):
-    """A static host for the built app, cross-origin isolated as a page with WebAssembly threads must be."""
-
-    def end_headers(self):
-        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
-        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
-        super().end_headers()
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def serve_dist():
-    """serve_dist(folder, port) -> the URL of a static server of folder on its own origin."""
-    servers = []
-
-    def start(folder: Path, port: int) -> str:
-        handler = functools.partial(_IsolatedFiles, directory=str(folder))
-        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
-        servers.append(httpd)
-        return f"http://127.0.0.1:{port}/"
-
-    yield start
-    for httpd in servers:
-        httpd.shutdown()
-        httpd.server_close()
+    """serve_dist(folder, port) -> the URL of a cross-origin isolated static server of folder on its own origin."""
+    with contextlib.ExitStack() as servers:
+        yield lambda folder, port: servers.enter_context(isolated_files(folder, port))
 
 
 def test_a_vite_build_of_the_package_runs_minilm_from_another_origin_with_threads(
