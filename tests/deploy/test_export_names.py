@@ -15,12 +15,9 @@ from onnxport.repository.store import Repository
 
 
 @pytest.fixture
-def repository(tmp_path, run_cli):
+def repository(tmp_path, imported_repository):
     """A repository holding one imported model, `good`, whose fp32 variant is served."""
-    root = tmp_path / "repository"
-    code, _, err = run_cli("--repository", root, "import", matmul_file(tmp_path / "models"), "--name", "good",
-                           "--quiet", "--forms", "none")
-    assert code == 0, err
+    root = imported_repository(matmul_file(tmp_path / "models"), "good")
     assert manifest_of(root)["models"]["good"]["variants"]["fp32"]["status"] == "ok"
     return root
 

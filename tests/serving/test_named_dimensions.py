@@ -31,11 +31,8 @@ def two_input_model(folder):
 
 
 @pytest.fixture
-def client(tmp_path, run_cli):
-    root = tmp_path / "repository"
-    code, _, err = run_cli("--repository", root, "import", two_input_model(tmp_path / "models"), "--name", "masked",
-                           "--quiet", "--forms", "none")
-    assert code == 0, err
+def client(tmp_path, imported_repository):
+    root = imported_repository(two_input_model(tmp_path / "models"), "masked")
     return buffered_client(create_app({"repository": root}))
 
 

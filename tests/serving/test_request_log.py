@@ -37,12 +37,8 @@ def lookup_model(folder):
 
 
 @pytest.fixture
-def repository(tmp_path, run_cli):
-    root = tmp_path / "repository"
-    code, _, err = run_cli("--repository", root, "import", lookup_model(tmp_path / "models"), "--name", "lookup",
-                           "--quiet", "--forms", "none")
-    assert code == 0, err
-    return root
+def repository(tmp_path, imported_repository):
+    return imported_repository(lookup_model(tmp_path / "models"), "lookup")
 
 
 def post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict]:
