@@ -11,6 +11,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -21,12 +22,29 @@ _STOP = None
 
 
 @dataclass
+class Execution:
+    """One run of a joined batch (Triton's batch_stats): its rows, and nanoseconds spent joining the
+    inputs, in onnxruntime, and splitting the outputs."""
+    rows: int
+    input_ns: int = 0
+    infer_ns: int = 0
+    output_ns: int = 0
+
+
+@dataclass
 class Pending:
     names: tuple[str, ...]
     feeds: dict[str, np.ndarray]
     done: threading.Event = field(default_factory=threading.Event)
     result: dict[str, np.ndarray] | None = None
     error: BaseException | None = None
+    queued: int = field(default_factory=time.perf_counter_ns)
+    started: int = 0  # perf_counter_ns when its batch started to run (run_group)
+    execution: Execution | None = None  # set on the first request of each batch that ran: one per execution
+
+    def waited(self) -> int:
+        """Nanoseconds between being handed in and its batch starting to run."""
+        return max(0, self.started - self.queued) if self.started else 0
 
     def key(self) -> tuple:
         return self.names, tuple((k, v.dtype.str, v.shape[1:]) for k, v in sorted(self.feeds.items()))
@@ -56,7 +74,10 @@ class DynamicBatcher:
         self._thread = threading.Thread(target=self._loop, name=f"batcher {label}", daemon=True)
         self._thread.start()
 
-    def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def run(self, names: list[str], feeds: dict[str, np.ndarray],
+            answered: Callable[[Pending], None] | None = None) -> dict[str, np.ndarray]:
+        """answered, if given, hears the request once its batch ran (its wait, its batch's Execution), in
+        the caller's thread, so a request's statistics tell queue time apart from the run."""
         pending = Pending(tuple(names), feeds)
         with self._count_lock:
             closed = self._closed
@@ -70,6 +91,8 @@ class DynamicBatcher:
         finally:
             with self._count_lock:
                 self._in_flight -= 1
+        if answered is not None:
+            answered(pending)
         return pending.outcome()
 
     def close(self) -> None:
@@ -117,12 +140,19 @@ def by_key(batch: list[Pending]) -> list[list[Pending]]:
 
 def run_group(session, label: str, group: list[Pending]) -> None:
     """Run requests that agree on outputs, dtypes and non-batch dims as one batch; each hears its rows."""
+    start_ns = time.perf_counter_ns()
+    for item in group:
+        item.started = item.started or start_ns  # a request run again alone (below) waited until the first try
+    execution = Execution(sum(item.rows() for item in group))
     try:
         names = list(group[0].names)
         if len(group) == 1:
             group[0].result = runtime.run_outputs(session, names, group[0].feeds, label=label)
+            execution.infer_ns = time.perf_counter_ns() - start_ns
+            group[0].execution = execution
         else:
             joined = {k: np.concatenate([g.feeds[k] for g in group]) for k in group[0].feeds}
+            joined_ns = time.perf_counter_ns()
             try:
                 outputs = runtime.run_outputs(session, names, joined, label=label)
             except runtime.RunError as exc:
@@ -133,11 +163,15 @@ def run_group(session, label: str, group: list[Pending]) -> None:
                 for item in group:
                     run_group(session, label, [item])
                 return
+            ran_ns = time.perf_counter_ns()
             start = 0
             for item in group:
                 stop = start + item.rows()
                 item.result = {k: v[start:stop] for k, v in outputs.items()}
                 start = stop
+            execution.input_ns, execution.infer_ns = joined_ns - start_ns, ran_ns - joined_ns
+            execution.output_ns = time.perf_counter_ns() - ran_ns
+            group[0].execution = execution
     except BaseException as exc:  # every waiting request hears about the failure
         for item in group:
             item.error = exc

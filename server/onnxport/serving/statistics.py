@@ -11,9 +11,12 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+
+if TYPE_CHECKING:
+    from onnxport.serving.batching import Execution, Pending
 
 # A request for a model or version the catalog does not serve is counted under this label, so a client
 # asking for random names cannot grow the number of series without bound.
@@ -21,6 +24,8 @@ UNKNOWN = "_unknown"
 PHASES = ("queue", "compute_input", "compute_infer", "compute_output")
 # Seconds: from a sub-millisecond iris call to a multi-second large-batch request.
 BUCKETS = (.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30)
+# Rows per batch the dynamic batcher ran: max_batch is 32 by default, a single request may bring more.
+BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 1024)
 
 
 @dataclass
@@ -44,6 +49,14 @@ class ModelStats:
     execution_count: int = 0
     durations: dict[str, Duration] = field(
         default_factory=lambda: {k: Duration() for k in ("success", "fail", *PHASES, "cache_hit", "cache_miss")})
+    # Triton's batch_stats: per batch size executed, the compute phases of those executions.
+    batches: dict[int, dict[str, Duration]] = field(default_factory=dict)
+
+    def executed(self, rows: int, input_ns: int, infer_ns: int, output_ns: int) -> None:
+        self.execution_count += 1
+        phases = self.batches.setdefault(rows, {k: Duration() for k in PHASES[1:]})
+        for phase, ns in zip(PHASES[1:], (input_ns, infer_ns, output_ns)):
+            phases[phase].add(ns)
 
 
 @dataclass
@@ -52,6 +65,8 @@ class Timing:
     start: int = field(default_factory=time.perf_counter_ns)
     phases: dict[str, int] = field(default_factory=dict)
     rows: int = 0
+    batched: bool = False  # answered by the dynamic batcher
+    execution: Execution | None = None  # the batch this request's run led (batching.Pending.execution)
     _mark: int = 0
 
     def __post_init__(self) -> None:
@@ -62,6 +77,17 @@ class Timing:
         now = time.perf_counter_ns()
         self.phases[name] = self.phases.get(name, 0) + now - self._mark
         self._mark = now
+
+    def set_aside(self, name: str, ns: int) -> None:
+        """ns of the time since the previous mark belong to phase `name`, not to the next phase marked."""
+        self.phases[name] = self.phases.get(name, 0) + ns
+        self._mark += ns
+
+    def heard_batcher(self, pending: Pending) -> None:
+        """batching.DynamicBatcher.run's `answered`: the wait for the batch is the request's queue time."""
+        self.set_aside("queue", pending.waited())
+        self.batched = True
+        self.execution = pending.execution
 
 
 class Recorder:
@@ -74,8 +100,11 @@ class Recorder:
                                 [*labels, "protocol", "status"], registry=r)
         self.queue = Histogram("onnxport_inference_queue_seconds", "Time waiting for the dynamic batcher",
                                labels, buckets=BUCKETS, registry=r)
-        self.inference = Histogram("onnxport_inference_compute_seconds", "Time in onnxruntime (and the batcher)",
+        self.inference = Histogram("onnxport_inference_compute_seconds",
+                                   "Time running the request (its batch, when batched), without the queue",
                                    labels, buckets=BUCKETS, registry=r)
+        self.batch_size = Histogram("onnxport_inference_batch_size", "Rows per batch the dynamic batcher ran",
+                                    labels, buckets=BATCH_BUCKETS, registry=r)
         self.total = Histogram("onnxport_inference_request_seconds", "Whole inference requests, read to answered",
                                labels, buckets=BUCKETS, registry=r)
         self.in_flight = Gauge("onnxport_inference_requests_in_flight", "Inference requests being handled",
@@ -103,6 +132,8 @@ class Recorder:
         if status < 300:
             self.queue.labels(model, version).observe(timing.phases.get("queue", 0) / 1e9)
             self.inference.labels(model, version).observe(timing.phases.get("compute_infer", 0) / 1e9)
+            if timing.execution is not None:  # one observation per batch run, by the request that led it
+                self.batch_size.labels(model, version).observe(timing.execution.rows)
         with self._lock:
             stats = self._stats.setdefault((model, version), ModelStats())
             if status >= 300:
@@ -112,7 +143,12 @@ class Recorder:
             for phase in PHASES:
                 stats.durations[phase].add(timing.phases.get(phase, 0))
             stats.inference_count += timing.rows
-            stats.execution_count += 1
+            # An execution is a run of onnxruntime: a request alone, or a whole batch (counted once).
+            if timing.execution is not None:
+                run = timing.execution
+                stats.executed(run.rows, run.input_ns, run.infer_ns, run.output_ns)
+            elif not timing.batched:
+                stats.executed(timing.rows, *(timing.phases.get(phase, 0) for phase in PHASES[1:]))
             stats.last_inference = time.time_ns() // 1_000_000
 
     def model_stats(self, versions: list[tuple[str, str]]) -> list[dict[str, Any]]:
@@ -126,6 +162,7 @@ class Recorder:
                 "inference_count": s.inference_count,
                 "execution_count": s.execution_count,
                 "inference_stats": {k: d.as_json() for k, d in s.durations.items()},
-                "batch_stats": [],
+                "batch_stats": [{"batch_size": size, **{k: d.as_json() for k, d in phases.items()}}
+                                for size, phases in sorted(s.batches.items())],
                 "memory_usage": [],
             } for model, version, s in found]

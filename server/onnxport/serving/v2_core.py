@@ -157,7 +157,8 @@ def _infer(state: State, model: str, version: str | None, mimetype: str, headers
     request = protocol.decode_request(decoded, header_length(headers.get("Inference-Header-Content-Length")))
     timing.rows = next((int(v.shape[0]) for v in request.inputs.values() if v.ndim), 1)
     timing.phase("compute_input")
-    served_version, outputs = inference.infer(state.catalog, state.sessions, model, version, request, state.batching)
+    served_version, outputs = inference.infer(state.catalog, state.sessions, model, version, request, state.batching,
+                                                timing)
     timing.phase("compute_infer")
     payload, length = protocol.encode_response(model, served_version, request, outputs)
     timing.phase("compute_output")
