@@ -137,6 +137,15 @@ def load() -> SourceModel:
     )
 
 
+# Raw text in, embedding out, as sentence-transformers does it: truncated at its max_seq_length (256,
+# sentence_bert_config.json), not at the 128 stored in tokenizer.json; the graph pools and normalizes itself.
+PIPELINE = {
+    "text": {"tokenizer": "tokenizer.json", "config": "tokenizer_config.json", "max_length": 256,
+             "truncation": "right", "padding": "longest", "pair": False, "dtype": "int64",
+             "inputs": {"ids": "input_ids", "mask": "attention_mask", "type_ids": None}},
+    "answer": {"output": "sentence_embedding", "steps": []},
+}
+
 RECIPE = Recipe(
     name="minilm",
     task="embedding",
@@ -147,4 +156,5 @@ RECIPE = Recipe(
     playground="sentence-pair",
     bench_inputs=bench_inputs,
     transformer={"model_type": "bert", "num_heads": 12, "hidden_size": 384},
+    pipeline=PIPELINE,
 )

@@ -97,6 +97,11 @@ def _parser() -> argparse.ArgumentParser:
                           "random inputs, reported as synthetic)")
     imp.add_argument("--calibration", type=Path, default=None, metavar="FILE.npz|FILE.npy|DIR",
                      help="static int8 calibration inputs, in the same forms as --inputs (default: the golden inputs)")
+    imp.add_argument("--pipeline", type=Path, default=None, metavar="SPEC.json",
+                     help="how raw text or an image becomes the model's inputs and its output an answer (the "
+                          "manifest's `pipeline`, docs/manifest.md); checked against the model and --asset files")
+    imp.add_argument("--asset", type=Path, action="append", default=[], metavar="FILE", dest="assets",
+                     help="a file published beside the model under its file name, e.g. tokenizer.json (repeatable)")
     imp.add_argument("--quiet", action="store_true")
     imp.add_argument("--forms", type=_forms, default=FORMS, metavar="LIST", help=FORMS_HELP)
     imp.set_defaults(handler=_import)
@@ -221,12 +226,13 @@ def _import(args) -> int:
     from onnxport.repository.store import Repository
 
     check_name(args.name, "--name")  # before any work: the name becomes paths and URLs
-    key = import_key(args.path, args.task, args.metric_output, args.calibration, args.forms, args.inputs)
+    key = import_key(args.path, args.task, args.metric_output, args.calibration, args.forms, args.inputs,
+                     args.pipeline, tuple(args.assets))
     check_import_target(Repository(args.repository).read_manifest(), args.name, key, args.replace)
     outcome = build_prepared(
         Repository(args.repository), args.name, key,
         lambda step: prepare_import(args.path, args.name, args.task, args.metric_output, key, step, args.calibration,
-                                    args.forms, args.inputs),
+                                    args.forms, args.inputs, args.pipeline, tuple(args.assets)),
         show_progress=not args.quiet,
     )
     print(text_tables.build_summary([outcome]))

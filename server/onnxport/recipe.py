@@ -17,6 +17,7 @@ import numpy as np
 
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.errors import RecipeError
+from onnxport.pipelines import spec
 from onnxport.project import PROJECT_ROOT
 
 # What a recipe may declare is what the manifest can say (its vocabulary lives with its types).
@@ -72,6 +73,9 @@ class Recipe:
     # A transformer's shape for onnxruntime's transformer optimizer, which makes the fp32 variant's
     # `fused` form (convert/forms.py): {"model_type": "bert", "num_heads": 12, "hidden_size": 384}.
     transformer: dict[str, Any] | None = None
+    # How raw input (text, an image) becomes the model's tensors and its output an answer: the manifest's
+    # `pipeline` (onnxport/pipelines/spec.py, docs/manifest.md). Checked against the model at build.
+    pipeline: dict[str, Any] | None = None
     path: Path | None = None
 
     def __post_init__(self) -> None:
@@ -81,6 +85,11 @@ class Recipe:
             raise RecipeError(
                 f"recipe {self.name!r}: playground {self.playground!r} is not one of {', '.join(PLAYGROUNDS)}"
             )
+        if self.pipeline is not None:
+            try:
+                spec.validate(self.pipeline, f"recipe {self.name!r}")
+            except spec.SpecError as exc:
+                raise RecipeError(str(exc)) from None
 
     def source_sha256(self) -> str:
         if self.path is None:

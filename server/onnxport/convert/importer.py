@@ -11,6 +11,7 @@ golden data is "synthetic", and the manifest and the command say so.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from onnxport.convert.node_order import sort_nodes
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.convert.sources import build_key, tool_versions
 from onnxport.errors import ModelFileError, UsageError
+from onnxport.pipelines import spec
 from onnxport.recipe import Feeds, Tolerance
 from onnxport.repository import testdata
 from onnxport.repository.variant_table import FORMS
@@ -53,7 +55,8 @@ def locate(path: Path) -> tuple[Path, Path | None]:
 
 
 def import_key(path: Path, task: str, metric_output: str | None, calibration_path: Path | None = None,
-               forms: tuple[str, ...] = FORMS, inputs_path: Path | None = None) -> str:
+               forms: tuple[str, ...] = FORMS, inputs_path: Path | None = None, pipeline_path: Path | None = None,
+               asset_paths: tuple[Path, ...] = ()) -> str:
     """Hash of every byte the import reads (model, its external data, test sets), plus its settings."""
     model_path, test_dir = locate(path)
     digest = hashlib.sha256(model_path.read_bytes())
@@ -65,7 +68,9 @@ def import_key(path: Path, task: str, metric_output: str | None, calibration_pat
         digest.update(hashlib.sha256(extra.read_bytes()).digest() if extra.is_file() else b"missing")
     return build_key({"import_sha256": digest.hexdigest(), "task": task, "metric_output": metric_output,
                       "calibration_sha256": user_data.digest(calibration_path), "forms": list(forms),
-                      "inputs_sha256": user_data.digest(inputs_path)})
+                      "inputs_sha256": user_data.digest(inputs_path),
+                      "pipeline_sha256": user_data.digest(pipeline_path) if pipeline_path else None,
+                      "assets_sha256": [user_data.digest(a) for a in asset_paths]})
 
 
 def _external_data_files(model_path: Path) -> list[Path]:
@@ -85,6 +90,7 @@ def _external_data_files(model_path: Path) -> list[Path]:
 def prepare_import(
     path: Path, name: str, task: str, metric_output: str | None, key: str, step: Progress,
     calibration_path: Path | None = None, forms: tuple[str, ...] = FORMS, inputs_path: Path | None = None,
+    pipeline_path: Path | None = None, asset_paths: tuple[Path, ...] = (),
 ) -> Prepared:
     """The checked model with its golden and calibration inputs. What the user gave (--inputs,
     --calibration, --metric-output) is checked against the model before anything is built."""
@@ -103,6 +109,8 @@ def prepare_import(
     if metric_output is not None and metric_output not in output_names:
         raise UsageError(f"--metric-output {metric_output!r} is not an output of {model_path.name}; "
                          f"its outputs are {', '.join(map(repr, output_names))}")
+    assets = _assets(asset_paths)
+    pipeline = _pipeline(pipeline_path, model_path, input_names, output_names, list(assets))
 
     step("golden data")
     given = user_data.load(inputs_path, "--inputs", specs) if inputs_path is not None else None
@@ -149,9 +157,41 @@ def prepare_import(
         playground="generic",  # nothing is known of an imported model's inputs but their signature
         bench_inputs=None,  # bench measures with golden row 0
         forms=forms,
+        assets=assets,
+        pipeline=pipeline,
         golden_data=golden_data,
         calibration_data=calibrated["calibration_data"],
     )
+
+
+def _assets(paths: tuple[Path, ...]) -> dict[str, Path]:
+    """--asset files by their file name, the label the model entry and a pipeline spec know them by."""
+    assets: dict[str, Path] = {}
+    for path in paths:
+        if not path.is_file():
+            raise UsageError(f"--asset {path}: no such file")
+        if path.name in assets:
+            raise UsageError(f"--asset {path}: another --asset ({assets[path.name]}) has the same file name "
+                             f"{path.name!r}, the label the manifest publishes it under")
+        assets[path.name] = path
+    return assets
+
+
+def _pipeline(path: Path | None, model_path: Path, inputs: list[str], outputs: list[str],
+              assets: list[str]) -> dict | None:
+    """--pipeline's JSON spec, checked against the model and the --asset files before anything is built."""
+    if path is None:
+        return None
+    try:
+        spec_json = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"--pipeline {path}: no such file") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"--pipeline {path}: not a JSON file ({exc})") from None
+    try:
+        return dict(spec.check(spec_json, f"--pipeline {path} (for {model_path.name})", inputs, outputs, assets))
+    except spec.SpecError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def read_model(model_path: Path) -> onnx.ModelProto:

@@ -17,7 +17,8 @@ from onnxport.accuracy import measure
 from onnxport.convert import lower_precision, reference, variant_maker
 from onnxport.convert.export import serialize
 from onnxport.convert.prepared import Prepared, Progress
-from onnxport.errors import ModelFileError, ValidationError
+from onnxport.errors import ModelFileError, RecipeError, UsageError, ValidationError
+from onnxport.pipelines import spec
 from onnxport.repository import testdata, variant_table
 from onnxport.repository.manifest import batch_axis
 from onnxport.repository.store import Transaction
@@ -25,6 +26,7 @@ from onnxport.repository.store import Transaction
 
 def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[str, Any]:
     """Validate the export, make and measure every variant, stage the files; return the entry."""
+    pipeline = _pipeline(prepared)  # before any work: a spec that names no input of this model is the author's
     fp32_bytes = serialize(prepared.fp32)
     step("validate fp32 against the source")
     fp32_run = variant_maker.run_all(fp32_bytes, prepared.golden_inputs, f"{prepared.name} fp32")
@@ -55,7 +57,22 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
         label: {**transaction.put_file(path.read_bytes(), path.suffix.lstrip(".") or "bin"), "name": path.name}
         for label, path in prepared.assets.items()
     }
+    if pipeline is not None:
+        entry["pipeline"] = pipeline
     return entry
+
+
+def _pipeline(prepared: Prepared) -> dict[str, Any] | None:
+    if prepared.pipeline is None:
+        return None
+    graph = prepared.fp32.graph
+    initializers = {i.name for i in graph.initializer}
+    try:
+        inputs = [v.name for v in graph.input if v.name not in initializers]
+        outputs = [v.name for v in graph.output]
+        return dict(spec.check(prepared.pipeline, prepared.name, inputs, outputs, list(prepared.assets)))
+    except spec.SpecError as exc:  # the author's: a recipe's, or an import option's
+        raise (UsageError if prepared.kind == "onnx" else RecipeError)(str(exc)) from None
 
 
 def _describe(prepared: Prepared) -> dict[str, Any]:

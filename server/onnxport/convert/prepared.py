@@ -39,6 +39,7 @@ class Prepared:
     playground: str = "generic"  # the playground's input widget (recipe.PLAYGROUNDS)
     bench_inputs: Feeds | None = None  # what `onnxport bench` measures with; None = golden row 0
     transformer: dict[str, Any] | None = None  # the recipe's, for the fused form (convert/forms.py)
+    pipeline: dict[str, Any] | None = None  # raw input -> tensors -> answer (pipelines/spec.py), or none
     forms: tuple[str, ...] = FORMS  # the optimized forms to make of each served variant (`--forms`)
     # Where the golden (evaluation) and calibration inputs come from: "real" (a recipe's data, a test
     # directory, --inputs, --calibration) or "synthetic" (seeded random inputs made from the signature).

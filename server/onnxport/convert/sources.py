@@ -85,6 +85,7 @@ def prepare_recipe(recipe: Recipe, opset: int, step: Progress, forms: tuple[str,
         playground=recipe.playground,
         bench_inputs=bench_inputs(recipe),
         transformer=recipe.transformer,
+        pipeline=recipe.pipeline,
         forms=forms,
     )
 
@@ -93,7 +94,7 @@ def recipe_build_key(recipe: Recipe, opset: int, forms: tuple[str, ...] = FORMS)
     # The declarations themselves, not only the recipe file: bench inputs may come from another module.
     bench = bench_inputs(recipe)
     return build_key({"recipe_sha256": recipe.source_sha256(), "opset": opset, "playground": recipe.playground,
-                      "transformer": recipe.transformer, "forms": list(forms),
+                      "transformer": recipe.transformer, "pipeline": recipe.pipeline, "forms": list(forms),
                       "bench_inputs_sha256": _feeds_sha256([bench]) if bench is not None else None})
 
 

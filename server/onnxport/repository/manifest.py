@@ -15,6 +15,7 @@ from pydantic import ConfigDict, Field, with_config
 from typing_extensions import NotRequired, TypedDict
 
 from onnxport.accuracy import browser_runtimes, budgets
+from onnxport.pipelines.spec import PipelineSpec
 from onnxport.repository import store, variant_table
 
 # detection-map: a per-pixel score map (text or object detectors), judged by its mean error;
@@ -374,6 +375,7 @@ class ModelEntry(TypedDict):
     variants: Variants
     golden: Golden
     assets: dict[str, Asset]
+    pipeline: NotRequired[PipelineSpec]
 
 
 @with_config(STRICT)
