@@ -139,6 +139,7 @@ def test_every_setting_can_be_set_from_the_environment(tmp_path):
         "host": ("::1", "::1"),
         "port": ("1234", 1234),
         "workers": ("5", 5),
+        "drain_seconds": ("2.5", 2.5),
         "request_log": (" Text", "text"),
         "artifacts_url": ("https://cdn.example/models/", "https://cdn.example/models/"),
         "cors_origins": ("https://a.example, http://localhost:8080", ["https://a.example", "http://localhost:8080"]),

@@ -51,6 +51,19 @@ def _request_log(value: str) -> str:
     return choice
 
 
+def _seconds(value: Any) -> float:
+    """A duration in seconds, 0 or more: text or a JSON number."""
+    rule = "expected a number of seconds, 0 or more (e.g. 30 or 2.5)"
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise ValueError(rule) from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        raise ValueError(rule)
+    return float(value)
+
+
 def _providers(value: str) -> list[str]:
     return [p.strip() for p in value.split(",") if p.strip()]
 
@@ -193,6 +206,10 @@ SETTINGS = [
     Setting("port", 8000, port_number, "Port `onnxport serve` listens on (0: any free port, printed at start).",
             check=port_number),
     Setting("workers", 8, int, "Request threads of the WSGI server (sessions are shared between them)."),
+    Setting("drain_seconds", 30.0, _seconds,
+            "On SIGTERM or Ctrl-C, `onnxport serve` stops accepting and answers every accepted request before it "
+            "exits, waiting at most this many seconds; requests still running then are abandoned and the exit "
+            "status is 1 (0 only when nothing was dropped).", check=_seconds),
     Setting("request_log", "json", _request_log,
             "One line per request on stderr: json (id, method, path, model, version, protocol json/binary, status, "
             "bytes_in, bytes_out, ms, and the error a refused request got), text (the same as words), or off."),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import errno
 import json
+import os
+import sys
 from typing import Any, Mapping
 
 from onnxport.errors import OnnxportError
@@ -56,6 +58,8 @@ def _cannot_listen(host: str, port: int, exc: Exception) -> OnnxportError:
 def serve(config: Mapping[str, Any] | None = None) -> None:
     import waitress
 
+    from onnxport.serving.drain import serve_until_drained
+
     _json_errors()
 
     app = create_app(config)
@@ -76,4 +80,12 @@ def serve(config: Mapping[str, Any] | None = None) -> None:
     # The line scripts and tests read for the port (with port 0, the only place it is told).
     urls = " and ".join(listening_urls(server, settings["host"]))
     print(f"onnxport: serving {settings['repository']} on {urls}", flush=True)
-    server.run()
+    report = serve_until_drained(server, settings["drain_seconds"])
+    if report is not None and report.abandoned:
+        # Status 1, not 0: a rolling restart counts on 0 meaning nothing was dropped (docs/server.md, Stopping).
+        # And at once: the abandoned requests' threads are inside onnxruntime, and finalizing the interpreter
+        # under them aborted the process (SIGABRT, "terminate called without an active exception").
+        print(f"onnxport: error: stopped with {report.abandoned} requests unanswered (drain_seconds is "
+              f"{settings['drain_seconds']:g}; a second signal also ends the drain)", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(1)
