@@ -6,6 +6,7 @@ import { fileRecord } from "./forms.js";
 import { arithmeticOf, judgementRule } from "./judge.js";
 import { checkManifest } from "./manifest.js";
 import { LoadedModel } from "./model.js";
+import { openPipeline } from "./pipeline.js";
 import { buildPlan } from "./plan.js";
 import { probe } from "./probe.js";
 import { inBrowser, runtime as runtimeRow } from "./runtimes.js";
@@ -127,6 +128,7 @@ export class Client {
     this.cache = new Map(); // url -> promise of JSON, for the API's small documents
     this.loaded = new Set();
     this.references = new Map(); // reference file url -> promise of its tensors
+    this.pipelines = new Map(); // model name -> promise of its opened pipeline (tokenizer files read once)
   }
 
   /** @param {string} path a path under the server's URL @returns {string} */
@@ -333,7 +335,8 @@ export class Client {
   async #open(model, step, verify, options) {
     const record = fileRecord(model.variants[step.variant], step.form ?? null); // the variant itself unless a form
     if (!inBrowser(step.runtime)) {
-      return new LoadedModel({ name: model.name, base: this.inference, record, session: null, choice: choiceOf(step, { status: "reference" }, null) });
+      return new LoadedModel({ name: model.name, base: this.inference, record, session: null, choice: choiceOf(step, { status: "reference" }, null),
+        pipeline: this.#pipelineOf(model) });
     }
     const { session, source, notes } = await this.session(record, step.key, { onProgress: options.onProgress });
     for (const note of notes) options.onNote?.(note);
@@ -348,9 +351,23 @@ export class Client {
       name: model.name, base: this.inference, record, session,
       choice: { ...choiceOf(step, verification, session), source, createMs: session.createMs },
       onDispose: () => this.loaded.delete(loaded),
+      pipeline: this.#pipelineOf(model),
     });
     this.loaded.add(loaded);
     return loaded;
+  }
+
+  /** The model's pipeline, opened at its first use and then shared (undefined: it has none). */
+  #pipelineOf(model) {
+    if (!model.pipeline) return undefined;
+    return () => {
+      if (!this.pipelines.has(model.name)) {
+        const opening = openPipeline(this, model);
+        opening.catch(() => this.pipelines.delete(model.name)); // a failed download may be tried again
+        this.pipelines.set(model.name, opening);
+      }
+      return this.pipelines.get(model.name);
+    };
   }
 
   async #verify(model, step, record, session, mode) {

@@ -3,6 +3,7 @@
 //   const client = connect("https://models.example/");
 //   const model = await client.load("minilm", { onProgress, runtime, variant, verify });
 //   const { outputs } = await model.run(feeds);  model.choice says where it ran and why.
+//   const { answer } = await model.pipeline("some text");  raw input, by the model's own pipeline.
 export { Client, connect, LoadError, ORT_WEB_VERSION } from "./client.js";
 export { clearCache } from "./downloads.js";
 export { served, variants } from "./manifest.js";
@@ -20,6 +21,8 @@ export { tensor } from "./tensors.js";
 /** @typedef {import("./client.js").PlanStep} PlanStep */
 /** @typedef {import("./model.js").LoadedModel} LoadedModel */
 /** @typedef {import("./model.js").RunResult} RunResult */
+/** @typedef {import("./pipeline.js").PipelineResult} PipelineResult */
+/** @typedef {import("./answers.js").Answer} Answer */
 /** @typedef {import("./tensors.js").Tensor} Tensor */
 /** @typedef {import("./tensors.js").Tensors} Tensors */
 /** @typedef {import("./tensors.js").TensorType} TensorType */

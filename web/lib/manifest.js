@@ -14,7 +14,8 @@
  */
 /**
  * A model of the manifest: its name, task and variants by name (docs/manifest.md has every field).
- * @typedef {{name: string, task: string, variants: Record<string, VariantRecord>, [field: string]: any}} ModelEntry
+ * @typedef {{name: string, task: string, variants: Record<string, VariantRecord>, assets?: Record<string, FileRecord>,
+ *   pipeline?: import("./pipeline.js").PipelineSpec, [field: string]: any}} ModelEntry
  */
 /**
  * The manifest (GET <server>/api/manifest), schema onnxport.manifest v2.

@@ -1,9 +1,11 @@
 // A loaded model: run(feeds) on the runtime the plan chose, what was chosen and why, dispose().
+import { asBatch } from "./pipeline.js";
 import { serverInfer } from "./server-api.js";
 import { recordRun } from "./speeds.js";
 
 /** @import { Choice } from "./client.js" */
 /** @import { Tensors } from "./tensors.js" */
+/** @import { PipelineResult, openPipeline } from "./pipeline.js" */
 
 /**
  * What run() returns: the outputs by name, and the run's time (in the worker; on the server, the
@@ -21,8 +23,9 @@ export class LoadedModel {
    * @param {import("./session.js").Session|null} args.session
    * @param {Omit<Choice, "attempts" | "plan">} args.choice (Client.load adds its attempts and plan)
    * @param {() => void} [args.onDispose]
+   * @param {() => ReturnType<typeof openPipeline>} [args.pipeline] the model's pipeline, opened on first use
    */
-  constructor({ name, base, record, session, choice, onDispose }) {
+  constructor({ name, base, record, session, choice, onDispose, pipeline }) {
     this.name = name;
     this.base = base;
     this.record = record;
@@ -31,6 +34,25 @@ export class LoadedModel {
     this.choice = /** @type {Choice} */ (choice);
     this.onDispose = onDispose;
     this.disposed = false;
+    this.openPipeline = pipeline;
+  }
+
+  /**
+   * Raw input in, the answer out, by the model's own pipeline (its manifest entry's `pipeline`): text, a list
+   * of texts, or pairs for a pair model. The tokenizer runs here, the model where load() placed it.
+   * @param {import("./text-pipeline.js").TextInput | import("./text-pipeline.js").TextInput[]} input
+   * @returns {Promise<PipelineResult>}
+   */
+  async pipeline(input) {
+    if (!this.openPipeline) throw new Error(`${this.name} has no pipeline: give it tensors with run(feeds)`);
+    const pipeline = await this.openPipeline();
+    const started = performance.now();
+    const feeds = pipeline.encode(asBatch(input, Boolean(pipeline.spec.text?.pair)));
+    const preprocessMs = performance.now() - started;
+    const { outputs, runMs } = await this.run(feeds);
+    const answering = performance.now();
+    const answers = pipeline.answers(outputs);
+    return { answer: answers[0], answers, feeds, outputs, timings: { preprocessMs, runMs, answerMs: performance.now() - answering } };
   }
 
   // feeds: {inputName: {type, dims, data}} -> {outputs: {name: {type, dims, data}}, runMs}
