@@ -357,6 +357,19 @@ export class Client {
     return loaded;
   }
 
+  /**
+   * A model's pipeline without running the model: encode(inputs) gives the tensors its spec makes of raw
+   * input, answers(outputs) the answers of its outputs (model.pipeline(input) does both around a run).
+   * @param {string} name
+   * @returns {ReturnType<typeof openPipeline>}
+   */
+  async pipeline(name) {
+    const model = await this.model(name);
+    const open = this.#pipelineOf(model);
+    if (!open) throw new Error(`${name} has no pipeline in its manifest entry: it takes tensors only`);
+    return open();
+  }
+
   /** The model's pipeline, opened at its first use and then shared (undefined: it has none). */
   #pipelineOf(model) {
     if (!model.pipeline) return undefined;

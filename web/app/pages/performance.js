@@ -1,7 +1,7 @@
 // Performance page: the latest `onnxport bench` as charts, and the same browser measurements
 // rerun in the visiting browser (remembered, so the plan ranks variants by this browser's figures).
 // Chart.js comes as its UMD bundle (node_modules/chart.js/dist/chart.umd.min.js, served at /vendor/chartjs/ and
-// named "chart.js" by web/index.html's import map, as @huggingface/tokenizers is): that file is self-contained and
+// named "chart.js" by web/index.html's import map): that file is self-contained and
 // sets globalThis.Chart when evaluated, as a module too. The ESM build would also need "@kurkle/color" (a bare
 // specifier into a second package, to be served and mapped). Either loads under script-src 'self' and draws on a
 // canvas, so the CSP stays as it is (Chart.js sizes the canvas through element.style, which style-src does not govern).
