@@ -25,8 +25,10 @@ from onnxport.serving.http import (
 )
 
 
-def create_app(config: Mapping[str, Any] | None = None) -> Flask:
-    settings = settings_module.load(config)
+def create_app(config: Mapping[str, Any] | None = None, state: state_module.State | None = None) -> Flask:
+    """state: serve one that exists (a Ray replica's operator port, ray_replicas.py) instead of building
+    one from config, whose settings it already holds."""
+    settings = state.settings if state is not None else settings_module.load(config)
     app = Flask(__name__, static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = settings["max_request_bytes"]
     json_provider = DefaultJSONProvider(app)  # Flask's own, told to keep keys in the order they were built
@@ -35,7 +37,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     # No redirect (an HTML page) for `//`: such paths are simply not found.
     app.url_map.merge_slashes = False
 
-    app.extensions["onnxport"] = state_module.build(settings)
+    app.extensions["onnxport"] = state if state is not None else state_module.build(settings)
 
     error_shape.init_app(app)
     headers.init_app(app)

@@ -3,13 +3,15 @@
 A thin layer over v2_core, like the Flask blueprint: the same functions, replies and errors. The
 protocol work is blocking (onnxruntime), so it runs in Starlette's thread pool. Every response
 names the process that answered it (X-Onnxport-Replica), so a client can tell replicas apart.
+With a replica registry (ray_replicas.py), /metrics, the statistics and the repository API answer for
+every replica of the deployment, not only the one Ray's proxy picked.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -17,7 +19,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from onnxport.serving import v2_core
+from onnxport.serving import ray_replicas, v2_core
+from onnxport.serving.http import repository_api, statistics_api
 from onnxport.serving.http.memory import trim_if_large
 from onnxport.serving.state import State
 
@@ -29,11 +32,21 @@ def _send(reply: v2_core.Reply) -> Response:
                     media_type=reply.content_type)
 
 
-def create_asgi_app(state: State) -> Starlette:
+def create_asgi_app(state: State, registry: Any = None) -> Starlette:
+    """registry: the Ray actor handle of ray_replicas.Registry (the operator routes need it)."""
+    extensions = (*repository_api.EXTENSIONS, *statistics_api.EXTENSIONS) if registry is not None else ()
+
     async def call(work: Callable[[], v2_core.Reply]) -> Response:
         try:
             reply = await run_in_threadpool(work)
         except Exception as exc:  # the same verdicts as the Flask app's error handlers
+            reply = v2_core.error_reply(exc) or v2_core.internal_error(exc)
+        return _send(reply)
+
+    async def every_replica(work: Awaitable[v2_core.Reply]) -> Response:
+        try:
+            reply = await work
+        except Exception as exc:
             reply = v2_core.error_reply(exc) or v2_core.internal_error(exc)
         return _send(reply)
 
@@ -47,7 +60,7 @@ def create_asgi_app(state: State) -> Starlette:
         return await call(lambda: v2_core.ready(state))
 
     async def server_metadata(request: Request):
-        return await call(lambda: v2_core.server_metadata(state))
+        return await call(lambda: v2_core.server_metadata(state, extensions))
 
     async def openapi_document(request: Request):
         return await call(lambda: v2_core.Reply(200, v2_core.openapi_document()))
@@ -76,13 +89,38 @@ def create_asgi_app(state: State) -> Starlette:
         finally:
             trim_if_large(max(sizes))
 
+    async def metrics(request: Request):
+        return await every_replica(ray_replicas.metrics(registry))
+
+    async def model_statistics(request: Request):
+        return await every_replica(ray_replicas.statistics(registry, request.url.path))
+
+    async def repository_index(request: Request):
+        return await every_replica(ray_replicas.index(registry))
+
+    async def load_or_unload(request: Request):
+        authorization = request.headers.get("authorization", "")
+
+        async def checked() -> v2_core.Reply:
+            repository_api.authorize(state, authorization)  # the 403/401 here, before any replica is asked
+            return await ray_replicas.load_or_unload(registry, request.url.path, authorization)
+
+        return await every_replica(checked())
+
     async def not_found(request: Request, exc: Any):
         status = getattr(exc, "status_code", 404)
         message = {404: "no such resource", 405: "method not allowed"}.get(status, "bad request")
         return _send(v2_core.json_reply({"error": message}, status))
 
     model, version = "/v2/models/{model}", "/v2/models/{model}/versions/{version}"
-    routes = [
+    operator = [  # /v2/models/stats before /v2/models/{model}
+        Route("/metrics", metrics), Route("/v2/models/stats", model_statistics),
+        Route(f"{model}/stats", model_statistics), Route(f"{version}/stats", model_statistics),
+        Route("/v2/repository/index", repository_index, methods=["POST"]),
+        Route("/v2/repository/models/{model}/load", load_or_unload, methods=["POST"]),
+        Route("/v2/repository/models/{model}/unload", load_or_unload, methods=["POST"]),
+    ] if registry is not None else []
+    routes = [*operator,
         Route("/v2/health/live", live), Route("/v2/health/ready", ready), Route("/v2", server_metadata),
         Route("/v2/openapi.json", openapi_document),
         Route(model, model_metadata), Route(version, model_metadata),

@@ -2,8 +2,10 @@
 
 Each replica is one actor holding its own State (catalog and sessions over the repository folder,
 which every node sees at the same path, or which it first fills from `artifacts_url` with every
-file's sha256 verified) and the ASGI app of asgi.py; Ray's proxy routes HTTP to the replicas. Without --address,
-a local single-node cluster is started in a temporary folder and stopped with the server.
+file's sha256 verified) and the ASGI app of asgi.py; Ray's proxy routes HTTP to the replicas. Each also
+serves the waitress server's Flask app on an operator port of its node, which the public /metrics, statistics
+and repository routes ask on every replica (ray_replicas.py). Without --address, a local single-node cluster
+is started in a temporary folder and stopped with the server.
 """
 
 from __future__ import annotations
@@ -28,14 +30,29 @@ class V2Replica:
     """One replica: builds its State in the actor, then answers every HTTP request through the ASGI app."""
 
     def __init__(self, settings: dict[str, Any]):
+        import ray
+        from ray import serve
+
         from onnxport.repository import mirror
-        from onnxport.serving import asgi, state
+        from onnxport.serving import asgi, ray_replicas, state
         from onnxport.serving.ray_batching import serve_batcher
 
         if settings.get("artifacts_url"):  # a node without the repository folder: a verified local copy
             mirror.sync(settings["artifacts_url"], settings["repository"])
         self.loop: asyncio.AbstractEventLoop | None = None  # the replica's, known at its first request
-        self.app = asgi.create_asgi_app(state.build(settings, serve_batcher(self._running_loop), engine="ray"))
+        replica_state = state.build(settings, serve_batcher(self._running_loop), engine="ray")
+        state.record_statistics(replica_state)
+        context = serve.get_replica_context()
+        registry = ray_replicas.registry(context.app_name, context.deployment)
+        # The operator port listens on the node's address: the replica that Ray's proxy picks reaches it there.
+        self.operator_port = ray_replicas.OperatorPort(replica_state, ray.util.get_node_ip_address(), asgi.REPLICA,
+                                                       registry)
+        self.app = asgi.create_asgi_app(replica_state, registry)
+
+    def __del__(self) -> None:  # Ray Serve calls it when it stops the replica
+        operator_port = getattr(self, "operator_port", None)
+        if operator_port is not None:
+            operator_port.close()
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
         # A batcher is made for a request, so after __call__ has recorded the loop.
@@ -136,5 +153,8 @@ def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[i
     except KeyboardInterrupt:
         pass
     finally:
+        from onnxport.serving import ray_replicas
+
         serve.shutdown()
+        ray_replicas.remove_registry(APP_NAME, DEPLOYMENT)  # detached: it would outlive the application
         ray.shutdown()

@@ -21,7 +21,7 @@ class State:
     catalog: Catalog
     sessions: SessionPool
     batching: dict[str, Any]  # batching_policy.policy(settings), built once per app
-    recorder: Recorder | None = None  # /metrics and Triton's statistics (create_app sets it; Ray replicas: not yet)
+    recorder: Recorder | None = None  # /metrics and Triton's statistics (set by record_statistics)
 
 
 def build(settings: dict[str, Any], batcher: Callable[..., Any] = DynamicBatcher, engine: str = "waitress") -> State:
@@ -33,6 +33,15 @@ def build(settings: dict[str, Any], batcher: Callable[..., Any] = DynamicBatcher
                            spinning)
     catalog.on_reload(sessions.retain)  # a new build releases the sessions of replaced artifacts
     return State(settings, catalog, sessions, batching_policy.policy(settings, engine))
+
+
+def record_statistics(state: State) -> Recorder:
+    """The State's Recorder (/metrics, Triton's statistics), built once: a Flask app's, or a Ray replica's,
+    which its ASGI app and the Flask app of its operator port share."""
+    if state.recorder is None:
+        recorder = state.recorder = Recorder(lambda: len(state.sessions.loaded()))
+        state.sessions.on_load = recorder.session_loaded
+    return state.recorder
 
 
 def state() -> State:

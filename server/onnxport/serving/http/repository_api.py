@@ -17,7 +17,7 @@ from onnxport.serving.state import State, state
 from onnxport.serving.v2_core import ApiError, Reply, json_reply
 
 blueprint = Blueprint("repository_api", __name__, url_prefix="/v2/repository")
-EXTENSIONS = ("model_repository",)  # listed by GET /v2 on this server (Ray Serve's has no such routes)
+EXTENSIONS = ("model_repository",)  # listed by GET /v2 (on Ray Serve too: asgi.py, ray_replicas.py)
 
 NOT_LOADED = "not loaded: its session is created by the first inference or by POST .../load"
 
@@ -34,7 +34,7 @@ def index():
 @blueprint.post("/models/<model>/load")
 def load(model: str):
     current = state()
-    _authorize(current)
+    authorize(current, request.headers.get("Authorization", ""))
     entry = current.catalog.model(model)  # NotFound: a JSON 404
     for version in current.catalog.served_versions(entry):
         _, _, record = current.catalog.variant(model, version)
@@ -45,7 +45,7 @@ def load(model: str):
 @blueprint.post("/models/<model>/unload")
 def unload(model: str):
     current = state()
-    _authorize(current)
+    authorize(current, request.headers.get("Authorization", ""))
     entry = current.catalog.model(model)
     current.sessions.release({r["sha256"] for r in entry["variants"].values() if r.get("sha256")})
     return send(json_reply({}))
@@ -67,12 +67,14 @@ def _index(current: State) -> list[dict[str, str]]:
     return rows
 
 
-def _authorize(current: State) -> None:
+def authorize(current: State, authorization: str) -> None:
+    """Raises the 403 (no admin_token set) or 401 (wrong or missing token) of load and unload; the Flask
+    routes and Ray's front replica (asgi.py) both call it with the request's Authorization header."""
     token = current.settings.get("admin_token")
     if not token:
         raise ApiError(403, "model load/unload is off: set the admin_token setting (ONNXPORT_ADMIN_TOKEN or the "
                             "config file) and send it as `Authorization: Bearer <token>`")
-    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    scheme, _, given = authorization.partition(" ")
     # compare_digest: the time taken does not tell how much of a guess was right.
     if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
         raise ApiError(401, "missing or wrong admin token: send `Authorization: Bearer <token>` with the "

@@ -7,7 +7,7 @@ from flask import Blueprint, Flask, Response, current_app
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from onnxport.serving import statistics, v2_core
-from onnxport.serving.state import State, state
+from onnxport.serving.state import record_statistics, state
 
 EXTENSIONS = ("statistics",)  # what this blueprint adds to GET /v2's extensions
 
@@ -15,10 +15,8 @@ blueprint = Blueprint("statistics", __name__)
 
 
 def init_app(app: Flask) -> None:
-    """One Recorder (and Prometheus registry) per app: built here, never at import time."""
-    app_state: State = app.extensions["onnxport"]
-    app_state.recorder = statistics.Recorder(lambda: len(app_state.sessions.loaded()))
-    app_state.sessions.on_load = app_state.recorder.session_loaded
+    """One Recorder (and Prometheus registry) per State: built here, never at import time."""
+    record_statistics(app.extensions["onnxport"])
 
 
 def recorder() -> statistics.Recorder:
