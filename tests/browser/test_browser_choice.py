@@ -254,6 +254,31 @@ def test_the_example_page_runs_and_matches_the_server(open_tab, live_server, v2_
     expect(page.locator("#choice")).to_contain_text(f"Ran on wasm ({variant})")
 
 
+def test_the_text_example_page_embeds_with_the_pipeline_as_the_server_does(open_tab, live_server, v2_codec,
+                                                                           demo_repository, demo_manifest):
+    """web/examples/text.html: no import map, no tokenizer code; its cosine equals the one of the server's
+    embeddings of the same sentences tokenized by the Python side of the pipeline."""
+    from onnxport.pipelines.text import TextPipeline
+
+    page = open_tab().page
+    page.goto(f"{live_server}/web/examples/text.html")
+    expect(page.locator("body[data-done=true]")).to_have_count(1, timeout=RUN_TIMEOUT_MS)
+    expect(page.locator("#status")).to_have_text("Done.")
+    assert "importmap" not in page.content()
+    variant = page.locator("body").get_attribute("data-variant")
+    got = float(page.locator("body").get_attribute("data-cosine"))
+    entry = demo_manifest["models"]["minilm"]
+    text = entry["pipeline"]["text"]
+    pipeline = TextPipeline(text, demo_repository / entry["assets"][text["tokenizer"]]["file"])
+    feeds = pipeline.encode([page.locator("#a").input_value(), page.locator("#b").input_value()])
+    request = urllib.request.Request(f"{live_server}/v2/models/minilm/versions/{variant}/infer",
+                                     headers={"Content-Type": "application/json"}, data=v2_codec.json_request(feeds))
+    with urllib.request.urlopen(request) as response:
+        _, expected = v2_codec.parse_response(response.read(), None)
+    a, b = expected["sentence_embedding"].astype(np.float64)
+    assert abs(got - float(a @ b)) <= 2 * browser_tolerances.lookup(variant, "wasm").abs + 1e-6, (got, float(a @ b))
+
+
 def test_the_playground_of_an_imported_model_runs_on_its_own_inputs(open_tab, run_cli, serve_repository, tmp_path):
     """An imported test directory brings real inputs: the playground feeds them, not random [1, 1] ones."""
     from onnxport.repository import testdata
