@@ -54,7 +54,7 @@ def ray_operations_server(demo_repository, tmp_path_factory):
     started = time.perf_counter()
     server = start_test_server(["serve", "--engine", "ray", "--replicas", "2", "--repository", str(demo_repository),
                                 "--port", str(port)], port, folder / "server.log",
-                               env={"ONNXPORT_ADMIN_TOKEN": TOKEN}, timeout=240)
+                               env={"ONNXPORT_ADMIN_TOKEN": TOKEN, "ONNXPORT_DYNAMIC_BATCHING": "all"}, timeout=240)
     print(f"\nRay cluster and 2 replicas ready in {time.perf_counter() - started:.1f} s")
     yield server
     server.stop(timeout=60)
@@ -76,9 +76,10 @@ def request(base_url: str, path: str, body: dict | None = None) -> tuple[int, st
             return error.code, error.headers.get("X-Onnxport-Replica"), error.read()
 
 
-def scrape(base_url: str) -> tuple[Counter, Counter, set[str]]:
+def scrape(base_url: str, sums: Counter | None = None) -> tuple[Counter, Counter, set[str]]:
     """(requests by model, version, protocol, status class; request-latency counts by model, version),
-    both summed over `replica`, and the replica label values."""
+    both summed over `replica`, and the replica label values; `sums` hears every other sample, by its name,
+    model and version, summed over `replica`."""
     status, _, text = request(base_url, "/metrics")
     assert status == 200
     requests: Counter = Counter()
@@ -91,6 +92,8 @@ def scrape(base_url: str) -> tuple[Counter, Counter, set[str]]:
                 requests[labels["model"], labels["version"], labels["protocol"], labels["status"]] += sample.value
             elif sample.name == "onnxport_inference_request_seconds_count":
                 latencies[labels["model"], labels["version"]] += sample.value
+            elif sums is not None and "le" not in labels:
+                sums[sample.name, labels.get("model"), labels.get("version")] += sample.value
             if "replica" in labels:
                 replicas.add(labels["replica"])
     return requests, latencies, replicas
@@ -145,17 +148,27 @@ def delta(after: Counter, before: Counter) -> Counter:
 
 def test_metrics_and_statistics_count_known_traffic_once_over_both_replicas(ray_operations_server):
     base_url = ray_operations_server.base_url
-    requests_before, latencies_before, _ = scrape(base_url)
+    sums_before: Counter = Counter()
+    requests_before, latencies_before, _ = scrape(base_url, sums_before)
     answered_by = send_half(base_url)
     requests_mid, latencies_mid, _ = scrape(base_url)  # during: half the traffic sent, all of it answered
     assert delta(requests_mid, requests_before) == expected(1)[0]
     assert delta(latencies_mid, latencies_before) == +expected(1)[1]
     answered_by |= send_half(base_url)
-    requests_after, latencies_after, replicas = scrape(base_url)
+    sums_after: Counter = Counter()
+    requests_after, latencies_after, replicas = scrape(base_url, sums_after)
     assert delta(requests_after, requests_before) == expected(2)[0]
     assert delta(latencies_after, latencies_before) == +expected(2)[1]
     assert len(answered_by) == 2, f"one replica answered all the traffic: {answered_by}"
     assert answered_by <= replicas and len(replicas) == 2, (answered_by, replicas)
+    # Ray's @serve.batch (batching is on for every model): each successful request waited in its queue
+    # once, and ran in one batch, whose rows (1 per request) are observed once.
+    sums = delta(sums_after, sums_before)
+    for version in ("fp32", "fp16"):
+        succeeded = sum(n for (m, v, _, s), n in expected(2)[0].items() if (m, v, s) == ("iris", version, "2xx"))
+        assert sums["onnxport_inference_queue_seconds_count", "iris", version] == succeeded
+        assert sums["onnxport_inference_batch_size_sum", "iris", version] == succeeded
+        assert 0 < sums["onnxport_inference_batch_size_count", "iris", version] <= succeeded
 
     # Triton's statistics, summed over the replicas the same way, agree with the counters.
     client = triton(base_url)
@@ -167,6 +180,9 @@ def test_metrics_and_statistics_count_known_traffic_once_over_both_replicas(ray_
             assert stats["inference_stats"]["success"]["count"] == success > 0
             assert stats["inference_stats"]["fail"]["count"] == failed > 0
             assert stats["last_inference"] > 0 and stats["inference_stats"]["success"]["ns"] > 0
+            queue = stats["inference_stats"]["queue"]
+            assert queue["count"] == success and queue["ns"] > 0
+            assert sum(b["batch_size"] * b["compute_infer"]["count"] for b in stats["batch_stats"]) == success
         every = client.get_inference_statistics()["model_stats"]
         assert {(s["name"], s["version"]) for s in every} >= {("iris", "fp32"), ("iris", "fp16")}
     finally:

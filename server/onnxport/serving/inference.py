@@ -9,7 +9,6 @@ import numpy as np
 
 from onnxport import runtime
 from onnxport.repository.manifest import batch_axis_dynamic, shared_dimension
-from onnxport.serving.batching import DynamicBatcher
 from onnxport.serving.catalog import Catalog
 from onnxport.serving.protocol import (
     NUMPY_NAME_TO_DATATYPE,
@@ -89,8 +88,7 @@ def infer(catalog: Catalog, sessions: SessionPool, model: str, version: str | No
         if batching and batching["enabled"](model) and batch_axis_dynamic(entry):
             batcher = sessions.batcher(record["sha256"], catalog.file(record["file"]), label,
                                        batching["window_ms"], batching["max_batch"])
-            if timing is not None and isinstance(batcher, DynamicBatcher):
-                # Ray's batcher (ray_batching.py) does not report its queue: its wait stays in compute_infer.
+            if timing is not None:  # ours or Ray's (ray_batching.py): both tell the request its wait and batch
                 return version, batcher.run(wanted, feeds, answered=timing.heard_batcher)
             return version, batcher.run(wanted, feeds)
         session = sessions.get(record["sha256"], catalog.file(record["file"]), label)
