@@ -86,6 +86,15 @@ def load() -> SourceModel:
     )
 
 
+# An image file in, the three likeliest digits out: grey, shrunk to 8x8 by averaging (Pillow's box filter), and
+# inverted, since the training data is light ink (high values) on a dark ground and a photo of a digit is not.
+PIPELINE = {
+    "image": {"input": "pixels", "mode": "L", "resize": {"width": 8, "height": 8, "filter": "box"}, "crop": None,
+              "invert": True, "scale": 1.0, "mean": [0.0], "std": [1.0], "layout": "NCHW", "dtype": "float32"},
+    "answer": {"output": "logits",
+               "steps": [{"op": "softmax"}, {"op": "top_k", "k": 3, "labels": [str(d) for d in range(10)]}]},
+}
+
 RECIPE = Recipe(
     name="digits",
     task="classification",
@@ -94,4 +103,5 @@ RECIPE = Recipe(
     tolerance=Tolerance(abs=1e-4, rel=1e-4),
     metric_output="logits",
     playground="image-8x8",
+    pipeline=PIPELINE,
 )

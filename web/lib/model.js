@@ -39,15 +39,16 @@ export class LoadedModel {
 
   /**
    * Raw input in, the answer out, by the model's own pipeline (its manifest entry's `pipeline`): text, a list
-   * of texts, or pairs for a pair model. The tokenizer runs here, the model where load() placed it.
-   * @param {import("./text-pipeline.js").TextInput | import("./text-pipeline.js").TextInput[]} input
+   * of texts, pairs for a pair model, or images (a Blob such as a File, an ImageBitmap, an <img> or a canvas).
+   * Preprocessing runs here, the model where load() placed it.
+   * @param {import("./pipeline.js").RawInput | import("./pipeline.js").RawInput[]} input
    * @returns {Promise<PipelineResult>}
    */
   async pipeline(input) {
     if (!this.openPipeline) throw new Error(`${this.name} has no pipeline: give it tensors with run(feeds)`);
     const pipeline = await this.openPipeline();
     const started = performance.now();
-    const feeds = pipeline.encode(asBatch(input, Boolean(pipeline.spec.text?.pair)));
+    const feeds = await pipeline.encode(asBatch(input, pipeline.spec));
     const preprocessMs = performance.now() - started;
     const { outputs, runMs } = await this.run(feeds);
     const answering = performance.now();

@@ -5,11 +5,14 @@
 /** @import { Tensors } from "./tensors.js" */
 /** @import { TextInput, TextSpec } from "./text-pipeline.js" */
 /** @import { Answer, AnswerSpec } from "./answers.js" */
+/** @import { ImageInput, ImageSpec } from "./image-pipeline.js" */
 import { answers } from "./answers.js";
 import { loadArtifact } from "./downloads.js";
+import { decodeImage, pixelsOf, tensorOf } from "./image-pipeline.js";
 import { TextPipeline } from "./text-pipeline.js";
 
-/** @typedef {{text?: TextSpec, answer: AnswerSpec}} PipelineSpec */
+/** @typedef {{text?: TextSpec, image?: ImageSpec, answer: AnswerSpec}} PipelineSpec */
+/** What pipeline() takes: text (or a pair), an image, or a list of either. @typedef {TextInput | ImageInput} RawInput */
 /**
  * What model.pipeline() returns: one answer per input (`answer` is the first), the tensors it made and
  * the model's raw outputs, and where the time went.
@@ -29,7 +32,26 @@ import { TextPipeline } from "./text-pipeline.js";
 export async function openPipeline(client, model) {
   const spec = model.pipeline;
   if (!spec) throw new Error(`${model.name} has no pipeline in its manifest entry: give it tensors with run(feeds)`);
-  if (!spec.text) throw new Error(`${model.name}: this library runs text pipelines; its pipeline is of another kind`);
+  /** @param {Tensors} outputs @returns {Answer[]} */
+  const answersOf = (outputs) => {
+    const output = outputs[spec.answer.output];
+    if (!output) throw new Error(`${model.name}: the run gave no output ${JSON.stringify(spec.answer.output)}`);
+    return answers(spec.answer, output);
+  };
+  if (spec.image) {
+    const image = spec.image;
+    return {
+      spec,
+      /** @param {RawInput[]} inputs @returns {Promise<Tensors>} */
+      async encode(inputs) {
+        const rows = [];
+        for (const input of inputs) rows.push(tensorOf(image, pixelsOf(image, await decodeImage(/** @type {ImageInput} */ (input)))));
+        return { [image.input]: stack(rows) };
+      },
+      answers: answersOf,
+    };
+  }
+  if (!spec.text) throw new Error(`${model.name}: its pipeline has neither text nor image`);
   const asset = async (/** @type {string|null} */ label) => {
     if (label === null) return null;
     const record = model.assets?.[label];
@@ -43,26 +65,37 @@ export async function openPipeline(client, model) {
   const text = new TextPipeline(Tokenizer, spec.text, tokenizerJson, configJson);
   return {
     spec,
-    /** @param {TextInput[]} inputs @returns {Tensors} */
-    encode: (inputs) => text.encode(inputs),
-    /** @param {Tensors} outputs @returns {Answer[]} */
-    answers(outputs) {
-      const output = outputs[spec.answer.output];
-      if (!output) throw new Error(`${model.name}: the run gave no output ${JSON.stringify(spec.answer.output)}`);
-      return answers(spec.answer, output);
-    },
+    /** @param {RawInput[]} inputs @returns {Promise<Tensors>} */
+    encode: async (inputs) => text.encode(/** @type {TextInput[]} */ (inputs)),
+    answers: answersOf,
   };
 }
 
+/** One tensor of [n, ...] from n tensors of [1, ...]. @param {import("./tensors.js").Tensor[]} rows */
+function stack(rows) {
+  const data = new Float32Array(rows.reduce((n, t) => n + t.data.length, 0));
+  let at = 0;
+  for (const row of rows) {
+    data.set(/** @type {Float32Array} */ (row.data), at);
+    at += row.data.length;
+  }
+  return { type: /** @type {const} */ ("float32"), dims: [rows.length, ...rows[0].dims.slice(1)], data };
+}
+
 /**
- * Inputs as a list: one text (or one pair) becomes a list of one.
- * @param {TextInput | TextInput[]} input @param {boolean} pair
- * @returns {TextInput[]}
+ * Inputs as a list: one text (or one pair) or one image becomes a list of one.
+ * @param {RawInput | RawInput[]} input @param {PipelineSpec} spec
+ * @returns {RawInput[]}
  */
-export function asBatch(input, pair) {
+export function asBatch(input, spec) {
+  if (spec.image) {
+    const list = Array.isArray(input) ? input : [input];
+    if (!list.length) throw new Error("pipeline() got an empty list");
+    return list;
+  }
   if (typeof input === "string") return [input];
   if (!Array.isArray(input)) throw new Error(`pipeline() takes text (a string, or a list of strings), got ${typeof input}`);
-  if (pair && input.length === 2 && typeof input[0] === "string") return [/** @type {[string, string]} */ (input)];
+  if (spec.text?.pair && input.length === 2 && typeof input[0] === "string") return [/** @type {[string, string]} */ (input)];
   if (input.length === 0) throw new Error("pipeline() got an empty list");
-  return /** @type {TextInput[]} */ (input);
+  return /** @type {RawInput[]} */ (input);
 }

@@ -1,0 +1,58 @@
+"""Image pipelines in a real Chromium: the browser decodes each corpus image itself (PNG, JPEG with an EXIF
+rotation, alpha, palette, 16-bit), and the library's pixels must match Pillow's (server/onnxport/pipelines/
+image.py) within the stated tolerance; digits' model.pipeline(image file) gives the answer Python gives."""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+import onnxruntime as ort
+
+from onnxport.accuracy.browser_tolerances import PIPELINE_PIXEL_LEVELS
+from onnxport.pipelines import answers, corpus, image
+
+SCRIPT = """async ([images, spec]) => {
+  const { decodeImage, pixelsOf } = await import("/web/lib/image-pipeline.js");
+  const { connect } = await import("/web/lib/index.js");
+  const blob = (b64, type) => new Blob([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], { type });
+  const pixels = {};
+  for (const [name, b64] of Object.entries(images)) {
+    const p = pixelsOf(spec, await decodeImage(blob(b64, name.includes("JPEG") ? "image/jpeg" : "image/png")));
+    pixels[name] = { shape: [p.height, p.width, p.channels], data: Array.from(p.data) };
+  }
+  const model = await connect().load("digits", { variant: "fp32", runtime: "wasm" });
+  const answered = {};
+  for (const [name, b64] of Object.entries(images)) {
+    const { answer, timings } = await model.pipeline(blob(b64, name.includes("JPEG") ? "image/jpeg" : "image/png"));
+    answered[name] = { answer, timings };
+  }
+  return { pixels, answered, runtime: model.choice.runtime };
+}"""
+
+
+def test_the_browser_decodes_and_preprocesses_images_as_pillow_does(open_tab, demo_repository, demo_manifest):
+    entry = demo_manifest["models"]["digits"]
+    spec = entry["pipeline"]["image"]
+    images = corpus.images()
+    page = open_tab().goto("#/")
+    result = page.evaluate(SCRIPT, [{k: base64.b64encode(v).decode() for k, v in images.items()}, spec])
+    session = ort.InferenceSession(str(demo_repository / entry["variants"]["fp32"]["file"]),
+                                   providers=["CPUExecutionProvider"])
+    worst = {}
+    for name, data in images.items():
+        expected = image.pixels_of(spec, data)
+        got = np.array(result["pixels"][name]["data"], np.int64).reshape(result["pixels"][name]["shape"])
+        assert got.shape == expected.shape, name
+        worst[name] = int(np.abs(got - expected.astype(np.int64)).max())
+        where = np.unravel_index(np.abs(got - expected).argmax(), got.shape)
+        assert worst[name] <= PIPELINE_PIXEL_LEVELS, f"{name}: a pixel is {worst[name]} levels of 255 off at {where}"
+        feeds = image.ImagePipeline(spec).encode([data])
+        [want] = answers.answers(entry["pipeline"]["answer"], session.run(["logits"], feeds)[0])
+        browser = result["answered"][name]["answer"]
+        assert browser[0]["label"] == want[0]["label"], f"{name}: browser says {browser[0]}, Python {want[0]}"
+        assert abs(browser[0]["score"] - want[0]["score"]) < 1e-3, (name, browser[0], want[0])
+    print("\nlargest pixel difference per image (levels of 255):", worst)
+    timings = [r["timings"] for r in result["answered"].values()]
+    print("preprocessing ms:", [round(t["preprocessMs"], 2) for t in timings],
+          "run ms:", [round(t["runMs"], 2) for t in timings])
