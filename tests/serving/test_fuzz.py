@@ -2,8 +2,9 @@
 
 Every hostile request (tests/serving/fuzz_cases.py, seeded) must get a 4xx with exactly
 {"error": "..."}: no 5xx, no 2xx, no dropped connection. Every valid one must get the outputs a
-local onnxruntime session gives. The server's memory is sampled throughout: what it keeps after the
-run and its peak are printed, and bounded.
+local onnxruntime session gives. The server runs at the default max_request_bytes (64 MiB). Its memory
+is sampled throughout: at start, with every session loaded, its peak and what it keeps after the run are
+printed, and bounded.
 """
 
 from __future__ import annotations
@@ -22,15 +23,17 @@ import pytest
 from fuzz_cases import KINDS, case, gzip_bomb
 
 from fixtures.servers import free_port, start_test_server
+from onnxport.serving.config import SETTINGS
 
 pytestmark = pytest.mark.slow
 
 REQUESTS = 10_000
 VALID_EVERY = 10  # one request in ten is valid
 CLIENTS = 2
-WARM_UP = 2_000
-LIMIT = 16 * 1024 * 1024  # max_request_bytes: a gzip bomb stops at this many decoded bytes
+# The default max_request_bytes (64 MiB): a gzip bomb stops at this many decoded bytes.
+LIMIT = next(s.default for s in SETTINGS if s.name == "max_request_bytes")
 MB = 1024 * 1024
+RETAINED = 32 * MB  # what the server may keep of the traffic, beyond its loaded sessions
 
 
 def rss(pid: int) -> int:
@@ -93,7 +96,7 @@ def valid_requests(golden_inputs, reference_outputs) -> list[tuple[str, str, dic
 def fuzzed_server(demo_repository, tmp_path):
     port = free_port()
     server = start_test_server(["serve", "--repository", str(demo_repository), "--port", str(port)], port,
-                               tmp_path / "server.log", env={"ONNXPORT_MAX_REQUEST_BYTES": str(LIMIT)})
+                               tmp_path / "server.log")
     yield server
     server.stop()
 
@@ -102,20 +105,14 @@ def test_ten_thousand_hostile_requests(fuzzed_server, golden_inputs, reference_o
     base_url, pid = fuzzed_server.base_url, fuzzed_server.process.pid
     valid = valid_requests(golden_inputs, reference_outputs)
     gzip_bomb()  # made before the clock starts
+    start = rss(pid)
     warm = Client(base_url)
     for model, variant, body, _ in valid:  # every session loaded: what is measured after is the traffic's
         assert warm.send("POST", f"/v2/models/{model}/versions/{variant}/infer", {"Content-Type": "application/json"},
                          json.dumps(body).encode())[0] == 200
     warm.close()
-    # One round of the same mix first: onnxruntime's arenas and the allocator's pools reach the size
-    # this traffic needs, so what is measured after is what requests keep, not what warming up costs.
-    rng = random.Random(11)
-    _, warm_problems = _run_plan(base_url, valid, [("valid", rng.randrange(len(valid))) if i % VALID_EVERY == 0
-                                                   else ("hostile", case(rng)) for i in range(WARM_UP)])
-    assert not warm_problems, (
-        f"{len(warm_problems)} problems in the warm-up, e.g.:\n  " + "\n  ".join(warm_problems[:20]))
-    before = rss(pid)
-    peak = [before]
+    loaded = settled_rss(pid)
+    peak = [loaded]
     sampling = threading.Event()
 
     def sample() -> None:
@@ -136,15 +133,17 @@ def test_ten_thousand_hostile_requests(fuzzed_server, golden_inputs, reference_o
     kinds = Counter(item[0] for what, item in plan if what == "hostile")
     print(f"\n{REQUESTS} requests ({REQUESTS // VALID_EVERY} valid, {len(KINDS)} hostile classes: "
           f"{dict(sorted(kinds.items()))}) in {elapsed:.1f} s, {CLIENTS} clients: {dict(sorted(outcomes.items()))}")
-    print(f"server RSS: {before / MB:.0f} MB after warm-up, "
-          f"peak {peak[0] / MB:.0f} MB (+{(peak[0] - before) / MB:.0f}), "
-          f"{after / MB:.0f} MB after the run (+{(after - before) / MB:.0f}); max_request_bytes {LIMIT // MB} MB")
+    print(f"server RSS: {start / MB:.0f} MB at start, {loaded / MB:.0f} MB with every session loaded, "
+          f"peak {peak[0] / MB:.0f} MB (+{(peak[0] - loaded) / MB:.0f}), "
+          f"{after / MB:.0f} MB after the run (+{(after - loaded) / MB:.0f}); max_request_bytes {LIMIT // MB} MB")
     assert not problems, f"{len(problems)} problems, e.g.:\n  " + "\n  ".join(problems[:20])
     assert outcomes["5xx"] == 0 and outcomes["connection failure"] == 0
     # A request may hold its body once, decoded, per client at a time (plus the JSON it parses into);
-    # nothing of it may stay after the answer.
-    assert peak[0] - before <= CLIENTS * 3 * LIMIT + 64 * MB
-    assert after - before <= LIMIT + 32 * MB
+    # nothing of it may stay after the answer: after the run the server is no larger than with its
+    # sessions loaded, give or take RETAINED (onnxruntime's arenas, the interpreter's and the allocator's
+    # caches). Before serving/http/memory.py fixed glibc's mmap threshold it kept about 100 MB here.
+    assert peak[0] - loaded <= CLIENTS * 3 * LIMIT + 64 * MB
+    assert after - loaded <= RETAINED, f"the server kept {(after - loaded) / MB:.0f} MB of the traffic"
 
 
 def _run_plan(base_url: str, valid: list, plan: list) -> tuple[Counter, list[str]]:
