@@ -1,6 +1,7 @@
 """Image pipelines in a real Chromium: the browser decodes each corpus image itself (PNG, JPEG with an EXIF
 rotation, alpha, palette, 16-bit), and the library's pixels must match Pillow's (server/onnxport/pipelines/
-image.py) within the stated tolerance; digits' model.pipeline(image file) gives the answer Python gives."""
+image.py) within the stated tolerance; digits' model.pipeline(image file) gives the answer Python gives, in
+WebAssembly and on the server, which gets the file itself."""
 
 from __future__ import annotations
 
@@ -27,7 +28,12 @@ SCRIPT = """async ([images, spec]) => {
     const { answer, timings } = await model.pipeline(blob(b64, name.includes("JPEG") ? "image/jpeg" : "image/png"));
     answered[name] = { answer, timings };
   }
-  return { pixels, answered, runtime: model.choice.runtime };
+  const server = await connect().load("digits", { variant: "fp32", runtime: "server" });
+  const onServer = {};
+  for (const [name, b64] of Object.entries(images)) {
+    onServer[name] = (await server.pipeline(blob(b64, name.includes("JPEG") ? "image/jpeg" : "image/png"))).answer;
+  }
+  return { pixels, answered, onServer, runtime: model.choice.runtime };
 }"""
 
 
@@ -52,6 +58,8 @@ def test_the_browser_decodes_and_preprocesses_images_as_pillow_does(open_tab, de
         browser = result["answered"][name]["answer"]
         assert browser[0]["label"] == want[0]["label"], f"{name}: browser says {browser[0]}, Python {want[0]}"
         assert abs(browser[0]["score"] - want[0]["score"]) < 1e-3, (name, browser[0], want[0])
+        served = result["onServer"][name]  # the raw file sent to the server's pipeline
+        assert [a["label"] for a in served] == [a["label"] for a in want], (name, served, want)
     print("\nlargest pixel difference per image (levels of 255):", worst)
     timings = [r["timings"] for r in result["answered"].values()]
     print("preprocessing ms:", [round(t["preprocessMs"], 2) for t in timings],

@@ -35,6 +35,19 @@ export async function decodeImage(input) {
 }
 
 /**
+ * The image as a file to send (the server decodes it): a Blob as it is, anything else drawn and encoded as PNG.
+ * @param {ImageInput} input
+ * @returns {Promise<Blob>}
+ */
+export async function imageBlob(input) {
+  if (input instanceof Blob) return input;
+  const { width, height } = /** @type {{width: number, height: number}} */ (input);
+  const canvas = new OffscreenCanvas(width, height);
+  /** @type {OffscreenCanvasRenderingContext2D} */ (canvas.getContext("2d")).drawImage(/** @type {CanvasImageSource} */ (input), 0, 0);
+  return canvas.convertToBlob({ type: "image/png" });
+}
+
+/**
  * The spec's pixels before normalization (what the check compares with Python's).
  * @param {ImageSpec} spec @param {Pixels} rgba
  * @returns {Pixels}

@@ -1,6 +1,7 @@
 // A loaded model: run(feeds) on the runtime the plan chose, what was chosen and why, dispose().
 import { asBatch } from "./pipeline.js";
-import { serverInfer } from "./server-api.js";
+import { imageBlob } from "./image-pipeline.js";
+import { serverInfer, serverPipeline } from "./server-api.js";
 import { recordRun } from "./speeds.js";
 
 /** @import { Choice } from "./client.js" */
@@ -47,6 +48,16 @@ export class LoadedModel {
   async pipeline(input) {
     if (!this.openPipeline) throw new Error(`${this.name} has no pipeline: give it tensors with run(feeds)`);
     const pipeline = await this.openPipeline();
+    if (!this.session) {
+      // On the server, raw input goes as it is: the server runs the Python side of the same spec.
+      const kind = pipeline.spec.image ? "image" : "text";
+      const inputs = asBatch(input, pipeline.spec);
+      const started = performance.now();
+      const sent = kind === "image" ? await Promise.all(inputs.map((i) => imageBlob(/** @type {any} */ (i)))) : inputs;
+      const preprocessMs = performance.now() - started;
+      const { answers, outputs, runMs } = await serverPipeline(this.base, this.name, this.choice.variant, kind, /** @type {any} */ (sent));
+      return { answer: answers[0], answers, feeds: {}, outputs, timings: { preprocessMs, runMs, answerMs: 0 } };
+    }
     const started = performance.now();
     const feeds = await pipeline.encode(asBatch(input, pipeline.spec));
     const preprocessMs = performance.now() - started;

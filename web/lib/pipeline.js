@@ -14,8 +14,9 @@ import { TextPipeline } from "./text-pipeline.js";
 /** @typedef {{text?: TextSpec, image?: ImageSpec, answer: AnswerSpec}} PipelineSpec */
 /** What pipeline() takes: text (or a pair), an image, or a list of either. @typedef {TextInput | ImageInput} RawInput */
 /**
- * What model.pipeline() returns: one answer per input (`answer` is the first), the tensors it made and
- * the model's raw outputs, and where the time went.
+ * What model.pipeline() returns: one answer per input (`answer` is the first), the tensors it made (none when
+ * the model runs on the server, which makes them itself from the raw input), the model's raw outputs, and where
+ * the time went.
  * @typedef {object} PipelineResult
  * @property {Answer} answer
  * @property {Answer[]} answers

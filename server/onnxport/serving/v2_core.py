@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from onnxport import __version__
-from onnxport.serving import inference, openapi, protocol, statistics
+from onnxport.serving import inference, openapi, protocol, raw_input, statistics
 from onnxport.serving.catalog import NotFound
 from onnxport.serving.protocol import ProtocolError
 from onnxport.serving.state import State
@@ -155,11 +155,16 @@ def _infer(state: State, model: str, version: str | None, mimetype: str, headers
                             "(or application/octet-stream with Inference-Header-Content-Length)")
     decoded = decode_body(body, headers.get("Content-Encoding", ""), state.settings["max_request_bytes"], sizes)
     request = protocol.decode_request(decoded, header_length(headers.get("Inference-Header-Content-Length")))
+    raw = raw_input.prepare(state.catalog, model, request)  # text or an image: the pipeline makes the tensors
+    if raw is not None:
+        request = raw.request
     timing.rows = next((int(v.shape[0]) for v in request.inputs.values() if v.ndim), 1)
     timing.phase("compute_input")
     served_version, outputs = inference.infer(state.catalog, state.sessions, model, version, request, state.batching,
                                                 timing)
     timing.phase("compute_infer")
+    if raw is not None:
+        outputs = raw.finish(outputs)
     payload, length = protocol.encode_response(model, served_version, request, outputs)
     timing.phase("compute_output")
     if length is None:
