@@ -49,6 +49,12 @@ export async function openPipeline(client, model) {
         for (const input of inputs) rows.push(tensorOf(image, pixelsOf(image, await decodeImage(/** @type {ImageInput} */ (input)))));
         return { [image.input]: stack(rows) };
       },
+      /** The pixels before normalization, per image (what `onnxport check` compares with Pillow's). @param {ImageInput[]} inputs */
+      async pixels(inputs) {
+        const out = [];
+        for (const input of inputs) out.push(pixelsOf(image, await decodeImage(input)));
+        return out;
+      },
       answers: answersOf,
     };
   }

@@ -1,4 +1,5 @@
-"""`onnxport check`: run the conformance page in headless Chromium, add the source rows, locate divergences."""
+"""`onnxport check`: run the conformance page in headless Chromium, add the source and pipeline rows, locate
+divergences."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from onnxport import runtime as ort_runtime
 from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances, compare, judgement
 from onnxport.accuracy.tolerance import Tolerance
-from onnxport.check import locate, verdicts
+from onnxport.check import locate, preprocessing, verdicts
 from onnxport.errors import OnnxportError
 from onnxport.harness import chromium as chromium_driver
 from onnxport.harness.process import running_server
@@ -47,7 +48,8 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
         names = models or sorted(manifest["models"])
         with chromium_driver.chromium(browser, webgpu="webgpu" in runtimes) as chromium:
             report = chromium_driver.run_conformance_page(chromium, base, names, runtimes, webgpu_rows, timeout_s)
-            report["results"] = [*source_rows(base, manifest, names), *report["results"]]
+            report["results"] = [*source_rows(base, manifest, names),
+                                 *preprocessing.pipeline_rows(chromium, base, manifest, names), *report["results"]]
             if find_divergence:
                 for result in report["results"]:
                     if result["status"] in FAILING and result["runtime"] in BROWSER_RUNTIMES:
