@@ -64,3 +64,21 @@ def test_the_browser_decodes_and_preprocesses_images_as_pillow_does(open_tab, de
     timings = [r["timings"] for r in result["answered"].values()]
     print("preprocessing ms:", [round(t["preprocessMs"], 2) for t in timings],
           "run ms:", [round(t["runMs"], 2) for t in timings])
+
+
+def test_the_digits_playground_takes_an_image_file(open_tab, tmp_path, demo_repository, demo_manifest):
+    """The playground's file input feeds the file itself through the pipeline; the browser's answer is Python's."""
+    from fixtures.playground import by_testid, expect_ran_on, result_values
+
+    entry = demo_manifest["models"]["digits"]
+    name = "37x53 RGB PNG (odd sizes)"
+    path = tmp_path / "digit.png"
+    path.write_bytes(corpus.images()[name])
+    page = open_tab("#/play/digits?runtime=wasm&variant=fp32").page
+    by_testid(page, "digit-file").set_input_files(str(path))
+    expect_ran_on(page, "wasm", "fp32")
+    browser_value, server_value = result_values(page)
+    session = ort.InferenceSession(str(demo_repository / entry["variants"]["fp32"]["file"]),
+                                   providers=["CPUExecutionProvider"])
+    logits = session.run(["logits"], image.ImagePipeline(entry["pipeline"]["image"]).encode([path.read_bytes()]))[0]
+    assert browser_value == server_value == str(int(np.argmax(logits))), (browser_value, server_value)

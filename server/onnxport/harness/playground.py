@@ -23,7 +23,7 @@ def by_testid(page: Page, name: str) -> Locator:
 
 
 def draw_digit(page: Page) -> int:
-    """Draw a "7" on the digit canvas with the mouse; returns the ink on the canvas (sum of red)."""
+    """Draw a "7" on the digit canvas with the mouse; returns the ink on the canvas (how much darker than white)."""
     canvas = by_testid(page, "digit-canvas")
     canvas.scroll_into_view_if_needed()
     box = canvas.bounding_box()
@@ -44,5 +44,5 @@ def draw_digit(page: Page) -> int:
 def canvas_ink(canvas: Locator) -> int:
     return canvas.evaluate(
         "c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
-        " let s = 0; for (let i = 0; i < d.length; i += 4) s += d[i]; return s; }"
+        " let s = 0; for (let i = 0; i < d.length; i += 4) s += 255 - d[i]; return s; }"
     )

@@ -1,18 +1,29 @@
-// digits: draw on a canvas; the 8x8 average of the strokes is the model's input (0..1).
+// digits: draw a digit, dark ink on light paper as a photo of one is, or choose an image file; the library's
+// pipeline (the model's own spec: grey, an 8x8 box average, inverted) makes the model's input of either.
+import { client } from "../client.js";
 import { el } from "../ui.js";
-import { tensor } from "../../lib/index.js";
 import { argmax, softmax } from "../../lib/internal.js";
 
 const SIZE = 160;
-const GRID = 8;
 
-export function digitsInput() {
+export function digitsInput(model) {
   const canvas = el("canvas", { width: SIZE, height: SIZE, class: "draw", "data-testid": "digit-canvas" });
   const context = canvas.getContext("2d", { willReadFrequently: true });
+  let chosen = null; // an image file, fed as it is (the canvas shows it)
+  const file = el("input", { type: "file", accept: "image/*", "aria-label": "an image of a digit", "data-testid": "digit-file" });
   const clear = () => {
-    context.fillStyle = "#000";
+    context.fillStyle = "#fff";
     context.fillRect(0, 0, SIZE, SIZE);
+    chosen = null;
+    file.value = "";
   };
+  file.addEventListener("change", async () => {
+    const picked = file.files?.[0];
+    if (!picked) return;
+    clear();
+    chosen = picked;
+    context.drawImage(await createImageBitmap(picked, { imageOrientation: "from-image" }), 0, 0, SIZE, SIZE);
+  });
   clear();
   let drawing = false;
   const point = (event) => {
@@ -21,13 +32,14 @@ export function digitsInput() {
   };
   canvas.addEventListener("pointerdown", (event) => {
     drawing = true;
+    chosen = null; // drawing over a chosen image: the drawing is what runs
     context.beginPath();
     context.moveTo(...point(event));
   });
   canvas.addEventListener("pointermove", (event) => {
     if (!drawing) return;
     context.lineTo(...point(event));
-    context.strokeStyle = "#fff";
+    context.strokeStyle = "#000";
     context.lineWidth = 16;
     context.lineCap = "round";
     context.lineJoin = "round";
@@ -37,17 +49,11 @@ export function digitsInput() {
 
   return {
     element: el("div", { class: "input digits" }, canvas,
-      el("button", { type: "button", onclick: clear, "data-testid": "clear-canvas", text: "Clear" })),
-    feeds() {
-      const pixels = context.getImageData(0, 0, SIZE, SIZE).data;
-      const cell = SIZE / GRID;
-      const data = new Float32Array(GRID * GRID);
-      for (let y = 0; y < SIZE; y++) {
-        for (let x = 0; x < SIZE; x++) {
-          data[Math.floor(y / cell) * GRID + Math.floor(x / cell)] += pixels[(y * SIZE + x) * 4] / 255 / (cell * cell);
-        }
-      }
-      return { pixels: tensor("float32", [1, 1, GRID, GRID], data) };
+      el("button", { type: "button", onclick: clear, "data-testid": "clear-canvas", text: "Clear" }),
+      el("label", {}, "or an image file ", file)),
+    async feeds() {
+      const pipeline = await client.pipeline(model.name);
+      return pipeline.encode([chosen ?? canvas]);
     },
     describe(outputs) {
       const logits = outputs.logits.data;
