@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import threading
 import time
 import urllib.error
@@ -22,7 +21,7 @@ import numpy as np
 import pytest
 
 from demo_variants import MODEL_VARIANTS
-from fixtures.servers import free_port, start_test_server
+from fixtures.servers import free_port, ray_processes, ray_test_server
 from onnxport.serving.protocol import datatype_of
 
 pytestmark = pytest.mark.slow
@@ -36,31 +35,15 @@ BAD_REQUESTS = [
 ]
 
 
-def ray_processes() -> list[str]:
-    found = subprocess.run(["pgrep", "-fa", "onnxport-ray-"], capture_output=True, text=True).stdout
-    return [line for line in found.splitlines() if "pgrep" not in line]
-
-
 @pytest.fixture(scope="module")
 def ray_server(live_server, tmp_path_factory):
     """Replicas with no repository of their own: they copy the demo repository from a static server's
     /repository/ (every sha256 verified), as nodes without the folder do. Batching is on for every
     model, so that concurrent requests go through Ray's @serve.batch."""
-    port = free_port()
     folder = tmp_path_factory.mktemp("ray")
-    started = time.perf_counter()
-    server = start_test_server(["serve", "--engine", "ray", "--replicas", "2",
-                                "--artifacts-url", f"{live_server}/repository/",
-                                "--repository", str(folder / "copy"), "--port", str(port)],
-                               port, folder / "server.log", env={"ONNXPORT_DYNAMIC_BATCHING": "all"}, timeout=240)
-    print(f"\nRay cluster and 2 replicas ready in {time.perf_counter() - started:.1f} s")
-    assert ray_processes(), "no process of the local Ray cluster found"
-    yield server
-    server.stop(timeout=60)
-    deadline = time.time() + 30
-    while ray_processes() and time.time() < deadline:
-        time.sleep(0.5)
-    assert not ray_processes(), "Ray processes left after the server stopped"
+    args = ["--replicas", "2", "--artifacts-url", f"{live_server}/repository/", "--repository", str(folder / "copy")]
+    with ray_test_server(args, folder, {"ONNXPORT_DYNAMIC_BATCHING": "all"}) as server:
+        yield server
 
 
 def post(base_url: str, path: str, body: dict) -> tuple[int, object, dict]:

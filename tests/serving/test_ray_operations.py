@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import statistics
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -23,7 +22,7 @@ import numpy as np
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from fixtures.servers import free_port, start_test_server
+from fixtures.servers import ray_test_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
@@ -42,26 +41,12 @@ TRAFFIC = [
 BINARY = 6  # iris fp32 through tritonclient's binary tensor extension, per half
 
 
-def ray_processes() -> list[str]:
-    found = subprocess.run(["pgrep", "-fa", "onnxport-ray-"], capture_output=True, text=True).stdout
-    return [line for line in found.splitlines() if "pgrep" not in line]
-
-
 @pytest.fixture(scope="module")
 def ray_operations_server(demo_repository, tmp_path_factory):
-    port = free_port()
     folder = tmp_path_factory.mktemp("ray-operations")
-    started = time.perf_counter()
-    server = start_test_server(["serve", "--engine", "ray", "--replicas", "2", "--repository", str(demo_repository),
-                                "--port", str(port)], port, folder / "server.log",
-                               env={"ONNXPORT_ADMIN_TOKEN": TOKEN, "ONNXPORT_DYNAMIC_BATCHING": "all"}, timeout=240)
-    print(f"\nRay cluster and 2 replicas ready in {time.perf_counter() - started:.1f} s")
-    yield server
-    server.stop(timeout=60)
-    deadline = time.time() + 30
-    while ray_processes() and time.time() < deadline:
-        time.sleep(0.5)
-    assert not ray_processes(), "Ray processes (or the detached replica registry) left after the server stopped"
+    with ray_test_server(["--replicas", "2", "--repository", str(demo_repository)], folder,
+                         {"ONNXPORT_ADMIN_TOKEN": TOKEN, "ONNXPORT_DYNAMIC_BATCHING": "all"}) as server:
+        yield server
     assert TOKEN not in server.log()
 
 
