@@ -47,7 +47,7 @@ def run_node(cases: list[dict]) -> list[dict]:
     return json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("mode", ["L", "RGB"])
+@pytest.mark.parametrize("mode", ["L", "RGB", "BGR"])
 def test_every_filter_and_size_gives_pillows_pixels_and_tensor(mode):
     cases, expected = [], []
     for name, data in corpus.images().items():

@@ -96,6 +96,9 @@ GOOD = {"text": {"tokenizer": "tokenizer.json", "config": None, "max_length": 8,
                                                         r"model's assets \(tokenizer\.json\)"),
     (lambda s: s.pop("text"), r"exactly one of `text` and `image`"),
     (lambda s: s["answer"]["steps"].append({"op": "ctc"}), r"steps\.2: ctc needs a `vocabulary`"),
+    (lambda s: s["answer"]["steps"].insert(0, {"op": "mean_pool", "mask": "attention_mask"}),
+     r"steps\.0\.mask 'attention_mask' is not one of the model's inputs \(ids\)"),
+    (lambda s: s["answer"]["steps"].insert(1, {"op": "mean_pool", "mask": "ids"}), r"steps\.1: mean_pool comes first"),
 ])
 def test_a_wrong_spec_names_the_key_what_was_expected_and_what_came(change, message):
     import copy

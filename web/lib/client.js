@@ -359,7 +359,7 @@ export class Client {
 
   /**
    * A model's pipeline without running the model: encode(inputs) gives the tensors its spec makes of raw
-   * input, answers(outputs) the answers of its outputs (model.pipeline(input) does both around a run).
+   * input, answers(outputs, feeds) the answers of its outputs (model.pipeline(input) does both around a run).
    * @param {string} name
    * @returns {ReturnType<typeof openPipeline>}
    */

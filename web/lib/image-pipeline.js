@@ -7,7 +7,7 @@ import { tensor } from "./tensors.js";
 
 /**
  * @typedef {object} ImageSpec
- * @property {string} input @property {"RGB"|"L"} mode
+ * @property {string} input @property {"RGB"|"BGR"|"L"} mode
  * @property {{width: number, height: number, filter: string}} resize
  * @property {{width: number, height: number}|null} crop
  * @property {boolean} invert @property {number} scale @property {number[]} mean @property {number[]} std
@@ -55,6 +55,7 @@ export async function imageBlob(input) {
 export function pixelsOf(spec, rgba) {
   let pixels = overWhite(rgba);
   if (spec.mode === "L") pixels = grey(pixels);
+  if (spec.mode === "BGR") pixels = swapRedBlue(pixels);
   pixels = resize(pixels, spec.resize.width, spec.resize.height, spec.resize.filter);
   if (spec.crop) pixels = centerCrop(pixels, spec.crop.width, spec.crop.height);
   return pixels;
@@ -90,6 +91,17 @@ export function overWhite(rgba) {
     for (let c = 0; c < 3; c += 1) out[i * 3 + c] = Math.floor((rgba.data[i * 4 + c] * a + 255 * (255 - a) + 127) / 255);
   }
   return { width: rgba.width, height: rgba.height, channels: 3, data: out };
+}
+
+/** @param {Pixels} rgb @returns {Pixels} the same pixels in BGR order (OpenCV's) */
+function swapRedBlue(rgb) {
+  const out = new Uint8Array(rgb.data.length);
+  for (let i = 0; i < out.length; i += 3) {
+    out[i] = rgb.data[i + 2];
+    out[i + 1] = rgb.data[i + 1];
+    out[i + 2] = rgb.data[i];
+  }
+  return { ...rgb, data: out };
 }
 
 /** @param {Pixels} rgb @returns {Pixels} Pillow's "L": (R * 19595 + G * 38470 + B * 7471 + 0x8000) >> 16 */

@@ -63,7 +63,7 @@ export class LoadedModel {
     const preprocessMs = performance.now() - started;
     const { outputs, runMs } = await this.run(feeds);
     const answering = performance.now();
-    const answers = pipeline.answers(outputs);
+    const answers = pipeline.answers(outputs, feeds);
     return { answer: answers[0], answers, feeds, outputs, timings: { preprocessMs, runMs, answerMs: performance.now() - answering } };
   }
 

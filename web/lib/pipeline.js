@@ -33,11 +33,11 @@ import { TextPipeline } from "./text-pipeline.js";
 export async function openPipeline(client, model) {
   const spec = model.pipeline;
   if (!spec) throw new Error(`${model.name} has no pipeline in its manifest entry: give it tensors with run(feeds)`);
-  /** @param {Tensors} outputs @returns {Answer[]} */
-  const answersOf = (outputs) => {
+  /** @param {Tensors} outputs @param {Tensors} [feeds] @returns {Answer[]} */
+  const answersOf = (outputs, feeds) => {
     const output = outputs[spec.answer.output];
     if (!output) throw new Error(`${model.name}: the run gave no output ${JSON.stringify(spec.answer.output)}`);
-    return answers(spec.answer, output);
+    return answers(spec.answer, output, feeds);
   };
   if (spec.image) {
     const image = spec.image;

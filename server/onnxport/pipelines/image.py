@@ -74,7 +74,7 @@ def center_crop(pixels: np.ndarray, width: int, height: int) -> np.ndarray:
 def pixels_of(spec: ImageSpec, data: bytes) -> np.ndarray:
     """The spec's pixels before normalization: [height, width, channels] uint8 (what the check compares)."""
     rgb = over_white(decode(data))
-    pixels = grey(rgb) if spec["mode"] == "L" else rgb
+    pixels = grey(rgb) if spec["mode"] == "L" else rgb[..., ::-1] if spec["mode"] == "BGR" else rgb
     size = spec["resize"]
     pixels = resize(pixels, size["width"], size["height"], size["filter"])
     if spec["crop"] is not None:

@@ -54,7 +54,7 @@ class ImageSpec(TypedDict):
     converted to `mode`, resized, center-cropped, then value = ((pixel / 255 if invert is false, else
     1 - pixel / 255) * scale - mean[c]) / std[c] for each channel c, laid out as `layout`."""
     input: str  # the graph input it feeds
-    mode: Literal["RGB", "L"]  # alpha is composited over white first
+    mode: Literal["RGB", "BGR", "L"]  # channel order (BGR: OpenCV-trained models), or grey; alpha over white first
     resize: Resize
     crop: Union[Resize, None]  # a center crop after resizing (its filter is not used), or none
     invert: bool  # dark ink on light paper becomes high values (sklearn's digits are such)
@@ -68,7 +68,8 @@ class ImageSpec(TypedDict):
 @with_config(STRICT)
 class AnswerStep(TypedDict):
     """One step from the output tensor to the answer, applied in order to each row."""
-    op: Literal["softmax", "sigmoid", "normalize", "top_k", "argmax", "ctc"]
+    op: Literal["mean_pool", "softmax", "sigmoid", "normalize", "top_k", "argmax", "ctc"]
+    mask: NotRequired[str]  # mean_pool: the graph input whose row weighs the tokens (the attention mask)
     k: NotRequired[Positive]  # top_k
     labels: NotRequired[list[str]]  # top_k and argmax: class index -> label
     vocabulary: NotRequired[list[str]]  # ctc: index -> symbol
@@ -127,7 +128,7 @@ def check(spec: Any, where: str, inputs: list[str], outputs: list[str], assets: 
     if "image" in checked:
         image = checked["image"]
         named["image.input"] = image["input"]
-        channels = 3 if image["mode"] == "RGB" else 1
+        channels = 1 if image["mode"] == "L" else 3
         for key, values in (("mean", image["mean"]), ("std", image["std"])):
             if len(values) != channels:
                 raise SpecError(f"{where}: pipeline.image.{key} has {len(values)} values; mode "
@@ -142,4 +143,10 @@ def check(spec: Any, where: str, inputs: list[str], outputs: list[str], assets: 
     for index, step in enumerate(checked["answer"]["steps"]):
         if step["op"] == "ctc" and "vocabulary" not in step:
             raise SpecError(f"{where}: pipeline.answer.steps.{index}: ctc needs a `vocabulary`")
+        if step["op"] == "mean_pool":
+            if index != 0:
+                raise SpecError(f"{where}: pipeline.answer.steps.{index}: mean_pool comes first (it reads tokens)")
+            if step.get("mask") not in inputs:
+                raise SpecError(f"{where}: pipeline.answer.steps.{index}.mask {step.get('mask')!r} is not one of the "
+                                f"model's inputs ({', '.join(inputs)})")
     return checked

@@ -35,7 +35,7 @@ class Raw:
     wanted: list[str] | None  # the outputs the client asked for (None: all, and the answer)
 
     def finish(self, outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        found = answers.answers(self.spec["answer"], outputs[self.spec["answer"]["output"]])
+        found = answers.answers(self.spec["answer"], outputs[self.spec["answer"]["output"]], self.request.inputs)
         outputs = {**outputs, ANSWER: np.array([json.dumps(a, ensure_ascii=False).encode() for a in found],
                                                dtype=object)}
         return outputs if self.wanted is None else {name: outputs[name] for name in self.wanted}
