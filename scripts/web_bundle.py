@@ -8,8 +8,9 @@ What goes in (OUT is onnxport/_web/ inside the wheel; project.PACKAGED_WEB reads
   ort/                  the onnxruntime-web bundles web/lib/runtimes.js names, the loader (.mjs) each bundle
                         imports and the .wasm each loader fetches: found by reading those files, so a new
                         onnxruntime-web release that renames them is followed, and one we cannot trace fails
-  vendor/tokenizers/    the files web/index.html's import map names under /vendor/tokenizers/
-  vendor/chartjs/       the files it names under /vendor/chartjs/
+  vendor/tokenizers/    the files web/index.html's import map or web/lib's modules name under /vendor/tokenizers/
+                        (the library imports the tokenizer by that URL for model.pipeline)
+  vendor/chartjs/       the files they name under /vendor/chartjs/
   SOURCES.json          for each npm package: version, the lock's integrity, and every file taken with its sha256
 
 How the npm files are checked: package-lock.json's `integrity` is the sha512 of the package's npm tarball,
@@ -65,7 +66,7 @@ def write(out: Path, root: Path = ROOT) -> dict:
         sources[ORT] = ort.record(_ort_files(root, ort), out / "ort")
     for prefix, (package, folder) in VENDOR.items():
         with _Tarball(lock, package) as tarball:
-            sources[package] = tarball.record(_import_map_files(root, prefix), out / folder)
+            sources[package] = tarball.record(_named_files(root, prefix), out / folder)
     (out / "SOURCES.json").write_text(json.dumps(sources, indent=2, sort_keys=True) + "\n")
     return sources
 
@@ -87,15 +88,19 @@ def _ort_files(root: Path, ort: _Tarball) -> list[str]:
     return sorted(set(files))
 
 
-def _import_map_files(root: Path, prefix: str) -> list[str]:
+def _named_files(root: Path, prefix: str) -> list[str]:
+    """The files under `prefix` that the app's import map names, or that a web/lib module names by URL."""
     match = IMPORT_MAP.search((root / "web" / "index.html").read_text())
     if match is None:
         raise BundleError("web/index.html has no import map")
     urls = json.loads(match.group(1))["imports"].values()
-    files = sorted(url[len(prefix):] for url in urls if url.startswith(prefix))
+    files = {url[len(prefix):] for url in urls if url.startswith(prefix)}
+    by_url = re.compile(re.escape(prefix.lstrip("/")) + r"([\w.-]+)")
+    for module in sorted((root / "web" / "lib").glob("*.js")):
+        files |= set(by_url.findall(module.read_text()))
     if not files:
-        raise BundleError(f"web/index.html's import map names nothing under {prefix}")
-    return files
+        raise BundleError(f"neither web/index.html's import map nor web/lib names a file under {prefix}")
+    return sorted(files)
 
 
 class _Tarball:

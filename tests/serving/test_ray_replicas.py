@@ -6,6 +6,7 @@ same on a real Ray cluster with 2 replicas."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -85,7 +86,9 @@ def asgi_post(app, path: str, headers: dict[str, str]) -> tuple[int, dict]:
     scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(), "root_path": "",
              "query_string": b"", "scheme": "http", "http_version": "1.1", "server": ("test", 80),
              "client": ("test", 1), "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()]}
-    asyncio.run(app(scope, receive, send))
+    # In a thread of its own: a session's Playwright (sync API) may be running an event loop in this one.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(lambda: asyncio.run(app(scope, receive, send))).result()
     status = next(m["status"] for m in sent if m["type"] == "http.response.start")
     return status, json.loads(b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body"))
 
