@@ -14,7 +14,7 @@ from fixtures.servers import buffered_client
 from onnxport.serving.app import create_app
 
 
-def two_input_model(folder):
+def two_input_model() -> onnx.ModelProto:
     """y = ids + mask, both [batch, sequence] float32 (minilm's input_ids and attention_mask, in small)."""
     graph = helper.make_graph(
         [helper.make_node("Add", ["ids", "mask"], ["y"], name="add")], "masked",
@@ -24,15 +24,12 @@ def two_input_model(folder):
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "masked.onnx"
-    onnx.save(model, path)
-    return path
+    return model
 
 
 @pytest.fixture
-def client(tmp_path, imported_repository):
-    root = imported_repository(two_input_model(tmp_path / "models"), "masked")
+def client(imported_repository):
+    root = imported_repository(two_input_model(), "masked")
     return buffered_client(create_app({"repository": root}))
 
 

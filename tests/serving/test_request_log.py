@@ -19,7 +19,7 @@ from onnxport.harness.process import free_port
 INFER = "/v2/models/lookup/infer"
 
 
-def lookup_model(folder):
+def lookup_model() -> onnx.ModelProto:
     """y = table[ids]: a 4-row table, so an id past 3 is onnxruntime's INVALID_ARGUMENT (our checks pass it)."""
     table = numpy_helper.from_array(np.arange(8, dtype=np.float32).reshape(4, 2), "table")
     graph = helper.make_graph(
@@ -30,15 +30,12 @@ def lookup_model(folder):
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "lookup.onnx"
-    onnx.save(model, path)
-    return path
+    return model
 
 
 @pytest.fixture
-def repository(tmp_path, imported_repository):
-    return imported_repository(lookup_model(tmp_path / "models"), "lookup")
+def repository(imported_repository):
+    return imported_repository(lookup_model(), "lookup")
 
 
 def post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict]:
