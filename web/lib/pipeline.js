@@ -41,19 +41,19 @@ export async function openPipeline(client, model) {
   };
   if (spec.image) {
     const image = spec.image;
+    /** The pixels before normalization, per image (what `onnxport check` compares with Pillow's). @param {ImageInput[]} inputs */
+    const pixels = async (inputs) => {
+      const out = [];
+      for (const input of inputs) out.push(pixelsOf(image, await decodeImage(input)));
+      return out;
+    };
     return {
       spec,
+      pixels,
       /** @param {RawInput[]} inputs @returns {Promise<Tensors>} */
       async encode(inputs) {
-        const rows = [];
-        for (const input of inputs) rows.push(tensorOf(image, pixelsOf(image, await decodeImage(/** @type {ImageInput} */ (input)))));
+        const rows = (await pixels(/** @type {ImageInput[]} */ (inputs))).map((p) => tensorOf(image, p));
         return { [image.input]: stack(rows) };
-      },
-      /** The pixels before normalization, per image (what `onnxport check` compares with Pillow's). @param {ImageInput[]} inputs */
-      async pixels(inputs) {
-        const out = [];
-        for (const input of inputs) out.push(pixelsOf(image, await decodeImage(input)));
-        return out;
       },
       answers: answersOf,
     };

@@ -107,7 +107,7 @@ def _text(page, base: str, name: str, entry: dict[str, Any], texts: dict[str, st
                                       f"{want[0][mismatch:mismatch + 3].tolist()} (lengths {len(values)} and "
                                       f"{len(want[0])})"}
     return {"status": "pass", "inputs": len(texts),
-            "reason": f"{len(texts)} texts: {', '.join(python.encode(['x']))} equal to the token "
+            "reason": f"{len(texts)} texts: {', '.join(n for n in spec['inputs'].values() if n)} equal to the token "
                       f"(longest {longest} of max_length {spec['max_length']})"}
 
 

@@ -101,8 +101,14 @@ class ImagePipeline:
         self.spec = spec
 
     def encode(self, images: list[bytes]) -> dict[str, np.ndarray]:
-        """The model's feeds for a batch of image files (PNG, JPEG, ... bytes), stacked on the first axis."""
+        """The model's feeds for a batch of image files (PNG, JPEG, ... bytes), stacked on the first axis;
+        an ImageError names the row that cannot be read."""
         if not images:
             raise ValueError("no images to encode")
-        rows = [tensor_of(self.spec, pixels_of(self.spec, data)) for data in images]
+        rows = []
+        for index, data in enumerate(images):
+            try:
+                rows.append(tensor_of(self.spec, pixels_of(self.spec, data)))
+            except ImageError as exc:
+                raise ImageError(f"row {index}: {exc}") from None
         return {self.spec["input"]: np.concatenate(rows, axis=0)}

@@ -112,8 +112,8 @@ def _image_feeds(spec: ImageSpec, value: np.ndarray) -> dict[str, np.ndarray]:
             except (binascii.Error, ValueError):
                 raise ProtocolError(f"input 'image' row {index}: neither an image file nor base64 text of "
                                     f"one ({len(data)} bytes starting {data[:12]!r})") from None
-        try:
-            files.append(image.tensor_of(spec, image.pixels_of(spec, data)))
-        except image.ImageError as exc:
-            raise ProtocolError(f"input 'image' row {index}: {exc}") from None
-    return {spec["input"]: np.concatenate(files, axis=0)}
+        files.append(data)
+    try:
+        return image.ImagePipeline(spec).encode(files)
+    except image.ImageError as exc:
+        raise ProtocolError(f"input 'image' {exc}") from None
