@@ -66,7 +66,7 @@ def test_one_entry_per_decided_browser_row():
     ]
     entries = verdicts.from_report(report(*rows), checked)
     assert keys_of(entries) == [("fp32", "wasm", "pass"), ("fp32", "wasm-1t", "fail"), ("fp32", "webgpu", "error"),
-                                ("fp16", "wasm", "unsupported")]
+                                ("fp16", "wasm", "unsupported"), ("fp16", "webgpu", "skipped")]
     first = entries[0]
     assert first == {
         "model": "m", "variant": "fp32", "form": None, "runtime": "wasm", "sha256": SHA["aaa"], "status": "pass",

@@ -7,7 +7,7 @@
 // A form is the same model: it answers to its variant's arithmetic and budget.
 import { deviceKind, probe, served } from "../lib/index.js";
 import {
-  AS_BUILT, cannotRun, CHECKED, compareOutput, decodeTensors, dropWorker, encodeTensors, judgementRule, judgeRun, leadingRows,
+  ARRAYS, AS_BUILT, cannotRun, CHECKED, compareOutput, decodeTensors, dropWorker, encodeTensors, judgementRule, judgeRun, leadingRows,
   openSession, placement, runtime as runtimeRow, serverInfer, servedForms, taskMetric,
 } from "../lib/internal.js";
 import { client } from "./client.js";
@@ -34,7 +34,7 @@ export async function runConformance({ models = null, runtimes = RUNTIMES, webgp
   const golden = new Map();
   const results = [];
   for (const job of jobs) {
-    if (!golden.has(job.model.name)) golden.set(job.model.name, await goldenInputs(job.model.name));
+    if (!golden.has(job.model.name)) golden.set(job.model.name, await modelFeeds(job.model));
     const rule = judgementRule(job.model, job.variant, job.runtime, tolerances);
     const result = await checkOne(job, golden.get(job.model.name), rule, device, webgpuRows);
     results.push(result);
@@ -49,8 +49,37 @@ export async function runConformance({ models = null, runtimes = RUNTIMES, webgp
   };
 }
 
-async function checkOne({ model, variant, form, record, runtime }, feeds, rule, device, webgpuRows) {
+// A model's golden inputs, or why its rows cannot run: {skip} (a tensor the browser side cannot carry)
+// or {error} (the golden data did not load). Either is that model's rows only: the check goes on.
+async function modelFeeds(model) {
+  const uncarried = uncarriedTensor(model);
+  if (uncarried) return { skip: uncarried };
+  try {
+    return { feeds: await goldenInputs(model.name) };
+  } catch (error) {
+    return { error: `golden inputs: ${error.message}` };
+  }
+}
+
+// Why the browser side cannot hold this model's tensors, from the manifest (before any download), or null.
+// A string input or output (numpy `object`) is the case met in the wild: the library's tensors, the golden
+// data and the V2 JSON it sends are numeric and bool only (server/onnxport/check/skips.py says so for Python).
+function uncarriedTensor(model) {
+  for (const [kind, specs] of [["input", model.inputs], ["output", model.outputs]]) {
+    for (const spec of specs ?? []) {
+      if (Object.hasOwn(ARRAYS, spec.dtype)) continue;
+      const what = spec.dtype === "object" ? "a string tensor (numpy object)" : `dtype ${spec.dtype}`;
+      return `${kind} ${spec.name} is ${what}: the browser library carries numeric and bool tensors only`;
+    }
+  }
+  return null;
+}
+
+async function checkOne({ model, variant, form, record, runtime }, golden, rule, device, webgpuRows) {
   const base = { model: model.name, variant, form, runtime, task: model.task, sha256: record.sha256, arithmetic: rule.arithmetic };
+  if (golden.skip) return { ...base, status: "skipped", reason: golden.skip };
+  if (golden.error) return { ...base, status: "error", reason: golden.error };
+  const feeds = golden.feeds;
   if (!rule.floor) return { ...base, status: "error", reason: `no floor for fp32/${runtime} in the tolerance table` };
   if (rule.arithmetic !== "fp32" && !rule.budget) return { ...base, status: "error", reason: `no budget for ${variant} (${rule.arithmetic})` };
   const row = runtimeRow(runtime);

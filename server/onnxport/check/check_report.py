@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from onnxport.check import skips
 from onnxport.text_tables import metric_text, table
 
 HEADERS = ["model", "variant", "form", "runtime", "status", "basis", "max abs", "metric", "warm ms", "where", "detail"]
@@ -68,7 +69,8 @@ def rows(report: dict[str, Any], detail_width: int | None = 160) -> list[list[st
 
 def text_table(report: dict[str, Any]) -> str:
     counts = ", ".join(f"{n} {status}" for status, n in sorted(report.get("summary", {}).items()))
-    return table(HEADERS, rows(report)) + f"\n\n{counts}"
+    # The table cuts the detail column: why rows were skipped or refused is said in full under the counts.
+    return "\n".join([table(HEADERS, rows(report)), "", counts, *skips.not_failure_lines(report["results"])])
 
 
 def to_html(report: dict[str, Any]) -> str:
@@ -92,5 +94,6 @@ against the server's fp32 on the same inputs within the variant's budget (its el
 to the server's run is in the detail column, a diagnostic); <b>export</b>, the fp32 file against the
 source framework.</p>
 <table><thead><tr>{''.join(f'<th>{h}</th>' for h in HEADERS)}</tr></thead><tbody>{body}</tbody></table>
+{''.join(f'<p>{html.escape(line)}</p>' for line in skips.not_failure_lines(report.get("results", [])))}
 </body></html>
 """

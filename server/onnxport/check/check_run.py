@@ -16,7 +16,7 @@ from onnxport import runtime as ort_runtime
 from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances, compare, judgement
 from onnxport.accuracy.tolerance import Tolerance
-from onnxport.check import locate, preprocessing, verdicts
+from onnxport.check import locate, preprocessing, skips, verdicts
 from onnxport.errors import OnnxportError
 from onnxport.harness import chromium as chromium_driver
 from onnxport.harness.process import running_server
@@ -72,36 +72,46 @@ def _record_verdicts(repository: Path, report: dict[str, Any], checked_manifest:
 
 
 def source_rows(base: str, manifest: dict, names: list[str]) -> list[dict[str, Any]]:
-    """The server's fp32 variant against the source framework's outputs stored as golden data."""
+    """The server's fp32 variant against the source framework's outputs stored as golden data; one row
+    per model. A model whose row cannot run is `skipped` or `error` with why, and the others go on."""
     rows = []
     for name in names:
         entry = manifest["models"][name]
-        record = entry["variants"].get("fp32", {})
         row: dict[str, Any] = {"model": name, "variant": "fp32", "runtime": "source", "task": entry["task"]}
-        if record.get("status") != "ok":
-            rows.append({**row, "status": "skipped", "reason": "fp32 is not served"})
+        skip = ("fp32 is not served" if entry["variants"].get("fp32", {}).get("status") != "ok"
+                else skips.uncarried_tensor(entry))
+        if skip:
+            rows.append({**row, "status": "skipped", "reason": skip})
             continue
-        tolerance = entry.get("validation", {}).get("tolerance", {"abs": 1e-5, "rel": 1e-3})
-        golden = _golden(base, name)
-        data = _get_bytes(f"{base}/repository/{record['file']}")
-        session = ort_runtime.create_session(data, label=f"{name} fp32")
-        outputs = ort_runtime.run(session, golden["inputs"], label=f"{name} fp32")
-        errors = compare.compare(golden["outputs"], outputs, Tolerance(abs=tolerance["abs"], rel=tolerance["rel"]))
-        metric_output = entry.get("metric_output")
-        metric = (compare.task_metric(entry["task"], golden["outputs"][metric_output], outputs[metric_output])
-                  if metric_output in golden["outputs"] else {})
-        failing = next(((k, e) for k, e in errors.items()
-                        if "first_mismatch" in e or e.get("nonfinite") or "shape_mismatch" in e), None)
-        reason = None
-        if failing:
-            output, e = failing
-            first = e.get("first_mismatch", {})
-            reason = (f"output {output} at {first.get('index')}: expected {first.get('expected')}, "
-                      f"got {first.get('got')} "
-                      f"(max abs {e.get('max_abs', 0):.3g}; tolerance abs {tolerance['abs']} + rel {tolerance['rel']})")
-        rows.append({**row, "status": "fail" if reason else "pass", "reason": reason, "outputs": errors,
-                     "metric": metric, "tolerance": tolerance, "rows": len(next(iter(golden["inputs"].values())))})
+        try:
+            rows.append(_source_row(base, entry, row))
+        except OnnxportError as exc:  # the server's own run broke: that model's failure, not the check's
+            rows.append({**row, "status": "error", "reason": str(exc).splitlines()[0]})
     return rows
+
+
+def _source_row(base: str, entry: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+    name, record = row["model"], entry["variants"]["fp32"]
+    tolerance = entry.get("validation", {}).get("tolerance", {"abs": 1e-5, "rel": 1e-3})
+    golden = _golden(base, name)
+    data = _get_bytes(f"{base}/repository/{record['file']}")
+    session = ort_runtime.create_session(data, label=f"{name} fp32")
+    outputs = ort_runtime.run(session, golden["inputs"], label=f"{name} fp32")
+    errors = compare.compare(golden["outputs"], outputs, Tolerance(abs=tolerance["abs"], rel=tolerance["rel"]))
+    metric_output = entry.get("metric_output")
+    metric = (compare.task_metric(entry["task"], golden["outputs"][metric_output], outputs[metric_output])
+              if metric_output in golden["outputs"] else {})
+    failing = next(((k, e) for k, e in errors.items()
+                    if "first_mismatch" in e or e.get("nonfinite") or "shape_mismatch" in e), None)
+    reason = None
+    if failing:
+        output, e = failing
+        first = e.get("first_mismatch", {})
+        reason = (f"output {output} at {first.get('index')}: expected {first.get('expected')}, "
+                  f"got {first.get('got')} "
+                  f"(max abs {e.get('max_abs', 0):.3g}; tolerance abs {tolerance['abs']} + rel {tolerance['rel']})")
+    return {**row, "status": "fail" if reason else "pass", "reason": reason, "outputs": errors,
+            "metric": metric, "tolerance": tolerance, "rows": len(next(iter(golden["inputs"].values())))}
 
 
 def _locate(chromium, base, repository: Path, debug_root: Path, manifest, result, webgpu_rows,

@@ -1,8 +1,9 @@
 """The repository's record of browser verdicts (`conformance.json`, schema `onnxport.verdicts`).
 
 `onnxport check` against its own server merges the browser rows of its report into it: one entry
-per (model, variant, form, runtime, device kind), the newest check winning, and entries of artifacts the
-manifest no longer serves dropped. The server answers it at /api/conformance.
+per (model, variant, form, runtime, device kind), the newest check winning (except that a `skipped` row
+never replaces a verdict), and entries of artifacts the manifest no longer serves dropped. The server
+answers it at /api/conformance.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from onnxport.repository.variant_table import order as variant_order
 SCHEMA = "onnxport.verdicts"
 SCHEMA_VERSION = 1
 RUNTIMES = browser_runtimes.CHECKED  # the browser runtimes `onnxport check` runs (check_run takes them from here)
-RECORDED = ("pass", "fail", "error", "unsupported")  # `skipped` says nothing about the artifact
+DECIDED = ("pass", "fail", "error", "unsupported")  # verdicts on the artifact, which the library's plan reads
+# `skipped` too, with its reason (a string input the browser cannot carry; no adapter), so the file says
+# which artifacts the check could not run; it never replaces a verdict of the same key (merge).
+RECORDED = (*DECIDED, "skipped")
 
 Warn = Callable[[str], None]
 
@@ -47,7 +51,7 @@ def record(repository: Path, report: dict[str, Any], checked_manifest: dict[str,
 
 
 def from_report(report: dict[str, Any], manifest: dict[str, Any], checked: str | None = None) -> list[dict[str, Any]]:
-    """One entry per browser result the check decided (not `source`, not `skipped`)."""
+    """One entry per browser result the check decided or skipped (not `source`)."""
     browser = report.get("browser") or {}
     kind = device_kind(browser)
     checked = checked or report.get("created") or datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -98,10 +102,15 @@ def served_hashes(manifest: dict[str, Any]) -> set[str]:
 
 
 def merge(existing: list[dict[str, Any]], new: list[dict[str, Any]], manifest: dict[str, Any]) -> list[dict[str, Any]]:
-    """New entries replace old ones of the same key; entries of artifacts no longer served go."""
+    """New entries replace old ones of the same key, except a skip over a verdict (a check that could not
+    run a pair leaves what an earlier one found); entries of artifacts no longer served go."""
     served = served_hashes(manifest)
     by_key = {_key(e): e for e in existing if isinstance(e, dict)}
-    by_key.update({_key(e): e for e in new})
+    for entry in new:
+        old = by_key.get(_key(entry))
+        if not (entry.get("status") == "skipped" and old and old.get("status") in DECIDED
+                and old.get("sha256") == entry.get("sha256")):
+            by_key[_key(entry)] = entry
     kept = [e for e in by_key.values() if isinstance(e.get("sha256"), str) and e["sha256"] in served]
     return sorted(kept, key=_order)
 

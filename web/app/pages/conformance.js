@@ -35,9 +35,12 @@ export function conformancePage(built, params) {
         },
       });
       const failed = report.results.filter((r) => r.status === "fail" || r.status === "error").length;
-      status.textContent = failed ? `Done: ${failed} of ${report.results.length} failed.` : `Done: all ${report.results.length} passed or skipped.`;
+      const skipped = report.results.filter((r) => r.status === "skipped").length;
+      const skippedText = skipped ? ` ${skipped} skipped (not failures; the reason is in each cell).` : "";
+      status.textContent = (failed ? `Done: ${failed} of ${report.results.length} failed.` : `Done: none of ${report.results.length} failed.`) + skippedText;
       status.dataset.done = "true";
       status.dataset.failed = String(failed);
+      status.dataset.skipped = String(skipped);
       window.onnxportReport = report;
       const blob = new Blob([JSON.stringify(report, null, 2)], { type: "application/json" });
       download.append(el("a", { href: URL.createObjectURL(blob), download: "onnxport-conformance.json", "data-testid": "conformance-download", text: "Download the report (JSON)" }));
