@@ -11,6 +11,7 @@ skipped, under the step's name.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Sequence
 
@@ -85,13 +86,26 @@ def run(session: ort.InferenceSession, feeds: Feeds, *, label: str = "model") ->
                        {k: v for k, v in feeds.items() if k in wanted}, label=label)
 
 
-def run_outputs(session: ort.InferenceSession, names: list[str], feeds: Feeds, *, label: str) -> dict[str, np.ndarray]:
+@functools.cache
+def shrinking() -> ort.RunOptions:
+    """Run options that give the CPU arena's free chunks back after the run. A server's arena otherwise keeps
+    its largest request's peak for good (10,000 texts to minilm kept 1 GB); on minilm the shrink cost nothing
+    measurable (runs of 1 and 16 rows, ratio 0.90-0.93 with it)."""
+    options = ort.RunOptions()
+    options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+    return options
+
+
+def run_outputs(session: ort.InferenceSession, names: list[str], feeds: Feeds, *, label: str,
+                options: ort.RunOptions | None = None) -> dict[str, np.ndarray]:
     """Chosen outputs by name; a run failure names the model and what onnxruntime said."""
     try:
-        return dict(zip(names, session.run(names, feeds)))
+        return dict(zip(names, session.run(names, feeds, options)))
     except Exception as exc:
-        raise RunError(f"{label}: onnxruntime failed to run it: {_first_line(exc)}", _first_line(exc),
-                       invalid_argument=type(exc).__name__ == "InvalidArgument") from exc
+        detail = _first_line(exc)
+        raise RunError(f"{label}: onnxruntime failed to run it: {detail}", detail,
+                       invalid_argument=type(exc).__name__ == "InvalidArgument",
+                       out_of_memory="Failed to allocate memory" in detail or "bad_alloc" in detail) from exc
 
 
 def usable_providers(wanted: Sequence[str]) -> list[str]:
@@ -106,12 +120,15 @@ class RunError(ModelFileError):
 
     invalid_argument: onnxruntime's INVALID_ARGUMENT, a verdict on the inputs (an index past a
     table, dimensions that do not fit together), not on the model or the machine.
+    out_of_memory: an allocation failed: inputs too large for this machine's memory.
     """
 
-    def __init__(self, message: str, detail: str = "", *, invalid_argument: bool = False):
+    def __init__(self, message: str, detail: str = "", *, invalid_argument: bool = False,
+                 out_of_memory: bool = False):
         super().__init__(message)
         self.detail = detail or message
         self.invalid_argument = invalid_argument
+        self.out_of_memory = out_of_memory
 
 
 def _options() -> ort.SessionOptions:

@@ -63,7 +63,7 @@ def test_the_batcher_joins_waiting_requests_into_one_run():
     runs = []
     original = session.run
 
-    def counting_run(names, feeds):
+    def counting_run(names, feeds, options=None):
         runs.append(next(iter(feeds.values())).shape[0])
         return original(names, feeds)
 

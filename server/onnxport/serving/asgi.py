@@ -72,6 +72,9 @@ def create_asgi_app(state: State, registry: Any = None) -> Starlette:
         return await call(lambda: v2_core.model_ready(state, *params(request)))
 
     async def infer(request: Request):
+        refused = v2_core.foreign_origin(state, request.headers)
+        if refused is not None:
+            return _send(refused)
         limit = state.settings["max_request_bytes"]
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -99,6 +102,9 @@ def create_asgi_app(state: State, registry: Any = None) -> Starlette:
         return await every_replica(ray_replicas.index(registry))
 
     async def load_or_unload(request: Request):
+        refused = v2_core.foreign_origin(state, request.headers)
+        if refused is not None:
+            return _send(refused)
         authorization = request.headers.get("authorization", "")
 
         async def checked() -> v2_core.Reply:

@@ -85,7 +85,7 @@ class DynamicBatcher:
                 self._in_flight += 1
                 self._queue.put(pending)  # under the lock, so nothing is queued after the stop
         if closed:  # released by the pool while this request was on its way: run it alone
-            return runtime.run_outputs(self.session, list(names), feeds, label=self.label)
+            return runtime.run_outputs(self.session, list(names), feeds, label=self.label, options=runtime.shrinking())
         try:
             pending.done.wait()
         finally:
@@ -147,14 +147,15 @@ def run_group(session, label: str, group: list[Pending]) -> None:
     try:
         names = list(group[0].names)
         if len(group) == 1:
-            group[0].result = runtime.run_outputs(session, names, group[0].feeds, label=label)
+            group[0].result = runtime.run_outputs(session, names, group[0].feeds, label=label,
+                                                  options=runtime.shrinking())
             execution.infer_ns = time.perf_counter_ns() - start_ns
             group[0].execution = execution
         else:
             joined = {k: np.concatenate([g.feeds[k] for g in group]) for k in group[0].feeds}
             joined_ns = time.perf_counter_ns()
             try:
-                outputs = runtime.run_outputs(session, names, joined, label=label)
+                outputs = runtime.run_outputs(session, names, joined, label=label, options=runtime.shrinking())
             except runtime.RunError as exc:
                 if not exc.invalid_argument:
                     raise

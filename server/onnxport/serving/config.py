@@ -64,6 +64,38 @@ def _seconds(value: Any) -> float:
     return float(value)
 
 
+def _timeout(value: Any) -> float:
+    """A time limit in seconds, above 0: text or a JSON number."""
+    rule = "expected a number of seconds above 0 (e.g. 10 or 2.5)"
+    try:
+        seconds = _seconds(value)
+    except ValueError:
+        raise ValueError(rule) from None
+    if seconds <= 0:
+        raise ValueError(rule)
+    return seconds
+
+
+def _connections(value: Any) -> int:
+    """A count of connections, 1 or more: text of digits or a JSON integer."""
+    text = value.strip() if isinstance(value, str) else None
+    if text is not None and text.isascii() and text.isdigit():
+        value = int(text)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError("expected a whole number of connections, 1 or more (e.g. 1000)")
+    return value
+
+
+def _positive(value: Any) -> int:
+    """A whole number, 1 or more: text of digits or a JSON integer."""
+    text = value.strip() if isinstance(value, str) else None
+    if text is not None and text.isascii() and text.isdigit():
+        value = int(text)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError("expected a whole number, 1 or more")
+    return value
+
+
 def _providers(value: str) -> list[str]:
     return [p.strip() for p in value.split(",") if p.strip()]
 
@@ -188,6 +220,17 @@ SETTINGS = [
             "JSON file of conformance tolerance overrides ({\"fp32/wasm\": {\"abs\": 1e-6}}), merged over the table."),
     Setting("max_request_bytes", 64 * 1024 * 1024, int,
             "Largest accepted request body in bytes; larger ones get HTTP 413."),
+    # Raw input (texts and image files made into tensors by a model's pipeline) costs far more than its bytes:
+    # these budgets are checked before the work, and a request over one gets HTTP 413 naming it.
+    Setting("raw_max_rows", 64, _positive,
+            "Most texts (or text pairs) or images in one raw-input request.", check=_positive),
+    Setting("raw_max_text_bytes", 16 * 1024 * 1024, _positive,
+            "Most UTF-8 bytes of text in one raw-input request (each text is cut to what the tokenizer can keep "
+            "before it is tokenized).", check=_positive),
+    Setting("raw_max_image_pixels", 4096 * 4096, _positive,
+            "Most pixels of one image file, read from its header before it is decoded.", check=_positive),
+    Setting("raw_max_request_pixels", 4 * 4096 * 4096, _positive,
+            "Most pixels of all the image files in one raw-input request together.", check=_positive),
     Setting("providers", ["CPUExecutionProvider"], _providers,
             "onnxruntime execution providers in priority order (comma-separated); those this "
             "onnxruntime build lacks are dropped, CPU is always last."),
@@ -206,6 +249,22 @@ SETTINGS = [
     Setting("port", 8000, port_number, "Port `onnxport serve` listens on (0: any free port, printed at start).",
             check=port_number),
     Setting("workers", 8, int, "Request threads of the WSGI server (sessions are shared between them)."),
+    # Limits for slow clients (serving/connections.py): enough connections that hundreds of idle ones starve
+    # no one, and deadlines that a client trickling a byte a second cannot stretch.
+    Setting("max_connections", 1000, _connections,
+            "Most client connections `onnxport serve` holds open at once; past it, new ones wait in the system's "
+            "backlog until one closes. The open-file limit is raised to fit, if the system allows.",
+            check=_connections),
+    Setting("idle_timeout", 30.0, _timeout,
+            "Seconds a kept-alive connection may sit with no request on it (or with an answer its client does not "
+            "read) before it is closed.", check=_timeout),
+    Setting("header_timeout", 10.0, _timeout,
+            "Seconds within which a request's head (request line and headers) must arrive whole, from the "
+            "connection's opening (from its first byte for a later request on a kept-alive connection); past it, "
+            "408 and the connection is closed, however steadily bytes trickle in.", check=_timeout),
+    Setting("body_timeout", 60.0, _timeout,
+            "Seconds within which a request's body must arrive whole once its head has; past it, 408 and the "
+            "connection is closed. A request read whole is never cut, however long it runs.", check=_timeout),
     Setting("drain_seconds", 30.0, _seconds,
             "On SIGTERM or Ctrl-C, `onnxport serve` stops accepting and answers every accepted request before it "
             "exits, waiting at most this many seconds; requests still running then are abandoned and the exit "

@@ -13,6 +13,7 @@ from onnxport.serving.catalog import Catalog
 from onnxport.serving.protocol import (
     NUMPY_NAME_TO_DATATYPE,
     InferRequest,
+    OverBudget,
     ProtocolError,
 )
 from onnxport.serving.sessions import SessionPool
@@ -92,12 +93,15 @@ def infer(catalog: Catalog, sessions: SessionPool, model: str, version: str | No
                 return version, batcher.run(wanted, feeds, answered=timing.heard_batcher)
             return version, batcher.run(wanted, feeds)
         session = sessions.get(record["sha256"], catalog.file(record["file"]), label)
-        return version, runtime.run_outputs(session, wanted, feeds, label=label)
+        return version, runtime.run_outputs(session, wanted, feeds, label=label, options=runtime.shrinking())
     except runtime.RunError as exc:
+        given = ", ".join(f"{name!r} {list(value.shape)}" for name, value in request.inputs.items())
+        if exc.out_of_memory:  # the inputs' size decides the run's memory: a request too big for this server
+            raise OverBudget(f"the model cannot run on inputs this large ({given}) in this server's memory: "
+                             f"onnxruntime says: {_short(exc.detail)}; send fewer rows per request") from None
         if not exc.invalid_argument:
             raise
         # The artifact ran its golden inputs when it was built: a refusal of these is about them.
-        given = ", ".join(f"{name!r} {list(value.shape)}" for name, value in request.inputs.items())
         raise ProtocolError(f"the model cannot run on these inputs ({given}): onnxruntime says: "
                             f"{_short(exc.detail)}") from None
 

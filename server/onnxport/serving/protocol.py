@@ -21,10 +21,20 @@ from onnxport.serving import request_schema
 
 # The most elements one input may declare; far above any real request, below what breaks numpy.
 MAX_ELEMENTS = 2**31
+# The most JSON objects one request header may hold: a request has one per input and output (two with their
+# parameters) and one or two more. Counted while parsing, so `{"inputs": [{}, {}, ...]}` stops at this many
+# (each parsed object costs ~20 times its text, and validating each one cost ~1,000 times).
+MAX_JSON_OBJECTS = 10_000
 
 
 class ProtocolError(OnnxportError):
     """A client request that does not follow the protocol or does not fit the model (HTTP 400)."""
+    status = 400
+
+
+class OverBudget(ProtocolError):
+    """A request over one of the server's limits (HTTP 413): the message names the limit and its setting."""
+    status = 413
 
 
 # V2 datatype <-> numpy dtype. BYTES is a numpy object array of bytes.
@@ -65,7 +75,27 @@ class InferRequest:
         return self.binary_outputs.get(output, self.binary_by_default)
 
 
-def decode_request(body: bytes, header_length: int | None) -> InferRequest:
+class _TooManyObjects(Exception):
+    pass
+
+
+def _counted_objects() -> Any:
+    """A json object_pairs_hook that refuses the (MAX_JSON_OBJECTS + 1)th object."""
+    count = 0
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal count
+        count += 1
+        if count > MAX_JSON_OBJECTS:
+            raise _TooManyObjects
+        return dict(pairs)
+    return hook
+
+
+def decode_request(body: bytes, header_length: int | None, *, max_inputs: int | None = None,
+                   max_outputs: int | None = None) -> InferRequest:
+    """max_inputs/max_outputs: how many inputs and outputs the model can take; a longer list is refused
+    before any element of it is looked at."""
     if header_length is None:
         header_bytes, binary = body, b""
     else:
@@ -75,7 +105,10 @@ def decode_request(body: bytes, header_length: int | None) -> InferRequest:
             )
         header_bytes, binary = body[:header_length], body[header_length:]
     try:
-        header = json.loads(header_bytes)
+        header = json.loads(header_bytes, object_pairs_hook=_counted_objects())
+    except _TooManyObjects:
+        raise ProtocolError(f"the request body holds more than {MAX_JSON_OBJECTS:,} JSON objects; a V2 request "
+                            "has one per input and output") from None
     except RecursionError:
         raise ProtocolError("the request body is not valid JSON: nested too deeply") from None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -83,6 +116,8 @@ def decode_request(body: bytes, header_length: int | None) -> InferRequest:
     if not isinstance(header, dict):
         raise ProtocolError("the request body must be a JSON object with an 'inputs' list, "
                             f"got {type(header).__name__}")
+    _count("inputs", header.get("inputs"), max_inputs)
+    _count("outputs", header.get("outputs"), max_outputs)
     try:
         request = request_schema.validate(header)
     except request_schema.RequestError as exc:
@@ -123,6 +158,12 @@ def decode_request(body: bytes, header_length: int | None) -> InferRequest:
         binary_outputs=binary_outputs,
         binary_by_default=bool(parameters and parameters.binary_data_output),
     )
+
+
+def _count(field: str, items: Any, most: int | None) -> None:
+    if most is not None and isinstance(items, list) and len(items) > most:
+        raise ProtocolError(f"field {field!r}: {len(items):,} {field}; this model has {most} "
+                            f"(each named at most once)")
 
 
 def _utf8(text: str, what: str) -> None:

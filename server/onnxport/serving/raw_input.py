@@ -15,16 +15,39 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from onnxport.pipelines import answers, image, text
 from onnxport.pipelines.spec import ImageSpec, PipelineSpec, TextSpec
 from onnxport.serving.catalog import Catalog
-from onnxport.serving.protocol import InferRequest, ProtocolError
+from onnxport.serving.protocol import InferRequest, OverBudget, ProtocolError
 
 ANSWER = "answer"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one raw-input request may cost, from the raw_max_* settings (docs/server.md, "Limits"): checked on
+    the request's own figures (rows, bytes, image headers) before any text is tokenized or image decoded."""
+    rows: int
+    text_bytes: int
+    image_pixels: int
+    request_pixels: int
+
+    @classmethod
+    def of(cls, settings: Mapping[str, Any]) -> Budget:
+        return cls(settings["raw_max_rows"], settings["raw_max_text_bytes"], settings["raw_max_image_pixels"],
+                   settings["raw_max_request_pixels"])
+
+    def check_rows(self, kind: str, value: np.ndarray) -> None:
+        rows = int(value.shape[0]) if value.ndim else 0
+        if rows == 0:
+            raise ProtocolError(f"input {kind!r}: shape {list(value.shape)} holds no {kind}; send at least one row")
+        if rows > self.rows:
+            raise OverBudget(f"input {kind!r}: {rows:,} rows; this server takes at most {self.rows:,} per request "
+                             "(setting raw_max_rows): send them in several requests")
 
 
 @dataclass
@@ -41,7 +64,7 @@ class Raw:
         return outputs if self.wanted is None else {name: outputs[name] for name in self.wanted}
 
 
-def prepare(catalog: Catalog, model: str, request: InferRequest) -> Raw | None:
+def prepare(catalog: Catalog, model: str, request: InferRequest, budget: Budget) -> Raw | None:
     """The request with the tensors the model's pipeline makes of its raw input, or None if it carries tensors."""
     entry = catalog.model(model)
     spec = entry.get("pipeline")
@@ -69,19 +92,25 @@ def prepare(catalog: Catalog, model: str, request: InferRequest) -> Raw | None:
                                     f"and {ANSWER!r} for raw input")
     needed = outputs if wanted is None else sorted({spec["answer"]["output"], *wanted} - {ANSWER})
     if kind == "text":
-        feeds = _text_feeds(catalog, entry, spec["text"], value)
+        feeds = _text_feeds(catalog, entry, spec["text"], value, budget)
     else:
-        feeds = _image_feeds(spec["image"], value)
+        feeds = _image_feeds(spec["image"], value, budget)
     tensors = InferRequest(id=request.id, inputs=feeds, outputs=needed, binary_outputs=request.binary_outputs,
                            binary_by_default=request.binary_by_default)
     return Raw(tensors, spec, wanted)
 
 
-def _text_feeds(catalog: Catalog, entry: dict[str, Any], spec: TextSpec, value: np.ndarray) -> dict[str, np.ndarray]:
+def _text_feeds(catalog: Catalog, entry: dict[str, Any], spec: TextSpec, value: np.ndarray,
+                budget: Budget) -> dict[str, np.ndarray]:
     pair = spec["pair"]
     if not (value.ndim == 2 and value.shape[1] == 2 if pair else value.ndim == 1):
         want = "[n, 2] (pairs of texts)" if pair else "[n] (one text per row)"
         raise ProtocolError(f"input 'text': shape {list(value.shape)}; this model takes {want}")
+    budget.check_rows("text", value)
+    size = sum(len(item) if isinstance(item, bytes) else len(str(item).encode()) for item in value.reshape(-1))
+    if size > budget.text_bytes:
+        raise OverBudget(f"input 'text': {size:,} bytes of text; this server takes at most {budget.text_bytes:,} "
+                         "per request (setting raw_max_text_bytes)")
     try:
         rows: list[text.Text] = [(_utf8(row[0]), _utf8(row[1])) if pair else _utf8(row) for row in value.tolist()]
     except UnicodeDecodeError as exc:
@@ -100,9 +129,10 @@ def _utf8(item: Any) -> str:
     return item.decode("utf-8") if isinstance(item, bytes) else str(item)
 
 
-def _image_feeds(spec: ImageSpec, value: np.ndarray) -> dict[str, np.ndarray]:
+def _image_feeds(spec: ImageSpec, value: np.ndarray, budget: Budget) -> dict[str, np.ndarray]:
     if value.ndim != 1:
         raise ProtocolError(f"input 'image': shape {list(value.shape)}; it takes [n], one image file per row")
+    budget.check_rows("image", value)
     files = []
     for index, item in enumerate(value.tolist()):
         data = item if isinstance(item, bytes) else str(item).encode()

@@ -41,7 +41,7 @@ class ServeBatcher:
         """answered, as for batching.DynamicBatcher.run: hears the request's wait for its batch (from here to
         the batch's start: the hop into the loop and Ray's queue) and the batch it ran in."""
         if self._closed:  # released by the pool (a new build) while this request was on its way
-            return runtime.run_outputs(self.session, list(names), feeds, label=self.label)
+            return runtime.run_outputs(self.session, list(names), feeds, label=self.label, options=runtime.shrinking())
         pending = Pending(tuple(names), feeds)
         asyncio.run_coroutine_threadsafe(self._run_batch(pending), self.loop).result()
         if answered is not None:

@@ -17,10 +17,12 @@ import uuid
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from onnxport import __version__
 from onnxport.serving import inference, openapi, protocol, raw_input, statistics
 from onnxport.serving.catalog import NotFound
+from onnxport.serving.config import ANY_ORIGIN
 from onnxport.serving.protocol import ProtocolError
 from onnxport.serving.state import State
 
@@ -28,8 +30,10 @@ log = logging.getLogger("onnxport.server")
 
 EXTENSIONS = ["binary_tensor_data"]
 PLATFORM = "onnx_onnxv1"
-# curl -d sends form-urlencoded by default; its body is still our JSON, so it is read as such.
-ACCEPTED_TYPES = {"", "application/json", "application/octet-stream", "application/x-www-form-urlencoded"}
+# Only types a cross-origin page cannot send without a preflight (which cors_origins answers), and none at all
+# (tritonclient sends no Content-Type; a browser always sends Origin, which http/cors.py checks). curl -d sends
+# form-urlencoded: its 415 says to add the JSON header.
+ACCEPTED_TYPES = {"", "application/json", "application/octet-stream"}
 CHUNK = 1 << 20  # decoded bytes per step: a gzip bomb costs the limit plus this, never more
 
 
@@ -57,7 +61,7 @@ def error_reply(exc: BaseException) -> Reply | None:
     if isinstance(exc, ApiError):
         return json_reply({"error": exc.message}, exc.status)
     if isinstance(exc, ProtocolError):
-        return json_reply({"error": str(exc)}, 400)
+        return json_reply({"error": str(exc)}, exc.status)
     if isinstance(exc, NotFound):
         return json_reply({"error": str(exc)}, 404)
     return None
@@ -70,6 +74,39 @@ def internal_error(exc: BaseException) -> Reply:
     reply = json_reply({"error": f"internal error (request id {request_id})"}, 500)
     reply.headers["X-Request-Id"] = request_id
     return reply
+
+
+def foreign_origin(state: State, headers) -> Reply | None:
+    """403 for a request sent by a page whose origin is neither this server's own nor in cors_origins, before any
+    work: a page elsewhere can send some POSTs without a preflight (no Content-Type, for one), and the browser
+    only hides the answer from it, after the server has run the request. Clients that are not browsers send no
+    Origin and are not affected."""
+    origin = headers.get("Origin")
+    if origin is None:
+        return None
+    allowed = state.settings["cors_origins"]
+    if ANY_ORIGIN in allowed or origin.lower() in allowed or _same_host(origin, headers.get("Host") or ""):
+        return None
+    return json_reply({"error": f"origin {origin} may not send requests to this server: it is not this server's "
+                                f"own and not in the setting cors_origins ({', '.join(allowed) or 'none'})"}, 403)
+
+
+def _same_host(origin: str, host: str) -> bool:
+    """Origin names the host and port the request came to (the scheme is not compared: behind a TLS proxy the
+    page is https and this server hears http)."""
+    parts = urlsplit(origin)
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return False
+    if not parts.hostname or port is None:
+        return False
+    heard = urlsplit(f"//{host}")
+    try:
+        heard_port = heard.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return False
+    return heard.hostname == parts.hostname.lower() and heard_port == port
 
 
 def live(state: State) -> Reply:
@@ -152,10 +189,12 @@ def _infer(state: State, model: str, version: str | None, mimetype: str, headers
            sizes: list[int] | None, timing: statistics.Timing) -> Reply:
     if mimetype not in ACCEPTED_TYPES:
         raise ApiError(415, f"Content-Type {mimetype!r} is not accepted; send application/json "
-                            "(or application/octet-stream with Inference-Header-Content-Length)")
+                            "(or application/octet-stream with Inference-Header-Content-Length; with curl -d, "
+                            "add -H 'Content-Type: application/json')")
     decoded = decode_body(body, headers.get("Content-Encoding", ""), state.settings["max_request_bytes"], sizes)
-    request = protocol.decode_request(decoded, header_length(headers.get("Inference-Header-Content-Length")))
-    raw = raw_input.prepare(state.catalog, model, request)  # text or an image: the pipeline makes the tensors
+    request = protocol.decode_request(decoded, header_length(headers.get("Inference-Header-Content-Length")),
+                                      **_counts(state, model))
+    raw = raw_input.prepare(state.catalog, model, request, raw_input.Budget.of(state.settings))
     if raw is not None:
         request = raw.request
     timing.rows = next((int(v.shape[0]) for v in request.inputs.values() if v.ndim), 1)
@@ -170,6 +209,17 @@ def _infer(state: State, model: str, version: str | None, mimetype: str, headers
     if length is None:
         return Reply(200, payload)
     return Reply(200, payload, "application/octet-stream", {"Inference-Header-Content-Length": str(length)})
+
+
+def _counts(state: State, model: str) -> dict[str, int]:
+    """How many inputs and outputs a request to `model` can name (raw input's `answer` included); none for a
+    model that is not there, whose 404 comes next."""
+    try:
+        entry = state.catalog.model(model)
+    except NotFound:
+        return {}
+    extra = 1 if entry.get("pipeline") else 0
+    return {"max_inputs": len(entry["inputs"]), "max_outputs": len(entry["outputs"]) + extra}
 
 
 def header_length(raw: str | None) -> int | None:

@@ -9,10 +9,12 @@ keep one copy for all origins). The allowed origin is echoed, never `*`.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from flask import Flask, Response, request
 
+from onnxport.serving import v2_core
 from onnxport.serving.config import ANY_ORIGIN
 from onnxport.serving.http.error_shape import error_response
 from onnxport.serving.http.files import no_content
@@ -50,7 +52,7 @@ class Policy:
 def init_app(app: Flask) -> None:
     state: State = app.extensions["onnxport"]  # create_app sets it up before the hooks
     policy = Policy(frozenset(state.settings["cors_origins"]))
-    app.before_request(lambda: _preflight(policy))
+    app.before_request(lambda: _preflight(policy, state))
     app.after_request(lambda response: _decorate(policy, response))
 
 
@@ -62,8 +64,13 @@ def _is_preflight() -> bool:
     return request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers
 
 
-def _preflight(policy: Policy) -> Response | None:
-    """Answer a preflight before routing: 204 with what may be sent, or 403 saying what may not."""
+def _preflight(policy: Policy, state: State) -> Response | None:
+    """Answer a preflight before routing: 204 with what may be sent, or 403 saying what may not; refuse a write
+    from a page of a foreign origin before any work."""
+    if request.method == "POST":
+        refused = v2_core.foreign_origin(state, request.headers)
+        if refused is not None:
+            return error_response(refused.status, json.loads(refused.body)["error"])
     origin = request.headers.get("Origin")
     if not origin or not _is_preflight() or not _in_scope(request.path):
         return None
