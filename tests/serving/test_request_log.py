@@ -1,10 +1,12 @@
 """One line per request, read from a real `onnxport serve`'s output: JSON by default, words with
 request_log=text, nothing with off; a 400 that onnxruntime refused carries onnxruntime's message in the
-line and no raw `[E:onnxruntime...]` line is printed."""
+line and no raw `[E:onnxruntime...]` line is printed. What the client sent cannot forge a line nor reach
+the terminal raw, long fields are cut, and what waitress refuses itself has its line too."""
 
 from __future__ import annotations
 
 import json
+import socket
 import urllib.error
 import urllib.request
 
@@ -106,3 +108,77 @@ def test_text_lines_and_off(repository, tmp_path):
     answers, log, _ = run_requests(repository, tmp_path, "off")
     assert [status for status, _ in answers] == [200, 200, 400]
     assert INFER not in log and "[E:" not in log, log
+
+
+# A model name that would print a second line (`onnxport: 200 GET forged`) and colour the terminal red.
+FORGED = "/v2/models/x%0Aonnxport:%20200%20GET%20forged%1B%5B31m/ready"
+LONG_MODEL = "a" * 5000
+
+
+def exchange(port: int, raw: bytes) -> bytes:
+    """Send `raw` on a new connection, read until the server closes it."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(raw)
+        data = b""
+        try:
+            while chunk := sock.recv(65536):
+                data += chunk
+        except ConnectionResetError:  # closed with our unread bytes in its buffer: what came is the answer
+            pass
+    return data
+
+
+def attacks(repository, tmp_path, form: str) -> str:
+    """A forged line and a long path through Flask; a malformed request line, 431 and a body over waitress's
+    cap, which waitress answers itself. The server's output after."""
+    port = free_port()
+    server = start_test_server(["serve", "--repository", str(repository), "--port", str(port)], port,
+                               tmp_path / f"server-{form}.log",
+                               env={"ONNXPORT_REQUEST_LOG": form, "ONNXPORT_MAX_REQUEST_BYTES": "10000"})
+    try:
+        answers = [exchange(port, f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+                   for path in (FORGED, f"/v2/models/{LONG_MODEL}/ready")]
+        answers.append(exchange(port, b"G\x00T / HTTP/1.1\r\nHost: x\r\n\r\n"))
+        answers.append(exchange(port, b"GET /v2 HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 300_000 + b"\r\n\r\n"))
+        answers.append(exchange(port, f"POST {INFER} HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n".encode()))
+    finally:
+        server.stop()
+    assert [answer.split(b" ", 2)[1] for answer in answers] == [b"404", b"404", b"400", b"431", b"413"], answers
+    return server.log()
+
+
+def test_text_lines_escape_what_the_client_sent_and_cut_long_fields(repository, tmp_path):
+    log = attacks(repository, tmp_path, "text")
+    assert "\x1b" not in log, "a raw escape code reached the log"
+    lines = log.splitlines()
+    assert not any(line.startswith("onnxport: 200 GET forged") for line in lines), log[-3000:]
+    [forged] = [line for line in lines if "forged" in line]
+    assert forged.startswith(r"onnxport: 404 GET /v2/models/x\x0aonnxport:\x20200\x20GET\x20forged\x1b[31m/ready "
+                             r"model=x\x0aonnxport:\x20200\x20GET\x20forged\x1b[31m version=- "), forged
+    [long] = [line for line in lines if LONG_MODEL[:100] in line]
+    assert f"GET /v2/models/{'a' * (1000 - len('/v2/models/'))}...[+4017 chars] " in long, long[:300]
+    assert f"model={'a' * 1000}...[+4000 chars] " in long and len(long) < 3300, long[:300]  # 3 fields of 1000
+    # What waitress refused itself: a line each, with `-` where the request line was never read.
+    assert any(line.startswith("onnxport: 400 - - in=") and 'error="Bad Request: ' in line
+               for line in lines), log[-3000:]
+    assert any(line.startswith("onnxport: 431 - - in=") and "Request Header Fields Too Large" in line
+               for line in lines), log[-3000:]
+    assert any(line.startswith(f"onnxport: 413 POST {INFER} in=") for line in lines), log[-3000:]
+
+
+def test_json_lines_cut_long_fields_and_log_what_waitress_refused(repository, tmp_path):
+    log = attacks(repository, tmp_path, "json")
+    records = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+    [forged] = [record for record in records if "forged" in (record["path"] or "")]
+    assert forged["path"] == "/v2/models/x\nonnxport: 200 GET forged\x1b[31m/ready", forged
+    assert forged["model"] == "x\nonnxport: 200 GET forged\x1b[31m", forged
+    [long] = [record for record in records if record["model"] and record["model"].startswith("aaa")]
+    assert long["model"] == "a" * 1000 + "...[+4000 chars]", long["model"][-30:]
+    assert long["path"].endswith("...[+4017 chars]"), long["path"][-30:]
+    refused = {record["status"]: record for record in records if record["status"] in (400, 413, 431)}
+    assert sorted(refused) == [400, 413, 431], records
+    assert (refused[400]["method"], refused[400]["path"]) == (None, None), refused[400]
+    assert refused[400]["error"].startswith("Bad Request: "), refused[400]
+    assert refused[431]["method"] is None and refused[431]["error"].startswith("Request Header Fields Too Large")
+    assert (refused[413]["method"], refused[413]["path"]) == ("POST", INFER), refused[413]
+    assert all(record["bytes_out"] > 0 and record["id"] for record in refused.values()), refused

@@ -37,6 +37,8 @@ from waitress.channel import HTTPChannel
 from waitress.server import BaseWSGIServer
 from waitress.task import ErrorTask, WSGITask
 
+from onnxport.serving.connections import Guard
+
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # How long a connection idle at the signal may take to send one more request (a client that has just read
 # a keep-alive answer sends its next request within milliseconds; the rest covers a stalled client).
@@ -59,15 +61,16 @@ class DrainReport:
     seconds: float
 
 
-def serve_until_drained(server: Any, drain_seconds: float,
-                        say: Callable[[str], None] | None = None) -> DrainReport | None:
-    """Run waitress `server` (create_server()'s result) until SIGTERM or SIGINT, then drain it.
-    Returns the drain's report (None when run outside the main thread, where signals cannot be handled:
-    then it runs waitress's own loop)."""
+def serve_until_drained(server: Any, drain_seconds: float, say: Callable[[str], None] | None = None,
+                        guard: Guard | None = None) -> DrainReport | None:
+    """Run waitress `server` (create_server()'s result) until SIGTERM or SIGINT, then drain it; `guard`
+    (connections.py) holds its connections to their deadlines meanwhile. Returns the drain's report
+    (None when run outside the main thread, where signals cannot be handled: then it runs waitress's own
+    loop, where only waitress's channel_timeout applies)."""
     if threading.current_thread() is not threading.main_thread():
         server.run()
         return None
-    return _Drain(server, drain_seconds, say or _say).run()
+    return _Drain(server, drain_seconds, say or _say, guard).run()
 
 
 def _say(line: str) -> None:
@@ -75,7 +78,7 @@ def _say(line: str) -> None:
 
 
 class _Drain:
-    def __init__(self, server: Any, seconds: float, say: Callable[[str], None]) -> None:
+    def __init__(self, server: Any, seconds: float, say: Callable[[str], None], guard: Guard | None) -> None:
         # One listening socket gives a BaseWSGIServer, several (a host name with two addresses) a
         # MultiSocketServer; both keep every socket, listeners included, in one map.
         self.map: dict = getattr(server, "map", None) or server._map
@@ -88,6 +91,7 @@ class _Drain:
         self.hurry = False  # a second signal: stop waiting
         self.lock = threading.Lock()
         self.drained = 0
+        self.guard = guard
         channel = _channel_class(self)
         for listener in self.listeners:
             listener.channel_class = channel  # before the first accept(): every channel is ours
@@ -126,6 +130,8 @@ class _Drain:
 
     def _poll(self, timeout: float) -> None:
         wasyncore.loop(timeout=timeout, map=self.map, use_poll=self.adj.asyncore_use_poll, count=1)
+        if self.guard is not None:
+            self.guard.sweep(self.map.values(), draining=self.requested)
 
     def _drain(self) -> DrainReport:
         start = time.monotonic()
@@ -216,6 +222,9 @@ def _channel_class(drain: _Drain) -> type[HTTPChannel]:
         task_class = Task
         error_task_class = Error
 
+    if drain.guard is not None:
+        Channel.error_task_class = drain.guard.error_task_class(Error)
+        return drain.guard.channel_class(Channel)
     return Channel
 
 

@@ -6,6 +6,7 @@ import errno
 import json
 import os
 import sys
+from dataclasses import replace
 from typing import Any, Mapping
 
 from onnxport.errors import OnnxportError
@@ -55,15 +56,23 @@ def _cannot_listen(host: str, port: int, exc: Exception) -> OnnxportError:
     return OnnxportError(f"{where}: {reason}; is another server running there? pass --port")
 
 
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def serve(config: Mapping[str, Any] | None = None) -> None:
     import waitress
 
+    from onnxport.serving import connections
     from onnxport.serving.drain import serve_until_drained
+    from onnxport.serving.http.request_log import server_logger
 
     _json_errors()
 
     app = create_app(config)
     settings = app.extensions["onnxport"].settings
+    limits = connections.Limits.from_settings(settings)
+    limits = replace(limits, max_connections=connections.open_file_room(limits.max_connections, _say))
     try:
         server = waitress.create_server(
             app,
@@ -74,13 +83,20 @@ def serve(config: Mapping[str, Any] | None = None) -> None:
             max_request_body_size=settings["max_request_bytes"] + 1024 * 1024,
             ident="onnxport",
             clear_untrusted_proxy_headers=True,
+            # poll(), not select(): select() cannot watch a descriptor numbered past 1023 (FD_SETSIZE), and
+            # max_connections may take more than that.
+            asyncore_use_poll=True,
+            connection_limit=limits.max_connections,  # made exact by connections.apply below
+            channel_timeout=limits.backstop,
         )
     except (OSError, ValueError) as exc:
         raise _cannot_listen(settings["host"], settings["port"], exc) from exc
+    connections.apply(server, limits)
     # The line scripts and tests read for the port (with port 0, the only place it is told).
     urls = " and ".join(listening_urls(server, settings["host"]))
     print(f"onnxport: serving {settings['repository']} on {urls}", flush=True)
-    report = serve_until_drained(server, settings["drain_seconds"])
+    guard = connections.Guard(limits, server_logger(settings["request_log"]))
+    report = serve_until_drained(server, settings["drain_seconds"], guard=guard)
     if report is not None and report.abandoned:
         # Status 1, not 0: a rolling restart counts on 0 meaning nothing was dropped (docs/server.md, Stopping).
         # And at once: the abandoned requests' threads are inside onnxruntime, and finalizing the interpreter
