@@ -223,3 +223,10 @@ def test_demo_models_publish_references(demo_repository, model):
     entry = manifest_of(demo_repository)["models"][model]
     assert all("reference" in entry["variants"][v] for v in VARIANTS if entry["variants"][v]["status"] == "ok")
     check_references(demo_repository, model, REFERENCE_ROWS)
+
+
+def test_string_tensors_travel_as_texts_not_as_memory():
+    strings = np.array([b"ph", "o\u00efn".encode(), b"e"], dtype=object).reshape(1, 3)
+    encoded = tensor_json.encode({"phs": strings})
+    assert encoded["phs"] == {"dtype": "object", "shape": [1, 3], "data": ["ph", "o\u00efn", "e"]}
+    assert tensor_json.decode(encoded)["phs"].tolist() == [["ph", "o\u00efn", "e"]]

@@ -170,12 +170,11 @@ def test_json_post(live_server, served, golden_inputs, reference_outputs, v2_cod
     assert_outputs_equal(outputs, reference_outputs(model, variant, feeds))
 
 
-def test_curl_default_form_content_type(live_server):
-    # `curl -d '{...}'` sends application/x-www-form-urlencoded: the README's example.
+def test_the_readmes_curl_example(live_server):
+    # `curl -H 'Content-Type: application/json' -d '{...}'`: the README's example.
     body = (b'{"id": "1", "inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", '
             b'"data": [5.1, 3.5, 1.4, 0.2]}]}')
-    reply = http_request(live_server, "POST", "/v2/models/iris/infer", body,
-                         {"Content-Type": "application/x-www-form-urlencoded"})
+    reply = http_request(live_server, "POST", "/v2/models/iris/infer", body, {"Content-Type": "application/json"})
     assert reply.status_code == 200
     assert json.loads(reply.data)["outputs"][0]["data"] == [0]
 

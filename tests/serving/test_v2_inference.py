@@ -105,12 +105,12 @@ def test_id_is_echoed(client):
     assert "id" not in post_json(client, infer_url("iris"), iris_request()).json
 
 
-def test_form_urlencoded_body_is_read_as_json(client):
-    # What `curl -d` sends.
+def test_form_urlencoded_body_is_refused(client):
+    # What `curl -d` sends, and what a page of any origin may send without a preflight.
     response = client.post(infer_url("iris"), data=json.dumps(iris_request()),
                            content_type="application/x-www-form-urlencoded")
-    assert response.status_code == 200
-    assert response.json["outputs"][0]["name"] == "label"
+    assert response.status_code == 415
+    assert "add -H 'Content-Type: application/json'" in response.json["error"]
 
 
 @pytest.mark.parametrize("encoding, compress", [("gzip", gzip.compress), ("deflate", zlib.compress)])
