@@ -101,9 +101,10 @@ def test_a_10_mb_text_is_cut_to_what_the_tokenizer_keeps(demo_server):
 
 
 def test_a_pixel_budget_in_the_settings_refuses_a_large_image(demo_repository, tmp_path):
-    from PIL import Image
-    import io
     import base64
+    import io
+
+    from PIL import Image
 
     data = io.BytesIO()
     Image.new("RGB", (300, 200), "white").save(data, "PNG")
