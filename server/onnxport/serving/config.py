@@ -76,16 +76,6 @@ def _timeout(value: Any) -> float:
     return seconds
 
 
-def _connections(value: Any) -> int:
-    """A count of connections, 1 or more: text of digits or a JSON integer."""
-    text = value.strip() if isinstance(value, str) else None
-    if text is not None and text.isascii() and text.isdigit():
-        value = int(text)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError("expected a whole number of connections, 1 or more (e.g. 1000)")
-    return value
-
-
 def _positive(value: Any) -> int:
     """A whole number, 1 or more: text of digits or a JSON integer."""
     text = value.strip() if isinstance(value, str) else None
@@ -94,6 +84,13 @@ def _positive(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError("expected a whole number, 1 or more")
     return value
+
+
+def _connections(value: Any) -> int:
+    try:
+        return _positive(value)
+    except ValueError:
+        raise ValueError("expected a whole number of connections, 1 or more (e.g. 1000)") from None
 
 
 def _providers(value: str) -> list[str]:
