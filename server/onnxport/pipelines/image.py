@@ -46,6 +46,14 @@ class ImageError(ValueError):
     """An input that is not an image this pipeline can read: says what came."""
 
 
+class ImageTooLarge(ImageError):
+    """Over a pixel limit the caller set: `per` is "image" or "request" (the batch), so it can name its setting."""
+
+    def __init__(self, message: str, per: str):
+        super().__init__(message)
+        self.per = per
+
+
 def _reason(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
@@ -105,8 +113,8 @@ def open_image(data: bytes, max_pixels: int = MAX_PIXELS) -> Image.Image:
         raise ImageError(f"not an image of an accepted format ({_NAMES}): Pillow read it as {image.format}")
     width, height = image.size
     if width * height > max_pixels:
-        raise ImageError(f"the image is {width}x{height} ({width * height:,} pixels); the limit is "
-                         f"{max_pixels:,} pixels per image")
+        raise ImageTooLarge(f"the image is {width}x{height} ({width * height:,} pixels); the limit is "
+                            f"{max_pixels:,} pixels per image", "image")
     if min(width, height) < 1 or max(width, height) > MAX_SIDE:
         raise ImageError(f"the image is {width}x{height}; each side must be 1 to {MAX_SIDE:,} pixels")
     if image.format in ("JPEG", "MPO") and (scans := data.count(b"\xff\xda")) > MAX_JPEG_SCANS:
@@ -270,8 +278,8 @@ class ImagePipeline:
                 width, height = size(data, max_pixels)
             total += width * height
             if max_total_pixels is not None and total > max_total_pixels:
-                raise ImageError(f"row {index}: rows 0 to {index} have {total:,} pixels; the limit is "
-                                 f"{max_total_pixels:,} pixels per request")
+                raise ImageTooLarge(f"row {index}: rows 0 to {index} have {total:,} pixels; the limit is "
+                                    f"{max_total_pixels:,} pixels per request", "request")
         rows = []
         for index, data in enumerate(images):
             with _row(index):
@@ -283,5 +291,7 @@ class ImagePipeline:
 def _row(index: int) -> Iterator[None]:
     try:
         yield
+    except ImageTooLarge as exc:
+        raise ImageTooLarge(f"row {index}: {exc}", exc.per) from None
     except ImageError as exc:
         raise ImageError(f"row {index}: {exc}") from None

@@ -136,6 +136,7 @@ def _image_feeds(spec: ImageSpec, value: np.ndarray, budget: Budget) -> dict[str
     files = []
     for index, item in enumerate(value.tolist()):
         data = item if isinstance(item, bytes) else str(item).encode()
+        # Magic numbers of image files, TIFF's included so that the decoder names the format it refuses.
         if not data.startswith((b"\x89PNG", b"\xff\xd8", b"GIF8", b"RIFF", b"BM", b"II*\x00", b"MM\x00*")):
             try:  # JSON carries an image as base64 text
                 data = base64.b64decode(data, validate=True)
@@ -144,6 +145,9 @@ def _image_feeds(spec: ImageSpec, value: np.ndarray, budget: Budget) -> dict[str
                                     f"one ({len(data)} bytes starting {data[:12]!r})") from None
         files.append(data)
     try:
-        return image.ImagePipeline(spec).encode(files)
+        return image.ImagePipeline(spec).encode(files, budget.image_pixels, budget.request_pixels)
+    except image.ImageTooLarge as exc:
+        setting = "raw_max_image_pixels" if exc.per == "image" else "raw_max_request_pixels"
+        raise OverBudget(f"input 'image' {exc} (setting {setting})") from None
     except image.ImageError as exc:
         raise ProtocolError(f"input 'image' {exc}") from None
