@@ -48,11 +48,14 @@ def test_the_cut_text_gives_the_whole_texts_tokens(truncation):
     assert cut > 30
 
 
-def test_pairs_give_the_whole_pairs_tokens():
-    pairs = pipeline(pair=True, max_length=127)  # odd: which text is longer decides who gets the extra token
-    rng = random.Random(11)
+@pytest.mark.parametrize("max_length", [24, 127])  # odd budgets: which text is longer decides who gets more
+def test_pairs_give_the_whole_pairs_tokens(max_length):
+    pairs = pipeline(pair=True, max_length=max_length)
+    rng = random.Random(max_length)
     for trial in range(30):
         pair = (random_text(rng), random_text(rng))
+        if trial % 3 == 0:  # one text cut, the other about as long in tokens as what the cut keeps
+            pair = (pair[0], "!?" * rng.randint(max_length - 2, max_length + 4))
         whole = pairs.tokenizer.encode(*pair).ids
         assert pairs.tokenizer.encode(*pairs._cut_pair(pair)).ids == whole, f"pair {trial} differs"
 

@@ -104,9 +104,18 @@ class TextPipeline:
         return part[encoding.offsets[whole[-keep]][0]:]
 
     def _cut_pair(self, pair: tuple[str, str]) -> tuple[str, str]:
-        """Both texts cut, unless both were long: then which one is longer decides how truncation shares
-        max_length between them (longest_first), and only their whole lengths tell that."""
+        """The pair with its long text cut, when that keeps which of the two is longer: longest_first shares
+        max_length by that alone once the longer one is past it. Otherwise (both long, or the other text as
+        long as the cut one) the pair whole."""
         first, second = self.cut(pair[0]), self.cut(pair[1])
+        if first is pair[0] and second is pair[1]:
+            return pair
         if first is not pair[0] and second is not pair[1]:
             return pair
-        return first, second
+        cut, whole = (first, second) if first is not pair[0] else (second, first)
+        if self._count(whole) < self._count(cut):
+            return first, second
+        return pair
+
+    def _count(self, text: str) -> int:
+        return len(self.counter.encode(text, add_special_tokens=False).ids)
