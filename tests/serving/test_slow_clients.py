@@ -129,6 +129,14 @@ def log_lines(server: ServerProcess, status: int) -> list[dict]:
             if (record := json.loads(line))["status"] == status]
 
 
+def logged(server: ServerProcess, status: int, timeout: float = 10) -> list[dict]:
+    """The log lines of `status`, once there is one: the server writes a cut connection's line after closing it."""
+    deadline = time.monotonic() + timeout
+    while not (lines := log_lines(server, status)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return lines
+
+
 def test_a_normal_client_is_answered_while_200_idle_and_20_trickling_connections_are_open(server):
     process = server()  # the defaults
     port = port_of(process)
@@ -187,7 +195,7 @@ def test_a_trickling_head_and_a_silent_connection_are_cut_at_header_timeout(serv
         assert 1.9 <= seconds <= 6, f"{name} closed after {seconds:.2f} s"
     assert results["silent"][1].startswith(b"HTTP/1.1 408 "), results["silent"][1]
     assert b"header_timeout" in results["silent"][1]
-    lines = log_lines(process, 408)
+    lines = logged(process, 408)
     assert len(lines) == 2 and all("(header_timeout)" in line["error"] for line in lines), process.log(3000)
     assert any(line["error"].endswith(": 0 bytes came") for line in lines), lines
 
@@ -202,7 +210,7 @@ def test_a_trickling_body_is_cut_at_body_timeout(server):
     sock.close()
     print(f"\nbody_timeout 2 s: a body trickled a byte per 0.2 s was cut after {seconds:.2f} s")
     assert 1.9 <= seconds <= 6, f"closed after {seconds:.2f} s"
-    [line] = log_lines(process, 408)
+    [line] = logged(process, 408)
     assert (line["method"], line["path"]) == ("POST", INFER), line
     assert "(body_timeout)" in line["error"] and " of 1000 bytes came" in line["error"], line
 
