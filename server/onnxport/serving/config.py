@@ -219,7 +219,7 @@ SETTINGS = [
             "Largest accepted request body in bytes; larger ones get HTTP 413."),
     # Raw input (texts and image files made into tensors by a model's pipeline) costs far more than its bytes:
     # these budgets are checked before the work, and a request over one gets HTTP 413 naming it.
-    Setting("raw_max_rows", 64, _positive,
+    Setting("raw_max_rows", 32, _positive,
             "Most texts (or text pairs) or images in one raw-input request.", check=_positive),
     Setting("raw_max_text_bytes", 16 * 1024 * 1024, _positive,
             "Most UTF-8 bytes of text in one raw-input request (each text is cut to what the tokenizer can keep "
