@@ -140,9 +140,10 @@ class Guard:
 
         class Logged(base):
             def execute(self) -> None:
+                if log is not None:  # before the answer is written: whoever reads it finds the line written
+                    _, _, body = self.request.error.to_response(self.channel.server.adj.ident)
+                    log(*refusal(self.request), len(body))
                 super().execute()
-                if log is not None:
-                    log(*refusal(self.request), self.content_length)
 
         return Logged
 
@@ -180,11 +181,15 @@ class Guard:
                                f"{request.body_bytes_received}{expected} bytes came")
 
     def _cut(self, channel: Timed, error: str) -> None:
-        """A 408 (best effort: the socket takes it now or never) and a close."""
+        """A log line, then a 408 (best effort: the socket takes it now or never) and a close."""
         request = channel.request
         body = json.dumps({"error": error}).encode()
         head = (f"HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
                 "Connection: close\r\n\r\n").encode()
+        if self.log is not None:  # first: whoever sees the close finds the line written
+            method, path = _method_path(request) if request is not None and request.head_done else (None, None)
+            received = 0 if request is None else request.header_bytes_received + request.body_bytes_received
+            self.log(408, method, path, error, received, len(body))  # bodies, as in the app's lines
         try:
             channel.socket.send(head + body)
         except OSError:
@@ -193,10 +198,6 @@ class Guard:
         if request is not None:
             request.close()  # a large body may be buffered in a temporary file
         channel.handle_close()
-        if self.log is not None:
-            method, path = _method_path(request) if request is not None and request.head_done else (None, None)
-            received = 0 if request is None else request.header_bytes_received + request.body_bytes_received
-            self.log(408, method, path, error, received, len(head) + len(body))
 
 
 def refusal(request: HTTPRequestParser) -> tuple[int, str | None, str | None, str, int]:
