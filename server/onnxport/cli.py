@@ -104,6 +104,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="a file published beside the model under its file name, e.g. tokenizer.json (repeatable)")
     imp.add_argument("--quiet", action="store_true")
     imp.add_argument("--forms", type=_forms, default=FORMS, metavar="LIST", help=FORMS_HELP)
+    imp.add_argument("--max-nodes", default=None, metavar="N",
+                     help="most nodes (subgraphs included) the model may have; a bigger one is refused before any "
+                          "work (default 50000, or the import_max_nodes setting)")
+    imp.add_argument("--time-limit", default=None, metavar="SECONDS",
+                     help="stop the import after this many seconds, writing nothing; 0: no limit (default 1800, "
+                          "or the import_time_limit setting)")
     imp.set_defaults(handler=_import)
 
     rm = sub.add_parser("remove", parents=[common], help="remove models from the repository (all or none)")
@@ -229,17 +235,37 @@ def _import(args) -> int:
     key = import_key(args.path, args.task, args.metric_output, args.calibration, args.forms, args.inputs,
                      args.pipeline, tuple(args.assets))
     check_import_target(Repository(args.repository).read_manifest(), args.name, key, args.replace)
+    max_nodes, time_limit = _import_limits(args)
     outcome = build_prepared(
         Repository(args.repository), args.name, key,
         lambda step: prepare_import(args.path, args.name, args.task, args.metric_output, key, step, args.calibration,
-                                    args.forms, args.inputs, args.pipeline, tuple(args.assets)),
-        show_progress=not args.quiet,
+                                    args.forms, args.inputs, args.pipeline, tuple(args.assets), max_nodes),
+        show_progress=not args.quiet, time_limit=time_limit,
+        limit_option="--time-limit, setting import_time_limit",
     )
     print(text_tables.build_summary([outcome]))
     warning = text_tables.synthetic_warning(outcome.entry)
     if warning:
         print(warning, file=sys.stderr)
     return 0
+
+
+def _import_limits(args) -> tuple[int, float]:
+    """(most nodes, seconds) for an import: --max-nodes and --time-limit, else the settings (config file,
+    ONNXPORT_IMPORT_*), parsed by the settings' own rules; a bad value exits 2 naming the option."""
+    from onnxport.serving import config
+
+    settings = {s.name: s for s in config.SETTINGS}
+    overrides = {}
+    for option, name, text in (("--max-nodes", "import_max_nodes", args.max_nodes),
+                               ("--time-limit", "import_time_limit", args.time_limit)):
+        if text is not None:
+            try:
+                overrides[name] = settings[name].parse(text)
+            except ValueError as exc:
+                raise UsageError(f"{option} {text!r}: {exc}") from exc
+    loaded = config.load(overrides)
+    return loaded["import_max_nodes"], loaded["import_time_limit"]
 
 
 def _remove(args) -> int:

@@ -152,6 +152,8 @@ def test_every_setting_can_be_set_from_the_environment(tmp_path):
         "artifacts_url": ("https://cdn.example/models/", "https://cdn.example/models/"),
         "cors_origins": ("https://a.example, http://localhost:8080", ["https://a.example", "http://localhost:8080"]),
         "admin_token": (" s3cret ", "s3cret"),
+        "import_max_nodes": ("2000", 2000),
+        "import_time_limit": ("90", 90.0),
     }
     assert set(values) == {s.name for s in SETTINGS}, "a new setting needs a line here"
     environ = {f"ONNXPORT_{name.upper()}": raw for name, (raw, _) in values.items()}

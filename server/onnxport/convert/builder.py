@@ -10,6 +10,7 @@ from tqdm import tqdm
 
 from onnxport import recipe as recipes
 from onnxport.convert import pipeline
+from onnxport.convert import time_limit as limits
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.convert.sources import prepare_recipe, recipe_build_key
 from onnxport.errors import BuildError, OnnxportError, RecipeError
@@ -53,9 +54,13 @@ def build_recipes(
 
 def build_prepared(
     repository: Repository, name: str, key: str, prepare: Callable[[Progress], Prepared],
-    *, force: bool = False, show_progress: bool = True,
+    *, force: bool = False, show_progress: bool = True, time_limit: float | None = None,
+    limit_option: str = "time limit",
 ) -> Outcome:
-    return _build(repository, [(name, key, prepare)], force=force, show_progress=show_progress)[0]
+    """One prepared model (an import), within time_limit seconds (None: no limit): past it, a BuildError
+    naming limit_option (what sets the limit) and nothing is written."""
+    return _build(repository, [(name, key, prepare)], force=force, show_progress=show_progress,
+                  time_limit=time_limit, limit_option=limit_option)[0]
 
 
 def _guarded(name: str, bar, function, *args):
@@ -69,24 +74,36 @@ def _guarded(name: str, bar, function, *args):
         raise BuildError(f"{name}: {step} failed: {type(exc).__name__}: {exc}") from exc
 
 
-def _build(repository, jobs, *, force: bool, show_progress: bool) -> list[Outcome]:
+def _build(repository, jobs, *, force: bool, show_progress: bool, time_limit: float | None = None,
+           limit_option: str = "time limit") -> list[Outcome]:
     outcomes = []
+    doing = {"model": "", "step": "start"}  # where the time limit found the build, for its message
+
+    def expired() -> str:
+        return (f"{doing['model']}: not done within the time limit of {time_limit:g} s ({limit_option}); stopped "
+                f"at step {doing['step']!r}; nothing was written")
+
     with repository.transaction() as transaction:
         manifest = repository.read_manifest()
-        for name, key, prepare in jobs:
-            current = manifest["models"].get(name)
-            if not force and current and current.get("build_key") == key and repository.has_files(current):
-                outcomes.append(Outcome(name, True, current))
-                continue
-            with tqdm(total=STEPS_PER_MODEL, desc=name, unit="step", disable=not show_progress, leave=False) as bar:
-                def step(label: str, bar=bar, name=name) -> None:
-                    bar.set_description(f"{name}: {label}")
-                    bar.update(1)
+        # The commit is outside the limit: once every model is made, writing them takes moments.
+        with limits.time_limit(time_limit, expired):
+            for name, key, prepare in jobs:
+                current = manifest["models"].get(name)
+                if not force and current and current.get("build_key") == key and repository.has_files(current):
+                    outcomes.append(Outcome(name, True, current))
+                    continue
+                doing.update(model=name, step="start")
+                with tqdm(total=STEPS_PER_MODEL, desc=name, unit="step", disable=not show_progress,
+                          leave=False) as bar:
+                    def step(label: str, bar=bar, name=name) -> None:
+                        doing["step"] = label
+                        bar.set_description(f"{name}: {label}")
+                        bar.update(1)
 
-                prepared = _guarded(name, bar, prepare, step)
-                entry = _guarded(name, bar, pipeline.build, prepared, transaction, step)
-            manifest["models"][name] = entry
-            outcomes.append(Outcome(name, False, entry))
+                    prepared = _guarded(name, bar, prepare, step)
+                    entry = _guarded(name, bar, pipeline.build, prepared, transaction, step)
+                manifest["models"][name] = entry
+                outcomes.append(Outcome(name, False, entry))
         if any(not o.skipped for o in outcomes):
             transaction.commit(manifest)
     return outcomes

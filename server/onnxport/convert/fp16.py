@@ -17,9 +17,12 @@ from onnxport.convert.fp16_casts import _Caster, _convert_tensors, _has_fp16
 from onnxport.convert.fp16_overflow import _overflow
 from onnxport.convert.fp16_plan import _integer_nodes, _Plan, _scale_nodes
 from onnxport.convert.fp16_rules import FP16_SAFE, PRECISION_OPS, QUANTIZED_OPS
-from onnxport.convert.graph import graphs, name_nodes, value_names
+from onnxport.convert.graph import all_nodes, graphs, name_nodes, value_names
 from onnxport.errors import VariantSkipped
 from onnxport.recipe import Feeds
+
+# Above this many nodes (every graph's), the fp16 variant is skipped; see make_fp16's reason.
+FP16_MAX_NODES = 20_000
 
 
 def make_fp16(
@@ -37,6 +40,11 @@ def make_fp16(
     """
     from onnxconverter_common import float16
 
+    if (nodes := sum(1 for _ in all_nodes(model.graph))) > FP16_MAX_NODES:
+        raise VariantSkipped(
+            f"the graph has {nodes:,} nodes, more than {FP16_MAX_NODES:,}: loading an fp16 graph in onnxruntime "
+            f"takes time growing with the square of its nodes (the Casts it puts around fp16 operators its CPU "
+            f"kernels lack: 5 s at 10,000 nodes, 29 s at 20,000), and the build loads it several times")
     feeds = list(feeds)
     work = onnx.ModelProto()
     work.CopyFrom(model)

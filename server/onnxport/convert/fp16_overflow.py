@@ -6,7 +6,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from onnxport import runtime
+from onnxport.convert import segments
 from onnxport.convert.fp16_plan import _value_types
 from onnxport.convert.fp16_rules import CONTROL_FLOW, FLOAT, FP16_SAFE
 from onnxport.convert.graph import graphs, subgraphs, unique_name, value_names
@@ -45,14 +45,14 @@ def _overflow(model: onnx.ModelProto, feeds: list[Feeds]) -> tuple[set[str], dic
     del probe.graph.output[:]
     for name in [*peaks.values(), *(out for _, top, bad in main for out in (top, bad))]:
         probe.graph.output.append(helper.make_tensor_value_info(name, FLOAT, []))
-    wanted = [o.name for o in probe.graph.output]
-    session = runtime.create_session(probe.SerializeToString(), label="fp16 overflow probe",
-                                     in_node_order=True) if wanted else None  # no float value: nothing to run
-    inputs = {i.name for i in session.get_inputs()} if session else set()
+    # In pieces (segments.py): the probe has five nodes per float value, and onnxruntime's session
+    # creation grows faster than the graph (a 100,000-node chain's probe did not load in minutes).
+    probe_types = {**types, **dict.fromkeys(maker.made, FLOAT)}
+    pieces = segments.Pieces(probe, probe_types, "fp16 overflow probe",
+                             in_node_order=True) if probe.graph.output else None  # no float value: nothing to run
     peak: dict[str, float] = {}
     for feed in feeds:
-        got = runtime.run_outputs(session, wanted, {k: v for k, v in feed.items() if k in inputs},
-                                  label="fp16 overflow probe") if session else {}
+        got = pieces.run(feed) if pieces else {}
         for name in inputs_main:
             value = np.asarray(feed.get(name, np.zeros(0)))
             if value.size and value.dtype.kind == "f":
@@ -90,9 +90,12 @@ class _PeakMaker:
     def __init__(self, types: dict[str, int], taken: set[str]):
         self.types = types
         self.taken = taken
+        self.made: set[str] = set()  # every value added: all float
 
     def fresh(self, base: str) -> str:
-        return unique_name(base, self.taken)
+        name = unique_name(base, self.taken)
+        self.made.add(name)
+        return name
 
     def scalar(self, name: str) -> onnx.ValueInfoProto:
         return helper.make_tensor_value_info(name, FLOAT, [])

@@ -23,7 +23,7 @@ from onnx.external_data_helper import uses_external_data
 from onnxport import runtime
 from onnxport.convert import user_data
 from onnxport.convert.export import check_and_infer
-from onnxport.convert.graph import name_nodes
+from onnxport.convert.graph import all_nodes, name_nodes
 from onnxport.convert.node_order import sort_nodes
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.convert.sources import build_key, tool_versions
@@ -40,6 +40,12 @@ DYNAMIC_DIM_SIZE = 2  # a dynamic dim in generated inputs; >1 so batch handling 
 MIN_RUNTIME_OPSET = 7  # onnxruntime has no kernels for older opsets (e.g. Gemm-6)
 UPGRADE_OPSET = 13
 MAX_RUNTIME_IR = 13  # "max supported IR version: 13" (onnxruntime 1.30)
+# The default node limit (setting import_max_nodes). Real models have hundreds to a few thousand nodes
+# (the third-party corpus: under 1,000; a BERT-base about 1,000 to 3,000; big detectors about 5,000). A legal
+# 100,000-node chain used to take minutes and GBs; now fp16 and int8 skip such graphs, but every fp32
+# session still grows faster than the graph (7.5 s for a 100,000-node chain).
+MAX_NODES = 50_000
+MAX_NODES_SETTING = "import_max_nodes"
 
 
 def locate(path: Path) -> tuple[Path, Path | None]:
@@ -90,16 +96,17 @@ def _external_data_files(model_path: Path) -> list[Path]:
 def prepare_import(
     path: Path, name: str, task: str, metric_output: str | None, key: str, step: Progress,
     calibration_path: Path | None = None, forms: tuple[str, ...] = FORMS, inputs_path: Path | None = None,
-    pipeline_path: Path | None = None, asset_paths: tuple[Path, ...] = (),
+    pipeline_path: Path | None = None, asset_paths: tuple[Path, ...] = (), max_nodes: int | None = MAX_NODES,
 ) -> Prepared:
     """The checked model with its golden and calibration inputs. What the user gave (--inputs,
-    --calibration, --metric-output) is checked against the model before anything is built."""
+    --calibration, --metric-output) is checked against the model before anything is built; so is its
+    size, against max_nodes (None: no limit)."""
     model_path, test_dir = locate(path)
     if inputs_path is not None and test_dir is not None:
         raise UsageError(f"--inputs {inputs_path}: {path} is a test directory with its own test_data_set_* "
                          f"golden sets; give the model file ({model_path}) to use --inputs instead")
     step("read ONNX file")
-    model = read_model(model_path)
+    model = read_model(model_path, max_nodes)
     step("check model")
     model, upgraded = _modernize(model, model_path)
     model = check_and_infer(model, str(model_path))
@@ -194,8 +201,9 @@ def _pipeline(path: Path | None, model_path: Path, inputs: list[str], outputs: l
         raise UsageError(str(exc)) from None
 
 
-def read_model(model_path: Path) -> onnx.ModelProto:
-    """Parse, refuse unsafe external data, and inline it; every failure names the file."""
+def read_model(model_path: Path, max_nodes: int | None = None) -> onnx.ModelProto:
+    """Parse, refuse a graph of more than max_nodes nodes (None: any) and unsafe external data, and
+    inline it; every failure names the file."""
     data = model_path.read_bytes()
     if not data:
         raise ModelFileError(f"{model_path}: the file is empty")
@@ -206,9 +214,19 @@ def read_model(model_path: Path) -> onnx.ModelProto:
         raise ModelFileError(f"{model_path}: not an ONNX model (protobuf parse failed: {exc})") from exc
     if not model.HasField("graph") or not model.graph.node:
         raise ModelFileError(f"{model_path}: not an ONNX model, or truncated (no graph nodes after parsing)")
+    _check_size(model, model_path, max_nodes)
     _check_opsets(model, model_path)
     _load_external_data(model, model_path.parent, model_path)
     return model
+
+
+def _check_size(model: onnx.ModelProto, model_path: Path, max_nodes: int | None) -> None:
+    """Before any work that grows with the graph (checker, shape inference, sessions, variants)."""
+    if max_nodes is not None and (count := sum(1 for _ in all_nodes(model.graph))) > max_nodes:
+        raise UsageError(
+            f"{model_path}: {count:,} nodes (subgraphs included), more than the import's limit of {max_nodes:,} "
+            f"(--max-nodes, setting {MAX_NODES_SETTING}); raise it to import a bigger graph, whose import takes "
+            "longer (docs/build-and-import.md, \"Import limits\")")
 
 
 def _modernize(model: onnx.ModelProto, model_path: Path) -> tuple[onnx.ModelProto, dict]:

@@ -40,6 +40,9 @@ DYNAMIC_OPS = ("Attention", "Conv", "EmbedLayerNormalization", "Gather", "Gemm",
 # Domains whose operators of those names the quantizers know (Attention and EmbedLayerNormalization
 # are com.microsoft's); a same-named operator of another domain is something else.
 _QUANTIZER_DOMAINS = ("", "ai.onnx", "com.microsoft")
+# Above this product of operators to quantize and the graph's nodes and initializers, int8 is skipped
+# (_require_small_enough); real models are far below (a BERT-large: about 200 x 3,000 = 600,000).
+INT8_MAX_WORK = 2_000_000
 _LISTED = 8  # operator types named in a "nothing to quantize" reason, the rest counted
 
 
@@ -48,12 +51,15 @@ def require_quantizable(model: onnx.ModelProto, kind: str) -> None:
     again stacks int8 on int8: ddddocr's common_old.onnx gave a 1.000x "copy"), or it has no
     operator the `kind` ("dynamic" or "static") quantizer quantizes, in any graph (a scikit-learn
     tree ensemble: ai.onnx.ml operators only, on which onnxruntime's quantizer failed with "Failed
-    to find proper ai.onnx domain"). The reason lists what the model has.
+    to find proper ai.onnx domain"). The reason lists what the model has. Also skipped: a graph too big
+    for onnxruntime's quantizer to finish in reasonable time (INT8_MAX_WORK).
     """
     if already := quantized_count(model):
         raise VariantSkipped(f"already quantized: {already} quantized operators")
     ops = DYNAMIC_OPS if kind == "dynamic" else STATIC_OPS
-    if any(n.op_type in ops and n.domain in _QUANTIZER_DOMAINS for n in quant_prep.all_nodes(model)):
+    nodes = list(quant_prep.all_nodes(model))
+    if quantizable := sum(1 for n in nodes if n.op_type in ops and n.domain in _QUANTIZER_DOMAINS):
+        _require_small_enough(quantizable, len(nodes) + sum(len(g.initializer) for g in quant_prep.graphs(model.graph)))
         return
     present = operator_types(model)
     listed = ", ".join(present[:_LISTED]) + (f" and {len(present) - _LISTED} more" if len(present) > _LISTED else "")
@@ -61,6 +67,16 @@ def require_quantizable(model: onnx.ModelProto, kind: str) -> None:
         f"nothing to quantize: no operator that onnxruntime quantizes ({kind} int8: {', '.join(ops)}); "
         f"the model has {len(present)} operator types: {listed or 'none'}"
     )
+
+
+def _require_small_enough(quantizable: int, scanned: int) -> None:
+    """Skip when onnxruntime's quantizer would take too long: for each operator it quantizes it scans
+    the graph's nodes and initializers (finding initializers by name, replacing a tensor's readers)."""
+    if (work := quantizable * scanned) > INT8_MAX_WORK:
+        raise VariantSkipped(
+            f"too big for onnxruntime's quantizer: {quantizable:,} operators to quantize x {scanned:,} nodes "
+            f"and initializers = {work:,}, more than {INT8_MAX_WORK:,} (it scans the whole graph for each "
+            "operator: static int8 of a 2,000-node MatMul chain, 3,000,000, took 73 s)")
 
 
 @dataclass

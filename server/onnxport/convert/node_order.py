@@ -47,7 +47,7 @@ def _order(graph: onnx.GraphProto) -> list[int] | None:
     waiting = [0] * len(graph.node)
     for index, node in enumerate(graph.node):
         # Graph inputs, initializers and outer-scope names have no producer here: always available.
-        for source in {producer[name] for name in _consumed(node) if name in producer} - {index}:
+        for source in {producer[name] for name in consumed(node) if name in producer} - {index}:
             users[source].append(index)
             waiting[index] += 1
     ready = [index for index, count in enumerate(waiting) if count == 0]
@@ -63,9 +63,9 @@ def _order(graph: onnx.GraphProto) -> list[int] | None:
     return order if len(order) == len(graph.node) else None
 
 
-def _consumed(node: onnx.NodeProto) -> Iterator[str]:
+def consumed(node: onnx.NodeProto) -> Iterator[str]:
     """The node's inputs and every name its subgraphs read (outer-scope values are its inputs too)."""
     yield from (name for name in node.input if name)
     for _, sub in subgraphs(node):
         for inner in sub.node:
-            yield from _consumed(inner)
+            yield from consumed(inner)

@@ -21,6 +21,7 @@ from onnxport.accuracy.tolerance import Tolerance
 from onnxport.convert import fallback, forms, lower_precision, node_errors, reference
 from onnxport.convert.arithmetic import arithmetic, operator_types
 from onnxport.convert.export import serialize
+from onnxport.convert.graph import all_nodes
 from onnxport.convert.prepared import Prepared
 from onnxport.errors import ModelFileError
 from onnxport.recipe import Feeds
@@ -76,6 +77,9 @@ SYNTHETIC_CALIBRATION = (
     "which also calibrates)"
 )
 
+
+# Above this many nodes (every graph's), a variant outside its budget is rejected without a fallback search.
+FALLBACK_MAX_NODES = 10_000
 
 # What the int8 quantizers quantize: the candidates the fallback may keep in float.
 INT8_OPS = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Gather", "LSTM", "GRU", "Attention"}
@@ -178,6 +182,11 @@ def _static_skip(prepared: Prepared) -> str:
 def _rescue(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp32_bytes: bytes,
             first: _Attempt) -> _Attempt:
     """Keep the nodes that hurt most in float until the variant is within budget (convert/fallback.py)."""
+    if (count := len(list(all_nodes(prepared.fp32.graph)))) > FALLBACK_MAX_NODES:
+        first.reason = (f"{first.reason}; no fallback search: the graph has {count:,} nodes, more than "
+                        f"{FALLBACK_MAX_NODES:,} (each of its up to {2 * fallback.MAX_TRIES} tries converts and "
+                        "loads the whole model again)")
+        return first
     # A Constant kept in float changes nothing downstream: never a candidate.
     nodes = [n for n in prepared.fp32.graph.node if n.name and n.op_type != "Constant"]
     candidates = {n.name for n in nodes if variant_table.variant(name).precision != "int8" or n.op_type in INT8_OPS}

@@ -282,6 +282,14 @@ SETTINGS = [
             "/unload): requests must send `Authorization: Bearer <token>`. Off when empty (they answer 403); "
             "never logged or echoed. Set it through the environment or the config file, not a command line.",
             check=_token_or_none, secret=True),
+    # `onnxport import`'s budgets (its --max-nodes and --time-limit override them): a file is refused or the
+    # import stopped, with one line naming the limit, before a giant graph takes minutes and GBs.
+    Setting("import_max_nodes", 50_000, _positive,
+            "Most nodes (subgraphs included) of a model `onnxport import` takes; a bigger one is refused before "
+            "any work (exit 2). Real models have hundreds to a few thousand.", check=_positive),
+    Setting("import_time_limit", 1800.0, _seconds,
+            "Seconds `onnxport import` may run before it stops with nothing written (exit 1); 0 for no limit.",
+            check=_seconds),
 ]
 ENV_PREFIX = "ONNXPORT_"
 
