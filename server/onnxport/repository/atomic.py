@@ -8,8 +8,8 @@ A file is written under a unique temporary name beside its place (the same folde
 filesystem, so the rename is atomic), flushed to disk, renamed over the old one, and then the
 folder's entry is flushed too. Readers (the server, a static host, a browser) see the old file or
 the new one, never half of one; a write that fails or is killed leaves the old file as it was. A
-failure removes its temporary file; a killed writer's is cleared by the next writer that holds the
-lock (remove_leftovers).
+failure removes its temporary file; a killed writer's, and a killed build's or import's staging folder
+(.staging/, store.py), are cleared by the next writer as soon as it holds the lock (lock, clear_leftovers).
 
 The lock is the repository's `.lock` (layout.LOCK_FILE), an flock: the kernel drops it when its
 holder exits, however it exits, so a killed writer never leaves the repository locked. A build,
@@ -25,6 +25,7 @@ import fcntl
 import json
 import os
 import secrets
+import shutil
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
@@ -52,6 +53,8 @@ def lock(root: Path | str, *, wait: bool = False, waiting: Callable[[str], None]
             if waiting is not None:
                 waiting(f"{root} is being written by another onnxport process; waiting for it to finish")
             fcntl.flock(held, fcntl.LOCK_EX)
+        # Whatever a killed writer left is no one's now: every writer holds this lock.
+        clear_leftovers(root)
         yield
 
 
@@ -86,6 +89,16 @@ def write_bytes_atomically(path: Path | str, data: bytes) -> None:
 def write_json_atomically(path: Path | str, data: Any, *, sort_keys: bool = False) -> None:
     """`data` as indented JSON with a final newline, written whole or not at all."""
     write_bytes_atomically(path, (json.dumps(data, indent=2, sort_keys=sort_keys) + "\n").encode())
+
+
+def clear_leftovers(root: Path) -> None:
+    """Remove what killed writers left in the repository at `root`: the staging folder of a build, import
+    or remove (nothing in it was ever referenced), and temporary files of writes cut short. Only while
+    holding the lock."""
+    shutil.rmtree(root / layout.STAGING_DIR, ignore_errors=True)
+    for folder in (root, root / layout.ARTIFACTS_DIR):
+        if folder.is_dir():
+            remove_leftovers(folder)
 
 
 def remove_leftovers(folder: Path | str) -> None:

@@ -4,7 +4,8 @@ Layout (see docs/manifest.md):
     manifest.json                 the contract read by the server, the browser and check
     artifacts/<sha256>.<ext>      models and assets, named by the sha256 of their bytes
     testdata/<sha256>/test_data_set_N/{input,output}_K.pb   golden data per model
-    .staging/                     a running build's files, moved in at commit
+    .staging/                     a running build's files, moved in at commit (a killed one's: removed by
+                                  the next writer to take the lock)
 
 A build stages everything, then commits: files are moved into place first,
 the manifest is replaced last (atomic.write_json_atomically: a temporary name, then a rename), so
@@ -74,12 +75,8 @@ class Repository:
     @contextlib.contextmanager
     def transaction(self) -> Iterator["Transaction"]:
         """Exclusive write access; staged files vanish unless commit() is reached."""
-        with self.lock():
-            staging_root = self.root / ".staging"
-            # A killed build leaves its staging folder: nothing in it was ever referenced;
-            # a writer killed mid-write its temporary file.
-            shutil.rmtree(staging_root, ignore_errors=True)
-            atomic.remove_leftovers(self.root)
+        with self.lock():  # which clears what a killed writer left (atomic.clear_leftovers)
+            staging_root = self.root / layout.STAGING_DIR
             staging_root.mkdir()
             transaction = Transaction(self, Path(tempfile.mkdtemp(dir=staging_root)))
             try:
