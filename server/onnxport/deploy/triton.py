@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from onnxport.errors import OnnxportError
+from onnxport.errors import OnnxportError, UsageError
 from onnxport.repository.manifest import batch_axis_dynamic
 from onnxport.repository.names import check_stored_name, inside
 from onnxport.repository.store import Repository
@@ -125,11 +125,19 @@ def write_models(repository: Repository, variants: list, folder: Path) -> list[s
 
 def write_atomically(out: Path, write) -> Any:
     """write(folder) into a temporary folder beside out, renamed to out when it returns: a failure
-    leaves nothing behind. out must not exist yet, or be an empty folder."""
+    leaves nothing behind. out must not exist yet, or be an empty folder; a symbolic link is refused
+    (the rename would not go through it: a link to an empty folder, or a dangling one, was a traceback)."""
     out = Path(out)
+    if out.is_symlink():
+        raise UsageError(f"{out} is a symbolic link (to {os.readlink(out)}); expected a new folder or an empty "
+                         "real folder: give the link's target, or another path")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise OnnxportError(f"{out} already exists and is not an empty folder; choose a new one")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot make its parent folder {out.parent} ({exc.strerror}); expected a path "
+                         "under a folder") from None
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         result = write(staging)
