@@ -15,6 +15,8 @@ const SIMD_PROBE = new Uint8Array([
  * @property {boolean} webnn
  * @property {string|null} webnnReason
  * @property {boolean} crossOriginIsolated WebAssembly threads need it (COOP and COEP headers on the page)
+ * @property {boolean} [sharedMemory] SharedArrayBuffer exists: threads need it too, and an isolated WebKit page
+ *   can lack it (absent: assumed present)
  * @property {number} hardwareConcurrency
  * @property {boolean} wasmSimd
  * @property {string} userAgent
@@ -40,6 +42,7 @@ async function probeNow() {
     webnn: false,
     webnnReason: null,
     crossOriginIsolated: self.crossOriginIsolated === true,
+    sharedMemory: typeof SharedArrayBuffer === "function",
     hardwareConcurrency: navigator.hardwareConcurrency || 1,
     wasmSimd: WebAssembly.validate(SIMD_PROBE),
     userAgent: navigator.userAgent,
@@ -49,8 +52,9 @@ async function probeNow() {
 }
 
 async function probeWebGpu(result) {
-  if (!("gpu" in navigator)) {
-    result.webgpuReason = "this browser has no WebGPU (navigator.gpu is missing)";
+  // WebKit can have a navigator.gpu that is null: no WebGPU either.
+  if (!navigator.gpu) {
+    result.webgpuReason = `this browser has no WebGPU (navigator.gpu is ${"gpu" in navigator ? "null" : "missing"})`;
     return;
   }
   try {
@@ -89,8 +93,9 @@ async function probeWebNn(result) {
 }
 
 export function threadsFor(device) {
-  // Threads need cross-origin isolation; beyond 4 the small demo models gain nothing.
-  return device.crossOriginIsolated ? Math.min(4, device.hardwareConcurrency) : 1;
+  // Threads need cross-origin isolation and SharedArrayBuffer; beyond 4 the small demo models gain nothing.
+  if (!device.crossOriginIsolated || device.sharedMemory === false) return 1;
+  return Math.min(4, device.hardwareConcurrency);
 }
 
 // The browser engine and major version from the user agent ("Chrome 131"): headless and
