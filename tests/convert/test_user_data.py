@@ -357,3 +357,21 @@ def test_one_dimensional_sequence_inputs_are_never_cut(capsys, tmp_path):
 def test_the_batch_axis_rule(inputs, outputs, expected):
     values = lambda shapes: [{"name": f"v{k}", "shape": s} for k, s in enumerate(shapes)]  # noqa: E731
     assert batch_axis(values(inputs), values(outputs)) is expected
+
+
+def test_string_inputs_come_as_texts_in_an_npz(capsys, tmp_path):
+    # A .npz holds texts as fixed-width str or bytes; an object array would need pickle, which is refused.
+    phs = helper.make_tensor_value_info("phs", TensorProto.STRING, ["n"])
+    code = helper.make_tensor_value_info("code", TensorProto.FLOAT, ["n"])
+    encoder = helper.make_node("LabelEncoder", ["phs"], ["code"], domain="ai.onnx.ml",
+                               keys_strings=["a", "b", "sil"], values_floats=[1.0, 2.0, 0.0], default_float=-1.0)
+    model = helper.make_model(helper.make_graph([encoder], "phonemes", [phs], [code]), ir_version=8,
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 2)])
+    model_path = _save(model, tmp_path)
+    for texts in (np.array(["a", "sil", "b", "zz"]), np.array([b"a", b"sil", b"b", b"zz"])):
+        np.savez(tmp_path / "inputs.npz", phs=texts)
+        repository = tmp_path / f"repo-{texts.dtype.kind}"
+        exit_code, _, err = _import(capsys, repository, model_path, "--inputs", tmp_path / "inputs.npz")
+        assert exit_code == 0, err
+        [golden] = _golden_inputs(repository, _entry(repository))
+        assert golden["phs"].tolist() == ["a", "sil", "b", "zz"]

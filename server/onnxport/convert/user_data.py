@@ -214,6 +214,10 @@ def _dtype_checked(value: np.ndarray, spec: InputSpec, label: str) -> np.ndarray
         return value
     if value.dtype.newbyteorder("=") == spec.dtype:  # the same numbers in the other byte order
         return value.astype(spec.dtype)
+    if spec.dtype == np.dtype(object) and value.dtype.kind in "US":
+        # A STRING input: .npz holds texts as fixed-width str or bytes (an object array would need pickle).
+        texts = np.char.decode(value, "utf-8") if value.dtype.kind == "S" else value
+        return texts.astype(object)
     raise UsageError(f"{label}: input {spec.name!r} is {value.dtype} {list(value.shape)}; the model expects "
                      f"{spec.describe()} (convert it, e.g. array.astype(np.{spec.dtype.name}))")
 
