@@ -74,7 +74,7 @@ def create_asgi_app(state: State, registry: Any = None) -> Starlette:
     async def infer(request: Request):
         refused = v2_core.foreign_origin(state, request.headers)
         if refused is not None:
-            return _send(refused)
+            return _send(v2_core.json_reply({"error": refused}, 403))
         limit = state.settings["max_request_bytes"]
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -104,7 +104,7 @@ def create_asgi_app(state: State, registry: Any = None) -> Starlette:
     async def load_or_unload(request: Request):
         refused = v2_core.foreign_origin(state, request.headers)
         if refused is not None:
-            return _send(refused)
+            return _send(v2_core.json_reply({"error": refused}, 403))
         authorization = request.headers.get("authorization", "")
 
         async def checked() -> v2_core.Reply:

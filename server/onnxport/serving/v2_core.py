@@ -76,37 +76,36 @@ def internal_error(exc: BaseException) -> Reply:
     return reply
 
 
-def foreign_origin(state: State, headers) -> Reply | None:
-    """403 for a request sent by a page whose origin is neither this server's own nor in cors_origins, before any
-    work: a page elsewhere can send some POSTs without a preflight (no Content-Type, for one), and the browser
-    only hides the answer from it, after the server has run the request. Clients that are not browsers send no
-    Origin and are not affected."""
+def foreign_origin(state: State, headers) -> str | None:
+    """Why a request sent by a page whose origin is neither this server's own nor in cors_origins is refused
+    (403) before any work, or None: a page elsewhere can send some POSTs without a preflight (no Content-Type,
+    for one), and the browser only hides the answer from it, after the server has run the request. Clients that
+    are not browsers send no Origin and are not affected."""
     origin = headers.get("Origin")
     if origin is None:
         return None
     allowed = state.settings["cors_origins"]
     if ANY_ORIGIN in allowed or origin.lower() in allowed or _same_host(origin, headers.get("Host") or ""):
         return None
-    return json_reply({"error": f"origin {origin} may not send requests to this server: it is not this server's "
-                                f"own and not in the setting cors_origins ({', '.join(allowed) or 'none'})"}, 403)
+    return (f"origin {origin} may not send requests to this server: it is not this server's own and not in the "
+            f"setting cors_origins ({', '.join(allowed) or 'none'})")
 
 
 def _same_host(origin: str, host: str) -> bool:
     """Origin names the host and port the request came to (the scheme is not compared: behind a TLS proxy the
-    page is https and this server hears http)."""
-    parts = urlsplit(origin)
+    page is https and this server hears http; a port left out is the origin's scheme's default)."""
+    scheme = urlsplit(origin).scheme
+    sent, heard = _host_port(origin, scheme), _host_port(f"//{host}", scheme)
+    return sent is not None and sent == heard
+
+
+def _host_port(url: str, scheme: str) -> tuple[str, int] | None:
+    parts = urlsplit(url)
     try:
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-    except ValueError:
-        return False
-    if not parts.hostname or port is None:
-        return False
-    heard = urlsplit(f"//{host}")
-    try:
-        heard_port = heard.port or {"http": 80, "https": 443}.get(parts.scheme)
-    except ValueError:
-        return False
-    return heard.hostname == parts.hostname.lower() and heard_port == port
+        port = parts.port or {"http": 80, "https": 443}.get(scheme)
+    except ValueError:  # a port that is no number
+        return None
+    return None if not parts.hostname or port is None else (parts.hostname.lower(), port)
 
 
 def live(state: State) -> Reply:

@@ -9,7 +9,6 @@ keep one copy for all origins). The allowed origin is echoed, never `*`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from flask import Flask, Response, request
@@ -70,7 +69,7 @@ def _preflight(policy: Policy, state: State) -> Response | None:
     if request.method == "POST":
         refused = v2_core.foreign_origin(state, request.headers)
         if refused is not None:
-            return error_response(refused.status, json.loads(refused.body)["error"])
+            return error_response(403, refused)
     origin = request.headers.get("Origin")
     if not origin or not _is_preflight() or not _in_scope(request.path):
         return None
