@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -131,7 +133,13 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--runtimes", default=",".join(CHECKED), help=f"comma-separated: {', '.join(CHECKED)}")
     check.add_argument("--json", type=Path, default=None, help="write the report (JSON) here")
     check.add_argument("--html", type=Path, default=None, help="write the report (HTML) here (default: beside --json)")
+    check.add_argument("--browsers", default=None,
+                       help="comma-separated engines: chromium, firefox, webkit (default: the installed ones)")
     check.add_argument("--browser", default=None, help="Chromium executable (default: chromium on PATH)")
+    check.add_argument("--timeout", type=float, default=3600,
+                       help="seconds for the whole check; past it the finished rows are written, marked incomplete")
+    check.add_argument("--row-timeout", type=float, default=300,
+                       help="seconds for one row; a row past it is a `timeout` row and the rest go on")
     check.add_argument("--url", default=None, help="check against a running server instead of starting one")
     check.add_argument("--locate", action="store_true", help="for each failure, find the first diverging node")
     check.add_argument("--tolerances", type=Path, default=None, help="JSON overrides of the tolerance table")
@@ -305,19 +313,40 @@ def _check(args) -> int:
     require("playwright", "check")  # before a server starts
     from onnxport.check import check_report
     from onnxport.check.check_run import FAILING, run_check
+    from onnxport.check.row_stream import RowStream
+    from onnxport.harness import engines
 
-    report = run_check(
-        repository=args.repository, url=args.url, models=args.models,
-        runtimes=[r for r in args.runtimes.split(",") if r], browser=args.browser,
-        webgpu_rows=args.webgpu_rows, find_divergence=args.locate, tolerances_file=args.tolerances,
-    )
-    print(check_report.text_table(report))
+    browsers = engines.parse(args.browsers)  # an unknown or missing engine fails before a server starts
+    with _sigterm_interrupts():
+        report = run_check(
+            repository=args.repository, url=args.url, models=args.models,
+            runtimes=[r for r in args.runtimes.split(",") if r], browsers=browsers, browser=args.browser,
+            webgpu_rows=args.webgpu_rows, find_divergence=args.locate, tolerances_file=args.tolerances,
+            timeout_s=args.timeout, row_timeout_s=args.row_timeout, stream=RowStream(),
+        )
+    # Written first: the rows of a long check must outlive any trouble printing them.
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     html_path = args.html or (args.json.with_suffix(".html") if args.json else None)
     if html_path:
         html_path.write_text(check_report.to_html(report))
+    print(check_report.text_table(report))
+    if report["incomplete"]:
+        written = f"; its {len(report['results'])} finished rows are in {args.json}" if args.json else ""
+        print(f"onnxport: check incomplete: {report['incomplete']}{written}", file=sys.stderr)
+        return 3
     return 1 if any(r["status"] in FAILING for r in report["results"]) else 0
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts():
+    """SIGTERM is a Ctrl-C while a check runs, so the server and browsers it started are stopped and the
+    finished rows are kept."""
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _bench(args) -> int:

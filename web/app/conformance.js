@@ -15,7 +15,8 @@ import { client } from "./client.js";
 export const RUNTIMES = CHECKED;
 export const REPORT_SCHEMA = Object.freeze({ schema: "onnxport.conformance", schema_version: 1 });
 
-export async function runConformance({ models = null, runtimes = RUNTIMES, webgpuRows = 2, onResult = () => {}, onStart = () => {} } = {}) {
+// rowTimeoutMs: a row that has no result by then is a `timeout` row (its worker is stopped) and the rest go on.
+export async function runConformance({ models = null, runtimes = RUNTIMES, webgpuRows = 2, rowTimeoutMs = 0, onResult = () => {}, onStart = () => {} } = {}) {
   const [built, device, tolerances] = await Promise.all([client.manifest(), probe(), client.tolerances()]);
   const names = models ?? Object.keys(built.models);
   const jobs = [];
@@ -30,23 +31,45 @@ export async function runConformance({ models = null, runtimes = RUNTIMES, webgp
       }
     }
   }
-  onStart(jobs.length);
+  const identity = browserIdentity(device);
+  onStart(jobs.length, identity);
   const golden = new Map();
   const results = [];
   for (const job of jobs) {
     if (!golden.has(job.model.name)) golden.set(job.model.name, await modelFeeds(job.model));
     const rule = judgementRule(job.model, job.variant, job.runtime, tolerances);
-    const result = await checkOne(job, golden.get(job.model.name), rule, device, webgpuRows);
+    const result = await withinLimit(job, rowTimeoutMs, () => checkOne(job, golden.get(job.model.name), rule, device, webgpuRows));
     results.push(result);
     onResult(result, results.length, jobs.length);
   }
   return {
     ...REPORT_SCHEMA,
     created: new Date().toISOString(),
-    browser: browserIdentity(device),
+    browser: identity,
     tolerances,
     results,
   };
+}
+
+// The row's result, or a `timeout` row when it has none within `ms` (0: no limit). The row's worker is
+// stopped, so its work does not hold up the rows after it; the next row starts a fresh one.
+async function withinLimit(job, ms, check) {
+  if (!ms) return check();
+  let timer;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(() => {
+      dropWorker(`check-${job.runtime}`);
+      resolve({
+        model: job.model.name, variant: job.variant, form: job.form, runtime: job.runtime, task: job.model.task,
+        sha256: job.record.sha256, status: "timeout", reason: `no result within the row's time limit of ${ms / 1000} s`,
+      });
+    }, ms);
+  });
+  try {
+    return await Promise.race([check(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 // A model's golden inputs, or why its rows cannot run: {skip} (a tensor the browser side cannot carry)

@@ -8,7 +8,8 @@ from typing import Any
 from onnxport.check import skips
 from onnxport.text_tables import metric_text, table
 
-HEADERS = ["model", "variant", "form", "runtime", "status", "basis", "max abs", "metric", "warm ms", "where", "detail"]
+HEADERS = ["browser", "model", "variant", "form", "runtime", "status", "basis", "max abs", "metric", "warm ms", "where",
+           "detail"]
 
 
 def _max_abs(result: dict[str, Any]) -> str:
@@ -61,33 +62,87 @@ def rows(report: dict[str, Any], detail_width: int | None = 160) -> list[list[st
     out = []
     for r in report["results"]:
         warm = (r.get("timings") or {}).get("warm_run_ms")
-        out.append([r["model"], r["variant"], r.get("form") or "-", r["runtime"], r["status"], _basis(r), _max_abs(r),
-                    _metric(r), f"{warm:.1f}" if isinstance(warm, (int, float)) else "-", _where(r),
+        out.append([r.get("browser") or "-", r["model"], r["variant"], r.get("form") or "-", r["runtime"], r["status"],
+                    _basis(r), _max_abs(r), _metric(r), f"{warm:.1f}" if isinstance(warm, (int, float)) else "-", _where(r),
                     _detail(r)[:detail_width]])
     return out
+
+
+def engine_lines(report: dict[str, Any]) -> list[str]:
+    """Per engine: its version, its counts, its WebGPU adapter."""
+    lines = []
+    for engine, identity in (report.get("browsers") or {}).items():
+        counts: dict[str, int] = {}
+        for r in report["results"]:
+            if r.get("browser") == engine:
+                counts[r["status"]] = counts.get(r["status"], 0) + 1
+        adapter = identity.get("adapter") or {}
+        gpu = ("software " if adapter.get("fallback") else "") + (adapter.get("architecture") or adapter.get(
+            "description") or "unnamed") if identity.get("webgpu") else "no WebGPU"
+        lines.append(f"{engine} {identity.get('version', '?')}: "
+                     + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+                     + f" (WebGPU: {gpu}; threads: {'yes' if identity.get('cross_origin_isolated') else 'no'})")
+    return lines
+
+
+def finding_lines(report: dict[str, Any]) -> list[str]:
+    return [f"engines differ on {f['model']} {f['variant']}{' (' + f['form'] + ' form)' if f.get('form') else ''} "
+            f"{f['runtime']}: {f['text']}" for f in report.get("findings") or []]
 
 
 def text_table(report: dict[str, Any]) -> str:
     counts = ", ".join(f"{n} {status}" for status, n in sorted(report.get("summary", {}).items()))
     # The table cuts the detail column: why rows were skipped or refused is said in full under the counts.
-    return "\n".join([table(HEADERS, rows(report)), "", counts, *skips.not_failure_lines(report["results"])])
+    return "\n".join([table(HEADERS, rows(report)), "", counts, *engine_lines(report), *finding_lines(report),
+                      *skips.not_failure_lines(report["results"])])
+
+
+def matrix_html(report: dict[str, Any]) -> str:
+    """model x variant x form down, runtime x engine across: each cell the row's status."""
+    cells: dict[tuple[str, str, str], dict[tuple[str, str], dict[str, Any]]] = {}
+    columns: list[tuple[str, str]] = []
+    for r in report["results"]:
+        if not r.get("browser") or r["model"] == "-" or r["runtime"] in ("preprocessing", "answers"):
+            continue
+        column = (r["runtime"], r["browser"])
+        if column not in columns:
+            columns.append(column)
+        cells.setdefault((r["model"], r["variant"], r.get("form") or "-"), {})[column] = r
+    columns.sort()
+    head = "".join(f"<th>{html.escape(runtime)}<br>{html.escape(engine)}</th>" for runtime, engine in columns)
+    body = ""
+    for (model, variant, form), row in cells.items():
+        tds = "".join(
+            f"<td class='{html.escape(row[c]['status'])}' title='{html.escape(row[c].get('reason') or '')}'>"
+            f"{html.escape(row[c]['status'])}</td>" if c in row else "<td>-</td>" for c in columns)
+        body += f"<tr><td>{html.escape(model)}</td><td>{html.escape(variant)}</td><td>{html.escape(form)}</td>{tds}</tr>"
+    return (f"<table><thead><tr><th>model</th><th>variant</th><th>form</th>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table>")
 
 
 def to_html(report: dict[str, Any]) -> str:
     body = "".join(
-        f"<tr class='{html.escape(row[4])}'>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
+        f"<tr class='{html.escape(row[5])}'>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
         for row in rows(report, detail_width=None)
     )
-    browser = report.get("browser", {})
+    engines = "".join(f"<li>{html.escape(line)}</li>" for line in engine_lines(report))
+    agents = "".join(f"<li>{html.escape(engine)}: {html.escape(str(identity.get('user_agent', '')))}</li>"
+                     for engine, identity in (report.get("browsers") or {}).items())
+    findings = "".join(f"<li>{html.escape(line)}</li>" for line in finding_lines(report))
+    incomplete = (f"<p class='error'><b>Incomplete:</b> {html.escape(report['incomplete'])}; the rows below are the "
+                  "finished ones.</p>" if report.get("incomplete") else "")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>onnxport conformance</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2rem}}table{{border-collapse:collapse}}
 td,th{{border-bottom:1px solid #ddd;padding:.25rem .5rem;text-align:left;font-size:.9rem}}
-.pass{{background:#eaf7ea}}.fail,.error{{background:#fdeaea}}.skipped,.unsupported{{color:#666}}</style></head>
+.pass{{background:#eaf7ea}}.fail,.error,.timeout{{background:#fdeaea}}.skipped,.unsupported{{color:#666}}</style></head>
 <body><h1>onnxport conformance</h1>
-<p>{html.escape(report.get('created', ''))} · {html.escape(browser.get('user_agent', ''))}</p>
-<p>WebGPU: {html.escape(str((browser.get('adapter') or {}).get('description') or browser.get('webgpu')))} ·
-threads available: {html.escape(str(browser.get('cross_origin_isolated')))}</p>
+<p>{html.escape(str(report.get('created') or ''))}</p>{incomplete}
+<h2>Engines</h2><ul>{engines}</ul><ul>{agents}</ul>
+<h2>Where the engines differ</h2>
+<ul>{findings or '<li>nowhere: every row has the same verdict in every engine</li>'}</ul>
+<h2>Matrix</h2>{matrix_html(report)}
+<h2>Rows</h2>
 <p>basis: <b>floor</b>, a file that computes in fp32, judged element by element against the server's run
 of it within onnxruntime-web's own floor; <b>budget</b>, an fp16 or int8 file, judged by its task metric
 against the server's fp32 on the same inputs within the variant's budget (its element-wise difference

@@ -1,4 +1,4 @@
-"""`onnxport check`: run the conformance page in headless Chromium, add the source and pipeline rows, locate
+"""`onnxport check`: run the conformance page in each browser engine, add the source and pipeline rows, locate
 divergences."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import tempfile
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -16,25 +17,36 @@ from onnxport import runtime as ort_runtime
 from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances, compare, judgement
 from onnxport.accuracy.tolerance import Tolerance
-from onnxport.check import locate, preprocessing, skips, verdicts
+from onnxport.check import engine_findings, locate, preprocessing, skips, verdicts
+from onnxport.check.row_stream import RowStream
 from onnxport.errors import OnnxportError
-from onnxport.harness import chromium as chromium_driver
+from onnxport.harness import conformance_page, engines
 from onnxport.harness.process import running_server
 from onnxport.repository.store import Repository
 
 BROWSER_RUNTIMES = verdicts.RUNTIMES
-FAILING = ("fail", "error")
+FAILING = ("fail", "error", "timeout")
+DEBUG_TIMEOUT_S = 600
 
 
 def run_check(*, repository: Path | None, url: str | None, models: list[str], runtimes: list[str],
-              browser: str | None, webgpu_rows: int = 2, find_divergence: bool = False,
-              tolerances_file: Path | None = None, timeout_s: float = 1800) -> dict[str, Any]:
+              browsers: list[str] | None = None, browser: str | None = None, webgpu_rows: int = 2,
+              find_divergence: bool = False, tolerances_file: Path | None = None, timeout_s: float = 3600,
+              row_timeout_s: float = 300, stream: RowStream | None = None) -> dict[str, Any]:
+    """The conformance report: source rows, then each engine's page and pipeline rows, every row naming its
+    `browser`. A check that runs past `timeout_s` or is interrupted (Ctrl-C, SIGTERM) returns the rows it has,
+    with `incomplete` saying why; the server and browsers it started are stopped either way."""
     unknown = [r for r in runtimes if r not in BROWSER_RUNTIMES]
     if unknown:
         raise OnnxportError(f"unknown runtime {unknown[0]!r}; runtimes: {', '.join(BROWSER_RUNTIMES)}")
     if (find_divergence or tolerances_file) and url:
         raise OnnxportError("--locate and --tolerances need the check's own server: drop --url")
+    engine_names = browsers or engines.parse(None)
     browser_tolerances.load_overrides(tolerances_file)  # a bad file fails before anything starts
+    stream = stream or RowStream(enabled=False)
+    deadline = time.monotonic() + timeout_s
+    report: dict[str, Any] = {"results": [], "browsers": {}, "incomplete": None}
+    manifest: dict[str, Any] = {}
     with contextlib.ExitStack() as stack:
         debug_root = (Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxport-debug-")))
                       if find_divergence else None)
@@ -46,27 +58,93 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
             served = ", ".join(sorted(manifest["models"])) or "none"
             raise OnnxportError(f"unknown model {missing[0]!r}; the server has: {served}")
         names = models or sorted(manifest["models"])
-        with chromium_driver.chromium(browser, webgpu="webgpu" in runtimes) as chromium:
-            report = chromium_driver.run_conformance_page(chromium, base, names, runtimes, webgpu_rows, timeout_s)
-            report["results"] = [*source_rows(base, manifest, names),
-                                 *preprocessing.pipeline_rows(chromium, base, manifest, names), *report["results"]]
-            if find_divergence:
-                for result in report["results"]:
-                    if result["status"] in FAILING and result["runtime"] in BROWSER_RUNTIMES:
-                        result["divergence"] = _locate(chromium, base, repository, debug_root, manifest, result,
-                                                       webgpu_rows, tolerances_file)
-        report["server"] = base
-        report["summary"] = summary(report["results"])
-    if not url:  # the check's own server: its repository keeps the verdicts
+        try:
+            for row in source_rows(base, manifest, names):
+                report["results"].append(row)
+                stream.row(row)
+            for engine in engine_names:
+                if time.monotonic() >= deadline:
+                    report["incomplete"] = (f"the check's time limit ({timeout_s:g} s) ran out before "
+                                            f"{', '.join(engine_names[engine_names.index(engine):])}")
+                    break
+                run = _engine_rows(engine, browser if engine == "chromium" else None, base, manifest, names,
+                                   runtimes, webgpu_rows, row_timeout_s, deadline, stream)
+                report["results"] += run["results"]
+                report["browsers"][engine] = run["identity"]
+                report.setdefault("tolerances", run.get("tolerances"))
+                for key in ("schema", "schema_version", "created"):
+                    report.setdefault(key, run.get(key))
+                if run["stopped"]:
+                    report["incomplete"] = f"{engine}: {run['stopped']} (limit {timeout_s:g} s, --timeout)"
+                    break
+                if find_divergence and debug_root is not None:
+                    _locate_failures(engine, base, repository, debug_root, manifest, run["results"], webgpu_rows,
+                                     tolerances_file)
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM made one by the command line: keep what is finished
+            report["incomplete"] = "interrupted"
+        finally:
+            stream.close()
+    report["browser"] = next(iter(report["browsers"].values()), {})  # the first engine's, as before
+    report["findings"] = engine_findings.compare(report["results"])
+    report["server"] = base
+    report["summary"] = summary(report["results"])
+    if not url and not report["incomplete"]:  # the check's own server: its repository keeps the verdicts
         _record_verdicts(Path(repository), report, manifest)
     return report
 
 
-def _record_verdicts(repository: Path, report: dict[str, Any], checked_manifest: dict[str, Any]) -> None:
-    """Keep the browser verdicts in the repository (/api/conformance); the report matters more, so
-    a repository that cannot take them is a warning, not a failed check."""
+def _engine_rows(engine: str, executable: str | None, base: str, manifest: dict[str, Any], names: list[str],
+                 runtimes: list[str], webgpu_rows: int, row_timeout_s: float, deadline: float,
+                 stream: RowStream) -> dict[str, Any]:
+    """One engine's rows: the conformance page's, then the pipeline rows. An engine that cannot start or whose
+    page breaks is one `error` row naming it, and the next engine goes on."""
+    out: dict[str, Any] = {"results": [], "identity": {"engine": engine}, "stopped": None}
+
+    def add(row: dict[str, Any]) -> None:
+        row = {**row, "browser": engine}
+        out["results"].append(row)
+        stream.row(row)
+
     try:
-        verdicts.record(repository, report, checked_manifest, Repository(repository).read_manifest())
+        with engines.open_browser(engine, webgpu="webgpu" in runtimes, executable_path=executable) as opened:
+            out["identity"]["version"] = opened.version
+            page = opened.new_page()
+            run = conformance_page.run_conformance_page(
+                page, base, names, runtimes, webgpu_rows=webgpu_rows, row_timeout_s=row_timeout_s, deadline=deadline,
+                on_start=lambda total, identity: stream.start(engine, opened.version, total, identity, runtimes),
+                on_row=add)
+            page.close()
+            out["identity"].update(run.browser)
+            out.update({key: run.report.get(key) for key in ("schema", "schema_version", "created", "tolerances")})
+            out["stopped"] = run.stopped
+            if not run.stopped:
+                for row in preprocessing.pipeline_rows(opened, base, manifest, names):
+                    add(row)
+    except OnnxportError as exc:
+        add({"model": "-", "variant": "-", "runtime": "-", "status": "error", "reason": str(exc).splitlines()[0]})
+    return out
+
+
+def _locate_failures(engine: str, base: str, repository, debug_root: Path, manifest: dict[str, Any],
+                     results: list[dict[str, Any]], webgpu_rows: int, tolerances_file: Path | None) -> None:
+    failing = [r for r in results if r["status"] in FAILING and r["runtime"] in BROWSER_RUNTIMES]
+    if not failing:
+        return
+    with engines.open_browser(engine, webgpu=any(r["runtime"] == "webgpu" for r in failing)) as opened:
+        page = opened.new_page()
+        for result in failing:
+            result["divergence"] = _locate(page, base, repository, debug_root, manifest, result, webgpu_rows,
+                                           tolerances_file)
+
+
+def _record_verdicts(repository: Path, report: dict[str, Any], checked_manifest: dict[str, Any]) -> None:
+    """Keep the browser verdicts in the repository (/api/conformance), per engine (each is its own kind of
+    device); the report matters more, so a repository that cannot take them is a warning, not a failed check."""
+    try:
+        current = Repository(repository).read_manifest()
+        for engine, identity in report["browsers"].items():
+            rows = [r for r in report["results"] if r.get("browser") == engine]
+            verdicts.record(repository, {**report, "browser": identity, "results": rows}, checked_manifest, current)
     except (OSError, OnnxportError) as exc:
         verdicts.print_warning(f"the verdicts were not recorded in {repository / verdicts.VERDICTS_FILE}: {exc}")
 
@@ -114,7 +192,7 @@ def _source_row(base: str, entry: dict[str, Any], row: dict[str, Any]) -> dict[s
             "metric": metric, "tolerance": tolerance, "rows": len(next(iter(golden["inputs"].values())))}
 
 
-def _locate(chromium, base, repository: Path, debug_root: Path, manifest, result, webgpu_rows,
+def _locate(page, base, repository: Path, debug_root: Path, manifest, result, webgpu_rows,
             tolerances_file: Path | None) -> dict[str, Any]:
     entry = manifest["models"][result["model"]]
     record = entry["variants"][result["variant"]]
@@ -134,8 +212,8 @@ def _locate(chromium, base, repository: Path, debug_root: Path, manifest, result
         # Exposing every value can break onnxruntime's own QDQ handling; say so, keep the report.
         return {"error": f"the debug model did not run in onnxruntime: {str(exc).splitlines()[0]}"}
     try:
-        encoded = chromium_driver.run_debug_model(chromium, base, f"{base}/debug/{name}", result["runtime"],
-                                                  tensor_json.encode(feeds))
+        encoded = conformance_page.run_debug_model(page, base, f"{base}/debug/{name}", result["runtime"],
+                                                   tensor_json.encode(feeds), timeout_s=DEBUG_TIMEOUT_S)
     except Exception as exc:
         return {"error": f"the debug model did not run in {result['runtime']}: {str(exc).splitlines()[0]}"}
     import onnx

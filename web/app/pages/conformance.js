@@ -9,6 +9,7 @@ export function conformancePage(built, params) {
   const chosenModels = params.get("models")?.split(",").filter(Boolean) ?? Object.keys(built.models);
   const chosenRuntimes = params.get("runtimes")?.split(",").filter(Boolean) ?? [...RUNTIMES];
   const webgpuRows = Number(params.get("webgpu_rows") ?? 2);
+  const rowTimeoutMs = Number(params.get("row_timeout_s") ?? 0) * 1000;
   const modelBoxes = Object.keys(built.models).map((name) => checkbox(name, chosenModels.includes(name)));
   const runtimeBoxes = RUNTIMES.map((name) => checkbox(name, chosenRuntimes.includes(name)));
   const status = el("p", { "data-testid": "conformance-status", text: "Not run yet." });
@@ -22,19 +23,23 @@ export function conformancePage(built, params) {
     const models = modelBoxes.filter((b) => b.input.checked).map((b) => b.name);
     const runtimes = runtimeBoxes.filter((b) => b.input.checked).map((b) => b.name);
     const cells = renderMatrix(matrix, built, models, runtimes);
+    // What `onnxport check` reads while the page runs: the rows so far, so a stopped check still has them.
+    const progressState = { total: null, browser: null, results: [], done: false, error: null };
+    window.onnxportProgress = progressState;
     status.textContent = "Running…";
     download.replaceChildren();
     try {
       const report = await runConformance({
-        models, runtimes, webgpuRows,
-        onStart: (total) => { progress.max = total; },
+        models, runtimes, webgpuRows, rowTimeoutMs,
+        onStart: (total, identity) => { progress.max = total; progressState.total = total; progressState.browser = identity; },
         onResult: (result, done, total) => {
+          progressState.results.push(result);
           progress.value = done;
           status.textContent = `${done} / ${total} checked`;
           fillCell(cells.get(cellKey(result.model, result.variant, result.form, result.runtime)), result);
         },
       });
-      const failed = report.results.filter((r) => r.status === "fail" || r.status === "error").length;
+      const failed = report.results.filter((r) => ["fail", "error", "timeout"].includes(r.status)).length;
       const skipped = report.results.filter((r) => r.status === "skipped").length;
       const skippedText = skipped ? ` ${skipped} skipped (not failures; the reason is in each cell).` : "";
       status.textContent = (failed ? `Done: ${failed} of ${report.results.length} failed.` : `Done: none of ${report.results.length} failed.`) + skippedText;
@@ -42,12 +47,15 @@ export function conformancePage(built, params) {
       status.dataset.failed = String(failed);
       status.dataset.skipped = String(skipped);
       window.onnxportReport = report;
+      progressState.done = true;
       const blob = new Blob([JSON.stringify(report, null, 2)], { type: "application/json" });
       download.append(el("a", { href: URL.createObjectURL(blob), download: "onnxport-conformance.json", "data-testid": "conformance-download", text: "Download the report (JSON)" }));
     } catch (error) {
       status.textContent = "Failed.";
       status.dataset.done = "true";
       status.dataset.error = error.message;
+      progressState.error = error.message;
+      progressState.done = true;
       matrix.append(errorBox(error.message));
     } finally {
       releaseWorkers();

@@ -1,0 +1,51 @@
+"""Differences between engines on the same row (model, variant, form, runtime): findings in their own right.
+
+One engine passing where another fails, or two passing engines whose answers differ from the server's by
+different amounts, says the runtime behaves differently by engine, which neither verdict alone shows.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+# Statuses that say nothing about the arithmetic: a row the engine could not or did not run.
+NOT_RUN = ("skipped", "unsupported")
+
+
+def _key(row: dict[str, Any]) -> tuple[str, str, str, str]:
+    return row["model"], row["variant"], row.get("form") or "-", row["runtime"]
+
+
+def _max_abs(row: dict[str, Any]) -> float | None:
+    values = [o.get("max_abs") for o in (row.get("outputs") or {}).values() if isinstance(o, dict)]
+    values = [v for v in values if isinstance(v, (int, float))]
+    return max(values) if values else None
+
+
+def compare(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One finding per row key whose engines disagree: on the status, or (all passing) on the difference to
+    the server's answer."""
+    by_key: dict[tuple[str, str, str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
+    for row in results:
+        if row.get("browser") and row.get("model") != "-":
+            by_key[_key(row)][row["browser"]] = row
+    findings = []
+    for (model, variant, form, runtime), rows in sorted(by_key.items()):
+        if len(rows) < 2:
+            continue
+        statuses = {engine: row["status"] for engine, row in rows.items()}
+        base = {"model": model, "variant": variant, "form": None if form == "-" else form, "runtime": runtime,
+                "statuses": statuses}
+        if len(set(statuses.values())) > 1:
+            reasons = {engine: row.get("reason") for engine, row in rows.items() if row.get("reason")}
+            findings.append({**base, "kind": "status", "reasons": reasons,
+                             "text": ", ".join(f"{engine} {status}" for engine, status in statuses.items())})
+            continue
+        differences = {engine: _max_abs(row) for engine, row in rows.items() if row["status"] not in NOT_RUN}
+        known = {engine: value for engine, value in differences.items() if value is not None}
+        if len(known) > 1 and len(set(known.values())) > 1:
+            findings.append({**base, "kind": "numbers", "max_abs": known,
+                             "text": "max abs to the server: " + ", ".join(f"{engine} {value:.2g}"
+                                                                          for engine, value in known.items())})
+    return findings
