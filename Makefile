@@ -8,7 +8,7 @@ LINTED := server tests scripts models
 # The pytest tests that need no demo build, no Chromium and no Ray (tests/conftest.py gives the markers).
 FAST := not (demo or browser or ray or slow)
 
-.PHONY: run test check setup build chromium testdata onnx-testdata clean
+.PHONY: run test check setup build browsers testdata onnx-testdata clean
 
 # `make run HOST=0.0.0.0 PORT=8001`: only make's command line counts (tcsh exports a HOST of its own,
 # hosting platforms a PORT); without them serve's settings decide: ONNXPORT_HOST, ONNXPORT_PORT, a
@@ -22,8 +22,8 @@ build: setup
 	$(ONNXPORT) build
 
 # Everything: lint, types, the layer contract, the node tests and every pytest test (demo build,
-# Chromium, Ray, the third-party corpus included).
-test: setup chromium testdata
+# the three browser engines, Ray, the third-party corpus included).
+test: setup browsers testdata
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
@@ -59,8 +59,12 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
-chromium:
-	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+# The browser engines `onnxport check` drives, from Debian: Chromium, Firefox ESR, and WebKitGTK's WebDriver with
+# a virtual display (MiniBrowser has no headless mode).
+BROWSER_PACKAGES := chromium firefox-esr webkit2gtk-driver xvfb
+browsers:
+	@command -v chromium >/dev/null && command -v firefox-esr >/dev/null && command -v WebKitWebDriver >/dev/null \
+	  && command -v Xvfb >/dev/null || (apt-get update -qq && apt-get install -y -qq $(BROWSER_PACKAGES))
 
 testdata: onnx-testdata
 	$(PY) scripts/fetch_third_party.py

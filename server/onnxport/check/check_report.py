@@ -63,8 +63,8 @@ def rows(report: dict[str, Any], detail_width: int | None = 160) -> list[list[st
     for r in report["results"]:
         warm = (r.get("timings") or {}).get("warm_run_ms")
         out.append([r.get("browser") or "-", r["model"], r["variant"], r.get("form") or "-", r["runtime"], r["status"],
-                    _basis(r), _max_abs(r), _metric(r), f"{warm:.1f}" if isinstance(warm, (int, float)) else "-", _where(r),
-                    _detail(r)[:detail_width]])
+                    _basis(r), _max_abs(r), _metric(r), f"{warm:.1f}" if isinstance(warm, (int, float)) else "-",
+                    _where(r), _detail(r)[:detail_width]])
     return out
 
 
@@ -85,6 +85,16 @@ def engine_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def speed_lines(report: dict[str, Any]) -> list[str]:
+    lines = []
+    for engine, speed in (report.get("speed") or {}).items():
+        figures = ", ".join(f"{runtime} x{s['median_ratio']} ({s['rows']} rows)"
+                            for runtime, s in speed["runtimes"].items())
+        if figures:
+            lines.append(f"{engine} warm time against {speed['against']} (median ratio): {figures}")
+    return lines
+
+
 def finding_lines(report: dict[str, Any]) -> list[str]:
     return [f"engines differ on {f['model']} {f['variant']}{' (' + f['form'] + ' form)' if f.get('form') else ''} "
             f"{f['runtime']}: {f['text']}" for f in report.get("findings") or []]
@@ -93,7 +103,8 @@ def finding_lines(report: dict[str, Any]) -> list[str]:
 def text_table(report: dict[str, Any]) -> str:
     counts = ", ".join(f"{n} {status}" for status, n in sorted(report.get("summary", {}).items()))
     # The table cuts the detail column: why rows were skipped or refused is said in full under the counts.
-    return "\n".join([table(HEADERS, rows(report)), "", counts, *engine_lines(report), *finding_lines(report),
+    return "\n".join([table(HEADERS, rows(report)), "", counts, *engine_lines(report), *speed_lines(report),
+                      *finding_lines(report),
                       *skips.not_failure_lines(report["results"])])
 
 
@@ -115,7 +126,8 @@ def matrix_html(report: dict[str, Any]) -> str:
         tds = "".join(
             f"<td class='{html.escape(row[c]['status'])}' title='{html.escape(row[c].get('reason') or '')}'>"
             f"{html.escape(row[c]['status'])}</td>" if c in row else "<td>-</td>" for c in columns)
-        body += f"<tr><td>{html.escape(model)}</td><td>{html.escape(variant)}</td><td>{html.escape(form)}</td>{tds}</tr>"
+        names = "".join(f"<td>{html.escape(text)}</td>" for text in (model, variant, form))
+        body += f"<tr>{names}{tds}</tr>"
     return (f"<table><thead><tr><th>model</th><th>variant</th><th>form</th>{head}</tr></thead>"
             f"<tbody>{body}</tbody></table>")
 
@@ -125,7 +137,7 @@ def to_html(report: dict[str, Any]) -> str:
         f"<tr class='{html.escape(row[5])}'>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
         for row in rows(report, detail_width=None)
     )
-    engines = "".join(f"<li>{html.escape(line)}</li>" for line in engine_lines(report))
+    engines = "".join(f"<li>{html.escape(line)}</li>" for line in [*engine_lines(report), *speed_lines(report)])
     agents = "".join(f"<li>{html.escape(engine)}: {html.escape(str(identity.get('user_agent', '')))}</li>"
                      for engine, identity in (report.get("browsers") or {}).items())
     findings = "".join(f"<li>{html.escape(line)}</li>" for line in finding_lines(report))

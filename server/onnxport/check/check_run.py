@@ -86,6 +86,7 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
             stream.close()
     report["browser"] = next(iter(report["browsers"].values()), {})  # the first engine's, as before
     report["findings"] = engine_findings.compare(report["results"])
+    report["speed"] = engine_findings.speed(report["results"], list(report["browsers"]))
     report["server"] = base
     report["summary"] = summary(report["results"])
     if not url and not report["incomplete"]:  # the check's own server: its repository keeps the verdicts

@@ -10,9 +10,6 @@ from typing import Any, TextIO
 
 from tqdm import tqdm
 
-# What a WebGPU row costs on a software adapter here (SwiftShader, lavapipe): said before they start.
-SOFTWARE_ROW_SECONDS = "75 to 130 s"
-
 
 class RowStream:
     def __init__(self, *, enabled: bool = True, file: TextIO | None = None) -> None:
@@ -54,8 +51,9 @@ def webgpu_note(identity: dict[str, Any]) -> str:
         return "no WebGPU adapter, so its webgpu rows are skipped"
     if adapter.get("fallback"):
         name = adapter.get("architecture") or adapter.get("description") or "unnamed"
-        return (f"WebGPU adapter is software ({name}): each webgpu row takes about {SOFTWARE_ROW_SECONDS} here, "
-                f"on the first --webgpu-rows rows of each batch")
+        # Said before the rows start: 100 times slower than wasm here, a large model's row takes minutes.
+        return (f"WebGPU adapter is software ({name}): webgpu rows run only the first --webgpu-rows inputs of each "
+                "batch and still take up to minutes each on large models; --runtimes wasm,wasm-1t leaves them out")
     return f"WebGPU adapter: {adapter.get('vendor') or '?'} {adapter.get('architecture') or ''}".rstrip()
 
 
