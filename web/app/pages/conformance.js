@@ -1,7 +1,7 @@
 // Conformance page: run the checks in this browser, watch the matrix fill, download the JSON.
 // `onnxport check` opens this page with ?autorun=1 and reads window.onnxportReport.
 import { RUNTIMES, releaseWorkers, runConformance } from "../conformance.js";
-import { served, variants } from "../../lib/index.js";
+import { deviceKind, probe, served, variants } from "../../lib/index.js";
 import { AS_BUILT, servedForms } from "../../lib/internal.js";
 import { el, errorBox } from "../ui.js";
 
@@ -13,6 +13,9 @@ export function conformancePage(built, params) {
   const modelBoxes = Object.keys(built.models).map((name) => checkbox(name, chosenModels.includes(name)));
   const runtimeBoxes = RUNTIMES.map((name) => checkbox(name, chosenRuntimes.includes(name)));
   const status = el("p", { "data-testid": "conformance-status", text: "Not run yet." });
+  // The matrix is this engine's column of `onnxport check`'s: say which engine and device it is.
+  const engine = el("p", { "data-testid": "conformance-engine", text: "This browser: …" });
+  probe().then((device) => { engine.textContent = `This browser: ${deviceKind(device)}.`; });
   const progress = el("progress", { max: 1, value: 0 });
   const matrix = el("div", { "data-testid": "conformance-matrix" });
   const download = el("p");
@@ -70,6 +73,7 @@ export function conformancePage(built, params) {
     el("p", { text: "Every served variant and each of its optimized forms, in each runtime of this browser, on the model's golden inputs. A file that computes in fp32 is judged element by element against the server's onnxruntime running it, within onnxruntime-web's own floor; an fp16 or int8 file as the import judged it: its task metric against the server's fp32 on the same inputs, within its budget (its element-wise difference to the server's run is shown, not judged)." }),
     el("p", {}, "Models: ", modelBoxes.map((b) => b.label)),
     el("p", {}, "Runtimes: ", runtimeBoxes.map((b) => b.label)),
+    engine,
     el("p", {}, button, " ", progress),
     status, download, matrix,
   ];
