@@ -10,6 +10,7 @@ const { deviceKind } = await import("../../web/lib/probe.js");
 const { recordRun } = await import("../../web/lib/speeds.js");
 const { runtime } = await import("../../web/lib/runtimes.js");
 const { remember } = await import("../../web/lib/verdicts.js");
+const { rememberTrial } = await import("../../web/lib/threads.js");
 const { ORT_WEB_VERSION } = await import("../../web/lib/client.js").catch(() => ({}));
 
 const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
@@ -38,7 +39,12 @@ function plan(dev, extra = {}) {
   return buildPlan(MODEL, dev, { fileUrl: (f) => `https://s/${f}`, cached: new Set(), verify: "first-use", ortVersion: "1.30.0", ...extra });
 }
 
-beforeEach(() => storage.clear());
+// Every device here measured its 2 threads faster than one (threads.js): wasm runs as "wasm" (test_threads.mjs
+// has the thread choice itself).
+beforeEach(() => {
+  storage.clear();
+  for (const adapter of [null, SOFTWARE_GPU, REAL_GPU]) rememberTrial(device(adapter), { oneMs: 20, manyMs: 12, model: "other", variant: "fp32", sha256: "sha-other" });
+});
 
 test("a software WebGPU adapter ranks after WebAssembly until measured, and says why", () => {
   const { steps } = plan(device(SOFTWARE_GPU));

@@ -9,13 +9,14 @@ import { LoadedModel } from "./model.js";
 import { openPipeline } from "./pipeline.js";
 import { buildPlan } from "./plan.js";
 import { probe } from "./probe.js";
-import { inBrowser, runtime as runtimeRow } from "./runtimes.js";
+import { inBrowser, PINNABLE, runtime as runtimeRow } from "./runtimes.js";
 import { openSession, SessionError, startRuntime } from "./session.js";
 import { recordDownload } from "./speeds.js";
 import { decodeTensors } from "./tensors.js";
+import { decide, rememberTrial, trialRuns } from "./threads.js";
 import { remember, remembered } from "./verdicts.js";
-import { verifySession, wrongResultsMessage } from "./verify.js";
-import { dropAllWorkers } from "./workers.js";
+import { engineError, lastingFailure, verifySession, wrongResultsMessage } from "./verify.js";
+import { dropAllWorkers, dropIdleWorker } from "./workers.js";
 
 /** @import { ModelEntry, VariantRecord } from "./manifest.js" */
 /** @import { Tensors } from "./tensors.js" */
@@ -40,6 +41,9 @@ import { dropAllWorkers } from "./workers.js";
  * @property {string|null} form
  * @property {string} why the reason it is where it is in the plan, in words
  * @property {number} [threads]
+ * @property {{key: string, threads: number}|null} [trial] WebAssembly's page threads, to be measured against
+ *   this step's one thread on this load (threads.js)
+ * @property {string|null} [threadsWhy] the part of `why` that says why this many threads
  * @property {number} [expectedMs]
  */
 /**
@@ -229,9 +233,10 @@ export class Client {
   /**
    * @param {import("./manifest.js").FileRecord} record
    * @param {string} runtime a runtime key
-   * @param {{worker?: string, verbose?: boolean, profile?: boolean, onProgress?: LoadOptions["onProgress"]}} [options]
+   * @param {{worker?: string, verbose?: boolean, profile?: boolean, onProgress?: LoadOptions["onProgress"], spare?: boolean}} [options]
+   *   spare: also return a copy of the bytes (`spare`), for a second session of the same file
    */
-  async session(record, runtime, { worker, verbose = false, profile = false, onProgress } = {}) {
+  async session(record, runtime, { worker, verbose = false, profile = false, onProgress, spare = false } = {}) {
     const started = performance.now();
     const options = await this.#runtimeOptions(runtime, { worker, verbose });
     const starting = startRuntime(options);
@@ -241,9 +246,11 @@ export class Client {
     const loadMs = performance.now() - started;
     const { initMs } = await starting;
     const readyMs = performance.now() - started;
+    // The worker takes the bytes (transferred): a thread trial opens a second session from a copy.
+    const copy = spare ? loaded.bytes.slice(0) : null;
     const session = await openSession({ ...options, bytes: loaded.bytes, profile });
     const stages = { load_ms: loadMs, download_ms: loaded.networkMs, verify_ms: loaded.verifyMs, init_ms: initMs, ready_ms: readyMs };
-    return { session, source: loaded.source, notes: loaded.notes, loadMs, stages };
+    return { session, source: loaded.source, notes: loaded.notes, loadMs, stages, spare: copy };
   }
 
   // Starts the runtime the plan would try first for this model (worker, .wasm, threads: 150 to
@@ -313,7 +320,7 @@ export class Client {
       options.onStep?.(step);
       try {
         const loaded = await this.#open(model, step, verify, options);
-        loaded.choice = { ...loaded.choice, attempts, plan };
+        loaded.choice = { ...loaded.choice, why: withUnavailable(loaded.choice, plan), attempts, plan };
         return loaded;
       } catch (error) {
         if (error.stage === "init") brokenRuntimes.add(step.key); // the runtime, not this model, failed
@@ -338,7 +345,15 @@ export class Client {
       return new LoadedModel({ name: model.name, base: this.inference, record, session: null, choice: choiceOf(step, { status: "reference" }, null),
         pipeline: this.#pipelineOf(model) });
     }
-    const { session, source, notes } = await this.session(record, step.key, { onProgress: options.onProgress });
+    let opened;
+    try {
+      opened = await this.session(record, step.key, { onProgress: options.onProgress, spare: Boolean(step.trial) });
+    } catch (error) {
+      // The engine refused this file (not the runtime failing to start, nor a download): a verdict to remember.
+      if (error instanceof SessionError && error.stage === "create") throw await this.#failed(step, record, null, error);
+      throw error;
+    }
+    const { session, source, notes, spare } = opened;
     for (const note of notes) options.onNote?.(note);
     let verification;
     try {
@@ -354,7 +369,55 @@ export class Client {
       pipeline: this.#pipelineOf(model),
     });
     this.loaded.add(loaded);
+    if (step.trial) loaded.threadTrial = this.#threadTrial(model, step, record, verify, loaded, { spare, onNote: options.onNote });
     return loaded;
+  }
+
+  // The step's thread trial (threads.js), after load() returned the model on one thread, so that a first load is
+  // not slower for it: a session on the page's N threads, verified like the first, then timed against it on the
+  // reference inputs, each run in the model's turn (LoadedModel.exclusive). The model moves to N threads only when
+  // they are 10% faster; the loser's session and worker are released and the trial remembered. A trial that
+  // cannot run keeps the one thread and says why. Never rejects.
+  async #threadTrial(model, step, record, verify, loaded, { spare, onNote }) {
+    const many = { ...step, key: step.trial.key, threads: step.trial.threads, trial: null };
+    const device = await probe();
+    const sha256 = model.variants[step.variant].sha256;
+    const settle = (threadsWhy) => ({ why: loaded.choice.why.replace(step.threadsWhy, threadsWhy) });
+    const stopped = () => { if (loaded.disposed) throw new Error("the model was disposed"); };
+    let other = null;
+    try {
+      // Its runtime starts now, not beside the load: on 2 cores, a second .wasm compiled at once slowed the load.
+      stopped();
+      other = await openSession({ ...(await this.#runtimeOptions(many.key, {})), bytes: spare });
+      const verification = await loaded.exclusive(() => { stopped(); return this.#verify(model, many, record, other, verify); });
+      const reference = await this.reference(record);
+      if (!reference) throw new Error("the manifest has no reference inputs to time them on");
+      const measured = await trialRuns({ single: loaded.session, many: other, inputs: reference.inputs, sha256,
+        keys: { single: step.key, many: many.key }, turn: (work) => loaded.exclusive(() => { stopped(); return work(); }) });
+      rememberTrial(device, { ...measured, model: model.name, variant: step.variant, sha256 });
+      const verdict = decide(measured.oneMs, measured.manyMs, many.threads);
+      const threadsWhy = `${verdict.why} (measured after this load)`;
+      const faster = verdict.threads > 1 ? other : null;
+      await loaded.exclusive(async () => {
+        stopped();
+        const replaced = faster ? loaded.session : other;
+        if (faster) loaded.adopt(faster, { key: many.key, verification, ...settle(threadsWhy) });
+        else loaded.choice = { ...loaded.choice, ...settle(threadsWhy) };
+        other = null; // from here the model owns it, or it is released below
+        await replaced.release();
+        dropIdleWorker(faster ? step.key : many.key); // the losing thread count's worker and memory, unless in use
+      });
+      return { threads: verdict.threads, why: threadsWhy };
+    } catch (error) {
+      await other?.release();
+      dropIdleWorker(many.key);
+      const threadsWhy = `one thread: ${many.threads} threads were not measured (${error.message})`;
+      if (!loaded.disposed) {
+        loaded.choice = { ...loaded.choice, ...settle(threadsWhy) };
+        onNote?.(`${model.name}: ${threadsWhy}`);
+      }
+      return { threads: 1, why: threadsWhy };
+    }
   }
 
   /**
@@ -404,7 +467,9 @@ export class Client {
     try {
       check = await verifySession(session, { model, reference, fp32Reference, rule });
     } catch (error) {
-      throw new Error(`verification run failed: ${error.message}`);
+      // An engine's own failure (Firefox's WebGPU on lavapipe: "Failed to create a WebGPU compute pipeline:
+      // ShaderModule with 'Clip' label is invalid" at minilm fp16's first run) is remembered like a wrong result.
+      throw await this.#failed(step, record, session, error);
     }
     const verdict = { ok: check.ok, reason: check.ok ? null : wrongResultsMessage(step.runtime, check), max_abs: check.max_abs, basis: check.basis };
     remember(record.sha256, step.key, version, device, verdict);
@@ -419,6 +484,18 @@ export class Client {
       throw error;
     }
     return result;
+  }
+
+  // The error a step's engine failure becomes, its verdict remembered unless the failure depends on the moment
+  // (memory, a lost GPU device): the plan then skips the pair on this device without downloading it again.
+  async #failed(step, record, session, error) {
+    const stage = session ? "its first run" : "creating a session";
+    const reason = `${step.runtime} failed ${stage} on this device: ${engineError(error.message)}`;
+    if (lastingFailure(error.message)) {
+      const version = session?.info.version ?? ORT_WEB_VERSION;
+      remember(record.sha256, step.key, version, await probe(), { ok: false, reason, max_abs: null, basis: "error" });
+    }
+    return Object.assign(new Error(reason), { stage: error.stage ?? null });
   }
 
   // Release every loaded model and worker (e.g. after clearing the cache).
@@ -444,6 +521,14 @@ export class Client {
     }
     return this.cache.get(url);
   }
+}
+
+// The choice's why, with why each runtime the plan prefers to it is not used here ("this browser has no WebGPU
+// (navigator.gpu is null)" in WebKit): the reason the probe gave, in words.
+function withUnavailable(choice, plan) {
+  const rank = (runtime) => PINNABLE.indexOf(runtime);
+  const missing = plan.skipped.filter((s) => !s.variant && rank(s.runtime) < rank(choice.runtime) && !s.reason.startsWith("runtime pinned"));
+  return [choice.why, ...missing.map((s) => `not ${s.runtime}: ${s.reason}`)].join("; ");
 }
 
 function choiceOf(step, verification, session) {

@@ -14,11 +14,12 @@
 //          what decides between the files of one variant on one runtime, whose downloads and warm
 //          runs are alike (a form is the same model saved so a session starts sooner). A form is
 //          never taken on a guess, and only like is compared with like.
-// A software adapter (SwiftShader) is correct but slow: its runtime's `software` prior orders its
-// steps among themselves, and until measured they rank after every other runtime's (`late`).
+// A software adapter (SwiftShader, lavapipe; or an adapter measured as slow as one) is correct but slow: its
+// runtime's `software` prior orders its steps among themselves, and until measured they rank after every other
+// runtime's (`late`).
 import { deviceKind } from "./probe.js";
-import { runtime as runtimeRow } from "./runtimes.js";
-import { bandwidth, ownSpeed } from "./speeds.js";
+import { runtime as runtimeRow, RUNTIMES } from "./runtimes.js";
+import { allSpeeds, bandwidth, ownSpeed } from "./speeds.js";
 
 // A form must start more than 10% sooner than the variant as built (a bench run's noise is about
 // 5% here): a near tie keeps the file every other check ran.
@@ -34,9 +35,44 @@ export function benchRow(bench, device, { model, variant, form = null, record, k
     : r.model === model?.name && r.variant === variant && (r.form ?? null) === form && r.bytes === record.bytes)) ?? null;
 }
 
-// A runtime with a software adapter here: its steps take the software prior and rank late.
+// A GPU runtime measured this many times slower than WebAssembly on the same file runs like a software adapter,
+// whatever its adapter says (SwiftShader ran minilm 95x slower, Firefox's lavapipe 150x; a real GPU is faster).
+export const SOFTWARE_RATIO = 20;
+// ...on a file whose WebAssembly run takes at least this long: on a tiny model a real GPU's dispatch dominates.
+const SOFTWARE_MIN_CPU_MS = 5;
+
+/**
+ * Why the runtime's adapter here counts as software (its steps take the software prior and rank late), or null:
+ * the probe found a fallback adapter (isFallbackAdapter, or a software rasterizer's name in its info), or this
+ * browser measured the runtime SOFTWARE_RATIO times slower than WebAssembly on one file.
+ * @returns {string|null}
+ */
+export function softwareReason(runtime, device) {
+  const row = runtimeRow(runtime);
+  if (!row?.software || !device.adapter) return null;
+  if (device.adapter.fallback) return row.software.note;
+  const slow = measuredSlow(runtime);
+  return slow ? `measured ${Math.round(slow)}x slower than WebAssembly on a file here, as a software adapter is: ranked after WebAssembly until measured faster` : null;
+}
+
+// The largest slowdown of the runtime against the CPU runtimes on one file, measured here (null: none past the ratio).
+function measuredSlow(runtime) {
+  const cpu = new Set(RUNTIMES.filter((r) => r.provider && !r.gpu).map((r) => r.key));
+  const best = new Map(); // sha256 -> fastest CPU warm run
+  const gpu = [];
+  for (const [name, figures] of Object.entries(allSpeeds())) {
+    const [sha256, key] = name.split("|");
+    if (typeof figures?.warm_ms !== "number") continue;
+    if (cpu.has(key)) best.set(sha256, Math.min(best.get(sha256) ?? Infinity, figures.warm_ms));
+    else if (key === runtime) gpu.push([sha256, figures.warm_ms]);
+  }
+  const ratios = gpu.filter(([sha256]) => best.get(sha256) >= SOFTWARE_MIN_CPU_MS).map(([sha256, ms]) => ms / best.get(sha256));
+  const worst = Math.max(0, ...ratios);
+  return worst >= SOFTWARE_RATIO ? worst : null;
+}
+
 function onSoftware(runtime, device) {
-  return Boolean(runtimeRow(runtime)?.software && device.adapter?.fallback);
+  return softwareReason(runtime, device) !== null;
 }
 
 /** The runtime's prior on this device: {factor, overheadMs, why}, or null (runtimes.js). */
@@ -71,7 +107,7 @@ function start(own, row) {
 /**
  * What a step costs here. step: {model, variant, form, record (its file, forms.js fileRecord),
  * runtime (as pinned: wasm), key (as run: wasm or wasm-1t)}; context: {bench, cached: Set of URLs, fileUrl(file)}.
- * Returns {ms, run, start, downloadMs, cached, net, late}.
+ * Returns {ms, run, start, downloadMs, cached, net, late, software (softwareReason)}.
  */
 export function cost(step, device, context) {
   const own = ownSpeed(step.record.sha256, step.key);
@@ -80,8 +116,9 @@ export function cost(step, device, context) {
   const cached = Boolean(context.cached?.has(context.fileUrl(step.record.file)));
   const net = bandwidth();
   const downloadMs = cached ? 0 : step.record.bytes / net.bytesPerMs;
-  const late = onSoftware(step.runtime, device) && !run.measured;
-  return { ms: run.ms + downloadMs, run, start: start(own, row), downloadMs, cached, net, late };
+  const software = softwareReason(step.runtime, device);
+  const late = software !== null && !run.measured;
+  return { ms: run.ms + downloadMs, run, start: start(own, row), downloadMs, cached, net, late, software };
 }
 
 /** The plan's order of steps: a software adapter's unmeasured steps last, then by expected time. */

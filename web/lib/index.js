@@ -11,6 +11,7 @@ export { probe, deviceKind } from "./probe.js";
 // The runtime names load() accepts as a pin (runtimes.js has the table they come from).
 export { PINNABLE as RUNTIMES } from "./runtimes.js";
 export { forgetVerdicts } from "./verdicts.js";
+export { forgetThreads } from "./threads.js";
 export { tensor } from "./tensors.js";
 
 // The public API's types (the npm package's declarations are generated from these JSDoc comments).

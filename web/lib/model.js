@@ -36,6 +36,38 @@ export class LoadedModel {
     this.onDispose = onDispose;
     this.disposed = false;
     this.openPipeline = pipeline;
+    /** @type {Promise<unknown>} */
+    this.queue = Promise.resolve();
+    /**
+     * The thread trial a first load with threads starts after it (threads.js), or null: it resolves (never
+     * rejects) when the model runs on the measured thread count, to {threads, why}.
+     * @type {Promise<{threads: number, why: string}> | null}
+     */
+    this.threadTrial = null;
+  }
+
+  /**
+   * Runs `work` after the runs and trial steps queued before it, one at a time: a thread trial's timings are not
+   * taken while a run of the page's competes with them, and a session is swapped between runs, never during one.
+   * @template T
+   * @param {() => Promise<T>} work
+   * @returns {Promise<T>}
+   */
+  exclusive(work) {
+    const turn = this.queue.then(work);
+    this.queue = turn.catch(() => {});
+    return turn;
+  }
+
+  /**
+   * From now on, run on `session` (a thread trial found it faster): the choice says so. The caller releases
+   * the session it replaces. Call it inside exclusive().
+   * @param {import("./session.js").Session} session
+   * @param {Partial<Choice>} changes
+   */
+  adopt(session, changes) {
+    this.session = session;
+    this.choice = { ...this.choice, ...changes, threads: session.info.threads, createMs: session.createMs };
   }
 
   /**
@@ -72,10 +104,13 @@ export class LoadedModel {
   async run(feeds) {
     if (this.disposed) throw new Error(`${this.name} was disposed; load it again`);
     if (!this.session) return serverInfer(this.base, this.name, this.choice.variant, feeds);
-    const first = this.session.runs === 0;
-    const result = await this.session.run(feeds);
-    recordRun(this.record.sha256, this.choice.key, result.runMs, first);
-    return result;
+    return this.exclusive(async () => {
+      if (this.disposed) throw new Error(`${this.name} was disposed; load it again`);
+      const first = this.session.runs === 0;
+      const result = await this.session.run(feeds);
+      recordRun(this.record.sha256, this.choice.key, result.runMs, first);
+      return result;
+    });
   }
 
   /** Releases its session (and its worker's memory); run() refuses afterwards. @returns {Promise<void>} */
@@ -83,6 +118,6 @@ export class LoadedModel {
     if (this.disposed) return;
     this.disposed = true;
     this.onDispose?.();
-    await this.session?.release();
+    await this.exclusive(async () => this.session?.release()); // after the run in flight; a trial sees `disposed`
   }
 }

@@ -8,8 +8,9 @@ import { AS_BUILT, fileRecord, servedForms } from "./forms.js";
 import { byCost, cost, MIN_GAIN, startsSooner } from "./cost.js";
 import { missingKernelReason } from "./kernels.js";
 import { served } from "./manifest.js";
-import { inBrowser, PINNABLE, placed, runtime as runtimeRow, shaderF16Reason, unavailableReason } from "./runtimes.js";
+import { inBrowser, PINNABLE, runtime as runtimeRow, shaderF16Reason, unavailableReason } from "./runtimes.js";
 import { formatMs } from "./speeds.js";
+import { threadChoice } from "./threads.js";
 import { checkedFailure, checkedVerdicts, remembered } from "./verdicts.js";
 
 // The server's onnxruntime: always available, the plan's last step.
@@ -61,7 +62,14 @@ export function buildPlan(model, device, context) {
 function candidate(model, variant, runtime, device, context) {
   const record = model.variants[variant];
   const row = runtimeRow(runtime);
-  const { key, threads } = placed(runtime, device); // key: the tolerance and check name
+  // key: the tolerance and check name; on WebAssembly, the thread count measured to pay (threads.js)
+  const threading = threadChoice(runtime, record, device, { bench: context.bench, model, variant });
+  const { key, threads } = threading;
+  let { why: threadsWhy, trial } = threading;
+  const failedThreads = trial && remembered(record.sha256, trial.key, context.ortVersion, device);
+  if (failedThreads && !failedThreads.ok) {
+    [trial, threadsWhy] = [null, `one thread: on ${trial.threads} threads, ${failedThreads.reason} (verified ${failedThreads.at.slice(0, 10)})`];
+  }
   // Before any download: a session with an operator its bundle has no kernel for cannot be created.
   const noKernel = missingKernelReason(runtime, record.operator_types);
   if (noKernel) return { skip: noKernel };
@@ -83,9 +91,10 @@ function candidate(model, variant, runtime, device, context) {
     `${formatMs(c.run.ms)} per run (${c.run.source})`,
     c.cached ? "cached" : `${formatMs(c.downloadMs)} to download ${(file.bytes / 1024 ** 2).toFixed(1)} MB (${c.net.source})`,
     ...(formWhy ? [formWhy] : []),
-    ...(c.late ? [row.software.note] : []),
+    ...(c.late ? [c.software] : []),
+    ...(threadsWhy ? [threadsWhy] : []),
   ].join(" + ");
-  return { runtime, key, variant, form, threads, expectedMs: c.ms, runMs: c.run.ms, downloadMs: c.downloadMs, measured: c.run.measured, late: c.late, why };
+  return { runtime, key, variant, form, threads, trial, threadsWhy, expectedMs: c.ms, runMs: c.run.ms, downloadMs: c.downloadMs, measured: c.run.measured, late: c.late, why };
 }
 
 // {form, why}: the variant's file to load on the step's runtime key. A form only where it is both

@@ -10,7 +10,7 @@ const SIMD_PROBE = new Uint8Array([
  * @property {boolean} webgpu an adapter was found
  * @property {string|null} webgpuReason why not, in words
  * @property {{vendor: string, architecture: string, device: string, description: string, fallback: boolean} | null} adapter
- *   the WebGPU adapter; fallback: a software one (SwiftShader), correct but slow
+ *   the WebGPU adapter (Firefox gives empty strings); fallback: a software one (SwiftShader, lavapipe), correct but slow
  * @property {boolean} shaderF16 the adapter has shader-f16 (fp16 models on WebGPU)
  * @property {boolean} webnn
  * @property {string|null} webnnReason
@@ -52,14 +52,15 @@ async function probeNow() {
 }
 
 async function probeWebGpu(result) {
-  // WebKit can have a navigator.gpu that is null: no WebGPU either.
-  if (!navigator.gpu) {
-    result.webgpuReason = `this browser has no WebGPU (navigator.gpu is ${"gpu" in navigator ? "null" : "missing"})`;
+  // WebKit can have a navigator.gpu that is null, a browser with WebGPU switched off none at all: no WebGPU either way.
+  const gpu = /** @type {GPU | null | undefined} */ (navigator.gpu);
+  if (!gpu || typeof gpu.requestAdapter !== "function") {
+    result.webgpuReason = `this browser has no WebGPU (navigator.gpu is ${absent(navigator, "gpu")})`;
     return;
   }
   try {
     /** @type {GPUAdapter & {isFallbackAdapter?: boolean}} (older Chrome: on the adapter, not its info) */
-    const adapter = await navigator.gpu.requestAdapter();
+    const adapter = await gpu.requestAdapter();
     if (!adapter) {
       result.webgpuReason = "navigator.gpu.requestAdapter() found no adapter";
       return;
@@ -67,35 +68,69 @@ async function probeWebGpu(result) {
     /** @type {Partial<GPUAdapterInfo> & {isFallbackAdapter?: boolean}} (older browsers: no info) */
     const info = adapter.info ?? {};
     result.webgpu = true;
-    result.shaderF16 = adapter.features.has("shader-f16");
-    result.adapter = {
+    result.shaderF16 = Boolean(adapter.features?.has("shader-f16"));
+    const named = {
       vendor: info.vendor ?? "", architecture: info.architecture ?? "", device: info.device ?? "",
       description: info.description ?? "",
-      // A fallback adapter is a software one (SwiftShader): correct, but slow.
-      fallback: Boolean(info.isFallbackAdapter ?? adapter.isFallbackAdapter) || info.architecture === "swiftshader",
     };
+    result.adapter = { ...named, fallback: softwareAdapter(named, info.isFallbackAdapter ?? adapter.isFallbackAdapter) };
   } catch (error) {
-    result.webgpuReason = `requestAdapter() failed: ${error.message}`;
+    result.webgpuReason = `requestAdapter() failed: ${error?.message ?? error}`;
   }
+}
+
+// The software rasterizers WebGPU runs on when there is no GPU (or the GPU is blocked): Chromium's SwiftShader,
+// Mesa's lavapipe/llvmpipe/softpipe (Firefox on Linux), Windows' WARP ("Microsoft Basic Render Driver").
+const SOFTWARE = /swiftshader|lavapipe|llvmpipe|softpipe|basic render driver|\bwarp\b/i;
+
+/**
+ * Whether an adapter is a software one: the browser says so (isFallbackAdapter: Firefox's lavapipe gives it with
+ * an empty adapter info) or its info names a software rasterizer (Chromium's SwiftShader says so in architecture).
+ * @param {{vendor: string, architecture: string, device: string, description: string}} named
+ * @param {boolean|undefined} isFallbackAdapter
+ */
+export function softwareAdapter(named, isFallbackAdapter) {
+  return Boolean(isFallbackAdapter) || SOFTWARE.test(Object.values(named).join(" "));
+}
+
+// "null" (the property exists, empty: WebKit) or "missing".
+function absent(object, name) {
+  return name in object && object[name] === null ? "null" : "missing";
 }
 
 async function probeWebNn(result) {
-  if (!("ml" in navigator)) {
-    result.webnnReason = "this browser has no WebNN (navigator.ml is missing)";
+  const ml = /** @type {Navigator & {ml?: {createContext?(): Promise<unknown>} | null}} */ (navigator).ml;
+  if (!ml || typeof ml.createContext !== "function") {
+    result.webnnReason = `this browser has no WebNN (navigator.ml is ${absent(navigator, "ml")})`;
     return;
   }
   try {
-    await /** @type {Navigator & {ml: {createContext(): Promise<unknown>}}} */ (navigator).ml.createContext();
+    await ml.createContext();
     result.webnn = true;
   } catch (error) {
-    result.webnnReason = `navigator.ml.createContext() failed: ${error.message}`;
+    result.webnnReason = `navigator.ml.createContext() failed: ${error?.message ?? error}`;
   }
 }
 
+/**
+ * The most WebAssembly threads this page can run, and why no more: threads need cross-origin isolation and
+ * SharedArrayBuffer; beyond 4 the small demo models gain nothing. hardwareConcurrency is only a ceiling:
+ * WebKitGTK says 4 on a 2-core machine. threads.js measures how many of them pay.
+ * @param {Pick<Device, "crossOriginIsolated" | "sharedMemory" | "hardwareConcurrency">} device
+ * @returns {{threads: number, why: string}}
+ */
+export function threadCeiling(device) {
+  if (!device.crossOriginIsolated) return { threads: 1, why: "one thread: the page is not cross-origin isolated (threads need its COOP and COEP headers)" };
+  if (device.sharedMemory === false) return { threads: 1, why: "one thread: this browser gives the page no SharedArrayBuffer, which threads need" };
+  const cores = device.hardwareConcurrency || 1;
+  if (cores <= 1) return { threads: 1, why: "one thread: the browser reports one core" };
+  const threads = Math.min(4, cores);
+  return { threads, why: `up to ${threads} threads (the browser reports ${cores} cores${cores > 4 ? "; more gain nothing on these models" : ""})` };
+}
+
+/** The page's thread ceiling (threadCeiling): what the runtime rows with threads "all" start with. */
 export function threadsFor(device) {
-  // Threads need cross-origin isolation and SharedArrayBuffer; beyond 4 the small demo models gain nothing.
-  if (!device.crossOriginIsolated || device.sharedMemory === false) return 1;
-  return Math.min(4, device.hardwareConcurrency);
+  return threadCeiling(device).threads;
 }
 
 // The browser engine and major version from the user agent ("Chrome 131"): headless and
@@ -110,10 +145,10 @@ export function browserName(userAgent) {
 // `onnxport check` verdicts apply to devices of the same kind.
 /** @param {Device} device @returns {string} */
 export function deviceKind(device) {
-  const gpu = device.adapter
-    ? [device.adapter.vendor, device.adapter.architecture].filter(Boolean).join(" ") + (device.adapter.fallback ? " (software)" : "")
-    : "no WebGPU";
-  return `${browserName(device.userAgent)} · ${device.hardwareConcurrency} cores · ${gpu || "WebGPU adapter"}`;
+  const a = device.adapter;
+  // Firefox's lavapipe gives an empty adapter info: the adapter is then named by what the probe knows.
+  const gpu = a ? `${[a.vendor, a.architecture].filter(Boolean).join(" ") || "unnamed WebGPU adapter"}${a.fallback ? " (software)" : ""}` : "no WebGPU";
+  return `${browserName(device.userAgent)} · ${device.hardwareConcurrency} cores · ${gpu}`;
 }
 
 // This exact device: verdicts of first-use verification are remembered under it.

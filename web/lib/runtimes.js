@@ -114,8 +114,20 @@ export function placed(key, device) {
   const found = browserRuntime(key);
   if (found.threads !== "all") return { key: found.key, threads: 1 };
   const threads = threadsFor(device);
-  const single = threads === 1 && RUNTIMES.find((r) => r.runtime === found.runtime && r.threads === 1 && r.provider === found.provider);
-  return { key: single ? single.key : found.key, threads };
+  const single = threads === 1 && oneThread(found.key);
+  return { key: single || found.key, threads };
+}
+
+/**
+ * The key of the same runtime on one thread (wasm -> wasm-1t), for a row that takes all the page's threads; else
+ * null. threads.js measures the two against each other.
+ * @param {string} key
+ * @returns {string|null}
+ */
+export function oneThread(key) {
+  const found = BY_KEY.get(key);
+  if (found?.threads !== "all") return null;
+  return RUNTIMES.find((r) => r.runtime === found.runtime && r.threads === 1 && r.provider === found.provider)?.key ?? null;
 }
 
 /** Why this device cannot run the runtime at all (the probe's reason), or null. */

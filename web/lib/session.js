@@ -48,6 +48,7 @@ export async function openSession({ bytes, runtime, device, ortBase, worker = ru
     throw new SessionError(error.message, /no available backend found/.test(error.message) ? "init" : "create");
   }
   const logs = verbose ? await owner.call("logs") : [];
+  owner.sessions += 1;
   return new Session(owner, created.id, info, created.createMs, logs);
 }
 
@@ -59,6 +60,7 @@ export class Session {
     this.createMs = createMs;
     this.logs = logs; // onnxruntime-web's verbose session log, when asked for
     this.runs = 0;
+    this.released = false;
   }
 
   async run(feeds) {
@@ -78,6 +80,9 @@ export class Session {
   }
 
   async release() {
+    if (this.released) return;
+    this.released = true;
+    this.owner.sessions -= 1;
     await this.owner.call("release", { session: this.id }).catch(() => {});
   }
 }

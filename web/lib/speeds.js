@@ -11,6 +11,11 @@ export function ownSpeed(sha256, runtime) {
   return readJson(SPEEDS)[`${sha256}|${runtime}`] ?? null;
 }
 
+/** Every file's figures on every runtime: {"sha256|runtime": {warm_ms, first_ms, create_ms, runs}}. */
+export function allSpeeds() {
+  return readJson(SPEEDS);
+}
+
 // One run of a session: its first run is warm-up (kept apart), later runs are warm.
 export function recordRun(sha256, runtime, runMs, first) {
   updateJson(SPEEDS, (all) => {

@@ -73,3 +73,29 @@ export function wrongResultsMessage(runtime, check) {
 function formatError(value) {
   return value >= 0.01 ? value.toFixed(3) : value.toExponential(2);
 }
+
+/**
+ * The words of an onnxruntime-web error that say what failed, without its call site: Firefox's WebGPU on
+ * lavapipe fails minilm fp16 with "failed to call OrtRun(). ERROR_CODE: 1, ERROR_MESSAGE: /…/buffer_manager.cc:525
+ * void …Upload(…) const [ONNXRuntimeError] : 1 : FAIL : Failed to create a WebGPU compute pipeline: ShaderModule
+ * with 'Clip' label is invalid", of which the last part is the engine's reason.
+ * @param {string} message
+ */
+export function engineError(message) {
+  const text = String(message ?? "").trim();
+  const ort = /\[ONNXRuntimeError\] : \d+ : \w+ : ([\s\S]+)$/.exec(text);
+  const reason = ort ? ort[1] : text.replace(/^failed to call OrtRun\(\)\. ERROR_CODE: \d+, ERROR_MESSAGE: /, "");
+  return reason.trim().replace(/\s+/g, " ") || text;
+}
+
+// Failures that depend on what else the page holds or does, not on the (file, runtime, device): not remembered.
+const TRANSIENT = /out of memory|allocation failed|device (?:is |was )?lost|the worker was stopped|worker failed/i;
+
+/**
+ * Whether a session's failure on a runtime is a verdict on the (file, runtime, device) to remember, as a wrong
+ * result is: the engine refused the model or failed its run. Running out of memory or losing the GPU device is not.
+ * @param {string} message
+ */
+export function lastingFailure(message) {
+  return !TRANSIENT.test(String(message ?? ""));
+}

@@ -32,6 +32,7 @@ class RuntimeWorker {
     this.worker = startWorker(`onnxport-${name}`);
     this.pending = new Map();
     this.next = 1;
+    this.sessions = 0; // open sessions (session.js counts them): a worker without any may be dropped
     this.worker.onmessage = ({ data }) => {
       const call = this.pending.get(data.id);
       this.pending.delete(data.id);
@@ -69,6 +70,11 @@ export function workerFor(name) {
 export function dropWorker(name) {
   workers.get(name)?.terminate();
   workers.delete(name);
+}
+
+// A worker that holds no session (its memory, its threads) is stopped; the next use starts it again.
+export function dropIdleWorker(name) {
+  if (workers.get(name)?.sessions === 0) dropWorker(name);
 }
 
 export function dropAllWorkers() {
