@@ -33,7 +33,9 @@ def compare(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     the server's answer."""
     by_key: dict[tuple[str, str, str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
     for row in results:
-        if row.get("browser") and row.get("model") != "-":
+        # A skipped row was not tried (no WebGPU adapter, a tensor the page cannot carry): the engine line and
+        # the row say why; only rows an engine ran are compared.
+        if row.get("browser") and row.get("model") != "-" and row["status"] != "skipped":
             by_key[_key(row)][row["browser"]] = row
     findings = []
     for (model, variant, form, runtime), rows in sorted(by_key.items()):

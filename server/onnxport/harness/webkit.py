@@ -26,6 +26,8 @@ MINIBROWSER_GLOBS = ("/usr/lib/*/webkit2gtk-4.1/MiniBrowser", "/usr/lib/*/webkit
                      "/usr/libexec/webkit2gtk-4.1/MiniBrowser")
 # SharedArrayBuffer (WebAssembly threads) is off in WebKitGTK's JavaScriptCore unless this is set.
 ENVIRONMENT = {"JSC_useSharedArrayBuffer": "1"}
+# WebGPU is a preview feature of WebKitGTK, off unless switched on (then navigator.gpu exists, null without an adapter).
+WEBGPU_ARGS = ["--features=+WebGPU"]
 # An evaluation's answer: {ok, value} or {ok: false, error}, so a page's exception is its message, not a driver error.
 ASYNC_SCRIPT = """const done = arguments[arguments.length - 1];
 Promise.resolve().then(() => (%s)(arguments[0])).then(
@@ -45,19 +47,19 @@ def default_executable() -> str | None:
 
 
 def start(executable: str | None, *, webgpu: bool) -> "WebKitBrowser":
-    """WebKitGTK as an engines.Browser; the caller closes it. `webgpu`: there is no switch to flip (WebKitGTK's
-    WebGPU has no adapter here), so the page's probe says why it has none."""
+    """WebKitGTK as an engines.Browser; the caller closes it. `webgpu`: MiniBrowser's WebGPU feature (a preview,
+    off by default) is switched on; without an adapter its navigator.gpu is null and the page's probe says so."""
     driver = executable or default_executable()
     browser_path = minibrowser()
     if not driver or not shutil.which(driver) or not browser_path:
         raise EngineError(f"webkit: not installed ({INSTALL})")
-    return WebKitBrowser(driver, browser_path)
+    return WebKitBrowser(driver, browser_path, webgpu=webgpu)
 
 
 class WebKitBrowser:
     engine = "webkit"
 
-    def __init__(self, driver: str, browser_path: str) -> None:
+    def __init__(self, driver: str, browser_path: str, *, webgpu: bool = False) -> None:
         self._display: subprocess.Popen | None = None
         self._driver: subprocess.Popen | None = None
         self.session: str | None = None
@@ -71,8 +73,9 @@ class WebKitBrowser:
                                             stderr=subprocess.DEVNULL, start_new_session=True)
             self.base = f"http://127.0.0.1:{port}"
             self._wait_for_driver()
+            args = ["--automation", *(WEBGPU_ARGS if webgpu else [])]
             answer = self.command("POST", "/session", {"capabilities": {"alwaysMatch": {
-                "webkitgtk:browserOptions": {"binary": browser_path, "args": ["--automation"]}}}},
+                "webkitgtk:browserOptions": {"binary": browser_path, "args": args}}}},
                 timeout_s=LAUNCH_TIMEOUT_S, what="start MiniBrowser")
             self.session = answer["sessionId"]
             self.version = str(answer.get("capabilities", {}).get("browserVersion", "unknown"))
@@ -116,6 +119,8 @@ class WebKitBrowser:
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
+            if process and process.stdout:
+                process.stdout.close()  # Xvfb's display-number pipe
         self._driver = self._display = None
 
     def _wait_for_driver(self) -> None:
@@ -147,6 +152,14 @@ class WebKitPage:
                               timeout_s=20, what="set the page-load time limit")
         self._browser.command("POST", self._session("/url"), {"url": url}, timeout_s=timeout_s + 10,
                               what=f"open {url}")
+        if url != "about:blank":
+            # A load that failed (connection refused, unknown host) is answered as a success, with WebKit's own
+            # error page at about:blank: say why, as the other engines do.
+            shown = self.evaluate("async () => location.href === 'about:blank' ? document.body?.innerText ?? '' : null",
+                                  timeout_s=20)
+            if shown is not None:
+                reason = shown.strip().splitlines()[0] if shown.strip() else "the page did not load"
+                raise EngineError(f"webkit: cannot open {url}: {reason}")
 
     def evaluate(self, function: str, arg: Any = None, *, timeout_s: float = STEP_TIMEOUT_S) -> Any:
         # The page's own timer answers first; the driver's and the socket's limits are the backstop.
@@ -178,6 +191,7 @@ def _start_display() -> tuple[subprocess.Popen, str]:
     if not number:
         display.kill()
         display.wait()
+        display.stdout.close()
         raise EngineError("webkit: Xvfb did not start a display within 20 s")
     return display, number
 

@@ -1,0 +1,132 @@
+"""`onnxport check --browsers`: one report over several engines (Firefox and WebKit beside Chromium), the findings
+where engines differ (check/engine_findings.py), and an unknown engine refused before anything starts."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+
+from fixtures.check import assert_report_consistent, served_forms, served_variants
+from onnxport.check import check_run as runner
+from onnxport.check.engine_findings import compare
+from onnxport.check.row_stream import row_line
+from onnxport.harness import engines
+
+OTHER_ENGINES = ("firefox", "webkit")
+
+
+@pytest.mark.slow
+def test_firefox_and_webkit_check_iris_on_wasm_in_one_report(check_cli, repository_copy, tmp_path, capsys):
+    missing = [e for e in OTHER_ENGINES if e not in engines.installed()]
+    if missing:
+        pytest.skip(f"not installed here: {', '.join(missing)} (`make browsers` installs them)")
+    repository = repository_copy(["iris"])
+    report_path = tmp_path / "conformance.json"
+    started = time.monotonic()
+    code, out, err = check_cli("--repository", repository, "check", "iris", "--browsers", "firefox,webkit",
+                               "--runtimes", "wasm", "--json", report_path)
+    with capsys.disabled():
+        print(f"\n[test_check_engines] iris on wasm in firefox and webkit: {time.monotonic() - started:.1f} s")
+    assert code == 0, f"exit {code}\n{out}\n{err}"
+    report = json.loads(report_path.read_text())
+    assert_report_consistent(report, out)
+
+    entry = json.loads((repository / "manifest.json").read_text())["models"]["iris"]
+    expected = sorted((variant, form) for variant in served_variants(entry)
+                      for form in ["-", *served_forms(entry, variant, "wasm")])
+    for engine in OTHER_ENGINES:
+        rows = [r for r in report["results"] if r.get("browser") == engine]
+        assert sorted((r["variant"], r.get("form") or "-") for r in rows) == expected, engine
+        assert {(r["runtime"], r["status"]) for r in rows} == {("wasm", "pass")}, [r for r in rows
+                                                                                   if r["status"] != "pass"]
+        assert all(row_line(r) in err.splitlines() for r in rows), err  # streamed as they finished
+    assert report["findings"] == [], report["findings"]  # one onnxruntime build: the same numbers in both
+
+    assert list(report["browsers"]) == list(OTHER_ENGINES)
+    firefox, webkit = report["browsers"]["firefox"], report["browsers"]["webkit"]
+    assert re.fullmatch(r"\d+\.\d+(\.\d+)*", firefox["version"]) and "Firefox/" in firefox["user_agent"], firefox
+    assert re.fullmatch(r"\d+\.\d+(\.\d+)*", webkit["version"]) and "AppleWebKit/" in webkit["user_agent"], webkit
+    for engine, identity in report["browsers"].items():
+        assert f"\n{engine} {identity['version']}: {len(expected)} pass (" in out, out
+    # The table's browser column, and the HTML matrix's columns: one per runtime and engine.
+    table = {line.split()[0] for line in out.splitlines() if " iris " in line and " wasm " in line}
+    assert table == set(OTHER_ENGINES), table
+    html = report_path.with_suffix(".html").read_text()
+    assert "<th>wasm<br>firefox</th>" in html and "<th>wasm<br>webkit</th>" in html
+    # docs/conformance.md: every row names its `browser`, null in the source rows.
+    assert [r.get("browser", "absent") for r in report["results"] if r["runtime"] == "source"] == [None]
+
+
+@pytest.mark.parametrize("browsers, bad", [("safari", "safari"), ("chromium,edge", "edge")])
+def test_an_unknown_browser_is_one_error_line_before_a_server_starts(check_cli, assert_one_line_error, tmp_path,
+                                                                     monkeypatch, browsers, bad):
+    monkeypatch.setattr(runner, "running_server", lambda *a, **k: pytest.fail("a server started"))
+    code, out, err = check_cli("--repository", tmp_path / "repository", "check", "--browsers", browsers)
+    assert code == 1
+    assert_one_line_error(err, f"unknown browser {bad!r}; browsers: chromium, firefox, webkit")
+    assert out == ""
+
+
+def test_an_engine_not_installed_is_one_error_line_before_a_server_starts(check_cli, assert_one_line_error, tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setattr(runner, "running_server", lambda *a, **k: pytest.fail("a server started"))
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing on it
+    code, out, err = check_cli("--repository", tmp_path / "repository", "check", "--browsers", "firefox")
+    assert code == 1
+    assert_one_line_error(err, "firefox is not installed: apt-get install -y firefox-esr")
+
+
+# --------------------------------------------------------------------------- engine_findings.compare
+
+
+def row(browser: str | None, status: str, *, runtime: str = "wasm", max_abs: float | None = None,
+        variant: str = "fp32", form: str | None = None, reason: str | None = None) -> dict:
+    outputs = {"probabilities": {"max_abs": max_abs}, "label": {"max_abs": 0.0}} if max_abs is not None else {}
+    return {"model": "iris", "variant": variant, "form": form, "runtime": runtime, "browser": browser,
+            "status": status, "reason": reason, "outputs": outputs}
+
+
+def test_a_status_that_differs_between_engines_is_a_finding_with_each_reason():
+    findings = compare([row("chromium", "pass", max_abs=1e-7), row("firefox", "fail", reason="output 0 at 3: ..."),
+                        row("webkit", "pass", max_abs=1e-7)])
+    assert findings == [{
+        "model": "iris", "variant": "fp32", "form": None, "runtime": "wasm", "kind": "status",
+        "statuses": {"chromium": "pass", "firefox": "fail", "webkit": "pass"},
+        "reasons": {"firefox": "output 0 at 3: ..."}, "text": "chromium pass, firefox fail, webkit pass"}]
+
+
+def test_different_numbers_on_webassembly_are_a_finding():
+    findings = compare([row("chromium", "pass", max_abs=1.2e-7), row("firefox", "pass", max_abs=3e-6)])
+    assert [(f["kind"], f["max_abs"], f["text"]) for f in findings] == [
+        ("numbers", {"chromium": 1.2e-7, "firefox": 3e-6}, "max abs to the server: chromium 1.2e-07, firefox 3e-06")]
+
+
+def test_the_same_numbers_and_webgpu_numbers_are_no_finding():
+    same = [row("chromium", "pass", max_abs=1.2e-7), row("webkit", "pass", max_abs=1.2e-7)]
+    webgpu = [row("chromium", "pass", runtime="webgpu", max_abs=1e-4), row("firefox", "pass", runtime="webgpu",
+                                                                            max_abs=2e-3)]
+    assert compare(same) == [] and compare(webgpu) == []
+
+
+def test_one_engine_alone_is_no_finding_even_failing():
+    assert compare([row("chromium", "fail", reason="wrong"), row("chromium", "error", runtime="wasm-1t")]) == []
+    assert compare([row(None, "fail", runtime="source"), row("firefox", "pass", runtime="source")]) == []
+
+
+def test_skipped_rows_are_not_compared():
+    # WebKit has no WebGPU adapter: its webgpu rows are skipped, which its engine line says, not a finding.
+    assert compare([row("chromium", "pass", runtime="webgpu"), row("firefox", "pass", runtime="webgpu"),
+                    row("webkit", "skipped", runtime="webgpu", reason="no WebGPU adapter")]) == []
+    # A row an engine tried and refused still is one.
+    findings = compare([row("chromium", "pass", runtime="webgpu"), row("webkit", "skipped", runtime="webgpu"),
+                        row("firefox", "unsupported", runtime="webgpu", reason="ShaderModule with 'Clip' label")])
+    assert [(f["statuses"], f["reasons"]) for f in findings] == [
+        ({"chromium": "pass", "firefox": "unsupported"}, {"firefox": "ShaderModule with 'Clip' label"})]
+
+
+def test_each_form_and_variant_is_its_own_row():
+    assert compare([row("chromium", "pass", form="basic"), row("firefox", "fail"),
+                    row("webkit", "fail", variant="fp16")]) == []
