@@ -180,7 +180,7 @@ function browserIdentity(device) {
   return {
     device_kind: deviceKind(device), user_agent: device.userAgent, cross_origin_isolated: device.crossOriginIsolated,
     hardware_concurrency: device.hardwareConcurrency, wasm_simd: device.wasmSimd,
-    webgpu: device.webgpu, adapter: device.adapter, shader_f16: device.shaderF16,
+    webgpu: device.webgpu, webgpu_reason: device.webgpuReason, adapter: device.adapter, shader_f16: device.shaderF16,
   };
 }
 

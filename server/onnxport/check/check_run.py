@@ -64,18 +64,21 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
                 stream.row(row)
             for engine in engine_names:
                 if time.monotonic() >= deadline:
-                    report["incomplete"] = (f"the check's time limit ({timeout_s:g} s) ran out before "
+                    report["incomplete"] = (f"the check's time limit ({timeout_s:g} s, --timeout) ran out before "
                                             f"{', '.join(engine_names[engine_names.index(engine):])}")
                     break
                 run = _engine_rows(engine, browser if engine == "chromium" else None, base, manifest, names,
                                    runtimes, webgpu_rows, row_timeout_s, deadline, stream)
                 report["results"] += run["results"]
                 report["browsers"][engine] = run["identity"]
-                report.setdefault("tolerances", run.get("tolerances"))
-                for key in ("schema", "schema_version", "created"):
-                    report.setdefault(key, run.get(key))
+                for key in ("schema", "schema_version", "created", "tolerances"):  # from the first page that has them
+                    if run.get(key) is not None:
+                        report.setdefault(key, run[key])
+                if run["interrupted"]:
+                    report["incomplete"] = "interrupted"
+                    break
                 if run["stopped"]:
-                    report["incomplete"] = f"{engine}: {run['stopped']} (limit {timeout_s:g} s, --timeout)"
+                    report["incomplete"] = f"the check's time limit ({timeout_s:g} s, --timeout) ran out in {engine}"
                     break
                 if find_divergence and debug_root is not None:
                     _locate_failures(engine, base, repository, debug_root, manifest, run["results"], webgpu_rows,
@@ -99,7 +102,7 @@ def _engine_rows(engine: str, executable: str | None, base: str, manifest: dict[
                  stream: RowStream) -> dict[str, Any]:
     """One engine's rows: the conformance page's, then the pipeline rows. An engine that cannot start or whose
     page breaks is one `error` row naming it, and the next engine goes on."""
-    out: dict[str, Any] = {"results": [], "identity": {"engine": engine}, "stopped": None}
+    out: dict[str, Any] = {"results": [], "identity": {"engine": engine}, "stopped": None, "interrupted": False}
 
     def add(row: dict[str, Any]) -> None:
         row = {**row, "browser": engine}
@@ -123,6 +126,8 @@ def _engine_rows(engine: str, executable: str | None, base: str, manifest: dict[
                     add(row)
     except OnnxportError as exc:
         add({"model": "-", "variant": "-", "runtime": "-", "status": "error", "reason": str(exc).splitlines()[0]})
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM: the browser is closed on the way out, the rows so far kept
+        out["interrupted"] = True
     return out
 
 
@@ -156,7 +161,8 @@ def source_rows(base: str, manifest: dict, names: list[str]) -> list[dict[str, A
     rows = []
     for name in names:
         entry = manifest["models"][name]
-        row: dict[str, Any] = {"model": name, "variant": "fp32", "runtime": "source", "task": entry["task"]}
+        row: dict[str, Any] = {"model": name, "variant": "fp32", "runtime": "source", "task": entry["task"],
+                               "browser": None}
         skip = ("fp32 is not served" if entry["variants"].get("fp32", {}).get("status") != "ok"
                 else skips.uncarried_tensor(entry))
         if skip:

@@ -58,7 +58,7 @@ def run_conformance_page(page: Page, base_url: str, models: list[str] | None, ru
                 run.report = page.evaluate("async () => window.onnxportReport", timeout_s=60) or {}
                 return run
         if time.monotonic() >= deadline:
-            run.stopped = "the check's time limit ran out"
+            run.stopped = "time limit"
             return run
         time.sleep(POLL_S)
 
