@@ -26,6 +26,7 @@ from fixtures.playground import (
     plan_variant,
     result_values,
     run,
+    seed_threads,
     wait_for_probe,
 )
 from onnxport.repository.variant_table import NAMES as VARIANT_ORDER
@@ -366,8 +367,9 @@ def test_minilm_fp32_cosine_in_the_browser_equals_the_servers(
 def test_a_model_stays_loaded_across_pages_of_the_app(open_tab):
     """Hash navigation keeps the page, its workers and their sessions: coming back to a model runs it
     at once, with no new worker, download, session or verification."""
-    tab = open_tab("#/play/digits?runtime=wasm&variant=fp32")
-    page = tab.page
+    tab = open_tab("#/")
+    seed_threads(tab.page, 1)  # no thread trial: its worker would come and go while the workers are counted
+    page = tab.goto("#/play/digits?runtime=wasm&variant=fp32")
     draw_digit(page)
     expect_ran_on(page, "wasm", "fp32")
     workers, artifacts, references = len(page.workers), tab.artifact_requests(), tab.reference_requests()

@@ -27,6 +27,7 @@ from fixtures.playground import (
     draw_digit,
     expect_ran_on,
     plan_steps,
+    seed_threads,
     wait_for_probe,
 )
 from onnxport.accuracy import browser_tolerances
@@ -107,6 +108,7 @@ def test_after_measuring_every_pair_the_choice_is_the_measured_fastest(open_tab,
     pairs += [["webgpu", v] for v in served if entry["variants"][v]["precision"] != "fp16"]
     page = open_tab("#/", browser=chromium_webgpu).page
     wait_for_probe(page)
+    seed_threads(page)  # wasm on the page's threads, as measured: no thread trial runs beside the timed runs
     result = page.evaluate(MEASURE_EVERY_PAIR, [model, pairs])
 
     # The plan ranks by what this browser measured: the expected time of every pair is now a measurement.
@@ -204,9 +206,11 @@ def test_a_verdict_of_onnxport_check_in_the_repository_skips_that_pair(open_tab,
     first = tab.goto("#/play/digits")
     wasm_first = _variants_of(first, "wasm")[0]
     record = manifest["models"]["digits"]["variants"][wasm_first]
+    # As `onnxport check` writes them: one verdict per WebAssembly key, all threads and one.
     verdicts = {"schema": "onnxport.verdicts", "schema_version": 1, "verdicts": [{
-        "model": "digits", "variant": wasm_first, "runtime": "wasm", "sha256": record["sha256"], "status": "fail",
-        "reason": "output logits at [0, 3]: expected 1.5, got 0.2", "max_abs": 1.3, "device_kind": kind}]}
+        "model": "digits", "variant": wasm_first, "runtime": key, "sha256": record["sha256"], "status": "fail",
+        "reason": "output logits at [0, 3]: expected 1.5, got 0.2", "max_abs": 1.3, "device_kind": kind}
+        for key in ("wasm", "wasm-1t")]}
     (repository / "conformance.json").write_text(json.dumps(verdicts))
     base_url = serve_repository(repository)
 

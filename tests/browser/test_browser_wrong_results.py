@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from fixtures.playground import by_testid, expect_ran_on, plan_steps
+from fixtures.playground import by_testid, expect_ran_on, plan_steps, seed_threads
 
 THIRD_PARTY = Path(__file__).resolve().parents[1] / "data" / "third-party"
 
@@ -40,6 +40,7 @@ def test_webgpu_wrong_on_a_real_model_is_caught_at_first_use_and_skipped_after_r
     # As on a laptop whose GPU this browser measured fastest: WebGPU fp32 ranks first.
     page.evaluate("""sha => localStorage.setItem('onnxport-speeds-v2',
         JSON.stringify({[`${sha}|webgpu`]: {warm_ms: 0.001, runs: 1}}))""", record["sha256"])
+    seed_threads(page)  # no thread trial: it would read the reference again after the reload
     tab.goto(f"#/play/{name}?variant=fp32")
     steps = plan_steps(page)
     assert steps[0][0] == "webgpu", steps
