@@ -54,7 +54,8 @@ VERDICTS = (CONFORMANCE_DOC, "`conformance.json`")
 # Key paths (`*` = any map key, `[]` = any list item) whose keys are names, not documented keys.
 REPORT_MAPS = {"tolerances", "summary", "results[].outputs", "results[].placement.cpu_op_types",
                "results[].placement.by_provider"}
-BENCH_MAPS = {"models", "models.*.inputs", "models.*.variants", "recommendations.dynamic_batching"}
+BENCH_MAPS = {"models", "models.*.inputs", "models.*.variants", "recommendations.dynamic_batching", "browsers",
+              "browsers.*.speed.runtimes"}
 # The verdicts' `browser` is the report's, whole: its keys are checked in the report.
 VERDICTS_OPAQUE = {"verdicts[].browser"}
 
@@ -282,7 +283,8 @@ def test_every_key_of_a_check_report_and_of_conformance_json_is_documented(repos
 def test_every_key_of_bench_json_is_documented(repository_copy):
     """iris, one browser runtime (wasm-1t: it also gives the operator profile), 3 runs: about 20 s."""
     repository = repository_copy(models=["iris"])
-    _onnxport("--repository", repository, "bench", "iris", "--runs", "3", "--runtimes", "wasm-1t")
+    _onnxport("--repository", repository, "bench", "iris", "--runs", "3", "--runtimes", "wasm-1t",
+              "--browsers", "chromium")
     bench = json.loads((repository / "bench.json").read_text())
     assert bench["models"]["iris"]["operator_profile"] and bench["browser"]["results"]
     assert_documented(bench, "bench.json", BENCH, BENCH_MAPS)

@@ -151,6 +151,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", type=Path, default=None, help="also write the report here")
     bench.add_argument("--runtimes", default=",".join(CHECKED), help="browser runtimes ('' for none)")
     bench.add_argument("--runs", type=int, default=30, help="timed runs per measurement (after warm-up)")
+    bench.add_argument("--browsers", default=None,
+                       help="comma-separated engines: chromium, firefox, webkit (default: the installed ones)")
     bench.add_argument("--browser", default=None, help="Chromium executable (default: chromium on PATH)")
     bench.add_argument("--engine", choices=["waitress", "ray"], default="waitress",
                        help="ray: also measure the server throughput table on Ray Serve (needs the ray extra)")
@@ -351,9 +353,17 @@ def _sigterm_interrupts():
 
 def _bench(args) -> int:
     from onnxport.extras import require
+    from onnxport.harness import engines
 
-    if args.runtimes:  # browser runtimes to measure; before a server starts
-        require("playwright", "bench")
+    browsers = None
+    if args.runtimes:  # browser runtimes to measure: an unknown or missing engine fails before a server starts
+        browsers = engines.parse(args.browsers)
+        if {"chromium", "firefox"} & set(browsers):
+            require("playwright", "bench")
+        if args.browser:
+            from onnxport.harness.chromium import executable_path
+
+            executable_path(args.browser)
     from onnxport.bench import bench_report
     from onnxport.bench.bench_run import run_bench, save_latest
 
@@ -362,9 +372,10 @@ def _bench(args) -> int:
         replicas = [int(n) for n in args.replicas.split(",") if n.strip().isdigit() and int(n) >= 1]
         if not replicas or len(replicas) != len(args.replicas.split(",")):
             raise OnnxportError(f"--replicas {args.replicas!r}: expected replica counts of at least 1, e.g. 1,2")
-    report = run_bench(args.repository, args.models, [r for r in args.runtimes.split(",") if r], args.runs,
-                       args.browser, say=lambda line: print(f"... {line}", file=sys.stderr, flush=True),
-                       ray_replicas=replicas)
+    with _sigterm_interrupts():  # the server and browsers it started are stopped, as by Ctrl-C
+        report = run_bench(args.repository, args.models, [r for r in args.runtimes.split(",") if r], args.runs,
+                           args.browser, say=lambda line: print(f"... {line}", file=sys.stderr, flush=True),
+                           ray_replicas=replicas, browsers=browsers)
     # Saved first: minutes of measurement must outlive any trouble printing them.
     latest = save_latest(args.repository, report)
     if args.json:

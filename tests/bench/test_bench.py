@@ -22,7 +22,7 @@ def benched(repository_copy, tmp_path):
     report_path = tmp_path / "bench.json"
     run = subprocess.run(
         [sys.executable, "-m", "onnxport", "--repository", str(repository), "bench", "iris", "--runs", "3",
-         "--runtimes", "wasm-1t,wasm", "--json", str(report_path)],
+         "--runtimes", "wasm-1t,wasm", "--browsers", "chromium", "--json", str(report_path)],
         cwd=PROJECT, capture_output=True, text=True, timeout=600,
     )
     assert run.returncode == 0, run.stderr[-2000:]
@@ -41,10 +41,14 @@ def test_bench_measures_every_path_and_keeps_the_latest_in_the_repository(benche
     for key in ("throughput_batching_off", "throughput_batching_on"):
         assert [r["clients"] for r in iris["server"][key]] == [1, 4, 16]
         assert all(r["requests_per_s"] > 0 and "errors" not in r for r in iris["server"][key])
+    assert list(report["browsers"]) == ["chromium"] and report["browser"] == report["browsers"]["chromium"]
+    assert report["browser"]["engine"] == "chromium" and report["browser"]["version"]
+    assert "HeadlessChrome" in report["browser"]["device"]["userAgent"] and report["browser"]["threads"] >= 1
     browser = [r for r in report["browser"]["results"] if r["status"] == "ok"]
     expected = {(v, rt) for v in iris["variants"] for rt in ("wasm-1t", "wasm")}
     assert {(r["variant"], r["runtime"]) for r in browser} == expected
     for r in browser:
+        assert r["browser"] == "chromium"
         assert r["cold"]["total_ms"] >= r["cold"]["create_ms"] > 0
         assert r["cached"]["source"] == "cache", "the second start must load the model from the Cache API"
         assert r["warm"]["median_ms"] > 0

@@ -37,6 +37,16 @@ test("one bench-row lookup: the file's row on the runtime key, from a device of 
   assert.equal(benchRow(null, DEVICE, step()), null);
 });
 
+test("a bench of several engines: the row measured in an engine of this kind", () => {
+  const FIREFOX = { ...DEVICE, userAgent: "Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0" };
+  const inChromium = row({ warm: { median_ms: 7 } }), inFirefox = row({ warm: { median_ms: 9 } });
+  const sections = { chromium: { device: DEVICE, results: [inChromium] }, firefox: { device: FIREFOX, results: [inFirefox] } };
+  const several = { browser: sections.chromium, browsers: sections };
+  assert.equal(benchRow(several, FIREFOX, step()), inFirefox);
+  assert.equal(benchRow(several, DEVICE, step()), inChromium);
+  assert.equal(benchRow(bench([inChromium]), FIREFOX, step()), null, "Chromium's figures do not speak for Firefox");
+});
+
 test("a row from before sha256 names its file by model, variant, form and bytes", () => {
   const old = row({ sha256: undefined });
   assert.equal(benchRow(bench([old]), DEVICE, step()), old);

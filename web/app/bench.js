@@ -30,14 +30,15 @@ async function start(runtime, record, feeds, { ahead = false } = {}) {
   };
 }
 
-export async function runBench({ models, runtimes, encodedInputs, runs = 20, webgpuRuns = 3 }) {
+// variants: only these (default: every served one), so `onnxport bench` can time-limit each variant on its own.
+export async function runBench({ models, runtimes, encodedInputs, runs = 20, webgpuRuns = 3, variants = null }) {
   const [built, device] = await Promise.all([client.manifest(), probe()]);
   const results = [];
   for (const name of models) {
     const model = built.models[name];
     const feeds = decodeTensors(encodedInputs[name]);
     for (const [variant, served] of Object.entries(model.variants)) {
-      if (served.status !== "ok") continue;
+      if (served.status !== "ok" || (variants && !variants.includes(variant))) continue;
       for (const runtime of runtimes) for (const form of [AS_BUILT, ...servedForms(served, runtime).map(([name]) => name)]) {
         const record = fileRecord(served, form);
         const base = { model: name, variant, form, runtime, bytes: record.bytes, sha256: record.sha256 };

@@ -26,10 +26,12 @@ import { allSpeeds, bandwidth, ownSpeed } from "./speeds.js";
 export const MIN_GAIN = 0.9;
 
 // The bench's row for the step's file on its runtime key, when the bench ran on a device of this
-// kind. A row names its file by sha256 (reports from before sha256: by model, variant, form and bytes).
+// kind: one of its engines (`browsers`; `browser` alone in reports from before them, or one engine's).
+// A row names its file by sha256 (reports from before sha256: by model, variant, form and bytes).
 export function benchRow(bench, device, { model, variant, form = null, record, key }) {
-  const benched = bench?.browser;
-  if (!benched?.device || deviceKind(benched.device) !== deviceKind(device)) return null;
+  const kind = deviceKind(device);
+  const benched = [...Object.values(bench?.browsers ?? {}), bench?.browser].find((s) => s?.device && deviceKind(s.device) === kind);
+  if (!benched) return null;
   return benched.results?.find((r) => r.runtime === key && r.status === "ok" && (r.sha256
     ? r.sha256 === record.sha256
     : r.model === model?.name && r.variant === variant && (r.form ?? null) === form && r.bytes === record.bytes)) ?? null;

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from onnxport.bench import engine_speed
+from onnxport.bench.engine_speed import SPEED_FLOOR_MS, sections
 from onnxport.text_tables import human_bytes, table
 
 
@@ -89,6 +91,8 @@ def start_table(results: list[dict], native_fp32_all: float | None) -> str | Non
 def text(report: dict[str, Any]) -> str:
     machine = report["machine"]
     parts = [f"machine: {machine['cpu']} · {machine['cores']} cores · onnxruntime {machine['onnxruntime']}"]
+    parts.extend(engine_lines(report))
+    parts.extend(speed_lines(report))
     for model, data in report["models"].items():
         variants = data["variants"]
         fp32 = variants.get("fp32", {}).get("native", {})
@@ -112,6 +116,9 @@ def text(report: dict[str, Any]) -> str:
         parts.append(table(["variant", "size", "x fp32", "native 1t ms", "native all ms", "wasm-1t ms",
                             "x native fp32 1t", "wasm all ms", "x native fp32 all", "threads speedup", "webgpu ms",
                             "cached start/create ms"], rows))
+        side_by_side = engines_table(report, model)
+        if side_by_side:
+            parts.append(side_by_side)
         wasm, native_fp32_all = wasm_results(report, model), fp32.get("all", {}).get("median_ms")
         if wasm:
             parts.append(start_table(wasm, native_fp32_all))
@@ -160,3 +167,72 @@ def engine_table(server: dict[str, Any]) -> str:
     return table(["engine", "replicas", "batching", *[f"req/s {c}" for c in counts], *[f"p90 {c}" for c in counts]], [
         [r["engine"], str(r["replicas"]), r["batching"], *[f"{t['requests_per_s']:.1f}" for t in r["throughput"]],
          *[f"{t['p90_ms']:.1f}" for t in r["throughput"]]] for r in rows])
+
+
+# ---------------------------------------------------------------------------------------- browser engines
+
+
+def engine_lines(report: dict[str, Any]) -> list[str]:
+    """Who ran the browser rows: each engine's identity, or why it has no rows."""
+    lines = []
+    for engine, section in sections(report).items():
+        device = section.get("device") or {}
+        line = (f"browser {engine} {section.get('version') or '?'}: {section.get('threads') or '-'} threads on wasm "
+                f"(hardwareConcurrency {device.get('hardwareConcurrency', '-')}, isolated "
+                f"{'yes' if device.get('crossOriginIsolated') else 'no'}); WebGPU: {_adapter(device)}")
+        if section.get("error"):
+            line += f"; stopped: {section['error']}"
+        lines.append(line)
+        if device.get("userAgent"):
+            lines.append(f"  {device['userAgent']}")
+    return lines
+
+
+def _adapter(device: dict) -> str:
+    adapter = device.get("adapter")
+    if not adapter:
+        return f"none ({device.get('webgpuReason') or 'not probed'})"
+    named = " ".join(filter(None, (adapter.get("vendor"), adapter.get("architecture"), adapter.get("device"))))
+    return ("software " if adapter.get("fallback") else "") + (named or "adapter") + \
+        (", shader-f16" if device.get("shaderF16") else "")
+
+
+def engines_table(report: dict[str, Any], model: str) -> str | None:
+    """The model's warm runs in each engine side by side, each engine against Chromium on the same row of the same
+    run (x > 1: slower than Chromium)."""
+    found = sections(report)
+    if len(found) < 2:
+        return None
+    warm = {engine: {key[1:]: ms for key, ms in engine_speed.warm(section).items() if key[0] == model}
+            for engine, section in found.items()}
+    keys = list(dict.fromkeys(key for by_key in warm.values() for key in by_key))
+    compared = [engine for engine in found if engine != "chromium" and "chromium" in found]
+    rows = []
+    for key in keys:
+        cells = list(key)
+        for engine in found:
+            cells.append(f"{warm[engine][key]:.3f}" if key in warm[engine] else "-")
+            if engine in compared:
+                cells.append(_ratio(warm[engine].get(key), warm["chromium"].get(key)))
+        rows.append(cells)
+    if not rows:
+        return None
+    headers = ["variant", "form", "runtime"]
+    for engine in found:
+        headers += [f"{engine} ms", *([f"{engine} x chromium"] if engine in compared else [])]
+    against = "; x: against Chromium in this run" if compared else ""
+    return f"browser engines side by side, warm runs (median ms){against}:\n" + table(headers, rows)
+
+
+def speed_lines(report: dict[str, Any]) -> list[str]:
+    """Each engine's median warm-time ratio to Chromium per runtime, over every model's rows."""
+    lines = []
+    for engine, section in sections(report).items():
+        speed = section.get("speed")
+        if not speed:
+            continue
+        figures = ", ".join(f"{runtime} x{s['median_ratio']} ({s['rows']} rows)"
+                            for runtime, s in speed["runtimes"].items())
+        lines.append(f"{engine} warm time against {speed['against']} (median ratio over the rows "
+                     f"{speed['against']} ran in {SPEED_FLOOR_MS:g} ms or more): {figures or 'no such row'}")
+    return lines

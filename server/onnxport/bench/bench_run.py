@@ -7,13 +7,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
 
-from onnxport.bench.browser import browser_bench
+from onnxport.bench.browser import REFERENCE, browser_bench
 from onnxport.bench.engines import ray_rows
 from onnxport.bench.inputs import batch_one
 from onnxport.bench.native import all_cores, native
 from onnxport.bench.profile import native_operator_times, side_by_side
 from onnxport.bench.v2_client import round_trips, throughput
 from onnxport.errors import OnnxportError
+from onnxport.harness import engines
 from onnxport.harness.process import running_server
 from onnxport.repository import atomic, testdata
 from onnxport.repository.layout import BENCH_FILE
@@ -26,8 +27,11 @@ BATCHING_GAIN = 1.1
 
 
 def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: int, browser: str | None,
-              say: Callable[[str], None] = print, ray_replicas: list[int] | None = None) -> dict[str, Any]:
-    """ray_replicas: also measure the throughput table on Ray Serve with these replica counts."""
+              say: Callable[[str], None] = print, ray_replicas: list[int] | None = None,
+              browsers: list[str] | None = None) -> dict[str, Any]:
+    """browsers: the engines the browser runtimes are measured in (harness/engines.py; default: the installed ones);
+    browser: Chromium's executable. ray_replicas: also measure the throughput table on Ray Serve with these replica
+    counts."""
     repo = Repository(repository)
     manifest = repo.read_manifest()
     names = models or sorted(manifest["models"])
@@ -73,14 +77,18 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
                     throughput(base, path, inputs[name], clients, requests(name, clients)) for clients in CLIENTS
                 ]
             if batching == "none" and runtimes:
-                say(f"browser ({', '.join(runtimes)}): cold start, cached start, warm runs")
-                report["browser"] = browser_bench(base, browser, names, runtimes, inputs, runs)
+                engine_names = browsers or engines.parse(None)
+                say(f"browser ({', '.join(engine_names)}; {', '.join(runtimes)}): cold start, cached start, warm runs")
+                served = {name: list(report["models"][name]["variants"]) for name in names}
+                report["browsers"] = browser_bench(base, engine_names, browser, served, runtimes, inputs, runs, say)
+                # The reference engine's section, where every reader of a single browser looks (the performance page).
+                report["browser"] = report["browsers"].get(REFERENCE) or next(iter(report["browsers"].values()))
     if ray_replicas:
         ray = ray_rows(repository, names, inputs, CLIENTS, requests, ray_replicas, say)
         report["ray_starts"] = ray["starts"]
         for name, rows in ray["rows"].items():
             report["models"][name]["server"]["engines"] = rows
-    for name, browser_ops in report.get("browser", {}).pop("profiles", {}).items():
+    for name, browser_ops in report.get("browser", {}).pop("profiles", {}).items():  # out of `browsers` too: one dict
         say(f"operator profiles (fp32, 1 thread): {name}")
         fp32_file = repo.path_of(manifest["models"][name]["variants"]["fp32"]["file"])
         native_ops = native_operator_times(fp32_file, inputs[name], 1)

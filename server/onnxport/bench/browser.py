@@ -1,36 +1,90 @@
-"""The browser part of the bench: web/app/bench.js in headless Chromium, driven by Playwright."""
+"""The browser part of the bench: web/app/bench.js in each browser engine (harness/engines.py), one after another.
+
+Each engine's section keeps its identity (engine, version, the page's probe, the threads its sessions used) beside
+its rows, so engines compare on the same model, variant, form and runtime measured in the same run.
+"""
 
 from __future__ import annotations
+
+from typing import Any, Callable
 
 import numpy as np
 
 from onnxport import tensor_json
-from onnxport.harness import chromium as chromium_driver
+from onnxport.bench import engine_speed
+from onnxport.harness import engines
+
+# One variant of a model in one runtime: the variant and each of its forms, each with a cold, a cached and a prepared
+# start and the warm runs. minilm on a software WebGPU adapter takes minutes a form; a page that hangs must not hold
+# the bench forever.
+STEP_TIMEOUT_S = 1800.0
+PROFILE_TIMEOUT_S = 600.0
+# The engine the others are compared with, and whose section is the report's `browser` (the performance page's).
+REFERENCE = "chromium"
+
+RUN_BENCH = """async ([models, variants, runtimes, encodedInputs, runs]) => {
+    const { runBench } = await import('/web/app/bench.js');
+    return runBench({ models, variants, runtimes, encodedInputs, runs });
+}"""
+PROFILE = """async ([model, encodedInputs]) => {
+    const { profileOperators } = await import('/web/app/bench.js');
+    return profileOperators({ model, variant: 'fp32', runtime: 'wasm-1t', encodedInputs });
+}"""
 
 
-def browser_bench(base_url: str, executable: str | None, models: list[str], runtimes: list[str],
-                  inputs: dict[str, dict[str, np.ndarray]], runs: int) -> dict:
+def browser_bench(base_url: str, browsers: list[str], executable: str | None, variants: dict[str, list[str]],
+                  runtimes: list[str], inputs: dict[str, dict[str, np.ndarray]], runs: int,
+                  say: Callable[[str], None] = print) -> dict[str, dict[str, Any]]:
+    """engine -> its section: `engine`, `version`, `device`, `threads`, `results` (and `error` when the engine could
+    not start or its page broke: the engines after it still run); beside Chromium, each other engine's `speed`
+    against it. The reference engine's section (the first engine when Chromium is not measured) also has
+    `profiles` (fp32, one thread) when wasm-1t is measured."""
     encoded = {name: tensor_json.encode(feeds) for name, feeds in inputs.items()}
-    with chromium_driver.chromium(executable, webgpu="webgpu" in runtimes) as browser:
-        page = browser.new_page()
-        page.goto(f"{base_url}/")
-        result = page.evaluate(
-            """async ([models, runtimes, encodedInputs, runs]) => {
-                const { runBench } = await import('/web/app/bench.js');
-                return runBench({ models, runtimes, encodedInputs, runs });
-            }""",
-            [models, runtimes, encoded, runs],
-        )
-        # One thread on both sides, so kernel times compare like for like.
-        result["profiles"] = {
-            model: page.evaluate(
-                """async ([model, encodedInputs]) => {
-                    const { profileOperators } = await import('/web/app/bench.js');
-                    return profileOperators({ model, variant: 'fp32', runtime: 'wasm-1t', encodedInputs });
-                }""",
-                [model, encoded[model]],
-            )
-            for model in models if "wasm-1t" in runtimes
-        }
-        page.close()
-    return result
+    reference = REFERENCE if REFERENCE in browsers else browsers[0]
+    sections = {}
+    for engine in browsers:
+        section: dict[str, Any] = {"engine": engine, "version": None, "device": None, "threads": None, "results": []}
+        sections[engine] = section
+        try:
+            with engines.open_browser(engine, webgpu="webgpu" in runtimes,
+                                      executable_path=executable if engine == "chromium" else None) as opened:
+                section["version"] = opened.version
+                page = opened.new_page()
+                page.goto(f"{base_url}/")
+                for name, served in variants.items():
+                    for variant in served:  # a step each: a page that hangs costs one step, not the bench
+                        for runtime in runtimes:
+                            say(f"browser {engine} {opened.version}, {runtime}: {name} {variant}")
+                            step = _step(page, base_url, name, variant, runtime, encoded[name], runs)
+                            section["device"] = section["device"] or step.get("device")
+                            section["results"].extend(step["results"])
+                if engine == reference and "wasm-1t" in runtimes:
+                    # One thread on both sides, so kernel times compare like for like.
+                    section["profiles"] = {name: page.evaluate(PROFILE, [name, encoded[name]],
+                                                               timeout_s=PROFILE_TIMEOUT_S) for name in variants}
+                page.close()
+        except engines.EngineError as exc:  # the engine's start or its page: named, and the next engine goes on
+            section["error"] = str(exc)
+            say(f"browser {engine}: {exc}")
+        for row in section["results"]:
+            row["browser"] = engine
+        section["threads"] = max((r["threads"] for r in section["results"]
+                                  if r["runtime"] == "wasm" and r["status"] == "ok"), default=None)
+    if REFERENCE in sections:  # each engine against Chromium, measured in this same run
+        for engine, section in sections.items():
+            if engine != REFERENCE:
+                section["speed"] = engine_speed.against(section, sections[REFERENCE])
+    return sections
+
+
+def _step(page: engines.Page, base_url: str, name: str, variant: str, runtime: str, encoded: dict,
+          runs: int) -> dict[str, Any]:
+    """runBench for one variant in one runtime; a page error or a step past its limit is one `error` row (the
+    variant as built) saying so."""
+    try:
+        return page.evaluate(RUN_BENCH, [[name], [variant], [runtime], {name: encoded}, runs],
+                             timeout_s=STEP_TIMEOUT_S)
+    except engines.EngineError as exc:
+        page.goto(f"{base_url}/")  # a fresh page: work left running there would slow the next steps
+        return {"device": None, "results": [{"model": name, "variant": variant, "form": None, "runtime": runtime,
+                                             "status": "error", "reason": str(exc)}]}

@@ -1,0 +1,101 @@
+"""`onnxport bench --browsers`: the browser rows in Chromium and the other installed engines, side by side in one
+report.
+
+iris on WebAssembly with threads only, 3 runs, in the three engines: about two minutes and a half, most of it each
+engine's cold, cached and prepared starts of 6 files (one test, not one per engine: the bench's native and server
+parts and Chromium's rows would run again for each).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from onnxport.harness import engines
+
+PROJECT = Path(__file__).resolve().parents[2]
+# What each engine's user agent says about it (WebKit's says Safari, and Chromium's says Safari and AppleWebKit too).
+USER_AGENT = {"chromium": "HeadlessChrome/", "firefox": "Firefox/", "webkit": "AppleWebKit/605"}
+
+
+def onnxport(*args: object, timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "onnxport", *map(str, args)], cwd=PROJECT, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def side_by_side(printed: str) -> dict[tuple[str, str, str], list[str]]:
+    """The text report's engines table: (variant, form, runtime) -> its cells."""
+    lines = printed.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("browser engines side by side"))
+    rows = {}
+    for line in lines[start + 3:]:  # title, headers, rule
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) < 4:
+            break
+        rows[tuple(cells[:3])] = cells[3:]
+    return rows
+
+
+@pytest.mark.slow
+def test_bench_measures_each_engine_beside_chromium(repository_copy, tmp_path):
+    if not engines.executable("chromium"):
+        pytest.skip("chromium is not installed here (make browsers installs it)")
+    others = [engine for engine in ("firefox", "webkit") if engines.executable(engine)]
+    if not others:
+        pytest.skip("neither firefox nor webkit is installed here (make browsers installs them)")
+    print("engines left out (not installed):", [e for e in ("firefox", "webkit") if e not in others] or "none")
+    repository = repository_copy(models=["iris"])
+    run = onnxport("--repository", repository, "bench", "iris", "--runs", "3", "--runtimes", "wasm",
+                   "--browsers", ",".join(["chromium", *others]), "--json", tmp_path / "bench.json")
+    assert run.returncode == 0, run.stderr[-2000:]
+    report = json.loads((tmp_path / "bench.json").read_text())
+
+    assert list(report["browsers"]) == ["chromium", *others]
+    assert report["browser"] == report["browsers"]["chromium"]  # where the performance page reads
+    chromium = report["browsers"]["chromium"]
+    # Every file Chromium ran (each variant as built, and its forms), the other engines ran too.
+    files = {(r["variant"], r["form"]) for r in chromium["results"] if r["status"] == "ok"}
+    assert {(v, None) for v in report["models"]["iris"]["variants"]} <= files
+    for name, section in report["browsers"].items():
+        assert section["engine"] == name and section["version"] and "error" not in section, section.get("error")
+        assert USER_AGENT[name] in section["device"]["userAgent"], section["device"]["userAgent"]
+        assert section["threads"] >= 1
+        ok = [r for r in section["results"] if r["status"] == "ok"]
+        assert {(r["variant"], r["form"]) for r in ok} == files, f"{name}: {section['results']}"
+        for r in ok:
+            assert r["browser"] == name and r["runtime"] == "wasm" and r["warm"]["median_ms"] > 0
+            assert r["cached"]["source"] == "cache", f"{name}: the second start must read the Cache API"
+    assert "speed" not in chromium
+    for engine in others:
+        speed = report["browsers"][engine]["speed"]
+        assert speed["against"] == "chromium"
+        for figures in speed["runtimes"].values():  # iris runs under the 5 ms floor: usually none
+            assert figures["rows"] >= 1 and figures["median_ratio"] > 0
+        assert f"{engine} warm time against chromium" in run.stdout
+
+    # The printed table sets each engine's warm run beside Chromium's, and their ratio, row by row.
+    printed = side_by_side(run.stdout)
+    warm = {name: {(r["variant"], r["form"] or "as built"): r["warm"]["median_ms"] for r in section["results"]}
+            for name, section in report["browsers"].items()}
+    assert len(printed) == len(files)
+    for (variant, form, runtime), cells in printed.items():
+        base = warm["chromium"][(variant, form)]
+        expected = [f"{base:.3f}"]
+        for engine in others:
+            mine = warm[engine][(variant, form)]
+            expected += [f"{mine:.3f}", f"{mine / base:.2f}x"]
+        assert cells == expected, (variant, form, cells)
+    for engine in report["browsers"]:
+        print(f"iris wasm warm ms in {engine}:", {f"{v}/{f}": round(ms, 3) for (v, f), ms in warm[engine].items()})
+
+
+def test_bench_refuses_an_unknown_engine_before_it_starts(tmp_path):
+    run = onnxport("--repository", tmp_path, "bench", "--browsers", "chromium,safari", timeout=60)
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines() == [
+        "onnxport: error: unknown browser 'safari'; browsers: chromium, firefox, webkit"]
