@@ -24,15 +24,15 @@ def _report() -> dict:
 
 
 def test_the_table_has_the_basis_the_judged_metric_and_the_diagnostic():
-    rows = {(r[1], r[3]): r for r in check_report.rows(_report())}
-    assert check_report.HEADERS[5] == "basis"
+    rows = {(r[2], r[4]): r for r in check_report.rows(_report())}
+    basis, metric, detail = (check_report.HEADERS.index(h) for h in ("basis", "metric", "detail"))
     keys = (("fp32", "source"), ("fp32", "wasm"), ("int8-dynamic", "wasm"), ("fp16", "webgpu"))
-    assert [rows[k][5] for k in keys] == ["export", "floor", "budget", "-"]
+    assert [rows[k][basis] for k in keys] == ["export", "floor", "budget", "-"]
     # The budget basis shows the figure the budget judged (against fp32), not the one against the server's int8.
-    assert rows[("int8-dynamic", "wasm")][7] == "top1 1.0000 vs fp32"
-    assert rows[("fp32", "wasm")][7] == "top1 1.0000"
-    assert rows[("int8-dynamic", "wasm")][10] == DIAGNOSTIC[:160]
-    assert rows[("fp32", "wasm")][10].startswith("output 'logits' at [0, 0]")
+    assert rows[("int8-dynamic", "wasm")][metric] == "top1 1.0000 vs fp32"
+    assert rows[("fp32", "wasm")][metric] == "top1 1.0000"
+    assert rows[("int8-dynamic", "wasm")][detail] == DIAGNOSTIC[:160]
+    assert rows[("fp32", "wasm")][detail].startswith("output 'logits' at [0, 0]")
     text = check_report.text_table(_report())
     assert "budget" in text and "floor" in text
 

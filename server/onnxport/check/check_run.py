@@ -148,8 +148,11 @@ def _record_verdicts(repository: Path, report: dict[str, Any], checked_manifest:
     device); the report matters more, so a repository that cannot take them is a warning, not a failed check."""
     try:
         current = Repository(repository).read_manifest()
-        for engine, identity in report["browsers"].items():
-            rows = [r for r in report["results"] if r.get("browser") == engine]
+        engines_run = report.get("browsers") or {}
+        groups = ([(identity, [r for r in report["results"] if r.get("browser") == engine])
+                   for engine, identity in engines_run.items()]
+                  if engines_run else [(report.get("browser") or {}, report["results"])])  # one page's report
+        for identity, rows in groups:
             verdicts.record(repository, {**report, "browser": identity, "results": rows}, checked_manifest, current)
     except (OSError, OnnxportError) as exc:
         verdicts.print_warning(f"the verdicts were not recorded in {repository / verdicts.VERDICTS_FILE}: {exc}")
