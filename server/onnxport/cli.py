@@ -7,6 +7,7 @@ import contextlib
 import json
 import signal
 import sys
+import threading
 from pathlib import Path
 
 from onnxport.accuracy.browser_runtimes import CHECKED
@@ -319,6 +320,10 @@ def _check(args) -> int:
     from onnxport.harness import engines
 
     browsers = engines.parse(args.browsers)  # an unknown or missing engine fails before a server starts
+    if args.browser:
+        from onnxport.harness.chromium import executable_path
+
+        executable_path(args.browser)
     with _sigterm_interrupts():
         report = run_check(
             repository=args.repository, url=args.url, models=args.models,
@@ -344,6 +349,9 @@ def _check(args) -> int:
 def _sigterm_interrupts():
     """SIGTERM is a Ctrl-C while a check runs, so the server and browsers it started are stopped and the
     finished rows are kept."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may take signals
+        yield
+        return
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         yield
