@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 ONNXPORT := $(VENV)/bin/onnxport
 LINTED := server tests scripts models
-# The pytest tests that need no demo build, no Chromium and no Ray (tests/conftest.py gives the markers).
+# The pytest tests that need no demo build, no browser and no Ray (tests/conftest.py gives the markers).
 FAST := not (demo or browser or ray or slow)
 
 .PHONY: run test check setup build browsers testdata onnx-testdata clean
@@ -29,7 +29,7 @@ test: setup browsers testdata
 	$(VENV)/bin/lint-imports
 	node_modules/.bin/tsc -p web/lib
 	node --test tests/js/*.mjs
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=25
 
 # The fast loop (under 2 minutes on 2 cores): the same lint, types, contract and node tests, and the
 # pytest tests of $(FAST). Stops at the first step that fails; prints its wall time either way.
