@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { softwareAdapter, threadCeiling, threadsFor } from "../../web/lib/probe.js";
+import { browserName, softwareAdapter, threadCeiling, threadsFor } from "../../web/lib/probe.js";
 
 const WEBKIT = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/60.5 Safari/605.1.15";
 const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0";
@@ -88,4 +88,12 @@ test("a software adapter is known by the flag (on the info or, in older browsers
   assert.equal(softwareAdapter(named({}), true), true);
   assert.equal(softwareAdapter(named({ vendor: "nvidia", architecture: "ampere" }), false), false);
   assert.equal(softwareAdapter(named({ vendor: "intel", architecture: "gen-12lp" }), undefined), false);
+});
+
+test("browserName names the engine: WebKitGTK on desktop Linux, Safari on a Mac or an iPhone", () => {
+  assert.equal(browserName(WEBKIT), "WebKitGTK 60");
+  assert.equal(browserName("Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15"), "Safari 17");
+  assert.equal(browserName("Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1"), "Safari 17");
+  assert.equal(browserName("Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0"), "Firefox 153");
+  assert.equal(browserName("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36"), "Chrome 156");
 });

@@ -134,11 +134,15 @@ export function threadsFor(device) {
 }
 
 // The browser engine and major version from the user agent ("Chrome 131"): headless and
-// headed builds of one version are the same engine.
+// headed builds of one version are the same engine. A Safari-like agent on desktop Linux is
+// WebKitGTK (its MiniBrowser says "Version/60.5 Safari/605.1.15"), not Safari.
 export function browserName(userAgent) {
-  const match = /(?:Headless)?(Chrome|Firefox|Version)\/(\d+)/.exec(userAgent ?? "");
+  const agent = userAgent ?? "";
+  const match = /(?:Headless)?(Chrome|Firefox|Version)\/(\d+)/.exec(agent);
   if (!match) return "unknown browser";
-  return `${match[1] === "Version" ? "Safari" : match[1]} ${match[2]}`;
+  if (match[1] !== "Version") return `${match[1]} ${match[2]}`;
+  const gtk = /\bLinux\b/.test(agent) && !/Android/.test(agent);
+  return `${gtk ? "WebKitGTK" : "Safari"} ${match[2]}`;
 }
 
 // A "kind of device": what decides a runtime's speed and correctness. Benchmarks and
