@@ -12,14 +12,19 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from onnxport import tensor_json
+from onnxport.bench import bench_page
 from onnxport.harness import engines
 
 PROJECT = Path(__file__).resolve().parents[2]
 # What each engine's user agent says about it (WebKit's says Safari, and Chromium's says Safari and AppleWebKit too).
+IRIS_ROW = np.array([[5.1, 3.5, 1.4, 0.2]], np.float32)
 USER_AGENT = {"chromium": "HeadlessChrome/", "firefox": "Firefox/", "webkit": "AppleWebKit/605"}
 
 
@@ -99,3 +104,25 @@ def test_bench_refuses_an_unknown_engine_before_it_starts(tmp_path):
     assert run.returncode == 1
     assert run.stderr.strip().splitlines() == [
         "onnxport: error: unknown browser 'safari'; browsers: chromium, firefox, webkit"]
+
+
+@pytest.mark.slow
+def test_a_bench_step_past_its_time_is_stopped_and_a_fresh_page_runs_it(live_server):
+    """bench_page.run_step watches the page's stages: past its limit it stops with the stage it was at (a step
+    that hangs costs its limit, not the bench), and the page opened again runs the same step. Chromium, iris fp32
+    on wasm: about 10 s."""
+    arg = [["iris"], ["fp32"], ["wasm"], {"iris": tensor_json.encode({"features": IRIS_ROW})}, 3]
+    with engines.open_browser("chromium", webgpu=False) as browser:
+        page = browser.new_page()
+        page.goto(f"{live_server}/")
+        began = time.monotonic()
+        with pytest.raises(bench_page.Stalled) as stopped:
+            bench_page.run_step(page, "chromium", arg, timeout_s=0.5)  # 3 files x 3 starts: seconds
+        took = time.monotonic() - began
+        print(f"stopped after {took:.1f} s: {stopped.value}")
+        assert re.fullmatch(r"chromium: past 0\.5 s, at (loading|iris fp32/as built wasm: .+)", str(stopped.value))
+        assert took < 5
+        page.goto(f"{live_server}/")
+        result = bench_page.run_step(page, "chromium", arg)
+    assert [(r["variant"], r["status"]) for r in result["results"]][0] == ("fp32", "ok")
+    assert {r["status"] for r in result["results"]} == {"ok"} and result["device"]["userAgent"]

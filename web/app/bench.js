@@ -31,7 +31,8 @@ async function start(runtime, record, feeds, { ahead = false } = {}) {
 }
 
 // variants: only these (default: every served one), so `onnxport bench` can time-limit each variant on its own.
-export async function runBench({ models, runtimes, encodedInputs, runs = 20, webgpuRuns = 3, variants = null }) {
+// onProgress(stage) is told each stage as it starts, so a caller can tell a bench that hangs from a slow one.
+export async function runBench({ models, runtimes, encodedInputs, runs = 20, webgpuRuns = 3, variants = null, onProgress = () => {} }) {
   const [built, device] = await Promise.all([client.manifest(), probe()]);
   const results = [];
   for (const name of models) {
@@ -48,13 +49,20 @@ export async function runBench({ models, runtimes, encodedInputs, runs = 20, web
           results.push({ ...base, status: "skipped", reason: cannot });
           continue;
         }
+        const stage = (what) => onProgress(`${name} ${variant}/${form ?? "as built"} ${runtime}: ${what}`);
         try {
           await clearCache();
+          stage("cold start");
           const cold = await start(runtime, record, feeds);
+          stage("cached start");
           const cached = await start(runtime, record, feeds);
           const samples = [];
           const count = row?.gpu ? webgpuRuns : runs;
-          for (let i = 0; i < count; i++) samples.push((await cached.session.run(feeds)).runMs);
+          for (let i = 0; i < count; i++) {
+            stage(`warm run ${i + 1} of ${count}`);
+            samples.push((await cached.session.run(feeds)).runMs);
+          }
+          stage("prepared start");
           const startedAhead = await start(runtime, record, feeds, { ahead: true });
           results.push({
             ...base, status: "ok", threads: cached.session.info.threads,

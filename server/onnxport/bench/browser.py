@@ -11,21 +11,13 @@ from typing import Any, Callable
 import numpy as np
 
 from onnxport import tensor_json
-from onnxport.bench import engine_speed
+from onnxport.bench import bench_page, engine_speed
 from onnxport.harness import engines
 
-# One variant of a model in one runtime: the variant and each of its forms, each with a cold, a cached and a prepared
-# start and the warm runs. minilm on a software WebGPU adapter takes minutes a form; a page that hangs must not hold
-# the bench forever.
-STEP_TIMEOUT_S = 1800.0
 PROFILE_TIMEOUT_S = 600.0
 # The engine the others are compared with, and whose section is the report's `browser` (the performance page's).
 REFERENCE = "chromium"
 
-RUN_BENCH = """async ([models, variants, runtimes, encodedInputs, runs]) => {
-    const { runBench } = await import('/web/app/bench.js');
-    return runBench({ models, variants, runtimes, encodedInputs, runs });
-}"""
 PROFILE = """async ([model, encodedInputs]) => {
     const { profileOperators } = await import('/web/app/bench.js');
     return profileOperators({ model, variant: 'fp32', runtime: 'wasm-1t', encodedInputs });
@@ -55,7 +47,7 @@ def browser_bench(base_url: str, browsers: list[str], executable: str | None, va
                     for variant in served:  # a step each: a page that hangs costs one step, not the bench
                         for runtime in runtimes:
                             say(f"browser {engine} {opened.version}, {runtime}: {name} {variant}")
-                            step = _step(page, base_url, name, variant, runtime, encoded[name], runs)
+                            step = _step(page, base_url, section, name, variant, runtime, encoded[name], runs)
                             section["device"] = section["device"] or step.get("device")
                             section["results"].extend(step["results"])
                 if engine == reference and "wasm-1t" in runtimes:
@@ -77,14 +69,20 @@ def browser_bench(base_url: str, browsers: list[str], executable: str | None, va
     return sections
 
 
-def _step(page: engines.Page, base_url: str, name: str, variant: str, runtime: str, encoded: dict,
-          runs: int) -> dict[str, Any]:
-    """runBench for one variant in one runtime; a page error or a step past its limit is one `error` row (the
-    variant as built) saying so."""
-    try:
-        return page.evaluate(RUN_BENCH, [[name], [variant], [runtime], {name: encoded}, runs],
-                             timeout_s=STEP_TIMEOUT_S)
-    except engines.EngineError as exc:
-        page.goto(f"{base_url}/")  # a fresh page: work left running there would slow the next steps
-        return {"device": None, "results": [{"model": name, "variant": variant, "form": None, "runtime": runtime,
-                                             "status": "error", "reason": str(exc)}]}
+def _step(page: engines.Page, base_url: str, section: dict[str, Any], name: str, variant: str, runtime: str,
+          encoded: dict, runs: int) -> dict[str, Any]:
+    """runBench for one variant in one runtime. A step that stalls is run once more on a fresh page and said in the
+    section's `stalls`; a page error, or a second stall, is one `error` row (the variant as built) saying so."""
+    arg = [[name], [variant], [runtime], {name: encoded}, runs]
+    error = ""
+    for then in ("run again", "gave up"):
+        try:
+            return bench_page.run_step(page, section["engine"], arg)
+        except engines.EngineError as exc:
+            error = str(exc)
+            page.goto(f"{base_url}/")  # a fresh page: its workers and whatever hung in them are gone
+            if not isinstance(exc, bench_page.Stalled):
+                break  # the page's own error: it would say it again
+            section.setdefault("stalls", []).append(f"{name} {variant} {runtime}: {exc}; {then}")
+    return {"device": None, "results": [{"model": name, "variant": variant, "form": None, "runtime": runtime,
+                                         "status": "error", "reason": error}]}
