@@ -80,7 +80,7 @@ def test_a_broken_fp32_artifact_fails_the_source_row(check_cli, repository_copy,
             row = result(report, "digits", variant, "wasm")
             assert (row["status"], row["basis"]) == ("fail", "budget"), (variant, row.get("reason"))
             assert row["reason"].startswith("top-1 agreement with fp32 "), row["reason"]
-    failing = [line for line in out.splitlines() if re.match(r"digits\s+fp32\s+-\s+source\s+fail\b", line)]
+    failing = [line for line in out.splitlines() if re.match(r"-\s+digits\s+fp32\s+-\s+source\s+fail\b", line)]
     assert len(failing) == 1 and "logits" in failing[0]
 
 
