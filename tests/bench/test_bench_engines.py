@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from onnxport import tensor_json
-from onnxport.bench import bench_page
+from onnxport.bench import bench_page, bench_report
 from onnxport.harness import engines
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -126,3 +126,25 @@ def test_a_bench_step_past_its_time_is_stopped_and_a_fresh_page_runs_it(live_ser
         result = bench_page.run_step(page, "chromium", arg)
     assert [(r["variant"], r["status"]) for r in result["results"]][0] == ("fp32", "ok")
     assert {r["status"] for r in result["results"]} == {"ok"} and result["device"]["userAgent"]
+
+
+def test_the_text_report_names_each_engine_its_adapter_and_its_stalls():
+    """engine_lines on a report's sections: an old report (only `browser`) reads as Chromium's."""
+    firefox = {"engine": "firefox", "version": "153.8.0", "threads": 2, "results": [],
+               "device": {"userAgent": "Mozilla/5.0 Firefox/153.0", "hardwareConcurrency": 2,
+                          "crossOriginIsolated": True, "shaderF16": True,
+                          "adapter": {"vendor": "", "architecture": "", "device": "", "fallback": True}},
+               "stalls": ["minilm fp16 wasm: firefox: no progress for 300 s at minilm fp16/as built wasm: cached "
+                          "start, bytes, runtime and session; run again"]}
+    webkit = {"engine": "webkit", "version": None, "threads": None, "results": [], "device": None,
+              "error": "webkit: start MiniBrowser: no answer within 90 s"}
+    lines = bench_report.engine_lines({"browsers": {"firefox": firefox, "webkit": webkit}})
+    assert lines == [
+        "browser firefox 153.8.0: 2 threads on wasm (hardwareConcurrency 2, isolated yes); "
+        "WebGPU: software adapter, shader-f16",
+        "  Mozilla/5.0 Firefox/153.0",
+        f"  stalled: {firefox['stalls'][0]}",
+        "browser webkit ?: - threads on wasm (hardwareConcurrency -, isolated no); WebGPU: none (not probed); "
+        "stopped: webkit: start MiniBrowser: no answer within 90 s"]
+    old = bench_report.engine_lines({"browser": {**firefox, "engine": "chromium", "stalls": []}})
+    assert old[0].startswith("browser chromium 153.8.0: 2 threads")

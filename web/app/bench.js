@@ -15,12 +15,18 @@ function summarize(samples) {
 // ahead: the runtime is started before the clock starts, as on a page that called
 // client.startAhead() when it opened (its own start is still init_ms). The report calls that start
 // `prepared` (docs/manifest.md).
-async function start(runtime, record, feeds, { ahead = false } = {}) {
+// stage(what) is told each part as it begins, so a start that never answers says which part hung.
+async function start(runtime, record, feeds, { ahead = false, stage = () => {} } = {}) {
   // A fresh worker each time: session creation and the WebAssembly start-up are part of a start.
   dropWorker(`bench-${runtime}`);
-  if (ahead) await client.startRuntime(runtime, { worker: `bench-${runtime}` });
+  if (ahead) {
+    stage("the runtime started ahead");
+    await client.startRuntime(runtime, { worker: `bench-${runtime}` });
+  }
+  stage("bytes, runtime and session");
   const began = performance.now();
   const { session, source, stages } = await client.session(record, runtime, { worker: `bench-${runtime}` });
+  stage("first run");
   const first = await session.run(feeds);
   // Stages: the runtime's start (init) runs beside reading the bytes (load = download or cache
   // read, plus verify); ready is when both are done; then create and the first run.
@@ -52,18 +58,15 @@ export async function runBench({ models, runtimes, encodedInputs, runs = 20, web
         const stage = (what) => onProgress(`${name} ${variant}/${form ?? "as built"} ${runtime}: ${what}`);
         try {
           await clearCache();
-          stage("cold start");
-          const cold = await start(runtime, record, feeds);
-          stage("cached start");
-          const cached = await start(runtime, record, feeds);
+          const cold = await start(runtime, record, feeds, { stage: (part) => stage(`cold start, ${part}`) });
+          const cached = await start(runtime, record, feeds, { stage: (part) => stage(`cached start, ${part}`) });
           const samples = [];
           const count = row?.gpu ? webgpuRuns : runs;
           for (let i = 0; i < count; i++) {
             stage(`warm run ${i + 1} of ${count}`);
             samples.push((await cached.session.run(feeds)).runMs);
           }
-          stage("prepared start");
-          const startedAhead = await start(runtime, record, feeds, { ahead: true });
+          const startedAhead = await start(runtime, record, feeds, { ahead: true, stage: (part) => stage(`prepared start, ${part}`) });
           results.push({
             ...base, status: "ok", threads: cached.session.info.threads,
             cold: cold.timing, cached: { ...cached.timing, source: cached.source },

@@ -185,6 +185,7 @@ def engine_lines(report: dict[str, Any]) -> list[str]:
         lines.append(line)
         if device.get("userAgent"):
             lines.append(f"  {device['userAgent']}")
+        lines.extend(f"  stalled: {stall}" for stall in section.get("stalls", []))
     return lines
 
 
