@@ -1,4 +1,4 @@
-"""The browser part of the bench: web/app/bench.js in each browser engine (harness/engines.py), one after another.
+"""The browser part of the bench: web/app/bench.js in each browser engine (harness/engines.py), step by step in turn.
 
 Each engine's section keeps its identity (engine, version, the page's probe, the threads its sessions used) beside
 its rows, so engines compare on the same model, variant, form and runtime measured in the same run.
@@ -6,6 +6,7 @@ its rows, so engines compare on the same model, variant, form and runtime measur
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable
 
 import numpy as np
@@ -28,36 +29,52 @@ def browser_bench(base_url: str, browsers: list[str], executable: str | None, va
                   runtimes: list[str], inputs: dict[str, dict[str, np.ndarray]], runs: int,
                   say: Callable[[str], None] = print) -> dict[str, dict[str, Any]]:
     """engine -> its section: `engine`, `version`, `device`, `threads`, `results` (and `error` when the engine could
-    not start or its page broke: the engines after it still run); beside Chromium, each other engine's `speed`
-    against it. The reference engine's section (the first engine when Chromium is not measured) also has
-    `profiles` (fp32, one thread) when wasm-1t is measured."""
+    not start or its page broke: the others go on); beside Chromium, each other engine's `speed` against it. The
+    reference engine's section (the first engine when Chromium is not measured) also has `profiles` (fp32, one
+    thread) when wasm-1t is measured.
+
+    The engines are open together and each step (one variant in one runtime) runs in each of them in turn: on a
+    shared machine, load that comes and goes then falls on every engine alike. One engine after the other, a
+    busier quarter of an hour made Chromium's minilm runs 4.9 times slower in one run than in the run before,
+    and Firefox's ratio to it went from 2.05 to 0.41."""
     encoded = {name: tensor_json.encode(feeds) for name, feeds in inputs.items()}
     reference = REFERENCE if REFERENCE in browsers else browsers[0]
-    sections = {}
-    for engine in browsers:
-        section: dict[str, Any] = {"engine": engine, "version": None, "device": None, "threads": None, "results": []}
-        sections[engine] = section
-        try:
-            with engines.open_browser(engine, webgpu="webgpu" in runtimes,
-                                      executable_path=executable if engine == "chromium" else None) as opened:
-                section["version"] = opened.version
-                page = opened.new_page()
-                page.goto(f"{base_url}/")
-                for name, served in variants.items():
-                    for variant in served:  # a step each: a page that hangs costs one step, not the bench
-                        for runtime in runtimes:
-                            say(f"browser {engine} {opened.version}, {runtime}: {name} {variant}")
-                            step = _step(page, base_url, section, name, variant, runtime, encoded[name], runs)
-                            section["device"] = section["device"] or step.get("device")
-                            section["results"].extend(step["results"])
-                if engine == reference and "wasm-1t" in runtimes:
-                    # One thread on both sides, so kernel times compare like for like.
-                    section["profiles"] = {name: page.evaluate(PROFILE, [name, encoded[name]],
-                                                               timeout_s=PROFILE_TIMEOUT_S) for name in variants}
-                page.close()
-        except engines.EngineError as exc:  # the engine's start or its page: named, and the next engine goes on
-            section["error"] = str(exc)
-            say(f"browser {engine}: {exc}")
+    sections = {engine: {"engine": engine, "version": None, "device": None, "threads": None, "results": []}
+                for engine in browsers}
+    with contextlib.ExitStack() as stack:
+        pages: dict[str, engines.Page] = {}
+        for engine in browsers:
+            try:
+                opened = stack.enter_context(engines.open_browser(
+                    engine, webgpu="webgpu" in runtimes, executable_path=executable if engine == "chromium" else None))
+                sections[engine]["version"] = opened.version
+                pages[engine] = opened.new_page()
+                pages[engine].goto(f"{base_url}/")
+            except engines.EngineError as exc:  # named in its section; the other engines go on
+                _stopped(sections[engine], exc, say)
+                pages.pop(engine, None)
+        for name, served in variants.items():
+            for variant in served:  # a step each: a page that hangs costs one step, not the bench
+                for runtime in runtimes:
+                    for engine in list(pages):
+                        section = sections[engine]
+                        say(f"browser {engine} {section['version']}, {runtime}: {name} {variant}")
+                        try:
+                            step = _step(pages[engine], base_url, section, name, variant, runtime, encoded[name], runs)
+                        except engines.EngineError as exc:  # its page could not be opened again
+                            _stopped(section, exc, say)
+                            del pages[engine]
+                            continue
+                        section["device"] = section["device"] or step.get("device")
+                        section["results"].extend(step["results"])
+        if reference in pages and "wasm-1t" in runtimes:
+            try:  # one thread on both sides, so kernel times compare like for like
+                sections[reference]["profiles"] = {
+                    name: pages[reference].evaluate(PROFILE, [name, encoded[name]], timeout_s=PROFILE_TIMEOUT_S)
+                    for name in variants}
+            except engines.EngineError as exc:
+                _stopped(sections[reference], exc, say)
+    for engine, section in sections.items():
         for row in section["results"]:
             row["browser"] = engine
         section["threads"] = max((r["threads"] for r in section["results"]
@@ -67,6 +84,11 @@ def browser_bench(base_url: str, browsers: list[str], executable: str | None, va
             if engine != REFERENCE:
                 section["speed"] = engine_speed.against(section, sections[REFERENCE])
     return sections
+
+
+def _stopped(section: dict[str, Any], exc: Exception, say: Callable[[str], None]) -> None:
+    section["error"] = str(exc)
+    say(f"browser {section['engine']}: {exc}")
 
 
 def _step(page: engines.Page, base_url: str, section: dict[str, Any], name: str, variant: str, runtime: str,
