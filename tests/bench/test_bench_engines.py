@@ -8,6 +8,7 @@ Chromium's rows would run again for each).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -20,6 +21,7 @@ import pytest
 
 from onnxport import tensor_json
 from onnxport.bench import bench_page, bench_report
+from onnxport.bench.engine_threads import EngineThread
 from onnxport.harness import engines
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -151,3 +153,19 @@ def test_the_text_report_names_each_engine_its_adapter_and_its_stalls():
         "stopped: webkit: start MiniBrowser: no answer within 90 s"]
     old = bench_report.engine_lines({"browser": {**firefox, "engine": "chromium", "stalls": []}})
     assert old[0].startswith("browser chromium 153.8.0: 2 threads")
+
+
+@pytest.mark.slow
+def test_chromium_and_firefox_are_open_at_once_each_in_its_thread():
+    """The bench keeps every engine open and runs each step in each in turn; Playwright refuses a second Playwright
+    in one thread ("using Playwright Sync API inside the asyncio loop"), so each engine has its own. About 15 s."""
+    for needed in ("chromium", "firefox"):
+        if not engines.executable(needed):
+            pytest.skip(f"{needed} is not installed here (make browsers installs it)")
+    with contextlib.ExitStack() as stack:
+        opened = [stack.enter_context(contextlib.closing(EngineThread(engine, webgpu=False)))
+                  for engine in ("chromium", "firefox")]
+        for _ in range(2):  # in turn, twice: each page answers while the other engine is open
+            agents = [engine.page.evaluate("async (n) => [n + 1, navigator.userAgent]", 41) for engine in opened]
+            assert [a[0] for a in agents] == [42, 42]
+            assert "HeadlessChrome/" in agents[0][1] and "Firefox/" in agents[1][1]

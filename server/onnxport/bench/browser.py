@@ -13,6 +13,7 @@ import numpy as np
 
 from onnxport import tensor_json
 from onnxport.bench import bench_page, engine_speed
+from onnxport.bench.engine_threads import EngineThread
 from onnxport.harness import engines
 
 PROFILE_TIMEOUT_S = 600.0
@@ -43,16 +44,15 @@ def browser_bench(base_url: str, browsers: list[str], executable: str | None, va
                 for engine in browsers}
     with contextlib.ExitStack() as stack:
         pages: dict[str, engines.Page] = {}
-        for engine in browsers:
+        for engine in browsers:  # each in a thread of its own (engine_threads.py: one Playwright per thread)
             try:
-                opened = stack.enter_context(engines.open_browser(
-                    engine, webgpu="webgpu" in runtimes, executable_path=executable if engine == "chromium" else None))
+                opened = stack.enter_context(contextlib.closing(EngineThread(
+                    engine, webgpu="webgpu" in runtimes, executable_path=executable if engine == "chromium" else None)))
                 sections[engine]["version"] = opened.version
-                pages[engine] = opened.new_page()
-                pages[engine].goto(f"{base_url}/")
+                opened.page.goto(f"{base_url}/")
+                pages[engine] = opened.page
             except engines.EngineError as exc:  # named in its section; the other engines go on
                 _stopped(sections[engine], exc, say)
-                pages.pop(engine, None)
         for name, served in variants.items():
             for variant in served:  # a step each: a page that hangs costs one step, not the bench
                 for runtime in runtimes:
