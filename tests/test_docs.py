@@ -270,7 +270,7 @@ def _onnxport(*args: object, timeout: float = 600) -> None:
 def test_every_key_of_a_check_report_and_of_conformance_json_is_documented(repository_copy, tmp_path):
     """iris (the smallest demo) in every browser runtime: about 20 s in headless Chromium."""
     repository = repository_copy(models=["iris"])
-    _onnxport("--repository", repository, "check", "iris", "--json", tmp_path / "report.json")
+    _onnxport("--repository", repository, "check", "iris", "--browsers", "chromium", "--json", tmp_path / "report.json")
     report = json.loads((tmp_path / "report.json").read_text())
     assert {r["runtime"] for r in report["results"]} >= {"source", "wasm"}
     assert_documented(report, "the `onnxport check` report", REPORT, REPORT_MAPS)
