@@ -1,9 +1,10 @@
 """One step of the browser bench in a page: web/app/bench.js's runBench, started in the page and watched from here.
 
 The page says each stage as it starts (a start, a warm run), so a step that stops moving is told from a slow one.
-Firefox ESR stopped moving mid-step twice in six benches here (iris fp32 on wasm, a step of 5 s, sat still for
-10 minutes before it was stopped), and never in a loop of the same calls over 120 files: a rare hang, not a slow
-engine, so a stuck step is run once more on a fresh page (bench/browser.py).
+Firefox ESR stopped moving mid-step in 4 of 11 benches here, 5 times, always on `wasm` (2 threads): before this
+watch, a step of seconds sat still for 10 and 20 minutes until the bench was stopped; since, each was at a cached
+start (once located further: reading the bytes, starting the runtime, creating the session) and passed when run
+again on a fresh page (bench/browser.py). A loop of the same calls over 120 iris files never stopped.
 """
 
 from __future__ import annotations
