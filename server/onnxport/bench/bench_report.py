@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from onnxport.bench import engine_speed
-from onnxport.bench.engine_speed import SPEED_FLOOR_MS, sections
+from onnxport.bench.engine_speed import sections
+from onnxport.harness.speed_ratio import SPEED_FLOOR_MS
 from onnxport.text_tables import human_bytes, table
 
 

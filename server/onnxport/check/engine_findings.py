@@ -8,11 +8,11 @@ numbers differ with the adapter by design, so there only the status is compared.
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from typing import Any
 
 from onnxport.accuracy.browser_runtimes import WASM
+from onnxport.harness import speed_ratio
 
 # Statuses that say nothing about the arithmetic: a row the engine could not or did not run.
 NOT_RUN = ("skipped", "unsupported")
@@ -60,29 +60,15 @@ def compare(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return findings
 
 
-# Rows faster than this in the first engine are timer noise (iris runs in 0.2 ms), not a speed.
-SPEED_FLOOR_MS = 5.0
-
-
 def speed(results: list[dict[str, Any]], engines: list[str]) -> dict[str, dict[str, Any]]:
     """Each engine's warm run time against the first engine's on the same rows (same page, same run), per
-    runtime: the median ratio over rows both passed and the first took at least SPEED_FLOOR_MS on."""
+    runtime, over rows both passed (harness/speed_ratio.py: the rule the bench's figures follow too)."""
     if len(engines) < 2:
         return {}
-    first = engines[0]
-    warm: dict[tuple[str, tuple[str, str, str, str]], float] = {}
+    warm: dict[str, dict[speed_ratio.Key, float]] = defaultdict(dict)
     for row in results:
         ms = (row.get("timings") or {}).get("warm_run_ms")
         if row.get("browser") and row["status"] == "pass" and isinstance(ms, (int, float)):
-            warm[(row["browser"], _key(row))] = ms
-    out: dict[str, dict[str, Any]] = {}
-    for engine in engines[1:]:
-        by_runtime: dict[str, list[float]] = defaultdict(list)
-        for (who, key), ms in warm.items():
-            base = warm.get((first, key))
-            if who == engine and base is not None and base >= SPEED_FLOOR_MS:
-                by_runtime[key[3]].append(ms / base)
-        out[engine] = {"against": first, "runtimes": {
-            runtime: {"median_ratio": round(statistics.median(ratios), 2), "rows": len(ratios)}
-            for runtime, ratios in sorted(by_runtime.items())}}
-    return out
+            warm[row["browser"]][_key(row)] = ms
+    first = engines[0]
+    return {engine: speed_ratio.against(first, warm[engine], warm[first]) for engine in engines[1:]}
