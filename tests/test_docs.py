@@ -280,11 +280,9 @@ def test_every_key_of_a_check_report_and_of_conformance_json_is_documented(repos
 
 
 @pytest.mark.slow
-def test_every_key_of_bench_json_is_documented(repository_copy):
-    """iris, one browser runtime (wasm-1t: it also gives the operator profile), 3 runs: about 20 s."""
-    repository = repository_copy(models=["iris"])
-    _onnxport("--repository", repository, "bench", "iris", "--runs", "3", "--runtimes", "wasm-1t",
-              "--browsers", "chromium")
+def test_every_key_of_bench_json_is_documented(iris_bench):
+    """iris, wasm-1t (it also gives the operator profile) and wasm, 3 runs: the bench the bench tests share."""
+    repository, _, _ = iris_bench
     bench = json.loads((repository / "bench.json").read_text())
     assert bench["models"]["iris"]["operator_profile"] and bench["browser"]["results"]
     assert_documented(bench, "bench.json", BENCH, BENCH_MAPS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import signal
 import sys
 import threading
@@ -320,10 +321,9 @@ def _check(args) -> int:
     from onnxport.harness import engines
 
     browsers = engines.parse(args.browsers)  # an unknown or missing engine fails before a server starts
-    if args.browser:
-        from onnxport.harness.chromium import executable_path
-
-        executable_path(args.browser)
+    _check_chromium_given(args.browser)
+    _check_output("--json", args.json)
+    _check_output("--html", args.html)
     with _sigterm_interrupts():
         report = run_check(
             repository=args.repository, url=args.url, models=args.models,
@@ -343,6 +343,27 @@ def _check(args) -> int:
         print(f"onnxport: check incomplete: {report['incomplete']}{written}", file=sys.stderr)
         return 3
     return 1 if any(r["status"] in FAILING for r in report["results"]) else 0
+
+
+def _check_chromium_given(executable: str | None) -> None:
+    """--browser, when given, names a Chromium that runs: refused before a server starts."""
+    if executable:
+        from onnxport.harness.chromium import executable_path
+
+        executable_path(executable)
+
+
+def _check_output(option: str, path: Path | None) -> None:
+    """A report's file can be written, checked before minutes of measurement rather than after them."""
+    if path is None:
+        return
+    folder = path.parent
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a folder; expected a file name, e.g. {path / 'report.json'}")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: the folder {folder} does not exist; create it first")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"{option} {path}: not writable here")
 
 
 @contextlib.contextmanager
@@ -368,10 +389,8 @@ def _bench(args) -> int:
         browsers = engines.parse(args.browsers)
         if {"chromium", "firefox"} & set(browsers):
             require("playwright", "bench")
-        if args.browser:
-            from onnxport.harness.chromium import executable_path
-
-            executable_path(args.browser)
+        _check_chromium_given(args.browser)
+    _check_output("--json", args.json)
     from onnxport.bench import bench_report
     from onnxport.bench.bench_run import run_bench, save_latest
 

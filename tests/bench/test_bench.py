@@ -16,21 +16,8 @@ PROJECT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def benched(repository_copy, tmp_path):
-    repository = repository_copy(models=["iris"])
-    report_path = tmp_path / "bench.json"
-    run = subprocess.run(
-        [sys.executable, "-m", "onnxport", "--repository", str(repository), "bench", "iris", "--runs", "3",
-         "--runtimes", "wasm-1t,wasm", "--browsers", "chromium", "--json", str(report_path)],
-        cwd=PROJECT, capture_output=True, text=True, timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    return repository, json.loads(report_path.read_text()), run.stdout
-
-
-def test_bench_measures_every_path_and_keeps_the_latest_in_the_repository(benched):
-    repository, report, printed = benched
+def test_bench_measures_every_path_and_keeps_the_latest_in_the_repository(iris_bench):
+    repository, report, printed = iris_bench
     assert report["schema"] == "onnxport.bench" and report["machine"]["cores"] >= 1
     iris = report["models"]["iris"]
     for variant, v in iris["variants"].items():
@@ -112,8 +99,8 @@ def tooltip_figure(lines: list[str], series: str, unit: str) -> float:
     return found[0]
 
 
-def test_the_performance_page_charts_the_latest_bench(benched, serve_repository, open_tab):
-    repository, report, _ = benched
+def test_the_performance_page_charts_the_latest_bench(iris_bench, serve_repository, open_tab):
+    repository, report, _ = iris_bench
     tab = open_tab("#/performance", base_url=serve_repository(repository))
     for testid in ("latency-chart-iris", "throughput-chart-iris", "size-chart"):
         expect(tab.page.locator(f"[data-testid={testid}] canvas")).to_have_count(1)
@@ -132,9 +119,9 @@ def test_the_performance_page_charts_the_latest_bench(benched, serve_repository,
     assert tab.console_errors == []
 
 
-def test_a_chart_shows_the_bench_figures_on_hover(benched, serve_repository, open_tab):
+def test_a_chart_shows_the_bench_figures_on_hover(iris_bench, serve_repository, open_tab):
     """Hover the iris fp32 "native all" latency bar and the fp32 size bar: the tooltips print the bench's figures."""
-    repository, report, _ = benched
+    repository, report, _ = iris_bench
     fp32 = report["models"]["iris"]["variants"]["fp32"]
     tab = open_tab("#/performance", base_url=serve_repository(repository))
     expect(tab.page.locator("[data-testid=size-chart] canvas")).to_have_count(1)

@@ -67,3 +67,23 @@ def test_a_relative_repository_is_the_callers(check_cli, repository_copy, tmp_pa
     monkeypatch.setattr(runner, "running_server", functools.partial(process.running_server, timeout=15))
     code, out, err = check_cli("--repository", repository.name, "check", "iris", "--runtimes", "wasm")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("command", ["check", "bench"])
+@pytest.mark.parametrize("where, says", [
+    ("missing/report.json", "the folder {tmp}/missing does not exist; create it first"),
+    (".", "is a folder; expected a file name, e.g. {tmp}/report.json"),
+], ids=["no-folder", "a-folder"])
+def test_a_report_file_that_cannot_be_written_is_refused_before_any_work(run_cli, assert_one_line_error, tmp_path,
+                                                                          monkeypatch, command, where, says):
+    """Found before minutes of measurement, not after them (a traceback once, past a check's last row)."""
+    monkeypatch.setattr(runner, "running_server", lambda *a, **k: pytest.fail("a server started"))
+    from onnxport.bench import bench_run
+
+    monkeypatch.setattr(bench_run, "run_bench", lambda *a, **k: pytest.fail("a bench started"))
+    path = tmp_path / where if where != "." else tmp_path
+    code, out, err = run_cli("--repository", tmp_path / "repository", command, "--json", path, "--runtimes", "wasm",
+                             "--browsers", "chromium")
+    assert code == 2
+    assert_one_line_error(err, f"--json {path}: " + says.format(tmp=tmp_path))
+    assert out == ""

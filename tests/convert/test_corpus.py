@@ -1,11 +1,11 @@
-"""The third-party corpus: every model still imports the way tests/data/corpus.json recorded it.
+"""The third-party corpus: every model still imports the way tests/data/corpus_table.json recorded it.
 
 The 16 real models of tests/data/third-party/ (`make testdata`, scripts/fetch_third_party.py) are
-imported into a temporary repository by the function scripts/corpus.py records the table with
-(onnxport/harness/corpus.py's import_model: `onnxport import DIR --name NAME --task TASK --quiet` in a
-subprocess, two at a time, with the task the table recorded), and each variant is compared with its
-recorded row. When a difference is intended (a converter got better, or worse on
-purpose), re-record with `python scripts/corpus.py --write` and paste its table into docs/measurements.md.
+imported into a temporary repository by the function scripts/corpus_table.py records the table with
+(onnxport/harness/corpus.py's import_model: `onnxport import DIR --name NAME --task TASK --forms none
+--quiet` in a subprocess, two at a time, with the task the table recorded), and each variant is compared
+with its recorded row. When a difference is intended (a converter got better, or worse on purpose),
+re-record with `python scripts/corpus_table.py --write` and paste its table into docs/measurements.md.
 """
 
 from __future__ import annotations
@@ -81,10 +81,10 @@ RESOURCES = corpus.CORPUS / "import_resources.json"  # beside the corpus, which 
 
 @pytest.fixture(scope="session")
 def corpus_import(request, tmp_path_factory):
-    """corpus_import(name) -> the model's row, as scripts/corpus.py records it.
+    """corpus_import(name) -> the model's row, as scripts/corpus_table.py records it.
 
     The imports the session's selected tests need start at once, JOBS at a time, the biggest graphs
-    first (as scripts/corpus.py orders them: their fallback searches take longest), so the
+    first (as scripts/corpus_table.py orders them: their fallback searches take longest), so the
     slowest import never starts last.
     """
     repository = tmp_path_factory.mktemp("corpus")
