@@ -7,7 +7,8 @@ import { storage } from "./helpers/memory-storage.mjs";
 
 const { benchRow, byCost, cost, MIN_GAIN, prior, startsSooner } = await import("../../web/lib/cost.js");
 const { runtime } = await import("../../web/lib/runtimes.js");
-const { recordMeasured, recordRun } = await import("../../web/lib/speeds.js");
+const { recordDownload, recordMeasured, recordRun } = await import("../../web/lib/speeds.js");
+const { RANK_BYTES_PER_MS } = await import("../../web/lib/cost.js");
 
 const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
 const SOFTWARE_GPU = { vendor: "google", architecture: "swiftshader", device: "", description: "", fallback: true };
@@ -54,16 +55,29 @@ test("a row from before sha256 names its file by model, variant, form and bytes"
   assert.equal(benchRow(bench([old]), DEVICE, step({ record: { ...RECORD, bytes: 1 } })), null);
 });
 
-test("nothing measured: the runtime's prior times native, plus the download", () => {
+test("nothing measured: the runtime's prior times native; the download's time is unknown, its bytes still weigh", () => {
   const c = cost(step(), DEVICE, NOT_CACHED);
   const { factor, overheadMs } = runtime("wasm").prior;
   assert.equal(c.run.ms, 10 * factor + overheadMs);
   assert.match(c.run.source, /^prior: native 10\.000 ms at build time/);
   assert.equal(c.run.measured, false);
-  assert.equal(c.downloadMs, 1000); // 1.25 MB at the assumed 10 Mbit/s
-  assert.equal(c.ms, c.run.ms + 1000);
+  assert.equal(c.downloadMs, null, "no bandwidth measured here: no download time");
+  assert.equal(c.net.source, "no download from https://s measured in this browser yet");
+  assert.equal(c.ms, c.run.ms + 1.25e6 / RANK_BYTES_PER_MS, "the order still weighs the bytes");
   assert.equal(c.start, null, "a start is never guessed");
   assert.equal(cost(step(), DEVICE, { ...NOT_CACHED, cached: new Set(["https://s/artifacts/a.onnx"]) }).downloadMs, 0);
+});
+
+test("a download measured from the file's origin gives its time; another origin's does not", () => {
+  recordDownload("https://other.example/repository/x.onnx", 4e6, 10);
+  assert.equal(cost(step(), DEVICE, NOT_CACHED).downloadMs, null, "a CDN's bandwidth says nothing of this server's");
+  recordDownload("https://s/repository/artifacts/b.onnx", 2.5e6, 50); // 50 kB/ms
+  const c = cost(step(), DEVICE, NOT_CACHED);
+  assert.equal(c.downloadMs, 25);
+  assert.equal(c.ms, c.run.ms + 25);
+  assert.match(c.net.source, /^48 MB\/s, measured here on 2\.4 MB from https:\/\/s$/);
+  recordDownload("https://s/repository/artifacts/small.onnx", 100e3, 1000); // latency, not bandwidth
+  assert.equal(cost(step(), DEVICE, NOT_CACHED).downloadMs, 25, "a small file's download is not a measurement");
 });
 
 test("the bench's row gives both sums: the warm run, and creation + first run + warm run", () => {
@@ -95,7 +109,7 @@ test("a software adapter: its own prior, and late until measured", () => {
 });
 
 test("steps: late ones last, then by expected time", () => {
-  const steps = [{ n: 1, late: true, expectedMs: 1 }, { n: 2, late: false, expectedMs: 9 }, { n: 3, late: false, expectedMs: 2 }];
+  const steps = [{ n: 1, late: true, rankMs: 1 }, { n: 2, late: false, rankMs: 9 }, { n: 3, late: false, rankMs: 2 }];
   assert.deepEqual(steps.sort(byCost).map((s) => s.n), [3, 2, 1]);
 });
 

@@ -7,7 +7,7 @@ import { storage } from "./helpers/memory-storage.mjs";
 
 const { buildPlan } = await import("../../web/lib/plan.js");
 const { deviceKind } = await import("../../web/lib/probe.js");
-const { recordRun } = await import("../../web/lib/speeds.js");
+const { recordDownload, recordRun } = await import("../../web/lib/speeds.js");
 const { runtime } = await import("../../web/lib/runtimes.js");
 const { remember } = await import("../../web/lib/verdicts.js");
 const { rememberTrial } = await import("../../web/lib/threads.js");
@@ -70,7 +70,28 @@ test("a real GPU ranks before WebAssembly by the priors", () => {
 test("on a cold start, a 4x smaller variant within budget beats a slightly faster large one", () => {
   const { steps } = plan(device(null));
   assert.equal(steps[0].variant, "int8-dynamic", steps.map((s) => `${s.variant}: ${s.why}`).join("\n"));
-  assert.match(steps[0].why, /to download 19\.1 MB/);
+  assert.match(steps[0].why, /19\.1 MB to download, time unknown \(no download from https:\/\/s measured in this browser yet\)/);
+  assert.equal(steps[0].expectedMs, null, "no estimate without a measured bandwidth");
+});
+
+test("download estimates use the bandwidth measured on this browser's own downloads, never a guess", () => {
+  // What a page on localhost showed before: "+ 114785 ms to download 21.9 MB", from Chromium's network estimate.
+  globalThis.navigator ??= /** @type {any} */ ({});
+  const saved = Object.getOwnPropertyDescriptor(globalThis.navigator, "connection");
+  Object.defineProperty(globalThis.navigator, "connection", { value: { downlink: 1.6 }, configurable: true });
+  try {
+    for (const step of plan(device(null)).steps.filter((s) => s.runtime !== "server")) {
+      assert.doesNotMatch(step.why, /ms to download/, step.why);
+      assert.match(step.why, /MB to download, time unknown/, step.why);
+    }
+    recordDownload("https://s/artifacts/fp16.onnx", 40e6, 400); // 100 kB per ms, as localhost gives
+    const measured = plan(device(null)).steps[0];
+    assert.match(measured.why, /200 ms to download 19\.1 MB \(at 95 MB\/s, measured here on 38\.1 MB from https:\/\/s\)/);
+    assert.ok(Math.abs(measured.expectedMs - (measured.runMs + 200)) < 1e-9, `${measured.expectedMs}`);
+  } finally {
+    if (saved) Object.defineProperty(globalThis.navigator, "connection", saved);
+    else delete globalThis.navigator.connection;
+  }
 });
 
 test("once everything is cached, the fastest run wins", () => {

@@ -11,7 +11,6 @@ import { buildPlan } from "./plan.js";
 import { probe } from "./probe.js";
 import { inBrowser, PINNABLE, runtime as runtimeRow } from "./runtimes.js";
 import { openSession, SessionError, startRuntime } from "./session.js";
-import { recordDownload } from "./speeds.js";
 import { decodeTensors } from "./tensors.js";
 import { decide, rememberTrial, trialRuns } from "./threads.js";
 import { remember, remembered } from "./verdicts.js";
@@ -44,7 +43,8 @@ import { dropAllWorkers, dropIdleWorker } from "./workers.js";
  * @property {{key: string, threads: number}|null} [trial] WebAssembly's page threads, to be measured against
  *   this step's one thread on this load (threads.js)
  * @property {string|null} [threadsWhy] the part of `why` that says why this many threads
- * @property {number} [expectedMs]
+ * @property {number|null} [expectedMs] the expected warm run plus the download: null while the download's time is
+ *   unknown (no download from the file's origin measured in this browser yet; `why` says so)
  */
 /**
  * A load plan: the steps load() tries in order, and what was left out and why.
@@ -242,7 +242,6 @@ export class Client {
     const starting = startRuntime(options);
     starting.catch(() => {}); // awaited below, after the bytes; a failure is reported there
     const loaded = await loadArtifact(this.fileUrl(record.file), record, onProgress);
-    if (loaded.source === "network") recordDownload(record.bytes, loaded.networkMs);
     const loadMs = performance.now() - started;
     const { initMs } = await starting;
     const readyMs = performance.now() - started;

@@ -9,7 +9,10 @@
 //      development machine, minilm, not measured for this model or device).
 // cost(step) sums them two ways:
 //   ms     the expected warm run, plus the download when the file is not cached: what the plan ranks
-//          runtimes and variants by;
+//          runtimes and variants by. The download is the file's bytes over the bandwidth this browser
+//          measured on its own downloads from the file's origin (speeds.js); before one is measured its
+//          time is unknown (downloadMs null, and the plan says so), and the order alone weighs its bytes
+//          at RANK_BYTES_PER_MS, so that a cold start still prefers a 4x smaller variant within budget;
 //   start  session creation, the first run and a warm run, from one source (null when unmeasured):
 //          what decides between the files of one variant on one runtime, whose downloads and warm
 //          runs are alike (a form is the same model saved so a session starts sooner). A form is
@@ -20,6 +23,9 @@
 import { deviceKind } from "./probe.js";
 import { runtime as runtimeRow, RUNTIMES } from "./runtimes.js";
 import { allSpeeds, bandwidth, ownSpeed } from "./speeds.js";
+
+// 10 Mbit/s: how an unmeasured download weighs in the plan's order. Never shown as an estimate.
+export const RANK_BYTES_PER_MS = 1250;
 
 // A form must start more than 10% sooner than the variant as built (a bench run's noise is about
 // 5% here): a near tie keeps the file every other check ran.
@@ -109,23 +115,26 @@ function start(own, row) {
 /**
  * What a step costs here. step: {model, variant, form, record (its file, forms.js fileRecord),
  * runtime (as pinned: wasm), key (as run: wasm or wasm-1t)}; context: {bench, cached: Set of URLs, fileUrl(file)}.
- * Returns {ms, run, start, downloadMs, cached, net, late, software (softwareReason)}.
+ * Returns {ms (the order's figure), run, start, downloadMs (null: unknown), cached, net (speeds.js bandwidth),
+ * late, software (softwareReason)}.
  */
 export function cost(step, device, context) {
   const own = ownSpeed(step.record.sha256, step.key);
   const row = benchRow(context.bench, device, step);
   const run = warmRun(step, device, own, row);
-  const cached = Boolean(context.cached?.has(context.fileUrl(step.record.file)));
-  const net = bandwidth();
-  const downloadMs = cached ? 0 : step.record.bytes / net.bytesPerMs;
+  const url = context.fileUrl(step.record.file);
+  const cached = Boolean(context.cached?.has(url));
+  const net = bandwidth(url);
+  const downloadMs = cached ? 0 : net.bytesPerMs ? step.record.bytes / net.bytesPerMs : null;
   const software = softwareReason(step.runtime, device);
   const late = software !== null && !run.measured;
-  return { ms: run.ms + downloadMs, run, start: start(own, row), downloadMs, cached, net, late, software };
+  const ms = run.ms + (downloadMs ?? step.record.bytes / RANK_BYTES_PER_MS);
+  return { ms, run, start: start(own, row), downloadMs, cached, net, late, software };
 }
 
-/** The plan's order of steps: a software adapter's unmeasured steps last, then by expected time. */
+/** The plan's order of steps: a software adapter's unmeasured steps last, then by cost().ms. */
 export function byCost(a, b) {
-  return Number(a.late) - Number(b.late) || a.expectedMs - b.expectedMs;
+  return Number(a.late) - Number(b.late) || a.rankMs - b.rankMs;
 }
 
 /** Whether a file starts sooner than the variant as built, by enough, measured alike (cost().start). */

@@ -5,7 +5,10 @@
 // URL named by that sha256, so a cache hit is trusted (docs/browser-library.md: threat model). A hit still gets a
 // cheap check against damage (a cut-short or altered entry): its length, and the sha256 of a
 // sample of its bytes recorded when it was stored, instead of re-hashing tens of megabytes.
+// Each network download is timed, and its bandwidth remembered for its origin: the plan's download
+// estimates use that figure and no other (speeds.js).
 import { fetchFailed } from "./cors.js";
+import { recordDownload } from "./speeds.js";
 
 const CACHE = "onnxport-artifacts-v2";
 const OLD_CACHES = ["onnxport-artifacts-v1"]; // entries without a sample hash: dropped, not re-hashed
@@ -47,6 +50,7 @@ export async function loadArtifact(url, record, onProgress = () => {}) {
   const started = performance.now();
   const bytes = await download(url, record.bytes, onProgress);
   const networkMs = performance.now() - started;
+  recordDownload(url, bytes.byteLength, networkMs);
   const digest = await sha256(bytes);
   const verifyMs = performance.now() - started - networkMs;
   if (digest !== record.sha256) {

@@ -89,12 +89,21 @@ function candidate(model, variant, runtime, device, context) {
   const c = cost({ ...step, form, record: file }, device, context);
   const why = [
     `${formatMs(c.run.ms)} per run (${c.run.source})`,
-    c.cached ? "cached" : `${formatMs(c.downloadMs)} to download ${(file.bytes / 1024 ** 2).toFixed(1)} MB (${c.net.source})`,
+    downloadWhy(file, c),
     ...(formWhy ? [formWhy] : []),
     ...(c.late ? [c.software] : []),
     ...(threadsWhy ? [threadsWhy] : []),
   ].join(" + ");
-  return { runtime, key, variant, form, threads, trial, threadsWhy, expectedMs: c.ms, runMs: c.run.ms, downloadMs: c.downloadMs, measured: c.run.measured, late: c.late, why };
+  const expectedMs = c.downloadMs === null ? null : c.ms;
+  return { runtime, key, variant, form, threads, trial, threadsWhy, expectedMs, rankMs: c.ms, runMs: c.run.ms, downloadMs: c.downloadMs, measured: c.run.measured, late: c.late, why };
+}
+
+// The download in words: its time only from a bandwidth measured here, else "time unknown" and why.
+function downloadWhy(file, c) {
+  if (c.cached) return "cached";
+  const size = `${(file.bytes / 1024 ** 2).toFixed(1)} MB`;
+  if (c.downloadMs === null) return `${size} to download, time unknown (${c.net.source})`;
+  return `${formatMs(c.downloadMs)} to download ${size} (at ${c.net.source})`;
 }
 
 // {form, why}: the variant's file to load on the step's runtime key. A form only where it is both

@@ -1,11 +1,14 @@
 // What this browser measured, remembered across visits: each file's runs on each runtime key and
-// the network's bandwidth. cost.js ranks by them first.
-import { readJson, updateJson } from "./store.js";
+// the bandwidth of its downloads from each origin. cost.js ranks by them first.
+import { forget, readJson, updateJson } from "./store.js";
 
 const SPEEDS = "onnxport-speeds-v2"; // {"sha256|runtime": {warm_ms, first_ms, create_ms, runs}}
-const BANDWIDTH = "onnxport-bandwidth-v1"; // {bytes_per_ms}
+// {origin: {bytes_per_ms, bytes, ms, at}}: the latest download of a model file from each origin.
+// v1 held one figure for every origin, and none of Chromium's network estimate is kept (below).
+const BANDWIDTH = "onnxport-bandwidth-v2";
 
-const DEFAULT_BYTES_PER_MS = 1250; // 10 Mbit/s, the web's usual planning figure
+// Downloads smaller than this measure the request's latency, not the bandwidth.
+export const MIN_MEASURED_BYTES = 256 * 1024;
 
 export function ownSpeed(sha256, runtime) {
   return readJson(SPEEDS)[`${sha256}|${runtime}`] ?? null;
@@ -38,18 +41,53 @@ export function recordMeasured(sha256, runtime, { warmMs, createMs }) {
   });
 }
 
-export function recordDownload(bytes, ms) {
-  if (bytes < 256 * 1024 || ms <= 0) return; // small files measure latency, not bandwidth
-  updateJson(BANDWIDTH, (b) => { b.bytes_per_ms = bytes / ms; });
+/**
+ * One download of a file from `url`, as downloads.js timed it (request to last byte): remembered as the
+ * bandwidth of the url's origin when the file is large enough to measure one.
+ * @param {string} url @param {number} bytes @param {number} ms
+ */
+export function recordDownload(url, bytes, ms) {
+  if (bytes < MIN_MEASURED_BYTES || !(ms > 0)) return;
+  forget("onnxport-bandwidth-v1");
+  updateJson(BANDWIDTH, (all) => {
+    all[originOf(url)] = { bytes_per_ms: bytes / ms, bytes, ms, at: new Date().toISOString() };
+  });
 }
 
-export function bandwidth() {
-  const measured = readJson(BANDWIDTH).bytes_per_ms;
-  if (measured) return { bytesPerMs: measured, source: "measured here" };
-  // Mbit/s, where the browser says (the Network Information API, Chromium only).
-  const downlink = /** @type {Navigator & {connection?: {downlink?: number}}} */ (globalThis.navigator)?.connection?.downlink;
-  if (downlink) return { bytesPerMs: downlink * 125, source: "the browser's network estimate" };
-  return { bytesPerMs: DEFAULT_BYTES_PER_MS, source: "assumed 10 Mbit/s" };
+/**
+ * The bandwidth of downloads from url's origin, as this browser measured it: {bytesPerMs, source}, bytesPerMs
+ * null when none was measured. No guess stands in for it: Chromium's navigator.connection.downlink ignores
+ * local traffic and said 1.6 Mbit/s on localhost ("+ 114785 ms to download 21.9 MB"), and a fixed figure
+ * is as wrong on a LAN as on a phone.
+ * @param {string} url
+ * @returns {{bytesPerMs: number|null, source: string}}
+ */
+export function bandwidth(url) {
+  const origin = originOf(url);
+  const measured = readJson(BANDWIDTH)[origin];
+  if (measured?.bytes_per_ms > 0) {
+    const size = (measured.bytes / 1024 ** 2).toFixed(1);
+    return { bytesPerMs: measured.bytes_per_ms, source: `${formatRate(measured.bytes_per_ms)}, measured here on ${size} MB from ${origin}` };
+  }
+  return { bytesPerMs: null, source: `no download from ${origin} measured in this browser yet` };
+}
+
+function originOf(url) {
+  try {
+    return new URL(url, globalThis.location?.href).origin;
+  } catch {
+    return String(url);
+  }
+}
+
+/** A bandwidth in bytes per ms, in words: "95 MB/s", "1.2 MB/s", "310 kB/s". */
+export function formatRate(bytesPerMs) {
+  const perSecond = bytesPerMs * 1000;
+  if (perSecond >= 1024 ** 2) {
+    const mb = perSecond / 1024 ** 2;
+    return `${mb >= 10 ? mb.toFixed(0) : mb.toFixed(1)} MB/s`;
+  }
+  return `${(perSecond / 1024).toFixed(0)} kB/s`;
 }
 
 export function formatMs(ms) {
