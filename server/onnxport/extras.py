@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 
 from onnxport.errors import OnnxportError
+from onnxport.install_source import installed_from
 
 # Top-level module -> (extra, what it is): the modules the extras bring that onnxport or its recipes import.
 EXTRAS = {
@@ -37,11 +38,14 @@ def require(module: str, command: str) -> None:
 
 def _hint(module: str, command: str) -> str:
     extra, what = EXTRAS[module]
-    return f"onnxport {command} needs {what}: pip install 'onnxport[{extra}]'"
+    # From the wheel (or folder) onnxport came from: `onnxport[extra]` alone is on no package index.
+    source = installed_from()
+    where = "" if source.known else " (with the path of your onnxport wheel)"
+    return f"onnxport {command} needs {what}: {source.pip_install(extra)}{where}"
 
 
 def missing_extra(error: BaseException, command: str) -> str | None:
-    """`onnxport build needs PyTorch: pip install 'onnxport[pytorch]'` when `error` (or an error it was raised
+    """`onnxport build needs PyTorch: pip install '<wheel>[pytorch]'` when `error` (or an error it was raised
     from) is a ModuleNotFoundError of a module an extra brings; None otherwise."""
     seen = set()
     current: BaseException | None = error

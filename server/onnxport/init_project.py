@@ -9,11 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from onnxport.errors import UsageError
+from onnxport.install_source import Source, installed_from
 
 RECIPE = '''"""example: a scikit-learn classifier, the smallest recipe. Copy this file to add a model: the file name is
 the model's name. `onnxport build` exports it to ONNX, checks the export against scikit-learn, makes its
-variants (fp16, int8) and writes them into ./onnxport-repository. Needs: pip install 'onnxport[sklearn]'
-(a PyTorch model needs 'onnxport[pytorch]' and framework="pytorch")."""
+variants (fp16, int8) and writes them into ./onnxport-repository. Needs onnxport's sklearn extra (the
+README's pip line; a PyTorch model needs the pytorch extra and framework="pytorch")."""
 
 import numpy as np
 
@@ -61,21 +62,44 @@ RECIPE = Recipe(
 )
 '''
 
-README = '''# {name}
+# The template's model: the recipe's file name (models/example.py) is the model's name.
+MODEL = "example"
 
-An onnxport project: recipes in `models/`, the built models in
-`onnxport-repository/` (both relative to this folder; `--repository` or `ONNXPORT_REPOSITORY` moves the latter).
+README = """# {name}
 
-    pip install 'onnxport[sklearn]'           # the template's framework; [pytorch] for PyTorch models
-    onnxport build                            # models/*.py -> onnxport-repository/
-    onnxport import model.onnx --name mine    # or bring an .onnx file (or an ONNX test directory)
-    onnxport serve                            # http://127.0.0.1:8000/: the web app, the V2 API, the files
+An onnxport project: recipes in `models/`, the built models in `onnxport-repository/` (both relative to
+this folder; `--repository` or `ONNXPORT_REPOSITORY` moves the latter).
+{wheel_note}
+```sh
+{pip_sklearn}  # scikit-learn for the template; [pytorch] for PyTorch
+onnxport build  # models/*.py -> onnxport-repository/
+onnxport serve  # http://127.0.0.1:8000/: the web app, the V2 API, the files
+```
 
-Open <http://127.0.0.1:8000/web/examples/index.html> for a page that runs a model in the browser.
-`pip install 'onnxport[browser]'` adds `onnxport check` and `onnxport bench` (they drive Chromium).
-'''
+<http://127.0.0.1:8000/web/examples/index.html?model={model}> runs the template's model in your browser.
+In another terminal, in this folder: a model of your own, and the check in browsers.
 
-FILES = {"README.md": README, "models/example.py": RECIPE}
+```sh
+onnxport import model.onnx --name mine  # an .onnx file of yours (or an ONNX test directory)
+{pip_browser}  # Playwright; the browsers are the system's
+onnxport check  # each served variant in each installed browser, against the server
+```
+
+A page of yours on another origin needs it allowed, e.g. `onnxport serve --cors-origins http://localhost:5173`;
+without it Chromium stops at the library's import (`Failed to fetch dynamically imported module`).
+"""
+
+# When pip recorded no wheel (or it is gone), the commands name install_source.placeholder() and say so.
+WHEEL_NOTE = "\n`{placeholder}` below stands for the onnxport wheel you have: onnxport is on no package index.\n"
+
+FILES = {"README.md": README, f"models/{MODEL}.py": RECIPE}
+
+
+def readme(name: str, source: Source) -> str:
+    """The project's README: its commands name the wheel (or folder) this onnxport was installed from."""
+    return README.format(name=name, model=MODEL, pip_sklearn=source.pip_install("sklearn"),
+                         pip_browser=source.pip_install("browser"),
+                         wheel_note="" if source.known else WHEEL_NOTE.format(placeholder=source.location))
 
 
 def write_project(folder: Path) -> list[Path]:
@@ -87,6 +111,6 @@ def write_project(folder: Path) -> list[Path]:
     for relative, text in FILES.items():
         path = folder / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text.format(name=folder.resolve().name) if relative == "README.md" else text)
+        path.write_text(readme(folder.resolve().name, installed_from()) if relative == "README.md" else text)
         written.append(path)
     return written

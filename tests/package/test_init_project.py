@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
+import tomllib
+from pathlib import Path
 
-from onnxport.init_project import FILES
+from readme_commands import commands, links
+
+from onnxport.init_project import FILES, readme
+from onnxport.install_source import Source, installed_from, placeholder
 from onnxport.recipe import discover, load_recipe
+
+EXTRAS = set(tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+             ["project"]["optional-dependencies"])
 
 
 def test_init_writes_a_project_whose_template_builds(run_cli, tmp_path):
@@ -16,7 +25,16 @@ def test_init_writes_a_project_whose_template_builds(run_cli, tmp_path):
     assert "wrote" in out and str(project) in out
     readme = (project / "README.md").read_text()
     assert readme.startswith("# mine\n") and "onnxport build" in readme and "onnxport serve" in readme
-    assert len(readme.splitlines()) < 20, "the README stays short"
+    assert len(readme.splitlines()) < 30, "the README stays short"
+    # Its commands, in order; the pip lines name what this onnxport was installed from (here, the checkout).
+    source = installed_from()
+    assert commands(readme) == [
+        f"{source.pip_install('sklearn')}  # scikit-learn for the template; [pytorch] for PyTorch",
+        "onnxport build  # models/*.py -> onnxport-repository/",
+        "onnxport serve  # http://127.0.0.1:8000/: the web app, the V2 API, the files",
+        "onnxport import model.onnx --name mine  # an .onnx file of yours (or an ONNX test directory)",
+        f"{source.pip_install('browser')}  # Playwright; the browsers are the system's",
+        "onnxport check  # each served variant in each installed browser, against the server"], readme
     recipes = discover(project / "models")
     assert load_recipe("example", recipes["example"]).name == "example"
     # What the README says to run, with the repository named (the checkout's default is models/.repository).
@@ -27,6 +45,30 @@ def test_init_writes_a_project_whose_template_builds(run_cli, tmp_path):
     entry = json.loads((repository / "manifest.json").read_text())["models"]["example"]
     assert entry["task"] == "classification"
     assert "fp32" in entry["variants"]
+    # The example page it links runs the model the template built (the page's default would be the first served).
+    assert links(readme) == ["http://127.0.0.1:8000/web/examples/index.html?model=example"], links(readme)
+
+
+def test_the_init_readme_names_real_extras_of_a_wheel_not_a_package_index():
+    """onnxport is on no package index: `pip install 'onnxport[sklearn]'` finds nothing. Every extra it names is
+    one of pyproject.toml's; with no wheel recorded, the placeholder is said to be one."""
+    wheel = Source("/home/me/dist/onnxport-0.1.0-py3-none-any.whl")
+    for source in (installed_from(), wheel, Source(placeholder(), known=False)):
+        text = readme("mine", source)
+        assert "onnxport[" not in text, text
+        named = set(re.findall(r"\[([a-z0-9_,-]+)\]", text))
+        assert named and named <= EXTRAS, f"extras not in pyproject.toml: {named - EXTRAS}"
+        pip = [c for c in commands(text) if c.startswith("pip ")]
+        assert len(pip) == 2 and all(f"{source.location}[" in c for c in pip), pip
+        assert (f"`{placeholder()}` below stands for the onnxport wheel you have" in text) == (not source.known)
+    assert commands(readme("mine", wheel))[0].startswith(
+        "pip install '/home/me/dist/onnxport-0.1.0-py3-none-any.whl[sklearn]'  #")
+
+
+def test_the_init_readme_says_what_another_origin_needs():
+    text = readme("mine", installed_from())
+    assert "`onnxport serve --cors-origins http://localhost:5173`" in text
+    assert "`Failed to fetch dynamically imported module`" in text
 
 
 def test_init_refuses_a_folder_with_files(run_cli, tmp_path, assert_one_line_error):
