@@ -35,3 +35,12 @@ class RepositoryError(OnnxportError):
 
 class VariantSkipped(Exception):
     """A variant would not differ from fp32 (nothing to convert or quantize): not an error, a skip."""
+
+
+def one_line(text: str) -> str:
+    """text on one line, whole: its lines joined by spaces, runs of whitespace made one.
+
+    onnxruntime's messages span lines ("ScalesValidation 'Cubic' mode only supports:" then a list of
+    what it supports); keeping the first line cut them mid-sentence, in the manifest and in replies.
+    """
+    return " ".join(text.split())

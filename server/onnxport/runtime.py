@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 import onnxruntime as ort
 
-from onnxport.errors import ModelFileError
+from onnxport.errors import ModelFileError, one_line
 
 Feeds = dict[str, np.ndarray]
 CPU = "CPUExecutionProvider"
@@ -51,7 +51,7 @@ def create_session(
     try:
         return ort.InferenceSession(source, options, providers=list(providers))
     except Exception as exc:  # onnxruntime raises several unrelated types
-        raise ModelFileError(f"{label}: onnxruntime {ort.__version__} cannot load it: {_first_line(exc)}") from exc
+        raise ModelFileError(f"{label}: onnxruntime {ort.__version__} cannot load it: {_message(exc)}") from exc
 
 
 # The optimization levels a build saves a model at, by the names the manifest records (docs/manifest.md, "forms").
@@ -102,7 +102,7 @@ def run_outputs(session: ort.InferenceSession, names: list[str], feeds: Feeds, *
     try:
         return dict(zip(names, session.run(names, feeds, options)))
     except Exception as exc:
-        detail = _first_line(exc)
+        detail = _message(exc)
         raise RunError(f"{label}: onnxruntime failed to run it: {detail}", detail,
                        invalid_argument=type(exc).__name__ == "InvalidArgument",
                        out_of_memory="Failed to allocate memory" in detail or "bad_alloc" in detail) from exc
@@ -139,6 +139,6 @@ def _options() -> ort.SessionOptions:
     return options
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+def _message(exc: BaseException) -> str:
+    """The whole message on one line (errors.one_line): never its first line alone."""
+    return one_line(str(exc)) or type(exc).__name__

@@ -49,7 +49,7 @@ def variant_rows(name: str, entry: dict[str, Any]) -> list[list[str]]:
         max_abs = max((o.get("max_abs", 0.0) for o in vs.get("outputs", {}).values()), default=None)
         status = record["status"] + (f": {record['reason']}" if record.get("reason") else "")
         rows.append([
-            name, variant, human_bytes(record.get("bytes")),
+            name, record.get("label", variant), human_bytes(record.get("bytes")),  # variant_table.label
             f"{record['size_ratio']:.3f}" if "size_ratio" in record else "-",
             f"{max_abs:.2e}" if max_abs is not None else "-",
             metric_text(vs.get("metric")),
@@ -93,7 +93,7 @@ def synthetic_warning(entry: dict[str, Any]) -> str | None:
 def model_list(manifest: dict[str, Any]) -> str:
     rows = []
     for name, entry in sorted(manifest["models"].items()):
-        served = [v for v, r in entry["variants"].items() if r["status"] == "ok"]
+        served = [r.get("label", v) for v, r in entry["variants"].items() if r["status"] == "ok"]
         rows.append([name, entry["kind"], entry["task"], f"opset {entry['opset']}", ", ".join(served)])
     if not rows:
         return "no models (run `onnxport build`)"

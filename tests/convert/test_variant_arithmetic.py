@@ -65,6 +65,8 @@ def test_an_already_int8_model_gets_the_int8_budget_under_every_name_it_is_store
         assert record["judged_on"] == "real", name
         assert "ai.onnx/MatMulInteger" in record["operator_types"], name
     assert {stored["fp32"]["precision"], stored["fp16"]["precision"]} == {"fp32", "fp16"}  # the names' intent stays
+    # Shown as what they are (variant_table.label): the original, and its fp16 conversion, both int8 inside.
+    assert (stored["fp32"]["label"], stored["fp16"]["label"]) == ("original (int8)", "fp16 (int8)")
     for name in ("int8-dynamic", "int8-static"):
         assert variants[name] == {"precision": "int8", "status": "skipped",
                                   "reason": "already quantized: 2 quantized operators"}, name

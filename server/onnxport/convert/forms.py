@@ -28,7 +28,7 @@ import onnxruntime as ort
 from onnxport import runtime
 from onnxport.accuracy import browser_runtimes, budgets, measure
 from onnxport.convert import lower_precision, reference
-from onnxport.errors import ModelFileError
+from onnxport.errors import ModelFileError, one_line
 from onnxport.recipe import Feeds
 from onnxport.repository.store import Transaction
 
@@ -125,5 +125,5 @@ def _fused(data: bytes, transformer: dict[str, Any]) -> tuple[bytes, dict[str, i
 
 
 def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else ""
+    """The whole message on one line (errors.one_line): its first line alone ended mid-sentence."""
+    return one_line(str(exc))

@@ -50,6 +50,8 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
         record = variant_maker.make_variant(prepared, name, fp32_run, transaction, fp32_bytes, reference_feeds)
         if "bytes" in record:
             record["size_ratio"] = round(record["bytes"] / fp32_size, 4)
+        if "arithmetic" in record:  # a file was measured: what people are shown for it
+            record["label"] = variant_table.label(name, record["arithmetic"])
         entry["variants"][name] = record
     step("golden data")
     entry["golden"] = _stage_golden(prepared, transaction)

@@ -17,6 +17,7 @@ import onnx.version_converter
 from onnx import helper, numpy_helper
 
 from onnxport.convert import graph as graph_names
+from onnxport.errors import one_line
 
 # Weight inputs that onnxruntime's dynamic quantizer looks up in the node's own graph only
 # (ConvInteger.add_bias, LSTMQuant); MatMul and Gather weights it finds in outer graphs too.
@@ -253,5 +254,5 @@ def _optimized(model: onnx.ModelProto, tmp: Path) -> onnx.ModelProto:
 
 
 def _first_line(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}"[:160].rstrip(": ")
+    """The error's type and whole message on one line: a cut one ended mid-sentence."""
+    return f"{type(exc).__name__}: {one_line(str(exc))}".rstrip(": ")

@@ -18,12 +18,12 @@ import onnx
 from onnxport import runtime
 from onnxport.accuracy import budgets, measure
 from onnxport.accuracy.tolerance import Tolerance
-from onnxport.convert import fallback, forms, lower_precision, node_errors, reference
+from onnxport.convert import fallback, forms, fp16_refusals, lower_precision, node_errors, reference
 from onnxport.convert.arithmetic import arithmetic, operator_types
 from onnxport.convert.export import serialize
 from onnxport.convert.graph import all_nodes
 from onnxport.convert.prepared import Prepared
-from onnxport.errors import ModelFileError
+from onnxport.errors import ModelFileError, one_line
 from onnxport.recipe import Feeds
 from onnxport.repository import variant_table
 from onnxport.repository.store import Transaction
@@ -43,6 +43,7 @@ class _Attempt:
     arithmetic: str  # what the file computes (arithmetic.py): its budget's key
     budget: Tolerance
     fallback: dict[str, Any] | None = None
+    learned: tuple[str, ...] = ()  # nodes kept in float because onnxruntime refused the file without (fp16_refusals.py)
 
 
 # An int8 variant must be at least this many times smaller than fp32 to be served: a smaller file
@@ -137,36 +138,54 @@ def make_variant(
 
 def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp32_bytes: bytes,
              keep_float: tuple[str, ...]) -> _Attempt | dict[str, Any]:
-    """The variant converted with keep_float kept in float, or the record of why there is none."""
+    """The variant converted with keep_float kept in float, or the record of why there is none.
+
+    An fp16 file onnxruntime refuses is made again with what its error names kept in float
+    (fp16_refusals.py), up to fp16_refusals.MAX_TRIES times; settings' `refusals` say what was kept and why.
+    """
     precision = variant_table.variant(name).precision
-    try:
-        model, settings = _convert(prepared, name, keep_float)
-    except lower_precision.VariantSkipped as skipped:
-        return {"precision": precision, "status": "skipped", "reason": str(skipped)}
-    except Exception as exc:  # a converter crash costs this variant, not the whole build
-        if name == "fp32":
-            raise
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        return {"precision": precision, "status": "rejected",
-                "reason": f"conversion failed: {type(exc).__name__}: {first}"}
-    data = fp32_bytes if name == "fp32" else serialize(model)
-    if precision in MIN_SHRINK and len(data) * MIN_SHRINK[precision] > len(fp32_bytes):
-        return {"precision": precision, "status": "skipped",
-                "reason": _not_smaller(precision, len(data), len(fp32_bytes))}
-    try:
-        session, outputs = (fp32_run if name == "fp32"
-                            else run_all(data, prepared.golden_inputs, f"{prepared.name} {name}"))
-    except ModelFileError as exc:
-        if name == "fp32":
-            raise
-        return {"precision": precision, "status": "rejected", "reason": str(exc)}
+    refusals: list[dict[str, Any]] = []
+    valid: set[str] | None = None  # the names keep_float accepts, read at the first refusal
+    while True:
+        try:
+            model, settings = _convert(prepared, name, keep_float)
+        except lower_precision.VariantSkipped as skipped:
+            return {"precision": precision, "status": "skipped", "reason": str(skipped) + fp16_refusals.note(refusals)}
+        except Exception as exc:  # a converter crash costs this variant, not the whole build
+            if name == "fp32":
+                raise
+            return {"precision": precision, "status": "rejected",
+                    "reason": f"conversion failed: {type(exc).__name__}: {one_line(str(exc))}"}
+        data = fp32_bytes if name == "fp32" else serialize(model)
+        if precision in MIN_SHRINK and len(data) * MIN_SHRINK[precision] > len(fp32_bytes):
+            return {"precision": precision, "status": "skipped",
+                    "reason": _not_smaller(precision, len(data), len(fp32_bytes)) + fp16_refusals.note(refusals)}
+        try:
+            session, outputs = (fp32_run if name == "fp32"
+                                else run_all(data, prepared.golden_inputs, f"{prepared.name} {name}"))
+            break
+        except ModelFileError as exc:
+            if name == "fp32":
+                raise
+            more: set[str] = set()
+            if name == "fp16" and len(refusals) < fp16_refusals.MAX_TRIES:
+                valid = valid if valid is not None else fp16_refusals.node_names(prepared.fp32)
+                more = fp16_refusals.keep_more(model, settings, str(exc), valid)
+            if not more:
+                return {"precision": precision, "status": "rejected", "reason": str(exc) + fp16_refusals.note(refusals)}
+            refusals.append({"kept": sorted(more), "error": str(exc)})
+            keep_float = (*keep_float, *sorted(more))
+            del model, data  # the refused file is released before the next is made
+    if refusals:
+        settings["refusals"] = refusals
     vs_fp32 = measure.against(fp32_run[1], outputs, prepared.task, prepared.metric_output)
     computes = arithmetic(model)
     budget = budgets.budget(computes)
     # Served within less than the budget: other runtimes' results are judged by the budget itself.
     reason = measure.verdict(computes, budgets.serving_budget(computes), prepared.task, vs_fp32,
                              bound=budgets.SERVING_BOUND)
-    return _Attempt(model, settings, data, session, outputs, vs_fp32, reason, computes, budget)
+    learned = tuple(node for refusal in refusals for node in refusal["kept"])
+    return _Attempt(model, settings, data, session, outputs, vs_fp32, reason, computes, budget, learned=learned)
 
 
 def _static_skip(prepared: Prepared) -> str:
@@ -201,7 +220,8 @@ def _rescue(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp
         return first
 
     def attempt(kept: tuple[str, ...]) -> tuple[_Attempt | None, str | None]:
-        made = _attempt(prepared, name, fp32_run, fp32_bytes, kept)
+        # What onnxruntime's refusals taught the first attempt stays kept in every try.
+        made = _attempt(prepared, name, fp32_run, fp32_bytes, (*first.learned, *kept))
         if isinstance(made, dict):
             return None, made["reason"]
         return made, made.reason
@@ -230,6 +250,8 @@ def _rescue(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp
                              f"{MIN_SHRINK[precision]}x smaller than fp32")
         return first
     found.best.fallback = found.record(first.reason or "")
+    if "refusals" in first.settings:  # the tries kept them from the start, and were never refused
+        found.best.settings["refusals"], found.best.learned = first.settings["refusals"], first.learned
     return found.best
 
 

@@ -173,6 +173,14 @@ class Reference(TypedDict):
     golden_set: Count
 
 
+@with_config(STRICT)
+class Refusal(TypedDict):
+    """An fp16 file onnxruntime would not load or run (convert/fp16_refusals.py): its whole error, and
+    the nodes the next conversion kept in float for it."""
+    kept: list[str]
+    error: str
+
+
 class Settings(TypedDict, total=False):
     """What made the variant (convert/lower_precision.py): fp16 conversion or int8 quantization."""
     tool: str
@@ -190,6 +198,7 @@ class Settings(TypedDict, total=False):
     kept_float: list[str]
     op_types: list[str]
     extra_options: dict[str, Any]
+    refusals: list[Refusal]  # fp16: what onnxruntime refused, and what was kept in float for it
 
 
 @with_config(STRICT)
@@ -264,6 +273,9 @@ class Forms(TypedDict, total=False):
 @with_config(STRICT)
 class _Measured(TypedDict):
     precision: Precision
+    # What people are shown (variant_table.label): the name, or "original (int8)" for an already-quantized
+    # model's `fp32`. Absent in repositories built before it: read the variant's name.
+    label: NotRequired[str]
     file: ArtifactPath
     sha256: Sha256
     bytes: Count

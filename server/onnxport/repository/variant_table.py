@@ -53,6 +53,17 @@ def variant(name: str) -> Variant:
     return _BY_NAME[name]
 
 
+def label(name: str, arithmetic: str | None) -> str:
+    """What people are shown for a variant: its name, unless its file computes another arithmetic
+    than the name says. An already-quantized model imported as it is has one variant under the key
+    `fp32` (the V2 API's version, its URLs, the browser's choice all use it), yet it is no fp32 model:
+    it is shown as "original (int8)"; an fp16 conversion of it as "fp16 (int8)". arithmetic: the
+    record's (convert/arithmetic.py), None for a variant with no file."""
+    if arithmetic is None or name not in _BY_NAME or arithmetic == variant(name).precision:
+        return name
+    return f"original ({arithmetic})" if name == "fp32" else f"{name} ({arithmetic})"
+
+
 def order(name: str) -> int:
     """Reading position of a variant; unknown names sort last."""
     return NAMES.index(name) if name in _BY_NAME else len(NAMES)

@@ -32,7 +32,7 @@ export function modelPage(model) {
     table(["variant", "precision", "size", "× fp32", "max abs vs fp32", "metric vs fp32", "native ms", "status"],
       variants(model).map(([name, v]) => ({
         attributes: { class: v.status === "ok" ? "" : "rejected" },
-        cells: [name, v.precision, bytes(v.bytes), v.size_ratio?.toFixed(3) ?? "-",
+        cells: [v.label ?? name, v.arithmetic ?? v.precision, bytes(v.bytes), v.size_ratio?.toFixed(3) ?? "-",
           maxAbs(v.vs_fp32), metricText(v.vs_fp32?.metric), v.speed?.native_ms?.toFixed(3) ?? "-",
           statusText(v)],
       }))),

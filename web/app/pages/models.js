@@ -9,7 +9,7 @@ export function modelsPage(manifest) {
     syntheticNote(model),
     table(["variant", "precision", "size", "vs fp32", "status"], variants(model).map(([name, v]) => ({
       attributes: { class: v.status === "ok" ? "" : "rejected", "data-variant": name },
-      cells: [name, v.precision, bytes(v.bytes), metricText(v.vs_fp32?.metric), statusText(v)],
+      cells: [v.label ?? name, v.arithmetic ?? v.precision, bytes(v.bytes), metricText(v.vs_fp32?.metric), statusText(v)],
     }))),
     el("p", {}, el("a", { class: "button", href: `#/play/${model.name}`, text: "Open in the playground" }))));
   if (!cards.length) return [el("p", { text: "No models yet: run `onnxport build`." })];

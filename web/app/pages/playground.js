@@ -224,7 +224,7 @@ function pinControls(model, pin, verify) {
   const select = (label, testid, options, value) => el("select", { "aria-label": label, "data-testid": testid },
     options.map(([v, text]) => el("option", { value: v, text, selected: value === v })));
   const runtime = select("runtime", "pin-runtime", [["", "auto"], ...RUNTIMES.map((r) => [r, r])], pin.runtime);
-  const variant = select("variant", "pin-variant", [["", "auto"], ...served(model).map((v) => [v, v])], pin.variant);
+  const variant = select("variant", "pin-variant", [["", "auto"], ...served(model).map((v) => [v, model.variants[v].label ?? v])], pin.variant);
   const verification = select("verification", "pin-verify", VERIFY_MODES.map((m) => [m, m]), verify);
   const apply = () => {
     const query = new URLSearchParams();
