@@ -139,3 +139,24 @@ def test_what_is_kept_next_goes_from_the_named_node_to_its_parameters_to_its_nei
     assert fp16_refusals.keep_more(fp16, settings, named, valid) and fp16_refusals.keep_more(
         fp16, settings, named, valid) <= valid
     assert fp16_refusals.keep_more(fp16, settings, "out of memory", valid) == set()  # names nothing: no retry
+
+
+def test_parameters_computed_from_values_kept_in_fp32_are_kept_too():
+    """A ViT's positional grid resized to the input's: the scales are the input's size (kept in fp32 by
+    the integer rule, `ratio`) over the grid's, concatenated with constant ones in fp16 (`scales`)."""
+    r = rng(1)
+    model = make_model(
+        [helper.make_node("Conv", ["x", "w"], ["f"], pads=[1, 1, 1, 1], name="conv"),
+         helper.make_node("Shape", ["f"], ["shape"], start=2, name="shape"),
+         helper.make_node("Cast", ["shape"], ["size"], to=onnx.TensorProto.FLOAT, name="size"),
+         helper.make_node("Div", ["size", "grid"], ["ratio"], name="ratio"),
+         helper.make_node("Concat", ["ones", "ratio"], ["scales"], axis=0, name="scales"),
+         helper.make_node("Resize", ["pos", "", "scales"], ["pos_big"], mode="cubic", name="resize"),
+         helper.make_node("Add", ["f", "pos_big"], ["y"], name="add")],
+        {"w": r.normal(size=(8, 3, 3, 3)).astype(np.float32), "grid": np.array([4, 4], np.float32),
+         "ones": np.array([1, 1], np.float32), "pos": r.normal(size=(1, 8, 4, 4)).astype(np.float32)},
+        [tensor("x", 1, 3, "h", "w")], [tensor("y", 1, 8, "h", "w")])
+    fp16, settings = make_fp16(model, [{"x": r.normal(size=(1, 3, 16, 16)).astype(np.float32)}])
+    assert "ratio" in settings["blocked_nodes"] and "scales" not in settings["blocked_nodes"]
+    message = "FAIL : upsamplebase.h:579 ScalesValidation refused in the Resize operator"
+    assert fp16_refusals.keep_more(fp16, settings, message, fp16_refusals.node_names(model)) == {"scales"}

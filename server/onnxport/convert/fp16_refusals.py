@@ -9,8 +9,9 @@ operator (`in the Resize operator`); no list of such operators is kept here, the
 
 What is kept next (keep_more), in this order, the first step that adds a node:
   1. the named nodes (every node of a named operator), unless they are kept in float already;
-  2. the nodes computing their inputs from constants alone (their parameters: onnxruntime folds
-     them at load, so fp16 saves no time there, and its rounding is what the kernel refused);
+  2. the nodes computing their parameters in fp16: inputs computed from constants and from values
+     kept in fp32 alone (a Resize's scales from constants, which onnxruntime folds at load, or from a
+     size kept in fp32); fp16 saves next to nothing there, and its rounding is what a kernel refuses;
   3. their neighbours: the nodes producing their inputs and reading their outputs.
 The build converts again after each step, at most MAX_TRIES times (variant_maker._attempt).
 """
@@ -92,40 +93,42 @@ def keep_more(variant: onnx.ModelProto, settings: dict, message: str, valid: set
     step1 = {t.name for t in targets if not kept(t)}
     if step1:
         return step1
-    constant = _constant_values(variant)
-    step2 = {n.name for t in targets for n in _upstream(t, producer, constant) if n.name in valid and not kept(n)}
+    parameters = _parameters(nodes, kept, variant)
+    step2 = {n.name for t in targets for n in _upstream(t, producer, parameters, kept) if n.name in valid}
     if step2:
         return step2
     return {n.name for t in targets for n in neighbours(t) if not kept(n)}
 
 
-def _constant_values(model: onnx.ModelProto) -> set[str]:
-    """Values computed from initializers and Constants alone, in every graph (nodes holding a
-    subgraph count as not constant: their bodies may read anything)."""
-    constant = {i.name for g in graphs(model.graph) for i in g.initializer}
+def _parameters(nodes: list[onnx.NodeProto], kept, model: onnx.ModelProto) -> set[str]:
+    """Values computed from constants and from values the variant holds in fp32 (kept nodes' outputs)
+    alone: a node's parameters (a Resize's scales from a size kept in fp32 for being an integer, or from
+    constants, which onnxruntime folds at load). A node holding a subgraph and not kept is not followed."""
+    values = {i.name for g in graphs(model.graph) for i in g.initializer}
+    values |= {v for n in nodes if kept(n) for v in n.output if v}
     changed = True
     while changed:
         changed = False
-        for node in all_nodes(model.graph):
-            if any(True for _ in subgraphs(node)) or not node.output or node.output[0] in constant:
+        for node in nodes:
+            if not node.output or node.output[0] in values or any(True for _ in subgraphs(node)):
                 continue
-            if all(not v or v in constant for v in node.input):
-                constant.update(v for v in node.output if v)
+            if all(not v or v in values for v in node.input):
+                values.update(v for v in node.output if v)
                 changed = True
-    return constant
+    return values
 
 
-def _upstream(node: onnx.NodeProto, producer: dict[str, onnx.NodeProto], constant: set[str]) -> list[onnx.NodeProto]:
-    """The nodes computing `node`'s constant inputs, all the way up."""
-    found, todo, seen = [], [v for v in node.input if v in constant], set()
+def _upstream(node: onnx.NodeProto, producer: dict[str, onnx.NodeProto], parameters: set[str],
+              kept) -> list[onnx.NodeProto]:
+    """The nodes in fp16 computing `node`'s parameters, up to the nodes kept in fp32 or the constants."""
+    found, todo, seen = [], [v for v in node.input if v in parameters], set()
     while todo:
-        value = todo.pop()
-        source = producer.get(value)
-        if source is None or id(source) in seen:
+        source = producer.get(todo.pop())
+        if source is None or id(source) in seen or kept(source):
             continue
         seen.add(id(source))
         found.append(source)
-        todo += [v for v in source.input if v in constant]
+        todo += [v for v in source.input if v in parameters]
     return found
 
 
