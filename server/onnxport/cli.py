@@ -44,8 +44,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-FORMS_HELP = ("optimized forms to make of each served variant, for browsers to start sooner: a comma-separated "
-              "list of ort, basic, fused, or all (default), or none (each form costs about the variant's size)")
+FORMS_HELP = ("optimized forms of each served variant, for browsers to start sooner (each costs about the "
+              "variant's size on disk): auto (default: each form kept only if onnxruntime starts it at least 10%% "
+              "and 5 ms sooner than the variant as built), all, none, or a comma-separated list of ort, basic, "
+              "fused (kept whatever they gain)")
+QUIET_HELP = "print nothing but errors: no progress bars, no tables, no warnings (`onnxport info NAME` has it all)"
+# An imported model's one line for people (the manifest's `description`, shown by info and the pages).
+DESCRIPTION_MAX = 200
 
 
 def _forms(text: str) -> tuple[str, ...]:
@@ -60,7 +65,7 @@ def _forms(text: str) -> tuple[str, ...]:
 def _parser() -> argparse.ArgumentParser:
     from onnxport.convert.export import DEFAULT_OPSET
     from onnxport.recipe import TASKS, default_recipes_dir
-    from onnxport.repository.variant_table import FORMS
+    from onnxport.repository.variant_table import AUTO
 
     parser = argparse.ArgumentParser(prog="onnxport",
                                      description="Export once, run anywhere: build, serve and check ONNX models.")
@@ -79,8 +84,8 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--opset", type=int, default=DEFAULT_OPSET,
                        help=f"ONNX opset to export to (default {DEFAULT_OPSET})")
     build.add_argument("--force", action="store_true", help="rebuild even when the recipe is unchanged")
-    build.add_argument("--quiet", action="store_true", help="no progress bars")
-    build.add_argument("--forms", type=_forms, default=FORMS, metavar="LIST", help=FORMS_HELP)
+    build.add_argument("--quiet", action="store_true", help=QUIET_HELP)
+    build.add_argument("--forms", type=_forms, default=AUTO, metavar="LIST", help=FORMS_HELP)
     build.add_argument("--replace", action="store_true", help="replace imported models that have a recipe's name")
     build.set_defaults(handler=_build)
 
@@ -106,8 +111,11 @@ def _parser() -> argparse.ArgumentParser:
                           "manifest's `pipeline`, docs/manifest.md); checked against the model and --asset files")
     imp.add_argument("--asset", type=Path, action="append", default=[], metavar="FILE", dest="assets",
                      help="a file published beside the model under its file name, e.g. tokenizer.json (repeatable)")
-    imp.add_argument("--quiet", action="store_true")
-    imp.add_argument("--forms", type=_forms, default=FORMS, metavar="LIST", help=FORMS_HELP)
+    imp.add_argument("--description", default=None, metavar="TEXT",
+                     help=f"one line for people, shown by `onnxport info` and the web app (at most {DESCRIPTION_MAX} "
+                          "characters; default: 'Imported from FILE')")
+    imp.add_argument("--quiet", action="store_true", help=QUIET_HELP)
+    imp.add_argument("--forms", type=_forms, default=AUTO, metavar="LIST", help=FORMS_HELP)
     imp.add_argument("--max-nodes", default=None, metavar="N",
                      help="most nodes (subgraphs included) the model may have; a bigger one is refused before any "
                           "work (default 50000, or the import_max_nodes setting)")
@@ -226,17 +234,25 @@ def _build(args) -> int:
     from onnxport.repository.names import check_recipe_targets
     from onnxport.repository.store import Repository
 
-    # Before any recipe runs: a recipe must not silently take an imported model's place.
+    _readable("--recipes", args.recipes, "folder")
+    # Before any recipe runs: every name is a recipe, and a recipe must not silently take an imported model's place.
     recipes = discover(args.recipes)
-    check_recipe_targets(Repository(args.repository).read_manifest(),
-                         [n for n in args.models or recipes if n in recipes], args.replace)
+    unknown = [n for n in args.models if n not in recipes]
+    if unknown:
+        raise UsageError(f"unknown model {', '.join(map(repr, unknown))}; recipes in {args.recipes}: "
+                         f"{', '.join(recipes) or 'none'}")
+    check_recipe_targets(Repository(args.repository).read_manifest(), args.models or list(recipes), args.replace)
     outcomes = build_recipes(args.models, Repository(args.repository), args.recipes, args.opset,
                              force=args.force, show_progress=not args.quiet, forms=args.forms)
-    print(text_tables.build_summary(outcomes))
+    if not args.quiet:
+        print(text_tables.build_summary(outcomes))
+        print("\n" + text_tables.disk_use([o.entry for o in outcomes], "build"))
     return 0
 
 
 def _import(args) -> int:
+    import dataclasses
+
     from onnxport import text_tables
     from onnxport.convert.builder import build_prepared
     from onnxport.convert.importer import import_key, prepare_import
@@ -244,22 +260,74 @@ def _import(args) -> int:
     from onnxport.repository.store import Repository
 
     check_name(args.name, "--name")  # before any work: the name becomes paths and URLs
-    key = import_key(args.path, args.task, args.metric_output, args.calibration, args.forms, args.inputs,
-                     args.pipeline, tuple(args.assets))
+    _readable("", args.path, "file or folder")
+    for option, path in (("--inputs", args.inputs), ("--calibration", args.calibration),
+                         ("--pipeline", args.pipeline), *(("--asset", a) for a in args.assets)):
+        if path is not None:
+            _readable(option, path, "file or folder" if option in ("--inputs", "--calibration") else "file")
+    description = _description(args.description)
+    key = _with_description(import_key(args.path, args.task, args.metric_output, args.calibration, args.forms,
+                                       args.inputs, args.pipeline, tuple(args.assets)), description)
     check_import_target(Repository(args.repository).read_manifest(), args.name, key, args.replace)
     max_nodes, time_limit = _import_limits(args)
-    outcome = build_prepared(
-        Repository(args.repository), args.name, key,
-        lambda step: prepare_import(args.path, args.name, args.task, args.metric_output, key, step, args.calibration,
-                                    args.forms, args.inputs, args.pipeline, tuple(args.assets), max_nodes),
-        show_progress=not args.quiet, time_limit=time_limit,
-        limit_option="--time-limit, setting import_time_limit",
-    )
+
+    def prepare(step):
+        prepared = prepare_import(args.path, args.name, args.task, args.metric_output, key, step, args.calibration,
+                                  args.forms, args.inputs, args.pipeline, tuple(args.assets), max_nodes)
+        return dataclasses.replace(prepared, description=description) if description else prepared
+
+    outcome = build_prepared(Repository(args.repository), args.name, key, prepare, show_progress=not args.quiet,
+                             time_limit=time_limit, limit_option="--time-limit, setting import_time_limit")
+    if args.quiet:
+        return 0
     print(text_tables.build_summary([outcome]))
+    print("\n" + text_tables.disk_use([outcome.entry], "import ..."))
     warning = text_tables.synthetic_warning(outcome.entry)
     if warning:
         print(warning, file=sys.stderr)
     return 0
+
+
+def _description(text: str | None) -> str | None:
+    """--description: one line of at most DESCRIPTION_MAX characters, printable; a bad one exits 2 naming it."""
+    if text is None:
+        return None
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    if not text.strip():
+        raise UsageError("--description is empty; expected one line for people, e.g. 'Saliency map of a photo'")
+    if any(not c.isprintable() for c in text):
+        bad = next(c for c in text if not c.isprintable())
+        raise UsageError(f"--description {shown!r}: has {bad!r}, which is not printable; expected one line of "
+                         "text")
+    if len(text.strip()) > DESCRIPTION_MAX:
+        raise UsageError(f"--description {shown!r}: {len(text.strip())} characters, more than {DESCRIPTION_MAX}; "
+                         "expected one line (the manifest's `description`; say more in your own docs)")
+    return text.strip()
+
+
+def _with_description(key: str, description: str | None) -> str:
+    """The import's build key, changed by a description: the same file with another description is another
+    import (skipped only when nothing it writes changes)."""
+    if description is None:
+        return key
+    import hashlib
+
+    return hashlib.sha256(f"{key}\0description\0{description}".encode()).hexdigest()
+
+
+def _readable(option: str, path: Path, kind: str) -> None:
+    """A file or folder named on the command line exists, is of the expected kind and can be read: checked
+    before any work, and a usage error (exit 2) naming it otherwise."""
+    named = f"{option} {path}" if option else str(path)
+    if not path.exists():
+        what = {"file": "no such file", "folder": "no such folder"}.get(kind, "no such file or folder")
+        raise UsageError(f"{named}: {what}")
+    if kind == "file" and not path.is_file():
+        raise UsageError(f"{named}: is a folder; expected a file")
+    if kind == "folder" and not path.is_dir():
+        raise UsageError(f"{named}: is a file; expected a folder")
+    if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
+        raise UsageError(f"{named}: not readable by this user")
 
 
 def _import_limits(args) -> tuple[int, float]:
@@ -303,12 +371,18 @@ def _info(args) -> int:
     from onnxport.repository.store import Repository
 
     manifest = Repository(args.repository).read_manifest()
-    entry = manifest["models"].get(args.model)
-    if entry is None:
-        known = ", ".join(sorted(manifest["models"])) or "none (run `onnxport build`)"
-        raise OnnxportError(f"unknown model {args.model!r}; the repository has: {known}")
+    _known_models(manifest, [args.model])
+    entry = manifest["models"][args.model]
     print(json.dumps(entry, indent=2, sort_keys=True) if args.json else text_tables.model_info(entry))
     return 0
+
+
+def _known_models(manifest: dict, names: list[str]) -> None:
+    """Every model named on the command line is in the repository: a usage error (exit 2) listing them."""
+    unknown = [n for n in dict.fromkeys(names) if n not in manifest["models"]]
+    if unknown:
+        known = ", ".join(sorted(manifest["models"])) or "none (run `onnxport build`)"
+        raise UsageError(f"unknown model {', '.join(map(repr, unknown))}; the repository has: {known}")
 
 
 def _check(args) -> int:
@@ -324,6 +398,12 @@ def _check(args) -> int:
     _check_chromium_given(args.browser)
     _check_output("--json", args.json)
     _check_output("--html", args.html)
+    if args.tolerances is not None:
+        _readable("--tolerances", args.tolerances, "file")
+    if args.url is None:  # the check's own server serves this repository: its names, before the server starts
+        from onnxport.repository.store import Repository
+
+        _known_models(Repository(args.repository).read_manifest(), args.models)
     with _sigterm_interrupts():
         report = run_check(
             repository=args.repository, url=args.url, models=args.models,
@@ -350,6 +430,8 @@ def _check_chromium_given(executable: str | None) -> None:
     if executable:
         from onnxport.harness.chromium import executable_path
 
+        if not Path(executable).exists():
+            raise UsageError(f"--browser {executable}: no such file; expected a Chromium executable")
         executable_path(executable)
 
 
@@ -391,6 +473,9 @@ def _bench(args) -> int:
             require("playwright", "bench")
         _check_chromium_given(args.browser)
     _check_output("--json", args.json)
+    from onnxport.repository.store import Repository
+
+    _known_models(Repository(args.repository).read_manifest(), args.models)
     from onnxport.bench import bench_report
     from onnxport.bench.bench_run import run_bench, save_latest
 
@@ -398,7 +483,7 @@ def _bench(args) -> int:
     if args.engine == "ray":
         replicas = [int(n) for n in args.replicas.split(",") if n.strip().isdigit() and int(n) >= 1]
         if not replicas or len(replicas) != len(args.replicas.split(",")):
-            raise OnnxportError(f"--replicas {args.replicas!r}: expected replica counts of at least 1, e.g. 1,2")
+            raise UsageError(f"--replicas {args.replicas!r}: expected replica counts of at least 1, e.g. 1,2")
     with _sigterm_interrupts():  # the server and browsers it started are stopped, as by Ctrl-C
         report = run_bench(args.repository, args.models, [r for r in args.runtimes.split(",") if r], args.runs,
                            args.browser, say=lambda line: print(f"... {line}", file=sys.stderr, flush=True),

@@ -1,11 +1,18 @@
-"""Plain-text tables for the terminal: build summary, model list, model info."""
+"""Plain-text tables for the terminal: build summary, model list, model info, disk use."""
 
 from __future__ import annotations
 
 import textwrap
 from typing import Any, Iterable
 
+from onnxport.repository.variant_table import FORMS
 from onnxport.repository.variant_table import order as variant_order
+
+# A reason in a table is summarized past this many characters; `onnxport info NAME` prints it whole.
+REASON_WIDTH = 100
+# Where a summary may end, best first: a sentence, then a clause (outside brackets: never inside "(a, b)").
+_SENTENCE_ENDS = (". ", "; ")
+_CLAUSE_ENDS = (", ", ": ", " - ")
 
 
 def table(headers: list[str], rows: Iterable[list[str]]) -> str:
@@ -13,7 +20,36 @@ def table(headers: list[str], rows: Iterable[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join(lines)
+    # The last column is not padded: a long status would otherwise pad every row with spaces.
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def summary(text: str, more: str, width: int = REASON_WIDTH) -> str:
+    """`text` whole if it fits in `width`, else its first sentences or clauses ending at a boundary,
+    never mid-clause, then "… (more)". A first clause longer than `width` is kept whole."""
+    if len(text) <= width:
+        return text
+    ends = _boundaries(text)
+    cut = (max((i for i, kind in ends if kind == "sentence" and width // 2 <= i <= width), default=None)
+           or max((i for i, _ in ends if i <= width), default=None)
+           or min((i for i, _ in ends), default=None))
+    if cut is None or cut >= len(text.rstrip(" .")):
+        return text
+    return f"{text[:cut].rstrip(' .;:,-')} … ({more})"
+
+
+def _boundaries(text: str) -> list[tuple[int, str]]:
+    """(index, "sentence" | "clause") where a summary may end: the punctuation's index, outside brackets."""
+    found, depth = [], 0
+    for index, char in enumerate(text):
+        depth += (char in "([{") - (char in ")]}")
+        if depth > 0:
+            continue
+        if text.startswith(_SENTENCE_ENDS, index):
+            found.append((index, "sentence"))
+        elif text.startswith(_CLAUSE_ENDS, index):
+            found.append((index, "clause"))
+    return found
 
 
 def human_bytes(count: int | None) -> str:
@@ -42,12 +78,17 @@ def metric_text(metric: dict[str, float] | None) -> str:
     return "-"
 
 
+def _variants(entry: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return sorted(entry["variants"].items(), key=lambda kv: variant_order(kv[0]))
+
+
 def variant_rows(name: str, entry: dict[str, Any]) -> list[list[str]]:
     rows = []
-    for variant, record in sorted(entry["variants"].items(), key=lambda kv: variant_order(kv[0])):
+    for variant, record in _variants(entry):
         vs = record.get("vs_fp32") or {}
         max_abs = max((o.get("max_abs", 0.0) for o in vs.get("outputs", {}).values()), default=None)
-        status = record["status"] + (f": {record['reason']}" if record.get("reason") else "")
+        reason = record.get("reason")
+        status = record["status"] + (f": {summary(reason, f'onnxport info {name} has it all')}" if reason else "")
         rows.append([
             name, record.get("label", variant), human_bytes(record.get("bytes")),  # variant_table.label
             f"{record['size_ratio']:.3f}" if "size_ratio" in record else "-",
@@ -70,6 +111,48 @@ def build_summary(outcomes) -> str:
                 row[-1] += " (unchanged, skipped)"
             rows.append(row)
     return table(VARIANT_HEADERS, rows)
+
+
+def disk_use(entries: list[dict[str, Any]], command: str) -> str:
+    """What the served variants and their optimized forms take on disk, per variant and form, the total,
+    and how to skip forms. A file two records share (the same sha256) is counted once."""
+    forms = [f for f in FORMS if any(f in (r.get("forms") or {}) for e in entries for _, r in _variants(e))]
+    rows, counted, form_bytes, not_kept = [], {}, 0, 0
+    for entry in entries:
+        for variant, record in _variants(entry):
+            if "sha256" not in record:
+                continue  # not served: no file
+            counted[record["sha256"]] = record["bytes"]
+            cells, row_files = [], {record["sha256"]: record["bytes"]}
+            for form in forms:
+                made = (record.get("forms") or {}).get(form)
+                if made is None:
+                    cells.append("-")
+                elif "sha256" not in made:
+                    cells.append("not kept")  # its reason is in `onnxport info`
+                    not_kept += 1
+                elif made["sha256"] in row_files:
+                    cells.append("same file")
+                else:
+                    cells.append(human_bytes(made["bytes"]))
+                    row_files[made["sha256"]] = made["bytes"]
+                    if made["sha256"] not in counted:
+                        form_bytes += made["bytes"]
+                    counted[made["sha256"]] = made["bytes"]
+            rows.append([entry["name"], record.get("label", variant), human_bytes(record["bytes"]), *cells,
+                         human_bytes(sum(row_files.values()))])
+    if not rows:
+        return "on disk: no served variants"
+    total = sum(counted.values())
+    lines = [table(["model", "variant", "as built", *(f"{f} form" for f in forms), "total"], rows),
+             f"on disk: {human_bytes(total)} for {len(rows)} served variant{'s' if len(rows) != 1 else ''}"]
+    if form_bytes:
+        lines[-1] += f", {human_bytes(form_bytes)} of it ({form_bytes / total:.0%}) their optimized forms"
+        lines.append(f"forms let browsers start sooner; `onnxport {command} --forms none` makes none")
+    if not_kept:
+        lines.append(f"{not_kept} form{'s' if not_kept != 1 else ''} not kept: not made, or starting no sooner than "
+                     "the variant as built (`onnxport info NAME` says why, with the figures)")
+    return "\n".join(lines)
 
 
 def synthetic_warning(entry: dict[str, Any]) -> str | None:
@@ -112,14 +195,9 @@ def model_info(entry: dict[str, Any]) -> str:
         f"  inputs     {shapes(entry['inputs'])}",
         f"  outputs    {shapes(entry['outputs'])}",
         f"  operators  {', '.join(f'{k} x{v}' for k, v in entry['operators'].items())}",
+        *data_origin(entry),
     ]
-    facts = entry.get("facts", {})
-    if "golden_data" in entry:
-        origin = facts.get("golden_data") or ("the recipe's" if entry["kind"] != "onnx" else "")
-        lines.append(f"  golden     {entry['golden_data']}" + (f": {origin}" if origin else "")
-                     + ("; verdicts hold on these inputs only (give real ones: import --inputs)"
-                        if entry["golden_data"] == "synthetic" else ""))
-    for key, value in facts.items():
+    for key, value in entry.get("facts", {}).items():
         if not isinstance(value, list) and key != "golden_data":
             lines.append(f"  {key:<10} {value}")
     validation = entry.get("validation", {})
@@ -127,4 +205,48 @@ def model_info(entry: dict[str, Any]) -> str:
         lines.append(f"  export vs source, {output}: max abs {errors.get('max_abs', 0):.2e}, "
                      f"max rel {errors.get('max_rel', 0):.2e}")
     lines += ["", table(VARIANT_HEADERS, variant_rows(entry["name"], entry))]
-    return "\n".join(lines)
+    reasons = full_reasons(entry)
+    if reasons:
+        lines += ["", "why, in full:", *reasons]
+    lines += ["", disk_use([entry], "import ..." if entry["kind"] == "onnx" else "build")]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def data_origin(entry: dict[str, Any]) -> list[str]:
+    """Where the golden inputs (every verdict's basis) and static int8's calibration inputs came from."""
+    facts, provenance = entry.get("facts", {}), entry.get("provenance") or {}
+    if "golden_data" not in entry:
+        return []
+    recipe = f"the recipe {provenance['recipe']}'s" if provenance.get("recipe") else "the recipe's"
+    golden = entry.get("golden") or {}
+    if facts.get("golden_data"):  # an import says it in words
+        origin = facts["golden_data"]
+    else:
+        sets = golden.get("sets")
+        origin = f"{recipe} golden inputs" + (f" ({sets} set{'s' if sets != 1 else ''})" if sets else "") + \
+            (f"; expected outputs from the {golden['outputs_from']}" if golden.get("outputs_from") else "")
+    lines = [f"  golden     {entry['golden_data']}: {origin}"
+             + ("; verdicts hold on these inputs only (give real ones: import --inputs)"
+                if entry["golden_data"] == "synthetic" else "")]
+    if provenance.get("calibration"):  # an import's, in words
+        kind = provenance.get("calibration_data")
+        lines.append(f"  calibration {kind + ': ' if kind else ''}{provenance['calibration']}")
+    elif provenance.get("calibration_sha256"):
+        settings = (entry["variants"].get("int8-static") or {}).get("settings") or {}
+        batches = settings.get("calibration_batches")
+        detail = (f"{batches} batches, " if batches else "") + f"sha256 {provenance['calibration_sha256'][:12]}…"
+        lines.append(f"  calibration real: {recipe} calibration inputs ({detail})")
+    return lines
+
+
+def full_reasons(entry: dict[str, Any]) -> list[str]:
+    """Every reason of the entry's variants and forms, whole, one line each."""
+    lines = []
+    for variant, record in _variants(entry):
+        shown = record.get("label", variant)  # variant_table.label
+        if record.get("reason"):
+            lines.append(f"  {shown} {record['status']}: {record['reason']}")
+        for form, made in sorted((record.get("forms") or {}).items()):
+            if made.get("reason"):
+                lines.append(f"  {shown} {form} form {made['status']}: {made['reason']}")
+    return lines

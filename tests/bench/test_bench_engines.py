@@ -106,7 +106,7 @@ def test_bench_measures_each_engine_beside_chromium(repository_copy, tmp_path):
 
 def test_bench_refuses_an_unknown_engine_before_it_starts(tmp_path):
     run = onnxport("--repository", tmp_path, "bench", "--browsers", "chromium,safari", timeout=60)
-    assert run.returncode == 1
+    assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
         "onnxport: error: unknown browser 'safari'; browsers: chromium, firefox, webkit"]
 

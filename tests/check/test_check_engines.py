@@ -86,7 +86,7 @@ def test_an_unknown_browser_is_one_error_line_before_a_server_starts(check_cli, 
                                                                      monkeypatch, browsers, bad):
     monkeypatch.setattr(runner, "running_server", lambda *a, **k: pytest.fail("a server started"))
     code, out, err = check_cli("--repository", tmp_path / "repository", "check", "--browsers", browsers)
-    assert code == 1
+    assert code == 2
     assert_one_line_error(err, f"unknown browser {bad!r}; browsers: chromium, firefox, webkit")
     assert out == ""
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 def test_an_unknown_model_is_one_error_line_naming_it(check_cli, demo_repository, assert_one_line_error):
     code, out, err = check_cli("--repository", demo_repository, "check", "iris", "no-such-model", "--runtimes", "wasm")
-    assert code == 1
+    assert code == 2
     assert_one_line_error(err, "unknown model 'no-such-model'", "digits, iris, minilm")
     assert out == ""
 
@@ -26,7 +26,7 @@ def test_an_unknown_model_is_one_error_line_naming_it(check_cli, demo_repository
 def test_an_unknown_runtime_is_one_error_line_naming_it(check_cli, demo_repository, assert_one_line_error, runtimes):
     bad = [r for r in runtimes.split(",") if r and r not in RUNTIMES][0]
     code, out, err = check_cli("--repository", demo_repository, "check", "--runtimes", runtimes)
-    assert code == 1
+    assert code == 2
     assert_one_line_error(err, f"unknown runtime '{bad}'", "wasm, wasm-1t, webgpu")
     assert out == ""
 
@@ -36,7 +36,7 @@ def test_url_with_options_needing_the_checks_own_server_is_an_error(check_cli, d
                                                                     assert_one_line_error, tmp_path, option):
     (tmp_path / "t.json").write_text("{}")
     code, out, err = check_cli("--repository", demo_repository, "check", "--url", "http://127.0.0.1:9", *option)
-    assert code == 1
+    assert code == 2
     assert_one_line_error(err, "--url", option[0])
 
 
@@ -47,7 +47,7 @@ def test_a_bad_tolerances_file_fails_before_anything_starts(check_cli, demo_repo
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"fp32/tpu": {"abs": 1}}))
     code, _, err = check_cli("--repository", demo_repository, "check", "--tolerances", bad)
-    assert code == 1
+    assert code == 2
     assert_one_line_error(err, str(bad), "'fp32/tpu'")
     assert not started
 
@@ -56,7 +56,7 @@ def test_a_missing_browser_is_one_error_line_naming_it(check_cli, repository_cop
     repository = repository_copy(["iris"])
     missing = tmp_path / "no-chromium"
     code, out, err = check_cli("--repository", repository, "check", "--runtimes", "wasm", "--browser", missing)
-    assert code == 1
+    assert code == 2
     assert_one_line_error(err, str(missing))
 
 

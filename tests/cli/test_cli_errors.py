@@ -1,4 +1,5 @@
-"""server/onnxport/cli.py on bad input: exit code 1 and one stderr line that names the culprit."""
+"""server/onnxport/cli.py on bad input: one stderr line that names the culprit; exit 2 for what was typed (a name,
+a folder), 1 for a recipe that fails (tests/cli/test_exit_codes.py has every command's usage errors)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ def repository(tmp_path):
 
 def test_unknown_model_names_it_and_lists_the_recipes(run_cli, assert_one_line_error, repository):
     code, out, err = run_cli("--repository", repository, "build", "--quiet", "nosuchmodel")
-    assert code == 1
+    assert code == 2
     assert out == ""
     assert_one_line_error(err, "'nosuchmodel'", str(default_recipes_dir()), "digits", "iris", "minilm")
     assert not (repository / "manifest.json").exists()
@@ -22,15 +23,15 @@ def test_unknown_model_names_it_and_lists_the_recipes(run_cli, assert_one_line_e
 
 def test_unknown_model_in_a_recipes_folder(run_cli, assert_one_line_error, repository, recipes_dir):
     code, _, err = run_cli("--repository", repository, "build", "--quiet", "--recipes", recipes_dir, "tiny", "nope")
-    assert code == 1
+    assert code == 2
     assert_one_line_error(err, "'nope'", str(recipes_dir), "tiny")
 
 
 def test_missing_recipes_folder(run_cli, assert_one_line_error, repository, tmp_path):
     missing = tmp_path / "no-recipes-here"
     code, _, err = run_cli("--repository", repository, "build", "--quiet", "--recipes", missing)
-    assert code == 1
-    assert_one_line_error(err, str(missing), "does not exist")
+    assert code == 2
+    assert_one_line_error(err, "--recipes", str(missing), "no such folder")
 
 
 def test_syntax_error_names_the_file_and_line(run_cli, assert_one_line_error, repository, write_recipe):
@@ -78,7 +79,7 @@ def test_recipe_with_an_unknown_task(run_cli, assert_one_line_error, repository,
 
 def test_info_of_an_unknown_model_in_an_empty_repository(run_cli, assert_one_line_error, repository):
     code, out, err = run_cli("--repository", repository, "info", "ghost")
-    assert code == 1
+    assert code == 2
     assert out == ""
     assert_one_line_error(err, "'ghost'", "onnxport build")
 
@@ -86,7 +87,7 @@ def test_info_of_an_unknown_model_in_an_empty_repository(run_cli, assert_one_lin
 def test_info_of_an_unknown_model_lists_the_built_ones(run_cli, assert_one_line_error, repository, recipes_dir):
     assert run_cli("--repository", repository, "build", "--quiet", "--recipes", recipes_dir)[0] == 0
     code, _, err = run_cli("--repository", repository, "info", "ghost")
-    assert code == 1
+    assert code == 2
     assert_one_line_error(err, "'ghost'", "tiny")
 
 

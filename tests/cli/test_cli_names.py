@@ -50,7 +50,7 @@ def test_a_taken_name_is_refused_unless_replace(run_cli, assert_one_line_error, 
     assert files_of(repository) == before
 
     # The same import again replaces nothing: it is skipped, as before.
-    code, out, err = run_cli("--repository", repository, "import", first, "--name", "m", "--quiet", "--forms", "none")
+    code, out, err = run_cli("--repository", repository, "import", first, "--name", "m", "--forms", "none")
     assert code == 0 and "skipped" in out, err
     assert files_of(repository) == before
 

@@ -221,7 +221,7 @@ def test_the_variant_table_records_the_size_skips(tmp_path, run_cli, monkeypatch
     onnx.save(matmul_chain(40), path)
     monkeypatch.setattr(fp16, "FP16_MAX_NODES", 39)
     monkeypatch.setattr(int8, "INT8_MAX_WORK", 100)
-    code, out, err = run_cli("--repository", tmp_path / "repo", "import", path, "--name", "mm", "--quiet",
+    code, out, err = run_cli("--repository", tmp_path / "repo", "import", path, "--name", "mm",
                              "--forms", "none", "--calibration", _calibration(tmp_path))
     assert code == 0, err
     variants = json.loads((tmp_path / "repo" / "manifest.json").read_text())["models"]["mm"]["variants"]

@@ -62,7 +62,7 @@ def backend_data() -> Path:
                          ["test_Conv2d", "test_conv_with_strides_padding", "test_matmul_2d", "test_Linear"])
 def test_backend_test_directory_imports_and_fp32_matches_expected_outputs(capsys, repository, backend_data, directory):
     code, out, err = _cli(capsys, "--repository", str(repository), "import", str(backend_data / directory),
-                          "--name", "imported", "--quiet")
+                          "--name", "imported")
     assert code == 0, err
     entry = json.loads((repository / "manifest.json").read_text())["models"]["imported"]
     assert entry["kind"] == "onnx"
@@ -95,7 +95,7 @@ def test_onnx_file_without_test_data_gets_seeded_golden_inputs(capsys, tmp_path,
     assert tensor.shape == (2, 8) and tensor.dtype == np.float32
     # Same file, same bytes: a second import is skipped and changes nothing.
     before = _listing(repository)
-    code, out, _ = _cli(capsys, "--repository", str(repository), "import", str(path), "--name", "plain", "--quiet")
+    code, out, _ = _cli(capsys, "--repository", str(repository), "import", str(path), "--name", "plain")
     assert code == 0 and "skipped" in out
     assert _listing(repository) == before
 
@@ -114,14 +114,14 @@ def test_external_data_inside_the_folder_is_inlined(capsys, tmp_path, repository
     assert not any(t.data_location == TensorProto.EXTERNAL for t in stored.graph.initializer)
 
 
-def _import_fails(capsys, repository: Path, path: Path, *fragments: str) -> None:
+def _import_fails(capsys, repository: Path, path: Path, *fragments: str, code_expected: int = 1) -> None:
     # A first good model, so "unchanged" means something.
     good = path.parent / "good.onnx"
     onnx.save(_matmul_model(), good)
     assert _cli(capsys, "--repository", str(repository), "import", str(good), "--name", "good", "--quiet")[0] == 0
     before = _listing(repository)
     code, _, err = _cli(capsys, "--repository", str(repository), "import", str(path), "--name", "bad", "--quiet")
-    assert code == 1
+    assert code == code_expected, err
     _one_line_error(err, *fragments)
     assert _listing(repository) == before
     assert not (repository / ".staging").exists()
@@ -130,24 +130,24 @@ def _import_fails(capsys, repository: Path, path: Path, *fragments: str) -> None
 def test_file_that_is_not_onnx(capsys, tmp_path, repository):
     path = tmp_path / "notes.onnx"
     path.write_bytes(b"these are not the bytes of a model\n" * 10)
-    _import_fails(capsys, repository, path, str(path), "not an ONNX model")
+    _import_fails(capsys, repository, path, str(path), "not an ONNX model", code_expected=2)  # a usage error
 
 
 def test_truncated_file(capsys, tmp_path, repository, backend_data):
     data = (backend_data / "test_Conv2d" / "model.onnx").read_bytes()
     path = tmp_path / "truncated.onnx"
     path.write_bytes(data[: len(data) // 2])
-    _import_fails(capsys, repository, path, str(path))
+    _import_fails(capsys, repository, path, str(path), "not an ONNX model", code_expected=2)
 
 
 def test_empty_file(capsys, tmp_path, repository):
     path = tmp_path / "empty.onnx"
     path.write_bytes(b"")
-    _import_fails(capsys, repository, path, "empty")
+    _import_fails(capsys, repository, path, "empty", code_expected=2)
 
 
 def test_missing_path(capsys, tmp_path, repository):
-    _import_fails(capsys, repository, tmp_path / "nowhere.onnx", "no such file")
+    _import_fails(capsys, repository, tmp_path / "nowhere.onnx", "no such file", code_expected=2)
 
 
 def test_unsupported_opset(capsys, tmp_path, repository):
@@ -187,7 +187,7 @@ def test_symlinked_external_data_that_escapes_is_refused(capsys, tmp_path, repos
 def test_test_directory_without_model(capsys, tmp_path, repository):
     folder = tmp_path / "tests"
     folder.mkdir()
-    _import_fails(capsys, repository, folder, "must contain model.onnx")
+    _import_fails(capsys, repository, folder, "must contain model.onnx", code_expected=2)
 
 
 def test_test_directory_with_wrong_input_count(capsys, tmp_path, repository, backend_data):
@@ -204,7 +204,7 @@ def test_a_dynamic_dimension_written_as_minus_one_gets_seeded_inputs(capsys, tmp
     model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -1
     path = tmp_path / "minus_one.onnx"
     onnx.save(model, path)
-    code, _, err = _cli(capsys, "--repository", str(repository), "import", str(path), "--name", "minus-one", "--quiet")
+    code, _, err = _cli(capsys, "--repository", str(repository), "import", str(path), "--name", "minus-one")
     assert code == 0, err
     entry = json.loads((repository / "manifest.json").read_text())["models"]["minus-one"]
     golden = repository / entry["golden"]["path"] / "test_data_set_0" / "input_0.pb"

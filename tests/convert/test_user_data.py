@@ -243,7 +243,9 @@ def test_the_digest_changes_with_the_data(tmp_path):
 
 def test_without_data_the_import_warns_and_the_manifest_says_synthetic(capsys, tmp_path):
     model_path = _save(_add_model(), tmp_path)
-    code, _, err = _import(capsys, tmp_path / "repo", model_path)
+    # Not --quiet, which prints nothing but errors (the manifest and `info` still say it).
+    code, _, err = _cli(capsys, "--repository", tmp_path / "repo", "import", model_path, "--name", "mine", "--forms",
+                        "none")
     assert code == 0, err
     paragraph = " ".join(err.split())
     assert "warning: mine is judged on synthetic inputs" in paragraph and "--inputs FILE.npz" in paragraph, err

@@ -86,7 +86,7 @@ def test_kserve_export_is_an_inference_service_over_the_triton_repository(demo_r
 ])
 def test_kserve_arguments_are_checked(demo_repository, tmp_path, run_cli, assert_one_line_error, args, fragments):
     code, _, err = run_cli("--repository", demo_repository, "export", "kserve", tmp_path / "out", *args)
-    assert code == 1
+    assert code == 2
     assert_one_line_error(err, *fragments)
     assert not (tmp_path / "out").exists()
 
@@ -95,7 +95,7 @@ def test_an_existing_folder_is_not_overwritten(demo_repository, tmp_path, run_cl
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "keep.txt").write_text("mine")
     code, _, err = run_cli("--repository", demo_repository, "export", "triton", tmp_path / "out")
-    assert code == 1
+    assert code == 2
     assert_one_line_error(err, "already exists")
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["keep.txt"]
 

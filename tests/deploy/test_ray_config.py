@@ -65,6 +65,6 @@ def test_the_builder_the_config_names_builds_the_application(demo_repository):
 
 def test_a_bad_autoscale_is_one_line(tmp_path, run_cli, assert_one_line_error):
     code, _, err = run_cli("deploy", "ray", "--out", tmp_path / "ray", "--autoscale", "4:1", "--image", IMAGE)
-    assert code == 1
+    assert code == 2
     assert_one_line_error(err, "--autoscale", "'4:1'", "MIN:MAX")
     assert not (tmp_path / "ray").exists()

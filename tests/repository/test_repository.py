@@ -31,7 +31,8 @@ def variant_hashes(root: Path) -> dict[str, dict[str, str]]:
 
 
 def build(run_cli, repository: Path, recipes: Path, *args: str) -> tuple[int, str, str]:
-    return run_cli("--repository", repository, "build", "--quiet", "--recipes", recipes, *args)
+    # Every form, whatever it gains (the default keeps none of a tiny model's): forms are files to commit too.
+    return run_cli("--repository", repository, "build", "--quiet", "--forms", "all", "--recipes", recipes, *args)
 
 
 @pytest.fixture

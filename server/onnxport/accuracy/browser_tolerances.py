@@ -23,7 +23,7 @@ from dataclasses import fields as _fields
 from pathlib import Path
 
 from onnxport.accuracy.tolerance import Tolerance
-from onnxport.errors import OnnxportError
+from onnxport.errors import UsageError
 
 # Pipelines: token ids and masks must be equal. Image pixels (0..255, after the spec's resize and crop, before
 # normalization) may differ by this many levels: the library ports Pillow's resampling and integer formulas
@@ -94,14 +94,14 @@ def load_overrides(path: Path | None) -> dict[str, dict]:
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
-        raise OnnxportError(f"tolerances file {path}: {exc}") from exc
+        raise UsageError(f"tolerances file {path}: {exc}") from exc
     known = {f"{v}/{r}" for v, r in TOLERANCES}
     fields = {f.name for f in _fields(Tolerance)} - {"scaled_max_abs", "scaled_mean_abs"}
     for key, values in data.items() if isinstance(data, dict) else [(None, None)]:
         if key not in known:
-            raise OnnxportError(f"tolerances file {path}: unknown entry {key!r}; entries look like 'fp32/wasm'")
+            raise UsageError(f"tolerances file {path}: unknown entry {key!r}; entries look like 'fp32/wasm'")
         if not isinstance(values, dict) or set(values) - fields:
-            raise OnnxportError(f"tolerances file {path}: {key!r} must be an object "
+            raise UsageError(f"tolerances file {path}: {key!r} must be an object "
                                 f"with some of {', '.join(sorted(fields))}")
         for field_name, value in values.items():
             wanted_text = field_name == "why"
@@ -109,9 +109,9 @@ def load_overrides(path: Path | None) -> dict[str, dict]:
                 not wanted_text and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0)
             ):
                 kind = "a string" if wanted_text else "a non-negative number"
-                raise OnnxportError(f"tolerances file {path}: {key}.{field_name} must be {kind}, got {value!r}")
+                raise UsageError(f"tolerances file {path}: {key}.{field_name} must be {kind}, got {value!r}")
             if field_name == "rel" and value >= 1:
                 # The ratio form of onnxruntime-web's runner (1.000001) would allow 100% error here.
-                raise OnnxportError(f"tolerances file {path}: {key}.rel is a relative error (1e-6 is one part in "
+                raise UsageError(f"tolerances file {path}: {key}.rel is a relative error (1e-6 is one part in "
                                     f"a million), got {value!r}; write the ratio 1.000001 as 1e-6")
     return data

@@ -13,7 +13,7 @@ from onnxport.bench.inputs import batch_one
 from onnxport.bench.native import all_cores, native
 from onnxport.bench.profile import native_operator_times, side_by_side
 from onnxport.bench.v2_client import round_trips, throughput
-from onnxport.errors import OnnxportError
+from onnxport.errors import UsageError
 from onnxport.harness import engines
 from onnxport.harness.process import running_server
 from onnxport.repository import atomic, testdata
@@ -37,7 +37,7 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
     names = models or sorted(manifest["models"])
     unknown = [m for m in names if m not in manifest["models"]]
     if unknown:
-        raise OnnxportError(f"unknown model {unknown[0]!r}; "
+        raise UsageError(f"unknown model {unknown[0]!r}; "
                             f"the repository has: {', '.join(sorted(manifest['models']))}")
     for name in names:  # each becomes a URL path (/v2/models/NAME/...): the name rule, before any measurement
         check_stored_name(name, repo.manifest_path)

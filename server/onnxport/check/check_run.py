@@ -19,7 +19,7 @@ from onnxport.accuracy import browser_tolerances, compare, judgement
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.check import engine_findings, locate, preprocessing, skips, verdicts
 from onnxport.check.row_stream import RowStream
-from onnxport.errors import OnnxportError
+from onnxport.errors import OnnxportError, UsageError
 from onnxport.harness import conformance_page, engines
 from onnxport.harness.process import running_server
 from onnxport.repository.store import Repository
@@ -38,9 +38,9 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
     with `incomplete` saying why; the server and browsers it started are stopped either way."""
     unknown = [r for r in runtimes if r not in BROWSER_RUNTIMES]
     if unknown:
-        raise OnnxportError(f"unknown runtime {unknown[0]!r}; runtimes: {', '.join(BROWSER_RUNTIMES)}")
+        raise UsageError(f"unknown runtime {unknown[0]!r}; runtimes: {', '.join(BROWSER_RUNTIMES)}")
     if (find_divergence or tolerances_file) and url:
-        raise OnnxportError("--locate and --tolerances need the check's own server: drop --url")
+        raise UsageError("--locate and --tolerances need the check's own server: drop --url")
     engine_names = browsers or engines.parse(None)
     browser_tolerances.load_overrides(tolerances_file)  # a bad file fails before anything starts
     stream = stream or RowStream(enabled=False)
@@ -56,7 +56,7 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
         missing = [m for m in models if m not in manifest["models"]]
         if missing:
             served = ", ".join(sorted(manifest["models"])) or "none"
-            raise OnnxportError(f"unknown model {missing[0]!r}; the server has: {served}")
+            raise UsageError(f"unknown model {missing[0]!r}; the server has: {served}")
         names = models or sorted(manifest["models"])
         try:
             for row in source_rows(base, manifest, names):

@@ -27,10 +27,11 @@ import onnxruntime as ort
 
 from onnxport import runtime
 from onnxport.accuracy import browser_runtimes, budgets, measure
-from onnxport.convert import lower_precision, reference
+from onnxport.convert import form_gain, lower_precision, reference
 from onnxport.errors import ModelFileError, one_line
 from onnxport.recipe import Feeds
 from onnxport.repository.store import Transaction
+from onnxport.repository.variant_table import AUTO, FORMS
 
 # The browser runtimes that run onnxruntime's CPU execution provider (compiled to WebAssembly).
 CPU_RUNTIMES = browser_runtimes.WASM
@@ -46,7 +47,8 @@ def make_forms(
     changes how it computes, not in what precision)."""
     budget = budgets.budget(arithmetic)
     forms: dict[str, dict[str, Any]] = {}
-    for form in prepared.forms:
+    by_gain = prepared.forms == AUTO  # the default: a form is kept only if it starts sooner (form_gain.py)
+    for form in FORMS if by_gain else prepared.forms:
         try:
             made = _make(form, prepared, name, data)
         except Exception as exc:  # a failed form costs the form, never the variant
@@ -58,6 +60,10 @@ def make_forms(
         form_bytes, how = made
         label = f"{prepared.name} {name} ({form} form)"
         try:
+            short = form_gain.short_of(data, form_bytes, form, label) if by_gain else None
+            if short:
+                forms[form] = {"status": "rejected", "reason": short, **how}
+                continue
             session, outputs = run_all(form_bytes, prepared.golden_inputs, label)
             reference_record = reference.stage(transaction, prepared.name, name, session, *reference_feeds, form=form)
         except ModelFileError as exc:

@@ -51,11 +51,11 @@ MAX_NODES_SETTING = "import_max_nodes"
 def locate(path: Path) -> tuple[Path, Path | None]:
     """(model file, test directory or None) for a .onnx file or a test directory."""
     if not path.exists():
-        raise ModelFileError(f"{path}: no such file or directory")
+        raise UsageError(f"{path}: no such file or directory")
     if path.is_dir():
         model = path / "model.onnx"
         if not model.is_file():
-            raise ModelFileError(f"{path}: a test directory must contain model.onnx")
+            raise UsageError(f"{path}: a test directory must contain model.onnx")
         return model, path
     return path, None
 
@@ -203,17 +203,18 @@ def _pipeline(path: Path | None, model_path: Path, inputs: list[str], outputs: l
 
 def read_model(model_path: Path, max_nodes: int | None = None) -> onnx.ModelProto:
     """Parse, refuse a graph of more than max_nodes nodes (None: any) and unsafe external data, and
-    inline it; every failure names the file."""
+    inline it; every failure names the file. Bytes that are no ONNX model are a usage error (exit 2): the
+    command line named the wrong file."""
     data = model_path.read_bytes()
     if not data:
-        raise ModelFileError(f"{model_path}: the file is empty")
+        raise UsageError(f"{model_path}: the file is empty; expected an ONNX model")
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
     except DecodeError as exc:
-        raise ModelFileError(f"{model_path}: not an ONNX model (protobuf parse failed: {exc})") from exc
+        raise UsageError(f"{model_path}: not an ONNX model (protobuf parse failed: {exc})") from exc
     if not model.HasField("graph") or not model.graph.node:
-        raise ModelFileError(f"{model_path}: not an ONNX model, or truncated (no graph nodes after parsing)")
+        raise UsageError(f"{model_path}: not an ONNX model, or truncated (no graph nodes after parsing)")
     _check_size(model, model_path, max_nodes)
     _check_opsets(model, model_path)
     _load_external_data(model, model_path.parent, model_path)

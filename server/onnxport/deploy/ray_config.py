@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from onnxport.deploy.triton import write_atomically
-from onnxport.errors import OnnxportError
+from onnxport.errors import UsageError
 
 RAY_VERSION = "2.60.0"  # pyproject.toml's ray extra
 IMPORT_PATH = "onnxport.serving.ray_engine:app"
@@ -60,7 +60,7 @@ def ray_service(config: dict[str, Any], image: str, workers: int) -> dict[str, A
 def write_deploy(out: Path, repository: Path, replicas: int, autoscale: tuple[int, int] | None, port: int,
                  image: str, workers: int, max_ongoing: int = 32) -> list[str]:
     if replicas < 1 or workers < 1 or max_ongoing < 1:
-        raise OnnxportError("--replicas, --workers and --max-ongoing-requests must be at least 1")
+        raise UsageError("--replicas, --workers and --max-ongoing-requests must be at least 1")
     config = serve_config(str(Path(repository).resolve()), replicas, autoscale, port, max_ongoing)
 
     def write(folder: Path) -> list[str]:

@@ -132,7 +132,7 @@ def write_atomically(out: Path, write) -> Any:
         raise UsageError(f"{out} is a symbolic link (to {os.readlink(out)}); expected a new folder or an empty "
                          "real folder: give the link's target, or another path")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise OnnxportError(f"{out} already exists and is not an empty folder; choose a new one")
+        raise UsageError(f"{out} already exists and is not an empty folder; choose a new one")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

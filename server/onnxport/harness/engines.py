@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator, Protocol
 
-from onnxport.errors import OnnxportError
+from onnxport.errors import OnnxportError, UsageError
 
 ENGINES = ("chromium", "firefox", "webkit")
 # What a page step may take unless the caller says otherwise: a page load, a probe, a small evaluation.
@@ -62,7 +62,7 @@ def parse(text: str | None) -> list[str]:
     names = [name.strip() for name in text.split(",") if name.strip()]
     for name in names:
         if name not in ENGINES:
-            raise OnnxportError(f"unknown browser {name!r}; browsers: {', '.join(ENGINES)}")
+            raise UsageError(f"unknown browser {name!r}; browsers: {', '.join(ENGINES)}")
         if not executable(name):
             raise OnnxportError(f"{name} is not installed: {_module(name).INSTALL}")
     return list(dict.fromkeys(names))
@@ -84,7 +84,7 @@ def _module(engine: str):
 
     modules = {"chromium": chromium, "firefox": firefox, "webkit": webkit}
     if engine not in modules:
-        raise OnnxportError(f"unknown browser {engine!r}; browsers: {', '.join(ENGINES)}")
+        raise UsageError(f"unknown browser {engine!r}; browsers: {', '.join(ENGINES)}")
     return modules[engine]
 
 

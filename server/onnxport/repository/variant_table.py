@@ -34,18 +34,23 @@ _BY_NAME = {v.name: v for v in VARIANTS}
 
 # The optimized forms a served variant may also come as (convert/forms.py, docs/manifest.md "forms").
 FORMS: tuple[str, ...] = ("ort", "basic", "fused")
+# `--forms auto`, the default: each of FORMS is made and kept only if it starts measurably sooner than
+# its variant as built (convert/form_gain.py); "all" and a list keep what they name whatever it gains.
+AUTO: tuple[str, ...] = ("auto",)
 
 
 def parse_forms(text: str) -> tuple[str, ...]:
-    """`--forms`: "all", "none", or a comma-separated list of FORMS, in FORMS' order."""
+    """`--forms`: "auto", "all", "none", or a comma-separated list of FORMS, in FORMS' order."""
     words = [w.strip() for w in text.split(",") if w.strip()]
+    if words == ["auto"]:
+        return AUTO
     if words == ["all"]:
         return FORMS
     if words in ([], ["none"]):
         return ()
     unknown = [w for w in words if w not in FORMS]
     if unknown:
-        raise ValueError(f"unknown form {', '.join(map(repr, unknown))}; forms: {', '.join(FORMS)}, or all, or none")
+        raise ValueError(f"unknown form {', '.join(map(repr, unknown))}; forms: {', '.join(FORMS)}, or auto, all, none")
     return tuple(f for f in FORMS if f in words)
 
 

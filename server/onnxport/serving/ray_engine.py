@@ -17,7 +17,7 @@ import time
 from collections.abc import MutableMapping
 from typing import Any
 
-from onnxport.errors import OnnxportError
+from onnxport.errors import OnnxportError, UsageError
 
 APP_NAME = "onnxport"
 DEPLOYMENT = "v2"
@@ -82,7 +82,7 @@ def parse_autoscale(text: str | None) -> tuple[int, int] | None:
         return None
     low, sep, high = text.partition(":")
     if not sep or not low.isdigit() or not high.isdigit() or not 1 <= int(low) <= int(high):
-        raise OnnxportError(f"--autoscale {text!r}: expected MIN:MAX replicas, 1 <= MIN <= MAX (e.g. 1:4)")
+        raise UsageError(f"--autoscale {text!r}: expected MIN:MAX replicas, 1 <= MIN <= MAX (e.g. 1:4)")
     return int(low), int(high)
 
 
@@ -120,7 +120,7 @@ def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[i
     except ImportError as exc:
         raise OnnxportError("--engine ray needs Ray Serve: pip install -e '.[ray]'") from exc
     if replicas < 1 or max_ongoing < 1:
-        raise OnnxportError(f"--replicas {replicas}, --max-ongoing-requests {max_ongoing}: each at least 1")
+        raise UsageError(f"--replicas {replicas}, --max-ongoing-requests {max_ongoing}: each at least 1")
     if settings.get("artifacts_url") and not address:
         # The replicas of a local cluster share this folder: copying it here first makes a bad URL or
         # an altered file a one-line error before any cluster starts.
