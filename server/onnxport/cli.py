@@ -377,8 +377,13 @@ def _info(args) -> int:
     return 0
 
 
-def _known_models(manifest: dict, names: list[str]) -> None:
-    """Every model named on the command line is in the repository: a usage error (exit 2) listing them."""
+def _known_models(manifest: dict, names: list[str], repository: Path | None = None) -> None:
+    """Every model named on the command line is in the repository: a usage error (exit 2) listing them.
+    With `repository`, the command works on every model by default, and an empty repository is refused
+    too (a check or bench of it would wait for a server that is never ready)."""
+    if repository is not None and not manifest["models"]:
+        raise UsageError(f"no models in the repository {repository}; run `onnxport build` or `onnxport import` "
+                         "first, or name another with --repository")
     unknown = [n for n in dict.fromkeys(names) if n not in manifest["models"]]
     if unknown:
         known = ", ".join(sorted(manifest["models"])) or "none (run `onnxport build`)"
@@ -403,7 +408,7 @@ def _check(args) -> int:
     if args.url is None:  # the check's own server serves this repository: its names, before the server starts
         from onnxport.repository.store import Repository
 
-        _known_models(Repository(args.repository).read_manifest(), args.models)
+        _known_models(Repository(args.repository).read_manifest(), args.models, args.repository)
     with _sigterm_interrupts():
         report = run_check(
             repository=args.repository, url=args.url, models=args.models,
@@ -475,7 +480,7 @@ def _bench(args) -> int:
     _check_output("--json", args.json)
     from onnxport.repository.store import Repository
 
-    _known_models(Repository(args.repository).read_manifest(), args.models)
+    _known_models(Repository(args.repository).read_manifest(), args.models, args.repository)
     from onnxport.bench import bench_report
     from onnxport.bench.bench_run import run_bench, save_latest
 

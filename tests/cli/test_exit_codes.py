@@ -102,6 +102,10 @@ USAGE_ERRORS = {
     "check-report-folder-missing": (["--repository", "{repo}", "check", "--browsers", "chromium", "--json",
                                      "{tmp}/no/report.json"], "does not exist; create it first"),
     "bench-unknown-model": (["--repository", "{repo}", "bench", "ghost", "--runtimes", ""], "unknown model 'ghost'"),
+    # Refused at once: a server on an empty repository is never ready (a 60 s wait, then its log, before).
+    "bench-empty-repository": (["--repository", "{tmp}/r", "bench", "--runtimes", ""], "no models in the repository"),
+    "check-empty-repository": (["--repository", "{tmp}/r", "check", "--browsers", "chromium"],
+                               "no models in the repository"),
     "bench-unknown-browser": (["--repository", "{repo}", "bench", "--browsers", "safari"], "unknown browser 'safari'"),
     "bench-bad-replicas": (["--repository", "{repo}", "bench", "--runtimes", "", "--engine", "ray", "--replicas",
                             "0"], "--replicas '0'"),

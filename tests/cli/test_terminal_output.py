@@ -121,6 +121,15 @@ def test_the_import_says_the_disk_each_variant_and_form_takes_and_how_to_skip_fo
     assert on_disk == sum(files.values())
 
 
+def test_a_build_says_the_disk_too_and_which_forms_it_did_not_keep(run_cli, tmp_path, recipes_dir):
+    code, out, err = run_cli("--repository", tmp_path / "r", "build", "--recipes", recipes_dir)
+    assert code == 0, err
+    disk = out.split("\n\n")[-1]
+    assert disk.splitlines()[0].split()[:5] == ["model", "variant", "as", "built", "ort"], disk
+    assert "on disk: " in disk and "not kept" in disk, disk  # a tiny model's forms start no sooner
+    assert "`onnxport info NAME` says why" in disk
+
+
 def _bytes_text(count: int) -> str:
     from onnxport.text_tables import human_bytes
 
