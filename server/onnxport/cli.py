@@ -234,6 +234,9 @@ def _build(args) -> int:
     from onnxport.repository.names import check_recipe_targets
     from onnxport.repository.store import Repository
 
+    if not args.recipes.exists():  # the default ./models too: a new user's first `onnxport build` points at init
+        raise UsageError(f"--recipes {args.recipes}: no such folder; pass --recipes DIR, or make a project folder "
+                         "with a recipe template: onnxport init DIR")
     _readable("--recipes", args.recipes, "folder")
     # Before any recipe runs: every name is a recipe, and a recipe must not silently take an imported model's place.
     recipes = discover(args.recipes)

@@ -86,5 +86,5 @@ def test_init_refuses_a_folder_with_files(run_cli, tmp_path, assert_one_line_err
 
 def test_build_without_a_recipes_folder_points_at_init(run_cli, tmp_path, assert_one_line_error):
     code, _, err = run_cli("--repository", tmp_path / "repository", "build", "--recipes", tmp_path / "models")
-    assert code == 1
-    assert_one_line_error(err, f"recipes folder {tmp_path / 'models'} does not exist", "onnxport init DIR")
+    assert code == 2, "a folder named on the command line that is not there is a usage error"
+    assert_one_line_error(err, f"--recipes {tmp_path / 'models'}: no such folder", "onnxport init DIR")
