@@ -77,10 +77,11 @@ def engine_lines(report: dict[str, Any]) -> list[str]:
             if r.get("browser") == engine:
                 counts[r["status"]] = counts.get(r["status"], 0) + 1
         adapter = identity.get("adapter") or {}
-        gpu = ("software " if adapter.get("fallback") else "") + (adapter.get("architecture") or adapter.get(
-            "description") or "unnamed") if identity.get("webgpu") else "no WebGPU"
+        name = adapter.get("architecture") or adapter.get("description")
+        kind = "a software adapter" if adapter.get("fallback") else "an adapter"
+        gpu = (f"{kind}, {name}" if name else f"{kind} that gives no name") if identity.get("webgpu") else "none"
         lines.append(f"{engine} {identity.get('version', '?')}: "
-                     + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+                     + (", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no rows")
                      + f" (WebGPU: {gpu}; threads: {'yes' if identity.get('cross_origin_isolated') else 'no'})")
     return lines
 
