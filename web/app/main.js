@@ -6,7 +6,7 @@ import { modelPage } from "./pages/model.js";
 import { modelsPage } from "./pages/models.js";
 import { playgroundPage } from "./pages/playground.js";
 import { performancePage } from "./pages/performance.js";
-import { el, errorBox } from "./ui.js";
+import { el, errorBox, show } from "./ui.js";
 
 const main = document.getElementById("main");
 const device = document.getElementById("device");
@@ -35,7 +35,7 @@ async function render() {
       : page === "play" ? await playgroundPage(model, pin, params)
       : page === "performance" ? performancePage(built, capabilities, bench)
       : modelsPage(built);
-    main.replaceChildren(...content);
+    show(main, content);
   } catch (error) {
     main.replaceChildren(errorBox(error.message));
   }
@@ -45,7 +45,7 @@ function showDevice(p) {
   const webgpu = p.webgpu
     ? `WebGPU: ${[p.adapter.vendor, p.adapter.architecture, p.adapter.description].filter(Boolean).join(" ") || "adapter"}${p.adapter.fallback ? " (software fallback adapter)" : ""}, shader-f16 ${p.shaderF16 ? "yes" : "no"}`
     : `WebGPU: no (${p.webgpuReason})`;
-  const threads = p.crossOriginIsolated ? `threads: yes (${p.hardwareConcurrency} cores)` : "threads: no (page not cross-origin isolated)";
+  const threads = p.crossOriginIsolated ? `threads: yes (the browser reports ${p.hardwareConcurrency} cores)` : "threads: no (page not cross-origin isolated)";
   device.replaceChildren(
     el("span", { "data-testid": "probe-webgpu", "data-available": String(p.webgpu), text: webgpu }),
     el("span", { "data-testid": "probe-webnn", "data-available": String(p.webnn), text: p.webnn ? "WebNN: yes" : `WebNN: no (${p.webnnReason})` }),

@@ -135,14 +135,15 @@ export function threadsFor(device) {
 
 // The browser engine and major version from the user agent ("Chrome 131"): headless and
 // headed builds of one version are the same engine. A Safari-like agent on desktop Linux is
-// WebKitGTK (its MiniBrowser says "Version/60.5 Safari/605.1.15"), not Safari.
+// WebKitGTK, not Safari; its "Version/60.5" is a frozen number, not its version (2.50 here), so
+// it is named without one.
 export function browserName(userAgent) {
   const agent = userAgent ?? "";
   const match = /(?:Headless)?(Chrome|Firefox|Version)\/(\d+)/.exec(agent);
   if (!match) return "unknown browser";
   if (match[1] !== "Version") return `${match[1]} ${match[2]}`;
   const gtk = /\bLinux\b/.test(agent) && !/Android/.test(agent);
-  return `${gtk ? "WebKitGTK" : "Safari"} ${match[2]}`;
+  return gtk ? "WebKitGTK" : `Safari ${match[2]}`;
 }
 
 // A "kind of device": what decides a runtime's speed and correctness. Benchmarks and
