@@ -1,6 +1,8 @@
 """The wheel is the whole tool: built from this checkout, installed with its core dependencies only into a new
 virtual environment outside the checkout, it imports ONNX test directories, serves them, and Chromium runs
-web/examples/index.html from that server with the server's result. Then, with [browser] added, `onnxport check`.
+web/examples/index.html from that server with the server's result. Then the README `onnxport init` writes is
+followed as written: its fenced commands run in the project (extras from the wheel, build, serve, import,
+check) and the example page it links runs the project's model. Then, with [browser] added, `onnxport check`.
 
 Slow (minutes): a wheel build, a fresh install from the package index (pip's local files here), imports, a
 server and Chromium. Every command runs the venv's own `onnxport` in an empty folder with a clean environment.
@@ -10,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -23,6 +27,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from playwright.sync_api import expect
+from readme_commands import commands, links
 
 from onnxport.accuracy import browser_tolerances
 from onnxport.check.check_run import FAILING
@@ -33,7 +38,7 @@ pytestmark = pytest.mark.slow
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 BACKEND_TEST = CHECKOUT / "tests" / "data" / "onnx-backend" / "test_Linear"  # `make onnx-testdata` fetches it
-# What web/examples/index.html runs: the iris model, one row of four measurements.
+# The first golden row of the iris-shaped test directory: what web/examples/index.html runs first.
 IRIS_ROW = np.array([[6.9, 3.1, 5.4, 2.1]], dtype=np.float32)
 INSTALL_TIMEOUT = 1200
 RUN_TIMEOUT_MS = 120_000
@@ -166,22 +171,58 @@ def test_installed_from_the_wheel_it_imports_serves_and_runs_the_example_page(wh
         # The files the library loads are served; the rest of onnxruntime-web's dist/ is not in the package.
         assert _status(f"{base}/ort/ort.wasm.min.mjs") == 200
         assert _status(f"{base}/ort/ort.all.min.mjs") == 404
-        context = chromium.new_context()
-        try:
-            page = context.new_page()
-            page.goto(f"{base}/web/examples/index.html")
-            expect(page.locator("body[data-done=true]")).to_have_count(1, timeout=RUN_TIMEOUT_MS)
-            expect(page.locator("#status")).to_have_text("Done.")
-            variant = page.locator("body").get_attribute("data-variant")
-            got = np.array(json.loads(page.locator("body").get_attribute("data-probabilities")))
-        finally:
-            context.close()
-        expected = _infer(base, f"iris/versions/{variant}", {"features": IRIS_ROW}, v2_codec)["probabilities"][0]
-        tolerance = browser_tolerances.lookup(variant, "wasm")
-        assert np.abs(got - expected).max() <= tolerance.abs, (variant, got, expected)
+        # No ?model=: the page runs the first model the manifest serves, on its first golden row.
+        feeds = _example_page_runs(chromium, f"{base}/web/examples/index.html", base, "iris", v2_codec)
+        np.testing.assert_array_equal(feeds["features"], IRIS_ROW)
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_the_init_readme_runs_as_written(wheel_install, chromium, v2_codec):
+    """`onnxport init`, then every command of its README's fenced blocks, in order, in the project, as written.
+
+    What stands in for the user: the wheel's path needs none (pip recorded it and the README names it; the test
+    fails if it does not); `onnxport serve` runs in the background on a free port (ONNXPORT_PORT, the only
+    setting given; the README's links are opened on that port) while the later commands run, as in a second
+    terminal; `model.onnx` of `onnxport import model.onnx` is the user's own file: an iris-shaped classifier.
+    """
+    venv, wheel, environment, folder, _ = wheel_install
+    _run([venv / "bin" / "onnxport", "init", "first-steps"], folder.parent, environment)
+    project = folder.parent / "first-steps"
+    readme = (project / "README.md").read_text()
+    lines = commands(readme)
+    assert f"pip install '{wheel}[sklearn]'" in readme and not re.search(r"path/to|onnxport\[", readme), readme
+    assert [c.split("  #")[0] for c in lines if c.startswith("onnxport serve")] == ["onnxport serve"], lines
+    (project / "model.onnx").write_bytes((_iris_test_directory(folder.parent / "users-model") / "model.onnx")
+                                         .read_bytes())
+
+    port = free_port()
+    environment = {**environment, "ONNXPORT_PORT": str(port)}
+    base = f"http://127.0.0.1:{port}"
+    log = folder.parent / "first-steps-serve.log"
+    server = None
+    try:
+        for line in lines:
+            began = time.monotonic()
+            if line.startswith("onnxport serve"):
+                with open(log, "wb") as out:
+                    server = subprocess.Popen(["bash", "-c", line], cwd=project, env=environment, stdout=out,
+                                              stderr=subprocess.STDOUT, start_new_session=True)
+                _wait_ready(server, base, log)
+            else:
+                _run(["bash", "-c", line], project, environment, timeout=INSTALL_TIMEOUT)
+            print(f"{time.monotonic() - began:6.1f} s  {line}")
+        assert server is not None
+        served = json.loads((project / "onnxport-repository" / "manifest.json").read_text())["models"]
+        assert sorted(served) == ["example", "mine"], sorted(served)
+        pages = [link.replace("127.0.0.1:8000", f"127.0.0.1:{port}") for link in links(readme)]
+        assert pages == [f"{base}/web/examples/index.html?model=example"], links(readme)
+        _example_page_runs(chromium, pages[0], base, "example", v2_codec)
+    finally:
+        if server is not None:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=60)
 
 
 def test_with_the_browser_extra_onnxport_check_runs_there_too(wheel_install):
@@ -196,6 +237,31 @@ def test_with_the_browser_extra_onnxport_check_runs_there_too(wheel_install):
     assert {r["model"] for r in results} == {"iris", "linear"}, results
     statuses = [(r["model"], r["variant"], r["runtime"], r["status"]) for r in results]
     assert not [s for s in statuses if s[3] in FAILING] and ("iris", "fp32", "wasm", "pass") in statuses, statuses
+
+
+def _example_page_runs(chromium, url: str, base: str, model: str, v2_codec) -> dict:
+    """web/examples/index.html at url runs `model` in Chromium, and each output is the server's V2 answer for the
+    variant it chose on the same inputs, within that runtime's tolerance; returns the inputs it ran."""
+    context = chromium.new_context()
+    try:
+        page = context.new_page()
+        page.goto(url)
+        expect(page.locator("body[data-done=true]")).to_have_count(1, timeout=RUN_TIMEOUT_MS)
+        expect(page.locator("#status")).to_have_text("Done.")
+        shown = {key: page.locator("body").get_attribute(f"data-{key}")
+                 for key in ("model", "variant", "runtime", "inputs", "outputs")}
+    finally:
+        context.close()
+    assert shown["model"] == model, shown
+    feeds = {name: np.array(tensor["data"], dtype=tensor["type"]).reshape(tensor["dims"])
+             for name, tensor in json.loads(shown["inputs"]).items()}
+    expected = _infer(base, f"{model}/versions/{shown['variant']}", feeds, v2_codec)
+    bound = 0.0 if shown["runtime"] == "server" else browser_tolerances.lookup(shown["variant"], shown["runtime"]).abs
+    for name, values in json.loads(shown["outputs"]).items():
+        np.testing.assert_allclose(np.array(values), expected[name].reshape(-1).astype(np.float64), rtol=0,
+                                   atol=bound, err_msg=f"{model} {shown['variant']} on {shown['runtime']}: {name}")
+    print(f"{url}: {model} {shown['variant']} on {shown['runtime']}, outputs within {bound} of the server's")
+    return feeds
 
 
 def _linear_answers_its_test_data(base: str, v2_codec) -> None:
