@@ -4,7 +4,7 @@ Run by setup.py when a wheel is built (never for an editable install, which serv
 node_modules/ directly); `python scripts/web_bundle.py OUT` writes the same folder by hand.
 
 What goes in (OUT is onnxport/_web/ inside the wheel; project.PACKAGED_WEB reads it):
-  web/                  web/app, web/lib, web/examples, web/index.html, web/style.css of this checkout
+  web/                  web/app, web/lib, web/examples, web/index.html, web/style.css, web/favicon.svg
   ort/                  the onnxruntime-web bundles web/lib/runtimes.js names, the loader (.mjs) each bundle
                         imports and the .wasm each loader fetches: found by reading those files, so a new
                         onnxruntime-web release that renames them is followed, and one we cannot trace fails
@@ -33,7 +33,7 @@ import tarfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WEB_PARTS = ["app", "lib", "examples", "index.html", "style.css"]
+WEB_PARTS = ["app", "lib", "examples", "index.html", "style.css", "favicon.svg"]
 # Where the server publishes each npm package's dist folder (serving/http/web.py's routes) -> our folder for it.
 ORT = "onnxruntime-web"
 VENDOR = {"/vendor/tokenizers/": ("@huggingface/tokenizers", "vendor/tokenizers"),

@@ -36,49 +36,66 @@ async function start(runtime, record, feeds, { ahead = false, stage = () => {} }
   };
 }
 
-// variants: only these (default: every served one), so `onnxport bench` can time-limit each variant on its own.
-// onProgress(stage) is told each stage as it starts, so a caller can tell a bench that hangs from a slow one.
-export async function runBench({ models, runtimes, encodedInputs, runs = 20, webgpuRuns = 3, variants = null, onProgress = () => {} }) {
-  const [built, device] = await Promise.all([client.manifest(), probe()]);
-  const results = [];
+// Every step (one variant or form in one runtime) in the order runBench takes them, the ones the plan would
+// leave out with their reason (`cannot`), so a page can say "step k of n" before the first one starts.
+export function benchSteps(built, device, { models, runtimes, variants = null }) {
+  const steps = [];
   for (const name of models) {
-    const model = built.models[name];
-    const feeds = decodeTensors(encodedInputs[name]);
-    for (const [variant, served] of Object.entries(model.variants)) {
+    for (const [variant, served] of Object.entries(built.models[name].variants)) {
       if (served.status !== "ok" || (variants && !variants.includes(variant))) continue;
-      for (const runtime of runtimes) for (const form of [AS_BUILT, ...servedForms(served, runtime).map(([name]) => name)]) {
-        const record = fileRecord(served, form);
-        const base = { model: name, variant, form, runtime, bytes: record.bytes, sha256: record.sha256 };
-        const row = runtimeRow(runtime);
-        const cannot = cannotRun(runtime, served, device); // as the plan leaves it out
-        if (cannot) {
-          results.push({ ...base, status: "skipped", reason: cannot });
-          continue;
-        }
-        const stage = (what) => onProgress(`${name} ${variant}/${form ?? "as built"} ${runtime}: ${what}`);
-        try {
-          await clearCache();
-          const cold = await start(runtime, record, feeds, { stage: (part) => stage(`cold start, ${part}`) });
-          const cached = await start(runtime, record, feeds, { stage: (part) => stage(`cached start, ${part}`) });
-          const samples = [];
-          const count = row?.gpu ? webgpuRuns : runs;
-          for (let i = 0; i < count; i++) {
-            stage(`warm run ${i + 1} of ${count}`);
-            samples.push((await cached.session.run(feeds)).runMs);
-          }
-          const startedAhead = await start(runtime, record, feeds, { ahead: true, stage: (part) => stage(`prepared start, ${part}`) });
-          results.push({
-            ...base, status: "ok", threads: cached.session.info.threads,
-            cold: cold.timing, cached: { ...cached.timing, source: cached.source },
-            prepared: { ...startedAhead.timing, source: startedAhead.source }, warm: summarize(samples),
-          });
-        } catch (error) {
-          results.push({ ...base, status: "error", reason: error.message });
-        } finally {
-          dropWorker(`bench-${runtime}`);
-        }
+      for (const runtime of runtimes) for (const form of [AS_BUILT, ...servedForms(served, runtime).map(([f]) => f)]) {
+        steps.push({ model: name, variant, form, runtime, record: fileRecord(served, form), cannot: cannotRun(runtime, served, device) });
       }
     }
+  }
+  return steps;
+}
+
+// variants: only these (default: every served one), so `onnxport bench` can time-limit each variant on its own.
+// onProgress(stage, where) is told each stage as it starts, so a caller can tell a bench that hangs from a slow
+// one; where = {step, steps, model, variant, form, runtime, stage}: step k (from 1) of the `steps` that run.
+// onStepDone(row, where) is told each step's row (ok, or error with its reason) as soon as it has one.
+export async function runBench({ models, runtimes, encodedInputs, runs = 20, webgpuRuns = 3, variants = null, onProgress = () => {}, onStepDone = () => {} }) {
+  const [built, device] = await Promise.all([client.manifest(), probe()]);
+  const steps = benchSteps(built, device, { models, runtimes, variants });
+  const count = steps.filter((s) => !s.cannot).length;
+  const feedsOf = new Map();
+  const results = [];
+  let done = 0;
+  for (const { model: name, variant, form, runtime, record, cannot } of steps) {
+    const base = { model: name, variant, form, runtime, bytes: record.bytes, sha256: record.sha256 };
+    if (cannot) { // as the plan leaves it out
+      results.push({ ...base, status: "skipped", reason: cannot });
+      continue;
+    }
+    if (!feedsOf.has(name)) feedsOf.set(name, decodeTensors(encodedInputs[name]));
+    const feeds = feedsOf.get(name);
+    const where = { step: ++done, steps: count, model: name, variant, form: form ?? "as built", runtime };
+    const stage = (what) => onProgress(`${name} ${variant}/${form ?? "as built"} ${runtime}: ${what}`, { ...where, stage: what });
+    let row;
+    try {
+      await clearCache();
+      const cold = await start(runtime, record, feeds, { stage: (part) => stage(`cold start, ${part}`) });
+      const cached = await start(runtime, record, feeds, { stage: (part) => stage(`cached start, ${part}`) });
+      const samples = [];
+      const warmRuns = runtimeRow(runtime)?.gpu ? webgpuRuns : runs;
+      for (let i = 0; i < warmRuns; i++) {
+        stage(`warm run ${i + 1} of ${warmRuns}`);
+        samples.push((await cached.session.run(feeds)).runMs);
+      }
+      const startedAhead = await start(runtime, record, feeds, { ahead: true, stage: (part) => stage(`prepared start, ${part}`) });
+      row = {
+        ...base, status: "ok", threads: cached.session.info.threads,
+        cold: cold.timing, cached: { ...cached.timing, source: cached.source },
+        prepared: { ...startedAhead.timing, source: startedAhead.source }, warm: summarize(samples),
+      };
+    } catch (error) {
+      row = { ...base, status: "error", reason: error.message };
+    } finally {
+      dropWorker(`bench-${runtime}`);
+    }
+    results.push(row);
+    onStepDone(row, where);
   }
   return { device, results };
 }

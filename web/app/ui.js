@@ -1,4 +1,17 @@
 // Small DOM helpers: build elements, show progress and errors on the page.
+
+// The children to put in the document: nested lists flattened, nothing for null, undefined or false (a helper
+// that has nothing to show returns null; the DOM's own append would print it as the text "null").
+export function nodes(...children) {
+  return children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false);
+}
+
+// container's children replaced by these (see nodes()).
+export function show(container, ...children) {
+  container.replaceChildren(...nodes(children));
+  return container;
+}
+
 export function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attributes)) {
@@ -8,7 +21,7 @@ export function el(tag, attributes = {}, ...children) {
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value === true ? "" : value);
   }
-  node.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  node.append(...nodes(children));
   return node;
 }
 

@@ -25,20 +25,27 @@ export function performancePage(built, device, bench) {
   const button = el("button", { type: "button", class: "run", "data-testid": "bench-run", text: "Measure in this browser" });
   button.addEventListener("click", async () => {
     button.disabled = true;
-    own.replaceChildren(el("p", { text: "Measuring: cold start, cached start and warm runs of every variant and form…" }));
+    const watch = benchWatch();
+    own.replaceChildren(watch.element);
     try {
       const runtimes = CHECKED.filter((runtime) => !unavailableReason(runtime, device));
       const models = Object.keys(built.models);
       const encodedInputs = {};
-      for (const name of models) encodedInputs[name] = encodeTensors(leadingRows(await goldenInputs(name), 1));
-      const result = await runBench({ models, runtimes, encodedInputs, runs: 10 });
+      for (const name of models) {
+        watch.say(`Reading the golden inputs of ${name}…`);
+        encodedInputs[name] = encodeTensors(leadingRows(await goldenInputs(name), 1));
+      }
+      watch.say("Planning the steps…");
+      const result = await runBench({ models, runtimes, encodedInputs, runs: 10, onProgress: watch.progress, onStepDone: watch.stepDone });
       for (const r of result.results) {
         if (r.status === "ok") recordMeasured(r.sha256, r.runtime, { warmMs: r.warm.median_ms, createMs: r.cached.create_ms });
       }
-      own.replaceChildren(el("h3", { text: "This browser (warm run, median ms)" }), ownTable(result.results),
+      watch.finish(result.results);
+      own.append(el("h3", { text: "This browser (warm run, median ms)" }), ownTable(result.results),
         el("p", { class: "note", text: "Remembered: the plan now ranks runtimes and variants by these figures from this browser." }));
     } catch (error) {
-      own.replaceChildren(errorBox(error.message));
+      watch.stop();
+      own.append(errorBox(`The measurement stopped: ${error.message}`));
     } finally {
       button.disabled = false;
     }
@@ -80,6 +87,51 @@ function chart(testid, build, alternative = null) {
     drawn.update();
   });
   return [box, el("label", { class: "chart-toggle" }, input, ` ${alternative}`)];
+}
+
+// What the measurement is doing and how far it is: step k of n (model, variant and form, runtime), the stage
+// of that step and how long it has taken, and each step that failed, with its reason, as it fails.
+function benchWatch() {
+  const bar = el("progress", { max: 1, value: 0, "data-testid": "bench-progress-bar" });
+  const text = el("span", { class: "progress-text", "data-testid": "bench-progress", text: "Starting…" });
+  const failures = el("ul", { class: "failures", "data-testid": "bench-failures" });
+  let line = "Starting…";
+  let since = performance.now();
+  const draw = () => {
+    const seconds = (performance.now() - since) / 1000;
+    text.textContent = seconds >= 2 ? `${line} (${seconds.toFixed(0)} s)` : line;
+  };
+  const timer = setInterval(draw, 1000); // a long stage (a cold start of a large model) still shows it is alive
+  const say = (next) => {
+    line = next;
+    since = performance.now();
+    draw();
+  };
+  const stop = () => clearInterval(timer);
+  const stepName = (w) => `${w.model} ${w.variant}${w.form === "as built" ? "" : ` (${w.form} form)`} on ${w.runtime}`;
+  return {
+    element: el("div", { class: "bench-progress" }, el("div", { class: "progress" }, bar, text), failures),
+    say,
+    stop,
+    progress(_stage, where) {
+      bar.max = where.steps;
+      bar.value = where.step - 1;
+      say(`Step ${where.step} of ${where.steps}: ${stepName(where)}: ${where.stage}`);
+    },
+    stepDone(row, where) {
+      bar.value = where.step;
+      if (row.status !== "ok") failures.append(el("li", { class: "error", text: `Step ${where.step} of ${where.steps} failed (${stepName(where)}): ${row.reason}` }));
+    },
+    finish(results) {
+      stop();
+      const measured = results.filter((r) => r.status !== "skipped");
+      const failed = measured.filter((r) => r.status !== "ok").length;
+      bar.max = 1;
+      bar.value = 1;
+      text.dataset.done = "true";
+      text.textContent = `Done: ${measured.length} step${measured.length === 1 ? "" : "s"} measured, ${failed ? `${failed} failed (below)` : "none failed"}.`;
+    },
+  };
 }
 
 function ownTable(results) {

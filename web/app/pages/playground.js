@@ -4,16 +4,17 @@ import { inBrowser, judgementRule, judgeRun, maxAbsDiff, runtime as runtimeRow, 
 import { client } from "../client.js";
 import { digitsInput } from "../playground/digits.js";
 import { describe, genericInput } from "../playground/generic.js";
-import { irisInput } from "../playground/iris.js";
 import { minilmInput } from "../playground/minilm.js";
 import { outputsTable } from "../playground/outputs.js";
 import { inputSources } from "../playground/sources.js";
+import { tabularInput } from "../playground/tabular.js";
 import { bytes, el, errorBox, metricText, progressBar, syntheticNote } from "../ui.js";
 
 // The manifest entry's `playground` (declared by its recipe; imported models are "generic") picks
 // the recipe's widget; every model also takes its golden sets, pasted JSON and .npy/.npz files.
+// A widget is made from the model's own entry (make(model, {golden, report}); null: it does not fit).
 const WIDGETS = new Map([
-  ["tabular", [irisInput, "four measurements"]],
+  ["tabular", [tabularInput, "a row of numbers"]],
   ["image-8x8", [digitsInput, "a drawing"]],
   ["sentence-pair", [minilmInput, "two sentences"]],
 ]);
@@ -22,21 +23,24 @@ const models = new Map(); // "name|runtime|variant|verify" -> loaded model, kept
 
 export async function playgroundPage(model, pin, params) {
   const verify = VERIFY_MODES.includes(params.get("verify")) ? params.get("verify") : "first-use";
-  const golden = await genericInput(model);
-  const widgets = [];
-  if (WIDGETS.has(model.playground)) {
-    const [make, label] = WIDGETS.get(model.playground);
-    widgets.push({ key: "widget", label, ...(await make(model)) });
-  }
-  const input = inputSources(model, [...widgets, golden], describe, golden);
-  const plan = await client.plan(model.name, { ...pin, verify });
-  // The runtime starts now, while the page is read: a first Run then waits for the model alone.
-  client.startAhead(model.name, pin).catch(() => {}); // a runtime that cannot start fails in load(), with its reason
   const progress = el("div", { class: "downloads" });
   const notes = el("div", { class: "notes", "data-testid": "notes" });
   const results = el("div", { class: "results", "data-testid": "results" });
   const choice = el("div", { class: "choice", "data-testid": "choice" });
   const status = el("p", { class: "path", "data-testid": "path", text: "Not run yet." });
+  // A widget's own problem (a file that is no image) shows where a run's errors show: once, in the results.
+  const report = (error) => results.replaceChildren(errorBox(error.message));
+  const golden = await genericInput(model);
+  const widgets = [];
+  if (WIDGETS.has(model.playground)) {
+    const [make, label] = WIDGETS.get(model.playground);
+    const widget = await make(model, { golden, report });
+    if (widget) widgets.push({ key: "widget", label, ...widget });
+  }
+  const input = inputSources(model, [...widgets, golden], describe, golden);
+  const plan = await client.plan(model.name, { ...pin, verify });
+  // The runtime starts now, while the page is read: a first Run then waits for the model alone.
+  client.startAhead(model.name, pin).catch(() => {}); // a runtime that cannot start fails in load(), with its reason
   const button = el("button", { type: "button", class: "run", "data-testid": "run", text: "Run" });
 
   button.addEventListener("click", async () => {

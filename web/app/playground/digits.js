@@ -3,26 +3,38 @@
 import { client } from "../client.js";
 import { el } from "../ui.js";
 import { argmax, softmax } from "../../lib/internal.js";
+import { decodedImage } from "./image-file.js";
 
 const SIZE = 160;
 
-export function digitsInput(model) {
+// report(error): shows a problem with the chosen file where a run's errors show, so it is said once.
+export function digitsInput(model, { report = () => {} } = {}) {
   const canvas = el("canvas", { width: SIZE, height: SIZE, class: "draw", "data-testid": "digit-canvas" });
   const context = canvas.getContext("2d", { willReadFrequently: true });
   let chosen = null; // an image file, fed as it is (the canvas shows it)
+  let unreadable = null; // the chosen file's problem: a run says it again rather than running a blank canvas
   const file = el("input", { type: "file", accept: "image/*", "aria-label": "an image of a digit", "data-testid": "digit-file" });
   const clear = () => {
     context.fillStyle = "#fff";
     context.fillRect(0, 0, SIZE, SIZE);
     chosen = null;
+    unreadable = null;
     file.value = "";
   };
   file.addEventListener("change", async () => {
     const picked = file.files?.[0];
     if (!picked) return;
-    clear();
+    context.fillStyle = "#fff";
+    context.fillRect(0, 0, SIZE, SIZE);
     chosen = picked;
-    context.drawImage(await createImageBitmap(picked, { imageOrientation: "from-image" }), 0, 0, SIZE, SIZE);
+    unreadable = null;
+    file.value = ""; // the same file chosen again is a new change
+    try {
+      context.drawImage(await decodedImage(picked), 0, 0, SIZE, SIZE);
+    } catch (error) {
+      unreadable = error;
+      report(error);
+    }
   });
   clear();
   let drawing = false;
@@ -33,6 +45,7 @@ export function digitsInput(model) {
   canvas.addEventListener("pointerdown", (event) => {
     drawing = true;
     chosen = null; // drawing over a chosen image: the drawing is what runs
+    unreadable = null;
     context.beginPath();
     context.moveTo(...point(event));
   });
@@ -52,6 +65,7 @@ export function digitsInput(model) {
       el("button", { type: "button", onclick: clear, "data-testid": "clear-canvas", text: "Clear" }),
       el("label", {}, "or an image file ", file)),
     async feeds() {
+      if (unreadable) throw unreadable;
       const pipeline = await client.pipeline(model.name);
       return pipeline.encode([chosen ?? canvas]);
     },

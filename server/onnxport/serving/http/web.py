@@ -11,11 +11,18 @@ from onnxport.serving.state import state
 blueprint = Blueprint("web", __name__)
 
 REVALIDATE = "no-cache"
+FAVICON = "favicon.svg"  # web/index.html links it; an SVG, which every engine we check shows
 
 
 @blueprint.get("/")
 def index() -> Response:
     return _web_file("index.html")
+
+
+@blueprint.get("/favicon.ico")
+def favicon() -> Response:
+    """Browsers ask for /favicon.ico on a page that links none (the examples, a JSON file opened directly)."""
+    return _web_file(FAVICON)
 
 
 @blueprint.get("/web/<path:relative>")
