@@ -127,7 +127,7 @@ def test_the_wheel_carries_the_web_side_and_nothing_of_dist_it_does_not_load(whe
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         sources = json.loads(archive.read("onnxport/_web/SOURCES.json"))
-    for page in ["index.html", "style.css", "examples/index.html", "lib/index.js", "app/main.js"]:
+    for page in ["index.html", "style.css", "favicon.svg", "examples/index.html", "lib/index.js", "app/main.js"]:
         assert f"onnxport/_web/web/{page}" in names, page
     ort = {n.rsplit("/", 1)[1] for n in names if n.startswith("onnxport/_web/ort/")}
     assert {"ort.wasm.min.mjs", "ort-wasm-simd-threaded.wasm"} <= ort, ort
