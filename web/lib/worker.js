@@ -1,5 +1,6 @@
 // A Web Worker that owns the onnxruntime-web sessions of one runtime, so long runs
 // never block the page. Messages: {id, op, ...args} -> {id, ok, result | error}.
+import { logRouter } from "./ort-log.js";
 import * as runtime from "./ort-runtime.js";
 
 const operations = {
@@ -11,16 +12,19 @@ const operations = {
 };
 
 // onnxruntime-web reports node placement and fallbacks through the console; keep a copy
-// so the page (and the conformance check) can show where nodes actually ran.
+// so the page (and the conformance check) can show where nodes actually ran. The console itself gets
+// onnxruntime's warnings and errors one line each, never its verbose records or shader source (ort-log.js).
 const logs = [];
-for (const level of ["log", "info", "warn", "error"]) {
-  const original = console[level].bind(console);
+const route = logRouter();
+const originals = Object.fromEntries(["log", "info", "warn", "error"].map((level) => [level, console[level].bind(console)]));
+for (const level of Object.keys(originals)) {
   console[level] = (...args) => {
     logs.push(`${level}: ${args.map(String).join(" ")}`);
     if (logs.length > 20000) logs.shift();
-    // onnxruntime's own verbose and info lines (it writes them to stderr) stay in the buffer.
     const text = String(args[0] ?? "");
-    if (level !== "log" && level !== "info" && !/\[[VI]:onnxruntime/.test(text)) original(...args);
+    const to = route(level, text);
+    // onnxruntime colours its lines for a terminal (ESC[0;93m ... ESC[m): a console shows them bare.
+    if (to) originals[to](...(args.length === 1 ? [text.replace(/\x1b\[[0-9;]*m/g, "")] : args));
   };
 }
 operations.logs = () => logs.splice(0, logs.length);
