@@ -20,6 +20,7 @@ import pytest
 from playwright.sync_api import expect
 
 from fixtures.browser import launch_chromium
+from fixtures.example_page import assert_matches_server, example_run
 from fixtures.playground import (
     PAGE_TIMEOUT_MS,
     RUN_TIMEOUT_MS,
@@ -239,23 +240,15 @@ def test_webnn_is_probed_and_left_out_with_its_reason(playwright_session, live_s
         expect(skipped).to_have_text(f"webnn skipped: {reason}")
 
 
-def test_the_example_page_runs_and_matches_the_server(open_tab, live_server, v2_codec):
+def test_the_example_page_runs_and_matches_the_server(open_tab, live_server, v2_codec, golden_inputs):
+    """?model=iris, on iris's first golden row (test_example_page.py: the page on a project of one's own)."""
     page = open_tab().page
-    page.goto(f"{live_server}/web/examples/index.html")
-    expect(page.locator("body[data-done=true]")).to_have_count(1, timeout=RUN_TIMEOUT_MS)
-    expect(page.locator("#status")).to_have_text("Done.")
-    variant = page.locator("body").get_attribute("data-variant")
-    got = np.array(json.loads(page.locator("body").get_attribute("data-probabilities")))
-    features = np.array([[6.9, 3.1, 5.4, 2.1]], dtype=np.float32)
-    request = urllib.request.Request(f"{live_server}/v2/models/iris/versions/{variant}/infer",
-                                     headers={"Content-Type": "application/json"},
-                                     data=v2_codec.json_request({"features": features}))
-    with urllib.request.urlopen(request) as response:
-        _, expected = v2_codec.parse_response(response.read(), None)
-    tolerance = browser_tolerances.lookup(variant, "wasm")
-    assert np.abs(got - expected["probabilities"][0]).max() <= tolerance.abs, (got, expected)
-    expect(page.locator("#answer")).to_contain_text("virginica")
-    expect(page.locator("#choice")).to_contain_text(f"Ran on wasm ({variant})")
+    page.goto(f"{live_server}/web/examples/index.html?model=iris")
+    run = example_run(page)
+    assert run["model"] == "iris"
+    np.testing.assert_array_equal(run["inputs"]["features"], golden_inputs("iris")["features"][:1])
+    assert_matches_server(run, live_server, v2_codec)
+    expect(page.locator("#choice")).to_contain_text(f"Runs on wasm ({run['variant']})")
 
 
 def test_the_text_example_page_embeds_with_the_pipeline_as_the_server_does(open_tab, live_server, v2_codec,

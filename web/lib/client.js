@@ -45,6 +45,7 @@ import { dropAllWorkers, dropIdleWorker } from "./workers.js";
  * @property {string|null} [threadsWhy] the part of `why` that says why this many threads
  * @property {number|null} [expectedMs] the expected warm run plus the download: null while the download's time is
  *   unknown (no download from the file's origin measured in this browser yet; `why` says so)
+ * @property {number} [rankMs] what the plan orders steps by: expectedMs, an unknown download weighed at 10 Mbit/s
  */
 /**
  * A load plan: the steps load() tries in order, and what was left out and why.

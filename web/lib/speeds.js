@@ -56,9 +56,9 @@ export function recordDownload(url, bytes, ms) {
 
 /**
  * The bandwidth of downloads from url's origin, as this browser measured it: {bytesPerMs, source}, bytesPerMs
- * null when none was measured. No guess stands in for it: Chromium's navigator.connection.downlink ignores
- * local traffic and said 1.6 Mbit/s on localhost ("+ 114785 ms to download 21.9 MB"), and a fixed figure
- * is as wrong on a LAN as on a phone.
+ * null when none was measured. No guess stands in for it: headless Chromium's navigator.connection.downlink said
+ * 1.4 and 1.6 Mbit/s on a page of localhost (at 1.6: "+ 114785 ms to download 21.9 MB", for a download that took
+ * well under a second), and a fixed figure is as wrong on a LAN as on a phone.
  * @param {string} url
  * @returns {{bytesPerMs: number|null, source: string}}
  */
