@@ -137,7 +137,14 @@ def test_fp32_reproduces_the_golden_outputs_within_tolerance(demo_repository, mo
 def test_info_shows_the_variant_table(run_cli, demo_repository):
     code, out, err = run_cli("--repository", demo_repository, "info", "minilm")
     assert code == 0, err
-    rows = [line for line in out.splitlines() if line.startswith("minilm ")]
+    # The variant table: the rows under its header (other tables, the disk use, follow it).
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("model ") and " variant " in line)
+    rows = []
+    for line in lines[header + 2:]:
+        if not line.startswith("minilm "):
+            break
+        rows.append(line)
     assert [row.split()[1] for row in rows] == list(VARIANTS)
     assert all("cos min" in row for row in rows)
     assert "opset 17" in out
