@@ -402,7 +402,7 @@ def _check(args) -> int:
     from onnxport.check.row_stream import RowStream
     from onnxport.harness import engines
 
-    browsers = engines.parse(args.browsers)  # an unknown or missing engine fails before a server starts
+    wanted = engines.requested(args.browsers)  # the command line's mistakes first, then this machine's
     _check_chromium_given(args.browser)
     _check_output("--json", args.json)
     _check_output("--html", args.html)
@@ -415,7 +415,7 @@ def _check(args) -> int:
     with _sigterm_interrupts():
         report = run_check(
             repository=args.repository, url=args.url, models=args.models,
-            runtimes=[r for r in args.runtimes.split(",") if r], browsers=browsers, browser=args.browser,
+            runtimes=[r for r in args.runtimes.split(",") if r], browsers=wanted, browser=args.browser,
             webgpu_rows=args.webgpu_rows, find_divergence=args.locate, tolerances_file=args.tolerances,
             timeout_s=args.timeout, row_timeout_s=args.row_timeout, stream=RowStream(),
         )
@@ -474,24 +474,26 @@ def _bench(args) -> int:
     from onnxport.extras import require
     from onnxport.harness import engines
 
-    browsers = None
-    if args.runtimes:  # browser runtimes to measure: an unknown or missing engine fails before a server starts
-        browsers = engines.parse(args.browsers)
-        if {"chromium", "firefox"} & set(browsers):
-            require("playwright", "bench")
+    wanted = engines.requested(args.browsers) if args.runtimes else None
+    if args.runtimes:  # browser runtimes to measure: the command line's mistakes first, then this machine's
+        if wanted is None or {"chromium", "firefox"} & set(wanted):
+            require("playwright", "bench")  # the extra to install, before a server starts
         _check_chromium_given(args.browser)
     _check_output("--json", args.json)
     from onnxport.repository.store import Repository
 
     _known_models(Repository(args.repository).read_manifest(), args.models, args.repository)
-    from onnxport.bench import bench_report
-    from onnxport.bench.bench_run import run_bench, save_latest
-
     replicas = None
     if args.engine == "ray":
         replicas = [int(n) for n in args.replicas.split(",") if n.strip().isdigit() and int(n) >= 1]
         if not replicas or len(replicas) != len(args.replicas.split(",")):
             raise UsageError(f"--replicas {args.replicas!r}: expected replica counts of at least 1, e.g. 1,2")
+    browsers = None
+    if args.runtimes:  # an engine that is not installed fails before a server starts
+        browsers = engines.available(wanted)
+    from onnxport.bench import bench_report
+    from onnxport.bench.bench_run import run_bench, save_latest
+
     with _sigterm_interrupts():  # the server and browsers it started are stopped, as by Ctrl-C
         report = run_bench(args.repository, args.models, [r for r in args.runtimes.split(",") if r], args.runs,
                            args.browser, say=lambda line: print(f"... {line}", file=sys.stderr, flush=True),

@@ -174,6 +174,6 @@ def test_bench_refuses_bad_replica_counts(repository_copy):
     run = subprocess.run([sys.executable, "-m", "onnxport", "--repository", str(repository), "bench",
                           "--engine", "ray", "--replicas", "1,zero"],
                          cwd=PROJECT, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 1
+    assert run.returncode == 2  # a usage error
     assert run.stderr.strip().splitlines() == [
         "onnxport: error: --replicas '1,zero': expected replica counts of at least 1, e.g. 1,2"]

@@ -32,7 +32,10 @@ def served(tmp_path_factory):
 
 @pytest.fixture
 def work(tmp_path, served, monkeypatch):
-    """Files the cases name (each case gets its own), and no server or browser may start."""
+    """Files the cases name (each case gets its own), and no server or browser may start. No engine is installed
+    (an empty PATH): the command line's mistake is said before what this machine lacks, on any machine."""
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     monkeypatch.setattr(check_run, "running_server", lambda *a, **k: pytest.fail("a server started"))
     monkeypatch.setattr(process, "running_server", lambda *a, **k: pytest.fail("a server started"))
     (tmp_path / "notes.onnx").write_text("these are not the bytes of a model\n")

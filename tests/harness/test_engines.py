@@ -226,6 +226,8 @@ def test_an_engine_that_is_not_installed_is_refused_with_how_to_install_it(monke
 
 def test_no_list_is_the_installed_engines_and_a_list_keeps_its_order_once_each():
     installed = engines.installed()
+    if not installed:
+        pytest.skip("no engine installed here (`make browsers`)")
     assert engines.parse(None) == engines.parse("") == installed
     if len(installed) < 2:
         pytest.skip(f"one engine installed here ({installed}): nothing to order")

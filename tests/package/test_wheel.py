@@ -30,7 +30,6 @@ from playwright.sync_api import expect
 from readme_commands import commands, links
 
 from onnxport.accuracy import browser_tolerances
-from onnxport.check.check_run import FAILING
 from onnxport.harness.process import free_port
 from onnxport.repository import testdata
 
@@ -223,20 +222,6 @@ def test_the_init_readme_runs_as_written(wheel_install, chromium, v2_codec):
         if server is not None:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=60)
-
-
-def test_with_the_browser_extra_onnxport_check_runs_there_too(wheel_install):
-    venv, wheel, environment, folder, _ = wheel_install
-    if not (folder / "onnxport-repository" / "manifest.json").exists():
-        pytest.skip("needs the repository the serving test imported")
-    _run([venv / "bin" / "python", "-m", "pip", "install", "-q", f"{wheel}[browser]"], folder, environment,
-         timeout=INSTALL_TIMEOUT)
-    report = folder.parent / "check.json"
-    _run([venv / "bin" / "onnxport", "check", "--json", report], folder, environment, timeout=900)
-    results = json.loads(report.read_text())["results"]
-    assert {r["model"] for r in results} == {"iris", "linear"}, results
-    statuses = [(r["model"], r["variant"], r["runtime"], r["status"]) for r in results]
-    assert not [s for s in statuses if s[3] in FAILING] and ("iris", "fp32", "wasm", "pass") in statuses, statuses
 
 
 def _example_page_runs(chromium, url: str, base: str, model: str, v2_codec) -> dict:

@@ -41,7 +41,7 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
         raise UsageError(f"unknown runtime {unknown[0]!r}; runtimes: {', '.join(BROWSER_RUNTIMES)}")
     if (find_divergence or tolerances_file) and url:
         raise UsageError("--locate and --tolerances need the check's own server: drop --url")
-    engine_names = browsers or engines.parse(None)
+    engine_names = engines.available(browsers)  # after the command line's mistakes: then this machine's
     browser_tolerances.load_overrides(tolerances_file)  # a bad file fails before anything starts
     stream = stream or RowStream(enabled=False)
     deadline = time.monotonic() + timeout_s

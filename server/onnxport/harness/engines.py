@@ -51,21 +51,33 @@ def installed() -> list[str]:
     return [engine for engine in ENGINES if executable(engine)]
 
 
-def parse(text: str | None) -> list[str]:
-    """`chromium,firefox` -> engines; None or empty -> the installed ones. Unknown or uninstalled ones are refused."""
-    if not text:
+def requested(text: str | None) -> list[str] | None:
+    """`chromium,firefox` -> those engines, once each in their order; None or empty -> None (the installed
+    ones). An unknown name is the command line's mistake, refused before anything about this machine."""
+    names = [name.strip() for name in (text or "").split(",") if name.strip()]
+    for name in names:
+        if name not in ENGINES:
+            raise UsageError(f"unknown browser {name!r}; browsers: {', '.join(ENGINES)}")
+    return list(dict.fromkeys(names)) or None
+
+
+def available(names: list[str] | None) -> list[str]:
+    """The engines to drive: `names`, each installed, or with None the installed ones (at least one)."""
+    if names is None:
         found = installed()
         if not found:
             raise OnnxportError("no browser installed: apt-get install -y chromium (or firefox-esr, or "
                                 "webkit2gtk-driver xvfb)")
         return found
-    names = [name.strip() for name in text.split(",") if name.strip()]
     for name in names:
-        if name not in ENGINES:
-            raise UsageError(f"unknown browser {name!r}; browsers: {', '.join(ENGINES)}")
         if not executable(name):
             raise OnnxportError(f"{name} is not installed: {_module(name).INSTALL}")
-    return list(dict.fromkeys(names))
+    return names
+
+
+def parse(text: str | None) -> list[str]:
+    """`chromium,firefox` -> engines; None or empty -> the installed ones. Unknown or uninstalled ones are refused."""
+    return available(requested(text))
 
 
 @contextlib.contextmanager
