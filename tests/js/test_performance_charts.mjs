@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { figure, latencyConfig, sizeConfig, startConfig, throughputConfig, throughputRows } from "../../web/app/performance-charts.js";
+import { figure, latencyConfig, sizeConfig, startConfig, throughputConfig, throughputRows, variantLabel } from "../../web/app/performance-charts.js";
 
 const MB = 1024 ** 2;
 const native = (one, all) => ({ "1": { median_ms: one }, all: { median_ms: all } });
@@ -126,4 +126,23 @@ test("start by file: per variant, a stack per file (as built, each form) of sess
   assert.equal(config.options.scales.y.stacked, true);
   const label = config.options.plugins.tooltip.callbacks.label({ dataset: config.data.datasets[2], dataIndex: 0, raw: 150 });
   assert.equal(label, "ort: create: 150 ms (start 426 ms, load 150 ms beside runtime start 190 ms; warm 70 ms)");
+});
+
+test("an already-int8 model's fp32 is named by its label (bench.json's), its key kept for the figures", () => {
+  const data = { variants: { fp32: { label: "original (int8)", bytes: 26000, native: native(0.02, 0.014) } },
+    server: BENCH.models.minilm.server };
+  const rows = [{ model: "voice", variant: "fp32", runtime: "wasm", status: "ok", warm: { median_ms: 0.2 },
+    cached: { create_ms: 2, first_run_ms: 1, total_ms: 400, load_ms: 5, init_ms: 390 } }];
+  const latency = latencyConfig("voice", data, rows);
+  assert.deepEqual(latency.data.labels, ["original (int8)"]);
+  assert.deepEqual(latency.data.datasets.find((d) => d.label === "wasm").data, [0.2]);
+  assert.equal(latency.options.plugins.tooltip.callbacks.title([{ label: latency.data.labels[0] }]), "voice original (int8)");
+  assert.deepEqual(startConfig("voice", rows, data).data.labels, ["original (int8)"]);
+  assert.match(throughputConfig("voice", data.server, variantLabel(data, "fp32")).options.plugins.title.text, /\(original \(int8\), batch-1/);
+  const size = sizeConfig({ models: { voice: data, iris: BENCH.models.iris } });
+  assert.deepEqual(size.data.datasets.map((d) => d.label), ["fp32"]); // a series per key, across models
+  const tooltip = size.options.plugins.tooltip.callbacks.label;
+  assert.equal(tooltip({ dataset: { label: "fp32" }, dataIndex: 0 }), `original (int8): ${figure(26000 / MB)} MB (1x original (int8))`);
+  assert.equal(tooltip({ dataset: { label: "fp32" }, dataIndex: 1 }), `fp32: ${figure(3000 / MB)} MB (1x fp32)`);
+  assert.deepEqual(latencyConfig("iris", BENCH.models.iris).data.labels, ["fp32"]); // no label: the key, as before
 });

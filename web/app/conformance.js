@@ -60,7 +60,7 @@ async function withinLimit(job, ms, check) {
     timer = setTimeout(() => {
       dropWorker(`check-${job.runtime}`);
       resolve({
-        model: job.model.name, variant: job.variant, form: job.form, runtime: job.runtime, task: job.model.task,
+        model: job.model.name, variant: job.variant, ...labelKey(job.model, job.variant), form: job.form, runtime: job.runtime, task: job.model.task,
         sha256: job.record.sha256, status: "timeout", reason: `no result within the row's time limit of ${ms / 1000} s`,
       });
     }, ms);
@@ -99,7 +99,7 @@ function uncarriedTensor(model) {
 }
 
 async function checkOne({ model, variant, form, record, runtime }, golden, rule, device, webgpuRows) {
-  const base = { model: model.name, variant, form, runtime, task: model.task, sha256: record.sha256, arithmetic: rule.arithmetic };
+  const base = { model: model.name, variant, ...labelKey(model, variant), form, runtime, task: model.task, sha256: record.sha256, arithmetic: rule.arithmetic };
   if (golden.skip) return { ...base, status: "skipped", reason: golden.skip };
   if (golden.error) return { ...base, status: "error", reason: golden.error };
   const feeds = golden.feeds;
@@ -147,6 +147,13 @@ async function checkOne({ model, variant, form, record, runtime }, golden, rule,
   } catch (error) {
     return { ...base, status: "error", reason: error.message, rows };
   }
+}
+
+// {label} when what people are shown for the variant is not its key (the manifest's `label`: an already-int8
+// model's fp32 is "original (int8)"), else nothing: `variant` stays the key the server and the verdicts use.
+function labelKey(model, variant) {
+  const label = model.variants[variant]?.label;
+  return label && label !== variant ? { label } : {};
 }
 
 async function runInBrowser(runtime, record, feeds) {

@@ -16,6 +16,12 @@ const KEY_OF = new Map(BROWSER_SERIES.map((r) => [r.label, r.key]));
 export const START_RUNTIME = CHECKED.find((key) => runtime(key).threads === "all");
 const MB = 1024 ** 2;
 
+// What people are shown for a variant of a model's bench figures: bench.json's `label` ("original (int8)": an
+// already-int8 model's fp32), else its key.
+export function variantLabel(data, variant) {
+  return data?.variants?.[variant]?.label ?? variant;
+}
+
 const significant = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 3, useGrouping: false });
 
 /** A figure as the charts print it: three significant digits, no grouping ("0.0123", "86.3", "1230"). */
@@ -73,7 +79,7 @@ export function latencyConfig(name, data, browserRows = [], { log = false } = {}
     .filter((d) => d.data.some((v) => v !== null));
   return {
     type: "bar",
-    data: { labels: variants, datasets },
+    data: { labels: variants.map((v) => variantLabel(data, v)), datasets },
     options: baseOptions({
       title: `${name}: latency by variant and runtime (batch 1, warm, median)`,
       x: "variant",
@@ -102,8 +108,11 @@ function rowLabel(row) {
   return `${engine} ${row.replicas} replica${row.replicas === 1 ? "" : "s"}, batching ${row.batching}`;
 }
 
-/** Requests per second against concurrent clients: a line per (engine, replicas, batching); batching on is dashed. */
-export function throughputConfig(name, server) {
+/**
+ * Requests per second against concurrent clients: a line per (engine, replicas, batching); batching on is dashed.
+ * fp32: what the model's fp32 variant, the one served, is shown as (variantLabel).
+ */
+export function throughputConfig(name, server, fp32 = "fp32") {
   const rows = throughputRows(server);
   const clients = [...new Set(rows.flatMap((r) => r.throughput.map((t) => t.clients)))].sort((a, b) => a - b);
   const engines = [...new Set(rows.map((r) => `${r.engine}/${r.replicas}`))];
@@ -121,7 +130,7 @@ export function throughputConfig(name, server) {
     type: "line",
     data: { labels: clients.map(String), datasets },
     options: baseOptions({
-      title: `${name}: server throughput (fp32, batch-1 requests)`,
+      title: `${name}: server throughput (${fp32}, batch-1 requests)`,
       x: "concurrent clients",
       y: { title: "throughput, requests/s", scale: { type: "linear", beginAtZero: true } },
       // Each line's marker in the legend (circle: batching off, diamond: on), not a filled box.
@@ -137,9 +146,10 @@ export function throughputConfig(name, server) {
 /**
  * Cached start on WebAssembly (all threads) by variant (x) and file (a series each: the variant as built
  * and each optimized form), as stacked stages: the session's creation and its first run, the part the
- * form changes; the load and the runtime's start, beside each other before it, are the tooltip's.
+ * form changes; the load and the runtime's start, beside each other before it, are the tooltip's. data: the model's
+ * bench figures, whose labels name the variants.
  */
-export function startConfig(name, browserRows = []) {
+export function startConfig(name, browserRows = [], data = null) {
   const rows = browserRows.filter((r) => r.model === name && r.runtime === START_RUNTIME && r.status === "ok" && r.cached);
   const variants = [...new Set(rows.map((r) => r.variant))];
   const files = [...new Set(rows.map((r) => r.form ?? "as built"))];
@@ -161,7 +171,7 @@ export function startConfig(name, browserRows = []) {
     },
   });
   options.scales.x.stacked = true; // bars of one `stack` (one file) pile up; files stand side by side
-  return { type: "bar", data: { labels: variants, datasets }, options };
+  return { type: "bar", data: { labels: variants.map((v) => variantLabel(data, v)), datasets }, options };
 }
 
 /**
@@ -190,8 +200,9 @@ export function sizeConfig(bench, { relative = false } = {}) {
       tooltip: {
         label: (item) => {
           const model = models[item.dataIndex], variant = item.dataset.label;
-          const b = bytes(model, variant), ratio = fp32(model) ? ` (${figure(b / fp32(model))}x fp32)` : "";
-          return `${variant}: ${figure(b / MB)} MB${ratio}`;
+          const data = bench.models[model], b = bytes(model, variant);
+          const ratio = fp32(model) ? ` (${figure(b / fp32(model))}x ${variantLabel(data, "fp32")})` : "";
+          return `${variantLabel(data, variant)}: ${figure(b / MB)} MB${ratio}`;
         },
       },
     }),

@@ -83,3 +83,9 @@ export function statusText(v) {
   const status = v.status + (v.reason ? `: ${v.reason}` : "");
   return v.judged_on === "synthetic" ? `${status} (judged on synthetic inputs)` : status;
 }
+
+// What people are shown for a model's variant: the manifest's `label` ("original (int8)": an already-int8 model's
+// fp32), else its key. The key stays in URLs, data attributes and requests.
+export function variantName(model, variant) {
+  return model?.variants?.[variant]?.label ?? variant;
+}

@@ -40,18 +40,27 @@ def wasm_results(report: dict, model: str) -> list[dict]:
             if r["model"] == model and r["runtime"] == "wasm" and r["status"] == "ok"]
 
 
-def start_targets(rows: list[dict], native_fp32_all: float | None) -> list[str]:
-    """The two start targets for one model's wasm_results, met or missed by how much, and where the time went."""
+def shown(variants: dict[str, dict]) -> dict[str, str]:
+    """A model's variants in bench.json -> what people are shown for each: its `label` where the key is not what
+    its file computes (an already-int8 model's fp32 is "original (int8)"), else the key."""
+    return {variant: v.get("label") or variant for variant, v in variants.items()}
+
+
+def start_targets(rows: list[dict], native_fp32_all: float | None, names: dict[str, str] | None = None) -> list[str]:
+    """The two start targets for one model's wasm_results, met or missed by how much, and where the time went.
+    names: variant -> what people are shown for it (shown())."""
     if not rows:
         return []
-    name = lambda r: f"{r['variant']}/{r.get('form') or 'as built'}"  # noqa: E731
+    names = names or {}
+    fp32 = names.get("fp32", "fp32")
+    name = lambda r: f"{names.get(r['variant'], r['variant'])}/{r.get('form') or 'as built'}"  # noqa: E731
     fastest = min(rows, key=lambda r: r["warm"]["median_ms"])
     lines = []
     if native_fp32_all:
         ratio = fastest["warm"]["median_ms"] / native_fp32_all
         verdict = "met" if ratio <= WARM_TARGET else f"missed by {ratio / WARM_TARGET:.2f}x"
         lines.append(f"fastest WebAssembly file: {name(fastest)} {fastest['warm']['median_ms']:.1f} ms = {ratio:.2f}x "
-                     f"native fp32 with all threads (target <= {WARM_TARGET}x: {verdict})")
+                     f"native {fp32} with all threads (target <= {WARM_TARGET}x: {verdict})")
     for start in ("cached", "prepared"):
         best = min((r for r in rows if r.get(start)), key=lambda r: r[start]["total_ms"], default=None)  # the quickest
         if best is None:
@@ -67,13 +76,15 @@ def start_targets(rows: list[dict], native_fp32_all: float | None) -> list[str]:
     return lines
 
 
-def start_table(results: list[dict], native_fp32_all: float | None) -> str | None:
+def start_table(results: list[dict], native_fp32_all: float | None, names: dict[str, str] | None = None) -> str | None:
     """One model's wasm_results (as built and each form): the cached start by stage, the warm run,
-    and each against its target."""
+    and each against its target. names: variant -> what people are shown for it (shown())."""
+    names = names or {}
+    fp32 = names.get("fp32", "fp32")
     rows = []
     for r in results:
         cached, prepared, warm = r["cached"], r.get("prepared"), r["warm"]["median_ms"]
-        rows.append([r["variant"], r.get("form") or "as built", human_bytes(r["bytes"]),
+        rows.append([names.get(r["variant"], r["variant"]), r.get("form") or "as built", human_bytes(r["bytes"]),
                      *(_whole(cached.get(stage))
                        for stage in ("load_ms", "init_ms", "create_ms", "first_run_ms", "total_ms")),
                      _ratio(cached["total_ms"], cached["create_ms"]),
@@ -83,10 +94,10 @@ def start_table(results: list[dict], native_fp32_all: float | None) -> str | Non
     if not rows:
         return None
     return (f"cached start by stage and warm runs, WebAssembly all threads (targets: start <= {CACHED_START_TARGET}x "
-            f"create, warm <= {WARM_TARGET}x native fp32 all; prepared: the runtime started when the page opened):\n"
+            f"create, warm <= {WARM_TARGET}x native {fp32} all; prepared: the runtime started when the page opened):\n"
             + table(["variant", "form", "size", "load ms", "init ms (beside load)", "create ms", "first run ms",
                      "start ms", "start / create", "prepared start ms", "prepared / create", "warm ms",
-                     "x native fp32 all"], rows))
+                     f"x native {fp32} all"], rows))
 
 
 def text(report: dict[str, Any]) -> str:
@@ -96,6 +107,9 @@ def text(report: dict[str, Any]) -> str:
     parts.extend(speed_lines(report))
     for model, data in report["models"].items():
         variants = data["variants"]
+        names = shown(variants)
+        # The model's fp32 variant by what it is: the figures' reference ("original (int8)" for an int8 original).
+        reference = names.get("fp32", "fp32")
         fp32 = variants.get("fp32", {}).get("native", {})
         browser = browser_results(report, model)
         rows = []
@@ -105,7 +119,7 @@ def text(report: dict[str, Any]) -> str:
             gpu = browser.get((variant, "webgpu"), {}).get("warm")
             cached = browser.get((variant, "wasm"), {}).get("cached")
             rows.append([
-                variant, human_bytes(v["bytes"]), f"{v['size_ratio']:.3f}" if v.get("size_ratio") else "-",
+                names[variant], human_bytes(v["bytes"]), f"{v['size_ratio']:.3f}" if v.get("size_ratio") else "-",
                 _ms(v["native"]["1"]), _ms(v["native"]["all"]),
                 _ms(w1), _ratio(w1 and w1["median_ms"], fp32.get("1", {}).get("median_ms")),
                 _ms(wn), _ratio(wn and wn["median_ms"], fp32.get("all", {}).get("median_ms")),
@@ -114,22 +128,22 @@ def text(report: dict[str, Any]) -> str:
                 f"{cached['total_ms']:.0f}/{cached['create_ms']:.0f}" if cached else "-",
             ])
         parts.append(f"\n{model} (inputs {data['inputs']})")
-        parts.append(table(["variant", "size", "x fp32", "native 1t ms", "native all ms", "wasm-1t ms",
-                            "x native fp32 1t", "wasm all ms", "x native fp32 all", "threads speedup", "webgpu ms",
-                            "cached start/create ms"], rows))
-        side_by_side = engines_table(report, model)
+        parts.append(table(["variant", "size", f"x {reference}", "native 1t ms", "native all ms", "wasm-1t ms",
+                            f"x native {reference} 1t", "wasm all ms", f"x native {reference} all", "threads speedup",
+                            "webgpu ms", "cached start/create ms"], rows))
+        side_by_side = engines_table(report, model, names)
         if side_by_side:
             parts.append(side_by_side)
         wasm, native_fp32_all = wasm_results(report, model), fp32.get("all", {}).get("median_ms")
         if wasm:
-            parts.append(start_table(wasm, native_fp32_all))
-            parts.extend(start_targets(wasm, native_fp32_all))
+            parts.append(start_table(wasm, native_fp32_all, names))
+            parts.extend(start_targets(wasm, native_fp32_all, names))
         server = data.get("server", {})
         if server:
             trip = server["round_trip"]
             base = fp32.get("all", {}).get("median_ms")
             binary, json_ms = trip["binary"]["median_ms"], trip["json"]["median_ms"]
-            parts.append(f"server V2 batch 1 (fp32): binary {binary:.3f} ms ({_ratio(binary, base)} "
+            parts.append(f"server V2 batch 1 ({reference}): binary {binary:.3f} ms ({_ratio(binary, base)} "
                          f"session.run), JSON {json_ms:.3f} ms ({_ratio(json_ms, base)})")
             off = {r["clients"]: r for r in server["throughput_batching_off"]}
             on = {r["clients"]: r for r in server["throughput_batching_on"]}
@@ -139,11 +153,11 @@ def text(report: dict[str, Any]) -> str:
                  f"{on[c]['p90_ms']:.2f}", _ratio(on[c]["requests_per_s"], off[c]["requests_per_s"])]
                 for c in sorted(off)]))
         if server.get("engines"):
-            parts.append("engines side by side (fp32, binary requests; req/s and p90 ms at each client count):")
+            parts.append(f"engines side by side ({reference}, binary requests; req/s and p90 ms at each client count):")
             parts.append(engine_table(server))
         profile = data.get("operator_profile")
         if profile:
-            parts.append("where the time goes, fp32, 1 thread (kernel ms per run):")
+            parts.append(f"where the time goes, {reference}, 1 thread (kernel ms per run):")
             parts.append(table(["op", "native", "browser wasm", "x"], [
                 [p["op"], f"{p['native_ms']:.3f}", f"{p['browser_ms']:.3f}",
                  f"{p['ratio']:.1f}x" if p["ratio"] else "-"]
@@ -199,9 +213,10 @@ def _adapter(device: dict) -> str:
         (", shader-f16" if device.get("shaderF16") else "")
 
 
-def engines_table(report: dict[str, Any], model: str) -> str | None:
+def engines_table(report: dict[str, Any], model: str, names: dict[str, str] | None = None) -> str | None:
     """The model's warm runs in each engine side by side, each engine against Chromium on the same row of the same
-    run (x > 1: slower than Chromium)."""
+    run (x > 1: slower than Chromium). names: variant -> what people are shown for it (shown())."""
+    names = names or {}
     found = sections(report)
     if len(found) < 2:
         return None
@@ -211,7 +226,7 @@ def engines_table(report: dict[str, Any], model: str) -> str | None:
     compared = [engine for engine in found if engine != "chromium" and "chromium" in found]
     rows = []
     for key in keys:
-        cells = list(key)
+        cells = [names.get(key[0], key[0]), *key[1:]]
         for engine in found:
             cells.append(f"{warm[engine][key]:.3f}" if key in warm[engine] else "-")
             if engine in compared:

@@ -7,6 +7,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
 
+from onnxport.bench.bench_report import shown
 from onnxport.bench.browser import REFERENCE, browser_bench
 from onnxport.bench.engines import ray_rows
 from onnxport.bench.inputs import batch_one
@@ -16,7 +17,7 @@ from onnxport.bench.v2_client import round_trips, throughput
 from onnxport.errors import UsageError
 from onnxport.harness import engines
 from onnxport.harness.process import running_server
-from onnxport.repository import atomic, testdata
+from onnxport.repository import atomic, testdata, variant_table
 from onnxport.repository.layout import BENCH_FILE
 from onnxport.repository.names import check_stored_name
 from onnxport.repository.store import Repository
@@ -54,6 +55,7 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
                 continue
             path = repo.path_of(record["file"])
             variants[variant] = {
+                **variant_table.label_key(record, variant),  # what people are shown, where it is not the key
                 "bytes": record["bytes"], "size_ratio": round(record["bytes"] / fp32_bytes, 4) if fp32_bytes else None,
                 "native": {"1": native(path, inputs[name], 1, runs), "all": native(path, inputs[name], cores, runs)},
             }
@@ -80,7 +82,9 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
                 engine_names = browsers or engines.parse(None)
                 say(f"browser ({', '.join(engine_names)}; {', '.join(runtimes)}): cold start, cached start, warm runs")
                 served = {name: list(report["models"][name]["variants"]) for name in names}
-                report["browsers"] = browser_bench(base, engine_names, browser, served, runtimes, inputs, runs, say)
+                labels = {name: shown(report["models"][name]["variants"]) for name in names}
+                report["browsers"] = browser_bench(base, engine_names, browser, served, runtimes, inputs, runs, say,
+                                                   labels)
                 # The reference engine's section, where every reader of a single browser looks (the performance page).
                 report["browser"] = report["browsers"].get(REFERENCE) or next(iter(report["browsers"].values()))
     if ray_replicas:
@@ -89,7 +93,7 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
         for name, rows in ray["rows"].items():
             report["models"][name]["server"]["engines"] = rows
     for name, browser_ops in report.get("browser", {}).pop("profiles", {}).items():  # out of `browsers` too: one dict
-        say(f"operator profiles (fp32, 1 thread): {name}")
+        say(f"operator profiles ({shown(report['models'][name]['variants']).get('fp32', 'fp32')}, 1 thread): {name}")
         fp32_file = repo.path_of(manifest["models"][name]["variants"]["fp32"]["file"])
         native_ops = native_operator_times(fp32_file, inputs[name], 1)
         report["models"][name]["operator_profile"] = side_by_side(native_ops, browser_ops)

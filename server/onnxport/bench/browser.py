@@ -28,11 +28,13 @@ PROFILE = """async ([model, encodedInputs]) => {
 
 def browser_bench(base_url: str, browsers: list[str], executable: str | None, variants: dict[str, list[str]],
                   runtimes: list[str], inputs: dict[str, dict[str, np.ndarray]], runs: int,
-                  say: Callable[[str], None] = print) -> dict[str, dict[str, Any]]:
+                  say: Callable[[str], None] = print,
+                  labels: dict[str, dict[str, str]] | None = None) -> dict[str, dict[str, Any]]:
     """engine -> its section: `engine`, `version`, `device`, `threads`, `results` (and `error` when the engine could
     not start or its page broke: the others go on); beside Chromium, each other engine's `speed` against it. The
     reference engine's section (the first engine when Chromium is not measured) also has `profiles` (fp32, one
-    thread) when wasm-1t is measured.
+    thread) when wasm-1t is measured. labels: model -> variant -> what people are shown for it, in the progress
+    lines (bench.json's `label`; the key where there is none).
 
     The engines are open together and each step (one variant in one runtime) runs in each of them in turn: on a
     shared machine, load that comes and goes then falls on every engine alike. One engine after the other, a
@@ -58,7 +60,8 @@ def browser_bench(base_url: str, browsers: list[str], executable: str | None, va
                 for runtime in runtimes:
                     for engine in list(pages):
                         section = sections[engine]
-                        say(f"browser {engine} {section['version']}, {runtime}: {name} {variant}")
+                        shown = (labels or {}).get(name, {}).get(variant, variant)
+                        say(f"browser {engine} {section['version']}, {runtime}: {name} {shown}")
                         try:
                             step = _step(pages[engine], base_url, section, name, variant, runtime, encoded[name], runs)
                         except engines.EngineError as exc:  # its page could not be opened again

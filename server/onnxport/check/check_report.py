@@ -26,11 +26,18 @@ def _basis(result: dict[str, Any]) -> str:
     return "export" if result.get("runtime") == "source" and result.get("status") in ("pass", "fail") else "-"
 
 
-def _metric(result: dict[str, Any]) -> str:
-    """The figure the verdict read: against fp32 for the budget basis, else against the reference."""
+def labels(results: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """(model, variant) -> what people are shown for it, from the rows that carry a `label`: a variant whose
+    key is not what its file computes (an already-int8 model's fp32 is "original (int8)"). Others: the key."""
+    return {(r["model"], r["variant"]): str(r["label"]) for r in results if r.get("label")}
+
+
+def _metric(result: dict[str, Any], fp32: str = "fp32") -> str:
+    """The figure the verdict read: against fp32 (shown as `fp32`, its label) for the budget basis, else against
+    the reference."""
     if result.get("basis") == "budget":
         text = metric_text(result.get("metric_vs_fp32") or {})
-        return f"{text} vs fp32" if text != "-" else text
+        return f"{text} vs {fp32}" if text != "-" else text
     return metric_text(result.get("metric") or {})
 
 
@@ -58,12 +65,16 @@ def _detail(result: dict[str, Any]) -> str:
 
 
 def rows(report: dict[str, Any], detail_width: int | None = 160) -> list[list[str]]:
-    """Table cells per result; the terminal cuts the detail, the HTML page does not."""
+    """Table cells per result; the terminal cuts the detail, the HTML page does not. A variant is shown by its
+    label ("original (int8)"), the JSON's `variant` keeps the key."""
     out = []
+    shown = labels(report["results"])
     for r in report["results"]:
         warm = (r.get("timings") or {}).get("warm_run_ms")
-        out.append([r.get("browser") or "-", r["model"], r["variant"], r.get("form") or "-", r["runtime"], r["status"],
-                    _basis(r), _max_abs(r), _metric(r), f"{warm:.1f}" if isinstance(warm, (int, float)) else "-",
+        variant = shown.get((r["model"], r["variant"]), r["variant"])
+        fp32 = shown.get((r["model"], "fp32"), "fp32")
+        out.append([r.get("browser") or "-", r["model"], variant, r.get("form") or "-", r["runtime"], r["status"],
+                    _basis(r), _max_abs(r), _metric(r, fp32), f"{warm:.1f}" if isinstance(warm, (int, float)) else "-",
                     _where(r), _detail(r)[:detail_width]])
     return out
 
@@ -97,8 +108,10 @@ def speed_lines(report: dict[str, Any]) -> list[str]:
 
 
 def finding_lines(report: dict[str, Any]) -> list[str]:
-    return [f"engines differ on {f['model']} {f['variant']}{' (' + f['form'] + ' form)' if f.get('form') else ''} "
-            f"{f['runtime']}: {f['text']}" for f in report.get("findings") or []]
+    shown = labels(report.get("results") or [])
+    return [f"engines differ on {f['model']} {shown.get((f['model'], f['variant']), f['variant'])}"
+            f"{' (' + f['form'] + ' form)' if f.get('form') else ''} {f['runtime']}: {f['text']}"
+            for f in report.get("findings") or []]
 
 
 def text_table(report: dict[str, Any]) -> str:
@@ -121,13 +134,14 @@ def matrix_html(report: dict[str, Any]) -> str:
             columns.append(column)
         cells.setdefault((r["model"], r["variant"], r.get("form") or "-"), {})[column] = r
     columns.sort()
+    shown = labels(report["results"])
     head = "".join(f"<th>{html.escape(runtime)}<br>{html.escape(engine)}</th>" for runtime, engine in columns)
     body = ""
     for (model, variant, form), row in cells.items():
         tds = "".join(
             f"<td class='{html.escape(row[c]['status'])}' title='{html.escape(row[c].get('reason') or '')}'>"
             f"{html.escape(row[c]['status'])}</td>" if c in row else "<td>-</td>" for c in columns)
-        names = "".join(f"<td>{html.escape(text)}</td>" for text in (model, variant, form))
+        names = "".join(f"<td>{html.escape(text)}</td>" for text in (model, shown.get((model, variant), variant), form))
         body += f"<tr>{names}{tds}</tr>"
     return (f"<table><thead><tr><th>model</th><th>variant</th><th>form</th>{head}</tr></thead>"
             f"<tbody>{body}</tbody></table>")

@@ -22,6 +22,7 @@ from onnxport.check.row_stream import RowStream
 from onnxport.errors import OnnxportError, UsageError
 from onnxport.harness import conformance_page, engines
 from onnxport.harness.process import running_server
+from onnxport.repository import variant_table
 from onnxport.repository.store import Repository
 
 BROWSER_RUNTIMES = verdicts.RUNTIMES
@@ -164,8 +165,9 @@ def source_rows(base: str, manifest: dict, names: list[str]) -> list[dict[str, A
     rows = []
     for name in names:
         entry = manifest["models"][name]
-        row: dict[str, Any] = {"model": name, "variant": "fp32", "runtime": "source", "task": entry["task"],
-                               "browser": None}
+        row: dict[str, Any] = {"model": name, "variant": "fp32",
+                               **variant_table.label_key(entry["variants"].get("fp32"), "fp32"),
+                               "runtime": "source", "task": entry["task"], "browser": None}
         skip = ("fp32 is not served" if entry["variants"].get("fp32", {}).get("status") != "ok"
                 else skips.uncarried_tensor(entry))
         if skip:

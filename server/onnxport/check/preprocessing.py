@@ -23,6 +23,7 @@ import numpy as np
 from onnxport.accuracy import browser_tolerances
 from onnxport.pipelines import corpus, image
 from onnxport.pipelines.text import TextPipeline
+from onnxport.repository import variant_table
 
 BROWSER_TEXT = """async ([name, texts]) => {
   const { connect } = await import("/web/lib/index.js");
@@ -76,8 +77,9 @@ def pipeline_rows(browser, base: str, manifest: dict[str, Any], names: list[str]
                                 else _images(page, name, spec["image"], inputs))})
             except Exception as exc:  # the page or the server failed: a row that says so, not a lost check
                 rows.append({**row, "runtime": "preprocessing", "status": "error", "reason": str(exc)[:500]})
-            rows.append({**row, "runtime": "answers", "variant": "fp32", **_answers(page, base, name, entry, kind,
-                                                                                      inputs)})
+            rows.append({**row, "runtime": "answers", "variant": "fp32",
+                         **variant_table.label_key(entry["variants"].get("fp32"), "fp32"),
+                         **_answers(page, base, name, entry, kind, inputs)})
     finally:
         page.close()
     return rows

@@ -63,4 +63,5 @@ def row_line(row: dict[str, Any]) -> str:
     warm = (row.get("timings") or {}).get("warm_run_ms")
     figures = f", warm {warm:.1f} ms" if isinstance(warm, (int, float)) else ""
     reason = f": {row['reason']}" if row.get("reason") and row.get("status") != "pass" else ""
-    return f"  [{where}] {row['model']} {row['variant']}{form} {row['runtime']}: {row['status']}{figures}{reason}"[:240]
+    variant = row.get("label") or row["variant"]  # what people are shown: "original (int8)" for an int8 original
+    return f"  [{where}] {row['model']} {variant}{form} {row['runtime']}: {row['status']}{figures}{reason}"[:240]

@@ -4,6 +4,7 @@ they are judged by, one per arithmetic, are in accuracy/budgets.py."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 from onnxport.accuracy.budgets import BUDGETS
 from onnxport.accuracy.tolerance import Tolerance
@@ -67,6 +68,14 @@ def label(name: str, arithmetic: str | None) -> str:
     if arithmetic is None or name not in _BY_NAME or arithmetic == variant(name).precision:
         return name
     return f"original ({arithmetic})" if name == "fp32" else f"{name} ({arithmetic})"
+
+
+def label_key(record: Mapping[str, Any] | None, name: str) -> dict[str, str]:
+    """`{"label": ...}` for a report's row or entry keyed by `name`, from the manifest record's `label`, only when
+    that is not the name: what the check's rows and bench.json carry, so the normal case reads as before (as does
+    a record without a label: no file, or a repository built before labels)."""
+    text = (record or {}).get("label")
+    return {"label": str(text)} if text and text != name else {}
 
 
 def order(name: str) -> int:

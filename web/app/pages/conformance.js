@@ -3,7 +3,7 @@
 import { RUNTIMES, releaseWorkers, runConformance } from "../conformance.js";
 import { deviceKind, probe, served, variants } from "../../lib/index.js";
 import { AS_BUILT, servedForms } from "../../lib/internal.js";
-import { el, errorBox } from "../ui.js";
+import { el, errorBox, variantName } from "../ui.js";
 
 export function conformancePage(built, params) {
   const chosenModels = params.get("models")?.split(",").filter(Boolean) ?? Object.keys(built.models);
@@ -39,7 +39,7 @@ export function conformancePage(built, params) {
           progressState.results.push(result);
           progress.value = done;
           status.textContent = `${done} / ${total} checked`;
-          fillCell(cells.get(cellKey(result.model, result.variant, result.form, result.runtime)), result);
+          fillCell(cells.get(cellKey(result.model, result.variant, result.form, result.runtime)), result, variantName(built.models[result.model], "fp32"));
         },
       });
       const failed = report.results.filter((r) => ["fail", "error", "timeout"].includes(r.status)).length;
@@ -98,7 +98,8 @@ function renderMatrix(container, built, models, runtimes) {
           cells.set(key, td);
           return td;
         });
-        rows.push(el("tr", {}, el("td", { text: name }), el("td", { text: form ? `${variant} · ${form} form` : variant }), tds));
+        const shown = variantName(built.models[name], variant);
+        rows.push(el("tr", { "data-model": name, "data-variant": variant }, el("td", { text: name }), el("td", { text: form ? `${shown} · ${form} form` : shown }), tds));
       }
     }
   }
@@ -113,7 +114,8 @@ function cellKey(model, variant, form, runtime) {
   return `${model}/${variant}${form ? `+${form}` : ""}/${runtime}`;
 }
 
-function fillCell(td, result) {
+// fp32: what the model's fp32 variant is shown as, which a budget is judged against ("original (int8)").
+function fillCell(td, result, fp32 = "fp32") {
   if (!td) return;
   td.className = result.status;
   td.dataset.status = result.status;
@@ -122,7 +124,7 @@ function fillCell(td, result) {
   // fp32 is judged element by element (the floor); fp16 and int8 by the task metric against fp32
   // (the budget), with the element-wise difference to the server's run beside it.
   const judged = result.basis === "budget"
-    ? ` · vs fp32${metricText(result.metric_vs_fp32)} (budget)` : result.basis === "floor" ? `${metricText(result.metric)} (floor)` : "";
+    ? ` · vs ${fp32}${metricText(result.metric_vs_fp32)} (budget)` : result.basis === "floor" ? `${metricText(result.metric)} (floor)` : "";
   const where = result.placement?.found ? ` · GPU ${result.placement.webgpu_nodes}, CPU ${result.placement.cpu_nodes}` : "";
   td.textContent = result.status === "pass" || result.status === "fail"
     ? `${result.status} · max ${worst.toExponential(1)}${judged}${where}` : `${result.status}`;

@@ -8,9 +8,9 @@
 import "chart.js";
 import { runBench } from "../bench.js";
 import { goldenInputs } from "../conformance.js";
-import { latencyConfig, sizeConfig, START_RUNTIME, startConfig, throughputConfig } from "../performance-charts.js";
+import { latencyConfig, sizeConfig, START_RUNTIME, startConfig, throughputConfig, variantLabel } from "../performance-charts.js";
 import { CHECKED, encodeTensors, leadingRows, recordMeasured, unavailableReason } from "../../lib/internal.js";
-import { el, errorBox, table } from "../ui.js";
+import { el, errorBox, table, variantName } from "../ui.js";
 
 const { Chart } = globalThis;
 Chart.defaults.font.family = "system-ui, sans-serif";
@@ -25,7 +25,7 @@ export function performancePage(built, device, bench) {
   const button = el("button", { type: "button", class: "run", "data-testid": "bench-run", text: "Measure in this browser" });
   button.addEventListener("click", async () => {
     button.disabled = true;
-    const watch = benchWatch();
+    const watch = benchWatch(built);
     own.replaceChildren(watch.element);
     try {
       const runtimes = CHECKED.filter((runtime) => !unavailableReason(runtime, device));
@@ -41,7 +41,7 @@ export function performancePage(built, device, bench) {
         if (r.status === "ok") recordMeasured(r.sha256, r.runtime, { warmMs: r.warm.median_ms, createMs: r.cached.create_ms });
       }
       watch.finish(result.results);
-      own.append(el("h3", { text: "This browser (warm run, median ms)" }), ownTable(result.results),
+      own.append(el("h3", { text: "This browser (warm run, median ms)" }), ownTable(built, result.results),
         el("p", { class: "note", text: "Remembered: the plan now ranks runtimes and variants by these figures from this browser." }));
     } catch (error) {
       watch.stop();
@@ -61,9 +61,9 @@ export function performancePage(built, device, bench) {
     sections.push(el("h3", { text: name }),
       ...chart(`latency-chart-${name}`, (log) => latencyConfig(name, data, browserRows, { log }), "log scale"));
     if (browserRows.some((r) => r.model === name && r.runtime === START_RUNTIME && r.status === "ok")) {
-      sections.push(...chart(`start-chart-${name}`, () => startConfig(name, browserRows)));
+      sections.push(...chart(`start-chart-${name}`, () => startConfig(name, browserRows, data)));
     }
-    if (data.server) sections.push(...chart(`throughput-chart-${name}`, () => throughputConfig(name, data.server)));
+    if (data.server) sections.push(...chart(`throughput-chart-${name}`, () => throughputConfig(name, data.server, variantLabel(data, "fp32"))));
   }
   sections.push(el("h3", { text: "Artifact sizes" }),
     ...chart("size-chart", (relative) => sizeConfig(bench, { relative }), "relative to each model's fp32"));
@@ -90,8 +90,9 @@ function chart(testid, build, alternative = null) {
 }
 
 // What the measurement is doing and how far it is: step k of n (model, variant and form, runtime), the stage
-// of that step and how long it has taken, and each step that failed, with its reason, as it fails.
-function benchWatch() {
+// of that step and how long it has taken, and each step that failed, with its reason, as it fails. A variant is
+// named as the manifest shows it (its label).
+function benchWatch(built) {
   const bar = el("progress", { max: 1, value: 0, "data-testid": "bench-progress-bar" });
   const text = el("span", { class: "progress-text", "data-testid": "bench-progress", text: "Starting…" });
   const failures = el("ul", { class: "failures", "data-testid": "bench-failures" });
@@ -108,7 +109,7 @@ function benchWatch() {
     draw();
   };
   const stop = () => clearInterval(timer);
-  const stepName = (w) => `${w.model} ${w.variant}${w.form === "as built" ? "" : ` (${w.form} form)`} on ${w.runtime}`;
+  const stepName = (w) => `${w.model} ${variantName(built.models[w.model], w.variant)}${w.form === "as built" ? "" : ` (${w.form} form)`} on ${w.runtime}`;
   return {
     element: el("div", { class: "bench-progress" }, el("div", { class: "progress" }, bar, text), failures),
     say,
@@ -134,9 +135,9 @@ function benchWatch() {
   };
 }
 
-function ownTable(results) {
+function ownTable(built, results) {
   return table(["model", "variant", "form", "runtime", "warm ms", "cold start ms", "cached start ms", "status"], results.map((r) => ({
-    cells: [r.model, r.variant, r.form ?? "as built", r.runtime, r.warm ? r.warm.median_ms.toFixed(3) : "-", r.cold ? r.cold.total_ms.toFixed(0) : "-",
+    cells: [r.model, variantName(built.models[r.model], r.variant), r.form ?? "as built", r.runtime, r.warm ? r.warm.median_ms.toFixed(3) : "-", r.cold ? r.cold.total_ms.toFixed(0) : "-",
       r.cached ? r.cached.total_ms.toFixed(0) : "-", r.status + (r.reason ? `: ${r.reason}` : "")],
   })));
 }

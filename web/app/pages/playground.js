@@ -8,7 +8,7 @@ import { minilmInput } from "../playground/minilm.js";
 import { outputsTable } from "../playground/outputs.js";
 import { inputSources } from "../playground/sources.js";
 import { tabularInput } from "../playground/tabular.js";
-import { bytes, el, errorBox, metricText, progressBar, syntheticNote } from "../ui.js";
+import { bytes, el, errorBox, metricText, progressBar, syntheticNote, variantName } from "../ui.js";
 
 // The manifest entry's `playground` (declared by its recipe; imported models are "generic") picks
 // the recipe's widget; every model also takes its golden sets, pasted JSON and .npy/.npz files.
@@ -64,7 +64,7 @@ export async function playgroundPage(model, pin, params) {
     pinControls(model, pin, verify),
     input.element,
     el("p", {}, button),
-    planView(plan),
+    planView(model, plan),
     progress, status, choice, notes, results,
   ];
 }
@@ -75,7 +75,7 @@ async function loaded(model, options, view) {
   if (known && !known.disposed) return known;
   view.notes.replaceChildren();
   const hooks = {
-    onStep: (step) => { view.status.textContent = `Trying ${step.runtime} (${fileText(step)})…`; },
+    onStep: (step) => { view.status.textContent = `Trying ${step.runtime} (${fileText(model, step)})…`; },
     onProgress: (received, total, source) => {
       if (!view.bar) {
         view.bar = progressBar(`${model.name} model`);
@@ -86,7 +86,7 @@ async function loaded(model, options, view) {
     onNote: (note) => view.notes.append(el("p", { class: "note", text: note })),
     onFailure: (step, error) => {
       view.bar = null;
-      view.notes.append(errorBox(`${step.runtime} (${fileText(step)}) failed: ${error.message}`));
+      view.notes.append(errorBox(`${step.runtime} (${fileText(model, step)}) failed: ${error.message}`));
     },
   };
   const fresh = await client.load(model.name, { ...options, ...hooks });
@@ -99,11 +99,11 @@ async function runOnce(model, options, input, view) {
   const chosen = await loaded(model, options, view);
   const browser = { ...(await chosen.run(feeds)), ...chosen.choice };
   const reference = await serverInfer(client.inference, model.name, chosen.choice.variant, feeds);
-  view.status.textContent = pathText(chosen.choice);
+  view.status.textContent = pathText(model, chosen.choice);
   view.status.dataset.runtime = chosen.choice.runtime;
   view.status.dataset.variant = chosen.choice.variant;
   view.status.dataset.form = chosen.choice.form ?? "as built";
-  view.choice.replaceChildren(choiceView(chosen.choice));
+  view.choice.replaceChildren(choiceView(model, chosen.choice));
   view.results.append(
     resultCard(model, "browser-result", `In this page: ${chosen.choice.runtime}`, browser, input.describe(browser.outputs)),
     resultCard(model, "server-result", "On the server", { ...reference, variant: chosen.choice.variant }, input.describe(reference.outputs)),
@@ -127,7 +127,7 @@ async function judgement(model, choice, got, sameVariant, feeds) {
       fp32 = choice.variant === "fp32" ? sameVariant : (await serverInfer(client.inference, model.name, "fp32", feeds)).outputs;
     }
     const verdict = judgeRun(model, rule, { got, fp32, sameVariant });
-    return { ...verdict, arithmetic, budget, floor, runtime: choice.key };
+    return { ...verdict, arithmetic, budget, floor, runtime: choice.key, fp32: variantName(model, "fp32") };
   } catch (error) {
     return { error: `no verdict: ${error.message}` };
   }
@@ -146,21 +146,23 @@ function verdictView(j) {
   if (j.error) return section(el("p", { "data-testid": "verdict", "data-ok": "", class: "error", text: j.error }));
   const rule = j.basis === "floor"
     ? `fp32 file: element-wise against the server's output of this file, within the ${j.runtime} floor (${boundsText(j.floor)})`
-    : `${j.arithmetic} file: ${metricText(j.metric)} against the server's fp32 on these inputs, within its budget (${boundsText(j.budget)})`;
+    : `${j.arithmetic} file: ${metricText(j.metric)} against the server's ${j.fp32} on these inputs, within its budget (${boundsText(j.budget)})`;
   return section(
     el("p", { "data-testid": "verdict", "data-ok": String(j.ok), "data-basis": j.basis, text: `Verdict: ${j.ok ? "pass" : `fail: ${j.reason}`}. ${rule}.` }),
     j.diagnostic ? el("p", { class: "diagnostic", "data-testid": "diagnostic", text: `Diagnostic, not the verdict: ${j.diagnostic.text}.` }) : null);
 }
 
-function pathText(choice) {
+function pathText(model, choice) {
   const threads = runtimeRow(choice.runtime)?.threads === "all" ? `, ${choice.threads} thread${choice.threads === 1 ? "" : "s"}` : "";
   const failed = [...new Set(choice.attempts.map((a) => `${a.runtime} ${a.wrong ? "gave wrong results" : "failed"}`))];
-  return `Ran on ${choice.runtime} (${fileText(choice)}${threads})${failed.length ? ` after ${failed.join(", ")}` : ""}.`;
+  return `Ran on ${choice.runtime} (${fileText(model, choice)}${threads})${failed.length ? ` after ${failed.join(", ")}` : ""}.`;
 }
 
-// The variant, and its form when the plan chose one (docs/manifest.md, "forms").
-function fileText({ variant, form }) {
-  return form ? `${variant}, ${form} form` : variant;
+// The variant as people are shown it (its label: "original (int8)"), and its form when the plan chose one
+// (docs/manifest.md, "forms").
+function fileText(model, { variant, form }) {
+  const shown = variantName(model, variant);
+  return form ? `${shown}, ${form} form` : shown;
 }
 
 function verificationText(v) {
@@ -171,13 +173,13 @@ function verificationText(v) {
   return v.reason ?? v.status;
 }
 
-function choiceView(choice) {
+function choiceView(model, choice) {
   return el("section", { "data-runtime": choice.runtime, "data-variant": choice.variant, "data-form": choice.form ?? "as built", "data-verification": choice.verification.status },
     el("h3", { text: "Why this runtime" }),
-    el("p", { "data-testid": "choice-why", text: `${choice.runtime} · ${fileText(choice)}: ${choice.why}` }),
+    el("p", { "data-testid": "choice-why", text: `${choice.runtime} · ${fileText(model, choice)}: ${choice.why}` }),
     el("p", { "data-testid": "choice-verification", text: verificationText(choice.verification) }),
     choice.attempts.length ? el("ul", { "data-testid": "choice-attempts" }, choice.attempts.map((a) => el("li", {
-      "data-runtime": a.runtime, "data-wrong": String(a.wrong), text: `${a.runtime} (${fileText(a)}): ${a.error}; using ${choice.runtime}`,
+      "data-runtime": a.runtime, "data-wrong": String(a.wrong), text: `${a.runtime} (${fileText(model, a)}): ${a.error}; using ${choice.runtime}`,
     }))) : null);
 }
 
@@ -188,7 +190,7 @@ function resultCard(model, testid, title, result, described) {
   return el("section", { class: "result", "data-testid": testid, "data-value": String(described.value) },
     el("h3", { text: title }),
     el("p", { class: "answer", text: described.label }),
-    el("p", { text: `${described.detail} · ${result.variant}` }),
+    el("p", { text: `${described.detail} · ${variantName(model, result.variant)}` }),
     el("p", { class: "timing", text: timing.join(" · ") }),
     outputsTable(model, result.outputs, `${testid}-outputs`));
 }
@@ -203,24 +205,24 @@ function differenceView(browser, server) {
 
 // The plan, folded under the Run button: its first step in the summary, every step and every
 // runtime left out (and why) inside.
-function planView(plan) {
+function planView(model, plan) {
   const first = plan.steps[0];
   const summary = first
-    ? `Plan: ${plan.steps.length} step${plan.steps.length === 1 ? "" : "s"}, first ${first.runtime} · ${fileText(first)}${plan.skipped.length ? `; ${plan.skipped.length} left out` : ""}`
+    ? `Plan: ${plan.steps.length} step${plan.steps.length === 1 ? "" : "s"}, first ${first.runtime} · ${fileText(model, first)}${plan.skipped.length ? `; ${plan.skipped.length} left out` : ""}`
     : "Plan: no runtime can run this model here";
   const details = el("details", { class: "plan", "data-testid": "plan-details" },
     el("summary", { "data-testid": "plan-summary", text: summary }),
     el("section", { "data-testid": "plan" },
       el("ol", {}, plan.steps.map((s) => el("li", {
         "data-runtime": s.runtime, "data-variant": s.variant, "data-form": s.form ?? "as built",
-        text: `${s.runtime} · ${fileText(s)}${s.threads > 1 ? ` · ${s.threads} threads` : ""}: ${s.why}`,
+        text: `${s.runtime} · ${fileText(model, s)}${s.threads > 1 ? ` · ${s.threads} threads` : ""}: ${s.why}`,
       }))),
       plan.skipped.length ? el("ul", { class: "skipped" }, plan.skipped.map((s) => el("li", {
         "data-runtime": s.runtime, "data-variant": s.variant ?? "",
-        text: `${s.runtime}${s.variant ? ` · ${s.variant}` : ""} skipped: ${s.reason}`,
+        text: `${s.runtime}${s.variant ? ` · ${variantName(model, s.variant)}` : ""} skipped: ${s.reason}`,
       }))) : null));
   if (first) return details;
-  const why = plan.skipped.map((s) => `${s.runtime}${s.variant ? ` · ${s.variant}` : ""}: ${s.reason}`).join("; ");
+  const why = plan.skipped.map((s) => `${s.runtime}${s.variant ? ` · ${variantName(model, s.variant)}` : ""}: ${s.reason}`).join("; ");
   return el("div", {}, details, el("p", { class: "error", role: "alert", "data-testid": "plan-empty", text: `No runtime can run this model here: ${why}` }));
 }
 
@@ -228,7 +230,7 @@ function pinControls(model, pin, verify) {
   const select = (label, testid, options, value) => el("select", { "aria-label": label, "data-testid": testid },
     options.map(([v, text]) => el("option", { value: v, text, selected: value === v })));
   const runtime = select("runtime", "pin-runtime", [["", "auto"], ...RUNTIMES.map((r) => [r, r])], pin.runtime);
-  const variant = select("variant", "pin-variant", [["", "auto"], ...served(model).map((v) => [v, model.variants[v].label ?? v])], pin.variant);
+  const variant = select("variant", "pin-variant", [["", "auto"], ...served(model).map((v) => [v, variantName(model, v)])], pin.variant);
   const verification = select("verification", "pin-verify", VERIFY_MODES.map((m) => [m, m]), verify);
   const apply = () => {
     const query = new URLSearchParams();
