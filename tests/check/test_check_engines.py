@@ -10,6 +10,7 @@ import time
 import pytest
 
 from fixtures.check import assert_report_consistent, served_forms, served_variants
+from name_models import matmul_file
 from onnxport.check import check_run as runner
 from onnxport.check.engine_findings import compare
 from onnxport.check.row_stream import row_line
@@ -94,6 +95,11 @@ def test_an_unknown_browser_is_one_error_line_before_a_server_starts(check_cli, 
 def test_an_engine_not_installed_is_one_error_line_before_a_server_starts(check_cli, assert_one_line_error, tmp_path,
                                                                           monkeypatch):
     monkeypatch.setattr(runner, "running_server", lambda *a, **k: pytest.fail("a server started"))
+    from onnxport import cli
+
+    # A repository with a model: an empty one is the command line's mistake, said first (exit 2).
+    assert cli.main(["--repository", str(tmp_path / "repository"), "import", str(matmul_file(tmp_path / "models")),
+                     "--name", "mm", "--quiet", "--forms", "none"]) == 0
     monkeypatch.setenv("PATH", str(tmp_path))  # nothing on it
     code, out, err = check_cli("--repository", tmp_path / "repository", "check", "--browsers", "firefox")
     assert code == 1
