@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 ONNXPORT := $(VENV)/bin/onnxport
-LINTED := server tests scripts models
+LINTED := server tests scripts models models-trees
 # The pytest tests that need no demo build, no browser and no Ray (tests/conftest.py gives the markers).
 FAST := not (demo or browser or ray or slow)
 
@@ -52,7 +52,7 @@ setup: $(VENV)/.installed node_modules/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,ray,demo,browser]'
+	$(PY) -m pip install --quiet -e '.[test,ray,demo,trees,browser]'
 	touch $@
 
 node_modules/.installed: package.json package-lock.json

@@ -1,4 +1,4 @@
-"""Export a source model (PyTorch or scikit-learn) to ONNX, then check it."""
+"""Export a source model (PyTorch, scikit-learn, LightGBM or XGBoost) to ONNX, then check it."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from onnxport.convert import export_trees
 from onnxport.errors import ModelFileError, RecipeError
 from onnxport.recipe import SourceModel
 
 DEFAULT_OPSET = 17
-ML_OPSET = 3  # ai.onnx.ml, for scikit-learn converters
+ML_OPSET = 3  # ai.onnx.ml, for the scikit-learn and tree converters
 UNNAMED_NODE = re.compile(r"\b[Nn]ame: OpType: (\S+)")  # after whitespace is collapsed
 QUOTED_INPUT = re.compile(r"input '([^']*)' of node")
 
@@ -24,8 +25,14 @@ def export(source: SourceModel, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
         model = _export_torch(source, opset)
     elif source.framework == "sklearn":
         model = _export_sklearn(source, opset)
+    elif source.framework in export_trees.FRAMEWORKS:
+        model = export_trees.export_trees(source, opset)
+        # onnxmltools writes TreeEnsemble* at ai.onnx.ml 1; version 3 only adds their *_as_tensor attributes,
+        # so the nodes mean the same at the ML opset the scikit-learn exports use (_dedupe_opsets keeps it).
+        model.opset_import.add(domain="ai.onnx.ml", version=ML_OPSET)
     else:
-        raise RecipeError(f"unknown framework {source.framework!r}; expected pytorch or sklearn")
+        raise RecipeError(f"unknown framework {source.framework!r}; expected pytorch, sklearn, "
+                          + " or ".join(export_trees.FRAMEWORKS))
     _name_dynamic_dims(model, source.dynamic_axes)
     _dedupe_opsets(model)
     _standard_ml_ops(model)

@@ -21,7 +21,8 @@ from onnxport.repository.variant_table import FORMS
 BUILD_FORMAT = 3  # 2: `playground` and `bench_inputs` in the model entry; 3: a served variant's `forms`
 # The parts of the package whose code decides what a build writes.
 BUILD_CODE = ("convert", "accuracy", "repository", ".")
-TOOLS = ("onnx", "onnxruntime", "onnxconverter-common", "skl2onnx", "scikit-learn", "torch", "numpy", "transformers")
+TOOLS = ("onnx", "onnxruntime", "onnxconverter-common", "skl2onnx", "scikit-learn", "torch", "numpy", "transformers",
+         "lightgbm", "xgboost-cpu", "onnxmltools")
 
 
 def build_code_sha256() -> str:

@@ -21,7 +21,7 @@ from onnxport.repository import store, variant_table
 # detection-map: a per-pixel score map (text or object detectors), judged by its mean error;
 # sequence: a score vector per step (recognizers, taggers), judged by per-step top-1 agreement.
 Task = Literal["classification", "regression", "embedding", "detection-map", "sequence", "generic"]
-Framework = Literal["pytorch", "sklearn"]
+Framework = Literal["pytorch", "sklearn", "lightgbm", "xgboost"]
 # The playground's input widgets (web/app/pages/playground.js): four measurements, an 8x8 drawing,
 # two sentences (tokenized with the model's tokenizer assets), or the model's own golden inputs.
 Playground = Literal["tabular", "image-8x8", "sentence-pair", "generic"]
