@@ -52,8 +52,12 @@ def export_trees(source: SourceModel, opset: int, round_thresholds: bool = True)
         else:
             from onnxmltools import convert_xgboost
 
-            # convert_xgboost has no zipmap option: it writes probabilities as a tensor already.
-            converted = convert_xgboost(source.model, initial_types=initial_types, target_opset=target)
+            try:
+                # convert_xgboost has no zipmap option: it writes probabilities as a tensor already.
+                converted = convert_xgboost(source.model, initial_types=initial_types, target_opset=target)
+            except (ValueError, RuntimeError, NotImplementedError) as exc:  # an XGBRanker: "No proper operator..."
+                raise RecipeError(f"onnxmltools cannot convert this {type(source.model).__name__}: "
+                                  f"{' '.join(str(exc).split())}; it converts XGBClassifier and XGBRegressor") from exc
     _rename_outputs(converted, source.output_names)
     return _raise_default_opset(converted, opset)
 

@@ -239,7 +239,12 @@ def _modernize(model: onnx.ModelProto, model_path: Path) -> tuple[onnx.ModelProt
     """
     notes: dict = {}
     opset = _default_opset(model)
-    if opset < MIN_RUNTIME_OPSET:
+    if opset == 0 and not any(node.domain in ("", "ai.onnx") for node in all_nodes(model.graph)):
+        # A graph of other domains' nodes alone (onnxmltools' XGBoost file: one ai.onnx.ml TreeEnsemble) may
+        # import no default opset; nothing to convert, but the variants' Casts need one.
+        model.opset_import.add(domain="", version=UPGRADE_OPSET)
+        notes["opset_upgraded"] = f"none -> {UPGRADE_OPSET}"
+    elif opset < MIN_RUNTIME_OPSET:
         try:
             model = onnx.version_converter.convert_version(model, UPGRADE_OPSET)
         except Exception as exc:
