@@ -79,5 +79,5 @@ def test_build_forms_none_makes_no_forms_and_a_list_makes_only_those(run_cli, tm
 def test_an_unknown_form_is_a_usage_error_naming_the_forms(run_cli, tmp_path):
     code, _, err = run_cli("--repository", tmp_path / "r", "build", "iris", "--forms", "ort,tiny")
     assert code == 2
-    assert "argument --forms: unknown form 'tiny'; forms: ort, basic, fused, or auto, all, none" in err
+    assert "argument --forms: unknown form 'tiny'; forms: ort, basic, fused, gemm, or auto, all, none" in err
     assert not (tmp_path / "r").exists()

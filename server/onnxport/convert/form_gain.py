@@ -15,12 +15,18 @@ MIN_GAIN is the browser plan's own bar for choosing a form (web/lib/cost.js MIN_
 one bench run's noise). MIN_GAIN_MS: a smaller gain is lost in a browser's start, whose fixed part
 (the runtime's start, 140 to 300 ms; a session of a tiny model, 24 to 48 ms in Chromium) does not
 shrink with the graph. Measured figures: docs/build-and-import.md, "Optimized forms and disk".
+
+One form is kept whatever its start costs: one that runs where its variant as built cannot (opens_runtimes).
+onnxruntime-web's WebGPU bundle has no ai.onnx.ml kernel (web/lib/kernels.js, measured), so a form without
+ai.onnx.ml operators made from a variant with some (`gemm`: tree ensembles as tensor operators) is what lets
+WebGPU run the model at all; the browser plan then chooses between it and the variant by measured speed.
 """
 
 from __future__ import annotations
 
 import time
 
+import onnx
 import onnxruntime as ort
 
 from onnxport import runtime
@@ -51,6 +57,18 @@ def fastest(variant: bytes, form: bytes, label: str, runs: int = RUNS) -> tuple[
         if index >= 2 and time.monotonic() - began > BUDGET_S:
             break
     return min(times["variant"]), min(times["form"])
+
+
+# The operator domain that onnxruntime-web's WebGPU bundle has no kernel for at all (web/lib/kernels.js).
+NO_WEBGPU_DOMAIN = "ai.onnx.ml"
+
+
+def opens_runtimes(variant: bytes, form: bytes, form_format: str) -> bool:
+    """Whether the form runs where the variant as built cannot: the variant has ai.onnx.ml operators, the form
+    (a `.onnx`; an ORT-format form is for WebAssembly only) none."""
+    def has_ml(data: bytes) -> bool:
+        return any(n.domain == NO_WEBGPU_DOMAIN for n in onnx.load_from_string(data).graph.node)
+    return form_format == "onnx" and has_ml(variant) and not has_ml(form)
 
 
 def short_of(variant: bytes, form: bytes, form_name: str, label: str) -> str | None:

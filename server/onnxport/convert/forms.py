@@ -9,7 +9,11 @@ creation. A form does part of that once, at build time (docs/manifest.md, "forms
   every execution provider still reads;
 - `fused`: for a recipe that declares its transformer (`Recipe.transformer`), onnxruntime's
   transformer optimizer's fused graph (SkipLayerNormalization, BiasGelu, Attention where it
-  matches), fp32 only.
+  matches), fp32 only;
+- `gemm`: for a variant with tree ensembles (ai.onnx.ml TreeEnsembleClassifier/Regressor), the trees
+  compiled into standard operators (convert/tree_tensors.py, hummingbird-ml's GEMM strategy): the form
+  WebGPU runs, whose bundle has no ai.onnx.ml kernel; it is kept whatever its start costs
+  (form_gain.opens_runtimes).
 
 Each form runs on the golden inputs natively and is judged against fp32 by its variant's budget,
 like any variant; a form outside it, or one onnxruntime cannot make or load, is kept with its
@@ -27,7 +31,7 @@ import onnxruntime as ort
 
 from onnxport import runtime
 from onnxport.accuracy import browser_runtimes, budgets, measure
-from onnxport.convert import form_gain, lower_precision, reference
+from onnxport.convert import form_gain, lower_precision, reference, tree_tensors
 from onnxport.errors import ModelFileError, one_line
 from onnxport.recipe import Feeds
 from onnxport.repository.store import Transaction
@@ -60,7 +64,9 @@ def make_forms(
         form_bytes, how = made
         label = f"{prepared.name} {name} ({form} form)"
         try:
-            short = form_gain.short_of(data, form_bytes, form, label) if by_gain else None
+            # a form that runs where the variant cannot is kept whatever it gains at the start (form_gain.py)
+            opens = form_gain.opens_runtimes(data, form_bytes, how["format"])
+            short = form_gain.short_of(data, form_bytes, form, label) if by_gain and not opens else None
             if short:
                 forms[form] = {"status": "rejected", "reason": short, **how}
                 continue
@@ -98,6 +104,15 @@ def _make(form: str, prepared, name: str, data: bytes) -> tuple[bytes, dict[str,
     if form == "basic":
         return _saved(data, "basic", ort_format=False), \
             {"format": "onnx", "optimization": "basic", "tool": tool, "runtimes": None}
+    if form == "gemm":
+        model = onnx.load_from_string(data)
+        if not tree_tensors.has_trees(model):
+            return None
+        # every runtime: the point is the ones the variant as built cannot run (WebGPU, WebNN's bundle)
+        return tree_tensors.rewrite(model).SerializeToString(), \
+            {"format": "onnx", "optimization": "tree-gemm", "tool": "onnxport tree_tensors", "runtimes": None}
+    if form != "fused":
+        raise ValueError(f"unknown form {form!r}")
     if prepared.transformer is None or name != "fp32":
         return None
     fused, fusions = _fused(data, prepared.transformer)

@@ -224,7 +224,7 @@ class Fallback(TypedDict):
 @with_config(STRICT)
 class _FormHow(TypedDict):
     format: Literal["ort", "onnx"]
-    optimization: Literal["extended", "basic", "transformer"]
+    optimization: Literal["extended", "basic", "transformer", "tree-gemm"]
     tool: str
     runtimes: Union[list[BrowserRuntime], None]  # the browser runtimes it is for; null: every one
     fusions: NotRequired[dict[str, Count]]  # `fused`: fused operator -> how many
@@ -251,7 +251,7 @@ class FailedForm(TypedDict):
     status: Literal["rejected"]
     reason: str
     format: NotRequired[Literal["ort", "onnx"]]
-    optimization: NotRequired[Literal["extended", "basic", "transformer"]]
+    optimization: NotRequired[Literal["extended", "basic", "transformer", "tree-gemm"]]
     tool: NotRequired[str]
     runtimes: NotRequired[Union[list[BrowserRuntime], None]]
     fusions: NotRequired[dict[str, Count]]
@@ -261,10 +261,12 @@ Form = Union[MadeForm, FailedForm]
 
 
 class Forms(TypedDict, total=False):
-    """A served variant's optimized forms (convert/forms.py); `fused` only for a declared transformer."""
+    """A served variant's optimized forms (convert/forms.py); `fused` only for a declared transformer, `gemm`
+    only for a variant with tree ensembles."""
     ort: Form
     basic: Form
     fused: Form
+    gemm: Form
 
 
 # --------------------------------------------------------------------------- variant records
