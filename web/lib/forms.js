@@ -1,7 +1,8 @@
 // The files of a variant: the variant as built, or one of its optimized forms (docs/manifest.md,
-// "forms": the ORT format, a basic-level .onnx, a transformer-fused graph). A form is the same model
-// saved so a session starts sooner; which one the plan takes is decided in plan.js (chooseForm) by
-// cost.js's rule.
+// "forms": the ORT format, a basic-level .onnx, a transformer-fused graph, tree ensembles as tensor
+// operators). A form is the same model saved so a session starts sooner, or, for `gemm`, so that a
+// runtime without ai.onnx.ml kernels (WebGPU) runs it; which one the plan takes is decided in plan.js
+// (chooseForm) by cost.js's rule.
 
 export const AS_BUILT = null;
 
@@ -19,4 +20,15 @@ export function fileRecord(variantRecord, form) {
   const record = variantRecord.forms?.[form];
   if (!record || record.status !== "ok") throw new Error(`form ${JSON.stringify(form)} is not served; served forms: ${servedForms(variantRecord).map(([n]) => n).join(", ") || "none"}`);
   return { ...record, precision: variantRecord.precision, speed: variantRecord.speed };
+}
+
+// The operator types ("domain/OpType", as the manifest's operator_types) of a form, from its `operators`
+// histogram (keyed "OpType" for the default domain, "domain.OpType" otherwise); a form without one (the
+// ORT format) has its variant's.
+export function formOperatorTypes(formRecord, variantRecord) {
+  if (!formRecord.operators) return variantRecord.operator_types ?? [];
+  return Object.keys(formRecord.operators).map((op) => {
+    const dot = op.lastIndexOf(".");
+    return dot < 0 ? `ai.onnx/${op}` : `${op.slice(0, dot)}/${op.slice(dot + 1)}`;
+  });
 }

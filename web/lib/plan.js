@@ -2,9 +2,11 @@
 // load (the variant as built, form null, or a form: forms.js), ranked by cost.js's rule (expected
 // run time plus the download when the file is not cached; a software adapter late). Pairs known to
 // give wrong answers here, and runtimes whose onnxruntime-web bundle has no kernel for one of the
-// variant's operators (kernels.js), are left out, with why. A form's step is followed by its
-// variant as built, tried when the form fails: load() tries the steps in order, nothing else.
-import { AS_BUILT, fileRecord, servedForms } from "./forms.js";
+// variant's operators (kernels.js), are left out, with why, unless one of the variant's forms has
+// them all (`gemm`: tree ensembles as tensor operators, which WebGPU runs): then the step is that form
+// alone. A form's step is followed by its variant as built, tried when the form fails (not where the
+// variant as built cannot run): load() tries the steps in order, nothing else.
+import { AS_BUILT, fileRecord, formOperatorTypes, servedForms } from "./forms.js";
 import { byCost, cost, MIN_GAIN, startsSooner } from "./cost.js";
 import { missingKernelReason } from "./kernels.js";
 import { served } from "./manifest.js";
@@ -54,7 +56,7 @@ export function buildPlan(model, device, context) {
     if (variant) steps.push({ runtime: SERVER, key: SERVER, variant, form: null, why: "the server's onnxruntime: the reference, always available" });
   }
   // A form that fails here is followed by its variant as built, before the plan's next step.
-  const tried = steps.flatMap((step) => (step.form === AS_BUILT ? [step]
+  const tried = steps.flatMap((step) => (step.form === AS_BUILT || step.formOnly ? [step]
     : [step, { ...step, form: AS_BUILT, why: `as built, if the ${step.form} form fails: ${step.why}` }]));
   return { steps: tried, skipped };
 }
@@ -71,20 +73,21 @@ function candidate(model, variant, runtime, device, context) {
     [trial, threadsWhy] = [null, `one thread: on ${trial.threads} threads, ${failedThreads.reason} (verified ${failedThreads.at.slice(0, 10)})`];
   }
   // Before any download: a session with an operator its bundle has no kernel for cannot be created.
+  // A form with every kernel here (gemm) is then the step's only file, if it is not known to fail here.
   const noKernel = missingKernelReason(runtime, record.operator_types);
-  if (noKernel) return { skip: noKernel };
+  const only = noKernel ? runnableForms(record, runtime, key, device, context) : null;
+  if (noKernel && !only.forms.length) return { skip: only.skip ?? noKernel };
   const noF16 = shaderF16Reason(runtime, record, device);
   if (noF16) return { skip: noF16 };
-  const checked = checkedFailure(context.conformance, record.sha256, key, device);
-  if (checked) return { skip: `onnxport check on this kind of device found it ${checked.status === "fail" ? "wrong" : "unsupported"}: ${checked.reason}` };
-  if (context.verify !== "always") {
-    const known = remembered(record.sha256, key, context.ortVersion, device);
-    if (known && !known.ok) return { skip: `${known.reason} (verified ${known.at.slice(0, 10)}; not tried again)` };
+  if (!only) {
+    const failed = knownFailure(record.sha256, key, device, context);
+    if (failed) return { skip: failed };
   }
   const step = { model, variant, record, runtime, key };
   const { form, why: formWhy } = context.pin?.form
     ? { form: context.pin.form, why: `${context.pin.form} form pinned` }
-    : chooseForm(step, device, context);
+    : only ? onlyForm(step, only.forms, noKernel, device, context) : chooseForm(step, device, context);
+  if (only && !only.forms.some(([name]) => name === form)) return { skip: noKernel };
   const file = fileRecord(record, form);
   const c = cost({ ...step, form, record: file }, device, context);
   const why = [
@@ -95,7 +98,43 @@ function candidate(model, variant, runtime, device, context) {
     ...(threadsWhy ? [threadsWhy] : []),
   ].join(" + ");
   const expectedMs = c.downloadMs === null ? null : c.ms;
-  return { runtime, key, variant, form, threads, trial, threadsWhy, expectedMs, rankMs: c.ms, runMs: c.run.ms, downloadMs: c.downloadMs, measured: c.run.measured, late: c.late, why };
+  return { runtime, key, variant, form, formOnly: Boolean(only), threads, trial, threadsWhy, expectedMs, rankMs: c.ms, runMs: c.run.ms, downloadMs: c.downloadMs, measured: c.run.measured, late: c.late, why };
+}
+
+// Why a file (by sha256) is left out on this runtime key: onnxport check found it wrong or unsupported on
+// this kind of device, or this browser verified it failing (not tried again); null when neither.
+function knownFailure(sha256, key, device, context) {
+  const checked = checkedFailure(context.conformance, sha256, key, device);
+  if (checked) return `onnxport check on this kind of device found it ${checked.status === "fail" ? "wrong" : "unsupported"}: ${checked.reason}`;
+  if (context.verify !== "always") {
+    const known = remembered(sha256, key, context.ortVersion, device);
+    if (known && !known.ok) return `${known.reason} (verified ${known.at.slice(0, 10)}; not tried again)`;
+  }
+  return null;
+}
+
+// {forms: [[name, record]], skip}: the variant's served forms for `key` whose every operator has a kernel in
+// the runtime's bundle and that are not known to fail here; skip: why the last one left out was.
+function runnableForms(record, runtime, key, device, context) {
+  let skip = null;
+  const forms = servedForms(record, key).filter(([name, form]) => {
+    if (missingKernelReason(runtime, formOperatorTypes(form, record))) return false;
+    const failed = knownFailure(form.sha256, key, device, context);
+    if (failed) skip = `the ${name} form: ${failed}`;
+    return !failed;
+  });
+  return { forms, skip };
+}
+
+// {form, why} where the variant as built cannot run: the runnable form that starts soonest by measurement
+// (cost.js, like with like), else the first.
+function onlyForm(step, forms, noKernel, device, context) {
+  const timed = forms.map(([name]) => [name, cost({ ...step, form: name, record: fileRecord(step.record, name) }, device, context).start]);
+  const measured = timed.filter(([, start]) => start).sort((a, b) => a[1].ms - b[1].ms);
+  const [form, start] = measured[0] ?? [forms[0][0], null];
+  const record = step.record.forms[form];
+  const how = start ? `: ${formatMs(start.ms)} to create, run first and run warm (${start.source})` : "";
+  return { form, why: `${form} form (${record.optimization}, ${record.format}), as the variant as built cannot run here (${noKernel})${how}` };
 }
 
 // The download in words: its time only from a bandwidth measured here, else "time unknown" and why.
