@@ -161,3 +161,61 @@ def test_a_converted_xgboost_file_imports_with_inputs(run_cli, tmp_path):
     labels, probabilities = (got[o["name"]] for o in entry["outputs"])
     assert (labels == model.predict(x[::10])).all()
     np.testing.assert_allclose(probabilities, model.predict_proba(x[::10]), atol=1e-6)
+
+
+def test_the_readme_recipe_builds(run_cli, tmp_path):
+    # The front page's LightGBM recipe, as printed, under 30 lines.
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    section = readme[readme.index("## A recipe"):]
+    code = section[section.index("```python\n") + len("```python\n"):section.index("```\n", 10)]
+    assert len(code.splitlines()) < 30
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "cancer.py").write_text(code)
+    exit_code, _, err = run_cli("--repository", tmp_path / "repository", "build", "--recipes", tmp_path / "recipes",
+                                "--forms", "none", "--quiet")
+    assert exit_code == 0, err
+    entry = json.loads((tmp_path / "repository" / "manifest.json").read_text())["models"]["cancer"]
+    assert entry["kind"] == "lightgbm" and "fp32" in entry["variants"]
+
+
+def test_a_zipmap_output_is_refused_at_import_by_name(run_cli, tmp_path, assert_one_line_error):
+    from lightgbm import LGBMClassifier
+    from onnxmltools import convert_lightgbm
+    from onnxmltools.convert.common.data_types import FloatTensorType
+    from sklearn.datasets import load_wine
+
+    x, y = load_wine(return_X_y=True)
+    x = x.astype(np.float32)
+    model = LGBMClassifier(n_estimators=5, verbose=-1).fit(x, y)
+    # onnxmltools' default: probabilities as a ZipMap (a sequence of maps), which nothing downstream carries.
+    onnx.save_model(convert_lightgbm(model, initial_types=[("features", FloatTensorType([None, 13]))]),
+                    tmp_path / "zip.onnx")
+    np.savez(tmp_path / "rows.npz", features=x[::10])
+    code, _, err = run_cli("--repository", tmp_path / "repository", "import", tmp_path / "zip.onnx", "--name", "zip",
+                           "--task", "classification", "--inputs", tmp_path / "rows.npz", "--quiet")
+    assert code == 2
+    assert_one_line_error(err, "zip.onnx: output 'probabilities' is a sequence of maps (a ZipMap's); expected a tensor",
+                          "zipmap=False")
+
+
+def test_lightgbm_categorical_splits_convert_on_integer_codes():
+    from lightgbm import LGBMRegressor
+    from sklearn.datasets import load_diabetes
+
+    from onnxport.convert.export import export
+    from onnxport.recipe import SourceModel
+
+    x, y = load_diabetes(return_X_y=True)
+    codes = np.random.default_rng(0).integers(0, 5, len(x))
+    features = np.column_stack([x, codes]).astype(np.float32)  # the category as its integer code, in float32
+    model = LGBMRegressor(n_estimators=30, verbose=-1, random_state=0).fit(features, y + 30 * codes,
+                                                                          categorical_feature=[10])
+    source = SourceModel(framework="lightgbm", model=model, input_names=["features"], output_names=["prediction"],
+                         dynamic_axes={}, sample_inputs={"features": features[:1]},
+                         golden_inputs={"features": features}, calibration_inputs=[], run=model.predict)
+    converted = export(source, 17)
+    trees = next(n for n in converted.graph.node if n.op_type == "TreeEnsembleRegressor")
+    modes = next(a for a in trees.attribute if a.name == "nodes_modes").strings
+    assert b"BRANCH_EQ" in modes  # the category splits, one equality test per category
+    got = runtime.run(runtime.create_session(converted.SerializeToString()), {"features": features})["prediction"]
+    np.testing.assert_allclose(got.ravel(), model.predict(features), rtol=1e-5, atol=1e-3)

@@ -217,8 +217,27 @@ def read_model(model_path: Path, max_nodes: int | None = None) -> onnx.ModelProt
         raise UsageError(f"{model_path}: not an ONNX model, or truncated (no graph nodes after parsing)")
     _check_size(model, model_path, max_nodes)
     _check_opsets(model, model_path)
+    _check_outputs(model, model_path)
     _load_external_data(model, model_path.parent, model_path)
     return model
+
+
+def _check_outputs(model: onnx.ModelProto, model_path: Path) -> None:
+    """Every output a tensor: golden data, the V2 protocol and browser runtimes carry nothing else. A converter's
+    ZipMap (a sequence of maps, what onnxmltools and skl2onnx write for probabilities unless told not to) is the
+    usual other kind; it used to fail later as "AttributeError: 'list' object has no attribute 'dtype'"."""
+    for output in model.graph.output:
+        kind = output.type.WhichOneof("value")
+        if kind == "tensor_type":
+            continue
+        if kind == "sequence_type" and output.type.sequence_type.elem_type.WhichOneof("value") == "map_type":
+            what = "a sequence of maps (a ZipMap's)"
+        else:
+            what = {"sequence_type": "a sequence", "map_type": "a map", "optional_type": "an optional",
+                    "sparse_tensor_type": "a sparse tensor"}.get(kind or "", "of no declared type")
+        raise UsageError(f"{model_path}: output {output.name!r} is {what}; expected a tensor (onnxport serves "
+                         "tensor outputs only): convert it again with zipmap=False (onnxmltools, skl2onnx), or remove "
+                         "that output")
 
 
 def _check_size(model: onnx.ModelProto, model_path: Path, max_nodes: int | None) -> None:
