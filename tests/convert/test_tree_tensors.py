@@ -11,6 +11,8 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
+from onnxport import cli
+from onnxport.convert import tree_tensors
 from onnxport.convert.tree_tensors import TreeRewriteError, has_trees, rewrite
 
 ROWS = 300
@@ -352,3 +354,27 @@ def test_float64_input_and_the_opset_5_operator_are_refused():
     assert has_trees(five)
     with pytest.raises(TreeRewriteError, match="opset-5 TreeEnsemble operator is not rewritten"):
         rewrite(five)
+
+
+def test_a_forest_too_large_for_a_dense_path_matrix_is_refused_with_its_size(monkeypatch):
+    monkeypatch.setattr(tree_tensors, "MAX_PATH_ELEMENTS", 4 * 7 * 8 - 1)  # 4 trees, 7 tests, 8 leaves
+    with pytest.raises(TreeRewriteError, match=r"4 trees of up to 7 tests and 8 leaves need a path matrix of 0 MB"):
+        rewrite(_ensemble("TreeEnsembleRegressor"))
+
+
+def test_the_default_forms_keep_gemm_though_it_starts_no_sooner(tmp_path, data):
+    """--forms auto keeps a form only when its session starts measurably sooner (form_gain.py), except one that
+    runs where the variant as built cannot: the gemm form of an ai.onnx.ml model, which WebGPU runs."""
+    import json
+
+    model, x = _model("XGBoost classifier binary, trained with NaN", data)
+    onnx.save(model, tmp_path / "xgb.onnx")
+    np.savez(tmp_path / "inputs.npz", input=x[-20:])
+    code = cli.main([str(a) for a in ("--repository", tmp_path / "repo", "import", tmp_path / "xgb.onnx", "--name",
+                                      "xgb", "--task", "classification", "--metric-output", "probabilities",
+                                      "--inputs", tmp_path / "inputs.npz", "--quiet")])
+    assert code == 0
+    forms = json.loads((tmp_path / "repo" / "manifest.json").read_text())["models"]["xgb"]["variants"]["fp32"]["forms"]
+    assert forms["gemm"]["status"] == "ok", forms["gemm"]
+    assert forms["gemm"]["optimization"] == "tree-gemm" and forms["gemm"]["runtimes"] is None
+    assert forms["basic"]["reason"].startswith("too little gain to keep its file"), forms["basic"]

@@ -34,6 +34,9 @@ TREE_OPS = ("TreeEnsembleClassifier", "TreeEnsembleRegressor")
 # The operators below are written at this default-domain opset (LessOrEqual 12, Softmax's axis 13); a
 # model below it is converted first (onnx's version converter leaves ai.onnx.ml nodes as they are).
 MIN_OPSET = 13
+# The path matrix is dense, [trees, internal nodes, leaves] of float32, every tree padded to the largest: past
+# this many elements (64 MB) the form is refused rather than made many times the model's size (deep forests).
+MAX_PATH_ELEMENTS = 2**24
 _TESTS = ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ")
 _POST = ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO")
 
@@ -172,6 +175,12 @@ class _Rewriter:
         count = len(parsed)
         width = max(1, max(len(t.internal) for t in parsed))  # I: a tree that is one leaf gets an idle test
         depth_l = max(len(t.leaves) for t in parsed)  # L
+        if count * width * depth_l > MAX_PATH_ELEMENTS:
+            raise self._refuse(
+                f"{count} trees of up to {width} tests and {depth_l} leaves need a path matrix of "
+                f"{count * width * depth_l * 4 / 2**20:.0f} MB (float32, padded to the largest tree); "
+                f"the limit is {MAX_PATH_ELEMENTS * 4 / 2**20:.0f} MB"
+            )
         outputs = self._outputs(w_id)
 
         feature = np.zeros((count, width), dtype=np.int64)
