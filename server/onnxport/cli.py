@@ -46,8 +46,9 @@ def main(argv: list[str] | None = None) -> int:
 
 FORMS_HELP = ("optimized forms of each served variant, for browsers to start sooner (each costs about the "
               "variant's size on disk): auto (default: each form kept only if onnxruntime starts it at least 10%% "
-              "and 5 ms sooner than the variant as built), all, none, or a comma-separated list of ort, basic, "
-              "fused (kept whatever they gain)")
+              "and 5 ms sooner than the variant as built; gemm, tree ensembles as tensor operators, kept as the "
+              "form WebGPU runs), all, none, or a comma-separated list of ort, basic, fused, gemm (kept whatever "
+              "they gain)")
 QUIET_HELP = "print nothing but errors: no progress bars, no tables, no warnings (`onnxport info NAME` has it all)"
 # An imported model's one line for people (the manifest's `description`, shown by info and the pages).
 DESCRIPTION_MAX = 200
