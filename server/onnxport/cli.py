@@ -90,7 +90,8 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--replace", action="store_true", help="replace imported models that have a recipe's name")
     build.set_defaults(handler=_build)
 
-    imp = sub.add_parser("import", parents=[common], help="import an .onnx file or an ONNX test directory")
+    imp = sub.add_parser("import", parents=[common],
+                         help="import an .onnx file, an ONNX test directory, or a LightGBM or XGBoost model file")
     imp.add_argument("path", type=Path)
     imp.add_argument("--name", required=True,
                      help="model name in the repository: 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit")

@@ -219,3 +219,42 @@ def test_lightgbm_categorical_splits_convert_on_integer_codes():
     assert b"BRANCH_EQ" in modes  # the category splits, one equality test per category
     got = runtime.run(runtime.create_session(converted.SerializeToString()), {"features": features})["prediction"]
     np.testing.assert_allclose(got.ravel(), model.predict(features), rtol=1e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize(("library", "suffix", "loader"), [
+    ("lightgbm", "txt", "load_breast_cancer"), ("xgboost", "json", "load_wine"), ("xgboost", "ubj", "load_diabetes"),
+])
+def test_a_model_file_saved_by_the_library_imports_checked_against_it(run_cli, tmp_path, library, suffix, loader):
+    import sklearn.datasets
+
+    x, y = getattr(sklearn.datasets, loader)(return_X_y=True)
+    x = x.astype(np.float32)
+    regressor = loader == "load_diabetes"
+    if library == "lightgbm":
+        from lightgbm import LGBMClassifier, LGBMRegressor
+
+        model = (LGBMRegressor if regressor else LGBMClassifier)(n_estimators=10, verbose=-1).fit(x, y)
+        model.booster_.save_model(tmp_path / f"model.{suffix}")
+    else:
+        from xgboost import XGBClassifier, XGBRegressor
+
+        model = (XGBRegressor if regressor else XGBClassifier)(n_estimators=10, n_jobs=1).fit(x, y)
+        model.save_model(tmp_path / f"model.{suffix}")
+    rows = x[::7]
+    np.savez(tmp_path / "rows.npz", features=rows)
+    code, _, err = run_cli("--repository", tmp_path / "repository", "import", tmp_path / f"model.{suffix}",
+                           "--name", "mine", "--task", "regression" if regressor else "classification",
+                           "--inputs", tmp_path / "rows.npz", "--forms", "none", "--quiet")
+    assert code == 0, err
+    entry = json.loads((tmp_path / "repository" / "manifest.json").read_text())["models"]["mine"]
+    assert entry["facts"]["converted_from"] == f"{library} model file"
+    assert entry["facts"]["golden_data"].endswith(f"expected outputs from {library}")
+    # The feature count comes from the file.
+    assert entry["inputs"] == [{"name": "features", "dtype": "float32", "shape": ["batch", x.shape[1]]}]
+    fp32 = (tmp_path / "repository" / entry["variants"]["fp32"]["file"]).read_bytes()
+    got = runtime.run(runtime.create_session(fp32, label="mine"), {"features": rows}, label="mine")
+    if regressor:
+        np.testing.assert_allclose(got["prediction"].ravel(), model.predict(rows), rtol=1e-5)
+    else:
+        assert (got["label"] == model.predict(rows)).all()
+        np.testing.assert_allclose(got["probabilities"], model.predict_proba(rows), atol=1e-6)

@@ -21,8 +21,8 @@ from google.protobuf.message import DecodeError
 from onnx.external_data_helper import uses_external_data
 
 from onnxport import runtime
-from onnxport.convert import user_data
-from onnxport.convert.export import check_and_infer
+from onnxport.convert import native_trees, user_data
+from onnxport.convert.export import DEFAULT_OPSET, check_and_infer, export
 from onnxport.convert.graph import all_nodes, name_nodes
 from onnxport.convert.node_order import sort_nodes
 from onnxport.convert.prepared import Prepared, Progress
@@ -105,11 +105,20 @@ def prepare_import(
     if inputs_path is not None and test_dir is not None:
         raise UsageError(f"--inputs {inputs_path}: {path} is a test directory with its own test_data_set_* "
                          f"golden sets; give the model file ({model_path}) to use --inputs instead")
-    step("read ONNX file")
-    model = read_model(model_path, max_nodes)
-    step("check model")
-    model, upgraded = _modernize(model, model_path)
-    model = check_and_infer(model, str(model_path))
+    # A LightGBM or XGBoost model file (not ONNX): converted as a recipe's model, checked against its library.
+    native = native_trees.sniff(model_path) if test_dir is None else None
+    library = None
+    if native is not None:
+        step(f"convert the {native} model file")
+        library = native_trees.source_model(model_path, native)
+        model = export(library, DEFAULT_OPSET)
+        upgraded: dict = {"converted_from": f"{native} model file"}
+    else:
+        step("read ONNX file")
+        model = read_model(model_path, max_nodes)
+        step("check model")
+        model, upgraded = _modernize(model, model_path)
+        model = check_and_infer(model, str(model_path))
     specs = user_data.signature(model)
     input_names = [s.name for s in specs]
     output_names = [o.name for o in model.graph.output]
@@ -126,7 +135,13 @@ def prepare_import(
     for index, (inputs, _) in enumerate(sets):
         user_data.check(inputs, f"{test_dir}: test set {index + 1} of {len(sets)}", specs)
     fp32_session = runtime.create_session(model.SerializeToString(), label=str(model_path))
-    if given is not None:
+    if library is not None:
+        golden_inputs = [s.feeds for s in given] if given is not None else [generated_inputs(model, input_names)]
+        # The library's own predictions: the build's fp32 check is against them, as for a recipe.
+        expected = [library.run(feeds) for feeds in golden_inputs]
+        origin = (f"{len(given)} set(s) from --inputs {inputs_path}" if given is not None
+                  else f"seeded random inputs (seed {SEED})") + f"; expected outputs from {native}"
+    elif given is not None:
         golden_inputs = [s.feeds for s in given]
         expected = user_data.run(fp32_session, given, "--inputs")
         origin = f"{len(given)} set(s) from --inputs {inputs_path}; expected outputs from fp32 onnxruntime"
@@ -150,7 +165,7 @@ def prepare_import(
     return Prepared(
         name=name,
         task=task,
-        kind="onnx",
+        kind="onnx",  # imported (names.py, the build and info tell imports by it); facts say from what
         description=f"Imported from {model_path.name}",
         fp32=model,
         golden_inputs=golden_inputs,
