@@ -258,3 +258,22 @@ def test_a_model_file_saved_by_the_library_imports_checked_against_it(run_cli, t
     else:
         assert (got["label"] == model.predict(rows)).all()
         np.testing.assert_allclose(got["probabilities"], model.predict_proba(rows), atol=1e-6)
+
+
+def test_a_build_without_lightgbm_names_the_trees_extra(tmp_path, assert_one_line_error):
+    import subprocess
+    import sys
+
+    from onnxport.install_source import installed_from
+
+    # A fresh interpreter in which LightGBM cannot be imported, as without the extra.
+    script = textwrap.dedent(f"""
+        import sys
+        sys.modules["lightgbm"] = None
+        from onnxport import cli
+        sys.exit(cli.main(["--repository", {str(tmp_path / "repository")!r}, "build", "--recipes", {str(TREES)!r},
+                           "--forms", "none", "--quiet", "lgbm_cancer"]))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert_one_line_error(done.stderr, f"onnxport build needs LightGBM: {installed_from().pip_install('trees')}")
