@@ -115,11 +115,11 @@ def float32_thresholds(model):
 
     # tree_sizes gives each tree's length in bytes, which the rewrite changes; without it LightGBM reads the
     # trees one after another.
-    rewritten = TREE_SIZES_LINE.sub("", THRESHOLD_LINE.sub(rounded, text))
-    clone = copy.copy(model)
+    booster = lightgbm.Booster(model_str=TREE_SIZES_LINE.sub("", THRESHOLD_LINE.sub(rounded, text)))
     if isinstance(model, lightgbm.Booster):
-        return lightgbm.Booster(model_str=rewritten)
-    clone._Booster = lightgbm.Booster(model_str=rewritten)
+        return booster
+    clone = copy.copy(model)  # the recipe's estimator keeps its own booster: its predictions stay the reference
+    clone._Booster = booster
     return clone
 
 
