@@ -49,6 +49,9 @@ FORMS_HELP = ("optimized forms of each served variant, for browsers to start soo
               "and 5 ms sooner than the variant as built; gemm, tree ensembles as tensor operators, kept as the "
               "form WebGPU runs), all, none, or a comma-separated list of ort, basic, fused, gemm (kept whatever "
               "they gain)")
+VARIANTS_HELP = ("the variants to make: all (default), or a comma-separated list of fp32, fp16, int8-dynamic, "
+                 "int8-static; fp32 is always made, the others are listed as skipped (a large model's int8 search "
+                 "can take minutes)")
 QUIET_HELP = "print nothing but errors: no progress bars, no tables, no warnings (`onnxport info NAME` has it all)"
 # An imported model's one line for people (the manifest's `description`, shown by info and the pages).
 DESCRIPTION_MAX = 200
@@ -63,10 +66,19 @@ def _forms(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
+def _variants(text: str) -> tuple[str, ...]:
+    from onnxport.repository.variant_table import parse_variants
+
+    try:
+        return parse_variants(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def _parser() -> argparse.ArgumentParser:
     from onnxport.convert.export import DEFAULT_OPSET
     from onnxport.recipe import TASKS, default_recipes_dir
-    from onnxport.repository.variant_table import AUTO
+    from onnxport.repository.variant_table import AUTO, NAMES
 
     parser = argparse.ArgumentParser(prog="onnxport",
                                      description="Export once, run anywhere: build, serve and check ONNX models.")
@@ -87,6 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--force", action="store_true", help="rebuild even when the recipe is unchanged")
     build.add_argument("--quiet", action="store_true", help=QUIET_HELP)
     build.add_argument("--forms", type=_forms, default=AUTO, metavar="LIST", help=FORMS_HELP)
+    build.add_argument("--variants", type=_variants, default=NAMES, metavar="LIST", help=VARIANTS_HELP)
     build.add_argument("--replace", action="store_true", help="replace imported models that have a recipe's name")
     build.set_defaults(handler=_build)
 
@@ -118,6 +131,7 @@ def _parser() -> argparse.ArgumentParser:
                           "characters; default: 'Imported from FILE')")
     imp.add_argument("--quiet", action="store_true", help=QUIET_HELP)
     imp.add_argument("--forms", type=_forms, default=AUTO, metavar="LIST", help=FORMS_HELP)
+    imp.add_argument("--variants", type=_variants, default=NAMES, metavar="LIST", help=VARIANTS_HELP)
     imp.add_argument("--max-nodes", default=None, metavar="N",
                      help="most nodes (subgraphs included) the model may have; a bigger one is refused before any "
                           "work (default 50000, or the import_max_nodes setting)")
@@ -248,7 +262,8 @@ def _build(args) -> int:
                          f"{', '.join(recipes) or 'none'}")
     check_recipe_targets(Repository(args.repository).read_manifest(), args.models or list(recipes), args.replace)
     outcomes = build_recipes(args.models, Repository(args.repository), args.recipes, args.opset,
-                             force=args.force, show_progress=not args.quiet, forms=args.forms)
+                             force=args.force, show_progress=not args.quiet, forms=args.forms,
+                             variants=args.variants)
     if not args.quiet:
         print(text_tables.build_summary(outcomes))
         print("\n" + text_tables.disk_use([o.entry for o in outcomes], "build"))
@@ -259,7 +274,7 @@ def _import(args) -> int:
     import dataclasses
 
     from onnxport import text_tables
-    from onnxport.convert.builder import build_prepared
+    from onnxport.convert.builder import build_prepared, with_variants
     from onnxport.convert.importer import import_key, prepare_import
     from onnxport.repository.names import check_import_target, check_name
     from onnxport.repository.store import Repository
@@ -271,14 +286,16 @@ def _import(args) -> int:
         if path is not None:
             _readable(option, path, "file or folder" if option in ("--inputs", "--calibration") else "file")
     description = _description(args.description)
-    key = _with_description(import_key(args.path, args.task, args.metric_output, args.calibration, args.forms,
-                                       args.inputs, args.pipeline, tuple(args.assets)), description)
+    key = with_variants(_with_description(import_key(args.path, args.task, args.metric_output, args.calibration,
+                                                     args.forms, args.inputs, args.pipeline, tuple(args.assets)),
+                                          description), args.variants)
     check_import_target(Repository(args.repository).read_manifest(), args.name, key, args.replace)
     max_nodes, time_limit = _import_limits(args)
 
     def prepare(step):
         prepared = prepare_import(args.path, args.name, args.task, args.metric_output, key, step, args.calibration,
                                   args.forms, args.inputs, args.pipeline, tuple(args.assets), max_nodes)
+        prepared = dataclasses.replace(prepared, variants=args.variants)
         return dataclasses.replace(prepared, description=description) if description else prepared
 
     outcome = build_prepared(Repository(args.repository), args.name, key, prepare, show_progress=not args.quiet,

@@ -100,7 +100,9 @@ MEASURE_EVERY_PAIR = """async ([model, pairs]) => {
 }"""
 
 
-@pytest.mark.parametrize("model", ["digits", "minilm"])
+# digits only: minilm's pairs on SwiftShader's WebGPU took 76 s of make test for the same rule (its choice on
+# measured speeds is the node tests' and test_browser_forms.py's).
+@pytest.mark.parametrize("model", ["digits"])
 def test_after_measuring_every_pair_the_choice_is_the_measured_fastest(open_tab, chromium_webgpu, demo_manifest, model):
     entry = demo_manifest["models"][model]
     served = [v for v, r in entry["variants"].items() if r["status"] == "ok"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -14,9 +16,10 @@ from onnxport.convert import time_limit as limits
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.convert.sources import prepare_recipe, recipe_build_key
 from onnxport.errors import BuildError, OnnxportError, RecipeError
+from onnxport.recipe import Recipe
 from onnxport.repository import variant_table
 from onnxport.repository.store import Repository
-from onnxport.repository.variant_table import FORMS
+from onnxport.repository.variant_table import FORMS, NAMES
 
 STEPS_PER_MODEL = 4 + len(variant_table.NAMES) + 1  # load, run, export, validate, variants, golden
 
@@ -35,6 +38,7 @@ def known_recipes(recipes_dir: Path) -> dict[str, Path]:
 def build_recipes(
     names: list[str] | None, repository: Repository, recipes_dir: Path, opset: int,
     *, force: bool = False, show_progress: bool = True, forms: tuple[str, ...] = FORMS,
+    variants: tuple[str, ...] = NAMES,
 ) -> list[Outcome]:
     available = known_recipes(recipes_dir)
     selected = names or list(available)
@@ -44,12 +48,22 @@ def build_recipes(
             f"unknown model {', '.join(map(repr, unknown))}; recipes in {recipes_dir}: {', '.join(available) or 'none'}"
         )
     loaded = [recipes.load_recipe(n, available[n]) for n in selected]
-    return _build(
-        repository,
-        [(r.name, recipe_build_key(r, opset, forms), lambda step, r=r: prepare_recipe(r, opset, step, forms))
-         for r in loaded],
-        force=force, show_progress=show_progress,
-    )
+
+    def prepare(recipe: Recipe, key: str) -> Callable[[Progress], Prepared]:
+        return lambda step: dataclasses.replace(prepare_recipe(recipe, opset, step, forms), build_key=key,
+                                                variants=variants)
+
+    keyed = [(r, with_variants(recipe_build_key(r, opset, forms), variants)) for r in loaded]
+    return _build(repository, [(r.name, key, prepare(r, key)) for r, key in keyed],
+                  force=force, show_progress=show_progress)
+
+
+def with_variants(key: str, variants: tuple[str, ...]) -> str:
+    """A build key, changed by `--variants` other than all: the same model with fewer variants is another build.
+    All of them leave the key as it was, so builds made before the option existed still count as done."""
+    if variants == NAMES:
+        return key
+    return hashlib.sha256(f"{key}\0variants\0{','.join(variants)}".encode()).hexdigest()
 
 
 def build_prepared(

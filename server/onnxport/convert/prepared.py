@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 
 from onnxport.recipe import Feeds, Tolerance
-from onnxport.repository.variant_table import FORMS
+from onnxport.repository.variant_table import FORMS, NAMES
 
 Progress = Callable[[str], None]
 
@@ -41,6 +41,7 @@ class Prepared:
     transformer: dict[str, Any] | None = None  # the recipe's, for the fused form (convert/forms.py)
     pipeline: dict[str, Any] | None = None  # raw input -> tensors -> answer (pipelines/spec.py), or none
     forms: tuple[str, ...] = FORMS  # the optimized forms to make of each served variant (`--forms`)
+    variants: tuple[str, ...] = NAMES  # the variants to make (`--variants`); the others are skipped, saying so
     # Where the golden (evaluation) and calibration inputs come from: "real" (a recipe's data, a test
     # directory, --inputs, --calibration) or "synthetic" (seeded random inputs made from the signature).
     golden_data: str = "real"

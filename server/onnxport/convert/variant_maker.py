@@ -93,6 +93,9 @@ def make_variant(
     """fp32_run: the fp32 session and its golden outputs, made once for validation and reused here;
     reference_feeds: (inputs, rows) of the variant's reference file, from reference.reference_inputs."""
     precision = variant_table.variant(name).precision
+    if name not in prepared.variants:
+        return {"precision": precision, "status": "skipped",
+                "reason": f"not asked for (--variants {','.join(prepared.variants)})"}
     if name == "int8-static" and prepared.calibration_data == "synthetic":
         return {"precision": precision, "status": "skipped", "reason": _static_skip(prepared)}
     made = _attempt(prepared, name, fp32_run, fp32_bytes, ())

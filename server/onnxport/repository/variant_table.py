@@ -40,6 +40,18 @@ FORMS: tuple[str, ...] = ("ort", "basic", "fused", "gemm")
 AUTO: tuple[str, ...] = ("auto",)
 
 
+def parse_variants(text: str) -> tuple[str, ...]:
+    """`--variants`: "all" or a comma-separated list of NAMES, in NAMES' order. fp32 is always made: every other
+    variant is measured against it, and the V2 API serves it by default."""
+    words = [w.strip() for w in text.split(",") if w.strip()]
+    if words in ([], ["all"]):
+        return NAMES
+    unknown = [w for w in words if w not in _BY_NAME]
+    if unknown:
+        raise ValueError(f"unknown variant {', '.join(map(repr, unknown))}; variants: {', '.join(NAMES)}, or all")
+    return tuple(n for n in NAMES if n == "fp32" or n in words)
+
+
 def parse_forms(text: str) -> tuple[str, ...]:
     """`--forms`: "auto", "all", "none", or a comma-separated list of FORMS, in FORMS' order."""
     words = [w.strip() for w in text.split(",") if w.strip()]
