@@ -18,8 +18,10 @@ run_option = $(if $(filter command line,$(origin $(1))),$(2) '$($(1))')
 run: build
 	$(strip $(ONNXPORT) serve $(call run_option,HOST,--host) $(call run_option,PORT,--port))
 
+# The demo recipes, then the LightGBM and XGBoost ones (a second folder: the tests count models/'s).
 build: setup
 	$(ONNXPORT) build
+	$(ONNXPORT) build --recipes models-trees
 
 # Everything: lint, types, the layer contract, the node tests and every pytest test (demo build,
 # the three browser engines, Ray, the third-party corpus included).
