@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from onnxport.dtypes import by_numpy_name
 from onnxport.errors import OnnxportError, UsageError
 from onnxport.repository.manifest import batch_axis_dynamic
 from onnxport.repository.names import check_stored_name, inside
@@ -27,13 +28,8 @@ from onnxport.repository.store import Repository
 from onnxport.repository.variant_table import order
 
 MAX_BATCH_SIZE = 64
-# Manifest dtypes (numpy names) as Triton's DataType names.
-TRITON_TYPES = {
-    "bool": "TYPE_BOOL", "uint8": "TYPE_UINT8", "uint16": "TYPE_UINT16", "uint32": "TYPE_UINT32",
-    "uint64": "TYPE_UINT64", "int8": "TYPE_INT8", "int16": "TYPE_INT16", "int32": "TYPE_INT32",
-    "int64": "TYPE_INT64", "float16": "TYPE_FP16", "float32": "TYPE_FP32", "float64": "TYPE_FP64",
-    "object": "TYPE_STRING", "str": "TYPE_STRING",
-}
+# Manifest dtypes (numpy names) as Triton's DataType names (onnxport/dtypes.py).
+TRITON_TYPES = {name: d.triton for name, d in by_numpy_name().items()}
 
 
 def model_name(model: str, variant: str) -> str:

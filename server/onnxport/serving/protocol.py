@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from onnxport.dtypes import DTYPES, by_numpy_name
 from onnxport.errors import OnnxportError
 from onnxport.serving import request_schema
 
@@ -37,28 +38,11 @@ class OverBudget(ProtocolError):
     status = 413
 
 
-# V2 datatype <-> numpy dtype. BYTES is a numpy object array of bytes.
-DATATYPES: dict[str, np.dtype] = {
-    "BOOL": np.dtype(bool),
-    "UINT8": np.dtype(np.uint8), "UINT16": np.dtype(np.uint16),
-    "UINT32": np.dtype(np.uint32), "UINT64": np.dtype(np.uint64),
-    "INT8": np.dtype(np.int8), "INT16": np.dtype(np.int16),
-    "INT32": np.dtype(np.int32), "INT64": np.dtype(np.int64),
-    "FP16": np.dtype(np.float16), "FP32": np.dtype(np.float32), "FP64": np.dtype(np.float64),
-    "BYTES": np.dtype(object),
-}
-ONNX_TYPE_TO_DATATYPE = {
-    "tensor(bool)": "BOOL", "tensor(uint8)": "UINT8", "tensor(uint16)": "UINT16",
-    "tensor(uint32)": "UINT32", "tensor(uint64)": "UINT64", "tensor(int8)": "INT8",
-    "tensor(int16)": "INT16", "tensor(int32)": "INT32", "tensor(int64)": "INT64",
-    "tensor(float16)": "FP16", "tensor(float)": "FP32", "tensor(double)": "FP64",
-    "tensor(string)": "BYTES",
-}
-NUMPY_NAME_TO_DATATYPE = {
-    "bool": "BOOL", "uint8": "UINT8", "uint16": "UINT16", "uint32": "UINT32", "uint64": "UINT64",
-    "int8": "INT8", "int16": "INT16", "int32": "INT32", "int64": "INT64",
-    "float16": "FP16", "float32": "FP32", "float64": "FP64", "object": "BYTES", "str": "BYTES",
-}
+# V2 datatype <-> numpy dtype (BYTES is a numpy object array of bytes), onnxruntime's type names and the
+# manifest's numpy names as V2 datatypes: views of the one table in onnxport/dtypes.py.
+DATATYPES: dict[str, np.dtype] = {d.v2: d.numpy_dtype for d in DTYPES}
+ONNX_TYPE_TO_DATATYPE = {d.ort: d.v2 for d in DTYPES}
+NUMPY_NAME_TO_DATATYPE = {name: d.v2 for name, d in by_numpy_name().items()}
 
 
 @dataclass

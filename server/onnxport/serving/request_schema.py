@@ -11,15 +11,16 @@ where the datatype is known. These models also give /v2/openapi.json its request
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 from pydantic_core import ErrorDetails
 
+from onnxport.dtypes import DTYPES
 from onnxport.errors import OnnxportError
 
-Datatype = Literal["BOOL", "UINT8", "UINT16", "UINT32", "UINT64", "INT8", "INT16", "INT32", "INT64",
-                   "FP16", "FP32", "FP64", "BYTES"]
+# The V2 datatypes, in the order of onnxport/dtypes.py (/v2/openapi.json lists them so).
+Datatype: TypeAlias = Literal[tuple(d.v2 for d in DTYPES)]  # type: ignore[valid-type]
 MAX_RANK = 32  # onnxruntime's own limit on tensor rank is far above any model's; this bounds nesting
 Dim = Annotated[StrictInt, Field(ge=0, le=2**63 - 1)]
 STRICT = ConfigDict(extra="forbid", strict=True)
