@@ -77,7 +77,8 @@ def _export_torch(source: SourceModel, opset: int) -> onnx.ModelProto:
         torch.onnx.export(
             source.model,
             args,
-            buffer,
+            # torch's annotation names paths only; the TorchScript exporter writes to a file object too
+            buffer,  # type: ignore[arg-type]
             input_names=source.input_names,
             output_names=source.output_names,
             dynamic_axes=source.dynamic_axes,

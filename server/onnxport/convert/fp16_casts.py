@@ -14,11 +14,13 @@ from onnxport.convert.graph import graphs, subgraphs, unique_name
 # ---------------------------------------------------------------- tensors
 
 
-def _reader_wants(graph: onnx.GraphProto, plan: _Plan, outputs: list | None, top: bool) -> dict[str, set]:
-    """For each value, the types its readers want: nodes, subgraph boundaries, graph outputs."""
+def _reader_wants(graph: onnx.GraphProto, plan: _Plan, outputs: list | None) -> dict[str, set]:
+    """For each value, the types its readers want: nodes, subgraph boundaries, graph outputs.
+
+    outputs: the types a subgraph's boundary gives its outputs; None for the main graph (the plan's types)."""
     wants: dict[str, set] = {}
     for k, output in enumerate(graph.output):
-        wanted = plan.types.get(output.name) if top else outputs[k]
+        wanted = plan.types.get(output.name) if outputs is None else outputs[k]
         wants.setdefault(output.name, set()).add(wanted)
     for node in graph.node:
         if plan._walkable(node):
@@ -26,20 +28,20 @@ def _reader_wants(graph: onnx.GraphProto, plan: _Plan, outputs: list | None, top
             for name, wanted in zip(node.input, boundary.inputs):
                 wants.setdefault(name, set()).add(wanted)
             for attribute, sub in subgraphs(node):
-                for name, inner in _reader_wants(sub, plan, boundary.bodies[attribute][1], top=False).items():
+                for name, inner in _reader_wants(sub, plan, boundary.bodies[attribute][1]).items():
                     wants.setdefault(name, set()).update(inner)
             continue
         for index, name in enumerate(node.input):
             wants.setdefault(name, set()).add(plan.want(node, index))
         for _, sub in subgraphs(node):  # an opaque node's bodies stay as they are
-            for name, inner in _reader_wants(sub, plan, [None] * len(sub.output), top=False).items():
+            for name, inner in _reader_wants(sub, plan, [None] * len(sub.output)).items():
                 wants.setdefault(name, set()).update(inner)
     return wants
 
 
 def _convert_tensors(model: onnx.ModelProto, plan: _Plan, float16) -> None:
     """fp16 for the initializers, Constants and Casts to float whose every reader wants fp16."""
-    wants = _reader_wants(model.graph, plan, None, top=True)
+    wants = _reader_wants(model.graph, plan, None)
     inputs = {i.name for i in model.graph.input}
 
     def all_fp16(name: str) -> bool:
@@ -150,6 +152,7 @@ class _Caster:
                 else:
                     scope.add(out, made, out)
         if not top:
+            assert outputs is not None, "a subgraph is walked with its boundary's output types"
             for k, output in enumerate(graph.output):
                 if outputs[k] in FLOATS:
                     output.name = self.version(scope, output.name, outputs[k], nodes)

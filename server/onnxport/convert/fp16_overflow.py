@@ -62,9 +62,9 @@ def _overflow(model: onnx.ModelProto, feeds: list[Feeds]) -> tuple[set[str], dic
             if float(got[top]) != float("-inf"):
                 _add_peak(peak, name, float(got[top]), bool(np.isnan(got[bad])))
         for name, out in peaks.items():
-            top = float(got[out])  # -inf: the value was empty
-            if np.isnan(top) or top > 0:
-                peak[name] = max(peak.get(name, 0.0), float("inf") if np.isnan(top) else top)
+            largest = float(got[out])  # -inf: the value was empty
+            if np.isnan(largest) or largest > 0:
+                peak[name] = max(peak.get(name, 0.0), float("inf") if np.isnan(largest) else largest)
     hot = {name for name, top in peak.items() if top > FP16_SAFE}
     nodes = {
         node.name for g in graphs(model.graph) for node in g.node

@@ -74,7 +74,8 @@ def keep_more(variant: onnx.ModelProto, settings: dict, message: str, valid: set
 
     def neighbours(node: onnx.NodeProto) -> list[onnx.NodeProto]:
         """The nodes on either side of `node`, looking through added Casts to the model's own."""
-        found, todo, seen = [], [node], {id(node)}
+        found: list[onnx.NodeProto] = []
+        todo, seen = [node], {id(node)}
         while todo:
             current = todo.pop()
             around = [producer[v] for v in current.input if v in producer]

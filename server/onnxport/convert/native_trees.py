@@ -73,9 +73,9 @@ def _load(path: Path, framework: str):
             return booster, booster.num_feature(), 0
         import xgboost
 
-        booster = xgboost.Booster()
-        booster.load_model(str(path))
-        objective = json.loads(booster.save_config())["learner"]["objective"]["name"]
+        tree_booster = xgboost.Booster()
+        tree_booster.load_model(str(path))
+        objective = json.loads(tree_booster.save_config())["learner"]["objective"]["name"]
     except ModuleNotFoundError:
         raise
     except Exception as exc:  # the library's own refusal of a damaged file
@@ -85,5 +85,5 @@ def _load(path: Path, framework: str):
                          f"expected a probability objective ({', '.join(XGBOOST_CLASSIFIERS)}) or a regression one")
     classes = 0
     if objective in XGBOOST_CLASSIFIERS:
-        classes = max(int(json.loads(booster.save_config())["learner"]["learner_model_param"]["num_class"]), 2)
-    return booster, booster.num_features(), classes
+        classes = max(int(json.loads(tree_booster.save_config())["learner"]["learner_model_param"]["num_class"]), 2)
+    return tree_booster, tree_booster.num_features(), classes

@@ -13,6 +13,8 @@ max(PIECE_FACTOR x the largest value, PIECE_MIN_BYTES) over the feeds, sized by 
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
+
 import numpy as np
 import onnx
 from onnx import helper
@@ -28,7 +30,7 @@ PIECE_MIN_BYTES = 128 * 2**20
 
 
 def debug_model(model: onnx.ModelProto, only: set[str] | None = None,
-                types: dict[str, int] | None = None, observe: set[str] = frozenset()) -> onnx.ModelProto:
+                types: dict[str, int] | None = None, observe: AbstractSet[str] = frozenset()) -> onnx.ModelProto:
     """The model with every main-graph node output (or those in `only`) as a graph output.
 
     Untyped where inference cannot tell: onnxruntime works the type out itself. types: the model's

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
@@ -24,6 +25,9 @@ from onnxport import runtime
 from onnxport.convert.node_order import consumed
 from onnxport.errors import ModelFileError
 from onnxport.recipe import Feeds
+
+if TYPE_CHECKING:
+    import onnxruntime as ort
 
 PIECE_NODES = 4096
 
@@ -35,11 +39,12 @@ class _Piece:
     def __init__(self, make: Callable[[], bytes], nodes: int, inputs: list[str], outputs: list[str],
                  drop: list[str]):
         self.make, self.nodes, self.inputs, self.outputs, self.drop = make, nodes, inputs, outputs, drop
-        self.session = None
+        self.session: ort.InferenceSession | None = None
 
-    def load(self, **options) -> None:
+    def load(self, **options) -> ort.InferenceSession:
         # Serialized only now, one piece at a time: all of them at once would hold the weights twice.
         self.session = runtime.create_session(self.make(), **options)
+        return self.session
 
 
 class Pieces:
@@ -62,8 +67,7 @@ class Pieces:
             except ModelFileError:
                 pass  # a piece onnxruntime refuses: the whole graph says what is wrong, if anything
         whole = _Piece(model.SerializeToString, len(model.graph.node), [], self.outputs, [])
-        whole.load(**options)
-        whole.inputs = [i.name for i in whole.session.get_inputs()]
+        whole.inputs = [i.name for i in whole.load(**options).get_inputs()]
         self.pieces = [whole]
 
     def run(self, feeds: Feeds) -> dict[str, np.ndarray]:

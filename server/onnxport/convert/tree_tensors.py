@@ -253,9 +253,9 @@ class _Rewriter:
     def _name(self, what: str) -> str:
         return f"{self.p}{what}"
 
-    def _const(self, what: str, value: np.ndarray) -> str:
+    def _const(self, what: str, value: np.ndarray | np.generic) -> str:
         name = self._name(what)
-        self.inits.append(numpy_helper.from_array(value, name))
+        self.inits.append(numpy_helper.from_array(np.asarray(value), name))
         return name
 
     def _op(self, op: str, inputs: list[str], what: str, **attrs) -> str:
