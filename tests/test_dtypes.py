@@ -1,4 +1,9 @@
-"""The dtype table (onnxport/dtypes.py) agrees with the libraries whose names it records."""
+"""The dtype table (onnxport/dtypes.py) agrees with the libraries whose names it records, and the browser
+library's copy (web/lib/dtypes.js) with it."""
+
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -6,6 +11,8 @@ import onnxruntime as ort
 import pytest
 
 from onnxport.dtypes import DTYPES, by_numpy_name
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.numpy)
@@ -35,3 +42,9 @@ def test_every_numpy_name_is_one_row():
     for column in ("onnx", "v2", "triton"):
         values = [getattr(d, column) for d in DTYPES]
         assert len(values) == len(set(values)), f"two rows share a {column} name"
+
+
+def test_the_browser_librarys_table_is_generated_from_this_one():
+    script = PROJECT_ROOT / "scripts" / "js_dtypes.py"
+    done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

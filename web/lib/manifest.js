@@ -1,4 +1,5 @@
 // The manifest the build wrote (docs/manifest.md): checked once, then asked.
+import { TENSOR_TYPES } from "./dtypes.js";
 
 /**
  * A file of the repository as the manifest records it: a variant's file, one of its forms, a reference.
@@ -57,13 +58,6 @@ export function variants(model) {
 export function served(model) {
   return variants(model).filter(([, record]) => record.status === "ok").map(([name]) => name);
 }
-
-// numpy dtype names of the manifest -> onnxruntime-web tensor types.
-const TENSOR_TYPES = Object.freeze({
-  float32: "float32", float64: "float64", float16: "float16", int8: "int8", uint8: "uint8",
-  int16: "int16", uint16: "uint16", int32: "int32", uint32: "uint32", int64: "int64",
-  uint64: "uint64", bool: "bool",
-});
 
 // Unknown variant names sort after the known ones, as in the server's listing.
 function readingOrder(name) {

@@ -2,14 +2,10 @@
 // Node: the playground takes a user's own arrays as numpy saves them (np.save, np.savez,
 // np.savez_compressed). Format: numpy.lib.format (version 1.0 to 3.0); .npz is a zip of .npy
 // files, stored or deflated (read with DecompressionStream, which both have).
-import { ARRAYS, tensor } from "./tensors.js";
+import { ARRAYS, NPY_TYPES } from "./dtypes.js";
+import { tensor } from "./tensors.js";
 
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
-// numpy's type code (kind + item size) -> our tensor type.
-const TYPES = Object.freeze({
-  f4: "float32", f8: "float64", i1: "int8", u1: "uint8", i2: "int16", u2: "uint16",
-  i4: "int32", u4: "uint32", i8: "int64", u8: "uint64", b1: "bool",
-});
 
 export class NpyError extends Error {}
 
@@ -34,10 +30,10 @@ function parseHeader(text, label) {
 function typeOf(descr, label) {
   const order = descr[0];
   const code = descr.slice(1);
-  const type = TYPES[code];
+  const type = NPY_TYPES[code];
   if (!type || !"<|=".includes(order)) {
     const hint = code === "f2" ? " (float16: save it as float32)" : order === ">" ? " (big-endian: save it little-endian, e.g. x.astype(x.dtype.newbyteorder('<')))" : "";
-    throw new NpyError(`${label}: dtype ${JSON.stringify(descr)} is not supported${hint}; supported: ${Object.values(TYPES).join(", ")}`);
+    throw new NpyError(`${label}: dtype ${JSON.stringify(descr)} is not supported${hint}; supported: ${Object.values(NPY_TYPES).join(", ")}`);
   }
   return type;
 }

@@ -1,10 +1,6 @@
 // The server's Open Inference Protocol (V2) API: the fallback runtime and the reference.
-import { ARRAYS } from "./tensors.js";
+import { ARRAYS, DATATYPES } from "./dtypes.js";
 
-const DATATYPES = Object.freeze({
-  float32: "FP32", float64: "FP64", int8: "INT8", uint8: "UINT8", int16: "INT16", uint16: "UINT16",
-  int32: "INT32", uint32: "UINT32", int64: "INT64", uint64: "UINT64", bool: "BOOL",
-});
 const TYPES = Object.fromEntries(Object.entries(DATATYPES).map(([type, datatype]) => [datatype, type]));
 
 // The JSON text of a tensor's data. BOOL is JSON true/false (the V2 protocol's form; a strict

@@ -1,14 +1,9 @@
 // Plain tensors ({type, dims, data}) shared by the page, the worker and the server client.
 
-/**
- * An element type, as onnxruntime-web names it (bool values are 0/1 in a Uint8Array, float16 values
- * are raw halves in a Uint16Array).
- * @typedef {"float32"|"float64"|"float16"|"int8"|"uint8"|"int16"|"uint16"|"int32"|"uint32"|"int64"|"uint64"|"bool"} TensorType
- */
-/**
- * A tensor's values, flat, in row-major order: the typed array of its type (BigInt64Array for int64).
- * @typedef {Float32Array|Float64Array|Int8Array|Uint8Array|Int16Array|Uint16Array|Int32Array|Uint32Array|BigInt64Array|BigUint64Array} TensorData
- */
+import { ARRAYS } from "./dtypes.js";
+
+/** An element type, as onnxruntime-web names it (dtypes.js). @typedef {import("./dtypes.js").TensorType} TensorType */
+/** A tensor's values, flat, in row-major order (dtypes.js). @typedef {import("./dtypes.js").TensorData} TensorData */
 /**
  * A plain tensor: what run() takes and returns, in the browser and from the server alike.
  * @typedef {object} Tensor
@@ -18,11 +13,7 @@
  */
 /** Tensors by input or output name. @typedef {Record<string, Tensor>} Tensors */
 
-export const ARRAYS = Object.freeze({
-  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array,
-  uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array,
-  bool: Uint8Array,
-});
+export { ARRAYS };
 /**
  * A tensor for run(): tensor("float32", [1, 4], Float32Array.from([6.9, 3.1, 5.4, 2.1])).
  * @param {TensorType} type
