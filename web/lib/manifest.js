@@ -23,8 +23,10 @@ import { TENSOR_TYPES } from "./dtypes.js";
  * @typedef {{schema: string, schema_version: number, models: Record<string, ModelEntry>, [field: string]: any}} Manifest
  */
 
-const SCHEMA = "onnxport.manifest";
-const SCHEMA_VERSION = 2;
+// The schema this library reads and the variants' reading order: the server's (repository/store.py,
+// repository/variant_table.py), which tests/repository/test_manifest_js.py holds these to.
+export const SCHEMA = "onnxport.manifest";
+export const SCHEMA_VERSION = 2;
 export const VARIANT_ORDER = Object.freeze(["fp32", "fp16", "int8-dynamic", "int8-static"]);
 
 /**
