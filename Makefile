@@ -23,27 +23,32 @@ build: setup
 	$(ONNXPORT) build
 	$(ONNXPORT) build --recipes models-trees
 
-# Everything: lint, types, the layer contract, the node tests and every pytest test (demo build,
+# The steps test and check both run before pytest, one command a line: lint, types, the layer contract,
+# the library's types and the node tests.
+define BEFORE_PYTEST
+$(VENV)/bin/ruff check $(LINTED)
+$(VENV)/bin/mypy
+$(VENV)/bin/lint-imports
+node_modules/.bin/tsc -p web/lib
+node --test tests/js/*.mjs
+endef
+# For check, which runs the steps in one shell: its recipe joins them with "; " in place of newlines.
+define newline
+
+
+endef
+
+# Everything: BEFORE_PYTEST's steps (each its own recipe line), then every pytest test (demo build,
 # the three browser engines, Ray, the third-party corpus included).
 test: setup browsers testdata
-	$(VENV)/bin/ruff check $(LINTED)
-	$(VENV)/bin/mypy
-	$(VENV)/bin/lint-imports
-	node_modules/.bin/tsc -p web/lib
-	node --test tests/js/*.mjs
+	$(BEFORE_PYTEST)
 	$(PY) -m pytest --durations=25
 
-# The fast loop (under 2 minutes on 2 cores): the same lint, types, contract and node tests, and the
-# pytest tests of $(FAST). Stops at the first step that fails; prints its wall time either way.
+# The fast loop (under 2 minutes on 2 cores): the same steps in one shell, then the pytest tests of $(FAST).
+# Stops at the first step that fails; prints its wall time either way.
 check: setup onnx-testdata
 	@start=$$(date +%s); \
-	( set -ex; \
-	  $(VENV)/bin/ruff check $(LINTED); \
-	  $(VENV)/bin/mypy; \
-	  $(VENV)/bin/lint-imports; \
-	  node_modules/.bin/tsc -p web/lib; \
-	  node --test tests/js/*.mjs; \
-	  $(PY) -m pytest -q -m "$(FAST)" ); \
+	( set -ex; $(subst $(newline),; ,$(BEFORE_PYTEST)); $(PY) -m pytest -q -m "$(FAST)" ); \
 	status=$$?; echo "make check: $$(( $$(date +%s) - start )) s wall time"; exit $$status
 
 setup: $(VENV)/.installed node_modules/.installed
