@@ -76,7 +76,7 @@ def _variants(text: str) -> tuple[str, ...]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from onnxport.convert.export import DEFAULT_OPSET
+    from onnxport.convert.intake.export import DEFAULT_OPSET
     from onnxport.recipe import TASKS, default_recipes_dir
     from onnxport.repository.variant_table import AUTO, NAMES
 
@@ -275,7 +275,7 @@ def _import(args) -> int:
 
     from onnxport import text_tables
     from onnxport.convert.builder import build_prepared, with_variants
-    from onnxport.convert.importer import import_key, prepare_import
+    from onnxport.convert.intake.importer import import_key, prepare_import
     from onnxport.repository.names import check_import_target, check_name
     from onnxport.repository.store import Repository
 

@@ -1,5 +1,5 @@
-"""LightGBM and XGBoost recipes (models-trees/, convert/export_trees.py): the ONNX files answer what the libraries
-answer on held-back rows, and the build refuses a conversion that does not."""
+"""LightGBM and XGBoost recipes (models-trees/, convert/intake/export_trees.py): the ONNX files answer what the
+libraries answer on held-back rows, and the build refuses a conversion that does not."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import onnx
 import pytest
 
 from onnxport import cli, runtime
-from onnxport.convert import export_trees
+from onnxport.convert.intake import export_trees
 from onnxport.project import PROJECT_ROOT
 from onnxport.recipe import load_recipe
 
@@ -202,7 +202,7 @@ def test_lightgbm_categorical_splits_convert_on_integer_codes():
     from lightgbm import LGBMRegressor
     from sklearn.datasets import load_diabetes
 
-    from onnxport.convert.export import export
+    from onnxport.convert.intake.export import export
     from onnxport.recipe import SourceModel
 
     x, y = load_diabetes(return_X_y=True)

@@ -13,8 +13,8 @@ from graph_helpers import make_model, rng, tensor
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxport import cli, tensor_json
-from onnxport.convert import user_data
-from onnxport.convert.export import check_and_infer
+from onnxport.convert.intake import user_data
+from onnxport.convert.intake.export import check_and_infer
 from onnxport.convert.node_order import sort_nodes
 from onnxport.errors import ModelFileError, UsageError
 from onnxport.repository import testdata

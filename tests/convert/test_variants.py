@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxport import runtime
 from onnxport.convert import lower_precision
-from onnxport.convert.export import export
+from onnxport.convert.intake.export import export
 from onnxport.recipe import SourceModel
 
 

@@ -13,9 +13,9 @@ from onnxport.install_source import installed_from
 
 # The serve, import, variant and V2 paths, as the CLI and the server reach them.
 CORE_PATHS = ["onnxport.cli", "onnxport.serving.app", "onnxport.serving.serve", "onnxport.serving.v2_core",
-              "onnxport.convert.importer", "onnxport.convert.builder", "onnxport.convert.fp16", "onnxport.convert.int8",
-              "onnxport.convert.forms", "onnxport.repository.store", "onnxport.deploy.triton",
-              "onnxport.deploy.ray_config"]
+              "onnxport.convert.intake.importer", "onnxport.convert.builder", "onnxport.convert.fp16",
+              "onnxport.convert.int8", "onnxport.convert.forms", "onnxport.repository.store",
+              "onnxport.deploy.triton", "onnxport.deploy.ray_config"]
 
 
 def test_the_core_paths_import_no_extra(tmp_path):

@@ -18,7 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxport import cli
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.bench.inputs import batch_one
-from onnxport.convert.sources import recipe_build_key
+from onnxport.convert.intake.sources import recipe_build_key
 from onnxport.errors import RecipeError
 from onnxport.recipe import Recipe, load_recipe
 from onnxport.repository import manifest as types

@@ -13,8 +13,8 @@ from tqdm import tqdm
 from onnxport import recipe as recipes
 from onnxport.convert import pipeline
 from onnxport.convert import time_limit as limits
+from onnxport.convert.intake.sources import prepare_recipe, recipe_build_key
 from onnxport.convert.prepared import Prepared, Progress
-from onnxport.convert.sources import prepare_recipe, recipe_build_key
 from onnxport.errors import BuildError, OnnxportError, RecipeError
 from onnxport.recipe import Recipe
 from onnxport.repository import variant_table

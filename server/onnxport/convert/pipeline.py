@@ -15,7 +15,7 @@ import onnx
 from onnxport import runtime, tensor_json
 from onnxport.accuracy import measure
 from onnxport.convert import lower_precision, reference, variant_maker
-from onnxport.convert.export import serialize
+from onnxport.convert.intake.export import serialize
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import ModelFileError, RecipeError, UsageError, ValidationError
 from onnxport.pipelines import spec

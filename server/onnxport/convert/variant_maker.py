@@ -20,8 +20,8 @@ from onnxport.accuracy import budgets, measure
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.convert import fallback, forms, fp16_refusals, lower_precision, node_errors, reference
 from onnxport.convert.arithmetic import arithmetic, operator_types
-from onnxport.convert.export import serialize
 from onnxport.convert.graph import all_nodes
+from onnxport.convert.intake.export import serialize
 from onnxport.convert.prepared import Prepared
 from onnxport.errors import ModelFileError, one_line
 from onnxport.recipe import Feeds

@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from onnxport.convert import export_trees
+from onnxport.convert.intake import export_trees
 from onnxport.errors import ModelFileError, RecipeError
 from onnxport.recipe import SourceModel
 

@@ -3,7 +3,7 @@
 A test directory is `model.onnx` plus `test_data_set_*/input_K.pb, output_K.pb`,
 the layout of ONNX's backend tests and model zoo: its tensors become the golden
 inputs and the expected outputs. `--inputs` gives a bare file its golden inputs
-(convert/user_data.py); fp32 onnxruntime's outputs then stand in for the source.
+(convert/intake/user_data.py); fp32 onnxruntime's outputs then stand in for the source.
 Without either, seeded random inputs are made from the input signature: the
 golden data is "synthetic", and the manifest and the command say so.
 """
@@ -21,12 +21,12 @@ from google.protobuf.message import DecodeError
 from onnx.external_data_helper import uses_external_data
 
 from onnxport import runtime
-from onnxport.convert import native_trees, user_data
-from onnxport.convert.export import DEFAULT_OPSET, check_and_infer, export
 from onnxport.convert.graph import all_nodes, name_nodes
+from onnxport.convert.intake import native_trees, user_data
+from onnxport.convert.intake.export import DEFAULT_OPSET, check_and_infer, export
+from onnxport.convert.intake.sources import build_key, tool_versions
 from onnxport.convert.node_order import sort_nodes
 from onnxport.convert.prepared import Prepared, Progress
-from onnxport.convert.sources import build_key, tool_versions
 from onnxport.errors import ModelFileError, UsageError
 from onnxport.pipelines import spec
 from onnxport.recipe import Feeds, Tolerance

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from onnxport import __version__
-from onnxport.convert.export import export
+from onnxport.convert.intake.export import export
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import RecipeError
 from onnxport.recipe import Feeds, Recipe
