@@ -1,4 +1,4 @@
-"""server/onnxport/convert/fp16.py on the classes of model its conversion got wrong, each a small
+"""server/onnxport/convert/fp16/ on the classes of model its conversion got wrong, each a small
 graph made with onnx.helper and run in onnxruntime: unnamed nodes, If subgraphs reading the outer
 scope, pre-quantized islands, integer arithmetic in float, overflow inside a branch, keep_float."""
 

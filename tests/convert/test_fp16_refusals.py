@@ -1,4 +1,4 @@
-"""fp16 variants onnxruntime refuses (convert/fp16_refusals.py, issue 32 5b-5c): what its error names is
+"""fp16 variants onnxruntime refuses (convert/fp16/refusals.py, issue 32 5b-5c): what its error names is
 kept in float and the variant made again, no list of operators kept; and a reason quoting onnxruntime is
 whole, in the manifest and in the HTTP 404 for that version (its first line ended mid-sentence).
 
@@ -20,7 +20,7 @@ from graph_helpers import make_model, rng, tensor
 from onnx import helper
 
 from onnxport import runtime
-from onnxport.convert import fp16_refusals
+from onnxport.convert.fp16 import refusals as fp16_refusals
 from onnxport.convert.lower_precision import make_fp16
 from onnxport.errors import ModelFileError
 from onnxport.serving.app import create_app

@@ -23,7 +23,8 @@ import pytest
 from graph_helpers import make_model, rng, tensor
 from onnx import TensorProto, helper
 
-from onnxport.convert import fp16, fp16_overflow, int8, lower_precision, segments, variant_maker
+from onnxport.convert import fp16, int8, lower_precision, segments, variant_maker
+from onnxport.convert.fp16 import overflow as fp16_overflow
 from onnxport.convert.intake import importer
 from onnxport.errors import VariantSkipped
 from onnxport.project import PROJECT_ROOT

@@ -11,7 +11,8 @@ import pytest
 from graph_helpers import make_model, rng, tensor
 from onnx import helper
 
-from onnxport.convert import fp16_overflow, lower_precision, node_errors, value_sizes
+from onnxport.convert import lower_precision, node_errors, value_sizes
+from onnxport.convert.fp16 import overflow as fp16_overflow
 
 
 def chain_model():

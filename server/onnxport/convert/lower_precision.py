@@ -1,4 +1,4 @@
-"""Make the fp16 and int8 variants of an fp32 model: the facade over fp16.py and int8.py.
+"""Make the fp16 and int8 variants of an fp32 model: the facade over fp16/ and int8.py.
 
 Each function takes the checked fp32 model and returns the variant's model,
 or raises VariantSkipped when the variant would be the fp32 model again.
@@ -11,8 +11,8 @@ from collections import Counter
 import onnx
 
 from onnxport.convert.fp16 import make_fp16
-from onnxport.convert.fp16_overflow import overflowing_nodes
-from onnxport.convert.fp16_rules import FP16_MAX
+from onnxport.convert.fp16.overflow import overflowing_nodes
+from onnxport.convert.fp16.rules import FP16_MAX
 from onnxport.convert.int8 import gemm_to_matmul, make_int8_dynamic, make_int8_static, require_quantizable
 from onnxport.errors import VariantSkipped
 

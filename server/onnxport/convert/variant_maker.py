@@ -18,8 +18,9 @@ import onnx
 from onnxport import runtime
 from onnxport.accuracy import budgets, measure
 from onnxport.accuracy.tolerance import Tolerance
-from onnxport.convert import fallback, forms, fp16_refusals, lower_precision, node_errors, reference
+from onnxport.convert import fallback, forms, lower_precision, node_errors, reference
 from onnxport.convert.arithmetic import arithmetic, operator_types
+from onnxport.convert.fp16 import refusals as fp16_refusals
 from onnxport.convert.graph import all_nodes
 from onnxport.convert.intake.export import serialize
 from onnxport.convert.prepared import Prepared
@@ -43,7 +44,7 @@ class _Attempt:
     arithmetic: str  # what the file computes (arithmetic.py): its budget's key
     budget: Tolerance
     fallback: dict[str, Any] | None = None
-    learned: tuple[str, ...] = ()  # nodes kept in float because onnxruntime refused the file without (fp16_refusals.py)
+    learned: tuple[str, ...] = ()  # nodes kept in float because onnxruntime refused the file without (fp16/refusals.py)
 
 
 # An int8 variant must be at least this many times smaller than fp32 to be served: a smaller file
@@ -144,7 +145,7 @@ def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], f
     """The variant converted with keep_float kept in float, or the record of why there is none.
 
     An fp16 file onnxruntime refuses is made again with what its error names kept in float
-    (fp16_refusals.py), up to fp16_refusals.MAX_TRIES times; settings' `refusals` say what was kept and why.
+    (fp16/refusals.py), up to fp16_refusals.MAX_TRIES times; settings' `refusals` say what was kept and why.
     """
     precision = variant_table.variant(name).precision
     refusals: list[dict[str, Any]] = []

@@ -175,7 +175,7 @@ class Reference(TypedDict):
 
 @with_config(STRICT)
 class Refusal(TypedDict):
-    """An fp16 file onnxruntime would not load or run (convert/fp16_refusals.py): its whole error, and
+    """An fp16 file onnxruntime would not load or run (convert/fp16/refusals.py): its whole error, and
     the nodes the next conversion kept in float for it."""
     kept: list[str]
     error: str

@@ -13,10 +13,10 @@ from collections.abc import Iterable
 
 import onnx
 
-from onnxport.convert.fp16_casts import _Caster, _convert_tensors, _has_fp16
-from onnxport.convert.fp16_overflow import _overflow
-from onnxport.convert.fp16_plan import _integer_nodes, _Plan, _scale_nodes
-from onnxport.convert.fp16_rules import FP16_SAFE, PRECISION_OPS, QUANTIZED_OPS
+from onnxport.convert.fp16.casts import _Caster, _convert_tensors, _has_fp16
+from onnxport.convert.fp16.overflow import _overflow
+from onnxport.convert.fp16.plan import _integer_nodes, _Plan, _scale_nodes
+from onnxport.convert.fp16.rules import FP16_SAFE, PRECISION_OPS, QUANTIZED_OPS
 from onnxport.convert.graph import all_nodes, graphs, name_nodes, value_names
 from onnxport.errors import VariantSkipped
 from onnxport.recipe import Feeds

@@ -1,4 +1,4 @@
-"""The fp16 variant's rules: which values and operators stay fp32, and why (used by fp16*.py)."""
+"""The fp16 variant's rules: which values and operators stay fp32, and why (used by the other modules of fp16/)."""
 
 from __future__ import annotations
 

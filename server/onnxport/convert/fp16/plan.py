@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import onnx
 from onnx import helper
 
-from onnxport.convert.fp16_rules import (
+from onnxport.convert.fp16.rules import (
     CONTROL_FLOW,
     DTYPE_FROM_INPUT_OR_ATTRIBUTE,
     FLOAT,

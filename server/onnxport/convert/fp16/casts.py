@@ -7,8 +7,8 @@ import warnings
 import onnx
 from onnx import helper
 
-from onnxport.convert.fp16_plan import _constant_type, _Plan
-from onnxport.convert.fp16_rules import FLOAT, FLOAT16, FLOATS, FP16_MAX
+from onnxport.convert.fp16.plan import _constant_type, _Plan
+from onnxport.convert.fp16.rules import FLOAT, FLOAT16, FLOATS, FP16_MAX
 from onnxport.convert.graph import graphs, subgraphs, unique_name
 
 # ---------------------------------------------------------------- tensors

@@ -7,8 +7,8 @@ import onnx
 from onnx import helper
 
 from onnxport.convert import segments
-from onnxport.convert.fp16_plan import _value_types
-from onnxport.convert.fp16_rules import CONTROL_FLOW, FLOAT, FP16_SAFE
+from onnxport.convert.fp16.plan import _value_types
+from onnxport.convert.fp16.rules import CONTROL_FLOW, FLOAT, FP16_SAFE
 from onnxport.convert.graph import graphs, subgraphs, unique_name, value_names
 from onnxport.recipe import Feeds
 
