@@ -1,4 +1,4 @@
-"""convert/int8.py on the classes of real models its int8 variants used to get wrong.
+"""convert/int8/ on the classes of real models its int8 variants used to get wrong.
 
 Each test is a small graph made with onnx.helper and run in onnxruntime, standing for
 models of the third-party corpus (scripts/fetch_third_party.py): Paddle2ONNX weights in

@@ -1,4 +1,4 @@
-"""convert/shared_weights.py: identical weights in one graph or in several branches are stored once."""
+"""convert/int8/shared_weights.py: identical weights in one graph or in several branches are stored once."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from graph_helpers import make_model, rng, tensor
 from onnx import helper, numpy_helper
 
 from onnxport.convert import graph as graphs
-from onnxport.convert.shared_weights import share_identical_initializers
+from onnxport.convert.int8.shared_weights import share_identical_initializers
 
 
 def branch(name: str, weight: np.ndarray) -> onnx.GraphProto:

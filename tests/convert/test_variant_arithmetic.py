@@ -1,6 +1,6 @@
 """Imports judged by what each file computes (convert/arithmetic.py), and the variants not worth making:
 an already-int8 model, an fp16 variant kept mostly in fp32, a tree ensemble with nothing to quantize,
-static int8 without real calibration data (convert/variant_maker.py, convert/int8.py)."""
+static int8 without real calibration data (convert/variant_maker.py, convert/int8/)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Make the fp16 and int8 variants of an fp32 model: the facade over fp16/ and int8.py.
+"""Make the fp16 and int8 variants of an fp32 model: the facade over fp16/ and int8/.
 
 Each function takes the checked fp32 model and returns the variant's model,
 or raises VariantSkipped when the variant would be the fp32 model again.

@@ -1,5 +1,5 @@
 """What the quantizer is told to leave alone: keep_float names mapped through the optimizer's renames,
-Gemm rewritten as MatMul + Add, integer lookups (int8.py's passes that choose nodes)."""
+Gemm rewritten as MatMul + Add, integer lookups (int8/__init__.py's passes that choose nodes)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import onnx
 import onnx.version_converter
 from onnx import helper, numpy_helper
 
-from onnxport.convert.quant_prep import FLOATS, all_nodes, graphs
+from onnxport.convert.int8.prep import FLOATS, all_nodes, graphs
 
 
 def resolve_keep_float(

@@ -1,4 +1,4 @@
-"""Getting an fp32 graph ready for onnxruntime.quantization (int8.py's passes before the quantizer).
+"""Getting an fp32 graph ready for onnxruntime.quantization (int8/__init__.py's passes before the quantizer).
 
 Each pass works around one behaviour of onnxruntime.quantization 1.30 that made int8
 variants of real models wrong or not int8 at all; the comment on each names it.

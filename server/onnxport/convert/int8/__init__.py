@@ -1,6 +1,6 @@
 """The int8 variants: dynamic (weights ahead, activations per run) and static QDQ (calibrated).
 
-Both go through quant_prep's passes first (already-quantized check, Constant weights to
+Both go through prep.py's passes first (already-quantized check, Constant weights to
 initializers, opset upgrade for QDQ, quant_pre_process's steps with what fails skipped,
 keep_float names mapped onto the pre-processed graph). The settings stay within the
 manifest's Settings keys (repository/manifest.py): what was done to the graph is told in
@@ -21,9 +21,11 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from onnxport.convert import quant_prep, quant_select, shared_weights
 from onnxport.convert.arithmetic import is_quantized, operator_types, quantized_count
-from onnxport.convert.quant_select import gemm_to_matmul
+from onnxport.convert.int8 import prep as quant_prep
+from onnxport.convert.int8 import select as quant_select
+from onnxport.convert.int8 import shared_weights
+from onnxport.convert.int8.select import gemm_to_matmul
 from onnxport.errors import VariantSkipped
 from onnxport.recipe import Feeds
 
@@ -201,7 +203,7 @@ def _share_copies(quantized: onnx.ModelProto, notes: list[str]) -> None:
 
 
 def _prepare(model: onnx.ModelProto, tmp: Path, keep_float: Iterable[str], qdq: bool) -> _Prepared:
-    """quant_prep's passes in order, then the nodes keep_float names; `notes` tells each pass that changed something."""
+    """prep.py's passes in order, then the nodes keep_float names; `notes` tells each pass that changed something."""
     prepared, notes, per_channel = _preprocessed(model, tmp, qdq)
     exclude, kept, unmatched = quant_select.resolve_keep_float(model, prepared, keep_float)
     if unmatched:  # as make_fp16: a name the model lacks is the caller's mistake, not a node to skip
