@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 ONNXPORT := $(VENV)/bin/onnxport
-LINTED := server tests scripts models models-trees
+LINTED := server tests scripts models models-trees build_backend
 # The pytest tests that need no demo build, no browser and no Ray (tests/conftest.py gives the markers).
 FAST := not (demo or browser or ray or slow)
 

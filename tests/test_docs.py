@@ -427,7 +427,7 @@ def test_every_relative_link_resolves(doc):
 
 # Paths in backticks that name a file or folder of the repository: from the project root, or a module of
 # the package written from its layer (`serving/asgi.py`, `accuracy/measure.verdict`).
-ROOT_FOLDERS = {"server", "web", "scripts", "tests", "docs", "models"}
+ROOT_FOLDERS = {"server", "web", "scripts", "build_backend", "tests", "docs", "models"}
 PACKAGE = PROJECT / "server" / "onnxport"
 LAYERS = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
 # Made by `make run` and `make testdata`, not in git: they may be missing from a fresh clone.

@@ -3,7 +3,7 @@
 In a checkout (server/onnxport/ two levels under a pyproject.toml named onnxport, beside web/lib/) the
 defaults are the checkout's: models/ for recipes, models/.repository, web/ and node_modules/, as `make run`
 and `make test` use them. Installed (a wheel in site-packages), the browser side comes from the package's
-own copy (PACKAGED_WEB, written at wheel build time by scripts/web_bundle.py) and everything the user owns
+own copy (PACKAGED_WEB, written at wheel build time by build_backend/web_bundle.py) and everything the user owns
 (recipes, the repository) from the working folder, never from the install location.
 """
 

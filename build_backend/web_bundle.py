@@ -1,7 +1,8 @@
 """The browser side of a wheel: our web app and library, and the few npm files they load, copied into the package.
 
-Run by setup.py when a wheel is built (never for an editable install, which serves the checkout's web/ and
-node_modules/ directly); `python scripts/web_bundle.py OUT` writes the same folder by hand.
+Run by the build backend (onnxport_build.py, beside this file) when a wheel is built (never for an editable
+install, which serves the checkout's web/ and node_modules/ directly); `python build_backend/web_bundle.py OUT`
+writes the same folder by hand.
 
 What goes in (OUT is onnxport/_web/ inside the wheel; project.PACKAGED_WEB reads it):
   web/                  web/app, web/lib, web/examples, web/index.html, web/style.css, web/favicon.svg
@@ -177,7 +178,7 @@ def _fetch(package: str, version: str, algorithm: str, digest: bytes) -> bytes:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.exit("usage: python scripts/web_bundle.py OUT")
+        sys.exit("usage: python build_backend/web_bundle.py OUT")
     try:
         recorded = write(Path(sys.argv[1]))
     except BundleError as error:
