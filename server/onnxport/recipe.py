@@ -62,7 +62,7 @@ class Recipe:
     metric_output: str
     # Regular expressions of node names that static int8 always leaves in float, for nodes a
     # recipe author knows one 8-bit range cannot hold. Rarely needed: a variant outside its
-    # budget goes to the fallback search (convert/fallback.py), which keeps nodes in float itself.
+    # budget goes to the fallback search (convert/rescue/fallback.py), which keeps nodes in float itself.
     int8_static_keep_float: tuple[str, ...] = ()
     # The playground's input widget for this model, one of PLAYGROUNDS.
     playground: str = "generic"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from onnxport.convert import value_sizes
+from onnxport.convert.rescue import value_sizes
 from onnxport.harness import corpus
 from onnxport.project import PROJECT_ROOT as ROOT
 

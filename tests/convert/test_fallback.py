@@ -1,4 +1,4 @@
-"""convert/fallback.py and convert/node_errors.py: rank the nodes a variant hurts, keep the fewest in float."""
+"""convert/rescue/fallback.py and node_errors.py: rank the nodes a variant hurts, keep the fewest in float."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxport.convert import fallback, node_errors
+from onnxport.convert.rescue import fallback, node_errors
 
 RANKING = [f"node{i}" for i in range(100)]
 

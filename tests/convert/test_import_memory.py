@@ -11,8 +11,9 @@ import pytest
 from graph_helpers import make_model, rng, tensor
 from onnx import helper
 
-from onnxport.convert import lower_precision, node_errors, value_sizes
+from onnxport.convert import lower_precision
 from onnxport.convert.fp16 import overflow as fp16_overflow
+from onnxport.convert.rescue import node_errors, value_sizes
 
 
 def chain_model():

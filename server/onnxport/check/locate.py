@@ -16,7 +16,7 @@ import onnx
 
 from onnxport import runtime as ort_runtime
 from onnxport.accuracy import browser_tolerances, compare
-from onnxport.convert.node_errors import debug_model
+from onnxport.convert.rescue.node_errors import debug_model
 
 __all__ = ["debug_model", "first_divergence", "write_debug_model"]
 

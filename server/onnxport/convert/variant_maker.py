@@ -2,7 +2,7 @@
 
 The budget is that of the arithmetic the file computes (arithmetic.py), not of the variant's name:
 an already-int8 model's fp32 variant is judged as int8, and so is its fp16 variant. A variant
-outside its budget goes to the fallback search (fallback.py) before it is rejected.
+outside its budget goes to the fallback search (rescue/fallback.py) before it is rejected.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ import onnx
 from onnxport import runtime
 from onnxport.accuracy import budgets, measure
 from onnxport.accuracy.tolerance import Tolerance
-from onnxport.convert import fallback, forms, lower_precision, node_errors, reference
+from onnxport.convert import forms, lower_precision, reference
 from onnxport.convert.arithmetic import arithmetic, operator_types
 from onnxport.convert.fp16 import refusals as fp16_refusals
 from onnxport.convert.graph import all_nodes
 from onnxport.convert.intake.export import serialize
 from onnxport.convert.prepared import Prepared
+from onnxport.convert.rescue import fallback, node_errors
 from onnxport.errors import ModelFileError, one_line
 from onnxport.recipe import Feeds
 from onnxport.repository import variant_table
@@ -204,7 +205,7 @@ def _static_skip(prepared: Prepared) -> str:
 
 def _rescue(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp32_bytes: bytes,
             first: _Attempt) -> _Attempt:
-    """Keep the nodes that hurt most in float until the variant is within budget (convert/fallback.py)."""
+    """Keep the nodes that hurt most in float until the variant is within budget (convert/rescue/fallback.py)."""
     if (count := len(list(all_nodes(prepared.fp32.graph)))) > FALLBACK_MAX_NODES:
         first.reason = (f"{first.reason}; no fallback search: the graph has {count:,} nodes, more than "
                         f"{FALLBACK_MAX_NODES:,} (each of its up to {2 * fallback.MAX_TRIES} tries converts and "

@@ -20,8 +20,8 @@ import onnx
 from onnx import helper
 
 from onnxport import runtime
-from onnxport.convert import value_sizes
 from onnxport.convert.graph import unique_name, value_names
+from onnxport.convert.rescue import value_sizes
 from onnxport.errors import ModelFileError
 from onnxport.recipe import Feeds
 
