@@ -71,7 +71,7 @@ class Recipe:
     # model (it is part of the build key), so it must be cheap and deterministic.
     bench_inputs: Callable[[], Feeds] | None = None
     # A transformer's shape for onnxruntime's transformer optimizer, which makes the fp32 variant's
-    # `fused` form (convert/forms.py): {"model_type": "bert", "num_heads": 12, "hidden_size": 384}.
+    # `fused` form (convert/forms/): {"model_type": "bert", "num_heads": 12, "hidden_size": 384}.
     transformer: dict[str, Any] | None = None
     # How raw input (text, an image) becomes the model's tensors and its output an answer: the manifest's
     # `pipeline` (onnxport/pipelines/spec.py, docs/manifest.md). Checked against the model at build.

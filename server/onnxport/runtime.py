@@ -3,7 +3,7 @@
 Every session the package makes comes from here: create_session for the sessions that run (the
 server, the build's checks, bench, the probes), and two build-time sessions that never run a
 request: check_loads (does this model load?) and save_optimized (the model as onnxruntime's CPU
-provider optimizes it, written to a file: convert/forms.py's forms, convert/int8/prep.py's
+provider optimizes it, written to a file: the forms of convert/forms/, convert/int8/prep.py's
 pre-processing). Those two let onnxruntime's own error through, where create_session names the
 model in a ModelFileError: their callers record the error as the reason a step or a form was
 skipped, under the step's name.

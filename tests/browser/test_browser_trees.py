@@ -1,6 +1,7 @@
-"""A LightGBM classifier in Chromium: its `gemm` form (tree ensembles as tensor operators, convert/tree_tensors.py)
-runs on WebGPU, which has no ai.onnx.ml kernel, and on WebAssembly, each passing `onnxport check` against the
-server; the plan takes WebGPU only through the form and chooses runtime and file by what it measured.
+"""A LightGBM classifier in Chromium: its `gemm` form (tree ensembles as tensor operators,
+convert/forms/tree_tensors.py) runs on WebGPU, which has no ai.onnx.ml kernel, and on WebAssembly, each passing
+`onnxport check` against the server; the plan takes WebGPU only through the form and chooses runtime and file by
+what it measured.
 
 One repository for the module: a LightGBM binary classifier on the breast-cancer data, converted by onnxmltools
 and imported with its own held-back rows as `--inputs` and `--forms gemm`. WebGPU here is SwiftShader, a software

@@ -1,4 +1,4 @@
-"""The default forms, chosen by what they gain on the model (server/onnxport/convert/form_gain.py): a form is
+"""The default forms, chosen by what they gain on the model (server/onnxport/convert/forms/gain.py): a form is
 kept only where onnxruntime creates its session at least 10% and 5 ms sooner than the variant as built;
 `--forms all` or a list keeps what it names whatever it gains. Times are CPU times of the creating thread."""
 
@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from name_models import manifest_of, matmul_file
-from onnxport.convert import form_gain
+from onnxport.convert.forms import gain as form_gain
 
 
 def folding_file(folder, steps: int = 300, size: int = 128):

@@ -1,4 +1,4 @@
-"""Tree ensembles rewritten into standard operators (convert/tree_tensors.py) against onnxruntime's own ai.onnx.ml
+"""Tree ensembles rewritten into standard operators (convert/forms/tree_tensors.py) against onnxruntime's own ai.onnx.ml
 kernels: real converted models (skl2onnx, onnxmltools' LightGBM and XGBoost converters) and small ensembles
 written here to reach every mode, missing-value rule, post_transform and label convention. Labels must be
 equal; scores and probabilities within 1e-5 of the kernel's (relative to the value past 1), NaN where it is NaN."""
@@ -12,8 +12,8 @@ import pytest
 from onnx import TensorProto, helper
 
 from onnxport import cli
-from onnxport.convert import tree_tensors
-from onnxport.convert.tree_tensors import TreeRewriteError, has_trees, rewrite
+from onnxport.convert.forms import tree_tensors
+from onnxport.convert.forms.tree_tensors import TreeRewriteError, has_trees, rewrite
 
 ROWS = 300
 
@@ -363,7 +363,7 @@ def test_a_forest_too_large_for_a_dense_path_matrix_is_refused_with_its_size(mon
 
 
 def test_the_default_forms_keep_gemm_though_it_starts_no_sooner(tmp_path, data):
-    """--forms auto keeps a form only when its session starts measurably sooner (form_gain.py), except one that
+    """--forms auto keeps a form only when its session starts measurably sooner (forms/gain.py), except one that
     runs where the variant as built cannot: the gemm form of an ai.onnx.ml model, which WebGPU runs."""
     import json
 

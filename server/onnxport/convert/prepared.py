@@ -38,7 +38,7 @@ class Prepared:
     int8_static_keep_float: tuple[str, ...] = ()
     playground: str = "generic"  # the playground's input widget (recipe.PLAYGROUNDS)
     bench_inputs: Feeds | None = None  # what `onnxport bench` measures with; None = golden row 0
-    transformer: dict[str, Any] | None = None  # the recipe's, for the fused form (convert/forms.py)
+    transformer: dict[str, Any] | None = None  # the recipe's, for the fused form (convert/forms/)
     pipeline: dict[str, Any] | None = None  # raw input -> tensors -> answer (pipelines/spec.py), or none
     forms: tuple[str, ...] = FORMS  # the optimized forms to make of each served variant (`--forms`)
     variants: tuple[str, ...] = NAMES  # the variants to make (`--variants`); the others are skipped, saying so

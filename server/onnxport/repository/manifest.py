@@ -261,7 +261,7 @@ Form = Union[MadeForm, FailedForm]
 
 
 class Forms(TypedDict, total=False):
-    """A served variant's optimized forms (convert/forms.py); `fused` only for a declared transformer, `gemm`
+    """A served variant's optimized forms (convert/forms/); `fused` only for a declared transformer, `gemm`
     only for a variant with tree ensembles."""
     ort: Form
     basic: Form

@@ -2,7 +2,7 @@
 
 A form costs about its variant's size on disk (the 97 MB model of issue 32 took 513 MB with its forms)
 and gains only at session creation: the parsing and graph optimization it did once at build time
-(convert/forms.py). `--forms auto`, the default, keeps a form only where that gain is measured on the
+(convert/forms/__init__.py). `--forms auto`, the default, keeps a form only where that gain is measured on the
 model: onnxruntime (this build's, the same code the browser's WebAssembly build compiles) creates a
 session from the form and from the variant as built, interleaved, RUNS times each on one thread, and the
 form is kept when its fastest creation is at least MIN_GAIN and MIN_GAIN_MS below the variant's. Time is

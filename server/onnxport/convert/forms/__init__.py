@@ -11,7 +11,7 @@ creation. A form does part of that once, at build time (docs/manifest.md, "forms
   transformer optimizer's fused graph (SkipLayerNormalization, BiasGelu, Attention where it
   matches), fp32 only;
 - `gemm`: for a variant with tree ensembles (ai.onnx.ml TreeEnsembleClassifier/Regressor), the trees
-  compiled into standard operators (convert/tree_tensors.py, hummingbird-ml's GEMM strategy): the form
+  compiled into standard operators (convert/forms/tree_tensors.py, hummingbird-ml's GEMM strategy): the form
   WebGPU runs, whose bundle has no ai.onnx.ml kernel; it is kept whatever its start costs
   (form_gain.opens_runtimes).
 
@@ -31,7 +31,9 @@ import onnxruntime as ort
 
 from onnxport import runtime
 from onnxport.accuracy import browser_runtimes, budgets, measure
-from onnxport.convert import form_gain, lower_precision, reference, tree_tensors
+from onnxport.convert import lower_precision, reference
+from onnxport.convert.forms import gain as form_gain
+from onnxport.convert.forms import tree_tensors
 from onnxport.errors import ModelFileError, one_line
 from onnxport.recipe import Feeds
 from onnxport.repository.store import Transaction
@@ -51,7 +53,7 @@ def make_forms(
     changes how it computes, not in what precision)."""
     budget = budgets.budget(arithmetic)
     forms: dict[str, dict[str, Any]] = {}
-    by_gain = prepared.forms == AUTO  # the default: a form is kept only if it starts sooner (form_gain.py)
+    by_gain = prepared.forms == AUTO  # the default: a form is kept only if it starts sooner (gain.py)
     for form in FORMS if by_gain else prepared.forms:
         try:
             made = _make(form, prepared, name, data)
@@ -64,7 +66,7 @@ def make_forms(
         form_bytes, how = made
         label = f"{prepared.name} {name} ({form} form)"
         try:
-            # a form that runs where the variant cannot is kept whatever it gains at the start (form_gain.py)
+            # a form that runs where the variant cannot is kept whatever it gains at the start (gain.py)
             opens = form_gain.opens_runtimes(data, form_bytes, how["format"])
             short = form_gain.short_of(data, form_bytes, form, label) if by_gain and not opens else None
             if short:
