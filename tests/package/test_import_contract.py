@@ -35,8 +35,8 @@ def test_the_layers_are_kept(package_copy):
 
 
 @pytest.mark.parametrize(("module", "backwards"), [
-    ("serving/catalog.py", "from onnxport.convert import pipeline"),  # the server must not need the build
-    ("convert/pipeline.py", "from onnxport.check import check_run as runner"),  # only cli imports check
+    ("serving/catalog.py", "from onnxport.convert import model_build"),  # the server must not need the build
+    ("convert/model_build.py", "from onnxport.check import check_run as runner"),  # only cli imports check
     ("repository/store.py", "from onnxport.serving import config"),  # the store is below serving
 ])
 def test_a_backwards_import_breaks_the_contract(package_copy, module, backwards):

@@ -11,7 +11,7 @@ from typing import Any, Callable
 from tqdm import tqdm
 
 from onnxport import recipe as recipes
-from onnxport.convert import pipeline
+from onnxport.convert import model_build
 from onnxport.convert import time_limit as limits
 from onnxport.convert.intake.sources import prepare_recipe, recipe_build_key
 from onnxport.convert.prepared import Prepared, Progress
@@ -115,7 +115,7 @@ def _build(repository, jobs, *, force: bool, show_progress: bool, time_limit: fl
                         bar.update(1)
 
                     prepared = _guarded(name, bar, prepare, step)
-                    entry = _guarded(name, bar, pipeline.build, prepared, transaction, step)
+                    entry = _guarded(name, bar, model_build.build, prepared, transaction, step)
                 manifest["models"][name] = entry
                 outcomes.append(Outcome(name, False, entry))
         if any(not o.skipped for o in outcomes):

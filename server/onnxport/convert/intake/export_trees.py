@@ -1,7 +1,7 @@
 """Export LightGBM and XGBoost models to ONNX with onnxmltools.
 
 The converters write `ai.onnx.ml` TreeEnsembleClassifier / TreeEnsembleRegressor nodes. What they get wrong
-silently is fixed or refused here, before the build's check against the library (convert/pipeline.py) sees it:
+silently is fixed or refused here, before the build's check against the library (convert/model_build.py) sees it:
 - a LightGBM threshold is a double and LightGBM sends x left when x <= threshold; the ONNX node holds it as
   a float32 rounded to nearest, which can round up past a feature value and send that row the other way
   (load_diabetes: one held-back row of 133 off by 3.4). Thresholds are rounded down to float32 first: for a
