@@ -34,7 +34,7 @@ const LAYERS = [
 const WORKER = ["worker.js", "ort-runtime.js", "ort-log.js"];
 
 /** The module specifiers `source` imports at run time. */
-export function specifiers(source) {
+function specifiers(source) {
   const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
   const found = [];
   const forms = /^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/gm;
@@ -55,12 +55,12 @@ function libGraph() {
 }
 
 /** Every way `graph` breaks the contract, one line each ([] when it keeps it). */
-export function violations(graph, layers = LAYERS, worker = WORKER) {
+function violations(graph) {
   const place = {}; // module -> [layer index, group name]
-  layers.forEach((layer, index) => {
+  LAYERS.forEach((layer, index) => {
     for (const [group, modules] of Object.entries(layer)) for (const module of modules) place[module] = [index, group];
   });
-  for (const module of worker) place[module] = [-1, "worker"];
+  for (const module of WORKER) place[module] = [-1, "worker"];
   const found = [];
   const modules = Object.keys(graph).sort();
   for (const module of modules) {
