@@ -84,7 +84,9 @@ def dense(tmp_path_factory) -> tuple[Path, str]:
 
 @pytest.fixture(scope="module")
 def forest(tmp_path_factory) -> tuple[Path, str, np.ndarray, object]:
-    """A 3-tree random forest on iris (skl2onnx, zipmap off), imported with 30 real rows."""
+    """A 3-tree random forest on iris (skl2onnx, zipmap off), imported with 30 real rows and no optimized forms: its
+    only file has ai.onnx.ml operators, which WebGPU has no kernel for (with forms, the gemm form runs there:
+    tests/browser/test_browser_trees.py)."""
     from skl2onnx import convert_sklearn
     from skl2onnx.common.data_types import FloatTensorType
     from sklearn.datasets import load_iris
@@ -99,7 +101,7 @@ def forest(tmp_path_factory) -> tuple[Path, str, np.ndarray, object]:
     onnx.save(model, folder / "forest.onnx")
     np.savez(folder / "rows.npz", features=features[::5])
     entry = _import(folder / "repository", folder / "forest.onnx", "forest", "--inputs", str(folder / "rows.npz"),
-                    "--task", "classification", "--metric-output", "probabilities")
+                    "--task", "classification", "--metric-output", "probabilities", "--forms", "none")
     assert "ai.onnx.ml/TreeEnsembleClassifier" in entry["variants"]["fp32"]["operator_types"]
     return folder / "repository", "forest", features, classifier
 
