@@ -553,7 +553,7 @@ def _serve(args) -> int:
         overrides["artifacts_url"] = args.artifacts_url
     if args.engine == "ray":
         from onnxport.serving import config
-        from onnxport.serving.ray_engine import MAX_ONGOING, parse_autoscale, serve_on_ray
+        from onnxport.serving.ray.engine import MAX_ONGOING, parse_autoscale, serve_on_ray
 
         if args.cors_origins is not None:
             raise UsageError("--cors-origins is for the waitress engine: Ray Serve's V2 API sends no CORS "
@@ -596,7 +596,7 @@ def _export_kserve(args) -> int:
 def _deploy_ray(args) -> int:
     from onnxport.deploy import ray_config
     from onnxport.serving.config import load
-    from onnxport.serving.ray_engine import parse_autoscale
+    from onnxport.serving.ray.engine import parse_autoscale
 
     repository = args.repository if args.repository is not None else load()["repository"]
     written = ray_config.write_deploy(args.out, repository, args.replicas, parse_autoscale(args.autoscale),

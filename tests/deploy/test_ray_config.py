@@ -26,7 +26,7 @@ def test_the_serve_config_passes_rays_schema(written, demo_repository):
 
     config = ServeDeploySchema.model_validate(yaml.safe_load((written / "serve.yaml").read_text()))
     (application,) = config.applications
-    assert application.import_path == "onnxport.serving.ray_engine:app" and application.route_prefix == "/"
+    assert application.import_path == "onnxport.serving.ray.engine:app" and application.route_prefix == "/"
     assert application.args == {"repository": str(demo_repository.resolve())}
     assert application.deployments[0].num_replicas == 3
 
@@ -58,7 +58,7 @@ def test_autoscale_instead_of_replicas(tmp_path, demo_repository, run_cli):
 def test_the_builder_the_config_names_builds_the_application(demo_repository):
     from ray.serve import Application
 
-    from onnxport.serving import ray_engine
+    from onnxport.serving.ray import engine as ray_engine
 
     assert isinstance(ray_engine.app({"repository": str(demo_repository)}), Application)
 

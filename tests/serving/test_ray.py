@@ -1,4 +1,4 @@
-"""`onnxport serve --engine ray`: the V2 API on a real local Ray cluster with 2 replicas (serving/ray_engine.py).
+"""`onnxport serve --engine ray`: the V2 API on a real local Ray cluster with 2 replicas (serving/ray/engine.py).
 
 The same checks as the waitress server: tritonclient on every served variant (binary and JSON) equal to
 a local onnxruntime session, the same errors for the same bad requests (one implementation,
@@ -136,6 +136,22 @@ def test_concurrent_requests_batched_by_ray_are_each_answered_right(ray_server, 
         for output in reply["outputs"]:
             want = expected[output["name"]][index % len(values)]
             np.testing.assert_allclose(np.array(output["data"]).reshape(want.shape), want, rtol=1e-5, atol=1e-6)
+
+
+def test_one_route_table_the_files_the_web_app_and_their_headers_as_on_waitress(ray_server, demo_app):
+    """Each replica mounts the waitress server's own Flask app: the same routes answer, with the same
+    isolation headers, and a cross-origin write is refused as there."""
+    for path in ("/", "/repository/manifest.json", "/web/lib/index.js", "/v2/openapi.json"):
+        flask = demo_app.test_client().get(path)
+        flask.close()  # a static file's: only its headers are compared
+        with urllib.request.urlopen(ray_server.base_url + path, timeout=60) as response:
+            assert (response.status, response.headers["Content-Type"]) == (200, flask.headers["Content-Type"]), path
+            assert response.headers["Cross-Origin-Embedder-Policy"] == "require-corp", path
+    request = urllib.request.Request(ray_server.base_url + "/v2/models/iris/infer", data=b"{}", method="POST",
+                                     headers={"Content-Type": "application/json", "Origin": "https://elsewhere.example"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=60)
+    assert refused.value.code == 403 and "elsewhere.example" in json.loads(refused.value.read())["error"]
 
 
 @pytest.mark.parametrize("body", BAD_REQUESTS)

@@ -1,18 +1,16 @@
-"""ray_replicas.py without a cluster: how the answers of several replicas become one (metrics with a
-`replica` label, statistics summed, READY only when every replica holds the session), and the ASGI app's
+"""serving/ray/replicas.py without a cluster: how the answers of several replicas become one (metrics with a
+`replica` label, statistics summed, READY only when every replica holds the session), and the public app's
 token check, which answers before any replica is asked. tests/serving/test_ray_operations.py runs the
 same on a real Ray cluster with 2 replicas."""
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import json
-
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from onnxport.serving import asgi, config, ray_replicas, state
+from onnxport.serving import config, state
+from onnxport.serving.app import create_app
+from onnxport.serving.ray import replicas
 
 TOKEN = "s3cret-operator-token"
 
@@ -30,7 +28,7 @@ def replica_metrics(requests: int, seconds: list[float]) -> str:
 
 
 def test_metrics_of_two_replicas_become_one_exposition_with_a_replica_label():
-    text = ray_replicas.merge_metrics([("a:1", replica_metrics(3, [0.05])), ("b:2", replica_metrics(4, [0.5, 2]))])
+    text = replicas.merge_metrics([("a:1", replica_metrics(3, [0.05])), ("b:2", replica_metrics(4, [0.5, 2]))])
     families = {f.name: f for f in text_string_to_metric_families(text.decode())}
     requests = families["onnxport_inference_requests"]
     assert requests.type == "counter" and requests.documentation == "Inference requests answered"
@@ -53,7 +51,7 @@ def stats_row(success: int, last: int, batch: dict[int, int]) -> dict:
 
 
 def test_statistics_are_summed_and_the_last_inference_is_the_latest():
-    summed = ray_replicas.sum_statistics([{"model_stats": [stats_row(3, 100, {1: 3})]},
+    summed = replicas.sum_statistics([{"model_stats": [stats_row(3, 100, {1: 3})]},
                                           {"model_stats": [stats_row(4, 250, {1: 2, 2: 1})]}])
     (row,) = summed["model_stats"]
     assert (row["name"], row["version"], row["last_inference"]) == ("iris", "fp32", 250)
@@ -68,29 +66,15 @@ def test_a_version_is_ready_only_when_every_replica_holds_it():
         return {"name": "iris", "version": version, "state": "READY" if ready else "UNAVAILABLE",
                 "reason": "" if ready else reason}
 
-    merged = ray_replicas.merge_index([[row("fp32", True), row("fp16", True), row("int8", False, "not served: x")],
+    merged = replicas.merge_index([[row("fp32", True), row("fp16", True), row("int8", False, "not served: x")],
                                        [row("fp32", True), row("fp16", False), row("int8", False, "not served: x")]])
     assert merged == [row("fp32", True), row("fp16", False, "loaded on 1 of 2 replicas: POST .../load loads it on all"),
                       row("int8", False, "not served: x")]
 
 
-def asgi_post(app, path: str, headers: dict[str, str]) -> tuple[int, dict]:
-    sent: list[dict] = []
-
-    async def receive() -> dict:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict) -> None:
-        sent.append(message)
-
-    scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(), "root_path": "",
-             "query_string": b"", "scheme": "http", "http_version": "1.1", "server": ("test", 80),
-             "client": ("test", 1), "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()]}
-    # In a thread of its own: a session's Playwright (sync API) may be running an event loop in this one.
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        pool.submit(lambda: asyncio.run(app(scope, receive, send))).result()
-    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
-    return status, json.loads(b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body"))
+def post(app, path: str, headers: dict[str, str]) -> tuple[int, dict]:
+    response = app.test_client().post(path, headers=headers)
+    return response.status_code, response.get_json()
 
 
 class NoReplicas:
@@ -102,13 +86,13 @@ class NoReplicas:
 
 def test_ray_checks_the_token_before_asking_the_replicas(tmp_path):
     def app(**settings):
-        return asgi.create_asgi_app(state.build(config.load({"repository": str(tmp_path), **settings}, environ={})),
-                                    NoReplicas())
+        built = state.build(config.load({"repository": str(tmp_path), **settings}, environ={}))
+        return create_app(state=built, deployment=NoReplicas())
 
     for action in ("load", "unload"):
         path = f"/v2/repository/models/iris/{action}"
-        status, body = asgi_post(app(), path, {"Authorization": f"Bearer {TOKEN}"})
+        status, body = post(app(), path, {"Authorization": f"Bearer {TOKEN}"})
         assert status == 403 and list(body) == ["error"] and "admin_token" in body["error"]
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
-            status, body = asgi_post(app(admin_token=TOKEN), path, headers)
+            status, body = post(app(admin_token=TOKEN), path, headers)
             assert status == 401 and "Authorization: Bearer" in body["error"] and TOKEN not in body["error"]

@@ -17,7 +17,7 @@ from onnxport.deploy.triton import write_atomically
 from onnxport.errors import UsageError
 
 RAY_VERSION = "2.60.0"  # pyproject.toml's ray extra
-IMPORT_PATH = "onnxport.serving.ray_engine:app"
+IMPORT_PATH = "onnxport.serving.ray.engine:app"
 
 
 def serve_config(repository: str, replicas: int, autoscale: tuple[int, int] | None, port: int,

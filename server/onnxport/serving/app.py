@@ -25,9 +25,12 @@ from onnxport.serving.http import (
 )
 
 
-def create_app(config: Mapping[str, Any] | None = None, state: state_module.State | None = None) -> Flask:
-    """state: serve one that exists (a Ray replica's operator port, ray_replicas.py) instead of building
-    one from config, whose settings it already holds."""
+def create_app(config: Mapping[str, Any] | None = None, state: state_module.State | None = None,
+               deployment: state_module.Deployment | None = None, replica: str | None = None) -> Flask:
+    """The one app of every engine: waitress serves it, and each Ray Serve replica mounts it (ray/engine.py).
+    state: serve one that exists (a Ray replica's) instead of building one from config, whose settings it
+    already holds. deployment: answer the operator routes (/metrics, statistics, repository) for every replica
+    of a Ray deployment (ray/replicas.py). replica: the name every response carries (X-Onnxport-Replica)."""
     settings = state.settings if state is not None else settings_module.load(config)
     app = Flask(__name__, static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = settings["max_request_bytes"]
@@ -38,9 +41,10 @@ def create_app(config: Mapping[str, Any] | None = None, state: state_module.Stat
     app.url_map.merge_slashes = False
 
     app.extensions["onnxport"] = state if state is not None else state_module.build(settings)
+    app.extensions["onnxport.deployment"] = deployment
 
     error_shape.init_app(app)
-    headers.init_app(app)
+    headers.init_app(app, replica)
     cors.init_app(app)
     memory.init_app(app)
     request_log.init_app(app, settings["request_log"])

@@ -1,9 +1,10 @@
-"""What the blueprints share: settings, the catalog and the session pool of this app."""
+"""What the blueprints share: settings, the catalog and the session pool of this app, and on Ray Serve the
+deployment whose replicas the operator routes answer for."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from flask import current_app
 
@@ -37,7 +38,7 @@ def build(settings: dict[str, Any], batcher: Callable[..., Any] = DynamicBatcher
 
 def record_statistics(state: State) -> Recorder:
     """The State's Recorder (/metrics, Triton's statistics), built once: a Flask app's, or a Ray replica's,
-    which its ASGI app and the Flask app of its operator port share."""
+    which its public app and the app of its operator port share."""
     if state.recorder is None:
         recorder = state.recorder = Recorder(lambda: len(state.sessions.loaded()))
         state.sessions.on_load = recorder.session_loaded
@@ -46,3 +47,18 @@ def record_statistics(state: State) -> Recorder:
 
 def state() -> State:
     return current_app.extensions["onnxport"]
+
+
+class Deployment(Protocol):
+    """The operator routes' answers for every replica of a Ray Serve deployment (ray/replicas.py)."""
+
+    def metrics(self) -> Any: ...
+    def statistics(self, path: str) -> Any: ...
+    def index(self) -> Any: ...
+    def load_or_unload(self, path: str, authorization: str) -> Any: ...
+
+
+def deployment() -> Deployment | None:
+    """The deployment this app answers the operator routes for, or None: this process alone (waitress, or a
+    Ray replica's operator port)."""
+    return current_app.extensions.get("onnxport.deployment")

@@ -42,13 +42,21 @@ CONTENT_SECURITY_POLICY = "; ".join([
 ])
 
 
-def init_app(app: Flask) -> None:
+def init_app(app: Flask, replica: str | None = None) -> None:
+    """replica: a Ray replica's name, sent with every response so that a client can tell replicas apart."""
     # Python's table lacks or misnames these; browsers refuse wasm streaming and module scripts otherwise.
     mimetypes.add_type("text/javascript", ".mjs")
     mimetypes.add_type("text/javascript", ".js")
     mimetypes.add_type("application/wasm", ".wasm")
     mimetypes.add_type("application/octet-stream", ".onnx")
     app.after_request(_add_headers)
+    if replica is not None:
+        app.after_request(lambda response: _name_replica(response, replica))
+
+
+def _name_replica(response: Response, replica: str) -> Response:
+    response.headers["X-Onnxport-Replica"] = replica
+    return response
 
 
 def _add_headers(response: Response) -> Response:

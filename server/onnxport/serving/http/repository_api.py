@@ -13,28 +13,30 @@ import hmac
 
 from flask import Blueprint, Response, request
 
-from onnxport.serving.state import State, state
-from onnxport.serving.v2_core import ApiError, Reply, json_reply
+from onnxport.serving.http.replies import send
+from onnxport.serving.state import State, deployment, state
+from onnxport.serving.v2_core import ApiError, json_reply
 
 blueprint = Blueprint("repository_api", __name__, url_prefix="/v2/repository")
-EXTENSIONS = ("model_repository",)  # listed by GET /v2 (on Ray Serve too: asgi.py, ray_replicas.py)
+EXTENSIONS = ("model_repository",)  # listed by GET /v2
 
 NOT_LOADED = "not loaded: its session is created by the first inference or by POST .../load"
 
 
-def send(reply: Reply) -> Response:
-    return Response(reply.body, status=reply.status, mimetype=reply.content_type)
-
-
 @blueprint.post("/index")
 def index():
-    return send(json_reply(_index(state())))
+    every_replica = deployment()
+    return send(every_replica.index() if every_replica is not None else json_reply(_index(state())))
 
 
 @blueprint.post("/models/<model>/load")
-def load(model: str):
+def load(model: str) -> Response:
     current = state()
-    authorize(current, request.headers.get("Authorization", ""))
+    authorization = request.headers.get("Authorization", "")
+    authorize(current, authorization)
+    every_replica = deployment()
+    if every_replica is not None:  # the 403/401 above, before any replica is asked
+        return send(every_replica.load_or_unload(request.path, authorization))
     entry = current.catalog.model(model)  # NotFound: a JSON 404
     for version in current.catalog.served_versions(entry):
         _, _, record = current.catalog.variant(model, version)
@@ -43,9 +45,13 @@ def load(model: str):
 
 
 @blueprint.post("/models/<model>/unload")
-def unload(model: str):
+def unload(model: str) -> Response:
     current = state()
-    authorize(current, request.headers.get("Authorization", ""))
+    authorization = request.headers.get("Authorization", "")
+    authorize(current, authorization)
+    every_replica = deployment()
+    if every_replica is not None:
+        return send(every_replica.load_or_unload(request.path, authorization))
     entry = current.catalog.model(model)
     current.sessions.release({r["sha256"] for r in entry["variants"].values() if r.get("sha256")})
     return send(json_reply({}))
@@ -68,8 +74,7 @@ def _index(current: State) -> list[dict[str, str]]:
 
 
 def authorize(current: State, authorization: str) -> None:
-    """Raises the 403 (no admin_token set) or 401 (wrong or missing token) of load and unload; the Flask
-    routes and Ray's front replica (asgi.py) both call it with the request's Authorization header."""
+    """Raises the 403 (no admin_token set) or 401 (wrong or missing token) of load and unload."""
     token = current.settings.get("admin_token")
     if not token:
         raise ApiError(403, "model load/unload is off: set the admin_token setting (ONNXPORT_ADMIN_TOKEN or the "

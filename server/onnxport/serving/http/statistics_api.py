@@ -3,11 +3,12 @@ both read from the app's statistics.Recorder, which v2_core.infer feeds."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Flask, Response, current_app
+from flask import Blueprint, Flask, Response, current_app, request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from onnxport.serving import statistics, v2_core
-from onnxport.serving.state import record_statistics, state
+from onnxport.serving.http.replies import send
+from onnxport.serving.state import deployment, record_statistics, state
 
 EXTENSIONS = ("statistics",)  # what this blueprint adds to GET /v2's extensions
 
@@ -28,6 +29,9 @@ def recorder() -> statistics.Recorder:
 
 @blueprint.get("/metrics")
 def metrics() -> Response:
+    every_replica = deployment()
+    if every_replica is not None:
+        return send(every_replica.metrics())
     return Response(generate_latest(recorder().registry), mimetype=None, content_type=CONTENT_TYPE_LATEST)
 
 
@@ -35,6 +39,9 @@ def metrics() -> Response:
 @blueprint.get("/v2/models/<model>/stats")
 @blueprint.get("/v2/models/<model>/versions/<version>/stats")
 def model_statistics(model: str | None = None, version: str | None = None) -> Response:
+    every_replica = deployment()
+    if every_replica is not None:
+        return send(every_replica.statistics(request.path))
     catalog = state().catalog
     if model is None:
         models = catalog.manifest()["models"]
@@ -43,5 +50,4 @@ def model_statistics(model: str | None = None, version: str | None = None) -> Re
         pairs = [(model, v) for v in catalog.served_versions(catalog.model(model))]
     else:
         pairs = [(model, catalog.variant(model, version)[1])]  # NotFound: the one JSON 404
-    reply = v2_core.json_reply({"model_stats": recorder().model_stats(pairs)})
-    return Response(reply.body, status=reply.status, mimetype=reply.content_type)
+    return send(v2_core.json_reply({"model_stats": recorder().model_stats(pairs)}))

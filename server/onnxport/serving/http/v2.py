@@ -6,15 +6,10 @@ from flask import Blueprint, Response, request
 
 from onnxport.serving import v2_core
 from onnxport.serving.http import memory, repository_api, statistics_api
+from onnxport.serving.http.replies import send
 from onnxport.serving.state import state
 
 blueprint = Blueprint("v2", __name__, url_prefix="/v2")
-
-
-def send(reply: v2_core.Reply) -> Response:
-    response = Response(reply.body, status=reply.status, mimetype=reply.content_type)
-    response.headers.update(reply.headers)
-    return response
 
 
 @blueprint.get("/health/live")

@@ -2,20 +2,23 @@
 
 Each replica is one actor holding its own State (catalog and sessions over the repository folder,
 which every node sees at the same path, or which it first fills from `artifacts_url` with every
-file's sha256 verified) and the ASGI app of asgi.py; Ray's proxy routes HTTP to the replicas. Each also
-serves the waitress server's Flask app on an operator port of its node, which the public /metrics, statistics
-and repository routes ask on every replica (ray_replicas.py). Without --address, a local single-node cluster
-is started in a temporary folder and stopped with the server.
+file's sha256 verified) and the waitress server's own Flask app (app.py) behind a WSGI-to-ASGI adapter
+(a2wsgi), so both engines serve one route table: the V2 API, the files, the web app, CORS. Ray's proxy routes
+HTTP to the replicas. Each also serves the Flask app on an operator port of its node, which the public
+/metrics, statistics and repository routes ask on every replica (replicas.py). Without --address, a local
+single-node cluster is started in a temporary folder and stopped with the server.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import socket
 import tempfile
 import time
 from collections.abc import MutableMapping
-from typing import Any
+from typing import Any, cast
 
 from onnxport.errors import OnnxportError, UsageError
 
@@ -27,15 +30,18 @@ MAX_ONGOING = 32
 
 
 class V2Replica:
-    """One replica: builds its State in the actor, then answers every HTTP request through the ASGI app."""
+    """One replica: builds its State in the actor, then answers every HTTP request through the Flask app."""
 
-    def __init__(self, settings: dict[str, Any]):
+    def __init__(self, settings: dict[str, Any], max_ongoing: int = MAX_ONGOING):
         import ray
+        from a2wsgi import WSGIMiddleware
         from ray import serve
 
         from onnxport.repository import mirror
-        from onnxport.serving import asgi, ray_replicas, state
-        from onnxport.serving.ray_batching import serve_batcher
+        from onnxport.serving import state
+        from onnxport.serving.app import create_app
+        from onnxport.serving.ray import replicas
+        from onnxport.serving.ray.batching import serve_batcher
 
         if settings.get("artifacts_url"):  # a node without the repository folder: a verified local copy
             mirror.sync(settings["artifacts_url"], settings["repository"])
@@ -43,11 +49,13 @@ class V2Replica:
         replica_state = state.build(settings, serve_batcher(self._running_loop), engine="ray")
         state.record_statistics(replica_state)
         context = serve.get_replica_context()
-        registry = ray_replicas.registry(context.app_name, context.deployment)
+        registry = replicas.registry(context.app_name, context.deployment)
+        name = f"{socket.gethostname()}:{os.getpid()}"
         # The operator port listens on the node's address: the replica that Ray's proxy picks reaches it there.
-        self.operator_port = ray_replicas.OperatorPort(replica_state, ray.util.get_node_ip_address(), asgi.REPLICA,
-                                                       registry)
-        self.app = asgi.create_asgi_app(replica_state, registry)
+        self.operator_port = replicas.OperatorPort(replica_state, ray.util.get_node_ip_address(), name, registry)
+        app = create_app(state=replica_state, deployment=replicas.Deployment(registry), replica=name)
+        # A request holds its thread while it waits for its batch: as many threads as requests Ray lets in.
+        self.app: Any = WSGIMiddleware(cast(Any, app), workers=max_ongoing)
 
     def __del__(self) -> None:  # Ray Serve calls it when it stops the replica
         operator_port = getattr(self, "operator_port", None)
@@ -98,7 +106,7 @@ def deployment_options(replicas: int, autoscale: tuple[int, int] | None, max_ong
 
 def app(args: dict[str, Any]):
     """The Ray Serve application builder that a Serve config names (`import_path:
-    onnxport.serving.ray_engine:app`, `args`: settings as in the config file, e.g. `repository`);
+    onnxport.serving.ray.engine:app`, `args`: settings as in the config file, e.g. `repository`);
     replicas and autoscaling come from the config's `deployments` entry."""
     from ray import serve
 
@@ -144,7 +152,7 @@ def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[i
         serve.start(http_options={"host": settings["host"], "port": settings["port"]})
         options = deployment_options(replicas, autoscale, max_ongoing)
         deployment = serve.deployment(name=DEPLOYMENT, **options)(V2Replica)
-        serve.run(deployment.bind(dict(settings)), name=APP_NAME, route_prefix="/")
+        serve.run(deployment.bind(dict(settings), max_ongoing), name=APP_NAME, route_prefix="/")
         print(f"onnxport: serving the V2 API of {settings['repository']} on Ray Serve "
               f"({f'{autoscale[0]}-{autoscale[1]}' if autoscale else replicas} replicas) at "
               f"http://{settings['host']}:{settings['port']}/v2", flush=True)
@@ -153,8 +161,8 @@ def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[i
     except KeyboardInterrupt:
         pass
     finally:
-        from onnxport.serving import ray_replicas
+        from onnxport.serving.ray.replicas import remove_registry
 
         serve.shutdown()
-        ray_replicas.remove_registry(APP_NAME, DEPLOYMENT)  # detached: it would outlive the application
+        remove_registry(APP_NAME, DEPLOYMENT)  # detached: it would outlive the application
         ray.shutdown()

@@ -2,10 +2,11 @@
 answered for the whole deployment.
 
 Ray's proxy sends a request to ONE replica, but each replica counts and loads only for itself. So every
-replica also serves the Flask app of `onnxport serve` over its own State on an operator port (its node's
-IP, a free port, waitress in a daemon thread) and registers that URL in a small named Ray actor, the
-registry. The replica that Ray's proxy picks for `GET /metrics`, `GET /v2/models/.../stats`,
-`POST /v2/repository/...` asks every registered replica's operator port at once and merges the answers:
+replica also serves the Flask app over its own State on an operator port (its node's IP, a free port,
+waitress in a daemon thread; that app answers for this replica alone) and registers that URL in a small
+named Ray actor, the registry. The replica that Ray's proxy picks for `GET /metrics`,
+`GET /v2/models/.../stats`, `POST /v2/repository/...` (its public app's Deployment, below) asks every
+registered replica's operator port at once and merges the answers:
 metrics with a `replica` label on every sample (a scraper sums over it), statistics summed, a model READY
 only when every replica holds it, load/unload done everywhere. A replica that cannot be reached (killed,
 its node gone) is dropped from the registry; a live one registers again every HEARTBEAT_S seconds.
@@ -13,11 +14,11 @@ its node gone) is dropped from the registry; a live one registers again every HE
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,13 +134,15 @@ def _fetch(url: str, method: str, headers: dict[str, str], timeout: float) -> tu
         return None
 
 
-async def ask(registry_handle: Any, method: str, path: str, headers: dict[str, str] | None = None,
-              timeout: float = READ_TIMEOUT_S) -> list[Answer]:
+def ask(registry_handle: Any, method: str, path: str, headers: dict[str, str] | None = None,
+        timeout: float = READ_TIMEOUT_S) -> list[Answer]:
     """Every registered replica's answer to one request on its operator port, asked concurrently; the
-    replicas that do not answer are dropped from the registry."""
-    members: dict[str, str] = await registry_handle.urls.remote()
-    results = await asyncio.gather(*(asyncio.to_thread(_fetch, url + path, method, headers or {}, timeout)
-                                     for url in members.values()))
+    replicas that do not answer are dropped from the registry. Blocking: called in a request's thread."""
+    import ray
+
+    members: dict[str, str] = ray.get(registry_handle.urls.remote())
+    with ThreadPoolExecutor(max(1, len(members))) as pool:
+        results = list(pool.map(lambda url: _fetch(url + path, method, headers or {}, timeout), members.values()))
     answers = []
     for (replica, url), result in zip(members.items(), results):
         if result is None:
@@ -215,25 +218,29 @@ def merge_index(indexes: list[list[dict[str, str]]]) -> list[dict[str, str]]:
     return merged
 
 
-async def metrics(registry_handle: Any) -> Reply:
-    answers = [a for a in await ask(registry_handle, "GET", "/metrics") if a.status == 200]
-    text = merge_metrics([(a.replica, a.body.decode()) for a in answers])
-    return Reply(200, text, CONTENT_TYPE_LATEST)
+class Deployment:
+    """The operator routes' answers for the whole deployment, which the public Flask app of a replica gives
+    in place of its own (app.create_app's `deployment`); the operator port's app answers for itself."""
 
+    def __init__(self, registry_handle: Any) -> None:
+        self.registry = registry_handle
 
-async def statistics(registry_handle: Any, path: str) -> Reply:
-    answers = await ask(registry_handle, "GET", path)
-    failed = _first_failure(answers)  # a 404 for a name no replica serves
-    return failed or json_reply(sum_statistics([json.loads(a.body) for a in answers]))
+    def metrics(self) -> Reply:
+        answers = [a for a in ask(self.registry, "GET", "/metrics") if a.status == 200]
+        text = merge_metrics([(a.replica, a.body.decode()) for a in answers])
+        return Reply(200, text, CONTENT_TYPE_LATEST)
 
+    def statistics(self, path: str) -> Reply:
+        answers = ask(self.registry, "GET", path)
+        failed = _first_failure(answers)  # a 404 for a name no replica serves
+        return failed or json_reply(sum_statistics([json.loads(a.body) for a in answers]))
 
-async def index(registry_handle: Any) -> Reply:
-    answers = await ask(registry_handle, "POST", "/v2/repository/index")
-    failed = _first_failure(answers)
-    return failed or json_reply(merge_index([json.loads(a.body) for a in answers]))
+    def index(self) -> Reply:
+        answers = ask(self.registry, "POST", "/v2/repository/index")
+        failed = _first_failure(answers)
+        return failed or json_reply(merge_index([json.loads(a.body) for a in answers]))
 
-
-async def load_or_unload(registry_handle: Any, path: str, authorization: str) -> Reply:
-    """Forwarded with the token (checked by the caller first) to every replica: 200 only if all did it."""
-    answers = await ask(registry_handle, "POST", path, {"Authorization": authorization}, LOAD_TIMEOUT_S)
-    return _first_failure(answers) or json_reply({})
+    def load_or_unload(self, path: str, authorization: str) -> Reply:
+        """Forwarded with the token (checked by the caller first) to every replica: 200 only if all did it."""
+        answers = ask(self.registry, "POST", path, {"Authorization": authorization}, LOAD_TIMEOUT_S)
+        return _first_failure(answers) or json_reply({})

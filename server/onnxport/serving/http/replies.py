@@ -1,0 +1,13 @@
+"""A v2_core.Reply as a Flask response: the one conversion every blueprint uses."""
+
+from __future__ import annotations
+
+from flask import Response
+
+from onnxport.serving.v2_core import Reply
+
+
+def send(reply: Reply) -> Response:
+    response = Response(reply.body, status=reply.status, mimetype=reply.content_type)
+    response.headers.update(reply.headers)
+    return response
