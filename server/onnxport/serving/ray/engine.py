@@ -123,6 +123,7 @@ def _interrupt(*_: Any) -> None:
 def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[int, int] | None = None,
                  address: str | None = None, max_ongoing: int = MAX_ONGOING) -> None:
     try:
+        import a2wsgi  # noqa: F401  (each replica's adapter: a missing one is this line, not a replica's crash)
         import ray
         from ray import serve
     except ImportError as exc:
