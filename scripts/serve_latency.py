@@ -22,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 
@@ -87,6 +88,14 @@ def measure(port: int, model: str, requests: int, warmup: int) -> list[float]:
     return times
 
 
+def throughput(port: int, model: str, clients: int, requests: int) -> float:
+    """Requests per second with `clients` clients at once, each on its own connection."""
+    began = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(lambda _: measure(port, model, requests, 0), range(clients)))
+    return clients * requests / (time.perf_counter() - began)
+
+
 def stop(process: subprocess.Popen) -> None:
     os.killpg(process.pid, signal.SIGTERM)
     try:
@@ -109,10 +118,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument("--clients", type=int, default=8, help="clients at once for the req/s figure (0: none)")
     parser.add_argument("servers", nargs="+", help='LABEL="serve arguments"[@SOURCE]')
     args = parser.parse_args()
     servers = [parse_server(text) for text in args.servers]
     medians: dict[str, list[float]] = {label: [] for label, _, _ in servers}
+    rates: dict[str, list[float]] = {label: [] for label, _, _ in servers}
     for round_ in range(1, args.rounds + 1):
         for label, extra, source in servers:
             port = free_port()
@@ -120,16 +131,20 @@ def main() -> None:
             try:
                 wait_ready(port, args.model)
                 times = sorted(measure(port, args.model, args.requests, args.warmup))
+                rate = throughput(port, args.model, args.clients, args.requests // 2) if args.clients else 0.0
             finally:
                 stop(process)
             median, p90 = statistics.median(times), times[int(len(times) * 0.9)]
             medians[label].append(median)
-            print(f"round {round_} {label:>14}: median {median:6.2f} ms, p90 {p90:6.2f} ms "
-                  f"({args.requests} requests)", flush=True)
+            rates[label].append(rate)
+            print(f"round {round_} {label:>15}: median {median:6.2f} ms, p90 {p90:6.2f} ms "
+                  f"({args.requests} requests); {rate:7.1f} req/s with {args.clients} clients", flush=True)
     first = servers[0][0]
     for label, values in medians.items():
         ratio = statistics.median(values) / statistics.median(medians[first])
-        print(f"{label:>14}: median of medians {statistics.median(values):6.2f} ms, x{ratio:.2f} of {first}")
+        rate = statistics.median(rates[label])
+        print(f"{label:>15}: median of medians {statistics.median(values):6.2f} ms, x{ratio:.2f} of {first}; "
+              f"median {rate:.1f} req/s")
 
 
 if __name__ == "__main__":
