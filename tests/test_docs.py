@@ -350,7 +350,7 @@ def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> dic
     return found
 
 
-COMMANDS = commands(cli._parser())
+COMMANDS = commands(cli.build_parser())
 
 
 def mentions(text: str, word: str) -> bool:

@@ -1,4 +1,4 @@
-"""server/onnxport/cli.py on bad input: one stderr line that names the culprit; exit 2 for what was typed (a name,
+"""server/onnxport/cli/ on bad input: one stderr line that names the culprit; exit 2 for what was typed (a name,
 a folder), 1 for a recipe that fails (tests/cli/test_exit_codes.py has every command's usage errors)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The demo build end to end (server/onnxport/convert/, text_tables.py, cli.py): what lands in the repository."""
+"""The demo build end to end (server/onnxport/convert/, text_tables.py, cli/): what lands in the repository."""
 
 from __future__ import annotations
 

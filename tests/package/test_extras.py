@@ -26,7 +26,7 @@ def test_the_core_paths_import_no_extra(tmp_path):
         from onnxport.serving.app import create_app
         create_app({{"repository": {str(tmp_path / "repository")!r}}})
         from onnxport import cli
-        cli._parser()
+        cli.build_parser()
         print(sorted(m for m in sys.modules if m.split(".")[0] in {sorted(EXTRAS)!r}))
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path)

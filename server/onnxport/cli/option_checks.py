@@ -1,0 +1,59 @@
+"""What a command line names, checked before any work: a usage error (exit 2) naming the option otherwise."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from onnxport.errors import UsageError
+
+
+def readable(option: str, path: Path, kind: str) -> None:
+    """A file or folder named on the command line exists, is of the expected kind and can be read: checked
+    before any work, and a usage error (exit 2) naming it otherwise."""
+    named = f"{option} {path}" if option else str(path)
+    if not path.exists():
+        what = {"file": "no such file", "folder": "no such folder"}.get(kind, "no such file or folder")
+        raise UsageError(f"{named}: {what}")
+    if kind == "file" and not path.is_file():
+        raise UsageError(f"{named}: is a folder; expected a file")
+    if kind == "folder" and not path.is_dir():
+        raise UsageError(f"{named}: is a file; expected a folder")
+    if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
+        raise UsageError(f"{named}: not readable by this user")
+
+
+def writable_output(option: str, path: Path | None) -> None:
+    """A report's file can be written, checked before minutes of measurement rather than after them."""
+    if path is None:
+        return
+    folder = path.parent
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a folder; expected a file name, e.g. {path / 'report.json'}")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: the folder {folder} does not exist; create it first")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"{option} {path}: not writable here")
+
+
+def chromium_given(executable: str | None) -> None:
+    """--browser, when given, names a Chromium that runs: refused before a server starts."""
+    if executable:
+        from onnxport.harness.chromium import executable_path
+
+        if not Path(executable).exists():
+            raise UsageError(f"--browser {executable}: no such file; expected a Chromium executable")
+        executable_path(executable)
+
+
+def known_models(manifest: dict, names: list[str], repository: Path | None = None) -> None:
+    """Every model named on the command line is in the repository: a usage error (exit 2) listing them.
+    With `repository`, the command works on every model by default, and an empty repository is refused
+    too (a check or bench of it would wait for a server that is never ready)."""
+    if repository is not None and not manifest["models"]:
+        raise UsageError(f"no models in the repository {repository}; run `onnxport build` or `onnxport import` "
+                         "first, or name another with --repository")
+    unknown = [n for n in dict.fromkeys(names) if n not in manifest["models"]]
+    if unknown:
+        known = ", ".join(sorted(manifest["models"])) or "none (run `onnxport build`)"
+        raise UsageError(f"unknown model {', '.join(map(repr, unknown))}; the repository has: {known}")

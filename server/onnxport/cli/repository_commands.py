@@ -1,0 +1,36 @@
+"""`onnxport remove`, `list` and `info`: the repository's models, read or removed."""
+
+from __future__ import annotations
+
+import json
+
+from onnxport.cli.option_checks import known_models
+
+
+def remove(args) -> int:
+    from onnxport.repository.store import Repository, remove
+
+    remove(Repository(args.repository), args.models)
+    print(f"removed {', '.join(dict.fromkeys(args.models))} from {args.repository}; a running server stops serving "
+          "them at its next request")
+    return 0
+
+
+def list_models(args) -> int:
+    from onnxport import text_tables
+    from onnxport.repository.store import Repository
+
+    manifest = Repository(args.repository).read_manifest()
+    print(json.dumps(sorted(manifest["models"]), indent=2) if args.json else text_tables.model_list(manifest))
+    return 0
+
+
+def info(args) -> int:
+    from onnxport import text_tables
+    from onnxport.repository.store import Repository
+
+    manifest = Repository(args.repository).read_manifest()
+    known_models(manifest, [args.model])
+    entry = manifest["models"][args.model]
+    print(json.dumps(entry, indent=2, sort_keys=True) if args.json else text_tables.model_info(entry))
+    return 0
