@@ -8,7 +8,8 @@ import signal
 import sys
 import threading
 
-from onnxport.cli.option_checks import chromium_given, known_models, readable, writable_output
+from onnxport.cli.option_checks import chromium_given, known_models, writable_output
+from onnxport.convert.intake.request import readable
 from onnxport.errors import UsageError
 
 

@@ -1,4 +1,7 @@
-"""What a command line names, checked before any work: a usage error (exit 2) naming the option otherwise."""
+"""What a command line names, checked before any work: a usage error (exit 2) naming the option otherwise.
+
+A file or folder to read is checked by `readable` (convert/intake/request.py, where the import's options are).
+"""
 
 from __future__ import annotations
 
@@ -6,21 +9,6 @@ import os
 from pathlib import Path
 
 from onnxport.errors import UsageError
-
-
-def readable(option: str, path: Path, kind: str) -> None:
-    """A file or folder named on the command line exists, is of the expected kind and can be read: checked
-    before any work, and a usage error (exit 2) naming it otherwise."""
-    named = f"{option} {path}" if option else str(path)
-    if not path.exists():
-        what = {"file": "no such file", "folder": "no such folder"}.get(kind, "no such file or folder")
-        raise UsageError(f"{named}: {what}")
-    if kind == "file" and not path.is_file():
-        raise UsageError(f"{named}: is a folder; expected a file")
-    if kind == "folder" and not path.is_dir():
-        raise UsageError(f"{named}: is a file; expected a folder")
-    if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
-        raise UsageError(f"{named}: not readable by this user")
 
 
 def writable_output(option: str, path: Path | None) -> None:

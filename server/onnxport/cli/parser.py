@@ -84,7 +84,7 @@ def _build(sub, common) -> None:
 
 
 def _import(sub, common) -> None:
-    from onnxport.cli.build_commands import DESCRIPTION_MAX
+    from onnxport.convert.intake.request import DESCRIPTION_MAX
     from onnxport.recipe import TASKS
 
     imp = sub.add_parser("import", parents=[common],

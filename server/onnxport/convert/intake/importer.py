@@ -11,7 +11,6 @@ golden data is "synthetic", and the manifest and the command say so.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ from onnxport import runtime
 from onnxport.convert.graph import all_nodes, name_nodes
 from onnxport.convert.intake import native_trees, user_data
 from onnxport.convert.intake.export import DEFAULT_OPSET, check_and_infer, export
+from onnxport.convert.intake.request import ImportRequest
 from onnxport.convert.intake.sources import build_key, tool_versions
 from onnxport.convert.node_order import sort_nodes
 from onnxport.convert.prepared import Prepared, Progress
@@ -31,7 +31,6 @@ from onnxport.errors import ModelFileError, UsageError
 from onnxport.pipelines import spec
 from onnxport.recipe import Feeds, Tolerance
 from onnxport.repository import testdata
-from onnxport.repository.variant_table import FORMS
 
 # What ONNX's own backend test runner accepts (rtol 1e-3), with an absolute floor.
 IMPORT_TOLERANCE = Tolerance(abs=1e-5, rel=1e-3)
@@ -48,23 +47,10 @@ MAX_NODES = 50_000
 MAX_NODES_SETTING = "import_max_nodes"
 
 
-def locate(path: Path) -> tuple[Path, Path | None]:
-    """(model file, test directory or None) for a .onnx file or a test directory."""
-    if not path.exists():
-        raise UsageError(f"{path}: no such file or directory")
-    if path.is_dir():
-        model = path / "model.onnx"
-        if not model.is_file():
-            raise UsageError(f"{path}: a test directory must contain model.onnx")
-        return model, path
-    return path, None
-
-
-def import_key(path: Path, task: str, metric_output: str | None, calibration_path: Path | None = None,
-               forms: tuple[str, ...] = FORMS, inputs_path: Path | None = None, pipeline_path: Path | None = None,
-               asset_paths: tuple[Path, ...] = ()) -> str:
-    """Hash of every byte the import reads (model, its external data, test sets), plus its settings."""
-    model_path, test_dir = locate(path)
+def import_key(request: ImportRequest) -> str:
+    """Hash of every byte the import reads (model, its external data, test sets, the files its options name),
+    plus its settings."""
+    model_path, test_dir = request.model_file, request.test_dir
     digest = hashlib.sha256(model_path.read_bytes())
     files = set(_external_data_files(model_path))
     if test_dir is not None:
@@ -72,11 +58,15 @@ def import_key(path: Path, task: str, metric_output: str | None, calibration_pat
     for extra in sorted(files):
         digest.update(str(extra).encode() + b"\0")
         digest.update(hashlib.sha256(extra.read_bytes()).digest() if extra.is_file() else b"missing")
-    return build_key({"import_sha256": digest.hexdigest(), "task": task, "metric_output": metric_output,
-                      "calibration_sha256": user_data.digest(calibration_path), "forms": list(forms),
-                      "inputs_sha256": user_data.digest(inputs_path),
-                      "pipeline_sha256": user_data.digest(pipeline_path) if pipeline_path else None,
-                      "assets_sha256": [user_data.digest(a) for a in asset_paths]})
+    key = build_key({"import_sha256": digest.hexdigest(), "task": request.task, "metric_output": request.metric_output,
+                     "calibration_sha256": user_data.digest(request.calibration), "forms": list(request.forms),
+                     "inputs_sha256": user_data.digest(request.inputs),
+                     "pipeline_sha256": user_data.digest(request.pipeline) if request.pipeline else None,
+                     "assets_sha256": [user_data.digest(a) for a in request.assets]})
+    if request.description is None:
+        return key
+    # The same file with another description is another import (skipped only when nothing it writes changes).
+    return hashlib.sha256(f"{key}\0description\0{request.description}".encode()).hexdigest()
 
 
 def _external_data_files(model_path: Path) -> list[Path]:
@@ -93,18 +83,12 @@ def _external_data_files(model_path: Path) -> list[Path]:
     return [p for p in (model_path.parent / loc for loc in locations if loc) if p.resolve().is_relative_to(root)]
 
 
-def prepare_import(
-    path: Path, name: str, task: str, metric_output: str | None, key: str, step: Progress,
-    calibration_path: Path | None = None, forms: tuple[str, ...] = FORMS, inputs_path: Path | None = None,
-    pipeline_path: Path | None = None, asset_paths: tuple[Path, ...] = (), max_nodes: int | None = MAX_NODES,
-) -> Prepared:
-    """The checked model with its golden and calibration inputs. What the user gave (--inputs,
-    --calibration, --metric-output) is checked against the model before anything is built; so is its
-    size, against max_nodes (None: no limit)."""
-    model_path, test_dir = locate(path)
-    if inputs_path is not None and test_dir is not None:
-        raise UsageError(f"--inputs {inputs_path}: {path} is a test directory with its own test_data_set_* "
-                         f"golden sets; give the model file ({model_path}) to use --inputs instead")
+def prepare_import(request: ImportRequest, key: str, step: Progress) -> Prepared:
+    """The checked model with its golden and calibration inputs. The options were checked alone when the request
+    was made (request.py); here what needs the model (--inputs, --calibration, --metric-output, the pipeline
+    spec) is checked against it before anything is built, and so is its size, against request.max_nodes."""
+    path, model_path, test_dir = request.path, request.model_file, request.test_dir
+    inputs_path, calibration_path, metric_output = request.inputs, request.calibration, request.metric_output
     # A LightGBM or XGBoost model file (not ONNX): converted as a recipe's model, checked against its library.
     native = native_trees.sniff(model_path) if test_dir is None else None
     library = None
@@ -115,7 +99,7 @@ def prepare_import(
         upgraded: dict = {"converted_from": f"{native} model file"}
     else:
         step("read ONNX file")
-        model = read_model(model_path, max_nodes)
+        model = read_model(model_path, request.max_nodes)
         step("check model")
         model, upgraded = _modernize(model, model_path)
         model = check_and_infer(model, str(model_path))
@@ -125,8 +109,8 @@ def prepare_import(
     if metric_output is not None and metric_output not in output_names:
         raise UsageError(f"--metric-output {metric_output!r} is not an output of {model_path.name}; "
                          f"its outputs are {', '.join(map(repr, output_names))}")
-    assets = _assets(asset_paths)
-    pipeline = _pipeline(pipeline_path, model_path, input_names, output_names, list(assets))
+    assets = request.labelled_assets
+    pipeline = _pipeline(request, input_names, output_names, list(assets))
 
     step("golden data")
     given = user_data.load(inputs_path, "--inputs", specs) if inputs_path is not None else None
@@ -163,10 +147,10 @@ def prepare_import(
         batches = golden_inputs
         calibrated = {"calibration": f"the golden inputs ({origin})", "calibration_data": golden_data}
     return Prepared(
-        name=name,
-        task=task,
+        name=request.name,
+        task=request.task,
         kind="onnx",  # imported (names.py, the build and info tell imports by it); facts say from what
-        description=f"Imported from {model_path.name}",
+        description=request.description or f"Imported from {model_path.name}",
         fp32=model,
         golden_inputs=golden_inputs,
         source_outputs=expected,
@@ -178,7 +162,8 @@ def prepare_import(
         provenance={"import_path": str(path.resolve()), "tools": tool_versions(), **calibrated},
         playground="generic",  # nothing is known of an imported model's inputs but their signature
         bench_inputs=None,  # bench measures with golden row 0
-        forms=forms,
+        forms=request.forms,
+        variants=request.variants,
         assets=assets,
         pipeline=pipeline,
         golden_data=golden_data,
@@ -186,32 +171,13 @@ def prepare_import(
     )
 
 
-def _assets(paths: tuple[Path, ...]) -> dict[str, Path]:
-    """--asset files by their file name, the label the model entry and a pipeline spec know them by."""
-    assets: dict[str, Path] = {}
-    for path in paths:
-        if not path.is_file():
-            raise UsageError(f"--asset {path}: no such file")
-        if path.name in assets:
-            raise UsageError(f"--asset {path}: another --asset ({assets[path.name]}) has the same file name "
-                             f"{path.name!r}, the label the manifest publishes it under")
-        assets[path.name] = path
-    return assets
-
-
-def _pipeline(path: Path | None, model_path: Path, inputs: list[str], outputs: list[str],
-              assets: list[str]) -> dict | None:
-    """--pipeline's JSON spec, checked against the model and the --asset files before anything is built."""
-    if path is None:
+def _pipeline(request: ImportRequest, inputs: list[str], outputs: list[str], assets: list[str]) -> dict | None:
+    """--pipeline's spec, checked against the model and the --asset files before anything is built."""
+    if request.pipeline is None:
         return None
     try:
-        spec_json = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"--pipeline {path}: no such file") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"--pipeline {path}: not a JSON file ({exc})") from None
-    try:
-        return dict(spec.check(spec_json, f"--pipeline {path} (for {model_path.name})", inputs, outputs, assets))
+        return dict(spec.check(request.pipeline_spec, f"--pipeline {request.pipeline} (for {request.model_file.name})",
+                               inputs, outputs, assets))
     except spec.SpecError as exc:
         raise UsageError(str(exc)) from None
 
