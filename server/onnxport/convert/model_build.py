@@ -17,7 +17,7 @@ from onnxport.accuracy import measure
 from onnxport.convert import lower_precision, reference, variant_maker
 from onnxport.convert.intake.export import serialize
 from onnxport.convert.prepared import Prepared, Progress
-from onnxport.errors import ModelFileError, RecipeError, UsageError, ValidationError
+from onnxport.errors import ModelFileError, RecipeError, ValidationError
 from onnxport.pipelines import spec
 from onnxport.repository import testdata, variant_table
 from onnxport.repository.manifest import batch_axis
@@ -65,16 +65,18 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
 
 
 def _pipeline(prepared: Prepared) -> dict[str, Any] | None:
-    if prepared.pipeline is None:
-        return None
+    """The spec the entry publishes, checked against the model once: an import's by the importer
+    (Prepared.pipeline_checked), a recipe's here."""
+    if prepared.pipeline is None or prepared.pipeline_checked:
+        return prepared.pipeline
     graph = prepared.fp32.graph
     initializers = {i.name for i in graph.initializer}
     try:
         inputs = [v.name for v in graph.input if v.name not in initializers]
         outputs = [v.name for v in graph.output]
         return dict(spec.check(prepared.pipeline, prepared.name, inputs, outputs, list(prepared.assets)))
-    except spec.SpecError as exc:  # the author's: a recipe's, or an import option's
-        raise (UsageError if prepared.kind == "onnx" else RecipeError)(str(exc)) from None
+    except spec.SpecError as exc:  # the recipe author's
+        raise RecipeError(str(exc)) from None
 
 
 def _describe(prepared: Prepared) -> dict[str, Any]:

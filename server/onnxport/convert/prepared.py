@@ -40,6 +40,9 @@ class Prepared:
     bench_inputs: Feeds | None = None  # what `onnxport bench` measures with; None = golden row 0
     transformer: dict[str, Any] | None = None  # the recipe's, for the fused form (convert/forms/)
     pipeline: dict[str, Any] | None = None  # raw input -> tensors -> answer (pipelines/spec.py), or none
+    # True when whoever made this checked `pipeline` against fp32 already (the importer, naming --pipeline and the
+    # --asset files, before the golden data runs); else the build checks it (a recipe's) before any work.
+    pipeline_checked: bool = False
     forms: tuple[str, ...] = FORMS  # the optimized forms to make of each served variant (`--forms`)
     variants: tuple[str, ...] = NAMES  # the variants to make (`--variants`); the others are skipped, saying so
     # Where the golden (evaluation) and calibration inputs come from: "real" (a recipe's data, a test

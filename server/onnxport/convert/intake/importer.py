@@ -166,6 +166,7 @@ def prepare_import(request: ImportRequest, key: str, step: Progress) -> Prepared
         variants=request.variants,
         assets=assets,
         pipeline=pipeline,
+        pipeline_checked=True,  # against this model and its --asset files, above
         golden_data=golden_data,
         calibration_data=calibrated["calibration_data"],
     )
