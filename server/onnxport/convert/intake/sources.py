@@ -19,8 +19,9 @@ from onnxport.repository.variant_table import FORMS
 
 # Bump when the build changes what it writes for the same recipe.
 BUILD_FORMAT = 3  # 2: `playground` and `bench_inputs` in the model entry; 3: a served variant's `forms`
-# The parts of the package whose code decides what a build writes.
-BUILD_CODE = ("convert", "accuracy", "repository", ".")
+# The parts of the package whose code decides what a build writes: convert with its family folders, and the
+# modules of accuracy, repository and the package's top level.
+BUILD_CODE = ("convert/**/*.py", "accuracy/*.py", "repository/*.py", "*.py")
 TOOLS = ("onnx", "onnxruntime", "onnxconverter-common", "skl2onnx", "scikit-learn", "torch", "numpy", "transformers",
          "lightgbm", "xgboost-cpu", "onnxmltools")
 
@@ -28,10 +29,10 @@ TOOLS = ("onnx", "onnxruntime", "onnxconverter-common", "skl2onnx", "scikit-lear
 def build_code_sha256() -> str:
     """The build's own code is part of what decides its output."""
     digest = hashlib.sha256()
-    package = Path(__file__).resolve().parents[1]
-    for folder in BUILD_CODE:
-        for path in sorted((package / folder).glob("*.py")):
-            digest.update(path.read_bytes())
+    package = Path(__file__).resolve().parents[2]
+    for pattern in BUILD_CODE:
+        for path in sorted(package.glob(pattern)):
+            digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
