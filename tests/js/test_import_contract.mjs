@@ -13,18 +13,18 @@ const LIB = resolve(dirname(fileURLToPath(import.meta.url)), "../../web/lib");
 // The page's modules in layers, top to bottom. A module imports modules of its own group or of a layer below,
 // never one above; groups that share a layer are independent and import nothing of each other.
 const LAYERS = [
-  { entry: ["index.js", "internal.js"] }, // the public API, and the one entry of our own pages
-  { client: ["client.js"] }, // connect() and load(): plan, download, verify, start a session
-  { model: ["model.js", "session.js", "workers.js"] }, // a loaded model, its session, the worker it talks to
+  { entry: ["index.js", "internal.js", "types.js"] }, // the public API and its types, and the one entry of our own pages
+  { client: ["client.js", "thread-trial.js"] }, // connect() and load(): plan, download, verify, start a session
+  {
+    model: ["model.js", "session.js", "server-session.js", "workers.js"], // a loaded model, its session (a worker's or the server's)
+    verification: ["verify.js", "judge.js", "compare.js"], // outputs against the reference, within tolerance; verdicts kept
+  },
   {
     pipelines: ["pipeline.js", "text-pipeline.js", "image-pipeline.js", "answers.js"], // raw input to answer
     choice: ["plan.js", "threads.js", "cost.js", "kernels.js", "forms.js", "verdicts.js", "runtimes.js",
       "probe.js", "placement.js"], // which runtime, variant and form, and why
   },
-  {
-    files: ["downloads.js", "manifest.js", "cors.js"], // the manifest and the files it names
-    verification: ["verify.js", "judge.js", "compare.js"], // outputs against the reference, within tolerance
-  },
+  { files: ["documents.js", "downloads.js", "manifest.js", "cors.js"] }, // the manifest, the files it names, the API's documents
   { memory: ["speeds.js", "store.js"] }, // what this browser measured, kept between visits
   { tensors: ["server-api.js", "npy.js", "tensors.js", "dtypes.js"] }, // tensors, their files and the wire
 ];

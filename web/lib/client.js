@@ -1,87 +1,23 @@
 // A connection to one onnxport server: its manifest, files and API, and load(model), which
 // plans, downloads, verifies on first use and falls back step by step.
-import { fetchFailed } from "./cors.js";
-import { cachedUrls, loadArtifact, sha256 } from "./downloads.js";
+import { Documents } from "./documents.js";
+import { cachedUrls, loadArtifact, loadReference } from "./downloads.js";
 import { fileRecord } from "./forms.js";
-import { arithmeticOf, judgementRule } from "./judge.js";
 import { checkManifest } from "./manifest.js";
 import { LoadedModel } from "./model.js";
 import { openPipeline } from "./pipeline.js";
 import { buildPlan } from "./plan.js";
 import { probe } from "./probe.js";
 import { inBrowser, PINNABLE, runtime as runtimeRow } from "./runtimes.js";
+import { ServerSession } from "./server-session.js";
 import { openSession, SessionError, startRuntime } from "./session.js";
-import { decodeTensors } from "./tensors.js";
-import { decide, rememberTrial, trialRuns } from "./threads.js";
-import { remember, remembered } from "./verdicts.js";
-import { engineError, lastingFailure, verifySession, wrongResultsMessage } from "./verify.js";
-import { dropAllWorkers, dropIdleWorker } from "./workers.js";
+import { threadTrial } from "./thread-trial.js";
+import { failedStep, verifyOnLoad } from "./verify.js";
+import { dropAllWorkers } from "./workers.js";
 
 /** @import { ModelEntry, VariantRecord } from "./manifest.js" */
 /** @import { Tensors } from "./tensors.js" */
-
-/**
- * Where a client finds what it does not take from the server itself.
- * @typedef {object} ClientOptions
- * @property {string|URL|null} [files] where the repository's files are served, if not by the server (a CDN)
- * @property {string|URL|null} [inference] the V2 API's base URL for the server fallback and references, if
- *   not the server (a Ray Serve or Triton endpoint: it must serve the same models under the same names)
- * @property {{perturb?: string}} [testing] automated tests only (refused without navigator.webdriver):
- *   perturb "RUNTIME" adds 1 to the first element of each float output (the size of int8 rounding
- *   differences between builds: an fp32 file fails its floor, an int8 file may stay within budget),
- *   "RUNTIME:negate" negates every float value too (wrong by every rule)
- */
-/**
- * One step of a load plan: a runtime, a variant and the file to load (form null: the variant as built).
- * @typedef {object} PlanStep
- * @property {string} runtime one of RUNTIMES
- * @property {string} key the runtime key the tolerances and verdicts use (runtimes.js: WebAssembly on one thread has its own)
- * @property {string} variant
- * @property {string|null} form
- * @property {string} why the reason it is where it is in the plan, in words
- * @property {number} [threads]
- * @property {{key: string, threads: number}|null} [trial] WebAssembly's page threads, to be measured against
- *   this step's one thread on this load (threads.js)
- * @property {string|null} [threadsWhy] the part of `why` that says why this many threads
- * @property {number|null} [expectedMs] the expected warm run plus the download: null while the download's time is
- *   unknown (no download from the file's origin measured in this browser yet; `why` says so)
- * @property {number} [rankMs] what the plan orders steps by: expectedMs, an unknown download weighed at 10 Mbit/s
- */
-/**
- * A load plan: the steps load() tries in order, and what was left out and why.
- * @typedef {{steps: PlanStep[], skipped: Array<{runtime: string, variant?: string, reason: string}>}} Plan
- */
-/**
- * What load() may be told: pins, the verification mode and progress hooks.
- * @typedef {object} LoadOptions
- * @property {string} [runtime] load on this runtime only (one of RUNTIMES: WebGPU, WebNN, WebAssembly, the server)
- * @property {string} [variant] load this variant only ("fp32", "fp16", "int8-dynamic", "int8-static")
- * @property {string} [form] load this optimized form of the pinned variant (docs/manifest.md)
- * @property {"first-use"|"always"|"off"} [verify] check the runtime's outputs against the server's reference
- *   outputs before the first use on this device (default), before every load, or never
- * @property {(received: number, total: number, source: string) => void} [onProgress] bytes of the model
- *   file read so far; source "network" or "cache"
- * @property {(step: PlanStep) => void} [onStep] a step is being tried
- * @property {(step: PlanStep, error: Error) => void} [onFailure] a step failed; the next one is tried
- * @property {(text: string) => void} [onNote] something worth telling a user (a damaged cache entry, ...)
- */
-/**
- * Where a loaded model runs and why (LoadedModel.choice).
- * @typedef {object} Choice
- * @property {string} runtime one of RUNTIMES
- * @property {string} key the runtime key (runtimes.js: WebAssembly on one thread has its own)
- * @property {string} variant
- * @property {string|null} form
- * @property {string} why
- * @property {number|null} threads onnxruntime-web's WebAssembly threads (null on the server)
- * @property {{status: string, [field: string]: any}} verification status "passed", "remembered",
- *   "reference" (the server), "off" or "unavailable", with the measured differences
- * @property {string} [source] where the model's bytes came from: "network" or "cache"
- * @property {number} [createMs] the session's creation time
- * @property {Array<{runtime: string, variant: string, form: string|null, error: string, wrong: boolean}>} attempts
- *   the steps that failed before this one
- * @property {Plan} plan
- */
+/** @import { Choice, ClientOptions, LoadOptions, Plan, PlanStep } from "./types.js" */
 
 // The onnxruntime-web release our server ships (package.json pins it; a test keeps them equal).
 export const ORT_WEB_VERSION = "1.30.0";
@@ -130,7 +66,7 @@ export class Client {
     }
     const [target, mode = "nudge"] = (testing.perturb ?? "").split(":");
     this.perturb = target ? { target, mode } : null;
-    this.cache = new Map(); // url -> promise of JSON, for the API's small documents
+    this.documents = new Documents((path) => this.url(path));
     this.loaded = new Set();
     this.references = new Map(); // reference file url -> promise of its tensors
     this.pipelines = new Map(); // model name -> promise of its opened pipeline (tokenizer files read once)
@@ -153,7 +89,7 @@ export class Client {
 
   /** @returns {Promise<import("./manifest.js").Manifest>} the server's manifest, read once */
   manifest() {
-    return this.#json("api/manifest", { required: true }).then((body) => checkManifest(body, this.url("api/manifest")));
+    return this.documents.json("api/manifest", { required: true }).then((body) => checkManifest(body, this.url("api/manifest")));
   }
 
   /** @param {string} name @returns {Promise<ModelEntry>} the manifest's entry of a model */
@@ -171,41 +107,34 @@ export class Client {
 
   /** @returns {Promise<Record<string, import("./judge.js").Tolerance>>} the server's tolerance table ("variant/key") */
   tolerances() {
-    return this.#json("api/tolerances", { required: true });
+    return this.documents.json("api/tolerances", { required: true });
   }
 
   bench() {
-    return this.#json("api/bench");
+    return this.documents.json("api/bench");
   }
 
   conformance() {
-    return this.#json("api/conformance");
+    return this.documents.json("api/conformance");
   }
 
   // Golden sets as [{inputs, outputs}] of decoded tensors.
   /** @param {string} name @returns {Promise<Array<{inputs: Tensors, outputs: Tensors}>>} */
-  async golden(name) {
-    const body = await this.#json(`api/models/${encodeURIComponent(name)}/golden`, { required: true });
-    return body.sets.map((set) => ({ inputs: decodeTensors(set.inputs), outputs: decodeTensors(set.outputs) }));
+  golden(name) {
+    return this.documents.golden(name);
   }
 
-  // The variant's reference file (inputs and native onnxruntime's outputs), sha256-checked;
-  // read once per client (several runtimes may verify one artifact).
+  // The variant's reference file (downloads.js loadReference), read once per client (several runtimes may
+  // verify one artifact).
   /**
-   * @param {VariantRecord} record
+   * @param {Partial<VariantRecord>} record
    * @returns {Promise<{inputs: Tensors, outputs: Tensors, bytes: number} | null>} null when the record has no reference
    */
   reference(record) {
     if (!record.reference) return Promise.resolve(null);
     const url = this.fileUrl(record.reference.file);
     if (!this.references.has(url)) {
-      const loading = fetch(url).then(async (response) => {
-        if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
-        const bytes = await response.arrayBuffer();
-        if ((await sha256(bytes)) !== record.reference.sha256) throw new Error(`${record.reference.file}: sha256 does not match the manifest's`);
-        const body = JSON.parse(new TextDecoder().decode(bytes));
-        return { inputs: decodeTensors(body.inputs), outputs: decodeTensors(body.outputs), bytes: bytes.byteLength };
-      });
+      const loading = loadReference((file) => this.fileUrl(file), record);
       loading.catch(() => this.references.delete(url));
       this.references.set(url, loading);
     }
@@ -342,7 +271,8 @@ export class Client {
   async #open(model, step, verify, options) {
     const record = fileRecord(model.variants[step.variant], step.form ?? null); // the variant itself unless a form
     if (!inBrowser(step.runtime)) {
-      return new LoadedModel({ name: model.name, base: this.inference, record, session: null, choice: choiceOf(step, { status: "reference" }, null),
+      const session = new ServerSession(this.inference, model.name, step.variant, step.key);
+      return new LoadedModel({ name: model.name, record, session, choice: choiceOf(step, { status: "reference" }, session),
         pipeline: this.#pipelineOf(model) });
     }
     let opened;
@@ -350,7 +280,7 @@ export class Client {
       opened = await this.session(record, step.key, { onProgress: options.onProgress, spare: Boolean(step.trial) });
     } catch (error) {
       // The engine refused this file (not the runtime failing to start, nor a download): a verdict to remember.
-      if (error instanceof SessionError && error.stage === "create") throw await this.#failed(step, record, null, error);
+      if (error instanceof SessionError && error.stage === "create") throw await failedStep(step, record, null, error, ORT_WEB_VERSION);
       throw error;
     }
     const { session, source, notes, spare } = opened;
@@ -363,61 +293,21 @@ export class Client {
       throw error;
     }
     const loaded = new LoadedModel({
-      name: model.name, base: this.inference, record, session,
+      name: model.name, record, session,
       choice: { ...choiceOf(step, verification, session), source, createMs: session.createMs },
       onDispose: () => this.loaded.delete(loaded),
       pipeline: this.#pipelineOf(model),
     });
     this.loaded.add(loaded);
-    if (step.trial) loaded.threadTrial = this.#threadTrial(model, step, record, verify, loaded, { spare, onNote: options.onNote });
-    return loaded;
-  }
-
-  // The step's thread trial (threads.js), after load() returned the model on one thread, so that a first load is
-  // not slower for it: a session on the page's N threads, verified like the first, then timed against it on the
-  // reference inputs, each run in the model's turn (LoadedModel.exclusive). The model moves to N threads only when
-  // they are 10% faster; the loser's session and worker are released and the trial remembered. A trial that
-  // cannot run keeps the one thread and says why. Never rejects.
-  async #threadTrial(model, step, record, verify, loaded, { spare, onNote }) {
-    const many = { ...step, key: step.trial.key, threads: step.trial.threads, trial: null };
-    const device = await probe();
-    const sha256 = model.variants[step.variant].sha256;
-    const settle = (threadsWhy) => ({ why: loaded.choice.why.replace(step.threadsWhy, threadsWhy) });
-    const stopped = () => { if (loaded.disposed) throw new Error("the model was disposed"); };
-    let other = null;
-    try {
-      // Its runtime starts now, not beside the load: on 2 cores, a second .wasm compiled at once slowed the load.
-      stopped();
-      other = await openSession({ ...(await this.#runtimeOptions(many.key, {})), bytes: spare });
-      const verification = await loaded.exclusive(() => { stopped(); return this.#verify(model, many, record, other, verify); });
-      const reference = await this.reference(record);
-      if (!reference) throw new Error("the manifest has no reference inputs to time them on");
-      const measured = await trialRuns({ single: loaded.session, many: other, inputs: reference.inputs, sha256,
-        keys: { single: step.key, many: many.key }, turn: (work) => loaded.exclusive(() => { stopped(); return work(); }) });
-      rememberTrial(device, { ...measured, model: model.name, variant: step.variant, sha256 });
-      const verdict = decide(measured.oneMs, measured.manyMs, many.threads);
-      const threadsWhy = `${verdict.why} (measured after this load)`;
-      const faster = verdict.threads > 1 ? other : null;
-      await loaded.exclusive(async () => {
-        stopped();
-        const replaced = faster ? loaded.session : other;
-        if (faster) loaded.adopt(faster, { key: many.key, verification, ...settle(threadsWhy) });
-        else loaded.choice = { ...loaded.choice, ...settle(threadsWhy) };
-        other = null; // from here the model owns it, or it is released below
-        await replaced.release();
-        dropIdleWorker(faster ? step.key : many.key); // the losing thread count's worker and memory, unless in use
+    if (step.trial) {
+      loaded.threadTrial = threadTrial(loaded, {
+        model, step, spare, onNote: options.onNote,
+        open: async (key, bytes) => openSession({ ...(await this.#runtimeOptions(key, {})), bytes }),
+        verify: (session, many) => this.#verify(model, many, record, session, verify),
+        reference: () => this.reference(record),
       });
-      return { threads: verdict.threads, why: threadsWhy };
-    } catch (error) {
-      await other?.release();
-      dropIdleWorker(many.key);
-      const threadsWhy = `one thread: ${many.threads} threads were not measured (${error.message})`;
-      if (!loaded.disposed) {
-        loaded.choice = { ...loaded.choice, ...settle(threadsWhy) };
-        onNote?.(`${model.name}: ${threadsWhy}`);
-      }
-      return { threads: 1, why: threadsWhy };
     }
+    return loaded;
   }
 
   /**
@@ -446,56 +336,12 @@ export class Client {
     };
   }
 
-  async #verify(model, step, record, session, mode) {
-    if (mode === "off") return { status: "off" };
-    const device = await probe();
-    const version = session.info.version ?? ORT_WEB_VERSION;
-    if (mode === "first-use") {
-      const known = remembered(record.sha256, step.key, version, device);
-      if (known?.ok) return { status: "remembered", at: known.at, max_abs: known.max_abs };
-    }
-    // Judged as the import judged the variant (verify.js, judge.js): by what its file computes; an
-    // fp16 or int8 file against the fp32 variant's reference outputs, within its budget.
-    const [reference, tolerances, fp32Reference] = await Promise.all([
-      this.reference(record), this.tolerances(),
-      arithmeticOf(model.variants[step.variant]) === "fp32" ? null : this.reference(model.variants.fp32 ?? {}),
-    ]);
-    const rule = judgementRule(model, step.variant, step.key, tolerances);
-    if (!reference) return { status: "unavailable", reason: "the manifest has no reference outputs for this file (built by an older onnxport)" };
-    if (!rule.floor) throw new Error(`no floor for fp32/${step.key} in the server's table`);
-    let check;
-    try {
-      check = await verifySession(session, { model, reference, fp32Reference, rule });
-    } catch (error) {
-      // An engine's own failure (Firefox's WebGPU on lavapipe: "Failed to create a WebGPU compute pipeline:
-      // ShaderModule with 'Clip' label is invalid" at minilm fp16's first run) is remembered like a wrong result.
-      throw await this.#failed(step, record, session, error);
-    }
-    const verdict = { ok: check.ok, reason: check.ok ? null : wrongResultsMessage(step.runtime, check), max_abs: check.max_abs, basis: check.basis };
-    remember(record.sha256, step.key, version, device, verdict);
-    const result = {
-      status: check.ok ? "passed" : "failed", ...verdict, rule: check.rule, budget: check.basis === "budget" ? rule.budget : null,
-      metric: check.metric, diagnostic: check.diagnostic, ms: check.ms, runMs: check.runMs, bytes: reference.bytes,
-    };
-    if (!check.ok) {
-      const error = /** @type {Error & {wrong?: boolean, verification?: object}} */ (new Error(verdict.reason));
-      error.wrong = true;
-      error.verification = result;
-      throw error;
-    }
-    return result;
-  }
-
-  // The error a step's engine failure becomes, its verdict remembered unless the failure depends on the moment
-  // (memory, a lost GPU device): the plan then skips the pair on this device without downloading it again.
-  async #failed(step, record, session, error) {
-    const stage = session ? "its first run" : "creating a session";
-    const reason = `${step.runtime} failed ${stage} on this device: ${engineError(error.message)}`;
-    if (lastingFailure(error.message)) {
-      const version = session?.info.version ?? ORT_WEB_VERSION;
-      remember(record.sha256, step.key, version, await probe(), { ok: false, reason, max_abs: null, basis: "error" });
-    }
-    return Object.assign(new Error(reason), { stage: error.stage ?? null });
+  /** First-use verification (verify.js), the references read through this client. */
+  #verify(model, step, record, session, mode) {
+    return verifyOnLoad(session, step, {
+      mode, ortVersion: ORT_WEB_VERSION, model, record,
+      reference: (file) => this.reference(file), tolerances: () => this.tolerances(),
+    });
   }
 
   // Release every loaded model and worker (e.g. after clearing the cache).
@@ -503,23 +349,6 @@ export class Client {
   async reset() {
     await Promise.all([...this.loaded].map((m) => m.dispose()));
     dropAllWorkers();
-  }
-
-  #json(path, { required = false } = {}) {
-    const url = this.url(path);
-    if (!this.cache.has(url)) {
-      const promise = fetch(url).then(async (response) => {
-        if (!required && (response.status === 204 || response.status === 404)) return null;
-        const body = await response.json().catch(() => null);
-        if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}${body?.error ? `: ${body.error}` : ""}`);
-        return body;
-      }, (error) => {
-        throw fetchFailed(url, error);
-      });
-      promise.catch(() => this.cache.delete(url));
-      this.cache.set(url, promise);
-    }
-    return this.cache.get(url);
   }
 }
 

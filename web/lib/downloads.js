@@ -6,9 +6,11 @@
 // cheap check against damage (a cut-short or altered entry): its length, and the sha256 of a
 // sample of its bytes recorded when it was stored, instead of re-hashing tens of megabytes.
 // Each network download is timed, and its bandwidth remembered for its origin: the plan's download
-// estimates use that figure and no other (speeds.js).
+// estimates use that figure and no other (speeds.js). Reference files take the same fetch and the same
+// sha256 check (fetchVerified), without the Cache API.
 import { fetchFailed } from "./cors.js";
 import { recordDownload } from "./speeds.js";
+import { decodeTensors } from "./tensors.js";
 
 const CACHE = "onnxport-artifacts-v2";
 const OLD_CACHES = ["onnxport-artifacts-v1"]; // entries without a sample hash: dropped, not re-hashed
@@ -47,17 +49,8 @@ export async function loadArtifact(url, record, onProgress = () => {}) {
       notes.push(`the cached copy ${damage} and was fetched again`);
     }
   }
-  const started = performance.now();
-  const bytes = await download(url, record.bytes, onProgress);
-  const networkMs = performance.now() - started;
-  recordDownload(url, bytes.byteLength, networkMs);
-  const digest = await sha256(bytes);
-  const verifyMs = performance.now() - started - networkMs;
-  if (digest !== record.sha256) {
-    throw new IntegrityError(
-      `${record.file}: sha256 ${digest} does not match the manifest's ${record.sha256}; refusing to run it`,
-    );
-  }
+  // no-store: the Cache API above is the one copy; the HTTP cache would hold a second.
+  const { bytes, networkMs, verifyMs } = await fetchVerified(url, record, { onProgress, httpCache: "no-store", timed: true });
   if (cache) {
     try {
       const headers = { "Content-Type": "application/octet-stream", [SAMPLE_HEADER]: await sampleDigest(bytes) };
@@ -70,11 +63,47 @@ export async function loadArtifact(url, record, onProgress = () => {}) {
   return { bytes, source: "network", notes, networkMs, verifyMs };
 }
 
-async function download(url, expected, onProgress) {
-  // no-store: the Cache API above is the one copy; the HTTP cache would hold a second.
+/**
+ * The one fetch-and-verify path: a file's bytes from url, refused (IntegrityError) unless their sha256 is the
+ * manifest's. timed: the download's bandwidth is remembered for url's origin (speeds.js).
+ * @param {string} url
+ * @param {{file: string, sha256: string, bytes?: number}} record
+ * @param {{onProgress?: (received: number, total: number, source: string) => void, httpCache?: RequestCache, timed?: boolean}} [options]
+ * @returns {Promise<{bytes: ArrayBuffer, networkMs: number, verifyMs: number}>}
+ */
+export async function fetchVerified(url, record, { onProgress = () => {}, httpCache = "default", timed = false } = {}) {
+  const started = performance.now();
+  const bytes = await download(url, record.bytes, onProgress, httpCache);
+  const networkMs = performance.now() - started;
+  if (timed) recordDownload(url, bytes.byteLength, networkMs);
+  const digest = await sha256(bytes);
+  const verifyMs = performance.now() - started - networkMs;
+  if (digest !== record.sha256) {
+    throw new IntegrityError(
+      `${record.file}: sha256 ${digest} does not match the manifest's ${record.sha256}; refusing to run it`,
+    );
+  }
+  return { bytes, networkMs, verifyMs };
+}
+
+/**
+ * A variant's (or a form's) reference file: golden inputs and native onnxruntime's outputs for them
+ * (docs/manifest.md `reference`), verified, decoded. Null when the record names none.
+ * @param {(file: string) => string} fileUrl where the repository's files are served
+ * @param {{reference?: {file: string, sha256: string}}} record
+ * @returns {Promise<{inputs: import("./tensors.js").Tensors, outputs: import("./tensors.js").Tensors, bytes: number} | null>}
+ */
+export async function loadReference(fileUrl, record) {
+  if (!record.reference) return null;
+  const { bytes } = await fetchVerified(fileUrl(record.reference.file), record.reference);
+  const body = JSON.parse(new TextDecoder().decode(bytes));
+  return { inputs: decodeTensors(body.inputs), outputs: decodeTensors(body.outputs), bytes: bytes.byteLength };
+}
+
+async function download(url, expected, onProgress, httpCache) {
   let response;
   try {
-    response = await fetch(url, { cache: "no-store" });
+    response = await fetch(url, { cache: httpCache });
   } catch (error) {
     throw fetchFailed(url, error);
   }

@@ -48,6 +48,18 @@ export async function imageBlob(input) {
 }
 
 /**
+ * The image as the server's raw input takes it: its file (imageBlob), base64.
+ * @param {ImageInput} input
+ * @returns {Promise<string>}
+ */
+export async function imageBase64(input) {
+  const bytes = new Uint8Array(await (await imageBlob(input)).arrayBuffer());
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(text);
+}
+
+/**
  * The spec's pixels before normalization (what the check compares with Python's).
  * @param {ImageSpec} spec @param {Pixels} rgba
  * @returns {Pixels}

@@ -14,12 +14,13 @@ export { forgetVerdicts } from "./verdicts.js";
 export { forgetThreads } from "./threads.js";
 export { tensor } from "./tensors.js";
 
-// The public API's types (the npm package's declarations are generated from these JSDoc comments).
-/** @typedef {import("./client.js").ClientOptions} ClientOptions */
-/** @typedef {import("./client.js").LoadOptions} LoadOptions */
-/** @typedef {import("./client.js").Choice} Choice */
-/** @typedef {import("./client.js").Plan} Plan */
-/** @typedef {import("./client.js").PlanStep} PlanStep */
+// The public API's types (types.js and the modules that define them; the npm package's declarations are
+// generated from these JSDoc comments).
+/** @typedef {import("./types.js").ClientOptions} ClientOptions */
+/** @typedef {import("./types.js").LoadOptions} LoadOptions */
+/** @typedef {import("./types.js").Choice} Choice */
+/** @typedef {import("./types.js").Plan} Plan */
+/** @typedef {import("./types.js").PlanStep} PlanStep */
 /** @typedef {import("./model.js").LoadedModel} LoadedModel */
 /** @typedef {import("./model.js").RunResult} RunResult */
 /** @typedef {import("./pipeline.js").PipelineResult} PipelineResult */

@@ -1,12 +1,12 @@
-// A loaded model: run(feeds) on the runtime the plan chose, what was chosen and why, dispose().
+// A loaded model: run(feeds) on the runtime the plan chose, what was chosen and why, dispose(). Its session is a
+// worker's (session.js) or the server's (server-session.js): the same run, runPipeline and release.
 import { asBatch } from "./pipeline.js";
-import { imageBlob } from "./image-pipeline.js";
-import { serverInfer, serverPipeline } from "./server-api.js";
 import { recordRun } from "./speeds.js";
 
-/** @import { Choice } from "./client.js" */
+/** @import { Choice } from "./types.js" */
 /** @import { Tensors } from "./tensors.js" */
 /** @import { PipelineResult, openPipeline } from "./pipeline.js" */
+/** @typedef {import("./session.js").Session | import("./server-session.js").ServerSession} AnySession */
 
 /**
  * What run() returns: the outputs by name, and the run's time (in the worker; on the server, the
@@ -15,20 +15,18 @@ import { recordRun } from "./speeds.js";
  */
 
 export class LoadedModel {
-  // session: an onnxruntime-web Session, or null on the server; choice: see Client.load.
+  // session: an onnxruntime-web Session, or the server's; choice: see Client.load.
   /**
    * @param {object} args
    * @param {string} args.name
-   * @param {string} args.base the V2 API's base URL (the server fallback)
    * @param {import("./manifest.js").FileRecord} args.record the file that was loaded
-   * @param {import("./session.js").Session|null} args.session
+   * @param {AnySession} args.session
    * @param {Omit<Choice, "attempts" | "plan">} args.choice (Client.load adds its attempts and plan)
    * @param {() => void} [args.onDispose]
    * @param {() => ReturnType<typeof openPipeline>} [args.pipeline] the model's pipeline, opened on first use
    */
-  constructor({ name, base, record, session, choice, onDispose, pipeline }) {
+  constructor({ name, record, session, choice, onDispose, pipeline }) {
     this.name = name;
-    this.base = base;
     this.record = record;
     this.session = session;
     /** Where it runs and why. */
@@ -73,39 +71,26 @@ export class LoadedModel {
   /**
    * Raw input in, the answer out, by the model's own pipeline (its manifest entry's `pipeline`): text, a list
    * of texts, pairs for a pair model, or images (a Blob such as a File, an ImageBitmap, an <img> or a canvas).
-   * Preprocessing runs here, the model where load() placed it.
+   * Preprocessing runs where the session says: here, with the model where load() placed it; on the server, the
+   * raw input goes as it is.
    * @param {import("./pipeline.js").RawInput | import("./pipeline.js").RawInput[]} input
    * @returns {Promise<PipelineResult>}
    */
   async pipeline(input) {
     if (!this.openPipeline) throw new Error(`${this.name} has no pipeline: give it tensors with run(feeds)`);
     const pipeline = await this.openPipeline();
-    if (!this.session) {
-      // On the server, raw input goes as it is: the server runs the Python side of the same spec.
-      const kind = pipeline.spec.image ? "image" : "text";
-      const inputs = asBatch(input, pipeline.spec);
-      const started = performance.now();
-      const sent = kind === "image" ? await Promise.all(inputs.map((i) => imageBlob(/** @type {any} */ (i)))) : inputs;
-      const preprocessMs = performance.now() - started;
-      const { answers, outputs, runMs } = await serverPipeline(this.base, this.name, this.choice.variant, kind, /** @type {any} */ (sent));
-      return { answer: answers[0], answers, feeds: {}, outputs, timings: { preprocessMs, runMs, answerMs: 0 } };
-    }
-    const started = performance.now();
-    const feeds = await pipeline.encode(asBatch(input, pipeline.spec));
-    const preprocessMs = performance.now() - started;
-    const { outputs, runMs } = await this.run(feeds);
-    const answering = performance.now();
-    const answers = pipeline.answers(outputs, feeds);
-    return { answer: answers[0], answers, feeds, outputs, timings: { preprocessMs, runMs, answerMs: performance.now() - answering } };
+    return this.session.runPipeline(pipeline, asBatch(input, pipeline.spec), (feeds) => this.run(feeds));
   }
 
   // feeds: {inputName: {type, dims, data}} -> {outputs: {name: {type, dims, data}}, runMs}
   /** @param {Tensors} feeds @returns {Promise<RunResult>} */
   async run(feeds) {
-    if (this.disposed) throw new Error(`${this.name} was disposed; load it again`);
-    if (!this.session) return serverInfer(this.base, this.name, this.choice.variant, feeds);
+    this.#usable();
+    // The server takes concurrent requests and is not this browser's speed; a session here runs in the model's
+    // turn (a thread trial swaps sessions between runs, never during one), its times remembered (speeds.js).
+    if (this.session.concurrent) return this.session.run(feeds);
     return this.exclusive(async () => {
-      if (this.disposed) throw new Error(`${this.name} was disposed; load it again`);
+      this.#usable();
       const first = this.session.runs === 0;
       const result = await this.session.run(feeds);
       recordRun(this.record.sha256, this.choice.key, result.runMs, first);
@@ -113,11 +98,15 @@ export class LoadedModel {
     });
   }
 
+  #usable() {
+    if (this.disposed) throw new Error(`${this.name} was disposed; load it again`);
+  }
+
   /** Releases its session (and its worker's memory); run() refuses afterwards. @returns {Promise<void>} */
   async dispose() {
     if (this.disposed) return;
     this.disposed = true;
     this.onDispose?.();
-    await this.exclusive(async () => this.session?.release()); // after the run in flight; a trial sees `disposed`
+    await this.exclusive(async () => this.session.release()); // after the run in flight; a trial sees `disposed`
   }
 }

@@ -8,7 +8,7 @@
 /** @import { ImageInput, ImageSpec } from "./image-pipeline.js" */
 import { answers } from "./answers.js";
 import { loadArtifact } from "./downloads.js";
-import { decodeImage, pixelsOf, tensorOf } from "./image-pipeline.js";
+import { decodeImage, imageBase64, pixelsOf, tensorOf } from "./image-pipeline.js";
 import { TextPipeline } from "./text-pipeline.js";
 
 /** @typedef {{text?: TextSpec, image?: ImageSpec, answer: AnswerSpec}} PipelineSpec */
@@ -26,7 +26,25 @@ import { TextPipeline } from "./text-pipeline.js";
  */
 
 /**
- * The Python-equivalent preprocessing and answer of one model, ready to run.
+ * Raw input to answers in this page: encoded here, run by `run` (the model's own run), answered here.
+ * @param {{encode: (inputs: RawInput[]) => Promise<Tensors>, answers: (outputs: Tensors, feeds?: Tensors) => Answer[]}} pipeline
+ * @param {RawInput[]} inputs
+ * @param {(feeds: Tensors) => Promise<{outputs: Tensors, runMs: number}>} run
+ * @returns {Promise<PipelineResult>}
+ */
+async function answerHere(pipeline, inputs, run) {
+  const started = performance.now();
+  const feeds = await pipeline.encode(inputs);
+  const preprocessMs = performance.now() - started;
+  const { outputs, runMs } = await run(feeds);
+  const answering = performance.now();
+  const answers = pipeline.answers(outputs, feeds);
+  return { answer: answers[0], answers, feeds, outputs, timings: { preprocessMs, runMs, answerMs: performance.now() - answering } };
+}
+
+/**
+ * The Python-equivalent preprocessing and answer of one model, ready to run; `raw` makes of raw input the
+ * input the server's side of the same pipeline takes (a BYTES tensor: texts or pairs, images in base64).
  * @param {{fileUrl: (file: string) => string, url: (path: string) => string}} client
  * @param {import("./manifest.js").ModelEntry} model
  */
@@ -47,7 +65,7 @@ export async function openPipeline(client, model) {
       for (const input of inputs) out.push(pixelsOf(image, await decodeImage(input)));
       return out;
     };
-    return {
+    return withAnswer({
       spec,
       pixels,
       /** @param {RawInput[]} inputs @returns {Promise<Tensors>} */
@@ -56,7 +74,9 @@ export async function openPipeline(client, model) {
         return { [image.input]: stack(rows) };
       },
       answers: answersOf,
-    };
+      /** @param {RawInput[]} inputs */
+      raw: async (inputs) => bytesInput("image", [inputs.length], await Promise.all(inputs.map((i) => imageBase64(/** @type {ImageInput} */ (i))))),
+    });
   }
   if (!spec.text) throw new Error(`${model.name}: its pipeline has neither text nor image`);
   const asset = async (/** @type {string|null} */ label) => {
@@ -70,12 +90,32 @@ export async function openPipeline(client, model) {
   const [{ Tokenizer }, tokenizerJson, configJson] = await Promise.all([
     import(/* @vite-ignore */ moduleUrl), asset(spec.text.tokenizer), asset(spec.text.config)]);
   const text = new TextPipeline(Tokenizer, spec.text, tokenizerJson, configJson);
-  return {
+  return withAnswer({
     spec,
     /** @param {RawInput[]} inputs @returns {Promise<Tensors>} */
     encode: async (inputs) => text.encode(/** @type {TextInput[]} */ (inputs)),
     answers: answersOf,
+    /** @param {RawInput[]} inputs */
+    raw: async (inputs) => bytesInput("text", Array.isArray(inputs[0]) ? [inputs.length, 2] : [inputs.length], /** @type {string[]} */ (inputs.flat())),
+  });
+}
+
+/**
+ * The pipeline with its `answer(inputs, run)`: raw input to answers in this page (answerHere).
+ * @template {{encode: (inputs: RawInput[]) => Promise<Tensors>, answers: (outputs: Tensors, feeds?: Tensors) => Answer[]}} P
+ * @param {P} pipeline
+ */
+function withAnswer(pipeline) {
+  return {
+    ...pipeline,
+    /** @param {RawInput[]} inputs @param {(feeds: Tensors) => Promise<{outputs: Tensors, runMs: number}>} run */
+    answer: (inputs, run) => answerHere(pipeline, inputs, run),
   };
+}
+
+/** A V2 BYTES input. @param {string} name @param {number[]} shape @param {string[]} data */
+function bytesInput(name, shape, data) {
+  return { name, datatype: /** @type {const} */ ("BYTES"), shape, data };
 }
 
 /** One tensor of [n, ...] from n tensors of [1, ...]. @param {import("./tensors.js").Tensor[]} rows */

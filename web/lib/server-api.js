@@ -55,23 +55,22 @@ export async function serverInfer(base, model, variant, feeds) {
   return { outputs: decodeInferResponse(body), runMs };
 }
 
-// Raw input to a model's pipeline on the server (docs/server.md, "Raw input"): texts (or pairs) as BYTES `text`,
-// images as BYTES `image` in base64; the server tokenizes or decodes with the Python side of the same spec and
-// answers with the model's outputs and `answer` (one JSON text per row).
+// Raw input to a model's pipeline on the server (docs/server.md, "Raw input"): the input its pipeline made of it
+// (pipeline.js `raw`: texts or pairs as BYTES `text`, images as BYTES `image` in base64); the server tokenizes or
+// decodes with the Python side of the same spec and answers with the model's outputs and `answer` (one JSON text
+// per row).
 /**
  * @param {string} base @param {string} model @param {string} variant
- * @param {"text"|"image"} kind @param {Array<string|[string, string]|Blob>} inputs Blobs for images
+ * @param {{name: string, datatype: "BYTES", shape: number[], data: string[]}} input
  * @returns {Promise<{answers: any[], outputs: import("./tensors.js").Tensors, runMs: number}>}
  */
-export async function serverPipeline(base, model, variant, kind, inputs) {
+export async function serverPipeline(base, model, variant, input) {
   const url = new URL(`v2/models/${encodeURIComponent(model)}/versions/${encodeURIComponent(variant)}/infer`, base);
-  const data = kind === "image" ? await Promise.all(inputs.map((b) => base64(/** @type {Blob} */ (b)))) : inputs.flat();
-  const pairs = kind === "text" && Array.isArray(inputs[0]);
   const started = performance.now();
   const response = await fetch(url, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ inputs: [{ name: kind, datatype: "BYTES", shape: pairs ? [inputs.length, 2] : [inputs.length], data }] }),
+    body: JSON.stringify({ inputs: [input] }),
   });
   const body = await response.json();
   const runMs = performance.now() - started;
@@ -79,12 +78,4 @@ export async function serverPipeline(base, model, variant, kind, inputs) {
   const answer = body.outputs.find((/** @type {{name: string}} */ o) => o.name === "answer");
   const outputs = decodeInferResponse({ outputs: body.outputs.filter((/** @type {{name: string}} */ o) => o.name !== "answer") });
   return { answers: answer.data.map((/** @type {string} */ text) => JSON.parse(text)), outputs, runMs };
-}
-
-/** @param {Blob} blob @returns {Promise<string>} */
-async function base64(blob) {
-  const bytes = new Uint8Array(await blob.arrayBuffer());
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(text);
 }

@@ -52,7 +52,11 @@ export async function openSession({ bytes, runtime, device, ortBase, worker = ru
   return new Session(owner, created.id, info, created.createMs, logs);
 }
 
+// A session in a worker. ServerSession (server-session.js) has the same run, runPipeline and release.
 export class Session {
+  // Its runs take turns: a worker runs one at a time, and a loaded model swaps sessions between runs.
+  concurrent = false;
+
   constructor(owner, id, info, createMs, logs) {
     this.owner = owner;
     this.id = id;
@@ -67,6 +71,15 @@ export class Session {
     const result = await this.owner.call("run", { session: this.id, feeds });
     this.runs += 1;
     return result;
+  }
+
+  /**
+   * Raw input to answers: preprocessed in this page, the model run by `run` (the loaded model's run, in its turn).
+   * @param {{answer: (inputs: any[], run: (feeds: any) => Promise<any>) => Promise<any>}} pipeline pipeline.js openPipeline
+   * @param {any[]} inputs @param {(feeds: any) => Promise<any>} run
+   */
+  runPipeline(pipeline, inputs, run) {
+    return pipeline.answer(inputs, run);
   }
 
   // The worker's console lines since the last call (onnxruntime's profile and verbose logs).

@@ -5,7 +5,124 @@
 // element-wise difference to its own reference kept as a diagnostic. Every reference file holds the
 // same inputs (golden set 0, the same rows); when the fp32 one's differ (or there is none), the file
 // is judged element by element against its own reference by the table's row for its variant.
-import { judgeRun } from "./judge.js";
+//
+// A verdict is remembered for the (file, runtime, onnxruntime-web version, device) (verdicts.js): a remembered
+// pass is not run again in "first-use" mode, and the plan skips a remembered failure without downloading it.
+import { arithmeticOf, judgementRule, judgeRun } from "./judge.js";
+import { probe } from "./probe.js";
+import { remember, remembered } from "./verdicts.js";
+
+/**
+ * A loaded step's verification, as load() is told (verify: "first-use", "always" or "off"): a pass remembered on
+ * this device stands in "first-use" mode; otherwise verifyStep's, remembered. Rejects with wrongResult's error
+ * when the outputs are wrong, and with failedStep's when the engine fails the run.
+ * @param session an open session (session.js)
+ * @param {{runtime: string, key: string, variant: string}} step
+ * @param {{mode: string, ortVersion: string} & Parameters<typeof verifyStep>[2]} args
+ */
+export async function verifyOnLoad(session, step, { mode, ortVersion, ...args }) {
+  if (mode === "off") return { status: "off" };
+  const device = await probe();
+  const version = session.info.version ?? ortVersion;
+  if (mode === "first-use") {
+    const known = remembered(args.record.sha256, step.key, version, device);
+    if (known?.ok) return { status: "remembered", at: known.at, max_abs: known.max_abs };
+  }
+  let verification;
+  try {
+    verification = await verifyStep(session, step, args);
+  } catch (error) {
+    if (error instanceof EngineFailure) throw await failedStep(step, args.record, session, error.cause, ortVersion);
+    throw error;
+  }
+  if (verification.status === "unavailable") return verification;
+  const { ok, reason, max_abs, basis } = verification;
+  remember(args.record.sha256, step.key, version, device, { ok, reason, max_abs, basis });
+  if (!ok) throw wrongResult(verification);
+  return verification;
+}
+
+/**
+ * The error a step's engine failure becomes (session null: creating the session failed), its verdict remembered
+ * unless the failure depends on the moment (memory, a lost GPU device): the plan then skips the pair on this
+ * device without downloading it again. `stage` is the engine error's ("init", "create") or null.
+ * @param {{runtime: string, key: string}} step @param {{sha256: string}} record
+ * @param {{info: {version?: string|null}}|null} session @param {Error & {stage?: string}} error @param {string} ortVersion
+ */
+export async function failedStep(step, record, session, error, ortVersion) {
+  const reason = engineFailureReason(step.runtime, session ? "its first run" : "creating a session", error.message);
+  if (lastingFailure(error.message)) {
+    const version = session?.info.version ?? ortVersion;
+    remember(record.sha256, step.key, version, await probe(), { ok: false, reason, max_abs: null, basis: "error" });
+  }
+  return Object.assign(new Error(reason), { stage: error.stage ?? null });
+}
+
+/** An engine's own failure in a verification run (not a wrong result): `cause` is the engine's error. */
+export class EngineFailure extends Error {
+  /** @param {Error} cause */
+  constructor(cause) {
+    super(cause.message);
+    this.cause = cause;
+  }
+}
+
+/**
+ * One plan step's first-use verification: the session run on its file's reference inputs and judged as the
+ * import judged the variant (judge.js), by what its file computes; an fp16 or int8 file against the fp32
+ * variant's reference outputs, within its budget. The verification names its status: "passed" or "failed"
+ * (with `ok`, `reason`, the measured differences and the rule), or "unavailable" (no reference to run).
+ * Throws EngineFailure when the engine itself fails the run.
+ * @param session an open session (session.js)
+ * @param {{runtime: string, key: string, variant: string}} step
+ * @param {object} args
+ * @param {import("./manifest.js").ModelEntry} args.model the manifest's model entry
+ * @param {import("./manifest.js").VariantRecord} args.record the file the session runs (forms.js fileRecord)
+ * @param {(record: Partial<import("./manifest.js").VariantRecord>) => Promise<{inputs: object, outputs: object, bytes: number}|null>} args.reference
+ *   a record's reference file, decoded (null: it has none; downloads.js loadReference)
+ * @param {() => Promise<Record<string, import("./judge.js").Tolerance>>} args.tolerances the server's tolerance table
+ */
+export async function verifyStep(session, step, { model, record, reference, tolerances }) {
+  const [own, table, fp32Reference] = await Promise.all([
+    reference(record), tolerances(),
+    arithmeticOf(model.variants[step.variant]) === "fp32" ? null : reference(model.variants.fp32 ?? {}),
+  ]);
+  const rule = judgementRule(model, step.variant, step.key, table);
+  if (!own) return { status: "unavailable", reason: "the manifest has no reference outputs for this file (built by an older onnxport)" };
+  if (!rule.floor) throw new Error(`no floor for fp32/${step.key} in the server's table`);
+  let check;
+  try {
+    check = await verifySession(session, { model, reference: own, fp32Reference, rule });
+  } catch (error) {
+    // An engine's own failure (Firefox's WebGPU on lavapipe: "Failed to create a WebGPU compute pipeline:
+    // ShaderModule with 'Clip' label is invalid" at minilm fp16's first run) is remembered like a wrong result.
+    throw new EngineFailure(error);
+  }
+  return {
+    status: check.ok ? "passed" : "failed", ok: check.ok, reason: check.ok ? null : wrongResultsMessage(step.runtime, check),
+    max_abs: check.max_abs, basis: check.basis, rule: check.rule, budget: check.basis === "budget" ? rule.budget : null,
+    metric: check.metric, diagnostic: check.diagnostic, ms: check.ms, runMs: check.runMs, bytes: own.bytes,
+  };
+}
+
+/**
+ * The error a failed verification becomes: `wrong` (a wrong result, not a failure to run) and the verification.
+ * @param {{reason: string}} verification
+ */
+export function wrongResult(verification) {
+  const error = /** @type {Error & {wrong?: boolean, verification?: object}} */ (new Error(verification.reason));
+  error.wrong = true;
+  error.verification = verification;
+  return error;
+}
+
+/**
+ * Why a runtime failed a step, in words: "webgpu failed its first run on this device: <the engine's reason>".
+ * @param {string} runtime @param {string} stage "its first run" or "creating a session" @param {string} message
+ */
+export function engineFailureReason(runtime, stage, message) {
+  return `${runtime} failed ${stage} on this device: ${engineError(message)}`;
+}
 
 /**
  * @param session an open session (session.js)
