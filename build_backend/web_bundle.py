@@ -6,7 +6,7 @@ writes the same folder by hand.
 
 What goes in (OUT is onnxport/_web/ inside the wheel; project.PACKAGED_WEB reads it):
   web/                  web/app, web/lib, web/examples, web/index.html, web/style.css, web/favicon.svg
-  ort/                  the onnxruntime-web bundles web/lib/runtimes.js names, the loader (.mjs) each bundle
+  ort/                  the onnxruntime-web bundles web/lib/choice/runtimes.js names, the loader (.mjs) each bundle
                         imports and the .wasm each loader fetches: found by reading those files, so a new
                         onnxruntime-web release that renames them is followed, and one we cannot trace fails
   vendor/tokenizers/    the files web/index.html's import map or web/lib's modules name under /vendor/tokenizers/
@@ -73,9 +73,9 @@ def write(out: Path, root: Path = ROOT) -> dict:
 
 
 def _ort_files(root: Path, ort: _Tarball) -> list[str]:
-    bundles = sorted(set(BUNDLE.findall((root / "web" / "lib" / "runtimes.js").read_text())))
+    bundles = sorted(set(BUNDLE.findall((root / "web" / "lib" / "choice" / "runtimes.js").read_text())))
     if not bundles:
-        raise BundleError("web/lib/runtimes.js names no onnxruntime-web bundle (`bundle: \"...\"`)")
+        raise BundleError("web/lib/choice/runtimes.js names no onnxruntime-web bundle (`bundle: \"...\"`)")
     files = []
     for bundle in bundles:
         loaders = sorted(set(LOADER.findall(ort.text(bundle))))
@@ -97,7 +97,7 @@ def _named_files(root: Path, prefix: str) -> list[str]:
     urls = json.loads(match.group(1))["imports"].values()
     files = {url[len(prefix):] for url in urls if url.startswith(prefix)}
     by_url = re.compile(re.escape(prefix.lstrip("/")) + r"([\w.-]+)")
-    for module in sorted((root / "web" / "lib").glob("*.js")):
+    for module in sorted((root / "web" / "lib").rglob("*.js")):
         files |= set(by_url.findall(module.read_text()))
     if not files:
         raise BundleError(f"neither web/index.html's import map nor web/lib names a file under {prefix}")

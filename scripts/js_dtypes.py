@@ -1,6 +1,6 @@
-"""Write web/lib/dtypes.js, the browser library's tensor types, from the server's table (onnxport/dtypes.py).
+"""Write web/lib/tensors/dtypes.js, the browser library's tensor types, from the server's table (onnxport/dtypes.py).
 
-    python scripts/js_dtypes.py          rewrite web/lib/dtypes.js
+    python scripts/js_dtypes.py          rewrite web/lib/tensors/dtypes.js
     python scripts/js_dtypes.py --check  exit 1 if it differs from what the table gives (tests/test_dtypes.py)
 
 The JavaScript is committed, so the library (also an npm package) needs no build step; the check keeps the
@@ -16,7 +16,7 @@ import numpy as np
 
 from onnxport.dtypes import DTYPES
 
-OUT = Path(__file__).resolve().parent.parent / "web" / "lib" / "dtypes.js"
+OUT = Path(__file__).resolve().parent.parent / "web" / "lib" / "tensors" / "dtypes.js"
 
 
 def _object(pairs: list[tuple[str, str]], *, quoted: bool = True) -> str:

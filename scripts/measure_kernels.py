@@ -3,7 +3,7 @@
 For every operator probed (ai.onnx.ml, the quantized and fused operators of ai.onnx and
 com.microsoft), writes a one-node model, checks that native onnxruntime creates a session from it
 (so the model itself is valid), then creates a session from it in Chromium on each bundle the
-library loads (web/lib/ort-runtime.js):
+library loads (web/lib/worker/ort-runtime.js):
 
   wasm    ort.wasm.min.mjs, execution provider "wasm"
   webgpu  ort.webgpu.min.mjs, execution provider "webgpu" (SwiftShader; nodes without a WebGPU
@@ -13,7 +13,7 @@ library loads (web/lib/ort-runtime.js):
 
 A session that fails with onnxruntime's "No Op registered" or "Could not find an implementation"
 means no kernel; any other failure is printed and stops the script (the probe, not the bundle,
-would be wrong). Prints the table; --write replaces the measured block of web/lib/kernels.js;
+would be wrong). Prints the table; --write replaces the measured block of web/lib/choice/kernels.js;
 --check exits 1 when the measurement differs from it.
 
 Usage: .venv/bin/python scripts/measure_kernels.py [--write | --check]
@@ -39,7 +39,7 @@ from onnxport.harness import chromium as chromium_driver
 from onnxport.harness.isolated_files import isolated_files
 
 ROOT = Path(__file__).resolve().parent.parent
-KERNELS_JS = ROOT / "web" / "lib" / "kernels.js"
+KERNELS_JS = ROOT / "web" / "lib" / "choice" / "kernels.js"
 BEGIN, END = "// BEGIN MEASURED (scripts/measure_kernels.py --write)", "// END MEASURED"
 # runtime -> (bundle, execution provider)
 BUNDLES = {"wasm": ("ort.wasm.min.mjs", "wasm"), "webgpu": ("ort.webgpu.min.mjs", "webgpu"),
@@ -275,9 +275,9 @@ def block(missing: dict[str, list[str]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     action = parser.add_mutually_exclusive_group()
-    action.add_argument("--write", action="store_true", help="replace the measured block of web/lib/kernels.js")
+    action.add_argument("--write", action="store_true", help="replace the measured block of web/lib/choice/kernels.js")
     action.add_argument("--check", action="store_true",
-                        help="exit 1 when the measurement differs from web/lib/kernels.js")
+                        help="exit 1 when the measurement differs from web/lib/choice/kernels.js")
     args = parser.parse_args()
     missing = measure()
     for runtime, ops in missing.items():

@@ -1,5 +1,5 @@
 """The dtype table (onnxport/dtypes.py) agrees with the libraries whose names it records, and the browser
-library's copy (web/lib/dtypes.js) with it."""
+library's copy (web/lib/tensors/dtypes.js) with it."""
 
 import subprocess
 import sys

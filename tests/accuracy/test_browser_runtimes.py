@@ -1,5 +1,5 @@
 """server/onnxport/accuracy/browser_runtimes.py: the Python side's browser runtime names are
-web/lib/runtimes.js's, and every list of them in the package is made from them."""
+web/lib/choice/runtimes.js's, and every list of them in the package is made from them."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from onnxport.check import check_run, verdicts
 from onnxport.convert import forms
 from onnxport.repository import manifest, schema
 
-RUNTIMES_JS = Path(__file__).resolve().parents[2] / "web" / "lib" / "runtimes.js"
+RUNTIMES_JS = Path(__file__).resolve().parents[2] / "web" / "lib" / "choice" / "runtimes.js"
 
 
 @pytest.fixture(scope="module")
 def js() -> dict:
     """runtimes.js as node imports it: its rows and the lists it derives."""
     node = shutil.which("node")
-    assert node, "node (20+) is needed: it reads web/lib/runtimes.js"
+    assert node, "node (20+) is needed: it reads web/lib/choice/runtimes.js"
     script = (f"const m = await import({json.dumps(RUNTIMES_JS.as_uri())});"
               "console.log(JSON.stringify({rows: m.RUNTIMES, browser: m.BROWSER, checked: m.CHECKED}));")
     run = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)

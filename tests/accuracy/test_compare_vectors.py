@@ -1,6 +1,6 @@
 """The comparison rule's shared vectors (tests/data/compare_vectors.json) through the Python rule.
 
-tests/js/test_compare_vectors.mjs runs the same file through web/lib/compare.js, so the browser
+tests/js/test_compare_vectors.mjs runs the same file through web/lib/verification/compare.js, so the browser
 and the server judge every element alike.
 """
 

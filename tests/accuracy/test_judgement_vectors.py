@@ -1,6 +1,6 @@
 """The judgement's shared vectors (tests/data/judgement_vectors.json) through the Python rule.
 
-tests/js/test_judge_vectors.mjs runs the same file through web/lib/judge.js: the import, the check,
+tests/js/test_judge_vectors.mjs runs the same file through web/lib/verification/judge.js: the import, the check,
 first-use verification and the playground judge a result alike, and say why in the same words.
 """
 

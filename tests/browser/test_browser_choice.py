@@ -205,7 +205,7 @@ def test_a_verdict_of_onnxport_check_in_the_repository_skips_that_pair(open_tab,
     tab = open_tab("#/")
     wait_for_probe(tab.page)
     kind = tab.page.evaluate(
-        "async () => { const p = await import('/web/lib/probe.js'); return p.deviceKind(await p.probe()); }")
+        "async () => { const p = await import('/web/lib/choice/probe.js'); return p.deviceKind(await p.probe()); }")
     first = tab.goto("#/play/digits")
     wasm_first = _variants_of(first, "wasm")[0]
     record = manifest["models"]["digits"]["variants"][wasm_first]

@@ -60,7 +60,7 @@ def test_a_pinned_form_runs_verified_and_matches_native_onnxruntime_on_it(open_t
 
 
 # `onnxport bench` and `onnxport check` run WebAssembly on all the page's threads and on one: the plan takes
-# either, by the threads measured to pay (web/lib/threads.js; here the bench's equal figures: one thread).
+# either, by the threads measured to pay (web/lib/choice/threads.js; here the bench's equal figures: one thread).
 WASM_KEYS = ("wasm", "wasm-1t")
 
 
@@ -93,7 +93,7 @@ def _verdicts(kind: str, manifest: dict, model: str, form: str, status: str) -> 
 def _device(tab) -> tuple[dict, str]:
     wait_for_probe(tab.page)
     return tab.page.evaluate("""async () => {
-      const p = await import('/web/lib/probe.js');
+      const p = await import('/web/lib/choice/probe.js');
       const device = await p.probe();
       return [device, p.deviceKind(device)];
     }""")

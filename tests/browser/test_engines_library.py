@@ -75,7 +75,7 @@ def driven(engine: str, base_url: str, *, webgpu: bool):
 LOAD_TWICE = """async () => {
   localStorage.clear();
   const { connect, probe } = await import('/web/lib/index.js');
-  const { threadCeiling } = await import('/web/lib/probe.js');
+  const { threadCeiling } = await import('/web/lib/choice/probe.js');
   const device = await probe();
   const client = connect('/');
   const seen = (m) => ({ runtime: m.choice.runtime, key: m.choice.key, threads: m.choice.threads, why: m.choice.why,

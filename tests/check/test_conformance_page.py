@@ -52,7 +52,7 @@ def test_webgpu_rows_log_no_shader_source_to_the_console(open_tab, chromium_webg
     """WebGPU runs are verbose (their log says where each node ran), and onnxruntime's WebAssembly build writes
     every log line to stderr, one console.error a line: iris and digits on SwiftShader gave 7,328 console errors,
     the WebGPU shaders' source line by line, with no row failing. Its records reach the console one line each at
-    their own severity now (web/lib/ort-log.js); the placement read from the same log is still there."""
+    their own severity now (web/lib/worker/ort-log.js); the placement read from the same log is still there."""
     messages: list[tuple[str, str]] = []
     tab = open_tab(browser=chromium_webgpu)
     tab.page.on("console", lambda message: messages.append((message.type, message.text)))

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { connect } from "../../web/lib/client.js";
+import { connect } from "../../web/lib/client/client.js";
 
 test("by default everything is on the server", () => {
   const client = connect("http://server.example/app");

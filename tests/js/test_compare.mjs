@@ -1,11 +1,11 @@
-// web/lib/compare.js: the element rule, the per-output report, the task metrics and the budget check
+// web/lib/verification/compare.js: the element rule, the per-output report, the task metrics and the budget check
 // (judge.js, built on them, is pinned by tests/data/judgement_vectors.json: test_judge_vectors.mjs).
 // The rule's boundary cases live in tests/data/compare_vectors.json (test_compare_vectors.mjs).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { budgetCheck, compareOutput, passes, pyG, pyRepr, taskMetric } from "../../web/lib/compare.js";
-import { tensor } from "../../web/lib/tensors.js";
+import { budgetCheck, compareOutput, passes, pyG, pyRepr, taskMetric } from "../../web/lib/verification/compare.js";
+import { tensor } from "../../web/lib/tensors/tensors.js";
 
 const f32 = (dims, values) => tensor("float32", dims, Float32Array.from(values));
 const f64 = (dims, values) => tensor("float64", dims, Float64Array.from(values));

@@ -5,9 +5,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { compareOutput } from "../../web/lib/compare.js";
-import { judge } from "../../web/lib/judge.js";
-import { ARRAYS, tensor } from "../../web/lib/tensors.js";
+import { compareOutput } from "../../web/lib/verification/compare.js";
+import { judge } from "../../web/lib/verification/judge.js";
+import { ARRAYS, tensor } from "../../web/lib/tensors/tensors.js";
 
 const VECTORS = JSON.parse(readFileSync(new URL("../data/compare_vectors.json", import.meta.url)));
 const NONFINITE = { NaN: NaN, Infinity: Infinity, "-Infinity": -Infinity };

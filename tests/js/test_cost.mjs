@@ -1,14 +1,14 @@
-// web/lib/cost.js: the plan's one ranking rule: one bench-row lookup, one cost per step for runtimes,
+// web/lib/choice/cost.js: the plan's one ranking rule: one bench-row lookup, one cost per step for runtimes,
 // variants and forms, and the order of steps (node --test; no browser needed).
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 
 import { storage } from "./helpers/memory-storage.mjs";
 
-const { benchRow, byCost, cost, MIN_GAIN, prior, startsSooner } = await import("../../web/lib/cost.js");
-const { runtime } = await import("../../web/lib/runtimes.js");
-const { recordDownload, recordMeasured, recordRun } = await import("../../web/lib/speeds.js");
-const { RANK_BYTES_PER_MS } = await import("../../web/lib/cost.js");
+const { benchRow, byCost, cost, MIN_GAIN, prior, startsSooner } = await import("../../web/lib/choice/cost.js");
+const { runtime } = await import("../../web/lib/choice/runtimes.js");
+const { recordDownload, recordMeasured, recordRun } = await import("../../web/lib/memory/speeds.js");
+const { RANK_BYTES_PER_MS } = await import("../../web/lib/choice/cost.js");
 
 const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
 const SOFTWARE_GPU = { vendor: "google", architecture: "swiftshader", device: "", description: "", fallback: true };

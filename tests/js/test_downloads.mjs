@@ -1,4 +1,4 @@
-// web/lib/downloads.js over a real HTTP server (node:http on a free port): a download is timed, sha256-checked,
+// web/lib/files/downloads.js over a real HTTP server (node:http on a free port): a download is timed, sha256-checked,
 // and its bandwidth remembered for its origin, which the plan's estimates then use (node --test; no browser:
 // node has fetch and SubtleCrypto, not the Cache API, so every load downloads).
 import assert from "node:assert/strict";
@@ -8,8 +8,8 @@ import { after, before, beforeEach, test } from "node:test";
 
 import { storage } from "./helpers/memory-storage.mjs";
 
-const { loadArtifact } = await import("../../web/lib/downloads.js");
-const { bandwidth, MIN_MEASURED_BYTES } = await import("../../web/lib/speeds.js");
+const { loadArtifact } = await import("../../web/lib/files/downloads.js");
+const { bandwidth, MIN_MEASURED_BYTES } = await import("../../web/lib/memory/speeds.js");
 
 const BIG = new Uint8Array(4 * 1024 * 1024).map((_, i) => (i * 7919) % 251);
 const SMALL = BIG.subarray(0, 1000);

@@ -1,15 +1,15 @@
-// The plan's choice among a variant's files (web/lib/forms.js): a form only where it is verified
+// The plan's choice among a variant's files (web/lib/choice/forms.js): a form only where it is verified
 // and measured faster, on this device or on a device of this kind (node --test; no browser needed).
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 
 import { storage } from "./helpers/memory-storage.mjs";
 
-const { buildPlan } = await import("../../web/lib/plan.js");
-const { fileRecord, servedForms } = await import("../../web/lib/forms.js");
-const { deviceKind } = await import("../../web/lib/probe.js");
-const { remember } = await import("../../web/lib/verdicts.js");
-const { rememberTrial } = await import("../../web/lib/threads.js");
+const { buildPlan } = await import("../../web/lib/choice/plan.js");
+const { fileRecord, servedForms } = await import("../../web/lib/choice/forms.js");
+const { deviceKind } = await import("../../web/lib/choice/probe.js");
+const { remember } = await import("../../web/lib/choice/verdicts.js");
+const { rememberTrial } = await import("../../web/lib/choice/threads.js");
 
 const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
 const DEVICE = { webgpu: false, adapter: null, webgpuReason: "no adapter", shaderF16: false, webnn: false, webnnReason: "no navigator.ml",

@@ -11,27 +11,32 @@ import { fileURLToPath } from "node:url";
 const LIB = resolve(dirname(fileURLToPath(import.meta.url)), "../../web/lib");
 
 // The page's modules in layers, top to bottom. A module imports modules of its own group or of a layer below,
-// never one above; groups that share a layer are independent and import nothing of each other.
+// never one above; groups that share a layer are independent and import nothing of each other. Each group is a
+// folder of its name (the entry is web/lib's top: the URL pages import).
 const LAYERS = [
   { entry: ["index.js", "internal.js", "types.js"] }, // the public API and its types, and the one entry of our own pages
-  { client: ["client.js", "thread-trial.js"] }, // connect() and load(): plan, download, verify, start a session
+  { client: ["client/client.js", "client/thread-trial.js"] }, // connect() and load(): plan, download, verify, start a session
   {
-    model: ["model.js", "session.js", "server-session.js", "workers.js"], // a loaded model, its session (a worker's or the server's)
-    verification: ["verify.js", "judge.js", "compare.js"], // outputs against the reference, within tolerance; verdicts kept
+    // a loaded model, its session (a worker's or the server's), the worker it talks to
+    model: ["model/model.js", "model/session.js", "model/server-session.js", "model/workers.js"],
+    // outputs against the reference, within tolerance, and the verdicts remembered
+    verification: ["verification/verify.js", "verification/judge.js", "verification/compare.js"],
   },
   {
-    pipelines: ["pipeline.js", "text-pipeline.js", "image-pipeline.js", "answers.js"], // raw input to answer
-    choice: ["plan.js", "threads.js", "cost.js", "kernels.js", "forms.js", "verdicts.js", "runtimes.js",
-      "probe.js", "placement.js"], // which runtime, variant and form, and why
+    // raw input to answer
+    pipelines: ["pipelines/pipeline.js", "pipelines/text-pipeline.js", "pipelines/image-pipeline.js", "pipelines/answers.js"],
+    choice: ["choice/plan.js", "choice/threads.js", "choice/cost.js", "choice/kernels.js", "choice/forms.js",
+      "choice/verdicts.js", "choice/runtimes.js", "choice/probe.js", "choice/placement.js"], // which runtime, variant and form, and why
   },
-  { files: ["documents.js", "downloads.js", "manifest.js", "cors.js"] }, // the manifest, the files it names, the API's documents
-  { memory: ["speeds.js", "store.js"] }, // what this browser measured, kept between visits
-  { tensors: ["server-api.js", "npy.js", "tensors.js", "dtypes.js"] }, // tensors, their files and the wire
+  // the manifest, the files it names, the API's documents
+  { files: ["files/documents.js", "files/downloads.js", "files/manifest.js", "files/cors.js"] },
+  { memory: ["memory/speeds.js", "memory/store.js"] }, // what this browser measured, kept between visits
+  { tensors: ["tensors/server-api.js", "tensors/npy.js", "tensors/tensors.js", "tensors/dtypes.js"] }, // tensors, their files and the wire
 ];
-// The worker's modules run in the worker, which workers.js starts by URL: they import only each other (never
+// The worker's modules run in the worker, which model/workers.js starts by URL: they import only each other (never
 // the client, the plan or a session's page side), and no page module imports them, so onnxruntime-web is
 // loaded in the worker alone.
-const WORKER = ["worker.js", "ort-runtime.js", "ort-log.js"];
+const WORKER = ["worker/worker.js", "worker/ort-runtime.js", "worker/ort-log.js"];
 
 /** The module specifiers `source` imports at run time. */
 function specifiers(source) {
@@ -125,25 +130,32 @@ test("web/lib keeps its import contract", () => {
   assert.deepEqual(violations(libGraph()), []);
 });
 
+test("each group of the contract is the folder of its name", () => {
+  const groups = [...LAYERS.flatMap((layer) => Object.entries(layer)), ["worker", WORKER]];
+  const astray = groups.flatMap(([group, modules]) => modules.filter((module) =>
+    dirname(module) !== (group === "entry" ? "." : group)).map((module) => `${module} (${group})`));
+  assert.deepEqual(astray, []);
+});
+
 test("a broken contract is named, one line per import", () => {
   // The contract's own modules, importing nothing, then imports that break it.
   const graph = Object.fromEntries([...LAYERS.flatMap((layer) => Object.values(layer).flat()), ...WORKER]
     .map((module) => [module, []]));
-  graph["worker.js"] = ["ort-runtime.js", "client.js"]; // the worker reaches for the page's client
-  graph["tensors.js"] = ["dtypes.js", "../app/ui.js"]; // the library reaches into our pages
-  graph["plan.js"] = ["cost.js", "pipeline.js"]; // choice and pipelines share a layer
-  graph["speeds.js"] = ["store.js"];
-  graph["store.js"] = ["speeds.js"]; // a circle within a group
-  graph["manifest.js"] = ["dtypes.js"];
-  graph["dtypes.js"] = ["manifest.js"]; // up two layers, and a circle through them
+  graph["worker/worker.js"] = ["worker/ort-runtime.js", "client/client.js"]; // the worker reaches for the page's client
+  graph["tensors/tensors.js"] = ["tensors/dtypes.js", "../app/ui.js"]; // the library reaches into our pages
+  graph["choice/plan.js"] = ["choice/cost.js", "pipelines/pipeline.js"]; // choice and pipelines share a layer
+  graph["memory/speeds.js"] = ["memory/store.js"];
+  graph["memory/store.js"] = ["memory/speeds.js"]; // a circle within a group
+  graph["files/manifest.js"] = ["tensors/dtypes.js"];
+  graph["tensors/dtypes.js"] = ["files/manifest.js"]; // up two layers, and a circle through them
   graph["fresh.js"] = [];
   assert.deepEqual(violations(graph), [
     "fresh.js is in no group of the contract: place it in LAYERS or WORKER",
-    "dtypes.js (tensors) imports manifest.js (files): an import points down, never up",
-    "plan.js (choice) imports pipeline.js (pipelines): groups of one layer are independent",
-    "tensors.js imports ../app/ui.js: not a module of web/lib (the library is a package of its own)",
-    "worker.js (worker) imports client.js (client): the worker's modules and the page's import nothing of each other",
-    "an import cycle: dtypes.js -> manifest.js -> dtypes.js",
-    "an import cycle: speeds.js -> store.js -> speeds.js",
+    "choice/plan.js (choice) imports pipelines/pipeline.js (pipelines): groups of one layer are independent",
+    "tensors/dtypes.js (tensors) imports files/manifest.js (files): an import points down, never up",
+    "tensors/tensors.js imports ../app/ui.js: not a module of web/lib (the library is a package of its own)",
+    "worker/worker.js (worker) imports client/client.js (client): the worker's modules and the page's import nothing of each other",
+    "an import cycle: files/manifest.js -> tensors/dtypes.js -> files/manifest.js",
+    "an import cycle: memory/speeds.js -> memory/store.js -> memory/speeds.js",
   ]);
 });

@@ -1,9 +1,9 @@
-// web/lib/kernels.js: the measured table of operators each onnxruntime-web bundle lacks
+// web/lib/choice/kernels.js: the measured table of operators each onnxruntime-web bundle lacks
 // (scripts/measure_kernels.py) and the rule the plan applies to a variant's operator_types.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { MISSING, PROBED, missingKernelReason, missingKernels } from "../../web/lib/kernels.js";
+import { MISSING, PROBED, missingKernelReason, missingKernels } from "../../web/lib/choice/kernels.js";
 
 test("the table covers every bundle a runtime loads, and lists only probed operators", () => {
   assert.deepEqual(Object.keys(MISSING).sort(), ["wasm", "webgpu", "webnn"]);

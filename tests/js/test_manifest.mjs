@@ -1,8 +1,8 @@
-// web/lib/manifest.js: the schema check, variant order, what is served, dtype names.
+// web/lib/files/manifest.js: the schema check, variant order, what is served, dtype names.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { checkManifest, served, tensorType, VARIANT_ORDER, variants } from "../../web/lib/manifest.js";
+import { checkManifest, served, tensorType, VARIANT_ORDER, variants } from "../../web/lib/files/manifest.js";
 
 const URL_ = "https://models.example/api/manifest";
 

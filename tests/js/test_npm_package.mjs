@@ -10,18 +10,18 @@ import { test } from "node:test";
 import * as api from "../../web/lib/index.js";
 
 const LIB = new URL("../../web/lib/", import.meta.url);
-const modules = readdirSync(LIB).filter((name) => name.endsWith(".js"));
+const modules = readdirSync(LIB, { recursive: true }).filter((name) => name.endsWith(".js") && !name.startsWith("types/")).sort();
 const source = (name) => readFileSync(new URL(name, LIB), "utf8");
 
 test("the library imports only its own modules (onnxruntime-web is imported by URL, from the server)", () => {
   const bare = [];
   for (const name of modules) {
     for (const [, spec] of source(name).matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']/gm)) {
-      if (!spec.startsWith("./")) bare.push(`${name}: ${spec}`);
+      if (!/^\.\.?\//.test(spec)) bare.push(`${name}: ${spec}`);
     }
-    // import("./x.js") with a literal (a JSDoc type's too: same rule); ort-runtime.js's import(url) has none.
+    // import("./x.js") or import("../x/y.js") with a literal (a JSDoc type's too: same rule); ort-runtime.js's import(url) has none.
     for (const [, spec] of source(name).matchAll(/\bimport\(\s*["'`]([^"'`]+)["'`]\s*\)/g)) {
-      if (!spec.startsWith("./")) bare.push(`${name}: import(${spec})`);
+      if (!/^\.\.?\//.test(spec)) bare.push(`${name}: import(${spec})`);
     }
   }
   assert.deepEqual(bare, []);
@@ -29,10 +29,10 @@ test("the library imports only its own modules (onnxruntime-web is imported by U
 
 test("the only new URL(literal, import.meta.url) is the worker's, in the form bundlers bundle", () => {
   const assetUrl = /\bnew\s+URL\s*\(\s*(['"`][^'"`]*['"`])\s*,\s*import\.meta\.url\s*\)/g;
-  const workerUrl = /\bnew\s+Worker\s*\(\s*new\s+URL\s*\(\s*"\.\/worker\.js"\s*,\s*import\.meta\.url\s*\)\s*,\s*\{\s*type:\s*"module"/g;
+  const workerUrl = /\bnew\s+Worker\s*\(\s*new\s+URL\s*\(\s*"\.\.\/worker\/worker\.js"\s*,\s*import\.meta\.url\s*\)\s*,\s*\{\s*type:\s*"module"/g;
   const found = modules.flatMap((name) => [...source(name).matchAll(assetUrl)].map((m) => `${name}: ${m[1]}`));
-  assert.deepEqual(found, ["workers.js: \"./worker.js\""]);
-  assert.equal([...source("workers.js").matchAll(workerUrl)].length, 1);
+  assert.deepEqual(found, ["model/workers.js: \"../worker/worker.js\""]);
+  assert.equal([...source("model/workers.js").matchAll(workerUrl)].length, 1);
 });
 
 test("the package README names every export of the public API", () => {

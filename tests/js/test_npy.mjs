@@ -1,4 +1,4 @@
-// web/lib/npy.js on files numpy itself writes (np.save, np.savez, np.savez_compressed, made here
+// web/lib/tensors/npy.js on files numpy itself writes (np.save, np.savez, np.savez_compressed, made here
 // by the project's Python), and on broken ones: each refusal names the file or key and why.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 
-import { NpyError, readNpy, readNpz } from "../../web/lib/npy.js";
+import { NpyError, readNpy, readNpz } from "../../web/lib/tensors/npy.js";
 
 const PYTHON = new URL("../../.venv/bin/python", import.meta.url).pathname;
 const folder = mkdtempSync(join(tmpdir(), "onnxport-npy-"));

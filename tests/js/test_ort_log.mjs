@@ -1,8 +1,8 @@
-// web/lib/ort-log.js: which of onnxruntime's stderr lines reach the console, and as what (node --test).
+// web/lib/worker/ort-log.js: which of onnxruntime's stderr lines reach the console, and as what (node --test).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { logRouter } from "../../web/lib/ort-log.js";
+import { logRouter } from "../../web/lib/worker/ort-log.js";
 
 const at = (severity, where, text) => `2026-12-03 23:40:01.123 [${severity}:onnxruntime:, ${where}] ${text}`;
 const SHADER = ["", "enable f16;", "@group(0) @binding(0) var<storage, read> a: array<vec4<f32>>;",

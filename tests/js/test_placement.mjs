@@ -1,8 +1,8 @@
-// web/lib/placement.js: where onnxruntime-web ran each node, from its verbose session log.
+// web/lib/choice/placement.js: where onnxruntime-web ran each node, from its verbose session log.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { placement } from "../../web/lib/placement.js";
+import { placement } from "../../web/lib/choice/placement.js";
 
 // The shape of onnxruntime's VerifyEachNodeIsAssignedToAnEp lines, as the browser console shows them.
 const V = "[V:onnxruntime:, session_state.cc:1345 VerifyEachNodeIsAssignedToAnEp]";

@@ -5,13 +5,13 @@ import { beforeEach, test } from "node:test";
 
 import { storage } from "./helpers/memory-storage.mjs";
 
-const { buildPlan } = await import("../../web/lib/plan.js");
-const { deviceKind } = await import("../../web/lib/probe.js");
-const { recordDownload, recordRun } = await import("../../web/lib/speeds.js");
-const { runtime } = await import("../../web/lib/runtimes.js");
-const { remember } = await import("../../web/lib/verdicts.js");
-const { rememberTrial } = await import("../../web/lib/threads.js");
-const { ORT_WEB_VERSION } = await import("../../web/lib/client.js").catch(() => ({}));
+const { buildPlan } = await import("../../web/lib/choice/plan.js");
+const { deviceKind } = await import("../../web/lib/choice/probe.js");
+const { recordDownload, recordRun } = await import("../../web/lib/memory/speeds.js");
+const { runtime } = await import("../../web/lib/choice/runtimes.js");
+const { remember } = await import("../../web/lib/choice/verdicts.js");
+const { rememberTrial } = await import("../../web/lib/choice/threads.js");
+const { ORT_WEB_VERSION } = await import("../../web/lib/client/client.js").catch(() => ({}));
 
 const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
 const SOFTWARE_GPU = { vendor: "google", architecture: "swiftshader", device: "", description: "", fallback: true };

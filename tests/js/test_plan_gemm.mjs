@@ -1,4 +1,4 @@
-// A tree ensemble's plan (web/lib/plan.js): WebGPU's bundle has no ai.onnx.ml kernel, so on WebGPU the step
+// A tree ensemble's plan (web/lib/choice/plan.js): WebGPU's bundle has no ai.onnx.ml kernel, so on WebGPU the step
 // is the `gemm` form alone (tree ensembles as tensor operators), never the variant as built nor a fallback
 // to it; on WebAssembly the variant as built and the form are chosen between by measurement, as any form.
 import assert from "node:assert/strict";
@@ -6,10 +6,10 @@ import { beforeEach, test } from "node:test";
 
 import { storage } from "./helpers/memory-storage.mjs";
 
-const { buildPlan } = await import("../../web/lib/plan.js");
-const { formOperatorTypes } = await import("../../web/lib/forms.js");
-const { deviceKind } = await import("../../web/lib/probe.js");
-const { rememberTrial } = await import("../../web/lib/threads.js");
+const { buildPlan } = await import("../../web/lib/choice/plan.js");
+const { formOperatorTypes } = await import("../../web/lib/choice/forms.js");
+const { deviceKind } = await import("../../web/lib/choice/probe.js");
+const { rememberTrial } = await import("../../web/lib/choice/threads.js");
 
 const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
 const GPU = { vendor: "nvidia", architecture: "ampere", device: "", description: "", fallback: false };

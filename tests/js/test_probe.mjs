@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { browserName, softwareAdapter, threadCeiling, threadsFor } from "../../web/lib/probe.js";
+import { browserName, softwareAdapter, threadCeiling, threadsFor } from "../../web/lib/choice/probe.js";
 
 const WEBKIT = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/60.5 Safari/605.1.15";
 const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0";
@@ -19,7 +19,7 @@ async function probeOn(nav, { isolated = true, sharedArrayBuffer = true } = {}) 
   const saved = globalThis.SharedArrayBuffer;
   if (!sharedArrayBuffer) delete globalThis.SharedArrayBuffer;
   try {
-    const { probe } = await import(`../../web/lib/probe.js?copy=${copies++}`);
+    const { probe } = await import(`../../web/lib/choice/probe.js?copy=${copies++}`);
     return await probe();
   } finally {
     globalThis.SharedArrayBuffer = saved;
@@ -75,7 +75,7 @@ test("Firefox's lavapipe: empty adapter info, isFallbackAdapter and shader-f16: 
   assert.equal(device.webgpu, true);
   assert.equal(device.shaderF16, true);
   assert.deepEqual(device.adapter, { vendor: "", architecture: "", device: "", description: "", fallback: true });
-  const { deviceKind, fingerprint } = await import("../../web/lib/probe.js");
+  const { deviceKind, fingerprint } = await import("../../web/lib/choice/probe.js");
   assert.equal(deviceKind(device), "Firefox 153 · 2 cores · unnamed WebGPU adapter (software)");
   assert.match(fingerprint(device), /^Mozilla\/5\.0 .*Firefox\/153\.0\|\|\|\|\|true\|false$/);
 });

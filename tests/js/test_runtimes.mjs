@@ -1,8 +1,8 @@
-// web/lib/runtimes.js: the one table of runtimes, and the rules read off it (node --test).
+// web/lib/choice/runtimes.js: the one table of runtimes, and the rules read off it (node --test).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { BROWSER, CHECKED, PINNABLE, RUNTIMES, browserRuntime, cannotRun, inBrowser, keys, placed, runtime, shaderF16Reason, unavailableReason } from "../../web/lib/runtimes.js";
+import { BROWSER, CHECKED, PINNABLE, RUNTIMES, browserRuntime, cannotRun, inBrowser, keys, placed, runtime, shaderF16Reason, unavailableReason } from "../../web/lib/choice/runtimes.js";
 
 const ISOLATED = { crossOriginIsolated: true, hardwareConcurrency: 8 };
 const PLAIN = { crossOriginIsolated: false, hardwareConcurrency: 8 };

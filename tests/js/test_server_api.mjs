@@ -1,10 +1,10 @@
-// web/lib/server-api.js: the V2 infer request body and the decoding of its response. The real
+// web/lib/tensors/server-api.js: the V2 infer request body and the decoding of its response. The real
 // server's answer to these bodies is tested in tests/browser/test_browser_bool.py.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { decodeInferResponse, inferRequestBody } from "../../web/lib/server-api.js";
-import { tensor } from "../../web/lib/tensors.js";
+import { decodeInferResponse, inferRequestBody } from "../../web/lib/tensors/server-api.js";
+import { tensor } from "../../web/lib/tensors/tensors.js";
 
 test("bool tensors are sent as JSON true/false, never 0/1", () => {
   const body = JSON.parse(inferRequestBody({ mask: tensor("bool", [2, 2], Uint8Array.of(1, 0, 0, 1)) }));

@@ -1,11 +1,11 @@
-// web/lib/tensors.js: plain tensors, rows, small maths and the base64 tensor codec (no browser
+// web/lib/tensors/tensors.js: plain tensors, rows, small maths and the base64 tensor codec (no browser
 // globals at import; atob/btoa are Node globals).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
   ARRAYS, argmax, cosine, decodeTensors, encodeTensors, leadingRows, maxAbsDiff, row, softmax, tensor,
-} from "../../web/lib/tensors.js";
+} from "../../web/lib/tensors/tensors.js";
 
 test("tensor is {type, dims, data}", () => {
   const data = Float32Array.of(1, 2);

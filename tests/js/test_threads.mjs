@@ -1,13 +1,13 @@
-// web/lib/threads.js: how many WebAssembly threads a file runs on, by measurement, not by hardwareConcurrency
+// web/lib/choice/threads.js: how many WebAssembly threads a file runs on, by measurement, not by hardwareConcurrency
 // alone (WebKitGTK says 4 on a 2-core machine, where 4 threads ran minilm 2 to 4 times slower than one).
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 
 import { storage } from "./helpers/memory-storage.mjs";
 
-const { decide, DECISIVE_MS, rememberTrial, threadChoice, trialRuns, trials } = await import("../../web/lib/threads.js");
-const { buildPlan } = await import("../../web/lib/plan.js");
-const { ownSpeed } = await import("../../web/lib/speeds.js");
+const { decide, DECISIVE_MS, rememberTrial, threadChoice, trialRuns, trials } = await import("../../web/lib/choice/threads.js");
+const { buildPlan } = await import("../../web/lib/choice/plan.js");
+const { ownSpeed } = await import("../../web/lib/memory/speeds.js");
 
 const WEBKIT_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/60.5 Safari/605.1.15";
 const CHROME_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";

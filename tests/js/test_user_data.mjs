@@ -5,7 +5,7 @@ import { test } from "node:test";
 
 import { reading, firstValues } from "../../web/app/playground/outputs.js";
 import { checkFeeds, feedsFromFile, feedsFromJson, UserDataError } from "../../web/app/playground/user-data.js";
-import { tensor } from "../../web/lib/tensors.js";
+import { tensor } from "../../web/lib/tensors/tensors.js";
 
 const MODEL = {
   name: "m",

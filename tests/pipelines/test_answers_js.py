@@ -1,4 +1,4 @@
-"""The browser library's answer steps (web/lib/answers.js, run by node) against Python's (server/onnxport/
+"""The browser library's answer steps (web/lib/pipelines/answers.js, run by node) against Python's (server/onnxport/
 pipelines/answers.py) on the same outputs: every op, chains of them, a mean pool over a padded batch, CTC."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def encoded(value: np.ndarray) -> dict:
 
 
 def test_every_answer_step_gives_pythons_answer():
-    script = SCRIPT % {"lib": (PROJECT_ROOT / "web/lib/answers.js").as_uri()}
+    script = SCRIPT % {"lib": (PROJECT_ROOT / "web/lib/pipelines/answers.js").as_uri()}
     cases = [{"spec": spec, "output": encoded(output), "feeds": {k: encoded(v) for k, v in feeds.items()}}
              for spec, output, feeds in CASES]
     done = subprocess.run(["node", "--input-type=module", "-e", script], input=json.dumps(cases),

@@ -244,7 +244,8 @@ def test_a_mutated_corpus_gives_a_result_or_an_image_error():
     assert outcomes["result"] > 100, f"only {outcomes['result']} results: the mutations are too coarse to test"
 
 
-# The formulas as they were (onnxport 0.1, full size, int32/int64/float64), which web/lib/image-pipeline.js ports.
+# The formulas as they were (onnxport 0.1, full size, int32/int64/float64), which
+# web/lib/pipelines/image-pipeline.js ports.
 
 def old_decode(data: bytes) -> np.ndarray:
     picture = ImageOps.exif_transpose(Image.open(io.BytesIO(data), formats=image.ACCEPTED))

@@ -1,4 +1,4 @@
-"""The browser library's manifest reader (web/lib/manifest.js, run by node) holds the server's constants: the
+"""The browser library's manifest reader (web/lib/files/manifest.js, run by node) holds the server's constants: the
 schema it reads is the one the build writes, and it lists variants in variant_table's order."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ process.stdout.write(JSON.stringify({ SCHEMA, SCHEMA_VERSION, VARIANT_ORDER, rea
 
 
 def test_the_library_reads_the_schema_the_server_writes_and_orders_variants_alike():
-    script = SCRIPT % {"lib": (PROJECT_ROOT / "web/lib/manifest.js").as_uri()}
+    script = SCRIPT % {"lib": (PROJECT_ROOT / "web/lib/files/manifest.js").as_uri()}
     names = [*variant_table.NAMES, "a-variant-of-its-own"]
     done = subprocess.run(["node", "--input-type=module", "-e", script],
                           input=json.dumps({"manifest": store.empty_manifest(), "names": names}),
@@ -28,7 +28,7 @@ def test_the_library_reads_the_schema_the_server_writes_and_orders_variants_alik
     assert done.returncode == 0, done.stderr
     library = json.loads(done.stdout)
     assert (library["SCHEMA"], library["SCHEMA_VERSION"]) == (store.SCHEMA, store.SCHEMA_VERSION), (
-        "web/lib/manifest.js reads another manifest schema than repository/store.py writes")
+        "web/lib/files/manifest.js reads another manifest schema than repository/store.py writes")
     assert library["VARIANT_ORDER"] == list(variant_table.NAMES), (
-        "web/lib/manifest.js's VARIANT_ORDER is not repository/variant_table.py's VARIANTS order")
+        "web/lib/files/manifest.js's VARIANT_ORDER is not repository/variant_table.py's VARIANTS order")
     assert library["read"] == sorted(names, key=variant_table.order)

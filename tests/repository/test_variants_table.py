@@ -10,7 +10,7 @@ from onnxport.accuracy import budgets
 from onnxport.repository import store
 from onnxport.repository import variant_table as variants
 
-MANIFEST_JS = Path(__file__).resolve().parents[2] / "web" / "lib" / "manifest.js"
+MANIFEST_JS = Path(__file__).resolve().parents[2] / "web" / "lib" / "files" / "manifest.js"
 
 
 def test_the_browser_reads_the_variants_in_the_table_order():

@@ -1,6 +1,6 @@
 // The browser part of `onnxport bench` (and of the performance page): cold start, cached
 // start and warm runs of each variant, and of each of its optimized forms (the plan picks a
-// form by these figures: web/lib/cost.js), in each browser runtime, on the same batch-1 inputs.
+// form by these figures: web/lib/choice/cost.js), in each browser runtime, on the same batch-1 inputs.
 import { clearCache, probe } from "../lib/index.js";
 import { AS_BUILT, cannotRun, decodeTensors, dropWorker, fileRecord, runtime as runtimeRow, servedForms } from "../lib/internal.js";
 import { client } from "./client.js";

@@ -3,15 +3,15 @@
 // and go here with the pages' needs, without notice. A page of your own imports index.js, the
 // public API. web/app imports the library through index.js and this module only
 // (tests/js/test_app_imports.mjs keeps it so).
-export { compareOutput, taskMetric } from "./compare.js";
-export { AS_BUILT, fileRecord, servedForms } from "./forms.js";
-export { judgementRule, judgeRun } from "./judge.js";
-export { tensorType } from "./manifest.js";
-export { readNpy, readNpz } from "./npy.js";
-export { placement } from "./placement.js";
-export { cannotRun, CHECKED, inBrowser, runtime, unavailableReason } from "./runtimes.js";
-export { serverInfer } from "./server-api.js";
-export { openSession } from "./session.js";
-export { recordMeasured } from "./speeds.js";
-export { argmax, ARRAYS, cosine, decodeTensors, encodeTensors, leadingRows, maxAbsDiff, row, softmax } from "./tensors.js";
-export { dropWorker } from "./workers.js";
+export { compareOutput, taskMetric } from "./verification/compare.js";
+export { AS_BUILT, fileRecord, servedForms } from "./choice/forms.js";
+export { judgementRule, judgeRun } from "./verification/judge.js";
+export { tensorType } from "./files/manifest.js";
+export { readNpy, readNpz } from "./tensors/npy.js";
+export { placement } from "./choice/placement.js";
+export { cannotRun, CHECKED, inBrowser, runtime, unavailableReason } from "./choice/runtimes.js";
+export { serverInfer } from "./tensors/server-api.js";
+export { openSession } from "./model/session.js";
+export { recordMeasured } from "./memory/speeds.js";
+export { argmax, ARRAYS, cosine, decodeTensors, encodeTensors, leadingRows, maxAbsDiff, row, softmax } from "./tensors/tensors.js";
+export { dropWorker } from "./model/workers.js";

@@ -1,6 +1,6 @@
-"""The browser runtimes, by the keys of web/lib/runtimes.js: the Python side names them here and nowhere else.
+"""The browser runtimes, by the keys of web/lib/choice/runtimes.js: the Python side names them here and nowhere else.
 
-web/lib/runtimes.js is the one table of them (execution provider, bundle, threads, priors...); this
+web/lib/choice/runtimes.js is the one table of them (execution provider, bundle, threads, priors...); this
 is the part of it the Python side needs, and tests/accuracy/test_browser_runtimes.py holds it equal
 to the JavaScript table. Read from here: the tolerance table's rows per (variant, runtime)
 (browser_tolerances.py), the runtimes a form is for (repository/manifest.py, convert/forms/), the

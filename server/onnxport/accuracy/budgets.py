@@ -75,7 +75,7 @@ def check(budget: Tolerance, task: str, metric: dict[str, float], *, against: st
 
     `against` names the reference the metric was measured on and `bound` what the limit is, for the
     reason's words: the browser's fp32 judgement (accuracy/judgement.py) measures against the
-    server's output and calls its limits the floor. web/lib/compare.js budgetCheck is this rule."""
+    server's output and calls its limits the floor. web/lib/verification/compare.js budgetCheck is this rule."""
     if task == "classification" and "top1_agreement" in metric and budget.top1_min is not None:
         if not metric["top1_agreement"] >= budget.top1_min:  # NaN fails too
             return f"top-1 agreement with {against} {metric['top1_agreement']:.4f} < {bound} {budget.top1_min}"

@@ -1,6 +1,6 @@
 """The `pipeline` key of a model entry (docs/manifest.md): how raw input becomes the model's tensors and how its
 outputs become an answer. Recipes declare it (`Recipe.pipeline`), `onnxport import` writes it from its options,
-and both sides run it: Python here (text.py, image.py, answers.py), the browser in web/lib/pipeline.js.
+and both sides run it: Python here (text.py, image.py, answers.py), the browser in web/lib/pipelines/pipeline.js.
 
 TypedDicts, as the rest of the manifest (repository/manifest.py includes these), so the JSON Schema and the
 checks come from one declaration. `check` validates a spec a user wrote and names the first key that is wrong.

@@ -17,7 +17,7 @@ creation. A form does part of that once, at build time (docs/manifest.md, "forms
 
 Each form runs on the golden inputs natively and is judged against fp32 by its variant's budget,
 like any variant; a form outside it, or one onnxruntime cannot make or load, is kept with its
-reason and not served. Which form a browser uses is decided there, by measurement (web/lib/plan.js).
+reason and not served. Which form a browser uses is decided there, by measurement (web/lib/choice/plan.js).
 """
 
 from __future__ import annotations

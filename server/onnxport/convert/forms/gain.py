@@ -11,13 +11,13 @@ fastest, not the median: on a shared machine other work only adds wall time (a b
 the forms of a 2 ms model by the wall clock), and a few slow creations must not make a form look like a
 gain.
 
-MIN_GAIN is the browser plan's own bar for choosing a form (web/lib/cost.js MIN_GAIN: a closer call is
+MIN_GAIN is the browser plan's own bar for choosing a form (web/lib/choice/cost.js MIN_GAIN: a closer call is
 one bench run's noise). MIN_GAIN_MS: a smaller gain is lost in a browser's start, whose fixed part
 (the runtime's start, 140 to 300 ms; a session of a tiny model, 24 to 48 ms in Chromium) does not
 shrink with the graph. Measured figures: docs/build-and-import.md, "Optimized forms and disk".
 
 One form is kept whatever its start costs: one that runs where its variant as built cannot (opens_runtimes).
-onnxruntime-web's WebGPU bundle has no ai.onnx.ml kernel (web/lib/kernels.js, measured), so a form without
+onnxruntime-web's WebGPU bundle has no ai.onnx.ml kernel (web/lib/choice/kernels.js, measured), so a form without
 ai.onnx.ml operators made from a variant with some (`gemm`: tree ensembles as tensor operators) is what lets
 WebGPU run the model at all; the browser plan then chooses between it and the variant by measured speed.
 """
@@ -59,7 +59,7 @@ def fastest(variant: bytes, form: bytes, label: str, runs: int = RUNS) -> tuple[
     return min(times["variant"]), min(times["form"])
 
 
-# The operator domain that onnxruntime-web's WebGPU bundle has no kernel for at all (web/lib/kernels.js).
+# The operator domain that onnxruntime-web's WebGPU bundle has no kernel for at all (web/lib/choice/kernels.js).
 NO_WEBGPU_DOMAIN = "ai.onnx.ml"
 
 

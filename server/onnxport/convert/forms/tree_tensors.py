@@ -1,6 +1,6 @@
 """Tree ensembles compiled into ordinary tensor operators, so that runtimes without ai.onnx.ml kernels run them.
 
-onnxruntime-web's WebGPU bundle has no ai.onnx.ml kernel (web/lib/kernels.js), so a model with a
+onnxruntime-web's WebGPU bundle has no ai.onnx.ml kernel (web/lib/choice/kernels.js), so a model with a
 TreeEnsembleClassifier or TreeEnsembleRegressor runs only on WebAssembly there. rewrite() replaces each such
 node, from its attributes alone, by the GEMM form of hummingbird-ml (Nakandala et al., OSDI 2020), per tree:
 

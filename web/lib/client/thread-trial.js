@@ -3,23 +3,23 @@
 // reference inputs, each run in the model's turn (LoadedModel.exclusive). The model moves to N threads only when
 // they are 10% faster; the loser's session and worker are released and the trial remembered. A trial that
 // cannot run keeps the one thread and says why. Never rejects.
-import { probe } from "./probe.js";
-import { decide, rememberTrial, trialRuns } from "./threads.js";
-import { dropIdleWorker } from "./workers.js";
+import { probe } from "../choice/probe.js";
+import { decide, rememberTrial, trialRuns } from "../choice/threads.js";
+import { dropIdleWorker } from "../model/workers.js";
 
-/** @import { LoadedModel } from "./model.js" */
-/** @import { Session } from "./session.js" */
-/** @import { Choice, PlanStep } from "./types.js" */
+/** @import { LoadedModel } from "../model/model.js" */
+/** @import { Session } from "../model/session.js" */
+/** @import { Choice, PlanStep } from "../types.js" */
 
 /**
  * @param {LoadedModel} loaded the model as load() returned it, on one thread
  * @param {object} args
- * @param {import("./manifest.js").ModelEntry} args.model
+ * @param {import("../files/manifest.js").ModelEntry} args.model
  * @param {PlanStep} args.step the step it was loaded by (its `trial`: the key and threads to measure)
  * @param {ArrayBuffer} args.spare a copy of the file's bytes, for the second session
  * @param {(key: string, bytes: ArrayBuffer) => Promise<Session>} args.open a session of the file on a runtime key
  * @param {(session: Session, step: PlanStep) => Promise<Choice["verification"]>} args.verify the load's verification of a session
- * @param {() => Promise<{inputs: import("./tensors.js").Tensors}|null>} args.reference the file's reference
+ * @param {() => Promise<{inputs: import("../tensors/tensors.js").Tensors}|null>} args.reference the file's reference
  * @param {(text: string) => void} [args.onNote]
  * @returns {Promise<{threads: number, why: string}>}
  */

@@ -9,11 +9,11 @@
 // count without a trial of its own once one trial had work enough to tell (DECISIVE_MS). The trial's runs
 // also go to the speeds the plan ranks by (speeds.js). The repository's bench, when it ran both thread
 // counts on this kind of device, decides as a trial would.
+import { formatMs, ownSpeed, recordRun } from "../memory/speeds.js";
+import { forget, readJson, updateJson } from "../memory/store.js";
 import { benchRow, MIN_GAIN, prior } from "./cost.js";
 import { fingerprint, threadCeiling } from "./probe.js";
 import { oneThread, placed } from "./runtimes.js";
-import { formatMs, ownSpeed, recordRun } from "./speeds.js";
-import { forget, readJson, updateJson } from "./store.js";
 
 // {"fingerprint|ceiling": {device: Trial, files: {sha256: Trial}}} (Trial: see trials() below)
 const TRIALS = "onnxport-threads-v1";

@@ -8,9 +8,9 @@
 // Each network download is timed, and its bandwidth remembered for its origin: the plan's download
 // estimates use that figure and no other (speeds.js). Reference files take the same fetch and the same
 // sha256 check (fetchVerified), without the Cache API.
+import { recordDownload } from "../memory/speeds.js";
+import { decodeTensors } from "../tensors/tensors.js";
 import { fetchFailed } from "./cors.js";
-import { recordDownload } from "./speeds.js";
-import { decodeTensors } from "./tensors.js";
 
 const CACHE = "onnxport-artifacts-v2";
 const OLD_CACHES = ["onnxport-artifacts-v1"]; // entries without a sample hash: dropped, not re-hashed
@@ -91,7 +91,7 @@ export async function fetchVerified(url, record, { onProgress = () => {}, httpCa
  * (docs/manifest.md `reference`), verified, decoded. Null when the record names none.
  * @param {(file: string) => string} fileUrl where the repository's files are served
  * @param {{reference?: {file: string, sha256: string}}} record
- * @returns {Promise<{inputs: import("./tensors.js").Tensors, outputs: import("./tensors.js").Tensors, bytes: number} | null>}
+ * @returns {Promise<{inputs: import("../tensors/tensors.js").Tensors, outputs: import("../tensors/tensors.js").Tensors, bytes: number} | null>}
  */
 export async function loadReference(fileUrl, record) {
   if (!record.reference) return null;

@@ -1,8 +1,8 @@
 // Verdicts on (artifact, runtime) pairs: this browser's own, from first-use verification,
 // remembered per onnxruntime-web version and device; and those `onnxport check` recorded in
 // the repository (conformance.json) for a kind of device.
+import { forget, readJson, updateJson } from "../memory/store.js";
 import { deviceKind, fingerprint } from "./probe.js";
-import { forget, readJson, updateJson } from "./store.js";
 
 const VERDICTS = "onnxport-verdicts-v1";
 const FAILED_IN_CHECK = new Set(["fail", "unsupported"]);

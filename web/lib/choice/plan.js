@@ -6,12 +6,12 @@
 // them all (`gemm`: tree ensembles as tensor operators, which WebGPU runs): then the step is that form
 // alone. A form's step is followed by its variant as built, tried when the form fails (not where the
 // variant as built cannot run): load() tries the steps in order, nothing else.
-import { AS_BUILT, fileRecord, formOperatorTypes, servedForms } from "./forms.js";
+import { served } from "../files/manifest.js";
+import { formatMs } from "../memory/speeds.js";
 import { byCost, cost, MIN_GAIN, startsSooner } from "./cost.js";
+import { AS_BUILT, fileRecord, formOperatorTypes, servedForms } from "./forms.js";
 import { missingKernelReason } from "./kernels.js";
-import { served } from "./manifest.js";
 import { inBrowser, PINNABLE, runtime as runtimeRow, shaderF16Reason, unavailableReason } from "./runtimes.js";
-import { formatMs } from "./speeds.js";
 import { threadChoice } from "./threads.js";
 import { checkedFailure, checkedVerdicts, remembered } from "./verdicts.js";
 

@@ -7,7 +7,7 @@
 // both finite and |e - g| <= abs, or both finite with the same sign and max(g/e, e/g) <= 1 + rel
 // (rel is a relative error, 1e-6, not onnxruntime-web's ratio form 1.000001). Integer and bool
 // outputs must be equal.
-import { cosine, row } from "./tensors.js";
+import { cosine, row } from "../tensors/tensors.js";
 
 // A bound left at null is not applied; with both null, float elements are not judged at all
 // (as in Python). The ratio is computed as Python computes it, so boundaries round alike.

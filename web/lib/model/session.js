@@ -6,7 +6,7 @@ import { initArgs, workerFor } from "./workers.js";
  * How to start a runtime: its key (runtimes.js), this device, onnxruntime-web's files, the worker's name.
  * @typedef {object} RuntimeOptions
  * @property {string} runtime a browser runtime key
- * @property {import("./probe.js").Device} device
+ * @property {import("../choice/probe.js").Device} device
  * @property {string} ortBase the absolute URL of onnxruntime-web's dist folder
  * @property {string} [worker] the worker's name (default: the runtime's)
  * @property {boolean} [verbose]

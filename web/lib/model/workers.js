@@ -1,6 +1,6 @@
 // Workers that own onnxruntime-web sessions, created on first use; calls are promises.
-import { CORS_HINT } from "./cors.js";
-import { browserRuntime, placed } from "./runtimes.js";
+import { browserRuntime, placed } from "../choice/runtimes.js";
+import { CORS_HINT } from "../files/cors.js";
 
 // This module's URL, kept out of the `new URL(path literal, import.meta.url)` form where a bundler would
 // take it for a file to copy (see startWorker).
@@ -21,8 +21,8 @@ export function initArgs(runtime, device) {
 // npm package then gets worker.js and ort-runtime.js bundled as a worker of its own, and nothing of
 // onnxruntime-web: ort-runtime.js imports that at run time from the server's URL.
 function startWorker(name) {
-  if (new URL(HERE).origin === self.location.origin) return new Worker(new URL("./worker.js", import.meta.url), { type: "module", name });
-  const source = `import ${JSON.stringify(new URL("./worker.js", HERE).href)};`;
+  if (new URL(HERE).origin === self.location.origin) return new Worker(new URL("../worker/worker.js", import.meta.url), { type: "module", name });
+  const source = `import ${JSON.stringify(new URL("../worker/worker.js", HERE).href)};`;
   const blob = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
   return new Worker(blob, { type: "module", name });
 }

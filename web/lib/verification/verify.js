@@ -8,9 +8,9 @@
 //
 // A verdict is remembered for the (file, runtime, onnxruntime-web version, device) (verdicts.js): a remembered
 // pass is not run again in "first-use" mode, and the plan skips a remembered failure without downloading it.
+import { probe } from "../choice/probe.js";
+import { remember, remembered } from "../choice/verdicts.js";
 import { arithmeticOf, judgementRule, judgeRun } from "./judge.js";
-import { probe } from "./probe.js";
-import { remember, remembered } from "./verdicts.js";
 
 /**
  * A loaded step's verification, as load() is told (verify: "first-use", "always" or "off"): a pass remembered on
@@ -76,9 +76,9 @@ export class EngineFailure extends Error {
  * @param session an open session (session.js)
  * @param {{runtime: string, key: string, variant: string}} step
  * @param {object} args
- * @param {import("./manifest.js").ModelEntry} args.model the manifest's model entry
- * @param {import("./manifest.js").VariantRecord} args.record the file the session runs (forms.js fileRecord)
- * @param {(record: Partial<import("./manifest.js").VariantRecord>) => Promise<{inputs: object, outputs: object, bytes: number}|null>} args.reference
+ * @param {import("../files/manifest.js").ModelEntry} args.model the manifest's model entry
+ * @param {import("../files/manifest.js").VariantRecord} args.record the file the session runs (forms.js fileRecord)
+ * @param {(record: Partial<import("../files/manifest.js").VariantRecord>) => Promise<{inputs: object, outputs: object, bytes: number}|null>} args.reference
  *   a record's reference file, decoded (null: it has none; downloads.js loadReference)
  * @param {() => Promise<Record<string, import("./judge.js").Tolerance>>} args.tolerances the server's tolerance table
  */

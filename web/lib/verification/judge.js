@@ -28,7 +28,7 @@ export const ARITHMETICS = Object.freeze(["fp32", "fp16", "int8"]);
  * A judgement: `basis` "floor" (an fp32 file, element by element) or "budget" (fp16, int8: the task metric).
  * @typedef {{ok: boolean, reason: string|null, basis: "floor"|"budget", metric: object, outputs: object|null, diagnostic: object|null}} Judgement
  */
-/** @import { ModelEntry } from "./manifest.js" */
+/** @import { ModelEntry } from "../files/manifest.js" */
 
 /**
  * The floor an fp32 file is judged by in one runtime: the tolerance table's "fp32/<runtime>" entry

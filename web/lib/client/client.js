@@ -1,32 +1,32 @@
 // A connection to one onnxport server: its manifest, files and API, and load(model), which
 // plans, downloads, verifies on first use and falls back step by step.
-import { Documents } from "./documents.js";
-import { cachedUrls, loadArtifact, loadReference } from "./downloads.js";
-import { fileRecord } from "./forms.js";
-import { checkManifest } from "./manifest.js";
-import { LoadedModel } from "./model.js";
-import { openPipeline } from "./pipeline.js";
-import { buildPlan } from "./plan.js";
-import { probe } from "./probe.js";
-import { inBrowser, PINNABLE, runtime as runtimeRow } from "./runtimes.js";
-import { ServerSession } from "./server-session.js";
-import { openSession, SessionError, startRuntime } from "./session.js";
+import { fileRecord } from "../choice/forms.js";
+import { buildPlan } from "../choice/plan.js";
+import { probe } from "../choice/probe.js";
+import { inBrowser, PINNABLE, runtime as runtimeRow } from "../choice/runtimes.js";
+import { Documents } from "../files/documents.js";
+import { cachedUrls, loadArtifact, loadReference } from "../files/downloads.js";
+import { checkManifest } from "../files/manifest.js";
+import { LoadedModel } from "../model/model.js";
+import { ServerSession } from "../model/server-session.js";
+import { openSession, SessionError, startRuntime } from "../model/session.js";
+import { dropAllWorkers } from "../model/workers.js";
+import { openPipeline } from "../pipelines/pipeline.js";
+import { failedStep, verifyOnLoad } from "../verification/verify.js";
 import { threadTrial } from "./thread-trial.js";
-import { failedStep, verifyOnLoad } from "./verify.js";
-import { dropAllWorkers } from "./workers.js";
 
-/** @import { ModelEntry, VariantRecord } from "./manifest.js" */
-/** @import { Tensors } from "./tensors.js" */
-/** @import { Choice, ClientOptions, LoadOptions, Plan, PlanStep } from "./types.js" */
+/** @import { ModelEntry, VariantRecord } from "../files/manifest.js" */
+/** @import { Tensors } from "../tensors/tensors.js" */
+/** @import { Choice, ClientOptions, LoadOptions, Plan, PlanStep } from "../types.js" */
 
 // The onnxruntime-web release our server ships (package.json pins it; a test keeps them equal).
 export const ORT_WEB_VERSION = "1.30.0";
 const VERIFY_MODES = Object.freeze(["first-use", "always", "off"]);
-// This file is served at <server>/web/lib/client.js. (A bundled page has no such place: it passes
+// This file is served at <server>/web/lib/client/client.js. (A bundled page has no such place: it passes
 // the server's URL. import.meta.url stays out of the `new URL(path literal, import.meta.url)` form, which
 // bundlers read as a file to copy.)
 const HERE = import.meta.url;
-const DEFAULT_BASE = new URL("../../", HERE).href;
+const DEFAULT_BASE = new URL("../../../", HERE).href;
 
 /** Every step of the plan failed: `attempts` says how each one did. */
 export class LoadError extends Error {
@@ -87,7 +87,7 @@ export class Client {
     return this.url("ort/");
   }
 
-  /** @returns {Promise<import("./manifest.js").Manifest>} the server's manifest, read once */
+  /** @returns {Promise<import("../files/manifest.js").Manifest>} the server's manifest, read once */
   manifest() {
     return this.documents.json("api/manifest", { required: true }).then((body) => checkManifest(body, this.url("api/manifest")));
   }
@@ -100,12 +100,12 @@ export class Client {
     return model;
   }
 
-  /** @returns {Promise<import("./probe.js").Device>} what this browser can do (probed once per page) */
+  /** @returns {Promise<import("../choice/probe.js").Device>} what this browser can do (probed once per page) */
   device() {
     return probe();
   }
 
-  /** @returns {Promise<Record<string, import("./judge.js").Tolerance>>} the server's tolerance table ("variant/key") */
+  /** @returns {Promise<Record<string, import("../verification/judge.js").Tolerance>>} the server's tolerance table ("variant/key") */
   tolerances() {
     return this.documents.json("api/tolerances", { required: true });
   }
@@ -161,7 +161,7 @@ export class Client {
   // the bench and the library's own models all start here.
   // The runtime starts (worker, .wasm, threads) while the bytes are read, not after.
   /**
-   * @param {import("./manifest.js").FileRecord} record
+   * @param {import("../files/manifest.js").FileRecord} record
    * @param {string} runtime a runtime key
    * @param {{worker?: string, verbose?: boolean, profile?: boolean, onProgress?: LoadOptions["onProgress"], spare?: boolean}} [options]
    *   spare: also return a copy of the bytes (`spare`), for a second session of the same file
@@ -217,7 +217,7 @@ export class Client {
   /**
    * @param {string} runtime
    * @param {{worker?: string, verbose?: boolean}} options
-   * @returns {Promise<import("./session.js").RuntimeOptions>}
+   * @returns {Promise<import("../model/session.js").RuntimeOptions>}
    */
   async #runtimeOptions(runtime, { worker, verbose = false }) {
     return {

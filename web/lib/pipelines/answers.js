@@ -3,7 +3,7 @@
 // keeps (the input named by the step); softmax, sigmoid and normalize map a row to a row; top_k, argmax
 // and ctc end the steps with [{label, index, score}] best first, {label, index, score}, or a text. Without
 // such a step a row's answer is the row itself, as numbers (an embedding).
-/** @import { Tensor, Tensors } from "./tensors.js" */
+/** @import { Tensor, Tensors } from "../tensors/tensors.js" */
 
 /**
  * @typedef {object} AnswerStep

@@ -1,11 +1,11 @@
 // A loaded model: run(feeds) on the runtime the plan chose, what was chosen and why, dispose(). Its session is a
 // worker's (session.js) or the server's (server-session.js): the same run, runPipeline and release.
-import { asBatch } from "./pipeline.js";
-import { recordRun } from "./speeds.js";
+import { recordRun } from "../memory/speeds.js";
+import { asBatch } from "../pipelines/pipeline.js";
 
-/** @import { Choice } from "./types.js" */
-/** @import { Tensors } from "./tensors.js" */
-/** @import { PipelineResult, openPipeline } from "./pipeline.js" */
+/** @import { Choice } from "../types.js" */
+/** @import { Tensors } from "../tensors/tensors.js" */
+/** @import { PipelineResult, openPipeline } from "../pipelines/pipeline.js" */
 /** @typedef {import("./session.js").Session | import("./server-session.js").ServerSession} AnySession */
 
 /**
@@ -19,7 +19,7 @@ export class LoadedModel {
   /**
    * @param {object} args
    * @param {string} args.name
-   * @param {import("./manifest.js").FileRecord} args.record the file that was loaded
+   * @param {import("../files/manifest.js").FileRecord} args.record the file that was loaded
    * @param {AnySession} args.session
    * @param {Omit<Choice, "attempts" | "plan">} args.choice (Client.load adds its attempts and plan)
    * @param {() => void} [args.onDispose]
@@ -73,7 +73,7 @@ export class LoadedModel {
    * of texts, pairs for a pair model, or images (a Blob such as a File, an ImageBitmap, an <img> or a canvas).
    * Preprocessing runs where the session says: here, with the model where load() placed it; on the server, the
    * raw input goes as it is.
-   * @param {import("./pipeline.js").RawInput | import("./pipeline.js").RawInput[]} input
+   * @param {import("../pipelines/pipeline.js").RawInput | import("../pipelines/pipeline.js").RawInput[]} input
    * @returns {Promise<PipelineResult>}
    */
   async pipeline(input) {

@@ -20,9 +20,9 @@
 // A software adapter (SwiftShader, lavapipe; or an adapter measured as slow as one) is correct but slow: its
 // runtime's `software` prior orders its steps among themselves, and until measured they rank after every other
 // runtime's (`late`).
+import { allSpeeds, bandwidth, ownSpeed } from "../memory/speeds.js";
 import { deviceKind } from "./probe.js";
 import { runtime as runtimeRow, RUNTIMES } from "./runtimes.js";
-import { allSpeeds, bandwidth, ownSpeed } from "./speeds.js";
 
 // 10 Mbit/s: how an unmeasured download weighs in the plan's order. Never shown as an estimate.
 export const RANK_BYTES_PER_MS = 1250;

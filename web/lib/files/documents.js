@@ -1,9 +1,9 @@
 // The server's small JSON documents (its manifest, tolerance table, bench and conformance records, a model's
 // golden sets), each read once per client: a failed read is forgotten, so the next call tries again.
+import { decodeTensors } from "../tensors/tensors.js";
 import { fetchFailed } from "./cors.js";
-import { decodeTensors } from "./tensors.js";
 
-/** @import { Tensors } from "./tensors.js" */
+/** @import { Tensors } from "../tensors/tensors.js" */
 
 export class Documents {
   /** @param {(path: string) => string} url a path under the server's URL, made absolute */

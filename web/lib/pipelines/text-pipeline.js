@@ -2,8 +2,8 @@
 // tokenizers for JavaScript (@huggingface/tokenizers), with the spec's truncation and padding, as
 // server/onnxport/pipelines/text.py does with the Python library. tests/pipelines/test_text_pipeline_js.py
 // holds the two to the same ids, token by token, on every text of the corpus.
-/** @import { Tensors } from "./tensors.js" */
-import { ARRAYS, tensor } from "./tensors.js";
+/** @import { Tensors } from "../tensors/tensors.js" */
+import { ARRAYS, tensor } from "../tensors/tensors.js";
 
 /**
  * A text pipeline's spec (the manifest's `pipeline.text`).

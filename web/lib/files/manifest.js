@@ -1,5 +1,5 @@
 // The manifest the build wrote (docs/manifest.md): checked once, then asked.
-import { TENSOR_TYPES } from "./dtypes.js";
+import { TENSOR_TYPES } from "../tensors/dtypes.js";
 
 /**
  * A file of the repository as the manifest records it: a variant's file, one of its forms, a reference.
@@ -16,7 +16,7 @@ import { TENSOR_TYPES } from "./dtypes.js";
 /**
  * A model of the manifest: its name, task and variants by name (docs/manifest.md has every field).
  * @typedef {{name: string, task: string, variants: Record<string, VariantRecord>, assets?: Record<string, FileRecord>,
- *   pipeline?: import("./pipeline.js").PipelineSpec, [field: string]: any}} ModelEntry
+ *   pipeline?: import("../pipelines/pipeline.js").PipelineSpec, [field: string]: any}} ModelEntry
  */
 /**
  * The manifest (GET <server>/api/manifest), schema onnxport.manifest v2.

@@ -1,9 +1,9 @@
 // The server as a session: the same run(feeds), runPipeline and release as a worker's session (session.js), over
 // the V2 API, so a loaded model runs one way wherever the plan placed it.
-import { serverInfer, serverPipeline } from "./server-api.js";
+import { serverInfer, serverPipeline } from "../tensors/server-api.js";
 
-/** @import { Tensors } from "./tensors.js" */
-/** @import { PipelineResult } from "./pipeline.js" */
+/** @import { Tensors } from "../tensors/tensors.js" */
+/** @import { PipelineResult } from "../pipelines/pipeline.js" */
 
 export class ServerSession {
   // The server takes concurrent requests (and may batch them): runs need not wait their turn.

@@ -2,8 +2,8 @@
 // server/onnxport/pipelines/image.py: decoded upright (EXIF), composited over white, made grey by Pillow's
 // formula, resized by Pillow's own fixed-point convolution (its filters, support and rounding, ported here so
 // the two agree to the pixel), center-cropped, then scaled and normalized. Only decoding is the browser's.
-/** @import { Tensor } from "./tensors.js" */
-import { tensor } from "./tensors.js";
+/** @import { Tensor } from "../tensors/tensors.js" */
+import { tensor } from "../tensors/tensors.js";
 
 /**
  * @typedef {object} ImageSpec

@@ -2,12 +2,12 @@
 // docs/manifest.md). Its files (tokenizer.json...) are the model's assets, fetched, sha256-verified and
 // cached like artifacts; the tokenizer library comes from the onnxport server (/vendor/tokenizers/), as
 // onnxruntime-web does, so a page on any origin needs no import map and no tokenizer code of its own.
-/** @import { Tensors } from "./tensors.js" */
+/** @import { Tensors } from "../tensors/tensors.js" */
 /** @import { TextInput, TextSpec } from "./text-pipeline.js" */
 /** @import { Answer, AnswerSpec } from "./answers.js" */
 /** @import { ImageInput, ImageSpec } from "./image-pipeline.js" */
+import { loadArtifact } from "../files/downloads.js";
 import { answers } from "./answers.js";
-import { loadArtifact } from "./downloads.js";
 import { decodeImage, imageBase64, pixelsOf, tensorOf } from "./image-pipeline.js";
 import { TextPipeline } from "./text-pipeline.js";
 
@@ -46,7 +46,7 @@ async function answerHere(pipeline, inputs, run) {
  * The Python-equivalent preprocessing and answer of one model, ready to run; `raw` makes of raw input the
  * input the server's side of the same pipeline takes (a BYTES tensor: texts or pairs, images in base64).
  * @param {{fileUrl: (file: string) => string, url: (path: string) => string}} client
- * @param {import("./manifest.js").ModelEntry} model
+ * @param {import("../files/manifest.js").ModelEntry} model
  */
 export async function openPipeline(client, model) {
   const spec = model.pipeline;
@@ -118,7 +118,7 @@ function bytesInput(name, shape, data) {
   return { name, datatype: /** @type {const} */ ("BYTES"), shape, data };
 }
 
-/** One tensor of [n, ...] from n tensors of [1, ...]. @param {import("./tensors.js").Tensor[]} rows */
+/** One tensor of [n, ...] from n tensors of [1, ...]. @param {import("../tensors/tensors.js").Tensor[]} rows */
 function stack(rows) {
   const data = new Float32Array(rows.reduce((n, t) => n + t.data.length, 0));
   let at = 0;
