@@ -1,4 +1,4 @@
-"""The comparison rule's shared vectors (tests/data/compare_vectors.json) through the Python rule.
+"""The comparison rule's shared vectors (tests/vectors/compare_vectors.json) through the Python rule.
 
 tests/js/test_compare_vectors.mjs runs the same file through web/lib/verification/compare.js, so the browser
 and the server judge every element alike.
@@ -15,7 +15,7 @@ import pytest
 from onnxport.accuracy.compare import output_errors
 from onnxport.accuracy.tolerance import Tolerance
 
-VECTORS = json.loads((Path(__file__).parent.parent / "data" / "compare_vectors.json").read_text())
+VECTORS = json.loads((Path(__file__).parent.parent / "vectors" / "compare_vectors.json").read_text())
 NONFINITE = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 
 

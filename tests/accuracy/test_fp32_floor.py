@@ -1,6 +1,6 @@
 """The fp32 floor of the one judgement: the table's floor loosened to the model's export tolerance.
 
-The same vectors (tests/data/fp32_floor_vectors.json) hold web/lib/verification/judge.js fp32Floor
+The same vectors (tests/vectors/fp32_floor_vectors.json) hold web/lib/verification/judgement.js fp32Floor
 (tests/js/test_fp32_floor.mjs); the serving budget leaves room under the budget it is judged by.
 """
 
@@ -13,7 +13,7 @@ import pytest
 
 from onnxport.accuracy import budgets, judgement
 
-VECTORS = json.loads((Path(__file__).parents[1] / "data" / "fp32_floor_vectors.json").read_text())
+VECTORS = json.loads((Path(__file__).parents[1] / "vectors" / "fp32_floor_vectors.json").read_text())
 
 
 @pytest.mark.parametrize("case", VECTORS, ids=[c["name"] for c in VECTORS])

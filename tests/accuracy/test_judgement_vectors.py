@@ -1,6 +1,6 @@
-"""The judgement's shared vectors (tests/data/judgement_vectors.json) through the Python rule.
+"""The judgement's shared vectors (tests/vectors/judgement_vectors.json) through the Python rule.
 
-tests/js/test_judge_vectors.mjs runs the same file through web/lib/verification/judge.js: the import, the check,
+tests/js/test_judgement_vectors.mjs runs the same file through web/lib/verification/judgement.js: the import, the check,
 first-use verification and the playground judge a result alike, and say why in the same words.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from onnxport.accuracy.judgement import judge
 from onnxport.accuracy.tolerance import Tolerance
 
-DATA = Path(__file__).parent.parent / "data"
+DATA = Path(__file__).parent.parent / "vectors"
 VECTORS = json.loads((DATA / "judgement_vectors.json").read_text())
 
 

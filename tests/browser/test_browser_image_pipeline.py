@@ -14,7 +14,7 @@ from onnxport.accuracy.browser_tolerances import PIPELINE_PIXEL_LEVELS
 from onnxport.pipelines import answers, corpus, image
 
 SCRIPT = """async ([images, spec]) => {
-  const { decodeImage, pixelsOf } = await import("/web/lib/pipelines/image-pipeline.js");
+  const { decodeImage, pixelsOf } = await import("/web/lib/pipelines/image.js");
   const { connect } = await import("/web/lib/index.js");
   const blob = (b64, type) => new Blob([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], { type });
   const pixels = {};

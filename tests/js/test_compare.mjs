@@ -1,6 +1,6 @@
 // web/lib/verification/compare.js: the element rule, the per-output report, the task metrics and the budget check
-// (judge.js, built on them, is pinned by tests/data/judgement_vectors.json: test_judge_vectors.mjs).
-// The rule's boundary cases live in tests/data/compare_vectors.json (test_compare_vectors.mjs).
+// (judgement.js, built on them, is pinned by tests/vectors/judgement_vectors.json: test_judgement_vectors.mjs).
+// The rule's boundary cases live in tests/vectors/compare_vectors.json (test_compare_vectors.mjs).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 

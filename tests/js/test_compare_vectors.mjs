@@ -1,15 +1,15 @@
-// The comparison rule's shared vectors (tests/data/compare_vectors.json), through the browser's
-// compareOutput and the fp32 judgement (judge.js, floor basis); tests/accuracy/test_compare_vectors.py
+// The comparison rule's shared vectors (tests/vectors/compare_vectors.json), through the browser's
+// compareOutput and the fp32 judgement (judgement.js, floor basis); tests/accuracy/test_compare_vectors.py
 // runs the same file through Python.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { compareOutput } from "../../web/lib/verification/compare.js";
-import { judge } from "../../web/lib/verification/judge.js";
+import { judge } from "../../web/lib/verification/judgement.js";
 import { ARRAYS, tensor } from "../../web/lib/tensors/tensors.js";
 
-const VECTORS = JSON.parse(readFileSync(new URL("../data/compare_vectors.json", import.meta.url)));
+const VECTORS = JSON.parse(readFileSync(new URL("../vectors/compare_vectors.json", import.meta.url)));
 const NONFINITE = { NaN: NaN, Infinity: Infinity, "-Infinity": -Infinity };
 
 // JSON values -> the typed array onnxruntime-web would hand back for that dtype.

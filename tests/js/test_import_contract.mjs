@@ -20,11 +20,11 @@ const LAYERS = [
     // a loaded model, its session (a worker's or the server's), the worker it talks to
     model: ["model/model.js", "model/session.js", "model/server-session.js", "model/workers.js"],
     // outputs against the reference, within tolerance, and the verdicts remembered
-    verification: ["verification/verify.js", "verification/judge.js", "verification/compare.js"],
+    verification: ["verification/verify.js", "verification/judgement.js", "verification/compare.js"],
   },
   {
     // raw input to answer
-    pipelines: ["pipelines/pipeline.js", "pipelines/text-pipeline.js", "pipelines/image-pipeline.js", "pipelines/answers.js"],
+    pipelines: ["pipelines/pipeline.js", "pipelines/text.js", "pipelines/image.js", "pipelines/answers.js"],
     choice: ["choice/plan.js", "choice/threads.js", "choice/cost.js", "choice/kernels.js", "choice/forms.js",
       "choice/verdicts.js", "choice/runtimes.js", "choice/probe.js", "choice/placement.js"], // which runtime, variant and form, and why
   },

@@ -65,7 +65,7 @@ test("sameTensors: names, types, shapes and values, NaN equal to NaN", () => {
 });
 
 test("one rule for the check, verification and the playground: the variant record's arithmetic and budget, the runtime's floor", async () => {
-  const { judgementRule, judgeRun } = await import("../../web/lib/verification/judge.js");
+  const { judgementRule, judgeRun } = await import("../../web/lib/verification/judgement.js");
   const floor = { abs: 1e-4, rel: 1e-6, top1_min: 1, cosine_min: 0.99999 };
   const row = { abs: 0.05, rel: 0.05, top1_min: 0.98, cosine_min: 0.99 };
   const tolerances = { "fp32/wasm-1t": floor, "int8-dynamic/wasm-1t": row };

@@ -1,4 +1,4 @@
-"""The browser library's image steps (web/lib/pipelines/image-pipeline.js, run by node) against Pillow's
+"""The browser library's image steps (web/lib/pipelines/image.js, run by node) against Pillow's
 (server/onnxport/pipelines/image.py), on the same decoded pixels: every corpus image, every resize filter, grey and RGB,
 shrinking and enlarging. They must agree exactly: the library ports Pillow's fixed-point convolution. (Decoding is the
 browser's own; tests/browser/test_browser_image_pipeline.py compares it in Chromium.)"""
@@ -40,7 +40,7 @@ def spec(mode: str, width: int, height: int, filter_name: str, crop=None, layout
 
 
 def run_node(cases: list[dict]) -> list[dict]:
-    script = SCRIPT % {"lib": (PROJECT_ROOT / "web/lib/pipelines/image-pipeline.js").as_uri()}
+    script = SCRIPT % {"lib": (PROJECT_ROOT / "web/lib/pipelines/image.js").as_uri()}
     done = subprocess.run(["node", "--input-type=module", "-e", script], input=json.dumps(cases),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -245,7 +245,7 @@ def test_a_mutated_corpus_gives_a_result_or_an_image_error():
 
 
 # The formulas as they were (onnxport 0.1, full size, int32/int64/float64), which
-# web/lib/pipelines/image-pipeline.js ports.
+# web/lib/pipelines/image.js ports.
 
 def old_decode(data: bytes) -> np.ndarray:
     picture = ImageOps.exif_transpose(Image.open(io.BytesIO(data), formats=image.ACCEPTED))

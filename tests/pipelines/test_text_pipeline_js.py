@@ -1,4 +1,4 @@
-"""The browser library's text pipeline (web/lib/pipelines/text-pipeline.js, run by node on the real
+"""The browser library's text pipeline (web/lib/pipelines/text.js, run by node on the real
 @huggingface/tokenizers the server ships) against the Python side (server/onnxport/pipelines/text.py), token by token:
 every corpus text, pairs (the longest-first cut of both texts), left truncation and a short max_length."""
 
@@ -41,7 +41,7 @@ def spec(**changes):
 def run_node(text_spec: dict, texts: list) -> list[dict[str, list[int]]]:
     script = SCRIPT % {
         "tokenizers": (PROJECT_ROOT / "node_modules/@huggingface/tokenizers/dist/tokenizers.min.mjs").as_uri(),
-        "lib": (PROJECT_ROOT / "web/lib/pipelines/text-pipeline.js").as_uri(),
+        "lib": (PROJECT_ROOT / "web/lib/pipelines/text.js").as_uri(),
         "tokenizer": json.dumps(str(MODEL_DIR / "tokenizer.json")),
         "config": json.dumps(str(MODEL_DIR / "tokenizer_config.json")),
     }

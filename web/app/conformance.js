@@ -1,6 +1,6 @@
 // The browser side of conformance, shared by the /conformance page and `onnxport check`:
 // every served variant of every model, and each of its served forms, in each browser runtime,
-// on the golden inputs, judged as the import judged the variant (web/lib/verification/judge.js): a file that
+// on the golden inputs, judged as the import judged the variant (web/lib/verification/judgement.js): a file that
 // computes in fp32 element by element against the server's run of it, within onnxruntime-web's own
 // floor; an fp16 or int8 file by its task metric against the server's fp32 on the same inputs,
 // within its budget, with the element-wise difference to the server's run of it as a diagnostic.

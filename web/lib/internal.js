@@ -5,7 +5,7 @@
 // (tests/js/test_app_imports.mjs keeps it so).
 export { compareOutput, taskMetric } from "./verification/compare.js";
 export { AS_BUILT, fileRecord, servedForms } from "./choice/forms.js";
-export { judgementRule, judgeRun } from "./verification/judge.js";
+export { judgementRule, judgeRun } from "./verification/judgement.js";
 export { tensorType } from "./files/manifest.js";
 export { readNpy, readNpz } from "./tensors/npy.js";
 export { placement } from "./choice/placement.js";

@@ -8,7 +8,7 @@ a/b and b/a at most 1 + rel (onnxruntime-web's own test runner's ratio rule,
 with rel as a relative error). Integer and bool outputs must be equal; NaN
 equals NaN; inf or NaN where the reference is finite always fails.
 
-What decides a verdict (accuracy/judgement.py, web/lib/verification/judge.js): the "fp32/<runtime>" rows are the
+What decides a verdict (accuracy/judgement.py, web/lib/verification/judgement.js): the "fp32/<runtime>" rows are the
 floor a file that computes in fp32 is judged by, element by element against the server's run of it,
 with their top1_min / cosine_min for its task metric. A file that computes in fp16 or int8 is judged
 by its task metric against fp32 within its budget (repository/variant_table.py), as the import judges it;

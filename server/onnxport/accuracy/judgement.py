@@ -9,7 +9,7 @@ implementations round differently, so the element-wise difference to the server'
 file is reported as a diagnostic, never as the verdict. A missing output, a shape that differs and
 inf/NaN where the reference is finite always fail.
 
-web/lib/verification/judge.js is this rule in JavaScript; tests/data/judgement_vectors.json pins both, reasons
+web/lib/verification/judgement.js is this rule in JavaScript; tests/vectors/judgement_vectors.json pins both, reasons
 included, word for word.
 """
 
@@ -84,7 +84,8 @@ def fp32_floor(table_floor: Mapping[str, Any], validation: Mapping[str, Any] | N
     (onnxruntime-web's floors, made for single operators) loosened to the model's own export tolerance
     (the manifest's `validation.tolerance`) where that is looser: the build already called such a
     difference between fp32 onnxruntime and the source the same model. A floor the user set
-    (`onnxport check --tolerances`, marked "overridden") is kept as given. web/lib/verification/judge.js fp32Floor."""
+    (`onnxport check --tolerances`, marked "overridden") is kept as given.
+    web/lib/verification/judgement.js fp32Floor."""
     if table_floor.get("overridden"):
         return dict(table_floor)
     own = (validation or {}).get("tolerance") or {}

@@ -52,7 +52,7 @@ def verdict(arithmetic: str, budget: Tolerance, task: str, vs_fp32: dict[str, An
 
     `arithmetic` is what the file computes (a variant's name works the same way: only "fp32" matters,
     whose integer outputs must equal the export's). The import and the browser judgement
-    (accuracy/judgement.py, web/lib/verification/judge.js) both call this rule."""
+    (accuracy/judgement.py, web/lib/verification/judgement.js) both call this rule."""
     return (broken(vs_fp32, exact_integers=arithmetic == "fp32")
             or budgets.check(budget, task, judged_metric(vs_fp32), bound=bound))
 

@@ -1,7 +1,7 @@
 """How close is close enough: the one type for the recipe's export check, the variant budgets and
 the browser tolerance table.
 
-Element rule (the same in web/lib/verification/compare.js, pinned by tests/data/compare_vectors.json): a float
+Element rule (the same in web/lib/verification/compare.js, pinned by tests/vectors/compare_vectors.json): a float
 value passes when both are NaN, both are the same infinity, |expected - got| <= abs, or both have
 the same sign and max(got/expected, expected/got) <= 1 + rel. Integer and bool values must be
 equal. A bound left at None is not judged element by element (budgets judge the task metric only).

@@ -112,7 +112,7 @@ async function runOnce(model, options, input, view) {
   );
 }
 
-// The one judgement (judge.js) of the browser's result, as the import and the check make it: an
+// The one judgement (judgement.js) of the browser's result, as the import and the check make it: an
 // fp32 file element-wise against the server's run of the same file within the runtime's floor;
 // an fp16 or int8 file by its task metric against the server's fp32 on these inputs, within the
 // variant's budget, the element-wise difference being a diagnostic. Null when both ran on the server.

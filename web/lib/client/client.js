@@ -105,7 +105,7 @@ export class Client {
     return probe();
   }
 
-  /** @returns {Promise<Record<string, import("../verification/judge.js").Tolerance>>} the server's tolerance table ("variant/key") */
+  /** @returns {Promise<Record<string, import("../verification/judgement.js").Tolerance>>} the server's tolerance table ("variant/key") */
   tolerances() {
     return this.documents.json("api/tolerances", { required: true });
   }

@@ -3,13 +3,13 @@
 // cached like artifacts; the tokenizer library comes from the onnxport server (/vendor/tokenizers/), as
 // onnxruntime-web does, so a page on any origin needs no import map and no tokenizer code of its own.
 /** @import { Tensors } from "../tensors/tensors.js" */
-/** @import { TextInput, TextSpec } from "./text-pipeline.js" */
+/** @import { TextInput, TextSpec } from "./text.js" */
 /** @import { Answer, AnswerSpec } from "./answers.js" */
-/** @import { ImageInput, ImageSpec } from "./image-pipeline.js" */
+/** @import { ImageInput, ImageSpec } from "./image.js" */
 import { loadArtifact } from "../files/downloads.js";
 import { answers } from "./answers.js";
-import { decodeImage, imageBase64, pixelsOf, tensorOf } from "./image-pipeline.js";
-import { TextPipeline } from "./text-pipeline.js";
+import { decodeImage, imageBase64, pixelsOf, tensorOf } from "./image.js";
+import { TextPipeline } from "./text.js";
 
 /** @typedef {{text?: TextSpec, image?: ImageSpec, answer: AnswerSpec}} PipelineSpec */
 /** What pipeline() takes: text (or a pair), an image, or a list of either. @typedef {TextInput | ImageInput} RawInput */

@@ -1,8 +1,8 @@
 // Compare a runtime's outputs with a reference: the element rule of the tolerance table the
 // server publishes (/api/tolerances, from server/onnxport/accuracy/browser_tolerances.py), the task
-// metrics and the budget check. The one judgement built on them is judge.js.
+// metrics and the budget check. The one judgement built on them is judgement.js.
 // The rules are the Python ones (onnxport.accuracy.compare, measure, budgets), checked on the same
-// vectors (tests/data/compare_vectors.json, tests/data/judgement_vectors.json).
+// vectors (tests/vectors/compare_vectors.json, tests/vectors/judgement_vectors.json).
 // A float element e (expected), g (got) passes when both are NaN, or both the same infinity, or
 // both finite and |e - g| <= abs, or both finite with the same sign and max(g/e, e/g) <= 1 + rel
 // (rel is a relative error, 1e-6, not onnxruntime-web's ratio form 1.000001). Integer and bool

@@ -1,5 +1,5 @@
 // First-use verification: run a session on the file's reference inputs and judge its outputs as
-// `onnxport check` and the import do (judge.js): a file that computes in fp32 element by element
+// `onnxport check` and the import do (judgement.js): a file that computes in fp32 element by element
 // against native onnxruntime's outputs for that same file, within the runtime's floor; an fp16 or
 // int8 file by its task metric against the fp32 variant's reference outputs, within its budget, the
 // element-wise difference to its own reference kept as a diagnostic. Every reference file holds the
@@ -10,7 +10,7 @@
 // pass is not run again in "first-use" mode, and the plan skips a remembered failure without downloading it.
 import { probe } from "../choice/probe.js";
 import { remember, remembered } from "../choice/verdicts.js";
-import { arithmeticOf, judgementRule, judgeRun } from "./judge.js";
+import { arithmeticOf, judgementRule, judgeRun } from "./judgement.js";
 
 /**
  * A loaded step's verification, as load() is told (verify: "first-use", "always" or "off"): a pass remembered on
@@ -69,7 +69,7 @@ export class EngineFailure extends Error {
 
 /**
  * One plan step's first-use verification: the session run on its file's reference inputs and judged as the
- * import judged the variant (judge.js), by what its file computes; an fp16 or int8 file against the fp32
+ * import judged the variant (judgement.js), by what its file computes; an fp16 or int8 file against the fp32
  * variant's reference outputs, within its budget. The verification names its status: "passed" or "failed"
  * (with `ok`, `reason`, the measured differences and the rule), or "unavailable" (no reference to run).
  * Throws EngineFailure when the engine itself fails the run.
@@ -80,7 +80,7 @@ export class EngineFailure extends Error {
  * @param {import("../files/manifest.js").VariantRecord} args.record the file the session runs (forms.js fileRecord)
  * @param {(record: Partial<import("../files/manifest.js").VariantRecord>) => Promise<{inputs: object, outputs: object, bytes: number}|null>} args.reference
  *   a record's reference file, decoded (null: it has none; downloads.js loadReference)
- * @param {() => Promise<Record<string, import("./judge.js").Tolerance>>} args.tolerances the server's tolerance table
+ * @param {() => Promise<Record<string, import("./judgement.js").Tolerance>>} args.tolerances the server's tolerance table
  */
 export async function verifyStep(session, step, { model, record, reference, tolerances }) {
   const [own, table, fp32Reference] = await Promise.all([
@@ -131,7 +131,7 @@ export function engineFailureReason(runtime, stage, message) {
  * @param {{inputs: object, outputs: object}} args.reference the file's reference, decoded
  * @param {{inputs: object, outputs: object}|null} args.fp32Reference the fp32 variant's, decoded (null for an fp32 file)
  * @param {{arithmetic: string, budget: object|null, floor: object, tolerance: object|null}} args.rule
- *   judge.js judgementRule: what the file computes, its budget, the runtime's floor and the table's row
+ *   judgement.js judgementRule: what the file computes, its budget, the runtime's floor and the table's row
  */
 export async function verifySession(session, { model, reference, fp32Reference, rule }) {
   const started = performance.now();

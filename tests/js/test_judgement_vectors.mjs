@@ -1,14 +1,14 @@
-// The judgement's shared vectors (tests/data/judgement_vectors.json) through web/lib/verification/judge.js;
+// The judgement's shared vectors (tests/vectors/judgement_vectors.json) through web/lib/verification/judgement.js;
 // tests/accuracy/test_judgement_vectors.py runs the same file through Python's accuracy/judgement.py,
 // which wrote each vector's reason, metric and diagnostic: both languages must agree word for word.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { judge } from "../../web/lib/verification/judge.js";
+import { judge } from "../../web/lib/verification/judgement.js";
 import { ARRAYS, tensor } from "../../web/lib/tensors/tensors.js";
 
-const VECTORS = JSON.parse(readFileSync(new URL("../data/judgement_vectors.json", import.meta.url)));
+const VECTORS = JSON.parse(readFileSync(new URL("../vectors/judgement_vectors.json", import.meta.url)));
 const NONFINITE = { NaN: NaN, Infinity: Infinity, "-Infinity": -Infinity };
 
 // {name: {dtype, dims, data}} -> the tensors onnxruntime-web would hand back.

@@ -1,5 +1,5 @@
 // The one judgement of a runtime's result for a variant, as the import judges it
-// (server/onnxport/accuracy/judgement.py is the same rule; tests/data/judgement_vectors.json pins
+// (server/onnxport/accuracy/judgement.py is the same rule; tests/vectors/judgement_vectors.json pins
 // both, reasons word for word). `onnxport check`, first-use verification and the playground use it.
 //
 // A file that computes in fp32 is judged element by element against the server's output of the same

@@ -1,10 +1,11 @@
-"""Write tests/data/judgement_vectors.json: the shared cases of the one judgement of a result.
+"""Write tests/vectors/judgement_vectors.json: the shared cases of the one judgement of a result.
 
 Each case states what must come out (ok, basis, the reason's first words); the full reason, the metric
 and the diagnostic's max abs are then written as Python's accuracy/judgement.py gives them, so the
-JavaScript twin (web/lib/verification/judge.js, tests/js/test_judge_vectors.mjs) must say the same, word for word.
+JavaScript twin (web/lib/verification/judgement.js, tests/js/test_judgement_vectors.mjs) must say the same,
+word for word.
 tests/accuracy/test_judgement_vectors.py checks the file against both this script's expectations and
-the Python rule. Run: .venv/bin/python tests/data/make_judgement_vectors.py
+the Python rule. Run: .venv/bin/python tests/vectors/make_judgement_vectors.py
 """
 
 from __future__ import annotations
