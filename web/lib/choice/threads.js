@@ -1,7 +1,7 @@
 // How many WebAssembly threads a file runs on here: by measurement. hardwareConcurrency is only a ceiling
 // (threadCeiling in probe.js): WebKitGTK says 4 on a 2-core machine, where 4 threads ran minilm 2 to 4 times
 // slower than one. Until measured, a file runs on one thread, which never oversubscribes a machine. Its first
-// load under a higher ceiling returns on that one thread, then runs a trial (client.js): a session on the
+// load under a higher ceiling returns on that one thread, then runs a trial (thread-trial.js): a session on the
 // ceiling's N threads beside it, verified as it was, then TRIAL_ROUNDS warm runs of each on the reference
 // inputs, interleaved and queued with the page's own runs. N is kept only when at least 10% faster (cost.js's
 // MIN_GAIN); the model then moves to it. The trial is remembered per file and per device (its fingerprint and
