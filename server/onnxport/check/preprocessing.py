@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from onnxport.accuracy import browser_tolerances
-from onnxport.pipelines import corpus, image
+from onnxport.pipelines import corpus, image, kinds
 from onnxport.pipelines.text import TextPipeline
 from onnxport.repository import variant_table
 
@@ -68,7 +68,7 @@ def pipeline_rows(browser, base: str, manifest: dict[str, Any], names: list[str]
             spec = entry.get("pipeline")
             if not spec:
                 continue
-            kind = "text" if "text" in spec else "image"
+            kind = kinds.of(spec).name
             inputs = corpus.TEXTS if kind == "text" else corpus.images()
             row = {"model": name, "variant": "-", "task": entry["task"]}
             try:

@@ -12,14 +12,18 @@ its exception class, is an ImageError that says why.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onnxport.pipelines.spec import ImageSpec
+from onnxport.pipelines.raw import Limits, OverLimit, RawInputError
+from onnxport.pipelines.spec import ImageSpec, SpecError
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -295,3 +299,45 @@ def _row(index: int) -> Iterator[None]:
         raise ImageTooLarge(f"row {index}: {exc}", exc.per) from None
     except ImageError as exc:
         raise ImageError(f"row {index}: {exc}") from None
+
+
+def check_spec(spec: ImageSpec, where: str, assets: list[str]) -> dict[str, str]:
+    """An image spec's values (kinds.py); the graph input it names, by spec key."""
+    channels = 1 if spec["mode"] == "L" else 3
+    for key, values in (("mean", spec["mean"]), ("std", spec["std"])):
+        if len(values) != channels:
+            raise SpecError(f"{where}: pipeline.image.{key} has {len(values)} values; mode "
+                            f"{spec['mode']} has {channels} channel{'s' * (channels > 1)}")
+    if 0 in spec["std"]:
+        raise SpecError(f"{where}: pipeline.image.std has a 0: every value would be infinite")
+    return {"image.input": spec["input"]}
+
+
+# Magic numbers of image files, TIFF's included so that the decoder names the format it refuses.
+_MAGIC = (b"\x89PNG", b"\xff\xd8", b"GIF8", b"RIFF", b"BM", b"II*\x00", b"MM\x00*")
+
+
+def request_feeds(spec: ImageSpec, value: np.ndarray, limits: Limits,
+                  asset: Callable[[str], Path]) -> dict[str, np.ndarray]:
+    """A V2 request's `image` (BYTES, [n]: each row an image file's bytes, or its base64 text in JSON) as the
+    model's feeds (kinds.py)."""
+    if value.ndim != 1:
+        raise RawInputError(f"input 'image': shape {list(value.shape)}; it takes [n], one image file per row")
+    limits.check_rows("image", value)
+    files = []
+    for index, item in enumerate(value.tolist()):
+        data = item if isinstance(item, bytes) else str(item).encode()
+        if not data.startswith(_MAGIC):
+            try:  # JSON carries an image as base64 text
+                data = base64.b64decode(data, validate=True)
+            except (binascii.Error, ValueError):
+                raise RawInputError(f"input 'image' row {index}: neither an image file nor base64 text of "
+                                    f"one ({len(data)} bytes starting {data[:12]!r})") from None
+        files.append(data)
+    try:
+        return ImagePipeline(spec).encode(files, limits.image_pixels, limits.request_pixels)
+    except ImageTooLarge as exc:
+        setting = "raw_max_image_pixels" if exc.per == "image" else "raw_max_request_pixels"
+        raise OverLimit(f"input 'image' {exc} (setting {setting})") from None
+    except ImageError as exc:
+        raise RawInputError(f"input 'image' {exc}") from None

@@ -106,35 +106,21 @@ def validate(spec: Any, where: str) -> PipelineSpec:
         got = repr(first.get("input"))
         got = got if len(got) <= 80 else got[:77] + "..."
         raise SpecError(f"{where}: pipeline.{key}: {first['msg']} (got {got})") from None
-    if ("text" in checked) == ("image" in checked):
-        raise SpecError(f"{where}: a pipeline has exactly one of `text` and `image`")
+    from onnxport.pipelines.kinds import KINDS  # the kinds' modules import this one's types
+
+    if sum(name in checked for name in KINDS) != 1:
+        raise SpecError(f"{where}: a pipeline has exactly one of {' and '.join(f'`{name}`' for name in KINDS)}")
     return checked
 
 
 def check(spec: Any, where: str, inputs: list[str], outputs: list[str], assets: list[str]) -> PipelineSpec:
     """spec validated against the types and against the model it is for (its inputs, outputs and assets)."""
     checked = validate(spec, where)
-    named = {"answer.output": checked["answer"]["output"]}
-    if "text" in checked:
-        text = checked["text"]
-        for key in ("ids", "mask", "type_ids"):
-            name = text["inputs"][key]
-            if name is not None:
-                named[f"text.inputs.{key}"] = name
-        for key, label in (("tokenizer", text["tokenizer"]), ("config", text["config"])):
-            if label is not None and label not in assets:
-                raise SpecError(f"{where}: pipeline.text.{key} {label!r} is not one of the model's assets "
-                                f"({', '.join(assets) or 'none'})")
-    if "image" in checked:
-        image = checked["image"]
-        named["image.input"] = image["input"]
-        channels = 1 if image["mode"] == "L" else 3
-        for key, values in (("mean", image["mean"]), ("std", image["std"])):
-            if len(values) != channels:
-                raise SpecError(f"{where}: pipeline.image.{key} has {len(values)} values; mode "
-                                f"{image['mode']} has {channels} channel{'s' * (channels > 1)}")
-        if 0 in image["std"]:
-            raise SpecError(f"{where}: pipeline.image.std has a 0: every value would be infinite")
+    from onnxport.pipelines import kinds
+
+    kind = kinds.of(dict(checked))
+    named = {"answer.output": checked["answer"]["output"],
+             **kind.check_spec(checked[kind.name], where, assets)}  # type: ignore[literal-required]
     for key, name in named.items():
         known = outputs if key == "answer.output" else inputs
         if name not in known:

@@ -3,12 +3,15 @@ on) with the spec's truncation and padding, never the ones stored in tokenizer.j
 
 from __future__ import annotations
 
+import functools
+import json
 from pathlib import Path
-from typing import Sequence, Union
+from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
-from onnxport.pipelines.spec import TextSpec
+from onnxport.pipelines.raw import Limits, OverLimit, RawInputError
+from onnxport.pipelines.spec import SpecError, TextSpec
 
 Text = Union[str, tuple[str, str]]  # one text, or a pair when the spec says `pair`
 
@@ -119,3 +122,43 @@ class TextPipeline:
 
     def _count(self, text: str) -> int:
         return len(self.counter.encode(text, add_special_tokens=False).ids)
+
+
+def check_spec(spec: TextSpec, where: str, assets: list[str]) -> dict[str, str]:
+    """A text spec against the model's assets (kinds.py); the graph inputs it names, by spec key."""
+    named = {f"text.inputs.{key}": name for key in ("ids", "mask", "type_ids")
+             if (name := spec["inputs"][key]) is not None}
+    for key, label in (("tokenizer", spec["tokenizer"]), ("config", spec["config"])):
+        if label is not None and label not in assets:
+            raise SpecError(f"{where}: pipeline.text.{key} {label!r} is not one of the model's assets "
+                            f"({', '.join(assets) or 'none'})")
+    return named
+
+
+def request_feeds(spec: TextSpec, value: np.ndarray, limits: Limits,
+                  asset: Callable[[str], Path]) -> dict[str, np.ndarray]:
+    """A V2 request's `text` (BYTES, [n] or [n, 2] for pairs) as the model's feeds (kinds.py)."""
+    pair = spec["pair"]
+    if not (value.ndim == 2 and value.shape[1] == 2 if pair else value.ndim == 1):
+        want = "[n, 2] (pairs of texts)" if pair else "[n] (one text per row)"
+        raise RawInputError(f"input 'text': shape {list(value.shape)}; this model takes {want}")
+    limits.check_rows("text", value)
+    size = sum(len(item) if isinstance(item, bytes) else len(str(item).encode()) for item in value.reshape(-1))
+    if size > limits.text_bytes:
+        raise OverLimit(f"input 'text': {size:,} bytes of text; this server takes at most {limits.text_bytes:,} "
+                        "per request (setting raw_max_text_bytes)")
+    try:
+        rows: list[Text] = [(_utf8(row[0]), _utf8(row[1])) if pair else _utf8(row) for row in value.tolist()]
+    except UnicodeDecodeError as exc:
+        raise RawInputError(f"input 'text': not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return _pipeline(json.dumps(spec, sort_keys=True), asset(spec["tokenizer"])).encode(rows)
+
+
+@functools.lru_cache(maxsize=16)
+def _pipeline(spec_json: str, tokenizer_file: Path) -> TextPipeline:
+    # A tokenizer takes tens of milliseconds to build; a tokenizer file is an immutable artifact.
+    return TextPipeline(json.loads(spec_json), tokenizer_file)
+
+
+def _utf8(item: Any) -> str:
+    return item.decode("utf-8") if isinstance(item, bytes) else str(item)

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from onnxport import __version__
+from onnxport.pipelines.raw import Limits
 from onnxport.serving import inference, openapi, protocol, raw_input, statistics
 from onnxport.serving.catalog import NotFound
 from onnxport.serving.config import ANY_ORIGIN
@@ -193,7 +194,7 @@ def _infer(state: State, model: str, version: str | None, mimetype: str, headers
     decoded = decode_body(body, headers.get("Content-Encoding", ""), state.settings["max_request_bytes"], sizes)
     request = protocol.decode_request(decoded, header_length(headers.get("Inference-Header-Content-Length")),
                                       **_counts(state, model))
-    raw = raw_input.prepare(state.catalog, model, request, raw_input.Budget.of(state.settings))
+    raw = raw_input.prepare(state.catalog, model, request, Limits.of(state.settings))
     if raw is not None:
         request = raw.request
     timing.rows = next((int(v.shape[0]) for v in request.inputs.values() if v.ndim), 1)
