@@ -40,18 +40,29 @@ export function decodeInferResponse(body) {
   return outputs;
 }
 
-// base: the server's URL (ends with "/").
-export async function serverInfer(base, model, variant, feeds) {
+/**
+ * One V2 inference request's JSON answer and its round trip; an error answer is thrown with the server's words.
+ * @param {string} base the server's URL (ends with "/") @param {string} model @param {string} variant
+ * @param {string} requestBody the request's JSON text
+ * @returns {Promise<{body: any, runMs: number}>}
+ */
+async function postInfer(base, model, variant, requestBody) {
   const url = new URL(`v2/models/${encodeURIComponent(model)}/versions/${encodeURIComponent(variant)}/infer`, base);
   const started = performance.now();
   const response = await fetch(url, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: inferRequestBody(feeds),
+    body: requestBody,
   });
   const body = await response.json();
   const runMs = performance.now() - started;
   if (!response.ok) throw new Error(`server ${model}/${variant}: HTTP ${response.status}: ${body.error}`);
+  return { body, runMs };
+}
+
+// base: the server's URL (ends with "/").
+export async function serverInfer(base, model, variant, feeds) {
+  const { body, runMs } = await postInfer(base, model, variant, inferRequestBody(feeds));
   return { outputs: decodeInferResponse(body), runMs };
 }
 
@@ -65,16 +76,7 @@ export async function serverInfer(base, model, variant, feeds) {
  * @returns {Promise<{answers: any[], outputs: import("./tensors.js").Tensors, runMs: number}>}
  */
 export async function serverPipeline(base, model, variant, input) {
-  const url = new URL(`v2/models/${encodeURIComponent(model)}/versions/${encodeURIComponent(variant)}/infer`, base);
-  const started = performance.now();
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ inputs: [input] }),
-  });
-  const body = await response.json();
-  const runMs = performance.now() - started;
-  if (!response.ok) throw new Error(`server ${model}/${variant}: HTTP ${response.status}: ${body.error}`);
+  const { body, runMs } = await postInfer(base, model, variant, JSON.stringify({ inputs: [input] }));
   const answer = body.outputs.find((/** @type {{name: string}} */ o) => o.name === "answer");
   const outputs = decodeInferResponse({ outputs: body.outputs.filter((/** @type {{name: string}} */ o) => o.name !== "answer") });
   return { answers: answer.data.map((/** @type {string} */ text) => JSON.parse(text)), outputs, runMs };
