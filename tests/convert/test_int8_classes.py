@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from graph_helpers import make_model, rng, tensor
+from graph_helpers import make_model, rng, saturates_without_vnni, tensor
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxport import runtime
@@ -92,6 +92,7 @@ def test_weights_in_constant_nodes_are_quantized_by_dynamic_int8():
     assert scaled_error(run(model, feeds)["y"], run(quantized, feeds)["y"]) < 0.05
 
 
+@saturates_without_vnni
 def test_weights_in_constant_nodes_are_quantized_by_static_int8():
     model = constant_weights_model()
     calibration = [{"x": rng(1).normal(size=(4, 3, 8, 8)).astype(np.float32)}]
@@ -106,6 +107,7 @@ def test_weights_in_constant_nodes_are_quantized_by_static_int8():
 # ------------------------------------------------------- opset < 13, per-channel QDQ
 
 
+@saturates_without_vnni
 def test_opset_11_conv_gets_a_checked_per_channel_qdq_model():
     r = rng()
     model = make_model(
@@ -154,7 +156,9 @@ def if_model(op: str) -> onnx.ModelProto:
     )
 
 
-@pytest.mark.parametrize("op", ["MatMul", "Conv"])
+@pytest.mark.parametrize("op", [
+    pytest.param("MatMul", marks=saturates_without_vnni),
+    "Conv"])
 def test_dynamic_int8_quantizes_inside_if_branches(op):
     model = if_model(op)
     shape = (3, 16) if op == "MatMul" else (3, 2, 8, 8)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from graph_helpers import make_model, rng, tensor
+from graph_helpers import make_model, rng, saturates_without_vnni, tensor
 from onnx import TensorProto, helper
 
 from onnxport.accuracy.budgets import BUDGETS
@@ -82,7 +82,8 @@ def test_a_float_model_is_judged_by_each_variant_files_arithmetic(run_cli, tmp_p
     entry = imported(run_cli, tmp_path, model, "dense", "--calibration", calibration,
                      inputs={"x": r.normal(size=(8, 64)).astype(np.float32)})
     got = {name: record.get("arithmetic") for name, record in entry["variants"].items()}
-    assert got == {"fp32": "fp32", "fp16": "fp16", "int8-dynamic": "int8", "int8-static": "int8"}, entry["variants"]
+    assert got == {"fp32": "fp32", "fp16": "fp16", "int8-dynamic": "int8", "int8-static": "int8",
+                   "int8-weights": "int8", "int4": "int8"}, entry["variants"]
     for record in entry["variants"].values():
         assert record["budget"] == BUDGETS[record["arithmetic"]].as_json()
 
@@ -171,6 +172,7 @@ def test_a_tree_ensemble_has_nothing_to_quantize_and_says_what_it_has(run_cli, t
 # ------------------------------------------------------------------ static int8 needs real calibration
 
 
+@saturates_without_vnni
 def test_static_int8_without_real_calibration_data_is_skipped_with_how_to_give_it(run_cli, tmp_path):
     r = rng(11)
     model = make_model([helper.make_node("MatMul", ["x", "w"], ["y"], name="dense")],

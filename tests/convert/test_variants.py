@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from graph_helpers import make_model, rng, tensor
+from graph_helpers import make_model, rng, saturates_without_vnni, tensor
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxport import runtime
@@ -159,6 +159,7 @@ def conv_model() -> onnx.ModelProto:
     )
 
 
+@saturates_without_vnni
 def test_int8_dynamic_quantizes_matmul_with_int8_weights():
     r = rng(1)
     model = matmul_model()
@@ -286,6 +287,7 @@ def test_gemm_with_alpha_is_left_alone():
     assert lower_precision.operator_histogram(rewritten) == {"Gemm": 1}
 
 
+@saturates_without_vnni
 def test_int8_dynamic_quantizes_gemm_through_the_rewrite():
     r = rng(1)
     model = gemm_model(transB=1)

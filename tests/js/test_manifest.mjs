@@ -7,25 +7,25 @@ import { checkManifest, served, tensorType, VARIANT_ORDER, variants } from "../.
 const URL_ = "https://models.example/api/manifest";
 
 test("checkManifest returns a version-2 onnxport manifest as it is, empty or not", () => {
-  const body = { schema: "onnxport.manifest", schema_version: 2, models: {} };
+  const body = { schema: "onnxport.manifest", schema_version: 3, models: {} };
   assert.equal(checkManifest(body, URL_), body);
 });
 
 test("checkManifest refuses other schemas and versions, naming the URL and what it got", () => {
   assert.throws(() => checkManifest({ schema: "onnxport.manifest", schema_version: 1, models: {} }, URL_),
-    new Error(`${URL_}: manifest schema onnxport.manifest v1; this library reads onnxport.manifest v2`));
+    new Error(`${URL_}: manifest schema onnxport.manifest v1; this library reads onnxport.manifest v3`));
   assert.throws(() => checkManifest({ schema: "other", schema_version: 2 }, URL_), /manifest schema other v2;/);
-  assert.throws(() => checkManifest({ schema: "onnxport.manifest", schema_version: "2" }, URL_), /v2; this library/);
+  assert.throws(() => checkManifest({ schema: "onnxport.manifest", schema_version: "3" }, URL_), /v3; this library/);
 });
 
 test("checkManifest refuses a body that is not a manifest at all", () => {
   for (const body of [null, undefined, {}, [], "manifest"]) {
-    assert.throws(() => checkManifest(body, URL_), /manifest schema undefined vundefined; this library reads onnxport\.manifest v2/);
+    assert.throws(() => checkManifest(body, URL_), /manifest schema undefined vundefined; this library reads onnxport\.manifest v3/);
   }
 });
 
 test("VARIANT_ORDER is the documented order, frozen", () => {
-  assert.deepEqual(VARIANT_ORDER, ["fp32", "fp16", "int8-dynamic", "int8-static"]);
+  assert.deepEqual(VARIANT_ORDER, ["fp32", "fp16", "int8-dynamic", "int8-static", "int8-weights", "int4"]);
   assert.ok(Object.isFrozen(VARIANT_ORDER));
 });
 

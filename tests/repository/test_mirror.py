@@ -198,7 +198,7 @@ def test_a_server_that_never_answers_times_out(tmp_path):
      "manifest.json is not JSON (Expecting value: line 1 column 1 (char 0)); got Content-Type "),
     ("[1, 2]", "manifest.json: expected a JSON object (a manifest), got list"),
     ('{"schema": "other.thing", "schema_version": 7, "models": {}}',
-     "manifest.json: schema 'other.thing' version 7; expected 'onnxport.manifest' version 2"),
+     "manifest.json: schema 'other.thing' version 7; expected 'onnxport.manifest' version 3"),
     ('{"schema": "onnxport.manifest", "schema_version": 1, "models": {}}',
      "manifest.json was written by an older onnxport (manifest version 1; this one writes 2): rebuild it"),
     ('{"schema": "onnxport.manifest", "schema_version": 2, "models": {"m": {"variants": {"fp32": {}}}}}',

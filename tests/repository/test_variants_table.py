@@ -20,7 +20,7 @@ def test_the_browser_reads_the_variants_in_the_table_order():
 
 
 def test_order_puts_unknown_names_last():
-    assert [variants.order(n) for n in ("fp32", "int8-static", "int4")] == [0, 3, 4]
+    assert [variants.order(n) for n in ("fp32", "int8-static", "int4", "int2")] == [0, 3, 5, 6]
 
 
 def test_every_variant_has_a_precision_and_a_reasoned_budget():

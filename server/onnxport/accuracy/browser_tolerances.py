@@ -64,6 +64,16 @@ TOLERANCES: dict[tuple[str, str], Tolerance] = {
     ("int8-static", "wasm-1t"): _t(5e-2, 0.05, 0.98, 0.99, "QDQ fused differently, one thread"),
     ("int8-static", "webgpu"): _t(5e-2, 0.05, 0.98, 0.99, "QDQ on WebGPU: dequantized float math on the GPU"),
     ("int8-static", "webnn"): _t(5e-2, 0.05, 0.98, 0.99, "QDQ on WebNN: dequantized float math"),
+    # Weights only: the browser dequantizes the same int8 weights, or fuses them into its own MatMulNBits.
+    ("int8-weights", "wasm"): _t(5e-2, 0.05, 0.98, 0.99, "dequantized weights, or fused into 8-bit MatMulNBits"),
+    ("int8-weights", "wasm-1t"): _t(5e-2, 0.05, 0.98, 0.99, "dequantized weights, one thread"),
+    ("int8-weights", "webgpu"): _t(5e-2, 0.05, 0.98, 0.99, "dequantized weights, float math on the GPU"),
+    ("int8-weights", "webnn"): _t(5e-2, 0.05, 0.98, 0.99, "dequantized weights, float math"),
+    # MatMulNBits at accuracy level 4 rounds each run's activations to int8, per block, like dynamic int8.
+    ("int4", "wasm"): _t(5e-2, 0.05, 0.98, 0.99, "MatMulNBits kernels differ between builds"),
+    ("int4", "wasm-1t"): _t(5e-2, 0.05, 0.98, 0.99, "MatMulNBits kernels differ between builds, one thread"),
+    ("int4", "webgpu"): _t(5e-2, 0.05, 0.98, 0.99, "MatMulNBits on the GPU: float math on unpacked weights"),
+    ("int4", "webnn"): _t(5e-2, 0.05, 0.98, 0.99, "MatMulNBits on the WebNN backend's fallback"),
 }
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from onnxport.accuracy.browser_runtimes import CHECKED
 from onnxport.cli import build_commands, check_commands, repository_commands, serve_commands
+from onnxport.repository import variant_table
 
 DEFAULT_REPOSITORY_ENV = "ONNXPORT_REPOSITORY"
 FORMS_HELP = ("optimized forms of each served variant, for browsers to start sooner (each costs about the "
@@ -18,8 +19,8 @@ FORMS_HELP = ("optimized forms of each served variant, for browsers to start soo
               "and 5 ms sooner than the variant as built; gemm, tree ensembles as tensor operators, kept as the "
               "form WebGPU runs), all, none, or a comma-separated list of ort, basic, fused, gemm (kept whatever "
               "they gain)")
-VARIANTS_HELP = ("the variants to make: all (default), or a comma-separated list of fp32, fp16, int8-dynamic, "
-                 "int8-static; fp32 is always made, the others are listed as skipped (a large model's int8 search "
+VARIANTS_HELP = ("the variants to make: all (default), or a comma-separated list of " + ", ".join(variant_table.NAMES)
+                 + "; fp32 is always made, the others are listed as skipped (a large model's int8 search "
                  "can take minutes)")
 QUIET_HELP = "print nothing but errors: no progress bars, no tables, no warnings (`onnxport info NAME` has it all)"
 

@@ -88,6 +88,7 @@ FALLBACK_MAX_NODES = 10_000
 INT8_OPS = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Gather", "LSTM", "GRU", "Attention"}
 
 
+
 def make_variant(
     prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], transaction: Transaction, fp32_bytes: bytes,
     reference_feeds: tuple[Feeds, int],
@@ -213,11 +214,15 @@ def _rescue(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp
         return first
     # A Constant kept in float changes nothing downstream: never a candidate.
     nodes = [n for n in prepared.fp32.graph.node if n.name and n.op_type != "Constant"]
-    candidates = {n.name for n in nodes if variant_table.variant(name).precision != "int8" or n.op_type in INT8_OPS}
+    # The weight-only variants name the readers of the weights they store; int4 keeps its in 8-bit blocks
+    # rather than float (convert/int8/nbits.py).
+    readers = lower_precision.rescue_candidates(name, prepared.fp32)
+    precision = variant_table.variant(name).precision
+    candidates = ({n.name for n in nodes if n.name in readers} if readers is not None
+                  else {n.name for n in nodes if precision != "int8" or n.op_type in INT8_OPS})
     try:
         ranked = node_errors.introduced_errors(
-            prepared.fp32, first.model, prepared.golden_inputs[:2],
-            candidates if variant_table.variant(name).precision == "int8" else None)
+            prepared.fp32, first.model, prepared.golden_inputs[:2], candidates if precision == "int8" else None)
     except ModelFileError:
         return first  # the variant's intermediate values cannot be read: nothing to rank by
     ranking = [node for node, _ in ranked if node in candidates]
@@ -269,6 +274,10 @@ def _convert(prepared: Prepared, name: str, keep_float: tuple[str, ...]) -> tupl
                                                     **keep)
     elif name == "int8-dynamic":
         model, settings = lower_precision.make_int8_dynamic(_copy(prepared.fp32), **keep)
+    elif name == "int8-weights":
+        model, settings = lower_precision.make_int8_weights(prepared.fp32, keep_float)
+    elif name == "int4":
+        model, settings = lower_precision.make_int4(prepared.fp32, keep_float)
     else:
         # A recipe's own list (minilm) first; the fallback search adds to it.
         model, settings = lower_precision.make_int8_static(

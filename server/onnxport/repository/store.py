@@ -29,7 +29,8 @@ from onnxport.repository.names import check_stored_name
 
 SCHEMA = "onnxport.manifest"
 # 2: budgets are Tolerance records (top1_min, rel as a relative error); entries carry playground, bench_inputs.
-SCHEMA_VERSION = 2
+# 3: the weight-only variants int8-weights and int4 beside the others, and their settings.
+SCHEMA_VERSION = 3
 
 
 def empty_manifest() -> dict[str, Any]:

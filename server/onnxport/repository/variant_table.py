@@ -28,6 +28,10 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("fp16", "fp16"),
     Variant("int8-dynamic", "int8"),
     Variant("int8-static", "int8"),
+    # Weights only (convert/int8/weights.py, nbits.py): the arithmetic stays float, so any operator's
+    # weights shrink; judged by the int8 budget, as a file with DequantizeLinear or MatMulNBits computes.
+    Variant("int8-weights", "int8"),
+    Variant("int4", "int8"),
 )
 NAMES: tuple[str, ...] = tuple(v.name for v in VARIANTS)
 _BY_NAME = {v.name: v for v in VARIANTS}

@@ -19,15 +19,15 @@ import { TENSOR_TYPES } from "../tensors/dtypes.js";
  *   pipeline?: import("../pipelines/pipeline.js").PipelineSpec, [field: string]: any}} ModelEntry
  */
 /**
- * The manifest (GET <server>/api/manifest), schema onnxport.manifest v2.
+ * The manifest (GET <server>/api/manifest), schema onnxport.manifest v3.
  * @typedef {{schema: string, schema_version: number, models: Record<string, ModelEntry>, [field: string]: any}} Manifest
  */
 
 // The schema this library reads and the variants' reading order: the server's (repository/store.py,
 // repository/variant_table.py), which tests/repository/test_manifest_js.py holds these to.
 export const SCHEMA = "onnxport.manifest";
-export const SCHEMA_VERSION = 2;
-export const VARIANT_ORDER = Object.freeze(["fp32", "fp16", "int8-dynamic", "int8-static"]);
+export const SCHEMA_VERSION = 3;
+export const VARIANT_ORDER = Object.freeze(["fp32", "fp16", "int8-dynamic", "int8-static", "int8-weights", "int4"]);
 
 /**
  * @param {any} body the parsed JSON
@@ -42,7 +42,7 @@ export function checkManifest(body, url) {
 }
 
 /**
- * A model's variants in reading order (fp32, fp16, int8-dynamic, int8-static, then the rest).
+ * A model's variants in reading order (VARIANT_ORDER, then the rest).
  * @param {ModelEntry} model
  * @returns {Array<[string, VariantRecord]>}
  */

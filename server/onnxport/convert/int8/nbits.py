@@ -1,0 +1,160 @@
+"""4-bit weights: each MatMul's constant weight in blocks of 4-bit integers (onnxruntime's MatMulNBits),
+embedding tables too (GatherBlockQuantized), every other large weight int8 (weights.py).
+
+The blocks are made by onnxruntime's MatMulNBitsQuantizer, round-to-nearest with a zero point per block
+of 16. On minilm's MatMuls (min cosine to fp32 of 8 random 8-token texts) blocks of 16 gave 0.973 in
+0.5 s, of 32 0.963 (symmetric 0.960), and HQQ at 32 0.970 in 25 s (it needs torch): smaller blocks
+beat the fitted scales, at 1.03x the file. Embedding tables in blocks of 32. A node the fallback
+search names (keep_float) is stored in 8-bit blocks of 128 rather than in float.
+
+MatMulNBits runs its dot products at accuracy_level 4 (int8 activations against the unpacked
+weights), the level onnxruntime's and onnxruntime-web's fast kernels take; the default (0, fp32)
+was slower than fp32 itself on the development machine.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+import onnx
+from onnx import helper
+
+from onnxport.convert.arithmetic import quantized_count
+from onnxport.convert.int8 import prep
+from onnxport.convert.int8.select import gemm_to_matmul
+from onnxport.convert.int8.weights import store_weights
+from onnxport.errors import VariantSkipped
+
+BLOCK_4BIT = 16
+BLOCK_TABLE = 32
+BLOCK_8BIT = 128
+ACCURACY_LEVEL = 4
+# An embedding table smaller than this stays as weights.py leaves it (int8 per row).
+MIN_TABLE_ELEMENTS = 65_536
+# GatherBlockQuantized takes its 4-bit data as an opset-21 int4 type.
+INT4_OPSET = 21
+
+
+def make_int4(model: onnx.ModelProto, keep_float: tuple[str, ...] = ()) -> tuple[onnx.ModelProto, dict]:
+    """A copy of `model` with its MatMuls' constant weights in 4-bit blocks (the nodes in keep_float in
+    8-bit blocks), large embedding tables in 4-bit blocks, every other large float weight in int8.
+    Raises VariantSkipped when there is no MatMul or Gather with a constant 2-D weight to store."""
+    if already := quantized_count(model):
+        raise VariantSkipped(f"already quantized: {already} quantized operators")
+    model = _copy(model)
+    prep.constants_to_initializers(model)
+    _name_nodes(model)
+    model = gemm_to_matmul(model)  # a Linear layer exported as Gemm is a MatMul to MatMulNBits
+    matmuls = _constant_weight_nodes(model, "MatMul", 1, 0)
+    tables = _constant_weight_nodes(model, "Gather", 0, MIN_TABLE_ELEMENTS)
+    if not matmuls and not tables:
+        raise VariantSkipped("nothing to store in 4 bits: no MatMul or Gather reads a constant 2-D float weight")
+    kept = set(keep_float)
+    # A Gemm rewritten as a MatMul is named after it (select.gemm_to_matmul): the search names the Gemm.
+    eight = [n for n in matmuls if n in kept or n.removesuffix("_MatMul") in kept]
+    four = [n for n in matmuls if n not in eight]
+    if four:
+        model = _quantize(model, four, _rtn(bits=4, block=BLOCK_4BIT, op_types=("MatMul",)))
+    if eight:
+        model = _quantize(model, eight, _rtn(bits=8, block=BLOCK_8BIT, op_types=("MatMul",)))
+    gathered = [n for n in tables if n not in kept]
+    if gathered:
+        model = _with_opset(model, INT4_OPSET)
+        model = _quantize(model, gathered, _rtn(bits=4, block=BLOCK_TABLE, op_types=("Gather",)))
+    for node in prep.all_nodes(model):
+        if node.op_type == "MatMulNBits":
+            _set_int(node, "accuracy_level", ACCURACY_LEVEL)
+    # What MatMulNBits cannot take (Conv, Gemm, a GRU, small tables) is still stored in int8.
+    rest = store_weights(model, kept)
+    settings: dict = {"weights": f"MatMul 4-bit blocks of {BLOCK_4BIT}, tables of {BLOCK_TABLE}",
+                      "weights_4bit": len(four) + len(gathered), "weights_8bit": len(eight),
+                      "weights_stored": rest}
+    if eight:
+        settings["weights"] += f"; {len(eight)} kept nodes in 8-bit blocks of {BLOCK_8BIT}"
+    if keep_float:
+        settings["kept_float"] = sorted(keep_float)
+    return model, settings
+
+
+def candidates(model: onnx.ModelProto) -> set[str]:
+    """The nodes the fallback search may name: the MatMuls (or Gemms, which become MatMuls) this variant
+    stores in 4 bits. Embedding tables stay in 4 bits whatever the search finds: in 8 they alone are
+    1.3x the rest of minilm's 4-bit file."""
+    return set(_constant_weight_nodes(model, "MatMul", 1, 0)) | set(_constant_weight_nodes(model, "Gemm", 1, 0))
+
+
+def _constant_weight_nodes(model: onnx.ModelProto, op_type: str, position: int, min_elements: int) -> list[str]:
+    """Names of the main graph's `op_type` nodes whose input `position` is a 2-D float initializer of at
+    least min_elements (MatMulNBitsQuantizer quantizes those; for a Gather, the table along axis 0)."""
+    weights = {i.name: i for i in model.graph.initializer}
+    found = []
+    for node in model.graph.node:
+        if node.op_type != op_type or node.domain not in ("", "ai.onnx") or len(node.input) <= position:
+            continue
+        weight = weights.get(node.input[position])
+        if weight is None or weight.data_type != onnx.TensorProto.FLOAT or len(weight.dims) != 2:
+            continue
+        elements = weight.dims[0] * weight.dims[1]
+        if elements < max(min_elements, 1) or (op_type == "Gather" and _axis(node) != 0):
+            continue
+        found.append(node.name)
+    return found
+
+
+def _quantize(model: onnx.ModelProto, nodes: Iterable[str], config) -> onnx.ModelProto:
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    # nodes_to_include adds to op_types_to_quantize rather than narrowing it: exclude every other node.
+    chosen = set(nodes)
+    others = [n.name for n in prep.all_nodes(model) if n.name not in chosen]
+    quantizer = MatMulNBitsQuantizer(model, nodes_to_exclude=others, algo_config=config)
+    logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer").setLevel(logging.ERROR)
+    quantizer.process()
+    return quantizer.model.model
+
+
+def _rtn(bits: int, block: int, op_types: tuple[str, ...]):
+    from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig
+
+    return DefaultWeightOnlyQuantConfig(block_size=block, bits=bits, is_symmetric=False,
+                                        accuracy_level=ACCURACY_LEVEL, op_types_to_quantize=op_types,
+                                        quant_axes=(("MatMul", 0), ("Gather", 1)))
+
+
+def _with_opset(model: onnx.ModelProto, version: int) -> onnx.ModelProto:
+    upgraded, failed = prep.upgrade_opset(model, version)
+    if failed:
+        raise VariantSkipped(f"4-bit embedding tables need opset {version}: {failed}")
+    return upgraded
+
+
+def _name_nodes(model: onnx.ModelProto) -> None:
+    """The quantizer picks nodes by name, and the fallback search names them: an unnamed node gets one."""
+    taken = {n.name for n in prep.all_nodes(model) if n.name}
+    for index, node in enumerate(prep.all_nodes(model)):
+        if not node.name:
+            name = f"{node.op_type}_{index}"
+            while name in taken:
+                name += "_"
+            node.name = name
+            taken.add(name)
+
+
+def _axis(node: onnx.NodeProto) -> int:
+    return next((a.i for a in node.attribute if a.name == "axis"), 0)
+
+
+def _set_int(node: onnx.NodeProto, name: str, value: int) -> None:
+    for attribute in node.attribute:
+        if attribute.name == name:
+            attribute.i = value
+            return
+    node.attribute.append(helper.make_attribute(name, value))
+
+
+def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    clone = onnx.ModelProto()
+    clone.CopyFrom(model)
+    return clone
+
