@@ -204,3 +204,21 @@ def test_int4_stores_a_large_embedding_table_in_4bit_blocks():
     assert scaled_error(run(model, feeds)["y"], run(stored, feeds)["y"]) < 0.2
     assert not any(numpy_helper.to_array(i).dtype == np.float32 and i.dims[0] == 2048 and len(i.dims) == 2
                    and i.dims[1] == 64 for i in stored.graph.initializer)
+
+
+def test_a_weight_read_inside_if_branches_is_stored_once_in_the_main_graph():
+    r = rng(8)
+    then_branch = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["then_y"], name="then_matmul")], "then",
+                                    [], [helper.make_tensor_value_info("then_y", TensorProto.FLOAT, None)])
+    else_branch = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["p"], name="else_matmul"),
+                                     helper.make_node("Neg", ["p"], ["else_y"], name="negate")], "else",
+                                    [], [helper.make_tensor_value_info("else_y", TensorProto.FLOAT, None)])
+    model = make_model(
+        [helper.make_node("If", ["flag"], ["y"], name="branch", then_branch=then_branch, else_branch=else_branch)],
+        {"w": r.normal(size=(64, 32)).astype(np.float32)},
+        [tensor("flag", elem=TensorProto.BOOL), tensor("x", "batch", 64)], [tensor("y", "batch", 32)])
+    stored, settings = lower_precision.make_int8_weights(model)
+    assert settings["weights_stored"] == 1 and ops(stored) == ["DequantizeLinear", "If"]
+    for flag in (True, False):
+        feeds = {"flag": np.array(flag), "x": r.normal(size=(3, 64)).astype(np.float32)}
+        assert scaled_error(run(model, feeds)["y"], run(stored, feeds)["y"]) < 0.02

@@ -78,6 +78,11 @@ def _store_graph(graph: onnx.GraphProto, kept: set[str], per_tensor: bool) -> in
     for node in graph.node:
         for position, name in enumerate(node.input):
             readers[name].append((node, position))
+    # An If branch or a Loop body reads the graph's weights by name too (silero's LSTM weights): the
+    # DequantizeLinear's output keeps the name, so those readers see the float weight as before.
+    for node in _subgraph_nodes(graph):
+        for position, name in enumerate(node.input):
+            readers[name].append((node, -1))
     graph_inputs = {i.name for i in graph.input}
     front: list[onnx.NodeProto] = []
     stored = 0
@@ -112,6 +117,10 @@ def _store_graph(graph: onnx.GraphProto, kept: set[str], per_tensor: bool) -> in
     for node in reversed(front):  # their inputs are initializers: first in the graph is in order
         graph.node.insert(0, node)
     return stored
+
+
+def _subgraph_nodes(graph: onnx.GraphProto) -> list[onnx.NodeProto]:
+    return [n for sub in list(prep.graphs(graph))[1:] for n in sub.node]
 
 
 def _gathers_rows(node: onnx.NodeProto, position: int) -> bool:
