@@ -8,6 +8,7 @@
 import "chart.js";
 import { runBench } from "../bench.js";
 import { goldenInputs } from "../conformance.js";
+import { BANDWIDTHS_MBPS, DEFAULT_MBPS, frontierConfig } from "../frontier-chart.js";
 import { latencyConfig, sizeConfig, START_RUNTIME, startConfig, throughputConfig, variantLabel } from "../performance-charts.js";
 import { CHECKED, encodeTensors, leadingRows, recordMeasured, unavailableReason } from "../../lib/internal.js";
 import { el, errorBox, table, variantName } from "../ui.js";
@@ -63,6 +64,9 @@ export function performancePage(built, device, bench) {
     if (browserRows.some((r) => r.model === name && r.runtime === START_RUNTIME && r.status === "ok")) {
       sections.push(...chart(`start-chart-${name}`, () => startConfig(name, browserRows, data)));
     }
+    if (browserRows.some((r) => r.model === name && r.status === "ok" && r.cold)) {
+      sections.push(...bandwidthChart(`frontier-chart-${name}`, (mbps) => frontierConfig(name, browserRows, data, { mbps })));
+    }
     if (data.server) sections.push(...chart(`throughput-chart-${name}`, () => throughputConfig(name, data.server, variantLabel(data, "fp32"))));
   }
   sections.push(el("h3", { text: "Artifact sizes" }),
@@ -87,6 +91,22 @@ function chart(testid, build, alternative = null) {
     drawn.update();
   });
   return [box, el("label", { class: "chart-toggle" }, input, ` ${alternative}`)];
+}
+
+// A chart whose figures depend on a download bandwidth, and the choice of it (Mbit/s) that redraws it.
+function bandwidthChart(testid, build) {
+  const [box] = chart(testid, () => build(DEFAULT_MBPS));
+  box.classList.add("tall"); // two panels, one above the other
+  const drawn = drawnCharts.at(-1);
+  const select = el("select", { "data-testid": `${testid}-bandwidth` },
+    BANDWIDTHS_MBPS.map((mbps) => el("option", { value: String(mbps), selected: mbps === DEFAULT_MBPS, text: `${mbps} Mbit/s` })));
+  select.addEventListener("change", () => {
+    const next = build(Number(select.value));
+    drawn.data = next.data;
+    drawn.options = next.options;
+    drawn.update();
+  });
+  return [box, el("label", { class: "chart-toggle" }, "download bandwidth for the cold start ", select)];
 }
 
 // What the measurement is doing and how far it is: step k of n (model, variant and form, runtime), the stage
