@@ -11,10 +11,19 @@ library loads (web/lib/worker/ort-runtime.js):
   webnn   ort.webgpu.min.mjs, execution provider "wasm": the CPU kernels WebNN falls back to, per
           node, in that bundle (this Chromium has no WebNN context to try WebNN itself)
 
+An operator may have several probes, one per form ("com.microsoft/MatMulNBits (bits=8, block_size=32)"):
+the table stays per "domain/OpType", since that is all a manifest's operator_types say. An operator is
+MISSING when none of its forms has a kernel; one with a kernel for some forms only is not, and
+MISSING_FORMS names the forms that have none.
+
 A session that fails with onnxruntime's "No Op registered" or "Could not find an implementation"
 means no kernel; any other failure is printed and stops the script (the probe, not the bundle,
-would be wrong). Prints the table; --write replaces the measured block of web/lib/choice/kernels.js;
---check exits 1 when the measurement differs from it.
+would be wrong). Where a session is created, the probe also runs once on feeds made here and its
+outputs are compared with native onnxruntime's: a run that fails or differs is printed (a kernel that
+is there but cannot run here, such as fp16 without shader-f16), not written, since the plan's table
+is about session creation. Probes whose inputs native onnxruntime's Python API cannot take (int4) or
+whose outputs are not tensors (ZipMap) are not run. Prints the table; --write replaces the measured
+block of web/lib/choice/kernels.js; --check exits 1 when the measurement differs from it.
 
 Usage: .venv/bin/python scripts/measure_kernels.py [--write | --check]
 """
@@ -22,6 +31,7 @@ Usage: .venv/bin/python scripts/measure_kernels.py [--write | --check]
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import re
 import sys
@@ -46,6 +56,7 @@ BUNDLES = {"wasm": ("ort.wasm.min.mjs", "wasm"), "webgpu": ("ort.webgpu.min.mjs"
            "webnn": ("ort.webgpu.min.mjs", "wasm")}
 NO_KERNEL = re.compile(r"No Op registered|Could not find an implementation")
 F, I64, U8, I8, I32 = TensorProto.FLOAT, TensorProto.INT64, TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
+F16, I4 = TensorProto.FLOAT16, TensorProto.INT4
 ML, MS = "ai.onnx.ml", "com.microsoft"
 
 
@@ -179,11 +190,74 @@ PROBES: dict[str, Callable[[], onnx.ModelProto]] = {
     f"{MS}/QuantizeLinear": lambda: one_node(
         MS, "QuantizeLinear", [("x", F, [2]), ("s", F, []), ("z", U8, [])],
         [("y", U8, [2])], [const("s", 0.5, np.float32), const("z", 1, np.uint8)]),
+    **{f"{MS}/MatMulNBits (bits={bits}, block_size={block}{', accuracy_level=4' if level else ''})":
+       (lambda bits=bits, block=block, level=level: matmul_nbits(bits, block, level))
+       for bits in (4, 8) for block in (32, 128) for level in (False, True)},
+    f"{MS}/MatMulNBits (bits=4, block_size=32, float16)": lambda: matmul_nbits(4, 32, False, F16),
+    f"{MS}/GatherBlockQuantized (4-bit packed in uint8)": lambda: gather_block_quantized(U8),
+    f"{MS}/GatherBlockQuantized (int4)": lambda: gather_block_quantized(I4),
+    "ai.onnx/DequantizeLinear (int8, per axis)": lambda: one_node(
+        "ai.onnx", "DequantizeLinear", [("x", I8, [2, 3]), ("s", F, [3]), ("z", I8, [3])],
+        [("y", F, [2, 3])], [const("s", [0.5, 0.25, 0.125], np.float32), const("z", [0, 1, -1], np.int8)], axis=1),
+    "ai.onnx/DequantizeLinear (opset 21, int8, blocked)": lambda: blocked_dequantize(I8),
+    "ai.onnx/DequantizeLinear (opset 21, int4, blocked)": lambda: blocked_dequantize(I4),
     f"{MS}/SkipLayerNormalization": lambda: one_node(
         MS, "SkipLayerNormalization", [("x", F, [1, 1, 2]), ("skip", F, [1, 1, 2]), ("g", F, [2]), ("b", F, [2])],
         [("y", F, [1, 1, 2])],
         [const("skip", [[[0, 0]]], np.float32), const("g", [1, 1], np.float32), const("b", [0, 0], np.float32)]),
 }
+
+
+def at_opset(model: onnx.ModelProto, opset: int, ir_version: int) -> onnx.ModelProto:
+    """The model with ai.onnx at `opset` and its IR at `ir_version` (int4 needs IR 10, blocked scales opset 21)."""
+    for entry in model.opset_import:
+        if entry.domain == "":
+            entry.version = opset
+    model.ir_version = ir_version
+    return model
+
+
+def matmul_nbits(bits: int, block: int, accuracy_level: bool, dtype: int = F) -> onnx.ModelProto:
+    """com.microsoft MatMulNBits: A [1, K] times a constant B of N x K `bits`-bit weights in blocks of `block`
+    along K (packed in uint8, [N, K / block, block * bits / 8]), one scale per block, no zero points."""
+    k, n = 2 * block, 3
+    rng = np.random.default_rng(bits * block)
+    packed = rng.integers(0, 256, size=(n, k // block, block * bits // 8), dtype=np.uint8)
+    scales = rng.uniform(0.01, 0.1, size=n * (k // block)).astype(np.float16 if dtype == F16 else np.float32)
+    extra = {"accuracy_level": 4} if accuracy_level else {}
+    inputs = [("a", dtype, [1, k]), ("b", U8, list(packed.shape)), ("s", dtype, [scales.size])]
+    weights = [numpy_helper.from_array(packed, "b"), numpy_helper.from_array(scales, "s")]
+    return one_node(MS, "MatMulNBits", inputs, [("y", dtype, [1, n])], weights,
+                    K=k, N=n, bits=bits, block_size=block, **extra)
+
+
+def gather_block_quantized(data_type: int) -> onnx.ModelProto:
+    """com.microsoft GatherBlockQuantized: rows of a 4 x 32 table of 4-bit values (int4, or two to a uint8),
+    one scale per block of 16 along the row, as a 4-bit embedding is stored."""
+    rows, width, block = 4, 32, 16
+    rng = np.random.default_rng(4)
+    if data_type == U8:
+        data = numpy_helper.from_array(rng.integers(0, 256, size=(rows, width // 2), dtype=np.uint8), "d")
+        shape = [rows, width // 2]
+    else:
+        values = rng.integers(-8, 8, size=rows * width).tolist()
+        data = helper.make_tensor("d", I4, [rows, width], values)
+        shape = [rows, width]
+    scales = const("s", rng.uniform(0.01, 0.1, size=(rows, width // block)), np.float32)
+    inputs = [("d", data_type, shape), ("i", I64, [1]), ("s", F, [rows, width // block])]
+    model = one_node(MS, "GatherBlockQuantized", inputs, [("y", F, [1, width])], [data, scales],
+                     gather_axis=0, quantize_axis=1, block_size=block,
+                     **({"bits": 4} if data_type == U8 else {}))
+    return at_opset(model, 17, 10) if data_type == I4 else model
+
+
+def blocked_dequantize(data_type: int) -> onnx.ModelProto:
+    """ai.onnx DequantizeLinear at opset 21: x [2, 4] with one scale (and zero point) per block of 2 along axis 1."""
+    zero = helper.make_tensor("z", data_type, [2, 2], [0, 1, -1, 2])
+    inputs = [("x", data_type, [2, 4]), ("s", F, [2, 2]), ("z", data_type, [2, 2])]
+    scales = const("s", [[0.5, 0.25], [0.125, 1.0]], np.float32)
+    model = one_node("ai.onnx", "DequantizeLinear", inputs, [("y", F, [2, 4])], [scales, zero], axis=1, block_size=2)
+    return at_opset(model, 21, 10)
 
 
 def dynamic_quantize_lstm() -> onnx.ModelProto:
@@ -201,73 +275,208 @@ def dynamic_quantize_lstm() -> onnx.ModelProto:
 
 
 PAGE = """<!doctype html><script type="module">
-window.probe = async (bundle, provider, files) => {
+const bytesOf = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+const ARRAYS = { float32: Float32Array, float16: Uint16Array, int64: BigInt64Array, int32: Int32Array, int8: Int8Array,
+                 uint8: Uint8Array, int4: Uint8Array, bool: Uint8Array };
+const tensorOf = (ort, { type, dims, data }) => {
+  const bytes = bytesOf(data), Kind = ARRAYS[type];
+  return new ort.Tensor(type, new Kind(bytes.buffer, 0, bytes.byteLength / Kind.BYTES_PER_ELEMENT), dims);
+};
+const encode = (data) => {
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  let text = "";
+  for (const b of bytes) text += String.fromCharCode(b);
+  return btoa(text);
+};
+// Each probe: create a session; then, when the script sent feeds, one run of its tensor outputs, returned as bytes.
+window.probe = async (bundle, provider, probes) => {
   const ort = await import(`./ort/${bundle}`);
   ort.env.wasm.wasmPaths = new URL("./ort/", location.href).href;
   ort.env.wasm.numThreads = 1;
   ort.env.logLevel = "error";
   const out = {};
-  for (const file of files) {
+  for (const { file, feeds, outputs } of probes) {
+    let session;
     try {
       const bytes = new Uint8Array(await (await fetch(file)).arrayBuffer());
-      const session = await ort.InferenceSession.create(bytes, { executionProviders: [provider] });
-      await session.release();
-      out[file] = "ok";
+      session = await ort.InferenceSession.create(bytes, { executionProviders: [provider] });
     } catch (error) {
-      out[file] = String(error?.message ?? error);
+      out[file] = { created: String(error?.message ?? error) };
+      continue;
     }
+    out[file] = { created: "ok" };
+    if (feeds) {
+      try {
+        const inputs = Object.fromEntries(Object.entries(feeds).map(([name, t]) => [name, tensorOf(ort, t)]));
+        const results = await session.run(inputs, outputs);
+        out[file].outputs = Object.fromEntries(Object.entries(results)
+          .map(([name, t]) => [name, { type: t.type, data: encode(t.data) }]));
+      } catch (error) {
+        out[file].run = String(error?.message ?? error);
+      }
+    }
+    await session.release();
   }
   return out;
 };
 window.ready = true;
 </script>"""
+# onnx element type -> (numpy dtype, onnxruntime-web tensor type) of the feeds the run check can make
+FEED_TYPES = {F: (np.float32, "float32"), F16: (np.float16, "float16"), I64: (np.int64, "int64"),
+              I8: (np.int8, "int8"), U8: (np.uint8, "uint8")}
+OUTPUT_DTYPES = {"float32": np.float32, "float16": np.float16, "int64": np.int64, "int32": np.int32,
+                 "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
 
 
-def write_probes(folder: Path) -> dict[str, str]:
-    """operator type -> file name, each model checked by native onnxruntime first."""
-    files = {}
-    for index, (op_type, build) in enumerate(PROBES.items()):
+def op_type(probe: str) -> str:
+    """The "domain/OpType" a probe is of: "com.microsoft/MatMulNBits (bits=8, ...)" -> "com.microsoft/MatMulNBits"."""
+    return probe.split(" ", 1)[0]
+
+
+def feeds_of(model: onnx.ModelProto) -> dict[str, np.ndarray] | None:
+    """Deterministic feeds for the model's graph inputs (small integers: valid indices and labels), or None
+    when an input's type has no feed here (int4: native onnxruntime's Python API takes no int4 array)."""
+    rng = np.random.default_rng(0)
+    feeds = {}
+    for value in model.graph.input:
+        kind = value.type.tensor_type.elem_type
+        if kind not in FEED_TYPES:
+            return None
+        shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        dtype = FEED_TYPES[kind][0]
+        feeds[value.name] = (rng.standard_normal(shape).astype(dtype) if kind in (F, F16)
+                             else rng.integers(0, 2, size=shape).astype(dtype))
+    return feeds
+
+
+def write_probes(folder: Path) -> dict[str, dict]:
+    """probe -> {file, feeds (native arrays or None), expected (native outputs)}, each model checked by native
+    onnxruntime first: a session, and a run when feeds can be made."""
+    probes = {}
+    for index, (name, build) in enumerate(PROBES.items()):
         path = folder / f"probe{index}.onnx"
-        path.write_bytes(build().SerializeToString())
+        model = build()
+        path.write_bytes(model.SerializeToString())
+        feeds = feeds_of(model)
         try:
-            ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+            expected = None
+            if feeds is not None:
+                names = [o.name for o in session.get_outputs()]
+                ran = zip(names, session.run(None, feeds), strict=True)
+                expected = {n: v for n, v in ran if isinstance(v, np.ndarray)}
+                if not expected:  # no tensor output to compare (ZipMap's is a sequence of maps)
+                    feeds = expected = None
         except Exception as exc:  # any failure: the probe is wrong, not a bundle
-            sys.exit(f"the probe model of {op_type} is invalid for native onnxruntime {ort.__version__}: {exc}")
-        files[op_type] = path.name
-    return files
+            sys.exit(f"the probe model of {name} is invalid for native onnxruntime {ort.__version__}: {exc}")
+        probes[name] = {"file": path.name, "feeds": feeds, "expected": expected}
+    return probes
 
 
-def measure() -> dict[str, list[str]]:
+def encoded(feeds: dict[str, np.ndarray] | None) -> dict | None:
+    if feeds is None:
+        return None
+    kinds = {np.dtype(d): t for d, t in FEED_TYPES.values()}
+    return {n: {"type": kinds[v.dtype], "dims": list(v.shape), "data": base64.b64encode(v.tobytes()).decode()}
+            for n, v in feeds.items()}
+
+
+def run_outcome(outcome: dict, expected: dict[str, np.ndarray] | None) -> str:
+    """"ok", "not run" (no feeds, or no tensor output), or what went wrong with the run: its error, or
+    the outputs that differ from native onnxruntime's beyond 1e-3 + 1e-2 x the output's largest magnitude
+    (a loose bound: it catches garbage, not rounding; accuracy_level 4 quantizes the activations to int8)."""
+    if expected is None:
+        return "not run"
+    if "run" in outcome:
+        return f"run fails: {' '.join(outcome['run'].split())[:400]}"
+    wrong = []
+    for name, want in expected.items():
+        got_entry = outcome.get("outputs", {}).get(name)
+        if got_entry is None:
+            wrong.append(f"{name} missing")
+            continue
+        got = np.frombuffer(base64.b64decode(got_entry["data"]), dtype=OUTPUT_DTYPES[got_entry["type"]])
+        want = np.asarray(want).reshape(-1)
+        if got.size != want.size:
+            wrong.append(f"{name} has {got.size} values, native {want.size}")
+            continue
+        diff = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)), initial=0.0))
+        scale = float(np.max(np.abs(want.astype(np.float64)), initial=0.0))
+        if not diff <= 1e-3 + 1e-2 * scale:
+            wrong.append(f"{name} max abs diff {diff:.3g} (native's largest {scale:.3g})")
+    return "ok" if not wrong else "wrong: " + "; ".join(wrong)
+
+
+def measure() -> tuple[dict[str, list[str]], dict[str, dict[str, str]]]:
+    """(runtime -> probes with no kernel, runtime -> probe -> what its run did where it did not match native)."""
     folder = Path(tempfile.mkdtemp(prefix="onnxport-kernels-"))
     (folder / "ort").symlink_to(ROOT / "node_modules" / "onnxruntime-web" / "dist")
     (folder / "index.html").write_text(PAGE)
-    files = write_probes(folder)
+    probes = write_probes(folder)
+    sent = [{"file": p["file"], "feeds": encoded(p["feeds"]), "outputs": list(p["expected"] or [])}
+            for p in probes.values()]
     missing: dict[str, list[str]] = {}
+    runs: dict[str, dict[str, str]] = {}
     with isolated_files(folder) as url, sync_playwright() as playwright:
         browser = chromium_driver.launch(playwright, webgpu=True)
         for runtime, (bundle, provider) in BUNDLES.items():
             page = browser.new_page()  # one bundle per page
             page.goto(f"{url}index.html")
             page.wait_for_function("window.ready === true")
-            results = page.evaluate("([b, p, f]) => probe(b, p, f)", [bundle, provider, list(files.values())])
+            results = page.evaluate("([b, p, f]) => probe(b, p, f)", [bundle, provider, sent])
             page.close()
-            missing[runtime] = []
-            for op_type, file in files.items():
-                outcome = results[file]
-                if outcome == "ok":
+            missing[runtime], runs[runtime] = [], {}
+            for name, probe in probes.items():
+                outcome = results[probe["file"]]
+                if outcome["created"] != "ok":
+                    if not NO_KERNEL.search(outcome["created"]):
+                        sys.exit(f"{runtime} ({bundle}, {provider}): {name} failed for another reason: "
+                                 f"{outcome['created']}")
+                    missing[runtime].append(name)
                     continue
-                if not NO_KERNEL.search(outcome):
-                    sys.exit(f"{runtime} ({bundle}, {provider}): {op_type} failed for another reason: {outcome}")
-                missing[runtime].append(op_type)
+                ran = run_outcome(outcome, probe["expected"])
+                if ran != "ok":
+                    runs[runtime][name] = ran
         browser.close()
-    return missing
+    return missing, runs
+
+
+def by_op_type(missing: dict[str, list[str]]) -> tuple[dict[str, list[str]], dict[str, dict[str, list[str]]]]:
+    """The table per "domain/OpType": an operator is missing when none of its probes has a kernel; the
+    operators some of whose probes have one and some not, with the forms that have none, apart."""
+    whole: dict[str, list[str]] = {}
+    partly: dict[str, dict[str, list[str]]] = {}
+    for runtime, names in missing.items():
+        absent = set(names)
+        whole[runtime], partly[runtime] = [], {}
+        for op in dict.fromkeys(op_type(name) for name in PROBES):
+            forms = [name for name in PROBES if op_type(name) == op]
+            lacking = [name for name in forms if name in absent]
+            if lacking and len(lacking) == len(forms):
+                whole[runtime].append(op)
+            elif lacking:
+                partly[runtime][op] = [name[len(op):].strip(" ()") or "(plain)" for name in lacking]
+    return whole, partly
 
 
 def block(missing: dict[str, list[str]]) -> str:
-    lines = [BEGIN, "export const PROBED = Object.freeze([", *(f"  {json.dumps(op)}," for op in sorted(PROBES)), "]);",
+    whole, partly = by_op_type(missing)
+    lines = [BEGIN, "export const PROBED = Object.freeze([",
+             *(f"  {json.dumps(op)}," for op in sorted({op_type(name) for name in PROBES})), "]);",
              "export const MISSING = Object.freeze({"]
-    for runtime in sorted(missing):
-        lines += [f"  {runtime}: Object.freeze([", *(f"    {json.dumps(op)}," for op in missing[runtime]), "  ]),"]
+    for runtime in sorted(whole):
+        lines += [f"  {runtime}: Object.freeze([", *(f"    {json.dumps(op)}," for op in whole[runtime]), "  ]),"]
+    lines += ["});",
+              "// Operators with a kernel for some of their probed forms only (which forms have none): not in MISSING.",
+              "export const MISSING_FORMS = Object.freeze({"]
+    for runtime in sorted(partly):
+        if not partly[runtime]:
+            lines.append(f"  {runtime}: Object.freeze({{}}),")
+            continue
+        lines += [f"  {runtime}: Object.freeze({{",
+                  *(f"    {json.dumps(op)}: Object.freeze({json.dumps(forms)}),"
+                    for op, forms in partly[runtime].items()),
+                  "  }),"]
     lines += ["});", END]
     return "\n".join(lines)
 
@@ -279,10 +488,12 @@ def main() -> None:
     action.add_argument("--check", action="store_true",
                         help="exit 1 when the measurement differs from web/lib/choice/kernels.js")
     args = parser.parse_args()
-    missing = measure()
+    missing, runs = measure()
     for runtime, ops in missing.items():
         bundle = " / ".join(BUNDLES[runtime])
-        print(f"{runtime} ({bundle}): no kernel for {len(ops)} of {len(PROBES)} probed: {', '.join(ops) or '-'}")
+        print(f"{runtime} ({bundle}): no kernel for {len(ops)} of {len(PROBES)} probes: {', '.join(ops) or '-'}")
+        for name, outcome in runs[runtime].items():
+            print(f"  {name}: session created; {outcome}")
     text = KERNELS_JS.read_text()
     pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.DOTALL)
     if not pattern.search(text):

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { MISSING, PROBED, missingKernelReason, missingKernels } from "../../web/lib/choice/kernels.js";
+import { MISSING, MISSING_FORMS, PROBED, missingKernelReason, missingKernels } from "../../web/lib/choice/kernels.js";
 
 test("the table covers every bundle a runtime loads, and lists only probed operators", () => {
   assert.deepEqual(Object.keys(MISSING).sort(), ["wasm", "webgpu", "webnn"]);
@@ -32,4 +32,25 @@ test("the reason names up to three operators and counts the rest", () => {
   assert.equal(missingKernelReason("wasm", ["ai.onnx.ml/Scaler"]), null);
   assert.equal(missingKernelReason("webgpu", ["ai.onnx.ml/Scaler", "ai.onnx.ml/Normalizer", "ai.onnx.ml/ZipMap", "ai.onnx.ml/Binarizer", "ai.onnx/Add"]),
     "its onnxruntime-web bundle has no kernel for ai.onnx.ml/Scaler, ai.onnx.ml/Normalizer, ai.onnx.ml/ZipMap and 1 more");
+});
+
+test("the weight-only operators are probed: present on wasm and webgpu, GatherBlockQuantized absent from webnn's CPU kernels", () => {
+  for (const op of ["com.microsoft/MatMulNBits", "com.microsoft/GatherBlockQuantized", "ai.onnx/DequantizeLinear"]) {
+    assert.ok(PROBED.includes(op), op);
+  }
+  const ops = ["com.microsoft/MatMulNBits", "com.microsoft/GatherBlockQuantized", "ai.onnx/DequantizeLinear", "ai.onnx/MatMul"];
+  assert.deepEqual(missingKernels("wasm", ops), []);
+  assert.deepEqual(missingKernels("webgpu", ops), []);
+  assert.deepEqual(missingKernels("webnn", ops), ["com.microsoft/GatherBlockQuantized"]);
+});
+
+test("forms missing for some operators only are a table of their own, per bundle, of probed operators", () => {
+  assert.deepEqual(Object.keys(MISSING_FORMS).sort(), Object.keys(MISSING).sort());
+  for (const [bundle, byOp] of Object.entries(MISSING_FORMS)) {
+    for (const [op, forms] of Object.entries(byOp)) {
+      assert.ok(PROBED.includes(op), `${bundle}: ${op} is not a probed operator`);
+      assert.ok(!MISSING[bundle].includes(op), `${bundle}: ${op} is missing whole and in part`);
+      assert.ok(forms.length > 0, `${bundle}: ${op} names no form`);
+    }
+  }
 });
