@@ -141,6 +141,54 @@ def test_a_chart_shows_the_bench_figures_on_hover(iris_bench, serve_repository, 
     assert tab.console_errors == []
 
 
+# A scatter chart's series (label, axis, points) and its y axes' titles and order on the page, top first.
+READ_FRONTIER = """testid => {
+  const chart = Chart.getChart(document.querySelector(`[data-testid="${testid}"] canvas`));
+  if (!chart) return null;
+  return {
+    type: chart.config.type, title: chart.options.plugins.title.text,
+    datasets: chart.data.datasets.map((d) => ({ label: d.label, axis: d.yAxisID, line: !!d.frontierLine,
+      points: d.data.map((p) => ({ name: p.name, bytes: p.bytes, x: p.x, y: p.y, create: p.create, first: p.first,
+                                   download: p.download })) })),
+    axes: ["yCold", "yWarm"].map((id) => ({ id, type: chart.scales[id].type, title: chart.options.scales[id].title.text,
+                                           top: chart.scales[id].top, ticks: chart.scales[id].ticks.length })),
+    legend: chart.legend.legendItems.map((item) => item.text),
+  };
+}"""
+
+
+def test_the_performance_page_charts_size_against_cold_start_and_warm_run(iris_bench, serve_repository, open_tab):
+    """The frontier chart of iris: a point per measured file and browser runtime, its figures the bench's, the cold
+    start's download at the stated bandwidth, redrawn when the bandwidth is changed."""
+    repository, report, _ = iris_bench
+    tab = open_tab("#/performance", base_url=serve_repository(repository))
+    expect(tab.page.locator("[data-testid=frontier-chart-iris] canvas")).to_have_count(1)
+    chart = tab.page.evaluate(READ_FRONTIER, "frontier-chart-iris")
+    assert chart["type"] == "scatter" and "10 Mbit/s" in chart["title"], chart["title"]
+    cold_axis, warm_axis = chart["axes"]
+    assert cold_axis["type"] == warm_axis["type"] == "logarithmic" and "10 Mbit/s" in cold_axis["title"]
+    assert cold_axis["top"] < warm_axis["top"] and cold_axis["ticks"] and warm_axis["ticks"]  # cold above warm
+    assert chart["legend"] == ["wasm-1t cold start", "wasm-1t warm run", "wasm cold start", "wasm warm run"]
+    rows = [r for r in report["browser"]["results"] if r["model"] == "iris" and r["status"] == "ok"]
+    for runtime in ("wasm-1t", "wasm"):
+        mine = [r for r in rows if r["runtime"] == runtime]
+        cold = next(d for d in chart["datasets"] if d["label"] == f"{runtime} cold start")
+        warm = next(d for d in chart["datasets"] if d["label"] == f"{runtime} warm run")
+        assert len(cold["points"]) == len(warm["points"]) == len(mine) > 0
+        # Cold: the download at 10 Mbit/s (1,250 bytes a ms) + the cold start's creation and first run, no other figure.
+        expected = sorted(r["bytes"] / 1250 + r["cold"]["create_ms"] + r["cold"]["first_run_ms"] for r in mine)
+        assert sorted(p["y"] for p in cold["points"]) == pytest.approx(expected)
+        assert sorted(p["y"] for p in warm["points"]) == sorted(r["warm"]["median_ms"] for r in mine)
+        lines = [d for d in chart["datasets"] if d["line"] and d["label"].startswith(f"{runtime} ")]
+        assert len(lines) == 2 and all(d["points"] for d in lines)  # a frontier has at least one point
+    tab.page.get_by_test_id("frontier-chart-iris-bandwidth").select_option("100")
+    redrawn = tab.page.evaluate(READ_FRONTIER, "frontier-chart-iris")
+    assert "100 Mbit/s" in redrawn["title"] and "100 Mbit/s" in redrawn["axes"][0]["title"]
+    point = redrawn["datasets"][0]["points"][0]
+    assert point["download"] == pytest.approx(point["bytes"] * 8 / 100_000)
+    assert tab.console_errors == []
+
+
 def test_without_a_bench_the_page_says_how_to_make_one(repository_copy, serve_repository, open_tab):
     tab = open_tab("#/performance", base_url=serve_repository(repository_copy(models=["iris"])))
     expect(tab.page.locator("[data-testid=no-bench]")).to_contain_text("onnxport bench")
