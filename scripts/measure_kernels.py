@@ -21,9 +21,9 @@ means no kernel; any other failure is printed and stops the script (the probe, n
 would be wrong). Where a session is created, the probe also runs once on feeds made here and its
 outputs are compared with native onnxruntime's: a run that fails or differs is printed (a kernel that
 is there but cannot run here, such as fp16 without shader-f16), not written, since the plan's table
-is about session creation. Probes whose inputs native onnxruntime's Python API cannot take (int4) or
-whose outputs are not tensors (ZipMap) are not run. Prints the table; --write replaces the measured
-block of web/lib/choice/kernels.js; --check exits 1 when the measurement differs from it.
+is about session creation. A probe whose outputs are not tensors (ZipMap) is not run. Prints the
+table; --write replaces the measured block of web/lib/choice/kernels.js; --check exits 1 when the
+measurement differs from it.
 
 Usage: .venv/bin/python scripts/measure_kernels.py [--write | --check]
 """
@@ -334,19 +334,46 @@ def op_type(probe: str) -> str:
 
 
 def feeds_of(model: onnx.ModelProto) -> dict[str, np.ndarray] | None:
-    """Deterministic feeds for the model's graph inputs (small integers: valid indices and labels), or None
-    when an input's type has no feed here (int4: native onnxruntime's Python API takes no int4 array)."""
+    """Deterministic feeds for the model's graph inputs (small integers: valid indices and labels; an int4
+    input's values as int8, -8 to 7), or None when an input's type has no feed here."""
     rng = np.random.default_rng(0)
     feeds = {}
     for value in model.graph.input:
         kind = value.type.tensor_type.elem_type
+        shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        if kind == I4:
+            feeds[value.name] = rng.integers(-8, 8, size=shape).astype(np.int8)
+            continue
         if kind not in FEED_TYPES:
             return None
-        shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
         dtype = FEED_TYPES[kind][0]
         feeds[value.name] = (rng.standard_normal(shape).astype(dtype) if kind in (F, F16)
                              else rng.integers(0, 2, size=shape).astype(dtype))
     return feeds
+
+
+def packed_int4(values: np.ndarray) -> np.ndarray:
+    """int4 values (-8 to 7) two to a byte, the first in the low nibble, as ONNX and onnxruntime-web store them."""
+    flat = np.append(values.reshape(-1), [0] * (values.size % 2)).astype(np.int16)
+    return ((flat[0::2] & 0xF) | ((flat[1::2] & 0xF) << 4)).astype(np.uint8)
+
+
+def native_run(session: ort.InferenceSession, feeds: dict[str, np.ndarray], int4: set[str]) -> list:
+    """The session's outputs on `feeds`. An int4 feed goes in as an OrtValue: ortvalue_from_numpy_with_onnx_type
+    takes the array's shape and reads the packed bytes from the start of its buffer, so it is given a uint8
+    array of the logical shape whose first bytes are the packed values."""
+    if not int4:
+        return session.run(None, feeds)
+    values = {}
+    for name, array in feeds.items():
+        if name in int4:
+            buffer = np.zeros(array.shape, np.uint8)
+            packed = packed_int4(array)
+            buffer.reshape(-1)[:packed.size] = packed
+            values[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(buffer, I4)
+        else:
+            values[name] = ort.OrtValue.ortvalue_from_numpy(array)
+    return [v.numpy() for v in session.run_with_ort_values([o.name for o in session.get_outputs()], values)]
 
 
 def write_probes(folder: Path) -> dict[str, dict]:
@@ -358,26 +385,29 @@ def write_probes(folder: Path) -> dict[str, dict]:
         model = build()
         path.write_bytes(model.SerializeToString())
         feeds = feeds_of(model)
+        int4 = {v.name for v in model.graph.input if v.type.tensor_type.elem_type == I4}
         try:
             session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
             expected = None
             if feeds is not None:
                 names = [o.name for o in session.get_outputs()]
-                ran = zip(names, session.run(None, feeds), strict=True)
+                ran = zip(names, native_run(session, feeds, int4), strict=True)
                 expected = {n: v for n, v in ran if isinstance(v, np.ndarray)}
                 if not expected:  # no tensor output to compare (ZipMap's is a sequence of maps)
                     feeds = expected = None
         except Exception as exc:  # any failure: the probe is wrong, not a bundle
             sys.exit(f"the probe model of {name} is invalid for native onnxruntime {ort.__version__}: {exc}")
-        probes[name] = {"file": path.name, "feeds": feeds, "expected": expected}
+        probes[name] = {"file": path.name, "feeds": feeds, "expected": expected, "int4": int4}
     return probes
 
 
-def encoded(feeds: dict[str, np.ndarray] | None) -> dict | None:
+def encoded(feeds: dict[str, np.ndarray] | None, int4: set[str]) -> dict | None:
+    """The feeds as the page makes tensors of them: type, dims and the bytes in base64 (int4: packed)."""
     if feeds is None:
         return None
     kinds = {np.dtype(d): t for d, t in FEED_TYPES.values()}
-    return {n: {"type": kinds[v.dtype], "dims": list(v.shape), "data": base64.b64encode(v.tobytes()).decode()}
+    return {n: {"type": "int4" if n in int4 else kinds[v.dtype], "dims": list(v.shape),
+                "data": base64.b64encode((packed_int4(v) if n in int4 else v).tobytes()).decode()}
             for n, v in feeds.items()}
 
 
@@ -413,7 +443,7 @@ def measure() -> tuple[dict[str, list[str]], dict[str, dict[str, str]]]:
     (folder / "ort").symlink_to(ROOT / "node_modules" / "onnxruntime-web" / "dist")
     (folder / "index.html").write_text(PAGE)
     probes = write_probes(folder)
-    sent = [{"file": p["file"], "feeds": encoded(p["feeds"]), "outputs": list(p["expected"] or [])}
+    sent = [{"file": p["file"], "feeds": encoded(p["feeds"], p["int4"]), "outputs": list(p["expected"] or [])}
             for p in probes.values()]
     missing: dict[str, list[str]] = {}
     runs: dict[str, dict[str, str]] = {}

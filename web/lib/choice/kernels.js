@@ -22,8 +22,7 @@
 // webgpu (SwiftShader), and each run matched native onnxruntime (outputs within 1e-3 + 1e-2 x their
 // largest value) except: MatMulNBits with float16 activations on webgpu creates a session and then
 // fails its run ("Program MatMulNBits requires f16 but the device does not support it": SwiftShader
-// has no shader-f16, and the node is not handed back to the CPU); int4 DequantizeLinear was created
-// but not run (native onnxruntime's Python API takes no int4 feed). So no operator here is missing
+// has no shader-f16, and the node is not handed back to the CPU). So no operator here is missing
 // for some forms only (MISSING_FORMS is empty); if one were, the table, per "domain/OpType" as the
 // manifest's operator_types are, could not say which form a variant uses, and lists it there.
 // An operator outside PROBED is assumed to have a kernel: the session's creation remains the test.
