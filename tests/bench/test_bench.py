@@ -157,7 +157,7 @@ READ_FRONTIER = """testid => {
 }"""
 
 
-def test_the_performance_page_charts_size_against_cold_start_and_warm_run(iris_bench, serve_repository, open_tab):
+def test_the_performance_page_charts_the_size_cold_start_warm_run_frontier(iris_bench, serve_repository, open_tab):
     """The frontier chart of iris: a point per measured file and browser runtime, its figures the bench's, the cold
     start's download at the stated bandwidth, redrawn when the bandwidth is changed."""
     repository, report, _ = iris_bench

@@ -75,6 +75,8 @@ test("config: a scatter with the cold panel above the warm one, log axes, the ba
   assert.equal(yCold.type, "logarithmic");
   assert.equal(yWarm.type, "logarithmic");
   assert.equal(yCold.stack, yWarm.stack);
+  // Chart.js stacks one stack's axes from the bottom up in the order given (seen in Chromium: tests/bench/).
+  assert.deepEqual(Object.keys(config.options.scales), ["x", "yWarm", "yCold"]);
   assert.match(yCold.title.text, /25 Mbit\/s/);
   assert.match(config.options.plugins.title.text, /download at 25 Mbit\/s/);
   assert.deepEqual(config.data.datasets.map((d) => d.label), [

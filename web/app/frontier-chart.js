@@ -122,13 +122,14 @@ export function frontierConfig(name, browserRows = [], data = null, { mbps = DEF
       },
       scales: {
         x: { type: "linear", beginAtZero: true, title: { display: true, text: "file size, MB" }, ticks: { callback: (v) => figure(Number(v)) } },
-        yCold: {
-          type: "logarithmic", position: "left", stack: "frontier", stackWeight: 1,
-          title: { display: true, text: `cold start, ms (${mbps} Mbit/s)` }, ticks: logTicks,
-        },
+        // Chart.js stacks the axes of one stack from the bottom up in the order given: warm below, cold above.
         yWarm: {
-          type: "logarithmic", position: "left", stack: "frontier", stackWeight: 1, offset: true,
+          type: "logarithmic", position: "left", stack: "frontier", stackWeight: 1,
           title: { display: true, text: "warm run, ms" }, ticks: logTicks,
+        },
+        yCold: {
+          type: "logarithmic", position: "left", stack: "frontier", stackWeight: 1, offset: true,
+          title: { display: true, text: `cold start, ms (${mbps} Mbit/s)` }, ticks: logTicks,
         },
       },
     },
