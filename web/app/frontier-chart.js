@@ -89,8 +89,9 @@ export function frontierConfig(name, browserRows = [], data = null, { mbps = DEF
       ];
     });
   });
-  const logTicks = { callback: (value) => {
-    const mantissa = Number(value) / 10 ** Math.floor(Math.log10(Number(value)));
+  // Every tick is drawn (Chart.js would skip some on a short panel); only 1, 2 and 5 of each decade are labelled.
+  const logTicks = { autoSkip: false, callback: (value) => {
+    const mantissa = Number(value) / 10 ** Math.floor(Math.log10(Number(value)) + 1e-9); // 0.999... is 1
     return [1, 2, 5].some((m) => Math.abs(mantissa - m) < 1e-6) ? figure(Number(value)) : "";
   } };
   const notLine = (item) => !item.dataset.frontierLine;
