@@ -137,6 +137,10 @@ def test_the_pages_name_an_int8_original_by_what_it_is(tmp_path, quantized_repos
         assert charts["latency-chart-quantized"]["labels"] == ["original (int8)"], charts
         assert charts["start-chart-quantized"]["labels"] == ["original (int8)"], charts
         assert "(original (int8), batch-1 requests)" in charts["throughput-chart-quantized"]["title"], charts
+        names = page.evaluate("""() => Chart.getChart(
+            document.querySelector('[data-testid="frontier-chart-quantized"] canvas'),
+        ).data.datasets.flatMap((d) => d.data.map((p) => p.name))""")
+        assert names and set(names) == {"original (int8)"}, names  # the frontier chart's points too
         print(f"playground: {ran!r}; conformance row: {matrix_cells[:2]}; performance: {charts}")
     finally:
         context.close()
