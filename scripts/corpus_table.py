@@ -33,6 +33,7 @@ from pathlib import Path
 
 import raw_tools
 from fetch_third_party import TASKS
+from raw_tools import KINDS as RAW_KINDS  # the raw tools make no weight-only variant
 
 from onnxport.harness import corpus
 from onnxport.harness.corpus import CORPUS, KINDS, REWRITE, TABLE, TIMEOUT, VARIANTS, machine, node_count, served
@@ -64,7 +65,7 @@ def raw_model(folder: Path, timeout: float = TIMEOUT) -> dict:
             rows = json.loads(out.read_text())
         else:  # the process died (a native crash, a timeout): every tool not yet judged is lost with it
             rows = {k: {"status": "failed", "size_ratio": None, "error": None,
-                        "reason": f"raw_tools.py died: {corpus.failure(done, timeout)}"} for k in KINDS}
+                        "reason": f"raw_tools.py died: {corpus.failure(done, timeout)}"} for k in RAW_KINDS}
     for row in rows.values():
         row.pop("seconds", None)
     return {"rows": rows, "seconds": round(done.wall, 1), "cpu_seconds": round(done.cpu, 1)}
@@ -113,9 +114,9 @@ def counts(models: dict[str, dict]) -> dict:
         "onnxport_by_status": {k: dict(sorted(v.items())) for k, v in by_status.items()},
         "raw_served": served(raw),
         # Where the raw tools serve a variant onnxport does not: the cases to look at.
-        "raw_only": {kind: sorted(n for n in raw if raw[n][kind]["status"] == "ok"
+        "raw_only": {kind: sorted(n for n in raw if raw[n].get(kind, {}).get("status") == "ok"
                                   and ours[n].get(kind, {}).get("status") != "ok") for kind in KINDS},
-        "onnxport_only": {kind: sorted(n for n in raw if raw[n][kind]["status"] != "ok"
+        "onnxport_only": {kind: sorted(n for n in raw if raw[n].get(kind, {}).get("status") != "ok"
                                        and ours[n].get(kind, {}).get("status") == "ok") for kind in KINDS},
     }
 
@@ -199,7 +200,7 @@ def markdown(table: dict) -> str:
               "", header.rstrip("\n")]
     for name, model in models.items():
         if "raw" in model:
-            lines.append(f"| {name} | {task(name)} | " + " | ".join(cell(model["raw"][k]) for k in KINDS) + " |")
+            lines.append(f"| {name} | {task(name)} | " + " | ".join(cell(model["raw"].get(k)) for k in KINDS) + " |")
     ours, raw = total["onnxport_served"], total["raw_served"]
     lines += ["", f"Served variants, of {n} models:", "",
               "| approach | " + " | ".join(KINDS) + " | all |", "|---|" + "---|" * (len(KINDS) + 1),
@@ -278,8 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     print(f"{args.jobs} model(s) at a time. Seconds: wall (what this run waited) / CPU (user + system: what the"
           " work costs, whatever else shares the cores)")
-    print(f"{'model':30s} {'onnxport':>13s} {'peak RSS':>9s} {'raw tools':>11s}  fp16 / int8-dynamic / int8-static",
-          flush=True)
+    print(f"{'model':30s} {'onnxport':>13s} {'peak RSS':>9s} {'raw tools':>11s}  {' / '.join(KINDS)}  "
+          f"(raw: {' / '.join(RAW_KINDS)})", flush=True)
     cpu_total, judged_total, disagreeing = 0.0, 0, 0
     with tempfile.TemporaryDirectory(prefix="corpus-table-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
         # The biggest graphs first (their fallback searches take longest), so none starts last.
@@ -293,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
             raw = row["raw"]
             cpu_total += times["ours"][1] + times["raw"][1]
             statuses = " / ".join(row["variants"].get(k, {}).get("status", "-") for k in KINDS)
-            raw_statuses = " / ".join(raw[k]["status"] for k in KINDS)
+            raw_statuses = " / ".join(raw.get(k, {}).get("status", "-") for k in RAW_KINDS)
             (ours_wall, ours_cpu), (raw_wall, raw_cpu) = times["ours"], times["raw"]
             print(f"{name:30s} {ours_wall:6.1f}/{ours_cpu:5.1f}s {times['peak_rss_mb']:6d} MB "
                   f"{raw_wall:5.1f}/{raw_cpu:4.1f}s  {statuses}  "

@@ -44,6 +44,7 @@ def make_int4(model: onnx.ModelProto, keep_float: tuple[str, ...] = ()) -> tuple
         raise VariantSkipped(f"already quantized: {already} quantized operators")
     model = _copy(model)
     prep.constants_to_initializers(model)
+    model, _ = prep.upgrade_opset(model)  # the int8 weights' DequantizeLinear (opset 10, `axis` from 13)
     _name_nodes(model)
     model = gemm_to_matmul(model)  # a Linear layer exported as Gemm is a MatMul to MatMulNBits
     matmuls = _constant_weight_nodes(model, "MatMul", 1, 0)

@@ -22,6 +22,8 @@ from onnxport.convert.arithmetic import is_quantized, quantized_count
 from onnxport.convert.int8 import prep
 from onnxport.errors import VariantSkipped
 
+DEQUANTIZE_OPSET = 10  # DequantizeLinear's first opset: below it (an opset upgrade failed) nothing is stored
+
 # A weight smaller than this stays float: biases and norms are a rounding's worth of the file, and
 # their error is not spread over a dot product the way a matrix's is.
 MIN_ELEMENTS = 1024
@@ -69,6 +71,8 @@ def candidates(model: onnx.ModelProto) -> set[str]:
 def store_weights(model: onnx.ModelProto, kept: set[str]) -> int:
     """Store the model's large float weights as int8 in place (every graph); how many were stored. Per
     channel from opset 13 (DequantizeLinear's `axis`), else one scale per weight."""
+    if prep.default_opset(model) < DEQUANTIZE_OPSET:
+        return 0
     per_tensor = prep.default_opset(model) < prep.QDQ_MIN_OPSET
     return sum(_store_graph(graph, kept, per_tensor) for graph in prep.graphs(model.graph))
 
