@@ -8,7 +8,7 @@ LINTED := server tests scripts models models-trees build_backend
 # The pytest tests that need no demo build, no browser and no Ray (tests/conftest.py gives the markers).
 FAST := not (demo or browser or ray or slow)
 
-.PHONY: run test check setup build browsers testdata onnx-testdata clean
+.PHONY: run test check setup build browsers testdata onnx-testdata clean bench-peer
 
 # `make run HOST=0.0.0.0 PORT=8001`: only make's command line counts (tcsh exports a HOST of its own,
 # hosting platforms a PORT); without them serve's settings decide: ONNXPORT_HOST, ONNXPORT_PORT, a
@@ -79,6 +79,11 @@ testdata: onnx-testdata
 # The few ONNX backend test folders the import tests read (nothing to do once they are there).
 onnx-testdata: $(VENV)/.installed
 	$(PY) scripts/fetch_onnx_testdata.py
+
+# onnxport beside Transformers.js on minilm in Chromium (docs/peer-bench.md): not part of test or check, it
+# installs its npm package itself (npm ci --prefix scripts/peer). ARGS="--rounds 3 --json peer.json" passes options.
+bench-peer: setup
+	$(PY) scripts/peer_bench.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) node_modules models/.repository tests/data/onnx-backend tests/data/third-party

@@ -1,0 +1,206 @@
+"""onnxport beside Transformers.js: all-MiniLM-L6-v2 feature extraction (mean pooling, L2 norm) in one page of this
+machine's Chromium, on WebAssembly, the same thread count on both sides (issue 35, item 4).
+
+    .venv/bin/python scripts/peer_bench.py [--rounds 5] [--threads N] [--repository DIR] [--json FILE]
+
+What it does (docs/peer-bench.md has the why and a run's figures):
+1. installs Transformers.js 4.3.2 from npm into scripts/peer/node_modules when missing (`npm ci --prefix
+   scripts/peer`; never part of make check or make test), with onnxruntime-web overridden to onnxport's 1.30.0;
+2. makes the model folder Transformers.js reads (config, tokenizer, onnx/model.onnx unpooled fp32, q8, q4) from
+   the demo's pip package the way Transformers.js's conversion does (scripts/peer/model_folder.py; cached);
+3. builds minilm with onnxport into a temporary repository (or takes --repository) and serves it;
+4. serves the page and the peer's files from a small cross-origin isolated server of its own; onnxport's server
+   lets that origin in (--cors-origins);
+5. cold starts (a new browser context each, from nothing to the first embedding) and warm rounds (batch 1 and 8),
+   the sides alternating, then every side's embeddings of 40 texts against the server's fp32;
+6. prints the table (ratios onnxport/peer: below 1 is onnxport faster) and writes --json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PEER = HERE / "peer"
+sys.path.insert(0, str(PEER))
+
+import browser_run  # noqa: E402 (scripts/peer is on the path from here)
+import model_folder  # noqa: E402
+import npm_install  # noqa: E402
+import report  # noqa: E402
+from reference import server_embeddings  # noqa: E402
+from static_server import StaticServer  # noqa: E402
+from texts import TEXTS  # noqa: E402
+
+CACHE = PEER / ".cache"  # the model folder, built once per source weights and recipe (git-ignored)
+RUNS = {1: 8, 8: 3}  # warm calls per round and side at each batch size
+WARMUP = 2
+ACCURACY_BATCH = 8
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    from playwright.sync_api import sync_playwright
+
+    from onnxport.harness.process import ServerNotReady, free_port, server_environment, start_server
+
+    cores = os.cpu_count() or 1
+    # onnxruntime-web's own default, which Transformers.js keeps: min(4, ceil(cores / 2)); onnxport's first load
+    # starts on one thread and moves to min(4, cores) when its trial measures them 10% faster.
+    default_threads = min(4, math.ceil(cores / 2))
+    threads = args.threads or default_threads
+    if threads > 4:
+        raise SystemExit("peer_bench: --threads at most 4 (onnxport's WebAssembly ceiling, web/lib/choice/probe.js)")
+    print(f"threads: {threads} on both sides ({'--threads' if args.threads else 'the default'}; defaults on this "
+          f"{cores}-core machine: Transformers.js {default_threads} (onnxruntime-web's min(4, ceil(cores/2))), "
+          f"onnxport 1 on a first load, then {min(4, cores)} if its trial finds them 10% faster)", flush=True)
+
+    npm_install.ensure(PEER)
+    model_folder.ensure_q4_tools(CACHE / "python")
+    print("model folder: building or reusing", CACHE, flush=True)
+    folder, built = model_folder.cached(CACHE)
+    with ExitStack() as stack:
+        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="peer-bench-")))
+        repository = args.repository or _build_repository(work / "repository")
+        static = StaticServer({
+            "/peer/transformers/": PEER / "node_modules/@huggingface/transformers/dist",
+            "/peer/ort/": PEER / "node_modules/onnxruntime-web/dist",
+            f"/peer/models/{folder.name.rsplit('-', 1)[0]}/": folder,
+            "/peer/": PEER / "web",
+        }, free_port())
+        stack.callback(static.close)
+        port = free_port()
+        try:
+            server = start_server(["serve", "--repository", str(repository), "--port", str(port),
+                                   "--cors-origins", static.base_url], port=port, log_path=work / "serve.log",
+                                  env=server_environment(inherit_onnxport=False), timeout=120)
+        except ServerNotReady as exc:
+            raise SystemExit(f"peer_bench: onnxport serve did not start: {exc}") from None
+        stack.callback(server.stop)
+
+        manifest = json.loads((repository / "manifest.json").read_text())
+        variants = manifest["models"]["minilm"]["variants"]
+        served = [name for name, v in variants.items() if v.get("status") == "ok"]  # as the library's served()
+        rows = report.pairs(served)
+        sides = report.sides(rows)
+        sizes = {f"onnxport/{n}": variants[n]["bytes"] for n in served}
+        sizes.update({f"peer/{d}": f["bytes"] for d, f in built["files"].items()})
+        print(f"onnxport's served minilm variants: {', '.join(served)}; pairs: "
+              + "; ".join(f"{v or '(none)'} vs {d}" for _, v, d in rows), flush=True)
+
+        reference = server_embeddings(server.base_url, TEXTS, batch=ACCURACY_BATCH)
+        results = browser_run.Results()
+        url = f"{static.base_url}/peer/index.html?server={server.base_url}/"
+        with sync_playwright() as playwright:
+            cores_override = threads if threads > 1 and threads != min(4, cores) else None
+            bench = browser_run.BenchPage(playwright, url, cores=cores_override)
+            try:
+                print(f"cold starts: {args.rounds} rounds x {len(sides)} sides (+ onnxport's load())", flush=True)
+                browser_run.cold_starts(bench, sides, rounds=args.rounds, threads=threads, text=TEXTS[0],
+                                        results=results)
+                print(f"warm: {args.rounds} rounds of {RUNS[1]} batch-1 and {RUNS[8]} batch-8 calls per side",
+                      flush=True)
+                browser_run.warm_rounds(bench, sides, rounds=args.rounds, threads=threads, texts=TEXTS, runs=RUNS,
+                                        warmup=WARMUP, accuracy_batch=ACCURACY_BATCH, results=results)
+                chromium_version = bench.browser.version
+            finally:
+                bench.close()
+
+    table = report.table_rows(rows, results, reference=reference, sizes=sizes)
+    document = _document(args, threads, default_threads, built, results, table, chromium_version, served)
+    print()
+    print(report.printed(table, _header(document)))
+    if args.json:
+        args.json.write_text(json.dumps(document, indent=1) + "\n")
+        print(f"\nwritten: {args.json}")
+    return 0
+
+
+def _arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5, help="A/B rounds, cold and warm (default 5)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="WebAssembly threads on both sides (default: onnxruntime-web's default here, printed)")
+    parser.add_argument("--repository", type=Path, help="an onnxport repository with minilm (default: build one)")
+    parser.add_argument("--json", type=Path, help="write the figures here too")
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.threads < 0:
+        parser.error("--rounds must be at least 1 and --threads positive")
+    if args.repository and not (args.repository / "manifest.json").exists():
+        parser.error(f"--repository {args.repository}: no manifest.json there")
+    return args
+
+
+def _build_repository(into: Path) -> Path:
+    print(f"onnxport build minilm into {into} (a few minutes)", flush=True)
+    command = [sys.executable, "-m", "onnxport", "build", "minilm", "--repository", str(into),
+               "--recipes", str(ROOT / "models"), "--quiet"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        output = (done.stderr or done.stdout)[-800:]
+        raise SystemExit(f"peer_bench: onnxport build failed ({done.returncode}): {output}")
+    return into
+
+
+def _document(args, threads, default_threads, built, results, table, chromium_version, served) -> dict:
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True,
+                           text=True).stdout.strip()
+    infos = results.infos
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "commit": commit + ("+changes" if dirty else ""),
+        "machine": {"cpu": _cpu(), "cores": os.cpu_count(), "platform": platform.platform()},
+        "chromium": chromium_version, "page": results.page,
+        "threads": threads, "default_threads_peer": default_threads, "rounds": args.rounds,
+        "runs_per_round": RUNS, "warmup": WARMUP, "texts": len(TEXTS), "accuracy_batch": ACCURACY_BATCH,
+        "onnxruntime_web": {name: info.get("version") for name, info in infos.items()},
+        "peer_wasm": next((i.get("wasm") for n, i in infos.items() if n.startswith("peer/")), None),
+        "peer_model_folder": built, "onnxport_served": served,
+        "reference": "onnxport serve, minilm fp32 (native onnxruntime), V2 raw text, batches of 8",
+        "rows": table,
+        "raw": {"cold": results.cold, "cold_load": {k: [{**c, "embedding": None} for c in v]
+                                                    for k, v in results.cold_load.items()},
+                "warm": results.warm, "infos": infos},
+    }
+
+
+def _header(document: dict) -> list[str]:
+    versions = sorted({f"{n.split('/')[0]} {v}" for n, v in document["onnxruntime_web"].items()})
+    return [
+        f"onnxport vs Transformers.js 4.3.2: all-MiniLM-L6-v2, Chromium {document['chromium']}, WebAssembly, "
+        f"{document['threads']} thread(s) each, {document['rounds']} rounds; {document['date']}, commit "
+        f"{document['commit']}, {document['machine']['cpu']} ({document['machine']['cores']} cores)",
+        f"onnxruntime-web: {', '.join(versions)}; peer wasm: {Path(document['peer_wasm'] or '-').name}; "
+        f"onnxslim: {'yes' if document['peer_model_folder']['onnxslim'] else 'no (not installed)'}",
+        "ms are medians; (x) = onnxport / peer, below 1 is onnxport faster; cold = new context to first embedding "
+        "(download included), both on the threads above; cold load() = onnxport's load() as a page calls it "
+        "(its own thread choice, first-use verification); min cos over 40 texts vs the server's fp32",
+        "",
+    ]
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
