@@ -102,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         reference = server_embeddings(server.base_url, TEXTS, batch=ACCURACY_BATCH)
         results = browser_run.Results()
         url = f"{static.base_url}/peer/index.html?server={server.base_url}/"
+        load_before = os.getloadavg()[0]  # the minute before includes our own build, if one ran
         with sync_playwright() as playwright:
             cores_override = threads if threads > 1 and threads != min(4, cores) else None
             bench = browser_run.BenchPage(playwright, url, cores=cores_override)
@@ -119,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
 
     table = report.table_rows(rows, results, reference=reference, sizes=sizes)
     document = _document(args, threads, default_threads, built, results, table, chromium_version, served)
+    # Another program's work slows whichever side runs beside it: the rounds alternate, and the load says how idle.
+    document["load_average_1min"] = {"before": load_before, "after": os.getloadavg()[0]}
     print()
     print(report.printed(table, _header(document)))
     if args.json:
@@ -184,7 +187,9 @@ def _header(document: dict) -> list[str]:
         f"{document['threads']} thread(s) each, {document['rounds']} rounds; {document['date']}, commit "
         f"{document['commit']}, {document['machine']['cpu']} ({document['machine']['cores']} cores)",
         f"onnxruntime-web: {', '.join(versions)}; peer wasm: {Path(document['peer_wasm'] or '-').name}; "
-        f"onnxslim: {'yes' if document['peer_model_folder']['onnxslim'] else 'no (not installed)'}",
+        f"onnxslim: {'yes' if document['peer_model_folder']['onnxslim'] else 'no (not installed)'}; load average "
+        f"(1 min) {document['load_average_1min']['before']:.2f} before, {document['load_average_1min']['after']:.2f} "
+        f"after on {document['machine']['cores']} cores",
         "ms are medians; (x) = onnxport / peer, below 1 is onnxport faster; cold = new context to first embedding "
         "(download included), both on the threads above; cold load() = onnxport's load() as a page calls it "
         "(its own thread choice, first-use verification); min cos over 40 texts vs the server's fp32",
