@@ -190,9 +190,10 @@ def _header(document: dict) -> list[str]:
         f"onnxslim: {'yes' if document['peer_model_folder']['onnxslim'] else 'no (not installed)'}; load average "
         f"(1 min) {document['load_average_1min']['before']:.2f} before, {document['load_average_1min']['after']:.2f} "
         f"after on {document['machine']['cores']} cores",
-        "ms are medians; (x) = onnxport / peer, below 1 is onnxport faster; cold = new context to first embedding "
-        "(download included), both on the threads above; cold load() = onnxport's load() as a page calls it "
-        "(its own thread choice, first-use verification); min cos over 40 texts vs the server's fp32",
+        "ms are medians (best: the fastest call); (x) = onnxport / peer, below 1 is onnxport faster; cold = new "
+        "context to first embedding (download included), both on the threads above; cold load() = onnxport's "
+        "load() as a page calls it (its own thread choice, first-use verification); min cos over 40 texts vs the "
+        "server's fp32",
         "",
     ]
 
