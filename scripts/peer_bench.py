@@ -67,7 +67,6 @@ def main(argv: list[str] | None = None) -> int:
           f"onnxport 1 on a first load, then {min(4, cores)} if its trial finds them 10% faster)", flush=True)
 
     npm_install.ensure(PEER)
-    model_folder.ensure_q4_tools(CACHE / "python")
     print("model folder: building or reusing", CACHE, flush=True)
     folder, built = model_folder.cached(CACHE)
     with ExitStack() as stack:

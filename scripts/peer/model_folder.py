@@ -31,7 +31,6 @@ COPIED = ("config.json", "tokenizer.json", "tokenizer_config.json")
 FILES = {"fp32": "onnx/model.onnx", "q8": "onnx/model_quantized.onnx", "q4": "onnx/model_q4.onnx"}
 OPSET = 14  # optimum's default for BERT
 Q4_BLOCK_SIZE = 32  # quantize.py: `block_size or 32`
-ONNX_IR = "onnx-ir==1.1.0"  # the release onnxruntime 1.30's quantizer was used with here
 INPUT_NAMES = ["input_ids", "attention_mask", "token_type_ids"]
 # Bumped when this module's output changes, so a cached folder is remade.
 RECIPE_VERSION = "1"
@@ -44,8 +43,8 @@ def source_dir() -> Path:
 
 
 def build(into: Path, *, source: Path | None = None, slim: bool = True, dtypes=tuple(FILES)) -> dict:
-    """Writes the folder into `into` (made afresh) and returns what was made: files, sizes, how. `dtypes` leaves
-    some out (q4 needs onnx-ir: ensure_q4_tools)."""
+    """Writes the folder into `into` (made afresh) and returns what was made: files, sizes, how. `dtypes` may
+    leave q8 or q4 out (fp32 is always made: both are made from it)."""
     source = source or source_dir()
     if into.exists():
         shutil.rmtree(into)
@@ -87,28 +86,6 @@ def cached(cache: Path, *, source: Path | None = None) -> tuple[Path, dict]:
     finally:
         shutil.rmtree(building, ignore_errors=True)
     return folder, info
-
-
-def ensure_q4_tools(target: Path) -> None:
-    """onnxruntime 1.30's MatMulNBitsQuantizer imports onnx_ir, which onnxport does not depend on: installed on
-    demand into `target` (not the project's environment), as the peer's npm package is; its own dependencies
-    (numpy, onnx, ml_dtypes) are the environment's."""
-    import importlib.util
-    import subprocess
-    import sys
-
-    if str(target) not in sys.path:
-        sys.path.append(str(target))
-    if importlib.util.find_spec("onnx_ir"):
-        return
-    print(f"pip install --target {target} {ONNX_IR} (onnxruntime's 4-bit quantizer needs it; the peer's q4 only)",
-          flush=True)
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target),
-                           ONNX_IR], capture_output=True, text=True)
-    importlib.invalidate_caches()
-    if done.returncode != 0 or not importlib.util.find_spec("onnx_ir"):
-        raise SystemExit(f"peer_bench: pip could not install {ONNX_IR} (is PyPI reachable?): "
-                         f"{done.stderr.strip()[-300:]}")
 
 
 def export_encoder(source: Path):
