@@ -27,6 +27,8 @@ def test_every_served_variant_has_its_forms_and_each_is_a_real_file_with_its_own
 ):
     for model, variant, record in served(demo_manifest):
         expected = {"ort", "basic"} | ({"fused"} if (model, variant) == ("minilm", "fp32") else set())
+        if (model, variant) == ("minilm", "int4"):  # int4 embedding tables: the ORT format has no 4-bit type
+            expected -= {"ort"}
         assert set(record["forms"]) == expected, (model, variant)
         for name, form in record["forms"].items():
             where = f"{model} {variant} {name}"

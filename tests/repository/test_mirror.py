@@ -200,8 +200,10 @@ def test_a_server_that_never_answers_times_out(tmp_path):
     ('{"schema": "other.thing", "schema_version": 7, "models": {}}',
      "manifest.json: schema 'other.thing' version 7; expected 'onnxport.manifest' version 3"),
     ('{"schema": "onnxport.manifest", "schema_version": 1, "models": {}}',
-     "manifest.json was written by an older onnxport (manifest version 1; this one writes 2): rebuild it"),
-    ('{"schema": "onnxport.manifest", "schema_version": 2, "models": {"m": {"variants": {"fp32": {}}}}}',
+     "manifest.json was written by an older onnxport (manifest version 1; this one writes 3): rebuild it"),
+    ('{"schema": "onnxport.manifest", "schema_version": 2, "models": {}}',
+     "manifest.json was written by an older onnxport (manifest version 2; this one writes 3): rebuild it"),
+    ('{"schema": "onnxport.manifest", "schema_version": 3, "models": {"m": {"variants": {"fp32": {}}}}}',
      "manifest.json: a model entry is not as onnxport writes it (KeyError: 'status')"),
 ])
 def test_a_manifest_this_onnxport_does_not_read_is_refused(tmp_path, text, fragment):

@@ -125,7 +125,7 @@ def test_digits_twice_gives_identical_bytes(run_cli, tmp_path):
         code, _, err = build(run_cli, repository, default_recipes_dir(), "--force", "digits")
         assert code == 0, err
     hashes = variant_hashes(first)
-    assert set(hashes["digits"]) == {"fp32", "fp16", "int8-dynamic", "int8-static", "golden"}
+    assert set(hashes["digits"]) == {"fp32", "fp16", "int8-dynamic", "int8-static", "int8-weights", "int4", "golden"}
     assert hashes == variant_hashes(second)
 
 

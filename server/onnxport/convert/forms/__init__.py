@@ -34,6 +34,7 @@ from onnxport.accuracy import browser_runtimes, budgets, measure
 from onnxport.convert import lower_precision, reference
 from onnxport.convert.forms import gain as form_gain
 from onnxport.convert.forms import tree_tensors
+from onnxport.convert.graph import graphs
 from onnxport.errors import ModelFileError, one_line
 from onnxport.recipe import Feeds
 from onnxport.repository.store import Transaction
@@ -98,6 +99,8 @@ def make_forms(
 def _make(form: str, prepared, name: str, data: bytes) -> tuple[bytes, dict[str, Any]] | None:
     tool = f"onnxruntime {ort.__version__}"
     if form == "ort":
+        if _holds_4bit_tensors(data):
+            return None  # the ORT format has no 4-bit tensor type: "Unsupported tensor data type" (onnxruntime 1.30)
         # The extended level's fused nodes are the CPU provider's kernels: onnxruntime-web's WebGPU
         # provider refuses some and fails running others (seen by `onnxport check`), so it is for
         # WebAssembly, which is that CPU provider.
@@ -120,6 +123,16 @@ def _make(form: str, prepared, name: str, data: bytes) -> tuple[bytes, dict[str,
     fused, fusions = _fused(data, prepared.transformer)
     return fused, {"format": "onnx", "optimization": "transformer",
                    "tool": f"onnxruntime.transformers {ort.__version__}", "fusions": fusions, "runtimes": None}
+
+
+FOUR_BIT_TYPES = frozenset({onnx.TensorProto.INT4, onnx.TensorProto.UINT4})
+
+
+def _holds_4bit_tensors(data: bytes) -> bool:
+    """An int4 variant's embedding tables (GatherBlockQuantized) are int4 tensors; its MatMulNBits weights are
+    packed in uint8."""
+    model = onnx.load_from_string(data)
+    return any(t.data_type in FOUR_BIT_TYPES for g in graphs(model.graph) for t in g.initializer)
 
 
 def _saved(data: bytes, level: str, *, ort_format: bool) -> bytes:
