@@ -73,12 +73,14 @@ def test_variant_has_a_status_and_measurements(demo_repository, model, variant):
 
 @pytest.mark.parametrize("model", DEMOS)
 def test_every_demo_variant_is_served(demo_repository, model):
-    # Today's budgets and recipes serve ten of twelve; a rejection here is a regression to look at.
+    # Today's budgets and recipes serve fourteen of eighteen; a rejection here is a regression to look at.
     records = entry_of(demo_repository, model)["variants"]
     statuses = {v: r["status"] for v, r in records.items()}
     assert statuses == {**dict.fromkeys(SERVED[model], "ok"), **dict.fromkeys(SKIPPED.get(model, ()), "skipped")}
+    why = {"int8-weights": "nothing to store in int8: no float weight of at least 1,024 elements"}
     for variant in SKIPPED.get(model, ()):
-        assert "not at least 1.5x smaller" in records[variant]["reason"] and "file" not in records[variant]
+        assert why.get(variant, "not at least 1.5x smaller") in records[variant]["reason"], records[variant]["reason"]
+        assert "file" not in records[variant]
 
 
 @pytest.mark.parametrize("model", ["digits", "minilm"])
