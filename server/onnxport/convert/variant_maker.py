@@ -88,7 +88,6 @@ FALLBACK_MAX_NODES = 10_000
 INT8_OPS = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Gather", "LSTM", "GRU", "Attention"}
 
 
-
 def make_variant(
     prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], transaction: Transaction, fp32_bytes: bytes,
     reference_feeds: tuple[Feeds, int],

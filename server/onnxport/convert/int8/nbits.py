@@ -21,6 +21,7 @@ import onnx
 from onnx import helper
 
 from onnxport.convert.arithmetic import quantized_count
+from onnxport.convert.graph import name_nodes
 from onnxport.convert.int8 import prep
 from onnxport.convert.int8.select import gemm_to_matmul
 from onnxport.convert.int8.weights import store_weights
@@ -45,7 +46,7 @@ def make_int4(model: onnx.ModelProto, keep_float: tuple[str, ...] = ()) -> tuple
     model = _copy(model)
     prep.constants_to_initializers(model)
     model, _ = prep.upgrade_opset(model)  # the int8 weights' DequantizeLinear (opset 10, `axis` from 13)
-    _name_nodes(model)
+    name_nodes(model.graph)  # the quantizer picks nodes by name, and the fallback search names them
     model = gemm_to_matmul(model)  # a Linear layer exported as Gemm is a MatMul to MatMulNBits
     matmuls = _constant_weight_nodes(model, "MatMul", 1, 0)
     tables = _constant_weight_nodes(model, "Gather", 0, MIN_TABLE_ELEMENTS)
@@ -128,18 +129,6 @@ def _with_opset(model: onnx.ModelProto, version: int) -> onnx.ModelProto:
     if failed:
         raise VariantSkipped(f"4-bit embedding tables need opset {version}: {failed}")
     return upgraded
-
-
-def _name_nodes(model: onnx.ModelProto) -> None:
-    """The quantizer picks nodes by name, and the fallback search names them: an unnamed node gets one."""
-    taken = {n.name for n in prep.all_nodes(model) if n.name}
-    for index, node in enumerate(prep.all_nodes(model)):
-        if not node.name:
-            name = f"{node.op_type}_{index}"
-            while name in taken:
-                name += "_"
-            node.name = name
-            taken.add(name)
 
 
 def _axis(node: onnx.NodeProto) -> int:
