@@ -15,7 +15,7 @@ const LIB = resolve(dirname(fileURLToPath(import.meta.url)), "../../web/lib");
 // folder of its name (the entry is web/lib's top: the URL pages import).
 const LAYERS = [
   { entry: ["index.js", "internal.js", "types.js"] }, // the public API and its types, and the one entry of our own pages
-  { client: ["client/client.js", "client/thread-trial.js"] }, // connect() and load(): plan, download, verify, start a session
+  { client: ["client/client.js", "client/thread-trial.js", "client/report.js"] }, // connect() and load(): plan, download, verify, start a session
   {
     // a loaded model, its session (a worker's or the server's), the worker it talks to
     model: ["model/model.js", "model/session.js", "model/server-session.js", "model/workers.js"],
@@ -26,7 +26,7 @@ const LAYERS = [
     // raw input to answer
     pipelines: ["pipelines/pipeline.js", "pipelines/text.js", "pipelines/image.js", "pipelines/answers.js"],
     choice: ["choice/plan.js", "choice/threads.js", "choice/cost.js", "choice/kernels.js", "choice/forms.js",
-      "choice/verdicts.js", "choice/runtimes.js", "choice/probe.js", "choice/placement.js"], // which runtime, variant and form, and why
+      "choice/verdicts.js", "choice/runtimes.js", "choice/probe.js", "choice/placement.js", "choice/fleet.js"], // which runtime, variant and form, and why
   },
   // the manifest, the files it names, the API's documents
   { files: ["files/documents.js", "files/downloads.js", "files/manifest.js", "files/cors.js"] },

@@ -8,6 +8,7 @@ export { Client, connect, LoadError, ORT_WEB_VERSION } from "./client/client.js"
 export { clearCache } from "./files/downloads.js";
 export { served, variants } from "./files/manifest.js";
 export { probe, deviceKind } from "./choice/probe.js";
+export { classKey, deviceClass } from "./choice/fleet.js";
 // The runtime names load() accepts as a pin (runtimes.js has the table they come from).
 export { PINNABLE as RUNTIMES } from "./choice/runtimes.js";
 export { forgetVerdicts } from "./choice/verdicts.js";

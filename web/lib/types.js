@@ -7,6 +7,10 @@
  * @property {string|URL|null} [files] where the repository's files are served, if not by the server (a CDN)
  * @property {string|URL|null} [inference] the V2 API's base URL for the server fallback and references, if
  *   not the server (a Ray Serve or Triton endpoint: it must serve the same models under the same names)
+ * @property {boolean} [report] send the server one fleet report per load (off by default): for each step this
+ *   browser verified, the file's sha256, model, variant and form, the runtime and threads, the verdict with its
+ *   metric, the create, first-run and warm-run times, the device class (engine and major version, WebGPU adapter
+ *   vendor and architecture, a core-count bucket) and a random token of this browser profile (docs/fleet.md)
  * @property {{perturb?: string}} [testing] automated tests only (refused without navigator.webdriver):
  *   perturb "RUNTIME" adds 1 to the first element of each float output (the size of int8 rounding
  *   differences between builds: an fp32 file fails its floor, an int8 file may stay within budget),

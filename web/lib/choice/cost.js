@@ -3,8 +3,9 @@
 //
 // Every figure comes from the best source there is, the same for every step:
 //   1. this browser's own measurements of the file on the runtime (speeds.js remembers them);
-//   2. the latest `onnxport bench` on a device of this kind: its row for the file (benchRow);
-//   3. a prior: native onnxruntime's figure at build time x the runtime's factor (runtimes.js), a
+//   2. the fleet: the median of what k or more other browsers of this device class reported (fleet.js);
+//   3. the latest `onnxport bench` on a device of this kind: its row for the file (benchRow);
+//   4. a prior: native onnxruntime's figure at build time x the runtime's factor (runtimes.js), a
 //      fixed guess the plan says "prior" of (the factors were read once off `onnxport bench` on the
 //      development machine, minilm, not measured for this model or device).
 // cost(step) sums them two ways:
@@ -21,6 +22,7 @@
 // runtime's `software` prior orders its steps among themselves, and until measured they rank after every other
 // runtime's (`late`).
 import { allSpeeds, bandwidth, ownSpeed } from "../memory/speeds.js";
+import { fleetTimes } from "./fleet.js";
 import { deviceKind } from "./probe.js";
 import { runtime as runtimeRow, RUNTIMES } from "./runtimes.js";
 
@@ -89,10 +91,17 @@ export function prior(key, device) {
   return (onSoftware(key, device) ? row.software.prior : row?.prior) ?? null;
 }
 
+// The fleet's figure in words: "the fleet: median of 14 devices of this class".
+function fleetSource(time) {
+  return `the fleet: median of ${time.clients} devices of this class`;
+}
+
 // {ms, source, measured, prior}: one warm run.
-function warmRun(step, device, own, row) {
+function warmRun(step, device, own, row, fleet) {
   const ownMs = own?.warm_ms ?? own?.first_ms;
   if (typeof ownMs === "number") return { ms: ownMs, source: "measured in this browser", measured: true };
+  const warm = fleet?.warm_run_ms;
+  if (typeof warm?.median === "number") return { ms: warm.median, source: fleetSource(warm), measured: true };
   if (typeof row?.warm?.median_ms === "number") return { ms: row.warm.median_ms, source: "onnxport bench on this kind of device", measured: true };
   const native = step.record.speed?.native_ms;
   const guess = prior(step.key, device);
@@ -103,10 +112,14 @@ function warmRun(step, device, own, row) {
 }
 
 // {ms, source} of a cached start and a warm run, or null: this browser's own measurements of both
-// (the performance page records those), else the bench's creation, first run and warm run.
-function start(own, row) {
+// (the performance page records those), else the fleet's or the bench's creation, first run and warm run.
+function start(own, row, fleet) {
   if (typeof own?.create_ms === "number" && typeof own?.warm_ms === "number") {
     return { ms: own.create_ms + own.warm_ms, source: "measured in this browser" };
+  }
+  const parts = fleet ? [fleet.create_ms, fleet.first_run_ms, fleet.warm_run_ms] : [];
+  if (parts.length && parts.every((t) => typeof t?.median === "number")) {
+    return { ms: parts.reduce((sum, t) => sum + t.median, 0), source: fleetSource({ clients: Math.min(...parts.map((t) => t.clients)) }) };
   }
   if (!row?.cached || !row.warm) return null;
   return { ms: row.cached.create_ms + row.cached.first_run_ms + row.warm.median_ms, source: "onnxport bench on this kind of device" };
@@ -114,14 +127,15 @@ function start(own, row) {
 
 /**
  * What a step costs here. step: {model, variant, form, record (its file, forms.js fileRecord),
- * runtime (as pinned: wasm), key (as run: wasm or wasm-1t)}; context: {bench, cached: Set of URLs, fileUrl(file)}.
+ * runtime (as pinned: wasm), key (as run: wasm or wasm-1t)}; context: {bench, fleet, cached: Set of URLs, fileUrl(file)}.
  * Returns {ms (the order's figure), run, start, downloadMs (null: unknown), cached, net (speeds.js bandwidth),
  * late, software (softwareReason)}.
  */
 export function cost(step, device, context) {
   const own = ownSpeed(step.record.sha256, step.key);
   const row = benchRow(context.bench, device, step);
-  const run = warmRun(step, device, own, row);
+  const fleet = fleetTimes(context.fleet, step.record.sha256, step.key, device);
+  const run = warmRun(step, device, own, row, fleet);
   const url = context.fileUrl(step.record.file);
   const cached = Boolean(context.cached?.has(url));
   const net = bandwidth(url);
@@ -129,7 +143,7 @@ export function cost(step, device, context) {
   const software = softwareReason(step.runtime, device);
   const late = software !== null && !run.measured;
   const ms = run.ms + (downloadMs ?? step.record.bytes / RANK_BYTES_PER_MS);
-  return { ms, run, start: start(own, row), downloadMs, cached, net, late, software };
+  return { ms, run, start: start(own, row, fleet), downloadMs, cached, net, late, software };
 }
 
 /** The plan's order of steps: a software adapter's unmeasured steps last, then by cost().ms. */

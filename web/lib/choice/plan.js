@@ -1,14 +1,15 @@
 // The ordered plan of steps for a model on this device: each a runtime, a variant and the file to
 // load (the variant as built, form null, or a form: forms.js), ranked by cost.js's rule (expected
 // run time plus the download when the file is not cached; a software adapter late). Pairs known to
-// give wrong answers here, and runtimes whose onnxruntime-web bundle has no kernel for one of the
-// variant's operators (kernels.js), are left out, with why, unless one of the variant's forms has
+// give wrong answers here (by this browser, by `onnxport check` or by the fleet of this device class),
+// and runtimes whose onnxruntime-web bundle has no kernel for one of the variant's operators (kernels.js), are left out, with why, unless one of the variant's forms has
 // them all (`gemm`: tree ensembles as tensor operators, which WebGPU runs): then the step is that form
 // alone. A form's step is followed by its variant as built, tried when the form fails (not where the
 // variant as built cannot run): load() tries the steps in order, nothing else.
 import { served } from "../files/manifest.js";
 import { formatMs } from "../memory/speeds.js";
 import { byCost, cost, MIN_GAIN, startsSooner } from "./cost.js";
+import { fleetFailure } from "./fleet.js";
 import { AS_BUILT, fileRecord, formOperatorTypes, servedForms } from "./forms.js";
 import { missingKernelReason } from "./kernels.js";
 import { inBrowser, PINNABLE, runtime as runtimeRow, shaderF16Reason, unavailableReason } from "./runtimes.js";
@@ -18,7 +19,7 @@ import { checkedFailure, checkedVerdicts, remembered } from "./verdicts.js";
 // The server's onnxruntime: always available, the plan's last step.
 const SERVER = PINNABLE.find((key) => !inBrowser(key));
 
-// context: {pin: {runtime, variant, form}, bench, conformance, cached: Set of URLs, fileUrl(file),
+// context: {pin: {runtime, variant, form}, bench, conformance, fleet (the server's api/fleet), cached: Set of URLs, fileUrl(file),
 // verify: "first-use" | "always" | "off", ortVersion}
 export function buildPlan(model, device, context) {
   const { pin = {} } = context;
@@ -65,7 +66,7 @@ function candidate(model, variant, runtime, device, context) {
   const record = model.variants[variant];
   const row = runtimeRow(runtime);
   // key: the tolerance and check name; on WebAssembly, the thread count measured to pay (threads.js)
-  const threading = threadChoice(runtime, record, device, { bench: context.bench, model, variant });
+  const threading = threadChoice(runtime, record, device, { bench: context.bench, fleet: context.fleet, model, variant });
   const { key, threads } = threading;
   let { why: threadsWhy, trial } = threading;
   const failedThreads = trial && remembered(record.sha256, trial.key, context.ortVersion, device);
@@ -102,10 +103,13 @@ function candidate(model, variant, runtime, device, context) {
 }
 
 // Why a file (by sha256) is left out on this runtime key: onnxport check found it wrong or unsupported on
-// this kind of device, or this browser verified it failing (not tried again); null when neither.
+// this kind of device, the fleet of this device class failed it, or this browser verified it failing (not tried
+// again); null when none did.
 function knownFailure(sha256, key, device, context) {
   const checked = checkedFailure(context.conformance, sha256, key, device);
   if (checked) return `onnxport check on this kind of device found it ${checked.status === "fail" ? "wrong" : "unsupported"}: ${checked.reason}`;
+  const fleet = fleetFailure(context.fleet, sha256, key, device);
+  if (fleet) return fleet;
   if (context.verify !== "always") {
     const known = remembered(sha256, key, context.ortVersion, device);
     if (known && !known.ok) return `${known.reason} (verified ${known.at.slice(0, 10)}; not tried again)`;

@@ -7,11 +7,12 @@
 // MIN_GAIN); the model then moves to it. The trial is remembered per file and per device (its fingerprint and
 // ceiling), so the file's next load starts with the measured count, and a later file takes the device's
 // count without a trial of its own once one trial had work enough to tell (DECISIVE_MS). The trial's runs
-// also go to the speeds the plan ranks by (speeds.js). The repository's bench, when it ran both thread
-// counts on this kind of device, decides as a trial would.
+// also go to the speeds the plan ranks by (speeds.js). The fleet's medians of both thread counts on this
+// device class, or the repository's bench when it ran both on this kind of device, decide as a trial would.
 import { formatMs, ownSpeed, recordRun } from "../memory/speeds.js";
 import { forget, readJson, updateJson } from "../memory/store.js";
 import { benchRow, MIN_GAIN, prior } from "./cost.js";
+import { fleetTimes } from "./fleet.js";
 import { fingerprint, threadCeiling } from "./probe.js";
 import { oneThread, placed } from "./runtimes.js";
 
@@ -31,11 +32,11 @@ export const TRIAL_ROUNDS = 2;
  * @param {{sha256: string, speed?: {native_ms?: number}}} record the file (the variant as built: its forms are
  *   the same arithmetic)
  * @param {import("./probe.js").Device} device
- * @param {{bench?: object, model?: {name: string}, variant?: string}} [context] the repository's bench, whose
- *   rows for both keys on this kind of device decide as a trial would
+ * @param {{bench?: object, fleet?: object, model?: {name: string}, variant?: string}} [context] the fleet's
+ *   medians (fleet.js) or the repository's bench rows for both keys on this kind of device decide as a trial would
  * @returns {{key: string, threads: number, why: string|null, trial: {key: string, threads: number}|null}}
  */
-export function threadChoice(runtime, record, device, { bench = null, model, variant } = {}) {
+export function threadChoice(runtime, record, device, { bench = null, fleet = null, model, variant } = {}) {
   const one = oneThread(runtime);
   if (!one) return { ...placed(runtime, device), why: null, trial: null };
   const ceiling = threadCeiling(device);
@@ -48,6 +49,11 @@ export function threadChoice(runtime, record, device, { bench = null, model, var
   if (own) {
     const verdict = decide(own.one_ms, own.many_ms, ceiling.threads);
     return { ...(verdict.threads === 1 ? single : many), why: `${verdict.why} (this file's trial, ${own.at.slice(0, 10)})` };
+  }
+  const fleetMs = [runtime, one].map((key) => fleetTimes(fleet, record.sha256, key, device)?.warm_run_ms?.median);
+  if (fleetMs.every((ms) => typeof ms === "number")) {
+    const verdict = decide(fleetMs[1], fleetMs[0], ceiling.threads);
+    return { ...(verdict.threads === 1 ? single : many), why: `${verdict.why} (the fleet's medians on this device class)` };
   }
   const benched = [runtime, one].map((key) => benchRow(bench, device, { model, variant, record, key })?.warm?.median_ms);
   if (benched.every((ms) => typeof ms === "number")) {

@@ -13,6 +13,7 @@ import { openSession, SessionError, startRuntime } from "../model/session.js";
 import { dropAllWorkers } from "../model/workers.js";
 import { openPipeline } from "../pipelines/pipeline.js";
 import { failedStep, verifyOnLoad } from "../verification/verify.js";
+import { REPORT_PATH, reportResult, sendReport } from "./report.js";
 import { threadTrial } from "./thread-trial.js";
 
 /** @import { ModelEntry, VariantRecord } from "../files/manifest.js" */
@@ -54,13 +55,17 @@ export function connect(baseUrl = DEFAULT_BASE, options = {}) {
 export class Client {
   /**
    * @param {string|URL} baseUrl the server
-   * @param {ClientOptions} [options] files (a CDN), inference (another V2 endpoint), testing
+   * @param {ClientOptions} [options] files (a CDN), inference (another V2 endpoint), report (fleet reports), testing
    */
-  constructor(baseUrl, { files = null, inference = null, testing = {} } = {}) {
+  constructor(baseUrl, { files = null, inference = null, report = false, testing = {} } = {}) {
     const folder = (url) => new URL(url, globalThis.location?.href).href.replace(/\/?$/, "/");
     this.base = folder(baseUrl);
     this.files = files ? folder(files) : new URL("repository/", this.base).href;
     this.inference = inference ? folder(inference) : this.base;
+    if (typeof report !== "boolean") throw new Error(`report must be true or false, got ${JSON.stringify(report)}`);
+    this.report = report; // off unless the page opts in: report.js says what a report holds
+    /** @type {Promise<number|null>} the last load's report: the server's status, null when none was sent */
+    this.lastReport = Promise.resolve(null);
     if (testing.perturb && globalThis.navigator?.webdriver !== true) {
       throw new Error("testing.perturb makes a runtime give wrong answers: refused outside automated tests (navigator.webdriver is not set)");
     }
@@ -118,6 +123,11 @@ export class Client {
     return this.documents.json("api/conformance");
   }
 
+  /** What devices of each class reported (docs/fleet.md), or null: a server without it, or one that failed to say. */
+  fleet() {
+    return this.documents.json("api/fleet").catch(() => null);
+  }
+
   // Golden sets as [{inputs, outputs}] of decoded tensors.
   /** @param {string} name @returns {Promise<Array<{inputs: Tensors, outputs: Tensors}>>} */
   golden(name) {
@@ -148,11 +158,11 @@ export class Client {
    * @returns {Promise<Plan>}
    */
   async plan(name, { runtime = "", variant = "", form = "", verify = "first-use" } = {}) {
-    const [model, device, bench, conformance, cached] = await Promise.all([
-      this.model(name), probe(), this.bench(), this.conformance(), cachedUrls(),
+    const [model, device, bench, conformance, fleet, cached] = await Promise.all([
+      this.model(name), probe(), this.bench(), this.conformance(), this.fleet(), cachedUrls(),
     ]);
     return buildPlan(model, device, {
-      pin: { runtime, variant, form }, bench, conformance, cached, verify, ortVersion: ORT_WEB_VERSION,
+      pin: { runtime, variant, form }, bench, conformance, fleet, cached, verify, ortVersion: ORT_WEB_VERSION,
       fileUrl: (file) => this.fileUrl(file),
     });
   }
@@ -244,18 +254,23 @@ export class Client {
     const plan = await this.plan(name, { ...options, verify });
     const attempts = [];
     const brokenRuntimes = new Set();
-    for (const step of plan.steps) { // a form's step is followed by its variant as built (plan.js)
-      if (brokenRuntimes.has(step.key)) continue;
-      options.onStep?.(step);
-      try {
-        const loaded = await this.#open(model, step, verify, options);
-        loaded.choice = { ...loaded.choice, why: withUnavailable(loaded.choice, plan), attempts, plan };
-        return loaded;
-      } catch (error) {
-        if (error.stage === "init") brokenRuntimes.add(step.key); // the runtime, not this model, failed
-        attempts.push({ runtime: step.runtime, variant: step.variant, form: step.form ?? null, error: error.message, wrong: Boolean(error.wrong) });
-        options.onFailure?.(step, error);
+    const results = []; // the fleet report's: every step verified here, passed or failed
+    try {
+      for (const step of plan.steps) { // a form's step is followed by its variant as built (plan.js)
+        if (brokenRuntimes.has(step.key)) continue;
+        options.onStep?.(step);
+        try {
+          const loaded = await this.#open(model, step, verify, options, results);
+          loaded.choice = { ...loaded.choice, why: withUnavailable(loaded.choice, plan), attempts, plan };
+          return loaded;
+        } catch (error) {
+          if (error.stage === "init") brokenRuntimes.add(step.key); // the runtime, not this model, failed
+          attempts.push({ runtime: step.runtime, variant: step.variant, form: step.form ?? null, error: error.message, wrong: Boolean(error.wrong) });
+          options.onFailure?.(step, error);
+        }
       }
+    } finally {
+      if (this.report) this.lastReport = sendReport(this.url(REPORT_PATH), results);
     }
     const reasons = attempts.map((a) => `${a.runtime}/${a.variant}${a.form ? ` (${a.form} form)` : ""}: ${a.error}`).join("; ");
     throw new LoadError(`every runtime failed for ${name}: ${reasons || "the plan is empty"}`, attempts);
@@ -266,29 +281,38 @@ export class Client {
    * @param {PlanStep} step
    * @param {LoadOptions["verify"]} verify
    * @param {LoadOptions} options
+   * @param {ReturnType<typeof reportResult>[]} results where a verified step's result goes (the fleet report)
    * @returns {Promise<LoadedModel>}
    */
-  async #open(model, step, verify, options) {
+  async #open(model, step, verify, options, results) {
     const record = fileRecord(model.variants[step.variant], step.form ?? null); // the variant itself unless a form
     if (!inBrowser(step.runtime)) {
       const session = new ServerSession(this.inference, model.name, step.variant, step.key);
       return new LoadedModel({ name: model.name, record, session, choice: choiceOf(step, { status: "reference" }, session),
         pipeline: this.#pipelineOf(model) });
     }
+    const file = { model: model.name, variant: step.variant, form: step.form ?? null, sha256: record.sha256, key: step.key, threads: null };
     let opened;
     try {
       opened = await this.session(record, step.key, { onProgress: options.onProgress, spare: Boolean(step.trial) });
     } catch (error) {
       // The engine refused this file (not the runtime failing to start, nor a download): a verdict to remember.
-      if (error instanceof SessionError && error.stage === "create") throw await failedStep(step, record, null, error, ORT_WEB_VERSION);
-      throw error;
+      if (!(error instanceof SessionError && error.stage === "create")) throw error;
+      const failed = await failedStep(step, record, null, error, ORT_WEB_VERSION);
+      if (failed.lasting) results.push(reportResult(file, "fail", null, {}));
+      throw failed;
     }
     const { session, source, notes, spare } = opened;
     for (const note of notes) options.onNote?.(note);
+    file.threads = session.info.threads ?? null;
     let verification;
     try {
       verification = await this.#verify(model, step, record, session, verify);
+      if (verification.status === "passed") results.push(await this.#passed(file, record, session, verification));
     } catch (error) {
+      if (error.wrong || error.lasting) {
+        results.push(reportResult(file, "fail", error.verification ?? null, { create_ms: session.createMs, first_run_ms: error.verification?.runMs }));
+      }
       await session.release();
       throw error;
     }
@@ -334,6 +358,17 @@ export class Client {
       }
       return this.pipelines.get(model.name);
     };
+  }
+
+  // A verified step's report result: with reports on, the reference inputs run once more for a warm time (the
+  // verification's run was the session's first).
+  async #passed(file, record, session, verification) {
+    const times = { create_ms: session.createMs, first_run_ms: verification.runMs, warm_run_ms: null };
+    if (this.report) {
+      const reference = await this.reference(record);
+      if (reference) times.warm_run_ms = (await session.run(reference.inputs)).runMs;
+    }
+    return reportResult(file, "pass", verification, times);
   }
 
   /** First-use verification (verify.js), the references read through this client. */

@@ -45,7 +45,8 @@ export async function verifyOnLoad(session, step, { mode, ortVersion, ...args })
 /**
  * The error a step's engine failure becomes (session null: creating the session failed), its verdict remembered
  * unless the failure depends on the moment (memory, a lost GPU device): the plan then skips the pair on this
- * device without downloading it again. `stage` is the engine error's ("init", "create") or null.
+ * device without downloading it again. `stage` is the engine error's ("init", "create") or null; `lasting`: it was
+ * remembered (fleet reports count it too).
  * @param {{runtime: string, key: string}} step @param {{sha256: string}} record
  * @param {{info: {version?: string|null}}|null} session @param {Error & {stage?: string}} error @param {string} ortVersion
  */
@@ -55,7 +56,7 @@ export async function failedStep(step, record, session, error, ortVersion) {
     const version = session?.info.version ?? ortVersion;
     remember(record.sha256, step.key, version, await probe(), { ok: false, reason, max_abs: null, basis: "error" });
   }
-  return Object.assign(new Error(reason), { stage: error.stage ?? null });
+  return Object.assign(new Error(reason), { stage: error.stage ?? null, lasting: lastingFailure(error.message) });
 }
 
 /** An engine's own failure in a verification run (not a wrong result): `cause` is the engine's error. */
