@@ -93,7 +93,7 @@ export function prior(key, device) {
 
 // The fleet's figure in words: "the fleet: median of 14 devices of this class".
 function fleetSource(time) {
-  return `the fleet: median of ${time.clients} devices of this class`;
+  return `the fleet: median of ${time.clients} ${time.clients === 1 ? "device" : "devices"} of this class`;
 }
 
 // {ms, source, measured, prior}: one warm run.

@@ -12,7 +12,7 @@
 import { formatMs, ownSpeed, recordRun } from "../memory/speeds.js";
 import { forget, readJson, updateJson } from "../memory/store.js";
 import { benchRow, MIN_GAIN, prior } from "./cost.js";
-import { fleetTimes } from "./fleet.js";
+import { fleetFailure, fleetTimes } from "./fleet.js";
 import { fingerprint, threadCeiling } from "./probe.js";
 import { oneThread, placed } from "./runtimes.js";
 
@@ -49,6 +49,12 @@ export function threadChoice(runtime, record, device, { bench = null, fleet = nu
   if (own) {
     const verdict = decide(own.one_ms, own.many_ms, ceiling.threads);
     return { ...(verdict.threads === 1 ? single : many), why: `${verdict.why} (this file's trial, ${own.at.slice(0, 10)})` };
+  }
+  // One thread failed verification on devices of this class, and the page's threads did not: no trial decides
+  // between a wrong result and a right one.
+  const oneFailed = fleetFailure(fleet, record.sha256, one, device);
+  if (oneFailed && !fleetFailure(fleet, record.sha256, runtime, device)) {
+    return { ...many, why: `${ceiling.threads} threads: one thread ${oneFailed}` };
   }
   const fleetMs = [runtime, one].map((key) => fleetTimes(fleet, record.sha256, key, device)?.warm_run_ms?.median);
   if (fleetMs.every((ms) => typeof ms === "number")) {
