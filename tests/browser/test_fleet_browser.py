@@ -1,0 +1,197 @@
+"""Fleet verdicts in a real Chromium against a real `onnxport serve` (docs/fleet.md): a simulated fleet of 1,000+
+devices in 12 classes reports over HTTP, 30% of them lying, and a new device of a seen class then loads a model
+without a local benchmark and without the runtime its class fails; two profiles, the second planning with the
+first one's reported times; and what a report holds, read off the request bodies.
+
+The runtime the class fails is made wrong in this browser too, with the library's test-only switch
+(`testing.perturb`: WebAssembly on one thread negates every output), so the fleet's verdict is the truth here.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import urllib.request
+
+import pytest
+
+from fixtures.fleet import post_reports
+from onnxport.harness.process import free_port
+
+MODEL = "digits"
+REPORT_PATH = "/api/fleet/reports"
+CLASS_FIELDS = {"engine", "engine_major", "adapter_vendor", "adapter_architecture", "software_adapter", "cores"}
+RESULT_FIELDS = {"model", "variant", "form", "sha256", "runtime", "threads", "verdict", "metric", "create_ms",
+                 "first_run_ms", "warm_run_ms"}
+
+# One load in a page of the server: plan, load, then the first result on the model's golden inputs, timed from the
+# load's start (the golden set is read before it). Returns what the plan and the choice said.
+LOAD = """async ({ model, report, perturb }) => {
+  const { connect } = await import('/web/lib/index.js');
+  const client = connect('/', { report, testing: perturb ? { perturb } : {} });
+  const [golden] = await client.golden(model);
+  const started = performance.now();
+  const plan = await client.plan(model);
+  const loaded = await client.load(model);
+  await loaded.run(golden.inputs);
+  const firstResultMs = performance.now() - started;
+  const reportStatus = await client.lastReport;
+  const c = loaded.choice;
+  const step = (s) => ({ runtime: s.runtime, key: s.key, variant: s.variant, form: s.form, why: s.why, runMs: s.runMs ?? null });
+  const result = {
+    plan: { steps: plan.steps.map(step), skipped: plan.skipped },
+    choice: { runtime: c.runtime, key: c.key, variant: c.variant, why: c.why, threads: c.threads,
+              verification: c.verification.status, attempts: c.attempts },
+    trial: loaded.threadTrial !== null, firstResultMs, reportStatus,
+  };
+  await loaded.dispose();
+  return result;
+}"""
+
+DEVICE_CLASS = """async () => {
+  const { deviceClass, probe } = await import('/web/lib/index.js');
+  return deviceClass(await probe());
+}"""
+
+
+def _server(spawn_server, repository, tmp_path, **settings) -> str:
+    port = free_port()
+    env = {"ONNXPORT_FLEET_DB": str(tmp_path / f"fleet-{port}.sqlite3")}
+    env.update({f"ONNXPORT_{name.upper()}": str(value) for name, value in settings.items()})
+    return spawn_server(["serve", "--repository", str(repository), "--port", str(port)], port, env=env)
+
+
+def _tab(open_tab, base_url, bodies: list | None = None):
+    """A fresh context (its own profile: storage, cache) on the app's page, its requests with a body kept."""
+
+    def record(context):
+        if bodies is not None:
+            context.on("request", lambda r: bodies.append((r.method, r.url, r.post_data, r.headers))
+                       if r.post_data is not None or r.method != "GET" else None)
+
+    return open_tab("#/", base_url=base_url, setup=record)
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return json.load(response)
+
+
+def _fleet_devices(browser_class: dict, files: dict[str, str], *, devices: int, liars: float, seed: int) -> list[dict]:
+    """Reports of a simulated fleet: 12 classes, the browser's with a tenth of the devices. On the browser's class,
+    one thread (wasm-1t) is wrong for every file and the page's threads (wasm) right, at times near the build's
+    native figures; the other classes pass everywhere. A liar (a share `liars`, spread over every class) reports the
+    opposite of the truth where it can hurt: passes for the wrong runtime, fails or 100x too fast times for the right
+    one."""
+    rng = random.Random(seed)
+    others = [dict(browser_class, engine=engine, engine_major=major, cores=cores)
+              for engine, major in (("Chrome", 131), ("Chrome", 140), ("Firefox", 128), ("Safari", 18))
+              for cores in ("2", "3-4", "5-8") if (engine, major, cores) != (browser_class["engine"],
+                                                                            browser_class["engine_major"],
+                                                                            browser_class["cores"])][:11]
+    reports = []
+    for index in range(devices):
+        cls = browser_class if index % 10 == 0 else others[index % len(others)]
+        lying = rng.random() < liars
+        results = []
+        for variant, (sha256, native_ms) in files.items():
+            for key in ("wasm", "wasm-1t"):
+                wrong = cls is browser_class and key == "wasm-1t"
+                honest_ms = native_ms * (1.5 if key == "wasm" else 2.5) * rng.uniform(0.8, 1.25)
+                if lying:
+                    verdict = "pass" if wrong else rng.choice(["fail", "pass"])
+                    ms = honest_ms / 100
+                else:
+                    verdict, ms = ("fail", None) if wrong else ("pass", honest_ms)
+                results.append({"model": MODEL, "variant": variant, "form": None, "sha256": sha256, "runtime": key,
+                                "threads": 2 if key == "wasm" else 1, "verdict": verdict,
+                                "metric": {"name": "top1_agreement", "value": 0.1 if verdict == "fail" else 1.0,
+                                           "limit": None},
+                                "create_ms": ms and ms * 4, "first_run_ms": ms and ms * 2, "warm_run_ms": ms})
+        for start in range(0, len(results), 8):  # a report holds 8 results at most
+            reports.append({"schema": 1, "client": f"device-{seed}-{index:05d}-token-abcdefgh", "device": cls,
+                            "results": results[start:start + 8]})
+    return reports
+
+
+def test_a_new_device_of_a_seen_class_skips_the_failing_runtime_and_plans_on_the_fleets_times(
+        open_tab, spawn_server, demo_repository, demo_manifest, tmp_path):
+    files = {name: (record["sha256"], record["speed"]["native_ms"])
+             for name, record in demo_manifest["models"][MODEL]["variants"].items() if record["status"] == "ok"}
+    runs = {}
+    for fleet_name, liars in (("honest", 0.0), ("30% liars", 0.3)):
+        # 2,000 reports come from this one address: its rate limit (a setting) is raised for the simulation.
+        base_url = _server(spawn_server, demo_repository, tmp_path, fleet_address_rate=100_000)
+        browser_class = _tab(open_tab, base_url).page.evaluate(DEVICE_CLASS)
+        if fleet_name == "honest":  # before any report: the same device's load without a fleet
+            runs["no fleet"] = _tab(open_tab, base_url).page.evaluate(LOAD, {"model": MODEL, "report": False,
+                                                                                  "perturb": "wasm-1t:negate"})
+        reports = _fleet_devices(browser_class, files, devices=1000, liars=liars, seed=len(runs))
+        post_reports(base_url, reports)
+        fleet = _get(f"{base_url}/api/fleet")
+        classes = {json.dumps(g["class"], sort_keys=True) for g in fleet["groups"]}
+        assert len(classes) >= 10 and len({r["client"] for r in reports}) >= 1000, (len(classes), len(reports))
+        failed = [g for g in fleet["groups"] if g["class"] == browser_class and g["runtime"] == "wasm-1t"]
+        assert len(failed) == len(files) and all(g["verdict"] == "fail" for g in failed), failed
+        bodies: list = []
+        tab = _tab(open_tab, base_url, bodies)
+        runs[fleet_name] = tab.page.evaluate(LOAD, {"model": MODEL, "report": False, "perturb": "wasm-1t:negate"})
+        downloads = [url for url in tab.requests if "/repository/artifacts/" in url and url.endswith(".onnx")]
+        one_thread = [s for s in runs[fleet_name]["plan"]["skipped"] if s.get("variant")]
+        run = runs[fleet_name]
+        # The class's failing runtime: out of the plan before any download, with the fleet's count.
+        assert not any(s["key"] == "wasm-1t" for s in run["plan"]["steps"]), run["plan"]["steps"]
+        assert run["choice"]["key"] == "wasm" and run["choice"]["threads"] == 2, run["choice"]
+        assert run["choice"]["attempts"] == [] and len(downloads) == 1, (run["choice"]["attempts"], downloads)
+        assert "one thread failed verification on" in run["choice"]["why"], run["choice"]["why"]
+        # Ranked on the fleet's times, without a local benchmark (no thread trial); verified here all the same.
+        assert "the fleet: median of" in run["plan"]["steps"][0]["why"], run["plan"]["steps"][0]
+        assert run["trial"] is False
+        assert run["choice"]["verification"] == "passed"
+        assert not [b for b in bodies if b[0] != "GET"], "reports are off by default"
+        print(f"\n{fleet_name}: {run['choice']['variant']} on {run['choice']['key']}, first result in "
+              f"{run['firstResultMs']:.0f} ms; skipped {len(one_thread)}")
+    assert (runs["30% liars"]["choice"]["variant"], runs["30% liars"]["choice"]["key"]) == \
+        (runs["honest"]["choice"]["variant"], runs["honest"]["choice"]["key"])
+    before = runs["no fleet"]
+    assert before["choice"]["attempts"], "without the fleet the wrong runtime is tried (and caught) first"
+    assert all(a["wrong"] for a in before["choice"]["attempts"]), before["choice"]["attempts"]
+    print(f"no fleet: {before['choice']['variant']} on {before['choice']['key']} after "
+          f"{len(before['choice']['attempts'])} wrong steps, first result in {before['firstResultMs']:.0f} ms "
+          f"(with the fleet: {runs['honest']['firstResultMs']:.0f} ms, liars {runs['30% liars']['firstResultMs']:.0f} ms)")
+
+
+def test_a_second_profile_plans_with_the_first_profiles_reported_times(open_tab, spawn_server, demo_repository, tmp_path):
+    base_url = _server(spawn_server, demo_repository, tmp_path, fleet_min_clients=1)
+    first_bodies: list = []
+    first = _tab(open_tab, base_url, first_bodies).page.evaluate(LOAD, {"model": MODEL, "report": True, "perturb": ""})
+    assert first["reportStatus"] == 202, first["reportStatus"]
+    [(method, url, body, headers)] = first_bodies
+    report = json.loads(body)
+    [result] = report["results"]
+    assert (result["variant"], result["runtime"], result["verdict"]) == (first["choice"]["variant"], first["choice"]["key"], "pass")
+    second_bodies: list = []
+    second = _tab(open_tab, base_url, second_bodies).page.evaluate(LOAD, {"model": MODEL, "report": False, "perturb": ""})
+    step = next(s for s in second["plan"]["steps"] if (s["variant"], s["key"]) == (result["variant"], result["runtime"]))
+    assert "the fleet: median of 1 device of this class" in step["why"], step["why"]
+    assert step["runMs"] == pytest.approx(result["warm_run_ms"]), (step, result)
+    assert second_bodies == [], "the second profile has reports off: it sends nothing"
+
+
+def test_a_report_holds_the_listed_fields_and_nothing_else(open_tab, spawn_server, demo_repository, tmp_path):
+    base_url = _server(spawn_server, demo_repository, tmp_path)
+    bodies: list = []
+    run = _tab(open_tab, base_url, bodies).page.evaluate(LOAD, {"model": MODEL, "report": True, "perturb": ""})
+    assert run["reportStatus"] == 202
+    assert [(m, u.removeprefix(base_url)) for m, u, _, _ in bodies] == [("POST", REPORT_PATH)], bodies
+    _, _, body, headers = bodies[0]
+    report = json.loads(body)
+    assert set(report) == {"schema", "client", "device", "results"}
+    assert set(report["device"]) == CLASS_FIELDS, report["device"]
+    for result in report["results"]:
+        assert set(result) == RESULT_FIELDS, result
+        assert set(result["metric"]) == {"name", "value", "limit"}
+    assert len(report["client"]) == 22 and report["client"].replace("-", "").replace("_", "").isalnum()
+    assert "referer" not in {h.lower() for h in headers} and "cookie" not in {h.lower() for h in headers}, headers
+    # No input or output value travels: the golden inputs' numbers do not appear in the body.
+    assert len(body) < 2048, len(body)
