@@ -14,6 +14,7 @@ from onnxport.serving.http import (
     conformance,
     cors,
     error_shape,
+    fleet,
     headers,
     manifest_schema,
     memory,
@@ -49,7 +50,8 @@ def create_app(config: Mapping[str, Any] | None = None, state: state_module.Stat
     memory.init_app(app)
     request_log.init_app(app, settings["request_log"])
     statistics_api.init_app(app)
+    fleet.init_app(app)
     for blueprint in (web.blueprint, artifacts.blueprint, manifest_schema.blueprint, v2.blueprint,
-                      conformance.blueprint, repository_api.blueprint, statistics_api.blueprint):
+                      conformance.blueprint, repository_api.blueprint, statistics_api.blueprint, fleet.blueprint):
         app.register_blueprint(blueprint)
     return app

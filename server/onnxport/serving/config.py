@@ -93,6 +93,23 @@ def _connections(value: Any) -> int:
         raise ValueError("expected a whole number of connections, 1 or more (e.g. 1000)") from None
 
 
+def _bool(value: Any) -> bool:
+    """true/false, yes/no, on/off, 1/0 (any case): text or a JSON boolean."""
+    if isinstance(value, bool):
+        return value
+    choice = value.strip().lower() if isinstance(value, str) else None
+    if choice in ("true", "yes", "on", "1"):
+        return True
+    if choice in ("false", "no", "off", "0"):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _db_path(value: str) -> Path | str | None:
+    value = value.strip()
+    return None if not value else value if value == ":memory:" else Path(value).expanduser()
+
+
 def _providers(value: str) -> list[str]:
     return [p.strip() for p in value.split(",") if p.strip()]
 
@@ -282,6 +299,29 @@ SETTINGS = [
             "/unload): requests must send `Authorization: Bearer <token>`. Off when empty (they answer 403); "
             "never logged or echoed. Set it through the environment or the config file, not a command line.",
             check=_token_or_none, secret=True),
+    # Fleet verdicts (docs/fleet.md): browsers' reports folded into one vote per client, device class and file.
+    Setting("fleet_reports", True, _bool,
+            "Whether the server takes browsers' fleet reports (POST /api/fleet/reports) and publishes their "
+            "verdicts and times (GET /api/fleet); both answer 404 when false.", check=_bool),
+    Setting("fleet_min_clients", 3, _positive,
+            "k: distinct clients needed before a fleet verdict or time is published; a fail needs k failing "
+            "clients and 2/3 of the group's.", check=_positive),
+    Setting("fleet_db", None, _db_path,
+            "sqlite file of the fleet's votes (default: fleet.sqlite3 in the repository folder; :memory: keeps "
+            "them in memory). Not writable: in memory, with one log line."),
+    Setting("fleet_client_rate", 20, _positive,
+            "Fleet reports a minute one client (browser token) may send; past it, 429 with Retry-After.",
+            check=_positive),
+    Setting("fleet_address_rate", 600, _positive,
+            "Fleet reports a minute from one address (held in memory only, salted and hashed); past it, 429.",
+            check=_positive),
+    Setting("fleet_max_clients", 1000, _positive,
+            "Most votes (distinct clients) kept per fleet group; the oldest go first.", check=_positive),
+    Setting("fleet_max_age_days", 90, _positive,
+            "Days a fleet vote counts; older ones are dropped.", check=_positive),
+    Setting("fleet_max_groups", 20000, _positive,
+            "Most fleet groups (file, runtime, device class) kept; the least recently reported go first.",
+            check=_positive),
     # `onnxport import`'s budgets (its --max-nodes and --time-limit override them): a file is refused or the
     # import stopped, with one line naming the limit, before a giant graph takes minutes and GBs.
     Setting("import_max_nodes", 50_000, _positive,

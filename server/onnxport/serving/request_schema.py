@@ -86,8 +86,9 @@ def validate(header: Any) -> InferenceRequest:
         raise RequestError(describe(exc.errors(include_url=False), header)) from None
 
 
-def describe(errors: Sequence[ErrorDetails], header: Any) -> str:
-    """pydantic's first error as one line: where (the input by name), what was expected, what came."""
+def describe(errors: Sequence[ErrorDetails], header: Any, root: type[BaseModel] | None = None) -> str:
+    """pydantic's first error as one line: where (the input by name), what was expected, what came.
+    root: the model validated (InferenceRequest when None), whose fields an unknown one is told of."""
     errors = sorted(errors, key=lambda e: e["type"] != "missing")  # a missing field explains the rest
     error = errors[0]
     loc = error["loc"]
@@ -96,7 +97,7 @@ def describe(errors: Sequence[ErrorDetails], header: Any) -> str:
     if kind == "extra_forbidden":
         if field in UNSUPPORTED:
             return f"{where}: {UNSUPPORTED[field]} is not supported by this server"
-        return f"{where}: unknown field; allowed here: {', '.join(_allowed(loc))}"
+        return f"{where}: unknown field; allowed here: {', '.join(_allowed(loc, root or InferenceRequest))}"
     if kind == "missing":
         return f"{where}: required, missing"
     if kind == "too_short":
@@ -129,9 +130,8 @@ def _location(loc: tuple, header: Any) -> str:
     return f"{prefix} field {dotted!r}" if prefix else f"field {dotted!r}"
 
 
-def _allowed(loc: tuple) -> list[str]:
-    """The fields of the model that holds the unknown one."""
-    model: type[BaseModel] = InferenceRequest
+def _allowed(loc: tuple, model: type[BaseModel]) -> list[str]:
+    """The fields of the model (inside `model`) that holds the unknown one."""
     for part in loc[:-1]:
         if isinstance(part, int):
             continue

@@ -4,6 +4,7 @@ deployment whose replicas the operator routes answer for."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from flask import current_app
@@ -12,6 +13,7 @@ from onnxport.repository.store import Repository
 from onnxport.serving import batching_policy
 from onnxport.serving.batching import DynamicBatcher
 from onnxport.serving.catalog import Catalog
+from onnxport.serving.fleet.store import FleetStore
 from onnxport.serving.sessions import SessionPool
 from onnxport.serving.statistics import Recorder
 
@@ -23,6 +25,8 @@ class State:
     sessions: SessionPool
     batching: dict[str, Any]  # batching_policy.policy(settings), built once per app
     recorder: Recorder | None = None  # /metrics and Triton's statistics (set by record_statistics)
+    fleet: FleetStore | None = None  # the fleet's votes (None: fleet_reports is off)
+    fleet_metrics: Any = None  # http/fleet.py's counters, registered once per State
 
 
 def build(settings: dict[str, Any], batcher: Callable[..., Any] = DynamicBatcher, engine: str = "waitress") -> State:
@@ -33,7 +37,15 @@ def build(settings: dict[str, Any], batcher: Callable[..., Any] = DynamicBatcher
     sessions = SessionPool(settings["providers"], settings["intra_op_threads"], settings["inter_op_threads"], batcher,
                            spinning)
     catalog.on_reload(sessions.retain)  # a new build releases the sessions of replaced artifacts
-    return State(settings, catalog, sessions, batching_policy.policy(settings, engine))
+    return State(settings, catalog, sessions, batching_policy.policy(settings, engine), fleet=fleet_store(settings))
+
+
+def fleet_store(settings: dict[str, Any]) -> FleetStore | None:
+    if not settings["fleet_reports"]:
+        return None
+    path = settings["fleet_db"] or Path(settings["repository"]) / "fleet.sqlite3"
+    return FleetStore(path, k=settings["fleet_min_clients"], max_clients=settings["fleet_max_clients"],
+                      max_age_days=settings["fleet_max_age_days"], max_groups=settings["fleet_max_groups"])
 
 
 def record_statistics(state: State) -> Recorder:

@@ -1,0 +1,210 @@
+"""The fleet's votes in sqlite: one vote per (group, client), bounded in clients, age and groups.
+
+A report is never stored: each of its results folds into the vote of its client in its group (sha256,
+runtime, class). The client is HMAC-SHA256(secret, token)[:8]: the secret is random per store and kept in
+the database, so counts survive restarts while the token itself is never written. No address is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+import sqlite3
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from onnxport.serving.fleet import verdicts
+from onnxport.serving.fleet.classes import class_key
+from onnxport.serving.fleet.reports import Report
+
+log = logging.getLogger(__name__)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS groups (
+    id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL, runtime TEXT NOT NULL, class TEXT NOT NULL,
+    model TEXT NOT NULL, variant TEXT NOT NULL, form TEXT, seen REAL NOT NULL,
+    UNIQUE (sha256, runtime, class));
+CREATE INDEX IF NOT EXISTS groups_seen ON groups (seen);
+CREATE TABLE IF NOT EXISTS votes (
+    group_id INTEGER NOT NULL, client BLOB NOT NULL, at REAL NOT NULL, fail INTEGER NOT NULL,
+    metric_name TEXT, metric_value REAL, create_ms REAL, first_run_ms REAL, warm_run_ms REAL,
+    PRIMARY KEY (group_id, client)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS votes_at ON votes (at);
+"""
+PRUNE_EVERY = 60.0  # seconds between sweeps of votes past the age limit
+REFRESH_EVERY = 3600.0  # a published document this old is rebuilt even with no new report (votes age out)
+DAY = 86400.0
+
+
+class FleetStore:
+    def __init__(self, path: Path | str, *, k: int = 3, max_clients: int = 1000, max_age_days: float = 90,
+                 max_groups: int = 20000, clock: Callable[[], float] = time.time):
+        """Opened on first use: an app that never hears of the fleet writes no file."""
+        self.path, self.k, self.max_clients, self.max_groups = str(path), k, max_clients, max_groups
+        self.max_age = max_age_days * DAY
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._secret = b""
+        self._published: dict[str, Any] | None = None
+        self._built_at = 0.0
+        self._pruned_at = float("-inf")
+
+    # ------------------------------------------------------------------ opening
+
+    def _open(self) -> sqlite3.Connection:
+        if self._db is None:
+            try:
+                self._db = self._connect(self.path)
+            except sqlite3.Error as exc:
+                log.warning("fleet: cannot write %s (%s); fleet votes are kept in memory only", self.path, exc)
+                self.path = ":memory:"
+                self._db = self._connect(self.path)
+        return self._db
+
+    def _connect(self, path: str) -> sqlite3.Connection:
+        # Ray replicas may share the file: sqlite's lock, waited on for up to 10 s, orders their writes.
+        db = sqlite3.connect(path, timeout=10, check_same_thread=False, isolation_level=None)
+        try:
+            if path != ":memory:":
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")  # a crash may lose the last votes, never corrupt
+            db.executescript(SCHEMA)
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('secret', ?)", (secrets.token_bytes(32),))
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('reports', 0)")
+            self._secret = db.execute("SELECT value FROM meta WHERE key = 'secret'").fetchone()[0]
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
+
+    def client_id(self, token: str) -> bytes:
+        return hmac.new(self._secret, token.encode(), hashlib.sha256).digest()[:8]
+
+    # ------------------------------------------------------------------ folding
+
+    def fold(self, report: Report) -> int:
+        """Each result becomes its client's vote in its group (replacing an earlier one); returns how many."""
+        device = report.device.model_dump()
+        cls = json.dumps(device, separators=(",", ":"))  # the model's field order: one text per class
+        with self._lock:
+            db = self._open()
+            now = self.clock()
+            client = self.client_id(report.client)
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                new_groups = False
+                for result in report.results:
+                    row = db.execute("SELECT id FROM groups WHERE sha256 = ? AND runtime = ? AND class = ?",
+                                     (result.sha256, result.runtime, cls)).fetchone()
+                    if row is None:
+                        group: int = db.execute(  # type: ignore[assignment]  # an INSERT's rowid is set
+                            "INSERT INTO groups (sha256, runtime, class, model, variant, form, seen) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (result.sha256, result.runtime, cls, result.model, result.variant, result.form, now),
+                        ).lastrowid
+                        new_groups = True
+                    else:
+                        group = row[0]
+                        db.execute("UPDATE groups SET model = ?, variant = ?, form = ?, seen = ? WHERE id = ?",
+                                   (result.model, result.variant, result.form, now, group))
+                    metric = result.metric
+                    db.execute("INSERT OR REPLACE INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               (group, client, now, result.verdict == "fail", metric.name if metric else None,
+                                metric.value if metric else None, result.create_ms, result.first_run_ms,
+                                result.warm_run_ms))
+                    self._bound_clients(db, group)
+                if new_groups:
+                    self._bound_groups(db)
+                if now - self._pruned_at >= PRUNE_EVERY:
+                    self._prune(db, now)
+                db.execute("UPDATE meta SET value = value + 1 WHERE key = 'reports'")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            self._published = None
+            return len(report.results)
+
+    def _bound_clients(self, db: sqlite3.Connection, group: int) -> None:
+        """At most max_clients votes in a group: the oldest go."""
+        over = db.execute("SELECT COUNT(*) FROM votes WHERE group_id = ?", (group,)).fetchone()[0] - self.max_clients
+        if over > 0:
+            db.execute("DELETE FROM votes WHERE group_id = ? AND client IN "
+                       "(SELECT client FROM votes WHERE group_id = ? ORDER BY at LIMIT ?)", (group, group, over))
+
+    def _bound_groups(self, db: sqlite3.Connection) -> None:
+        """At most max_groups groups: the least recently reported go, with their votes."""
+        over = db.execute("SELECT COUNT(*) FROM groups").fetchone()[0] - self.max_groups
+        if over > 0:
+            gone = [row[0] for row in db.execute("SELECT id FROM groups ORDER BY seen LIMIT ?", (over,))]
+            db.executemany("DELETE FROM votes WHERE group_id = ?", [(g,) for g in gone])
+            db.executemany("DELETE FROM groups WHERE id = ?", [(g,) for g in gone])
+
+    def _prune(self, db: sqlite3.Connection, now: float) -> None:
+        """Votes past max_age go; so do the groups they leave empty."""
+        self._pruned_at = now
+        if db.execute("DELETE FROM votes WHERE at < ?", (now - self.max_age,)).rowcount:
+            db.execute("DELETE FROM groups WHERE id NOT IN (SELECT DISTINCT group_id FROM votes)")
+
+    # ------------------------------------------------------------------ publishing
+
+    def published(self) -> dict[str, Any]:
+        """GET /api/fleet's document, rebuilt only after a report (or when an hour old: votes age out)."""
+        with self._lock:
+            now = self.clock()
+            if self._db is None and self.path != ":memory:" and not Path(self.path).exists():
+                return self._document([], 0, now)  # nothing reported yet: no file made for a reader
+            if self._published is None or now - self._built_at >= REFRESH_EVERY:
+                db = self._open()
+                if now - self._pruned_at >= PRUNE_EVERY:
+                    self._prune(db, now)
+                self._published, self._built_at = self._build(db, now), now
+            return self._published
+
+    def _build(self, db: sqlite3.Connection, now: float) -> dict[str, Any]:
+        votes: dict[int, list[tuple]] = {}
+        for row in db.execute("SELECT group_id, fail, metric_name, metric_value, create_ms, first_run_ms, "
+                              "warm_run_ms FROM votes"):
+            votes.setdefault(row[0], []).append(row[1:])
+        groups = []
+        for gid, sha256, runtime, cls, model, variant, form in db.execute(
+                "SELECT id, sha256, runtime, class, model, variant, form FROM groups"):
+            group_votes = votes.get(gid)
+            if group_votes:
+                groups.append(self._group(sha256, runtime, json.loads(cls), model, variant, form, group_votes))
+        groups.sort(key=lambda g: (g["model"], g["variant"], g["sha256"], g["runtime"], g["class_key"]))
+        reports = db.execute("SELECT value FROM meta WHERE key = 'reports'").fetchone()[0]
+        return self._document(groups, reports, now)
+
+    def _document(self, groups: list[dict[str, Any]], reports: int, now: float) -> dict[str, Any]:
+        generated = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return {"schema": 1, "k": self.k, "fail_share": verdicts.FAIL_SHARE, "generated": generated,
+                "reports": reports, "groups": groups}
+
+    def _group(self, sha256: str, runtime: str, cls: dict[str, Any], model: str, variant: str, form: str | None,
+               votes: list[tuple]) -> dict[str, Any]:
+        fails = [v for v in votes if v[0]]
+        passes = [v for v in votes if not v[0]]
+        return {
+            "sha256": sha256, "runtime": runtime, "model": model, "variant": variant, "form": form,
+            "class": cls, "class_key": class_key(cls),
+            "clients": len(votes), "pass": len(passes), "fail": len(fails),
+            "verdict": verdicts.verdict(len(passes), len(fails), self.k),
+            "metric": verdicts.fail_metric([(v[1], v[2]) for v in fails]),
+            "times": {name: verdicts.times([v[3 + i] for v in passes if v[3 + i] is not None], self.k)
+                      for i, name in enumerate(verdicts.TIMES)},
+        }
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

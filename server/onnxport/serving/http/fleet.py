@@ -1,0 +1,105 @@
+"""Fleet verdicts over HTTP (docs/fleet.md): browsers POST reports, anyone GETs the published verdicts.
+
+A client's mistake is a 4xx with the one JSON error shape; the body is read only after its size, type and the
+address's rate pass, and parsed before the token's rate is counted.
+"""
+
+from __future__ import annotations
+
+import json
+
+from flask import Blueprint, Flask, Response, request
+
+from onnxport.serving import v2_core
+from onnxport.serving.fleet import limits, reports
+from onnxport.serving.fleet.metrics import FleetMetrics
+from onnxport.serving.fleet.store import FleetStore
+from onnxport.serving.http.error_shape import error_response
+from onnxport.serving.state import State, record_statistics, state
+
+blueprint = Blueprint("fleet", __name__)
+OFF = "fleet reports are off on this server (setting fleet_reports)"
+
+
+def init_app(app: Flask) -> None:
+    """The counters and rate limits, once per State (a Ray replica's two apps share one)."""
+    shared = app.extensions["onnxport"]
+    if shared.fleet is not None and shared.fleet_metrics is None:
+        shared.fleet_metrics = Fleet(shared, shared.fleet)
+
+
+class Fleet:
+    def __init__(self, shared: State, store: FleetStore):
+        settings = shared.settings
+        self.metrics = FleetMetrics(store, record_statistics(shared).registry)
+        self.per_client = limits.RateLimit(settings["fleet_client_rate"])
+        self.per_address = limits.RateLimit(settings["fleet_address_rate"])
+
+
+def _fleet() -> tuple[FleetStore, Fleet] | None:
+    shared = state()
+    return None if shared.fleet is None else (shared.fleet, shared.fleet_metrics)
+
+
+@blueprint.post("/api/fleet/reports")
+def report() -> Response:
+    found = _fleet()
+    if found is None:
+        return error_response(404, OFF)
+    store, fleet = found
+    refused = _refusal(fleet)
+    if refused is not None:
+        return refused
+    try:
+        parsed = reports.parse(request.get_data(cache=False))
+    except reports.ReportError as exc:
+        fleet.metrics.count("invalid")
+        return error_response(exc.status, str(exc))
+    wait = fleet.per_client.take(limits.token_key(parsed.client))
+    if wait is not None:
+        return _too_many(fleet, wait, "this client")
+    accepted = store.fold(parsed)
+    fleet.metrics.count("accepted")
+    response = Response(json.dumps({"accepted": accepted}), status=202, mimetype="application/json")
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _refusal(fleet: Fleet) -> Response | None:
+    """Refusals made before the body is read: origin, size, type, the address's rate."""
+    foreign = v2_core.foreign_origin(state(), request.headers)
+    if foreign is not None:
+        return error_response(403, foreign)
+    size = request.content_length
+    if size is None or size > reports.MAX_BYTES:
+        fleet.metrics.count("invalid")
+        shown = "no Content-Length" if size is None else f"{size} bytes"
+        status = 411 if size is None else 413
+        return error_response(status, f"a fleet report is at most {reports.MAX_BYTES} bytes with a Content-Length "
+                                      f"header; got {shown}")
+    if request.mimetype != "application/json":
+        fleet.metrics.count("invalid")
+        return error_response(415, f"expected Content-Type application/json, got {request.mimetype or 'none'}")
+    wait = fleet.per_address.take(limits.address_key(request.remote_addr or ""))
+    return None if wait is None else _too_many(fleet, wait, "this address")
+
+
+def _too_many(fleet: Fleet, wait: int, who: str) -> Response:
+    fleet.metrics.count("rate_limited")
+    response = error_response(429, f"too many fleet reports from {who}; retry in {wait} s")
+    response.headers["Retry-After"] = str(wait)
+    return response
+
+
+@blueprint.get("/api/fleet")
+def published() -> Response:
+    """The fleet's verdicts and times (docs/fleet.md); revalidated on every use."""
+    found = _fleet()
+    if found is None:
+        return error_response(404, OFF)
+    body = json.dumps(found[0].published(), separators=(",", ":"))
+    response = Response(body, mimetype="application/json")
+    response.headers["Cache-Control"] = "no-cache"
+    response.add_etag()
+    response.make_conditional(request)  # a 304 when the client's ETag matches
+    return response
