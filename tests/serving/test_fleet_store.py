@@ -1,0 +1,173 @@
+"""The fleet's store (docs/fleet.md): one vote per client and group, its bounds, the aggregation rule, and
+nothing written but the listed columns: no token, no address."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from fixtures.fleet import report, result
+from fixtures.servers import buffered_client
+from onnxport.serving.app import create_app
+from onnxport.serving.fleet import verdicts
+from onnxport.serving.fleet.classes import class_key, cores_bucket
+from onnxport.serving.fleet.limits import RateLimit
+from onnxport.serving.fleet.reports import Report
+from onnxport.serving.fleet.store import DAY, FleetStore
+
+VECTORS = json.loads((Path(__file__).parents[1] / "vectors" / "fleet_classes.json").read_text())
+DEVICE = {"engine": "Firefox", "engine_major": 128, "adapter_vendor": "", "adapter_architecture": "",
+          "software_adapter": True, "cores": "2"}
+SHA = "ab" * 32
+
+
+def token(i: int) -> str:
+    return f"client-{i:015d}"
+
+
+def folded(store: FleetStore, client: int, verdict: str = "pass", warm: float | None = 1.0, sha: str = SHA,
+           runtime: str = "wasm", device: dict = DEVICE) -> None:
+    store.fold(Report.model_validate(report(token(client), device, [result(sha, "m", "fp32", runtime, verdict, warm)])))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize(("cores", "bucket"), VECTORS["cores"])
+def test_cores_buckets_match_the_shared_vectors(cores, bucket):
+    assert cores_bucket(cores) == bucket
+
+
+@pytest.mark.parametrize(("cls", "key"), VECTORS["keys"], ids=[key for _, key in VECTORS["keys"]])
+def test_class_keys_match_the_shared_vectors(cls, key):
+    assert class_key(cls) == key
+
+
+@pytest.mark.parametrize(("passes", "fails", "expected"), [
+    (1, 1, "few"), (0, 2, "few"), (0, 3, "fail"), (1, 2, "mixed"), (2, 4, "fail"), (3, 4, "mixed"),
+    (3, 0, "pass"), (2, 1, "mixed"), (4, 2, "pass"), (30, 70, "fail"), (34, 66, "mixed"), (10, 2, "pass"),
+])
+def test_the_verdict_rule(passes, fails, expected):
+    assert verdicts.verdict(passes, fails, k=3) == expected
+
+
+def test_times_need_k_clients_and_are_quantiles_of_one_value_each():
+    assert verdicts.times([1.0, 2.0], k=3) is None
+    found = verdicts.times([float(v) for v in range(1, 11)], k=3)
+    assert found == {"median": 5.5, "p10": 1.9, "p25": 3.25, "p75": 7.75, "p90": 9.1, "clients": 10}
+
+
+def test_a_clients_later_report_replaces_its_vote(tmp_path):
+    store = FleetStore(tmp_path / "f.sqlite3", k=2)
+    folded(store, 1, "fail", None)
+    folded(store, 1, "pass", 5.0)
+    folded(store, 2, "pass", 7.0)
+    group = store.published()["groups"][0]
+    assert (group["clients"], group["pass"], group["fail"], group["verdict"]) == (2, 2, 0, "pass")
+    assert group["times"]["warm_run_ms"]["median"] == 6.0
+    assert store.published()["reports"] == 3
+
+
+def test_counts_survive_a_restart_and_a_client_is_still_one(tmp_path):
+    FleetStore(tmp_path / "f.sqlite3")
+    folded(first := FleetStore(tmp_path / "f.sqlite3"), 1)
+    first.close()
+    second = FleetStore(tmp_path / "f.sqlite3")
+    folded(second, 1)
+    assert second.published()["groups"][0]["clients"] == 1
+    assert second.published()["reports"] == 2
+
+
+def test_at_most_max_clients_votes_per_group_the_oldest_go(tmp_path):
+    clock = Clock()
+    store = FleetStore(tmp_path / "f.sqlite3", k=1, max_clients=5, clock=clock)
+    for client in range(8):
+        clock.now += 1
+        folded(store, client, "fail" if client < 3 else "pass")
+    group = store.published()["groups"][0]
+    assert (group["clients"], group["fail"], group["pass"]) == (5, 0, 5), "the 3 oldest (the fails) went"
+
+
+def test_at_most_max_groups_the_least_recently_reported_go(tmp_path):
+    clock = Clock()
+    store = FleetStore(tmp_path / "f.sqlite3", max_groups=3, clock=clock)
+    for runtime in ("a", "b", "c", "d"):
+        clock.now += 1
+        folded(store, 1, runtime=runtime)
+    clock.now += 1
+    folded(store, 2, runtime="b")  # b reported again: now the most recent
+    folded(store, 2, runtime="e")
+    assert sorted(g["runtime"] for g in store.published()["groups"]) == ["b", "d", "e"]
+    with sqlite3.connect(tmp_path / "f.sqlite3") as db:
+        assert db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 4  # b's 2, d's and e's
+
+
+def test_votes_older_than_max_age_are_dropped(tmp_path):
+    clock = Clock()
+    store = FleetStore(tmp_path / "f.sqlite3", k=1, max_age_days=90, clock=clock)
+    folded(store, 1, runtime="old")
+    clock.now += 60 * DAY
+    folded(store, 2, runtime="young")
+    clock.now += 31 * DAY
+    assert [g["runtime"] for g in store.published()["groups"]] == ["young"]
+    with sqlite3.connect(tmp_path / "f.sqlite3") as db:
+        assert db.execute("SELECT COUNT(*) FROM groups").fetchone()[0] == 1
+
+
+def test_a_store_that_cannot_be_written_keeps_votes_in_memory(tmp_path, caplog):
+    store = FleetStore(tmp_path / "no such folder" / "f.sqlite3", k=1)
+    folded(store, 1)
+    assert store.path == ":memory:" and store.published()["groups"][0]["clients"] == 1
+    assert [r.message for r in caplog.records if "fleet" in r.message][0].startswith("fleet: cannot write")
+
+
+def test_reading_an_empty_fleet_writes_no_file(tmp_path):
+    store = FleetStore(tmp_path / "f.sqlite3")
+    assert store.published()["groups"] == [] and not (tmp_path / "f.sqlite3").exists()
+
+
+def test_nothing_is_written_but_the_listed_columns_no_token_no_address(tmp_path):
+    client = buffered_client(create_app({"repository": tmp_path, "request_log": "off"}))
+    tokens = [f"secret-token-{i:012d}" for i in range(5)]
+    for i, client_token in enumerate(tokens):
+        body = report(client_token, DEVICE, [result(SHA, "m", "fp32", "wasm", "pass", 1.0 + i)])
+        answer = client.post("/api/fleet/reports", json=body, environ_base={"REMOTE_ADDR": "127.0.0.1"})
+        assert answer.status_code == 202
+    db = sqlite3.connect(tmp_path / "fleet.sqlite3")
+    columns = {table: [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+               for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert columns == {
+        "meta": ["key", "value"],
+        "groups": ["id", "sha256", "runtime", "class", "model", "variant", "form", "seen"],
+        "votes": ["group_id", "client", "at", "fail", "metric_name", "metric_value", "create_ms", "first_run_ms",
+                  "warm_run_ms"],
+    }
+    assert sorted(row[0] for row in db.execute("SELECT key FROM meta")) == ["reports", "secret"]
+    cells = [cell for table in columns for row in db.execute(f"SELECT * FROM {table}") for cell in row]
+    clients = [row[0] for row in db.execute("SELECT client FROM votes")]
+    db.close()
+    assert len(set(clients)) == 5 and all(len(c) == 8 for c in clients), "8 bytes of HMAC per client"
+    text = b"".join(c if isinstance(c, bytes) else str(c).encode() for c in cells)
+    for secret in [*(t.encode() for t in tokens), b"127.0.0.1"]:
+        assert secret not in text
+    on_disk = b"".join(p.read_bytes() for p in tmp_path.glob("fleet.sqlite3*"))  # the WAL too
+    for secret in [*(t.encode() for t in tokens), b"127.0.0.1"]:
+        assert secret not in on_disk
+
+
+def test_a_rate_limit_refills_with_time():
+    clock = Clock()
+    limit = RateLimit(2, clock=clock, max_keys=2)
+    assert [limit.take(b"a") for _ in range(3)] == [None, None, 30]
+    clock.now += 30
+    assert limit.take(b"a") is None
+    limit.take(b"b"), limit.take(b"c")  # a is forgotten: the dict stays bounded
+    assert len(limit._buckets) == 2
