@@ -154,6 +154,14 @@ def test_every_setting_can_be_set_from_the_environment(tmp_path):
         "admin_token": (" s3cret ", "s3cret"),
         "import_max_nodes": ("2000", 2000),
         "import_time_limit": ("90", 90.0),
+        "fleet_reports": (" Off", False),
+        "fleet_min_clients": ("5", 5),
+        "fleet_db": (str(tmp_path / "f.sqlite3"), tmp_path / "f.sqlite3"),
+        "fleet_client_rate": ("10", 10),
+        "fleet_address_rate": ("100", 100),
+        "fleet_max_clients": ("50", 50),
+        "fleet_max_age_days": ("30", 30),
+        "fleet_max_groups": ("200", 200),
     }
     assert set(values) == {s.name for s in SETTINGS}, "a new setting needs a line here"
     environ = {f"ONNXPORT_{name.upper()}": raw for name, (raw, _) in values.items()}

@@ -7,6 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fixtures.fleet import report, result
@@ -63,6 +64,15 @@ def test_times_need_k_clients_and_are_quantiles_of_one_value_each():
     assert verdicts.times([1.0, 2.0], k=3) is None
     found = verdicts.times([float(v) for v in range(1, 11)], k=3)
     assert found == {"median": 5.5, "p10": 1.9, "p25": 3.25, "p75": 7.75, "p90": 9.1, "clients": 10}
+    assert verdicts.times([4.0], k=1) == {"median": 4.0, "p10": 4.0, "p25": 4.0, "p75": 4.0, "p90": 4.0, "clients": 1}
+
+
+@pytest.mark.parametrize("count", [2, 3, 7, 100, 1000])
+def test_times_agree_with_numpy_percentiles(count):
+    values = list(np.random.default_rng(count).lognormal(2, 1, count))
+    found = verdicts.times(values, k=1)
+    expected = np.percentile(values, [50, 10, 25, 75, 90])
+    assert [found[name] for name in ("median", "p10", "p25", "p75", "p90")] == pytest.approx(expected, abs=1e-3)
 
 
 def test_a_clients_later_report_replaces_its_vote(tmp_path):

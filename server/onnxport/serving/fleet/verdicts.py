@@ -6,8 +6,6 @@ import statistics
 from collections import Counter
 from typing import Any, Sequence
 
-import numpy as np
-
 FAIL_SHARE = 0.667  # published; the rule itself is exact: 3 * votes >= 2 * clients
 TIMES = ("create_ms", "first_run_ms", "warm_run_ms")
 QUANTILES = (("p10", 10), ("p25", 25), ("p75", 75), ("p90", 90))
@@ -30,9 +28,10 @@ def times(values: Sequence[float], k: int) -> dict[str, Any] | None:
     than k liars can never set a published time alone."""
     if len(values) < k:
         return None
-    found: dict[str, Any] = {"median": round(statistics.median(values), 3)}
-    points = np.percentile(np.asarray(values, dtype=np.float64), [q for _, q in QUANTILES])
-    found.update({name: round(float(p), 3) for (name, _), p in zip(QUANTILES, points)})
+    # Twentieths, interpolated as numpy.percentile's default (a tenth of its cost on a group's few values).
+    points = statistics.quantiles(values, n=20, method="inclusive") if len(values) > 1 else [values[0]] * 19
+    found = {"median": round(points[9], 3)}
+    found.update({name: round(points[q // 5 - 1], 3) for name, q in QUANTILES})
     found["clients"] = len(values)
     return found
 
