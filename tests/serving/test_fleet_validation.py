@@ -79,6 +79,11 @@ def test_a_good_report_is_accepted_and_its_strings_normalized(client):
         "Chrome 131 · 2 cores · google swiftshader (software)", "few", 1)
 
 
+def test_an_unknown_field_is_told_the_allowed_ones_as_written(client):
+    error = client().post("/api/fleet/reports", json=changed("extra", 1)).get_json()["error"]
+    assert error == "field 'extra': unknown field; allowed here: schema, client, device, results"
+
+
 def test_more_than_8_results_are_refused(client):
     body = copy.deepcopy(GOOD)
     body["results"] = body["results"] * 9

@@ -137,7 +137,7 @@ def _allowed(loc: tuple, model: type[BaseModel]) -> list[str]:
             continue
         annotation = model.model_fields[part].annotation
         model = next((a for a in _members(annotation) if isinstance(a, type) and issubclass(a, BaseModel)), model)
-    return list(model.model_fields)
+    return [field.alias or name for name, field in model.model_fields.items()]  # as the client writes them
 
 
 def _members(annotation: Any) -> list[Any]:
