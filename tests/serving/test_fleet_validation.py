@@ -105,6 +105,8 @@ def test_a_body_over_16_kib_is_a_413_before_it_is_read(client):
     ("{not json", "application/json", 400),
     ('{"schema": NaN}', "application/json", 400),
     (b"\xff\xfe", "application/json", 400),
+    ("[" * 16_000, "application/json", 400),
+    ('{"schema": 1, "device": ' + "[" * 16_000, "application/json", 400),
     ("[1, 2]", "application/json", 422),
 ])
 def test_what_is_not_a_json_report_is_refused(client, body, content_type, status):

@@ -84,6 +84,8 @@ def parse(body: bytes) -> Report:
         document = json.loads(body, parse_constant=_no_constant)
     except ValueError as exc:  # UnicodeDecodeError is one
         raise ReportError(400, f"the body is not JSON: {exc}") from None
+    except RecursionError:  # 16 KiB of "[" nests deeper than the decoder goes
+        raise ReportError(400, "the body is not a report: JSON nested too deep") from None
     try:
         return Report.model_validate(document)
     except ValidationError as exc:
