@@ -10,12 +10,11 @@ The runtime the class fails is made wrong in this browser too, with the library'
 from __future__ import annotations
 
 import json
-import random
 import urllib.request
 
 import pytest
 
-from fixtures.fleet import post_reports
+from fixtures.fleet import simulate_fleet
 from onnxport.harness.process import free_port
 
 MODEL = "digits"
@@ -77,47 +76,11 @@ def _get(url: str) -> dict:
         return json.load(response)
 
 
-def _fleet_devices(browser_class: dict, files: dict[str, str], *, devices: int, liars: float, seed: int) -> list[dict]:
-    """Reports of a simulated fleet: 12 classes, the browser's with a tenth of the devices. On the browser's class,
-    one thread (wasm-1t) is wrong for every file and the page's threads (wasm) right, at times near the build's
-    native figures; the other classes pass everywhere. A liar (a share `liars`, spread over every class) reports the
-    opposite of the truth where it can hurt: passes for the wrong runtime, fails or 100x too fast times for the right
-    one."""
-    rng = random.Random(seed)
-    others = [dict(browser_class, engine=engine, engine_major=major, cores=cores)
-              for engine, major in (("Chrome", 131), ("Chrome", 140), ("Firefox", 128), ("Safari", 18))
-              for cores in ("2", "3-4", "5-8") if (engine, major, cores) != (browser_class["engine"],
-                                                                            browser_class["engine_major"],
-                                                                            browser_class["cores"])][:11]
-    reports = []
-    for index in range(devices):
-        cls = browser_class if index % 10 == 0 else others[index % len(others)]
-        lying = rng.random() < liars
-        results = []
-        for variant, (sha256, native_ms) in files.items():
-            for key in ("wasm", "wasm-1t"):
-                wrong = cls is browser_class and key == "wasm-1t"
-                honest_ms = native_ms * (1.5 if key == "wasm" else 2.5) * rng.uniform(0.8, 1.25)
-                if lying:
-                    verdict = "pass" if wrong else rng.choice(["fail", "pass"])
-                    ms = honest_ms / 100
-                else:
-                    verdict, ms = ("fail", None) if wrong else ("pass", honest_ms)
-                results.append({"model": MODEL, "variant": variant, "form": None, "sha256": sha256, "runtime": key,
-                                "threads": 2 if key == "wasm" else 1, "verdict": verdict,
-                                "metric": {"name": "top1_agreement", "value": 0.1 if verdict == "fail" else 1.0,
-                                           "limit": None},
-                                "create_ms": ms and ms * 4, "first_run_ms": ms and ms * 2, "warm_run_ms": ms})
-        for start in range(0, len(results), 8):  # a report holds 8 results at most
-            reports.append({"schema": 1, "client": f"device-{seed}-{index:05d}-token-abcdefgh", "device": cls,
-                            "results": results[start:start + 8]})
-    return reports
-
-
 def test_a_new_device_of_a_seen_class_skips_the_failing_runtime_and_plans_on_the_fleets_times(
         open_tab, spawn_server, demo_repository, demo_manifest, tmp_path):
-    files = {name: (record["sha256"], record["speed"]["native_ms"])
-             for name, record in demo_manifest["models"][MODEL]["variants"].items() if record["status"] == "ok"}
+    variants = demo_manifest["models"][MODEL]["variants"]
+    files = [(key, record["sha256"], MODEL, name) for name, record in variants.items() if record["status"] == "ok"
+             for key in ("wasm", "wasm-1t")]
     runs = {}
     for fleet_name, liars in (("honest", 0.0), ("30% liars", 0.3)):
         # 2,000 reports come from this one address: its rate limit (a setting) is raised for the simulation.
@@ -126,13 +89,12 @@ def test_a_new_device_of_a_seen_class_skips_the_failing_runtime_and_plans_on_the
         if fleet_name == "honest":  # before any report: the same device's load without a fleet
             runs["no fleet"] = _tab(open_tab, base_url).page.evaluate(LOAD, {"model": MODEL, "report": False,
                                                                                   "perturb": "wasm-1t:negate"})
-        reports = _fleet_devices(browser_class, files, devices=1000, liars=liars, seed=len(runs))
-        post_reports(base_url, reports)
+        summary = simulate_fleet(base_url, browser_class, files, wrong_runtimes={"wasm-1t"}, liars=liars,
+                                 devices=1000, classes=12, seed=len(runs))
         fleet = _get(f"{base_url}/api/fleet")
-        classes = {json.dumps(g["class"], sort_keys=True) for g in fleet["groups"]}
-        assert len(classes) >= 10 and len({r["client"] for r in reports}) >= 1000, (len(classes), len(reports))
+        assert summary.devices >= 1000 and len({g["class_key"] for g in fleet["groups"]}) >= 10
         failed = [g for g in fleet["groups"] if g["class"] == browser_class and g["runtime"] == "wasm-1t"]
-        assert len(failed) == len(files) and all(g["verdict"] == "fail" for g in failed), failed
+        assert len(failed) == len(files) // 2 and all(g["verdict"] == "fail" for g in failed), failed
         bodies: list = []
         tab = _tab(open_tab, base_url, bodies)
         runs[fleet_name] = tab.page.evaluate(LOAD, {"model": MODEL, "report": False, "perturb": "wasm-1t:negate"})
