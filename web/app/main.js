@@ -2,6 +2,7 @@
 import { clearCache, probe } from "../lib/index.js";
 import { client, clientProblem } from "./client.js";
 import { conformancePage } from "./pages/conformance.js";
+import { fleetPage } from "./pages/fleet.js";
 import { modelPage } from "./pages/model.js";
 import { modelsPage } from "./pages/models.js";
 import { playgroundPage } from "./pages/playground.js";
@@ -34,6 +35,7 @@ async function render() {
       : page === "model" ? modelPage(model)
       : page === "play" ? await playgroundPage(model, pin, params)
       : page === "performance" ? performancePage(built, capabilities, bench)
+      : page === "fleet" ? await fleetPage(built)
       : modelsPage(built);
     show(main, content);
   } catch (error) {
