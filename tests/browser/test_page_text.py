@@ -111,6 +111,11 @@ def _conformance_ready(tab: Tab, names: list[str]) -> None:
     expect(by_testid(tab.page, "conformance-matrix")).to_be_attached()
 
 
+def _fleet_ready(tab: Tab, names: list[str]) -> None:
+    expect(tab.page.get_by_role("heading", name="Fleet", exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    expect(by_testid(tab.page, "fleet-summary")).to_be_visible()
+
+
 def _model_ready(tab: Tab, name: str) -> None:
     expect(tab.page.get_by_role("heading", name="Variants")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
 
@@ -129,6 +134,7 @@ PAGES = {
     "models": ("#/", _models_ready),
     "performance": ("#/performance", _performance_ready),
     "conformance": ("conformance", _conformance_ready),
+    "fleet": ("#/fleet", _fleet_ready),
     "model": ("#/model/{name}", _model_ready),
     "play": ("#/play/{name}", _play_ready),
 }
