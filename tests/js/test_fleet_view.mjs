@@ -93,6 +93,8 @@ test("the time chart: a box [p25, p75], a whisker [p10, p90] and the median per 
   assert.ok(box.grouped === false && whisker.grouped === false, "the box and whisker stand on one another");
   assert.equal(config.options.scales.y.type, "linear");
   assert.match(config.options.plugins.title.text, /warm run time/);
+  const legend = config.options.plugins.legend.labels.generateLabels({ isDatasetVisible: (i) => i !== 1 });
+  assert.deepEqual(legend.map((l) => [l.text, l.datasetIndex, l.hidden]), [["p25 to p75 (box)", 0, false], ["p10 to p90 (whisker)", 1, true], ["median", 2, false]]);
   const tooltip = config.options.plugins.tooltip.callbacks.label({ dataIndex: 0, datasetIndex: 2 });
   assert.equal(tooltip, "median 30 ms; p10 24, p25 27, p75 33, p90 39 ms; 6 devices that passed");
 

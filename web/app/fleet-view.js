@@ -107,6 +107,8 @@ export function boxes(entry, which = "warm_run_ms", name) {
   }));
 }
 
+const LEGEND = [["p25 to p75 (box)", "#bbbbbb"], ["p10 to p90 (whisker)", "#666666"], ["median", "#111111"]];
+
 /** Whether the boxes' range calls for a log axis: p90's largest over p10's smallest beyond LOG_RATIO. */
 export function wantsLog(items) {
   const low = Math.min(...items.map((b) => b.time.p10).filter((v) => v > 0));
@@ -152,7 +154,10 @@ export function timeConfig(entry, { which = "warm_run_ms", log = null, name } = 
       interaction: { mode: "index", intersect: false },
       plugins: {
         title: { display: true, text: `${entry.key}: ${what} time by model, variant and runtime (one value per device)`, font: { size: 14, weight: "600" }, align: "start" },
-        legend: { position: "top", align: "start" },
+        // The boxes are colored by model: the legend names the parts in grey.
+        legend: { position: "top", align: "start", labels: { generateLabels: (chart) => LEGEND.map(([text, color], datasetIndex) => ({
+          text, datasetIndex, fillStyle: color, strokeStyle: color, lineWidth: 0, hidden: !chart.isDatasetVisible(datasetIndex),
+        })) } },
         tooltip: {
           filter: (item) => item.datasetIndex === 2,
           callbacks: { label: (item) => describe(items[item.dataIndex]) },
