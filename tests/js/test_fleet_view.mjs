@@ -123,7 +123,8 @@ test("a log axis when the boxes span more than a factor of 30", () => {
 test("the document is checked for its schema and groups; the empty state says what to do", () => {
   assert.equal(checkFleet(FLEET), FLEET);
   assert.throws(() => checkFleet({ ...FLEET, schema: 2 }), /schema 2, this page reads schema 1/);
-  assert.throws(() => checkFleet({ schema: 1 }), /"groups" to be a list/);
+  assert.throws(() => checkFleet({ schema: 1, k: 3 }), /"groups" to be a list/);
+  assert.throws(() => checkFleet({ ...FLEET, k: null }), /"k" to be an integer, got null/);
   assert.throws(() => checkFleet(null), /expected a JSON object/);
   assert.match(NO_REPORTS, /connect\(server, \{ report: true \}\).*docs\/fleet\.md/);
 });

@@ -24,6 +24,7 @@ const logTick = (value) => {
 export function checkFleet(body, url = "api/fleet") {
   if (!body || typeof body !== "object") throw new Error(`GET ${url}: expected a JSON object, got ${JSON.stringify(body)}`);
   if (body.schema !== FLEET_SCHEMA) throw new Error(`GET ${url}: schema ${JSON.stringify(body.schema)}, this page reads schema ${FLEET_SCHEMA}`);
+  if (!Number.isInteger(body.k)) throw new Error(`GET ${url}: expected "k" to be an integer, got ${JSON.stringify(body.k)}`);
   if (!Array.isArray(body.groups)) throw new Error(`GET ${url}: expected "groups" to be a list, got ${JSON.stringify(body.groups)}`);
   return body;
 }

@@ -35,7 +35,7 @@ export async function fleetPage(built) {
     return [heading, about, line, el("p", { class: "note", "data-testid": "fleet-empty", text: NO_REPORTS })];
   }
   const name = (model, variant) => variantName(built?.models?.[model], variant);
-  const sections = [heading, about, line, el("p", { class: "note", text: `Published ${fleet.generated}.` })];
+  const sections = [heading, about, line, fleet.generated ? el("p", { class: "note", text: `Published ${fleet.generated}.` }) : null];
   byClass(fleet).forEach((entry, index) => {
     const rows = tableRows(entry, fleet.k, name).map((row) => ({ cells: row.cells, attributes: { class: `verdict-${row.verdict}`, "data-verdict": row.verdict } }));
     sections.push(el("section", { class: "fleet-class", "data-testid": "fleet-class", "data-class": entry.key },
