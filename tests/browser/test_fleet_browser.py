@@ -36,7 +36,8 @@ LOAD = """async ({ model, report, perturb }) => {
   const firstResultMs = performance.now() - started;
   const reportStatus = await client.lastReport;
   const c = loaded.choice;
-  const step = (s) => ({ runtime: s.runtime, key: s.key, variant: s.variant, form: s.form, why: s.why, runMs: s.runMs ?? null });
+  const step = (s) => ({ runtime: s.runtime, key: s.key, variant: s.variant, form: s.form, why: s.why,
+                         runMs: s.runMs ?? null });
   const result = {
     plan: { steps: plan.steps.map(step), skipped: plan.skipped },
     choice: { runtime: c.runtime, key: c.key, variant: c.variant, why: c.why, threads: c.threads,
@@ -71,6 +72,12 @@ def _tab(open_tab, base_url, bodies: list | None = None):
     return open_tab("#/", base_url=base_url, setup=record)
 
 
+def _load(open_tab, base_url, *, report=False, perturb="", bodies: list | None = None):
+    """LOAD of MODEL in a fresh profile: (what it returned, the tab)."""
+    tab = _tab(open_tab, base_url, bodies)
+    return tab.page.evaluate(LOAD, {"model": MODEL, "report": report, "perturb": perturb}), tab
+
+
 def _get(url: str) -> dict:
     with urllib.request.urlopen(url, timeout=30) as response:
         return json.load(response)
@@ -87,8 +94,7 @@ def test_a_new_device_of_a_seen_class_skips_the_failing_runtime_and_plans_on_the
         base_url = _server(spawn_server, demo_repository, tmp_path, fleet_address_rate=100_000)
         browser_class = _tab(open_tab, base_url).page.evaluate(DEVICE_CLASS)
         if fleet_name == "honest":  # before any report: the same device's load without a fleet
-            runs["no fleet"] = _tab(open_tab, base_url).page.evaluate(LOAD, {"model": MODEL, "report": False,
-                                                                                  "perturb": "wasm-1t:negate"})
+            runs["no fleet"], _ = _load(open_tab, base_url, perturb="wasm-1t:negate")
         summary = simulate_fleet(base_url, browser_class, files, wrong_runtimes={"wasm-1t"}, liars=liars,
                                  devices=1000, classes=12, seed=len(runs))
         fleet = _get(f"{base_url}/api/fleet")
@@ -96,8 +102,7 @@ def test_a_new_device_of_a_seen_class_skips_the_failing_runtime_and_plans_on_the
         failed = [g for g in fleet["groups"] if g["class"] == browser_class and g["runtime"] == "wasm-1t"]
         assert len(failed) == len(files) // 2 and all(g["verdict"] == "fail" for g in failed), failed
         bodies: list = []
-        tab = _tab(open_tab, base_url, bodies)
-        runs[fleet_name] = tab.page.evaluate(LOAD, {"model": MODEL, "report": False, "perturb": "wasm-1t:negate"})
+        runs[fleet_name], tab = _load(open_tab, base_url, perturb="wasm-1t:negate", bodies=bodies)
         downloads = [url for url in tab.requests if "/repository/artifacts/" in url and url.endswith(".onnx")]
         one_thread = [s for s in runs[fleet_name]["plan"]["skipped"] if s.get("variant")]
         run = runs[fleet_name]
@@ -118,23 +123,26 @@ def test_a_new_device_of_a_seen_class_skips_the_failing_runtime_and_plans_on_the
     before = runs["no fleet"]
     assert before["choice"]["attempts"], "without the fleet the wrong runtime is tried (and caught) first"
     assert all(a["wrong"] for a in before["choice"]["attempts"]), before["choice"]["attempts"]
+    after = {name: f"{runs[name]['firstResultMs']:.0f} ms" for name in ("honest", "30% liars")}
     print(f"no fleet: {before['choice']['variant']} on {before['choice']['key']} after "
           f"{len(before['choice']['attempts'])} wrong steps, first result in {before['firstResultMs']:.0f} ms "
-          f"(with the fleet: {runs['honest']['firstResultMs']:.0f} ms, liars {runs['30% liars']['firstResultMs']:.0f} ms)")
+          f"(with the fleet: {after})")
 
 
-def test_a_second_profile_plans_with_the_first_profiles_reported_times(open_tab, spawn_server, demo_repository, tmp_path):
+def test_a_second_profile_plans_with_the_first_profiles_reported_times(open_tab, spawn_server, demo_repository,
+                                                                       tmp_path):
     base_url = _server(spawn_server, demo_repository, tmp_path, fleet_min_clients=1)
     first_bodies: list = []
-    first = _tab(open_tab, base_url, first_bodies).page.evaluate(LOAD, {"model": MODEL, "report": True, "perturb": ""})
+    first, _ = _load(open_tab, base_url, report=True, bodies=first_bodies)
     assert first["reportStatus"] == 202, first["reportStatus"]
     [(method, url, body, headers)] = first_bodies
     report = json.loads(body)
     [result] = report["results"]
-    assert (result["variant"], result["runtime"], result["verdict"]) == (first["choice"]["variant"], first["choice"]["key"], "pass")
+    chosen = (first["choice"]["variant"], first["choice"]["key"])
+    assert (result["variant"], result["runtime"], result["verdict"]) == (*chosen, "pass"), (result, chosen)
     second_bodies: list = []
-    second = _tab(open_tab, base_url, second_bodies).page.evaluate(LOAD, {"model": MODEL, "report": False, "perturb": ""})
-    step = next(s for s in second["plan"]["steps"] if (s["variant"], s["key"]) == (result["variant"], result["runtime"]))
+    second, _ = _load(open_tab, base_url, bodies=second_bodies)
+    step = next(s for s in second["plan"]["steps"] if (s["variant"], s["key"]) == chosen)
     assert "the fleet: median of 1 device of this class" in step["why"], step["why"]
     assert step["runMs"] == pytest.approx(result["warm_run_ms"]), (step, result)
     assert second_bodies == [], "the second profile has reports off: it sends nothing"
@@ -143,7 +151,7 @@ def test_a_second_profile_plans_with_the_first_profiles_reported_times(open_tab,
 def test_a_report_holds_the_listed_fields_and_nothing_else(open_tab, spawn_server, demo_repository, tmp_path):
     base_url = _server(spawn_server, demo_repository, tmp_path)
     bodies: list = []
-    run = _tab(open_tab, base_url, bodies).page.evaluate(LOAD, {"model": MODEL, "report": True, "perturb": ""})
+    run, _ = _load(open_tab, base_url, report=True, bodies=bodies)
     assert run["reportStatus"] == 202
     assert [(m, u.removeprefix(base_url)) for m, u, _, _ in bodies] == [("POST", REPORT_PATH)], bodies
     _, _, body, headers = bodies[0]
@@ -154,6 +162,7 @@ def test_a_report_holds_the_listed_fields_and_nothing_else(open_tab, spawn_serve
         assert set(result) == RESULT_FIELDS, result
         assert set(result["metric"]) == {"name", "value", "limit"}
     assert len(report["client"]) == 22 and report["client"].replace("-", "").replace("_", "").isalnum()
-    assert "referer" not in {h.lower() for h in headers} and "cookie" not in {h.lower() for h in headers}, headers
+    # What the browser adds to every request: no referrer (empty) and no cookie (credentials omitted).
+    assert not headers.get("referer") and "cookie" not in headers, headers
     # No input or output value travels: the golden inputs' numbers do not appear in the body.
     assert len(body) < 2048, len(body)

@@ -115,11 +115,14 @@ def test_what_is_not_a_json_report_is_refused(client, body, content_type, status
     assert answer.get_json()["error"]
 
 
-def test_reports_off_is_a_404_on_both_routes(client):
+def test_reports_off_refuses_reports_and_publishes_no_fleet(client):
     app = client(fleet_reports="false")
-    for answer in (app.post("/api/fleet/reports", json=GOOD), app.get("/api/fleet")):
-        assert answer.status_code == 404
-        assert "fleet_reports" in answer.get_json()["error"]
+    answer = app.post("/api/fleet/reports", json=GOOD)
+    assert answer.status_code == 404
+    assert "fleet_reports" in answer.get_json()["error"]
+    # Every page's plan reads the fleet: no fleet is a 204, not an error in each page's console.
+    answer = app.get("/api/fleet")
+    assert (answer.status_code, answer.data, answer.headers["X-Onnxport-Fleet"]) == (204, b"", "off")
 
 
 def test_a_page_of_another_origin_may_not_report(client):

@@ -5,7 +5,7 @@ import { COLORS, figure } from "./performance-charts.js";
 
 export const FLEET_SCHEMA = 1;
 export const NO_REPORTS = "No reports yet. Pages report when they connect with connect(server, { report: true }) — see docs/fleet.md.";
-export const REPORTS_OFF = "This server has fleet reports off (setting fleet_reports): GET /api/fleet answered 404.";
+export const REPORTS_OFF = "This server has fleet reports off (setting fleet_reports): GET /api/fleet answered 204, no fleet.";
 // The times a group publishes, as the page names them; the charts show one at a time (warm run first).
 export const TIMES = [
   ["warm_run_ms", "warm run"],

@@ -14,7 +14,7 @@ let drawnCharts = [];
 async function readFleet() {
   const url = client.url("api/fleet");
   const response = await fetch(url, { cache: "no-store" });
-  if (response.status === 404) return null;
+  if (response.status === 204) return null; // reports off: the server has no fleet
   const body = await response.json().catch(() => null);
   if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}${body?.error ? `: ${body.error}` : ""}`);
   return checkFleet(body, url);

@@ -93,10 +93,11 @@ def _too_many(fleet: Fleet, wait: int, who: str) -> Response:
 
 @blueprint.get("/api/fleet")
 def published() -> Response:
-    """The fleet's verdicts and times (docs/fleet.md); revalidated on every use."""
+    """The fleet's verdicts and times (docs/fleet.md); revalidated on every use. With reports off, 204: no fleet,
+    which every page's plan reads on every load (a 404 would put an error in each page's console)."""
     found = _fleet()
     if found is None:
-        return error_response(404, OFF)
+        return Response(status=204, headers={"Cache-Control": "no-cache", "X-Onnxport-Fleet": "off"})
     body = json.dumps(found[0].published(), separators=(",", ":"))
     response = Response(body, mimetype="application/json")
     response.headers["Cache-Control"] = "no-cache"
