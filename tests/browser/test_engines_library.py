@@ -2,21 +2,24 @@
 `onnxport serve` of the demo models: WebKit's null navigator.gpu is a reason in model.choice, not an error; its
 hardwareConcurrency (4 on a 2-core machine) is a ceiling the library measures before it runs more than one
 thread; an isolated WebKit page without SharedArrayBuffer runs one thread and says why; Firefox's software
-WebGPU (lavapipe) is ranked last, and its failure on minilm fp16 falls back and is remembered. Each engine is
-skipped, with its reason, where it is not installed.
+WebGPU (lavapipe) is ranked last, and its failure on minilm fp16 falls back and is remembered; each engine's
+fleet report lands under its own device class. Each engine is skipped, with its reason, where it is not installed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import os
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from onnxport.harness import engines
+from onnxport.harness.process import free_port
 
 pytestmark = pytest.mark.browser
 
@@ -202,3 +205,35 @@ def test_firefox_software_webgpu_is_ranked_last_and_its_fp16_failure_falls_back_
     [skipped] = after["skipped"]
     assert skipped["variant"] == "fp16" and skipped["reason"].startswith(attempt["error"]), skipped
     assert skipped["reason"].endswith("; not tried again)"), skipped
+
+
+# A load of digits with fleet reports on; what the page's class is, and how the report fared.
+REPORT_LOAD = """async () => {
+  const { connect, deviceClass, probe } = await import('/web/lib/index.js');
+  const client = connect('/', { report: true });
+  const model = await client.load('digits', { variant: 'int8-dynamic' });
+  const status = await client.lastReport;
+  const result = { status, device: deviceClass(await probe()), key: model.choice.key,
+                   verification: model.choice.verification.status };
+  await model.dispose();
+  return result;
+}"""
+
+
+@pytest.mark.parametrize(("engine", "engine_name"), [("firefox", "Firefox"), ("webkit", "WebKitGTK")])
+def test_each_engine_reports_under_its_own_device_class(engine, engine_name, spawn_server, demo_repository, tmp_path):
+    """Fleet reports (docs/fleet.md) from Firefox's lavapipe (an adapter with empty info) and WebKitGTK (no WebGPU,
+    no version): the server files each under the class the library named, one passing client."""
+    port = free_port()
+    base_url = spawn_server(["serve", "--repository", str(demo_repository), "--port", str(port)], port,
+                            env={"ONNXPORT_FLEET_DB": str(tmp_path / "fleet.sqlite3"),
+                                 "ONNXPORT_FLEET_MIN_CLIENTS": "1"})
+    with driven(engine, base_url, webgpu=True) as page:
+        got = page.evaluate(REPORT_LOAD)
+    assert (got["status"], got["verification"]) == (202, "passed"), got
+    assert got["device"]["engine"] == engine_name, got["device"]
+    with urllib.request.urlopen(f"{base_url}/api/fleet", timeout=30) as answer:
+        groups = json.load(answer)["groups"]
+    [group] = [g for g in groups if g["runtime"] == got["key"]]
+    assert (group["class"], group["clients"], group["verdict"]) == (got["device"], 1, "pass"), group
+    print(f"{engine}: reported as {group['class_key']!r}")
