@@ -181,3 +181,16 @@ def test_a_rate_limit_refills_with_time():
     assert limit.take(b"a") is None
     limit.take(b"b"), limit.take(b"c")  # a is forgotten: the dict stays bounded
     assert len(limit._buckets) == 2
+
+
+def test_a_second_store_on_the_same_file_publishes_the_firsts_reports(tmp_path):
+    """Ray replicas share the sqlite file: each one's published document follows the others' reports."""
+    path = tmp_path / "fleet.sqlite3"
+    writer, reader = FleetStore(path, k=1), FleetStore(path, k=1)
+    folded(writer, 1)
+    assert reader.published()["reports"] == 1
+    folded(writer, 2)
+    document = reader.published()
+    assert (document["reports"], document["groups"][0]["clients"]) == (2, 2)
+    writer.close()
+    reader.close()

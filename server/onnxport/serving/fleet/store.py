@@ -59,6 +59,7 @@ class FleetStore:
         self._published: dict[str, Any] | None = None
         self._dirty = True
         self._built_at, self._build_cost = 0.0, 0.0
+        self._built_reports = -1  # the reports counter the document was built at (another process may add some)
         self._pruned_at = float("-inf")
 
     # ------------------------------------------------------------------ opening
@@ -172,15 +173,22 @@ class FleetStore:
                     self._prune(db, now)
                 began = time.perf_counter()
                 self._published, self._built_at, self._dirty = self._build(db, now), now, False
+                self._built_reports = self._published["reports"]
                 self._build_cost = time.perf_counter() - began
             assert self._published is not None
             return self._published
+
+    def _written_elsewhere(self) -> bool:
+        """Another process on the same file (a Ray replica) folded reports since the last build: one indexed read."""
+        if self._db is None:
+            return False
+        return self._db.execute("SELECT value FROM meta WHERE key = 'reports'").fetchone()[0] != self._built_reports
 
     def _stale(self, now: float) -> bool:
         if self._published is None or now - self._built_at >= REFRESH_EVERY:
             return True
         spaced = self._build_cost < SLOW_BUILD or now - self._built_at >= REBUILD_SPACING * self._build_cost
-        return self._dirty and spaced
+        return spaced and (self._dirty or self._written_elsewhere())
 
     def _build(self, db: sqlite3.Connection, now: float) -> dict[str, Any]:
         votes: dict[int, list[tuple]] = {}
