@@ -7,6 +7,13 @@ from collections.abc import Iterator
 import onnx
 
 
+def copy_model(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A deep copy, to change without touching the caller's model."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    return copy
+
+
 def subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]]:
     """(attribute name, graph) of every graph a node holds."""
     for attribute in node.attribute:

@@ -21,7 +21,7 @@ from onnxport.accuracy.tolerance import Tolerance
 from onnxport.convert import forms, lower_precision, reference
 from onnxport.convert.arithmetic import arithmetic, operator_types
 from onnxport.convert.fp16 import refusals as fp16_refusals
-from onnxport.convert.graph import all_nodes
+from onnxport.convert.graph import all_nodes, copy_model
 from onnxport.convert.intake.export import serialize
 from onnxport.convert.prepared import Prepared
 from onnxport.convert.rescue import fallback, node_errors
@@ -272,7 +272,7 @@ def _convert(prepared: Prepared, name: str, keep_float: tuple[str, ...]) -> tupl
         model, settings = lower_precision.make_fp16(prepared.fp32, [*prepared.golden_inputs, *prepared.calibration],
                                                     **keep)
     elif name == "int8-dynamic":
-        model, settings = lower_precision.make_int8_dynamic(_copy(prepared.fp32), **keep)
+        model, settings = lower_precision.make_int8_dynamic(copy_model(prepared.fp32), **keep)
     elif name == "int8-weights":
         model, settings = lower_precision.make_int8_weights(prepared.fp32, keep_float)
     elif name == "int4":
@@ -280,11 +280,9 @@ def _convert(prepared: Prepared, name: str, keep_float: tuple[str, ...]) -> tupl
     else:
         # A recipe's own list (minilm) first; the fallback search adds to it.
         model, settings = lower_precision.make_int8_static(
-            _copy(prepared.fp32), prepared.calibration, (*prepared.int8_static_keep_float, *keep_float))
+            copy_model(prepared.fp32), prepared.calibration, (*prepared.int8_static_keep_float, *keep_float))
     onnx.checker.check_model(model)
     return model, settings
-
-
 
 
 SPEED_RUNS = 7
@@ -311,9 +309,3 @@ def run_all(model_bytes: bytes, inputs: list[Feeds], label: str) -> tuple[Any, l
     """The session, and its outputs for every golden set."""
     session = runtime.create_session(model_bytes, label=label)
     return session, [runtime.run(session, feeds, label=label) for feeds in inputs]
-
-
-def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
-    clone = onnx.ModelProto()
-    clone.CopyFrom(model)
-    return clone

@@ -29,6 +29,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper, version_converter
 
+from onnxport.convert.graph import copy_model
+
 ML = "ai.onnx.ml"
 TREE_OPS = ("TreeEnsembleClassifier", "TreeEnsembleRegressor")
 # The operators below are written at this default-domain opset (LessOrEqual 12, Softmax's axis 13); a
@@ -59,11 +61,11 @@ def rewrite(model: onnx.ModelProto) -> onnx.ModelProto:
         )
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:  # only ai.onnx.ml operators (XGBoost's converter): nothing of the default domain to convert
-        out = _copy(model)
+        out = copy_model(model)
         out.opset_import.append(helper.make_opsetid("", MIN_OPSET))
         opset = MIN_OPSET
     else:
-        out = version_converter.convert_version(model, MIN_OPSET) if opset < MIN_OPSET else _copy(model)
+        out = version_converter.convert_version(model, MIN_OPSET) if opset < MIN_OPSET else copy_model(model)
     types = _elem_types(out)
     nodes: list[onnx.NodeProto] = []
     inits: list[TensorProto] = []
@@ -84,12 +86,6 @@ def rewrite(model: onnx.ModelProto) -> onnx.ModelProto:
         del out.opset_import[:]
         out.opset_import.extend(kept)
     return out
-
-
-def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
-    copy = onnx.ModelProto()
-    copy.CopyFrom(model)
-    return copy
 
 
 def _elem_types(model: onnx.ModelProto) -> dict[str, int]:

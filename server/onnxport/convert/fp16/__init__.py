@@ -17,7 +17,7 @@ from onnxport.convert.fp16.casts import _Caster, _convert_tensors, _has_fp16
 from onnxport.convert.fp16.overflow import _overflow
 from onnxport.convert.fp16.plan import _integer_nodes, _Plan, _scale_nodes
 from onnxport.convert.fp16.rules import FP16_SAFE, PRECISION_OPS, QUANTIZED_OPS
-from onnxport.convert.graph import all_nodes, graphs, name_nodes, value_names
+from onnxport.convert.graph import all_nodes, copy_model, graphs, name_nodes, value_names
 from onnxport.errors import VariantSkipped
 from onnxport.recipe import Feeds
 
@@ -46,8 +46,7 @@ def make_fp16(
             f"takes time growing with the square of its nodes (the Casts it puts around fp16 operators its CPU "
             f"kernels lack: 5 s at 10,000 nodes, 29 s at 20,000), and the build loads it several times")
     feeds = list(feeds)
-    work = onnx.ModelProto()
-    work.CopyFrom(model)
+    work = copy_model(model)
     # Upstream names its Casts after nodes ("<node>_output_cast0"): unnamed nodes made duplicate
     # values (SSA broken). Every node gets a name here, the import's; Casts are named after values.
     name_nodes(work.graph)

@@ -9,7 +9,7 @@ from onnx import helper
 from onnxport.convert import segments
 from onnxport.convert.fp16.plan import _value_types
 from onnxport.convert.fp16.rules import CONTROL_FLOW, FLOAT, FP16_SAFE
-from onnxport.convert.graph import graphs, subgraphs, unique_name, value_names
+from onnxport.convert.graph import copy_model, graphs, subgraphs, unique_name, value_names
 from onnxport.recipe import Feeds
 
 # ---------------------------------------------------------------- overflow
@@ -32,8 +32,7 @@ def _overflow(model: onnx.ModelProto, feeds: list[Feeds]) -> tuple[set[str], dic
     An If, Loop or Scan is not kept for a hot value crossing it: that value stays fp32 there.
     """
     types, _ = _value_types(model)
-    probe = onnx.ModelProto()
-    probe.CopyFrom(model)
+    probe = copy_model(model)
     initializers = {i.name for i in model.graph.initializer}
     inputs_main = [v.name for v in model.graph.input if types.get(v.name) == FLOAT and v.name not in initializers]
     maker = _PeakMaker(types, value_names(probe.graph))

@@ -22,7 +22,7 @@ import re
 
 import onnx
 
-from onnxport.convert.graph import all_nodes, graphs, name_nodes, subgraphs
+from onnxport.convert.graph import all_nodes, copy_model, graphs, name_nodes, subgraphs
 
 MAX_TRIES = 4
 
@@ -49,8 +49,7 @@ def named(message: str) -> tuple[set[str], set[str]]:
 
 def node_names(model: onnx.ModelProto) -> set[str]:
     """The names keep_float accepts for `model` (the fp32 one): its nodes' as make_fp16 names them."""
-    work = onnx.ModelProto()
-    work.CopyFrom(model)
+    work = copy_model(model)
     name_nodes(work.graph)
     return {n.name for n in all_nodes(work.graph)}
 

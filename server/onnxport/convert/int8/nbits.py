@@ -21,7 +21,7 @@ import onnx
 from onnx import helper
 
 from onnxport.convert.arithmetic import quantized_count
-from onnxport.convert.graph import name_nodes
+from onnxport.convert.graph import copy_model, name_nodes
 from onnxport.convert.int8 import prep
 from onnxport.convert.int8.select import gemm_to_matmul
 from onnxport.convert.int8.weights import store_weights
@@ -43,7 +43,7 @@ def make_int4(model: onnx.ModelProto, keep_float: tuple[str, ...] = ()) -> tuple
     Raises VariantSkipped when there is no MatMul or Gather with a constant 2-D weight to store."""
     if already := quantized_count(model):
         raise VariantSkipped(f"already quantized: {already} quantized operators")
-    model = _copy(model)
+    model = copy_model(model)
     prep.constants_to_initializers(model)
     model, _ = prep.upgrade_opset(model)  # the int8 weights' DequantizeLinear (opset 10, `axis` from 13)
     name_nodes(model.graph)  # the quantizer picks nodes by name, and the fallback search names them
@@ -141,10 +141,3 @@ def _set_int(node: onnx.NodeProto, name: str, value: int) -> None:
             attribute.i = value
             return
     node.attribute.append(helper.make_attribute(name, value))
-
-
-def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
-    clone = onnx.ModelProto()
-    clone.CopyFrom(model)
-    return clone
-

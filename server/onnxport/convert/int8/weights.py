@@ -19,6 +19,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from onnxport.convert.arithmetic import is_quantized, quantized_count
+from onnxport.convert.graph import copy_model
 from onnxport.convert.int8 import prep
 from onnxport.errors import VariantSkipped
 
@@ -42,7 +43,7 @@ def make_int8_weights(model: onnx.ModelProto, keep_float: tuple[str, ...] = ()) 
     search's lever). Raises VariantSkipped when no weight is large enough."""
     if already := quantized_count(model):
         raise VariantSkipped(f"already quantized: {already} quantized operators")
-    model = _copy(model)
+    model = copy_model(model)
     prep.constants_to_initializers(model)  # a weight written as a Constant node is a weight too
     model, upgrade_failed = prep.upgrade_opset(model)
     stored = store_weights(model, set(keep_float))
@@ -173,9 +174,3 @@ def _gather_then_dequantize(graph: onnx.GraphProto, gather: onnx.NodeProto, base
     del graph.node[position]
     for offset, node in enumerate(replacement):
         graph.node.insert(position + offset, node)
-
-
-def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
-    clone = onnx.ModelProto()
-    clone.CopyFrom(model)
-    return clone

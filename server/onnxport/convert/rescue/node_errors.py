@@ -20,7 +20,7 @@ import onnx
 from onnx import helper
 
 from onnxport import runtime
-from onnxport.convert.graph import unique_name, value_names
+from onnxport.convert.graph import copy_model, unique_name, value_names
 from onnxport.convert.rescue import value_sizes
 from onnxport.errors import ModelFileError
 from onnxport.recipe import Feeds
@@ -45,8 +45,7 @@ def debug_model(model: onnx.ModelProto, only: set[str] | None = None,
     """
     if types is None:
         types = value_sizes.tensor_types(model)
-    debug = onnx.ModelProto()
-    debug.CopyFrom(model)
+    debug = copy_model(model)
     existing = {o.name for o in debug.graph.output}
     taken = value_names(debug.graph) if observe else set()
     nodes = []

@@ -16,7 +16,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from onnxport import runtime
-from onnxport.convert.graph import unique_name, value_names
+from onnxport.convert.graph import copy_model, unique_name, value_names
 from onnxport.recipe import Feeds
 
 UNKNOWN_ITEMSIZE = 8  # bytes per element where inference cannot tell the type: never an underestimate
@@ -47,8 +47,7 @@ def value_bytes(model: onnx.ModelProto, feeds: list[Feeds], names: set[str] | No
     missing value as unknown. Raises ModelFileError when onnxruntime cannot load or run the probe.
     """
     types = tensor_types(model) if types is None else types
-    probe = onnx.ModelProto()
-    probe.CopyFrom(model)
+    probe = copy_model(model)
     taken = value_names(probe.graph)
     sizes: dict[str, str] = {}  # value -> its Size output
     nodes = []
