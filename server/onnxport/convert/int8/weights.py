@@ -63,10 +63,14 @@ def candidates(model: onnx.ModelProto) -> set[str]:
     """The nodes the fallback search may name: those that read a weight this variant stores."""
     names: set[str] = set()
     for graph in prep.graphs(model.graph):
-        large = {i.name for i in graph.initializer
-                 if i.data_type == onnx.TensorProto.FLOAT and np.prod(i.dims, dtype=np.int64) >= MIN_ELEMENTS}
+        large = {i.name for i in graph.initializer if _large_float(i)}
         names |= {n.name for n in graph.node if n.name and large.intersection(n.input)}
     return names
+
+
+def _large_float(init: onnx.TensorProto) -> bool:
+    """A weight this variant stores (of readers that allow it): float, of MIN_ELEMENTS elements or more."""
+    return init.data_type == onnx.TensorProto.FLOAT and int(np.prod(init.dims, dtype=np.int64)) >= MIN_ELEMENTS
 
 
 def store_weights(model: onnx.ModelProto, kept: set[str]) -> int:
@@ -94,11 +98,11 @@ def _store_graph(graph: onnx.GraphProto, kept: set[str], per_tensor: bool) -> in
     for index, init in enumerate(list(graph.initializer)):
         reads = readers.get(init.name, [])
         # A quantized operator's float inputs (MatMulNBits' scales) are its own: never stored again.
-        if (init.data_type != onnx.TensorProto.FLOAT or init.name in graph_inputs or not reads
+        if (not _large_float(init) or init.name in graph_inputs or not reads
                 or any(node.name in kept or is_quantized(node) for node, _ in reads)):
             continue
         weight = numpy_helper.to_array(init)
-        if weight.size < MIN_ELEMENTS or not np.all(np.isfinite(weight)):
+        if not np.all(np.isfinite(weight)):
             continue
         # Unsqueeze takes its axes as an input from opset 13, as DequantizeLinear its `axis`.
         gathers = [] if per_tensor else [node for node, position in reads if _gathers_rows(node, position)]
