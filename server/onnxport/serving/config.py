@@ -302,7 +302,8 @@ SETTINGS = [
     # Fleet verdicts (docs/fleet.md): browsers' reports folded into one vote per client, device class and file.
     Setting("fleet_reports", True, _bool,
             "Whether the server takes browsers' fleet reports (POST /api/fleet/reports) and publishes their "
-            "verdicts and times (GET /api/fleet); both answer 404 when false.", check=_bool),
+            "verdicts and times (GET /api/fleet); when false, reports get 404 and GET /api/fleet 204 (no fleet).",
+            check=_bool),
     Setting("fleet_min_clients", 3, _positive,
             "k: distinct clients needed before a fleet verdict or time is published; a fail needs k failing "
             "clients and 2/3 of the group's.", check=_positive),

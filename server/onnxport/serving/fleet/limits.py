@@ -1,6 +1,6 @@
 """Report rates per token and per address, in memory only: a token bucket per key, in a bounded dict.
 
-Keys are hashes: of the token, and of the address with a random salt made per process, so neither a token
+Keys are hashes of the token and of the address, salted with random bytes made per process, so neither a token
 nor an address is ever held as such, and nothing of either outlives the process.
 """
 
@@ -18,12 +18,9 @@ MAX_KEYS = 100_000  # past it the least recently seen key is forgotten (it start
 _SALT = secrets.token_bytes(16)
 
 
-def address_key(address: str) -> bytes:
-    return hashlib.sha256(_SALT + address.encode()).digest()[:16]
-
-
-def token_key(token: str) -> bytes:
-    return hashlib.sha256(_SALT + token.encode()).digest()[:16]
+def key(text: str) -> bytes:
+    """A token's or an address's key in the rate tables: salted with this process's random bytes, hashed."""
+    return hashlib.sha256(_SALT + text.encode()).digest()[:16]
 
 
 class RateLimit:

@@ -31,8 +31,7 @@ class _Clients(Collector):
         self.store = store
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        family = GaugeMetricFamily("onnxport_fleet_clients", "Distinct clients of a fleet group, by their verdict",
-                                   labels=["model", "variant", "runtime", "device_class", "verdict"])
+        family = _clients_family()
         for group in self.store.published()["groups"]:
             for verdict in ("pass", "fail"):
                 family.add_metric([group["model"], group["variant"], group["runtime"], group["class_key"], verdict],
@@ -41,5 +40,9 @@ class _Clients(Collector):
 
     def describe(self) -> Iterator[GaugeMetricFamily]:
         # Without it, register() would call collect() (and open the store) to learn the names.
-        yield GaugeMetricFamily("onnxport_fleet_clients", "Distinct clients of a fleet group, by their verdict",
-                                labels=["model", "variant", "runtime", "device_class", "verdict"])
+        yield _clients_family()
+
+
+def _clients_family() -> GaugeMetricFamily:
+    return GaugeMetricFamily("onnxport_fleet_clients", "Distinct clients of a fleet group, by their verdict",
+                             labels=["model", "variant", "runtime", "device_class", "verdict"])

@@ -57,9 +57,8 @@ class FleetStore:
         self._db: sqlite3.Connection | None = None
         self._secret = b""
         self._published: dict[str, Any] | None = None
-        self._dirty = True
         self._built_at, self._build_cost = 0.0, 0.0
-        self._built_reports = -1  # the reports counter the document was built at (another process may add some)
+        self._built_reports = -1  # the file's report counter when the document was built
         self._pruned_at = float("-inf")
 
     # ------------------------------------------------------------------ opening
@@ -135,7 +134,6 @@ class FleetStore:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-            self._dirty = True
             return len(report.results)
 
     def _bound_clients(self, db: sqlite3.Connection, group: int) -> None:
@@ -172,14 +170,15 @@ class FleetStore:
                 if now - self._pruned_at >= PRUNE_EVERY:
                     self._prune(db, now)
                 began = time.perf_counter()
-                self._published, self._built_at, self._dirty = self._build(db, now), now, False
+                self._published, self._built_at = self._build(db, now), now
                 self._built_reports = self._published["reports"]
                 self._build_cost = time.perf_counter() - began
             assert self._published is not None
             return self._published
 
-    def _written_elsewhere(self) -> bool:
-        """Another process on the same file (a Ray replica) folded reports since the last build: one indexed read."""
+    def _reports_moved(self) -> bool:
+        """Reports were folded since the last build, by this process or another on the same file (a Ray replica):
+        one indexed read of the counter every fold moves."""
         if self._db is None:
             return False
         return self._db.execute("SELECT value FROM meta WHERE key = 'reports'").fetchone()[0] != self._built_reports
@@ -188,7 +187,7 @@ class FleetStore:
         if self._published is None or now - self._built_at >= REFRESH_EVERY:
             return True
         spaced = self._build_cost < SLOW_BUILD or now - self._built_at >= REBUILD_SPACING * self._build_cost
-        return spaced and (self._dirty or self._written_elsewhere())
+        return spaced and self._reports_moved()
 
     def _build(self, db: sqlite3.Connection, now: float) -> dict[str, Any]:
         votes: dict[int, list[tuple]] = {}

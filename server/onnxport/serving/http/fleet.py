@@ -55,7 +55,7 @@ def report() -> Response:
     except reports.ReportError as exc:
         fleet.metrics.count("invalid")
         return error_response(exc.status, str(exc))
-    wait = fleet.per_client.take(limits.token_key(parsed.client))
+    wait = fleet.per_client.take(limits.key(parsed.client))
     if wait is not None:
         return _too_many(fleet, wait, "this client")
     accepted = store.fold(parsed)
@@ -80,7 +80,7 @@ def _refusal(fleet: Fleet) -> Response | None:
     if request.mimetype != "application/json":
         fleet.metrics.count("invalid")
         return error_response(415, f"expected Content-Type application/json, got {request.mimetype or 'none'}")
-    wait = fleet.per_address.take(limits.address_key(request.remote_addr or ""))
+    wait = fleet.per_address.take(limits.key(request.remote_addr or ""))
     return None if wait is None else _too_many(fleet, wait, "this address")
 
 
