@@ -19,6 +19,7 @@ import urllib.request
 import pytest
 from playwright.sync_api import expect
 
+from fixtures import fleet
 from fixtures.playground import PAGE_TIMEOUT_MS, Tab, by_testid, wait_for_probe
 from fixtures.servers import start_test_server
 from onnxport.harness.process import free_port
@@ -67,19 +68,13 @@ def fleet_server(demo_repository, tmp_path):
 def result(manifest: dict, model: str, runtime: str, verdict: str, *, metric: float | None = None,
            warm: float | None = None) -> dict:
     """One result of a report, for the demo build's file of `model`'s fp32."""
-    sha256 = manifest["models"][model]["variants"]["fp32"]["sha256"]
-    return {
-        "model": model, "variant": "fp32", "form": None, "sha256": sha256,
-        "runtime": runtime, "threads": 1 if runtime == "wasm-1t" else None, "verdict": verdict,
-        "metric": {"name": "cosine", "value": metric, "limit": 0.999} if metric is not None else None,
-        "create_ms": None if warm is None else 20 * warm, "first_run_ms": None if warm is None else 2 * warm,
-        "warm_run_ms": warm,
-    }
+    return fleet.result(manifest["models"][model]["variants"]["fp32"]["sha256"], model, "fp32", runtime, verdict, warm,
+                        metric)
 
 
 def post_report(base_url: str, device: dict, results: list[dict]) -> dict:
     """POST one report as a page does (a browser profile's random token) and return the server's 202 answer."""
-    body = json.dumps({"schema": 1, "client": secrets.token_urlsafe(16), "device": device, "results": results})
+    body = json.dumps(fleet.report(secrets.token_urlsafe(16), device, results))
     request = urllib.request.Request(f"{base_url}/api/fleet/reports", data=body.encode(), method="POST",
                                      headers={"Content-Type": "application/json"})
     try:
@@ -142,12 +137,12 @@ def test_the_page_shows_each_class_its_verdicts_and_a_time_chart(fleet_server, d
         verdict = "pass" if i % 2 else "fail"
         post_report(base_url, FIREFOX, [result(demo_manifest, "minilm", "wasm-1t", verdict,
                                                metric=None if verdict == "pass" else 0.5, warm=50.0)])
-    fleet = get_fleet(base_url)
+    published = get_fleet(base_url)
 
     tab = open_fleet(open_tab, base_url)
     summary = by_testid(tab.page, "fleet-summary")
     expect(summary).to_have_text(re.compile(
-        rf"^{fleet['reports']} reports? accepted · k = {K} .* · 3 device classes · 2 models · verdicts: "
+        rf"^{published['reports']} reports? accepted · k = {K} .* · 3 device classes · 2 models · verdicts: "
         r"1 fail, 1 mixed, 1 pass, 1 few$"))
     expect(tab.page.locator("[data-testid=fleet-class]")).to_have_count(3)
 

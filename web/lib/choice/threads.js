@@ -43,33 +43,33 @@ export function threadChoice(runtime, record, device, { bench = null, fleet = nu
   const single = { key: one, threads: 1, trial: null };
   if (ceiling.threads === 1) return { ...single, why: ceiling.why };
   const many = { key: runtime, threads: ceiling.threads, trial: null };
+  // The thread count two warm runs of one source support, the source named in `why`.
+  const chosen = (oneMs, manyMs, source) => {
+    const verdict = decide(oneMs, manyMs, ceiling.threads);
+    return { ...(verdict.threads === 1 ? single : many), why: `${verdict.why} ${source}` };
+  };
+  // {oneMs, manyMs} of a source that measured both keys (msOf(key): its warm run), or null.
+  const bothOf = (msOf) => {
+    const [manyMs, oneMs] = [runtime, one].map(msOf);
+    return typeof manyMs === "number" && typeof oneMs === "number" ? { oneMs, manyMs } : null;
+  };
   // The file's own trial first (both sides ran the same inputs; the speeds' running means mix a user's inputs).
   const remembered = trials(device);
   const own = remembered.files?.[record.sha256];
-  if (own) {
-    const verdict = decide(own.one_ms, own.many_ms, ceiling.threads);
-    return { ...(verdict.threads === 1 ? single : many), why: `${verdict.why} (this file's trial, ${own.at.slice(0, 10)})` };
-  }
+  if (own) return chosen(own.one_ms, own.many_ms, `(this file's trial, ${own.at.slice(0, 10)})`);
   // One thread failed verification on devices of this class, and the page's threads did not: no trial decides
   // between a wrong result and a right one.
   const oneFailed = fleetFailure(fleet, record.sha256, one, device);
   if (oneFailed && !fleetFailure(fleet, record.sha256, runtime, device)) {
     return { ...many, why: `${ceiling.threads} threads: one thread ${oneFailed}` };
   }
-  const fleetMs = [runtime, one].map((key) => fleetTimes(fleet, record.sha256, key, device)?.warm_run_ms?.median);
-  if (fleetMs.every((ms) => typeof ms === "number")) {
-    const verdict = decide(fleetMs[1], fleetMs[0], ceiling.threads);
-    return { ...(verdict.threads === 1 ? single : many), why: `${verdict.why} (the fleet's medians on this device class)` };
-  }
-  const benched = [runtime, one].map((key) => benchRow(bench, device, { model, variant, record, key })?.warm?.median_ms);
-  if (benched.every((ms) => typeof ms === "number")) {
-    const verdict = decide(benched[1], benched[0], ceiling.threads);
-    return { ...(verdict.threads === 1 ? single : many), why: `${verdict.why} (onnxport bench on this kind of device)` };
-  }
+  const byFleet = bothOf((key) => fleetTimes(fleet, record.sha256, key, device)?.warm_run_ms?.median);
+  if (byFleet) return chosen(byFleet.oneMs, byFleet.manyMs, "(the fleet's medians on this device class)");
+  const benched = bothOf((key) => benchRow(bench, device, { model, variant, record, key })?.warm?.median_ms);
+  if (benched) return chosen(benched.oneMs, benched.manyMs, "(onnxport bench on this kind of device)");
   const trial = remembered.device;
   if (trial && trial.one_ms >= DECISIVE_MS) {
-    const verdict = decide(trial.one_ms, trial.many_ms, ceiling.threads);
-    return { ...(verdict.threads === 1 ? single : many), why: `${verdict.why} on ${trial.model} ${trial.variant} (this device's trial, ${trial.at.slice(0, 10)})` };
+    return chosen(trial.one_ms, trial.many_ms, `on ${trial.model} ${trial.variant} (this device's trial, ${trial.at.slice(0, 10)})`);
   }
   const oneMs = ownSpeed(record.sha256, one)?.warm_ms;
   const expected = typeof oneMs === "number" ? oneMs : priorMs(one, record, device);
