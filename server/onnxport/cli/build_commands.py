@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sys
+from typing import Callable
 
 from onnxport.convert.intake.request import readable
 from onnxport.errors import UsageError
+from onnxport.repository import layout
+from onnxport.repository.store import Repository
 
 
 def build(args) -> int:
@@ -13,7 +16,6 @@ def build(args) -> int:
     from onnxport.convert.builder import build_recipes
     from onnxport.recipe import discover
     from onnxport.repository.names import check_recipe_targets
-    from onnxport.repository.store import Repository
 
     if not args.recipes.exists():  # the default ./models too: a new user's first `onnxport build` points at init
         raise UsageError(f"--recipes {args.recipes}: no such folder; pass --recipes DIR, or make a project folder "
@@ -37,11 +39,12 @@ def build(args) -> int:
 
 def import_model(args) -> int:
     from onnxport import text_tables
-    from onnxport.convert.builder import build_prepared, with_variants
+    from onnxport.convert import sandbox
+    from onnxport.convert.builder import Outcome, build_prepared, with_variants
     from onnxport.convert.intake.importer import import_key, prepare_import
     from onnxport.convert.intake.request import ImportRequest, LimitSettings
+    from onnxport.convert.prepared import Prepared
     from onnxport.repository.names import check_import_target
-    from onnxport.repository.store import Repository
     from onnxport.serving import config
 
     # The one place the command line becomes an import: every option checked, before any work.
@@ -49,9 +52,24 @@ def import_model(args) -> int:
     key = with_variants(import_key(request), request.variants)
     repository = Repository(args.repository)
     check_import_target(repository.read_manifest(), request.name, key, request.replace)
-    outcome = build_prepared(repository, request.name, key, lambda step: prepare_import(request, key, step),
-                             show_progress=not args.quiet, time_limit=request.time_limit,
-                             limit_option="--time-limit, setting import_time_limit")
+
+    def work(reached: Callable[[str], None]) -> Outcome:
+        def prepare(bar: Callable[[str], None]) -> Prepared:
+            def step(label: str) -> None:
+                reached(label)  # where the child was, for the line its crash becomes
+                bar(label)
+
+            prepared = prepare_import(request, key, step)
+            reached("build the variants")
+            return prepared
+
+        return build_prepared(repository, request.name, key, prepare, show_progress=not args.quiet,
+                              time_limit=request.time_limit, limit_option="--time-limit, setting import_time_limit")
+
+    # The native parsers and onnxruntime meet the user's file in a child process under limits (convert/sandbox.py).
+    limits = sandbox.Limits(memory=request.memory_limit or None, cpu=request.cpu_limit or None,
+                            wall=request.time_limit or None)
+    outcome = sandbox.run_limited(work, limits, str(request.path), lambda: _clear_leftovers(repository))
     if args.quiet:
         return 0
     print(text_tables.build_summary([outcome]))
@@ -60,3 +78,10 @@ def import_model(args) -> int:
     if warning:
         print(warning, file=sys.stderr)
     return 0
+
+
+def _clear_leftovers(repository: Repository) -> None:
+    """What a dead import's child staged, removed as the next writer would: by taking the lock (atomic.lock)."""
+    if (repository.root / layout.STAGING_DIR).exists():
+        with repository.lock():
+            pass

@@ -121,6 +121,12 @@ def _import(sub, common) -> None:
     imp.add_argument("--time-limit", default=None, metavar="SECONDS",
                      help="stop the import after this many seconds, writing nothing; 0: no limit (default 1800, "
                           "or the import_time_limit setting)")
+    imp.add_argument("--memory-limit", default=None, metavar="BYTES",
+                     help="address space the import's process may map (e.g. 8GiB, 512MiB); past it, it stops, "
+                          "writing nothing; 0: no limit (default 8GiB, or the import_memory_limit setting)")
+    imp.add_argument("--cpu-limit", default=None, metavar="SECONDS",
+                     help="CPU seconds (all threads) the import's process may use, writing nothing past them; "
+                          "0: no limit (default 7200, or the import_cpu_limit setting)")
     imp.set_defaults(handler=build_commands.import_model)
 
 

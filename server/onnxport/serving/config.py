@@ -86,6 +86,22 @@ def _positive(value: Any) -> int:
     return value
 
 
+_SIZE_UNITS = {"": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
+
+
+def _address_space(value: Any) -> int:
+    """Bytes of address space, 0 (no limit) or at least 256 MiB: a whole number, or text with KiB, MiB or GiB."""
+    rule = "expected bytes, 0 (no limit) or at least 256 MiB, e.g. 8GiB, 512MiB or 8589934592"
+    if isinstance(value, str):
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]ib)?\s*", value, re.IGNORECASE)
+        if match is None:
+            raise ValueError(rule)
+        value = int(float(match[1]) * _SIZE_UNITS[(match[2] or "").lower()])
+    if isinstance(value, bool) or not isinstance(value, int) or (value != 0 and value < 256 << 20):
+        raise ValueError(rule)
+    return value
+
+
 def _connections(value: Any) -> int:
     try:
         return _positive(value)
@@ -330,6 +346,18 @@ SETTINGS = [
             "any work (exit 2). Real models have hundreds to a few thousand.", check=_positive),
     Setting("import_time_limit", 1800.0, _seconds,
             "Seconds `onnxport import` may run before it stops with nothing written (exit 1); 0 for no limit.",
+            check=_seconds),
+    # The import's work runs in a child process under these two (convert/sandbox.py): a crafted file that makes
+    # a native parser allocate or loop without end stops there, in one line, and the repository is unchanged.
+    Setting("import_memory_limit", 8 << 30, _address_space,
+            "Address space the import's child process may map (bytes, or with KiB, MiB, GiB); past it, it stops "
+            "with nothing written (exit 1); 0 for no limit. Mapped, not used: a 100 MB model's import maps 2.6 GiB "
+            "for 1.6 GiB used, a tiny one 1 GiB for 0.3 GiB; the largest real import known (a 97 MB ViT) used "
+            "3.3 GB, so 8 GiB leaves it room.", check=_address_space),
+    Setting("import_cpu_limit", 7200.0, _seconds,
+            "CPU seconds (every thread together) the import's child process may use before it is stopped with "
+            "nothing written (exit 1); 0 for no limit. It stops native code that never returns, which the "
+            "time limit cannot interrupt; the default is the time limit's 1800 s on 4 busy cores.",
             check=_seconds),
 ]
 ENV_PREFIX = "ONNXPORT_"

@@ -33,7 +33,8 @@ class LimitSettings:
 
 
 # Each limit's option and the setting it overrides.
-LIMIT_OPTIONS = {"--max-nodes": "import_max_nodes", "--time-limit": "import_time_limit"}
+LIMIT_OPTIONS = {"--max-nodes": "import_max_nodes", "--time-limit": "import_time_limit",
+                 "--memory-limit": "import_memory_limit", "--cpu-limit": "import_cpu_limit"}
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ class ImportRequest:
     variants: tuple[str, ...] = NAMES
     max_nodes: int | None = None  # most nodes the graph may have; None: any
     time_limit: float | None = None  # seconds for the whole import; None or 0: no limit
+    memory_limit: int | None = None  # bytes of address space of the import's child process; None or 0: no limit
+    cpu_limit: float | None = None  # CPU seconds of the import's child process; None or 0: no limit
     replace: bool = False  # a model of the same name may be replaced
 
     @property
@@ -73,7 +76,7 @@ class ImportRequest:
     @classmethod
     def checked(cls, given: Any, settings: LimitSettings) -> ImportRequest:
         """The request from the command line's values (argparse's namespace: each option by its field's name,
-        --max-nodes and --time-limit still text), each option checked before any work."""
+        the limits still text), each option checked before any work."""
         name = check_name(given.name, "--name")  # the name becomes paths and URLs
         readable("", given.path, "file or folder")
         for option, path in (("--inputs", given.inputs), ("--calibration", given.calibration),
@@ -87,13 +90,15 @@ class ImportRequest:
             raise UsageError(f"--inputs {given.inputs}: {given.path} is a test directory with its own "
                              f"test_data_set_* golden sets; give the model file ({given.path / 'model.onnx'}) to use "
                              "--inputs instead")
-        limits = _limits({"--max-nodes": given.max_nodes, "--time-limit": given.time_limit}, settings)
+        limits = _limits({"--max-nodes": given.max_nodes, "--time-limit": given.time_limit,
+                          "--memory-limit": given.memory_limit, "--cpu-limit": given.cpu_limit}, settings)
         # What a field needs of its option beyond the checks above (a parse, a file read) is done as it is set.
         return cls(
             path=given.path, name=name, task=given.task, metric_output=given.metric_output, inputs=given.inputs,
             calibration=given.calibration, pipeline=given.pipeline, pipeline_spec=_spec_json(given.pipeline),
             assets=_assets(given.assets), description=description, forms=given.forms, variants=given.variants,
             max_nodes=limits["import_max_nodes"], time_limit=limits["import_time_limit"], replace=given.replace,
+            memory_limit=limits["import_memory_limit"], cpu_limit=limits["import_cpu_limit"],
         )
 
 
