@@ -84,7 +84,8 @@ def _guarded(name: str, bar, function, *args):
     except OnnxportError:
         raise
     except Exception as exc:
-        step = bar.desc.split(": ", 1)[-1] if bar.desc else "build"
+        desc = getattr(bar, "desc", "")  # a disabled bar (--quiet) has none
+        step = desc.split(": ", 1)[-1] if desc else "build"
         raise BuildError(f"{name}: {step} failed: {type(exc).__name__}: {exc}") from exc
 
 

@@ -41,6 +41,7 @@ T = TypeVar("T")
 CRASHES = {signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE, signal.SIGILL}
 CPU_GRACE = 5  # seconds between SIGXCPU (the soft limit) and SIGKILL (the hard one)
 WALL_GRACE = 10.0  # seconds past the wall-time limit before the parent kills a child stuck in native code
+SAID_KEPT = 8192  # bytes of native code's output the parent keeps (the end of it)
 ARENAS = 4  # glibc malloc arenas in the child (its default is 8 per core, 64 MiB of address space each)
 _M_ARENA_MAX = -8  # mallopt's parameter number (glibc malloc.h)
 _PR_SET_PDEATHSIG = 1  # prctl's option number (linux/prctl.h)
@@ -64,39 +65,45 @@ def run_limited(work: Callable[[Callable[[str], None]], T], limits: Limits, labe
     """work(reached) in a child under `limits`: its result, or its exception raised here. `reached(step)` tells
     the parent what the child is doing. A child killed by a signal or stopped by a limit becomes an OnnxportError
     naming `label`, the limit and the step (a crash of native code: UsageError, exit 2); after any failure
-    `after_failure` runs here (the repository's leftovers are cleared: the child cannot, once dead)."""
-    reading, writing = os.pipe()
+    `after_failure` runs here (the repository's leftovers are cleared: the child cannot, once dead).
+
+    What native code writes to the child's stderr (file descriptor 2: "terminate called..." before an abort) is
+    held back: printed after a success, the last of it quoted in the one line of a death, dropped after an error
+    the child reported in its own words. Python's own sys.stderr (progress bars) goes straight through."""
+    messages, said = os.pipe(), os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
-        os.close(reading)
-        _child(work, limits, writing)
-    os.close(writing)
-    step, outcome, status, cpu = _wait(pid, reading, limits)
-    if outcome is not None and outcome[0] == "result":
-        return outcome[1]
+        os.close(messages[0])
+        os.close(said[0])
+        _child(work, limits, messages[1], said[1])
+    os.close(messages[1])
+    os.close(said[1])
+    ended = _wait(pid, messages[0], said[0], limits)
+    if ended.outcome is not None and ended.outcome[0] == "result":
+        if ended.said:
+            sys.stderr.write(ended.said.decode(errors="replace"))
+        return ended.outcome[1]
     try:
         after_failure()
     except OnnxportError:
         pass  # another writer holds the repository: it clears what the child left as it starts
-    if outcome is not None and outcome[0] == "stuck":
-        raise BuildError(f"{label}: not done within the time limit of {limits.wall:g} s ({limits.wall_option}); "
-                         f"stopped {_where(step)}, stuck in native code; nothing was written")
-    if outcome is not None:
-        raise _translated(outcome[1], limits, label, step)
-    raise _death(status, cpu, limits, label, step)
+    raise _failure(ended, limits, label)
 
 
-def _child(work: Callable[[Callable[[str], None]], Any], limits: Limits, writing: int) -> None:
+def _child(work: Callable[[Callable[[str], None]], Any], limits: Limits, writing: int, said: int) -> None:
     code = 0
     try:
         _die_with_parent()
+        _keep_python_stderr()
+        os.dup2(said, 2)
+        os.close(said)
         _cap_arenas()
         if limits.memory:
-            resource.setrlimit(resource.RLIMIT_AS, (limits.memory, limits.memory))
+            _lower(resource.RLIMIT_AS, limits.memory, limits.memory)
         if limits.cpu:
             used = resource.getrusage(resource.RUSAGE_SELF)  # a fork inherits its parent's CPU time
             soft = int(used.ru_utime + used.ru_stime + limits.cpu + 0.999)
-            resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + CPU_GRACE))
+            _lower(resource.RLIMIT_CPU, soft, soft + CPU_GRACE)
         result = work(lambda step: _send(writing, ("step", step)))
         _send(writing, ("result", result))
     except BaseException as exc:  # every exception goes to the parent, Ctrl-C's too
@@ -108,6 +115,26 @@ def _child(work: Callable[[Callable[[str], None]], Any], limits: Limits, writing
             except Exception:  # a closed stream cannot stop the exit
                 code = 1
         os._exit(code)  # no atexit handlers, no pytest teardown: they are the parent's
+
+
+def _keep_python_stderr() -> None:
+    """Python's sys.stderr, when it is file descriptor 2, on a copy of it: what Python prints (progress bars)
+    still reaches the terminal once descriptor 2 is the pipe that holds native code's output back."""
+    try:
+        if sys.stderr.fileno() != 2:
+            return
+    except (AttributeError, OSError, ValueError):
+        return  # not a file (a test's capture): native output never reached it anyway
+    sys.stderr.flush()
+    sys.stderr = open(os.dup(2), "w", buffering=1, encoding=sys.stderr.encoding, errors=sys.stderr.errors)
+
+
+def _lower(kind: int, soft: int, hard: int) -> None:
+    """Set a limit, never above the one the process already has (a shell's ulimit, a container's)."""
+    _, current = resource.getrlimit(kind)
+    if current != resource.RLIM_INFINITY:
+        soft, hard = min(soft, current), min(hard, current)
+    resource.setrlimit(kind, (soft, hard))
 
 
 def _die_with_parent() -> None:
@@ -146,39 +173,58 @@ def _portable(exc: BaseException) -> BaseException:
         return BuildError(f"{type(exc).__name__}: {one_line(str(exc))}")
 
 
-def _wait(pid: int, reading: int, limits: Limits) -> tuple[str | None, tuple[str, Any] | None, int, float]:
-    """Read the child's messages until it exits: (last step, result or error, wait status, CPU seconds).
-    Ctrl-C here is passed on to the child (which stops as an import stops: its transaction cleans up)."""
+@dataclass
+class _Ended:
+    """How the child ended: its last step, ("result" | "error" | "stuck", value), the end of what native code
+    printed, its wait status and the CPU seconds it used."""
+    step: str | None = None
+    outcome: tuple[str, Any] | None = None
+    said: bytes = b""
+    status: int = 0
+    cpu: float = 0.0
+
+
+def _wait(pid: int, messages: int, said: int, limits: Limits) -> _Ended:
+    """Read the child's messages and output until it exits. Ctrl-C here is passed on to the child (which stops as
+    an import stops: its transaction cleans up)."""
     deadline = time.monotonic() + limits.wall + WALL_GRACE if limits.wall else None
-    step, outcome, buffer = None, None, b""
-    with os.fdopen(reading, "rb", buffering=0) as pipe:
-        while True:
-            try:
-                timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-                ready, _, _ = select.select([pipe], [], [], timeout)
-                if not ready:  # stuck past the wall-time limit in a call that never returns to Python
-                    os.kill(pid, signal.SIGKILL)
-                    outcome = ("stuck", None)
-                    break
-                chunk = pipe.read(1 << 16)
-            except KeyboardInterrupt:
-                _interrupt(pid)
-                continue
+    ended, buffer, printed = _Ended(), b"", b""
+    open_fds = [messages, said]
+    while open_fds:
+        try:
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select(open_fds, [], [], timeout)
+        except KeyboardInterrupt:
+            _interrupt(pid)
+            continue
+        if not ready:  # stuck past the wall-time limit in a call that never returns to Python
+            os.kill(pid, signal.SIGKILL)
+            ended.outcome = ("stuck", None)
+            break
+        for fd in ready:
+            chunk = os.read(fd, 1 << 16)
             if not chunk:
-                break
-            buffer += chunk
-            while len(buffer) >= 8 and len(buffer) >= 8 + struct.unpack("!Q", buffer[:8])[0]:
-                size = struct.unpack("!Q", buffer[:8])[0]
-                kind, value = pickle.loads(buffer[8:8 + size])
-                buffer = buffer[8 + size:]
-                if kind == "step":
-                    step = value
-                else:
-                    outcome = (kind, value)
+                open_fds.remove(fd)
+            elif fd == said:
+                printed = (printed + chunk)[-SAID_KEPT:]
+            else:
+                buffer += chunk
+                while len(buffer) >= 8 and len(buffer) >= 8 + struct.unpack("!Q", buffer[:8])[0]:
+                    size = struct.unpack("!Q", buffer[:8])[0]
+                    kind, value = pickle.loads(buffer[8:8 + size])
+                    buffer = buffer[8 + size:]
+                    if kind == "step":
+                        ended.step = value
+                    else:
+                        ended.outcome = (kind, value)
+    for fd in (messages, said):
+        os.close(fd)
+    ended.said = printed
     while True:
         try:
-            _, status, usage = os.wait4(pid, 0)
-            return step, outcome, status, usage.ru_utime + usage.ru_stime
+            _, ended.status, usage = os.wait4(pid, 0)
+            ended.cpu = usage.ru_utime + usage.ru_stime
+            return ended
         except KeyboardInterrupt:
             _interrupt(pid)
 
@@ -190,16 +236,35 @@ def _interrupt(pid: int) -> None:
         pass
 
 
-def _where(step: str | None) -> str:
-    return f"at step {step!r}" if step else "before its first step"
-
-
-def _translated(exc: BaseException, limits: Limits, label: str, step: str | None) -> BaseException:
-    """The child's exception, or for a failed allocation under the memory limit, the limit's one line."""
-    if limits.memory and _out_of_memory(exc):
+def _failure(ended: _Ended, limits: Limits, label: str) -> BaseException:
+    """The one error for a child that did not return a result."""
+    where = f"at step {ended.step!r}" if ended.step else "before its first step"
+    last_words = _last_line(ended.said)
+    if ended.outcome is not None and ended.outcome[0] == "stuck":
+        return BuildError(f"{label}: not done within the time limit of {limits.wall:g} s ({limits.wall_option}); "
+                          f"stopped {where}, stuck in native code; nothing was written")
+    if ended.outcome is not None:  # the child's own exception; a failed allocation is the memory limit's
+        exc = ended.outcome[1]
+        if limits.memory and _out_of_memory(exc):
+            return BuildError(f"{label}: reached the {_size(limits.memory)} address-space limit "
+                              f"({limits.memory_option}) {where}: {_shortened(str(exc))}; nothing was written")
+        return exc
+    if not os.WIFSIGNALED(ended.status):
+        return BuildError(f"{label}: the import's process ended with exit status "
+                          f"{os.waitstatus_to_exitcode(ended.status)} {where}, without a result; nothing was written")
+    number = os.WTERMSIG(ended.status)
+    name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else f"signal {number}"
+    said = f" (it printed: {last_words!r})" if last_words else ""
+    if limits.cpu and (number == signal.SIGXCPU or (number == signal.SIGKILL and ended.cpu >= limits.cpu)):
+        return BuildError(f"{label}: used up the CPU-time limit of {limits.cpu:g} s ({limits.cpu_option}) {where} "
+                          f"({ended.cpu:.0f} CPU-s, every thread together); nothing was written")
+    if limits.memory and any(word in last_words.lower() for word in _OUT_OF_MEMORY):  # bad_alloc, then abort
         return BuildError(f"{label}: reached the {_size(limits.memory)} address-space limit ({limits.memory_option}) "
-                          f"{_where(step)}: {_cause(exc)}; nothing was written")
-    return exc
+                          f"{where}: native code died of it with {name}{said}; nothing was written")
+    if number in CRASHES:
+        return UsageError(f"{label}: native code crashed on this file with {name} {where}{said}; nothing was written")
+    return BuildError(f"{label}: the import's process was killed by {name} {where} (by the system's out-of-memory "
+                      f"killer, or by someone){said}; nothing was written")
 
 
 def _out_of_memory(exc: BaseException | None) -> bool:
@@ -212,26 +277,14 @@ def _out_of_memory(exc: BaseException | None) -> bool:
     return False
 
 
-def _cause(exc: BaseException) -> str:
-    text = one_line(str(exc)) or type(exc).__name__
+def _last_line(said: bytes) -> str:
+    lines = [line for line in said.decode(errors="replace").splitlines() if line.strip()]
+    return _shortened(lines[-1]) if lines else ""
+
+
+def _shortened(text: str) -> str:
+    text = one_line(text)
     return text if len(text) <= 200 else text[:197] + "..."
-
-
-def _death(status: int, cpu: float, limits: Limits, label: str, step: str | None) -> OnnxportError:
-    """The one line for a child that died without a word: by a signal, or an exit before it could send one."""
-    if not os.WIFSIGNALED(status):
-        return BuildError(f"{label}: the import's process ended with exit status {os.waitstatus_to_exitcode(status)} "
-                          f"{_where(step)}, without a result; nothing was written")
-    number = os.WTERMSIG(status)
-    name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else f"signal {number}"
-    if limits.cpu and (number == signal.SIGXCPU or (number == signal.SIGKILL and cpu >= limits.cpu)):
-        return BuildError(f"{label}: used up the CPU-time limit of {limits.cpu:g} s ({limits.cpu_option}) "
-                          f"{_where(step)} ({cpu:.0f} CPU-s, every thread together); nothing was written")
-    if number in CRASHES:
-        return UsageError(f"{label}: native code crashed on this file with {name} {_where(step)}; "
-                          "nothing was written")
-    return BuildError(f"{label}: the import's process was killed by {name} {_where(step)} (by the system's "
-                      "out-of-memory killer, or by someone); nothing was written")
 
 
 def _size(count: int) -> str:
