@@ -21,7 +21,7 @@ from onnx.external_data_helper import uses_external_data
 
 from onnxport import runtime
 from onnxport.convert.graph import all_nodes, name_nodes
-from onnxport.convert.intake import native_trees, user_data
+from onnxport.convert.intake import model_texts, native_trees, user_data
 from onnxport.convert.intake.export import DEFAULT_OPSET, check_and_infer, export
 from onnxport.convert.intake.request import ImportRequest
 from onnxport.convert.intake.sources import build_key, tool_versions
@@ -51,13 +51,14 @@ def import_key(request: ImportRequest) -> str:
     """Hash of every byte the import reads (model, its external data, test sets, the files its options name),
     plus its settings."""
     model_path, test_dir = request.model_file, request.test_dir
-    digest = hashlib.sha256(model_path.read_bytes())
+    with model_path.open("rb") as handle:  # in chunks: the file may be GBs
+        digest = hashlib.file_digest(handle, "sha256")
     files = set(_external_data_files(model_path))
     if test_dir is not None:
         files |= {p for p in test_dir.glob("test_data_set_*/*.pb") if p.is_file()}
     for extra in sorted(files):
         digest.update(str(extra).encode() + b"\0")
-        digest.update(hashlib.sha256(extra.read_bytes()).digest() if extra.is_file() else b"missing")
+        digest.update(_file_sha256(extra) if extra.is_file() else b"missing")
     key = build_key({"import_sha256": digest.hexdigest(), "task": request.task, "metric_output": request.metric_output,
                      "calibration_sha256": user_data.digest(request.calibration), "forms": list(request.forms),
                      "inputs_sha256": user_data.digest(request.inputs),
@@ -67,6 +68,11 @@ def import_key(request: ImportRequest) -> str:
         return key
     # The same file with another description is another import (skipped only when nothing it writes changes).
     return hashlib.sha256(f"{key}\0description\0{request.description}".encode()).hexdigest()
+
+
+def _file_sha256(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").digest()
 
 
 def _external_data_files(model_path: Path) -> list[Path]:
@@ -89,19 +95,26 @@ def prepare_import(request: ImportRequest, key: str, step: Progress) -> Prepared
     spec) is checked against it before anything is built, and so is its size, against request.max_nodes."""
     path, model_path, test_dir = request.path, request.model_file, request.test_dir
     inputs_path, calibration_path, metric_output = request.inputs, request.calibration, request.metric_output
+    budgets = request.budgets
     # A LightGBM or XGBoost model file (not ONNX): converted as a recipe's model, checked against its library.
     native = native_trees.sniff(model_path) if test_dir is None else None
     library = None
     if native is not None:
         step(f"convert the {native} model file")
-        library = native_trees.source_model(model_path, native)
+        library = native_trees.source_model(model_path, native, budgets.trees)
         model = export(library, DEFAULT_OPSET)
         upgraded: dict = {"converted_from": f"{native} model file"}
     else:
         step("read ONNX file")
         model = read_model(model_path, request.max_nodes)
+        # Before the checker, shape inference and the sessions each copy the model.
+        cut = model_texts.cut_texts(model, budgets.text_bytes)
+        if cut:
+            step(f"cut {len(cut)} long text(s): {cut[0]}" + (f" and {len(cut) - 1} more" if len(cut) > 1 else ""))
         step("check model")
         model, upgraded = _modernize(model, model_path)
+        if cut:
+            upgraded["texts_cut"] = cut[:20] + ([f"and {len(cut) - 20} more"] if len(cut) > 20 else [])
         model = check_and_infer(model, str(model_path))
     specs = user_data.signature(model)
     input_names = [s.name for s in specs]
@@ -113,8 +126,9 @@ def prepare_import(request: ImportRequest, key: str, step: Progress) -> Prepared
     pipeline = _pipeline(request, input_names, output_names, list(assets))
 
     step("golden data")
-    given = user_data.load(inputs_path, "--inputs", specs) if inputs_path is not None else None
-    calibration_sets = user_data.load(calibration_path, "--calibration", specs) if calibration_path else None
+    given = user_data.load(inputs_path, "--inputs", specs, budgets.data_bytes) if inputs_path is not None else None
+    calibration_sets = (user_data.load(calibration_path, "--calibration", specs, budgets.data_bytes)
+                        if calibration_path else None)
     sets = testdata.read_sets(test_dir, input_names, output_names) if test_dir else []
     for index, (inputs, _) in enumerate(sets):
         user_data.check(inputs, f"{test_dir}: test set {index + 1} of {len(sets)}", specs)
@@ -292,6 +306,7 @@ def _check_opsets(model: onnx.ModelProto, model_path: Path) -> None:
 
 def _load_external_data(model: onnx.ModelProto, folder: Path, model_path: Path) -> None:
     root = folder.resolve()
+    extents: dict[Path, tuple[int | None, str]] = {}  # file -> (how far its tensors reach, None: to its end)
     for tensor in _all_tensors(model):
         if not uses_external_data(tensor):
             continue
@@ -304,10 +319,38 @@ def _load_external_data(model: onnx.ModelProto, folder: Path, model_path: Path) 
             )
         if not target.is_file():
             raise ModelFileError(f"{model_path}: external data file {location!r} of tensor {tensor.name!r} is missing")
+        reach, _ = extents.get(target, (0, location))
+        end = _external_end(tensor)
+        extents[target] = (None if reach is None or end is None else max(reach, end), location)
+    for target, (reach, location) in extents.items():
+        # A tensor without a length is read to the file's end: a sparse 64 GiB file was read whole.
+        size = target.stat().st_size
+        if reach is not None and size > reach:
+            raise ModelFileError(f"{model_path}: external data file {location!r} is {size:,} bytes, but the tensors "
+                                 f"stored in it declare {reach:,} (their offsets plus lengths); refusing to read it")
     try:
         onnx.load_external_data_for_model(model, str(folder))
+    except MemoryError:
+        raise ModelFileError(f"{model_path}: its external data does not fit in memory "
+                             f"({sum(t.stat().st_size for t in extents):,} bytes)") from None
     except Exception as exc:
         raise ModelFileError(f"{model_path}: cannot read its external data: {exc}") from exc
+
+
+def _external_end(tensor: onnx.TensorProto) -> int | None:
+    """Where the tensor's bytes end in its file: offset + length, or + what its type and dims take (None for
+    strings, whose size is in the bytes)."""
+    fields = {e.key: e.value for e in tensor.external_data}
+    try:
+        offset = int(fields.get("offset") or 0)
+        if fields.get("length"):
+            return offset + int(fields["length"])
+    except ValueError:
+        return None  # onnx refuses it when it reads it
+    if tensor.data_type in (onnx.TensorProto.STRING, onnx.TensorProto.UNDEFINED):
+        return None
+    itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+    return offset + int(np.prod(tensor.dims, dtype=object)) * itemsize
 
 
 def _all_tensors(model: onnx.ModelProto):

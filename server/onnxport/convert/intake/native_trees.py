@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from onnxport.convert.intake import lightgbm_text, xgboost_document
+from onnxport.convert.intake.tree_limits import TreeLimits
 from onnxport.errors import UsageError
 from onnxport.recipe import Feeds, SourceModel
 
@@ -33,7 +35,10 @@ def sniff(path: Path) -> str | None:
     return None
 
 
-def source_model(path: Path, framework: str) -> SourceModel:
+def source_model(path: Path, framework: str, limits: TreeLimits = TreeLimits()) -> SourceModel:
+    """The file's model, once the counts it declares are checked against limits (tree_limits.py): the libraries
+    trust them, and a crafted count crashes them or takes GBs."""
+    (lightgbm_text.check if framework == "lightgbm" else xgboost_document.check)(path, limits)
     booster, features, classes = _load(path, framework)
     classifier = classes > 0
     outputs = ["label", "probabilities"] if classifier else ["prediction"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from onnxport.convert.intake.import_budgets import ImportBudgets
 from onnxport.errors import UsageError
 from onnxport.repository.names import check_name
 from onnxport.repository.variant_table import FORMS, NAMES
@@ -58,6 +59,8 @@ class ImportRequest:
     memory_limit: int | None = None  # bytes of address space of the import's child process; None or 0: no limit
     cpu_limit: float | None = None  # CPU seconds of the import's child process; None or 0: no limit
     replace: bool = False  # a model of the same name may be replaced
+    # What a file may declare before its parsers run (tree counts, data bytes, text sizes): settings only.
+    budgets: ImportBudgets = field(default_factory=ImportBudgets)
 
     @property
     def model_file(self) -> Path:
@@ -99,6 +102,7 @@ class ImportRequest:
             assets=_assets(given.assets), description=description, forms=given.forms, variants=given.variants,
             max_nodes=limits["import_max_nodes"], time_limit=limits["import_time_limit"], replace=given.replace,
             memory_limit=limits["import_memory_limit"], cpu_limit=limits["import_cpu_limit"],
+            budgets=ImportBudgets.from_settings(limits),
         )
 
 

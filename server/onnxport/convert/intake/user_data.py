@@ -25,6 +25,7 @@ import numpy as np
 import onnx
 
 from onnxport import runtime
+from onnxport.convert.intake.data_budget import DATA_BUDGET, DataBudget
 from onnxport.errors import ModelFileError, UsageError
 from onnxport.recipe import Feeds
 from onnxport.repository import manifest, testdata
@@ -70,17 +71,19 @@ def signature(model: onnx.ModelProto) -> list[InputSpec]:
     return specs
 
 
-def load(path: Path, option: str, specs: list[InputSpec]) -> list[DataSet]:
-    """Every set at path, read and checked against specs; errors name the option and the file."""
+def load(path: Path, option: str, specs: list[InputSpec], budget: int = DATA_BUDGET) -> list[DataSet]:
+    """Every set at path, read and checked against specs; errors name the option and the file. What the files
+    declare they unpack to is held to budget (bytes) before any is read (data_budget.py)."""
     names = [s.name for s in specs]
     if not path.exists():
         raise UsageError(f"{option} {path}: no such file or directory")
+    spending = DataBudget(option, budget)
     if path.is_dir():
-        sets = _read_folder(path, option, names)
+        sets = _read_folder(path, option, names, spending)
     elif path.suffix == ".npz":
-        sets = _read_npz(path, option, names)
+        sets = _read_npz(path, option, names, spending)
     elif path.suffix == ".npy":
-        sets = [DataSet(str(path), _read_npy(path, option, names))]
+        sets = [DataSet(str(path), _read_npy(path, option, names, spending))]
     else:
         raise UsageError(f"{option} {path}: expected a .npz file, a .npy file (one-input models) or a folder "
                          f"of test_data_set_* folders or .npz files")
@@ -152,15 +155,16 @@ def digest(path: Path | None) -> str | None:
     return sha.hexdigest()
 
 
-def _read_folder(path: Path, option: str, names: list[str]) -> list[DataSet]:
+def _read_folder(path: Path, option: str, names: list[str], spending: DataBudget) -> list[DataSet]:
     test_sets = sorted(path.glob("test_data_set_*"), key=_set_number)  # read_sets' order
     npz_files = sorted(p for p in path.glob("*.npz") if p.is_file())
     if test_sets and npz_files:
         raise UsageError(f"{option} {path}: holds both test_data_set_* folders and .npz files; give one kind")
     if npz_files:
-        return [s for file in npz_files for s in _read_npz(file, option, names)]
+        return [s for file in npz_files for s in _read_npz(file, option, names, spending)]
     if not test_sets:
         raise UsageError(f"{option} {path}: no test_data_set_* folders and no .npz files in it")
+    spending.files(sorted(p for folder in test_sets for p in folder.glob("input_*.pb") if p.is_file()))
     try:
         read = testdata.read_sets(path, names, [])
     except ModelFileError as exc:  # a wrong number of input_K.pb files, an unreadable tensor
@@ -168,7 +172,8 @@ def _read_folder(path: Path, option: str, names: list[str]) -> list[DataSet]:
     return [DataSet(str(folder), inputs) for folder, (inputs, _) in zip(test_sets, read)]
 
 
-def _read_npz(path: Path, option: str, names: list[str]) -> list[DataSet]:
+def _read_npz(path: Path, option: str, names: list[str], spending: DataBudget) -> list[DataSet]:
+    spending.npz(path)
     try:
         with np.load(path, allow_pickle=False) as arrays:
             data = {key: arrays[key] for key in arrays.files}
@@ -192,10 +197,11 @@ def _read_npz(path: Path, option: str, names: list[str]) -> list[DataSet]:
     return [DataSet(f"{path} set {g!r}", grouped[g]) for g in order]
 
 
-def _read_npy(path: Path, option: str, names: list[str]) -> Feeds:
+def _read_npy(path: Path, option: str, names: list[str], spending: DataBudget) -> Feeds:
     if len(names) != 1:
         raise UsageError(f"{option} {path}: a .npy holds one array, but the model has {len(names)} inputs "
                          f"({', '.join(names)}); give a .npz with one array per input name")
+    spending.npy(path)
     try:
         return {names[0]: np.load(path, allow_pickle=False)}
     except (OSError, ValueError) as exc:
