@@ -344,6 +344,29 @@ SETTINGS = [
     Setting("import_max_nodes", 50_000, _positive,
             "Most nodes (subgraphs included) of a model `onnxport import` takes; a bigger one is refused before "
             "any work (exit 2). Real models have hundreds to a few thousand.", check=_positive),
+    # What a LightGBM or XGBoost file may declare, checked before its library reads it (which trusts the counts:
+    # a crafted one crashed it or took GBs). Generous for real models; a refusal is one line, exit 2.
+    Setting("import_max_tree_classes", 10_000, _positive,
+            "Most classes (num_class) a LightGBM or XGBoost model file `onnxport import` takes may declare.",
+            check=_positive),
+    Setting("import_max_trees", 1_000_000, _positive,
+            "Most trees in a LightGBM or XGBoost model file (e.g. 10,000 rounds of 100 classes).", check=_positive),
+    Setting("import_max_tree_leaves", 1_000_000, _positive,
+            "Most leaves per tree of a LightGBM or XGBoost model file (LightGBM caps num_leaves at 131,072; "
+            "an XGBoost tree of depth 20 has 1,048,576 at most).", check=_positive),
+    Setting("import_max_tree_features", 1_000_000, _positive,
+            "Most features a LightGBM or XGBoost model file may declare (hashed text features: 2^20).",
+            check=_positive),
+    Setting("import_max_tree_file_bytes", 1 << 30, _positive,
+            "Largest LightGBM or XGBoost model file, in bytes (1 GiB: its library takes a few times that).",
+            check=_positive),
+    Setting("import_max_data_bytes", 1 << 30, _positive,
+            "Bytes the --inputs (or --calibration) files of `onnxport import` may declare they unpack to (.npz "
+            "members by the zip's sizes and their .npy headers), checked before anything is decompressed.",
+            check=_positive),
+    Setting("import_max_text_bytes", 64 * 1024, _positive,
+            "Longest doc_string or metadata_props text kept in an imported ONNX model; longer ones are cut to "
+            "it right after parsing, with a note.", check=_positive),
     Setting("import_time_limit", 1800.0, _seconds,
             "Seconds `onnxport import` may run before it stops with nothing written (exit 1); 0 for no limit.",
             check=_seconds),
