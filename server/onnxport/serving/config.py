@@ -315,14 +315,15 @@ SETTINGS = [
             "/unload): requests must send `Authorization: Bearer <token>`. Off when empty (they answer 403); "
             "never logged or echoed. Set it through the environment or the config file, not a command line.",
             check=_token_or_none, secret=True),
-    # Fleet verdicts (docs/fleet.md): browsers' reports folded into one vote per client, device class and file.
+    # Fleet verdicts (docs/fleet.md): browsers' reports folded into one vote per network, device class and file.
     Setting("fleet_reports", True, _bool,
             "Whether the server takes browsers' fleet reports (POST /api/fleet/reports) and publishes their "
             "verdicts and times (GET /api/fleet); when false, reports get 404 and GET /api/fleet 204 (no fleet).",
             check=_bool),
     Setting("fleet_min_clients", 3, _positive,
-            "k: distinct clients needed before a fleet verdict or time is published; a fail needs k failing "
-            "clients and 2/3 of the group's.", check=_positive),
+            "k: distinct networks (IPv4 /24, IPv6 /48) needed before a fleet verdict or time is published; a fail "
+            "needs k failing networks and 2/3 of the group's. One network's many clients are one vote.",
+            check=_positive),
     Setting("fleet_db", None, _db_path,
             "sqlite file of the fleet's votes (default: fleet.sqlite3 in the repository folder; :memory: keeps "
             "them in memory). Not writable: in memory, with one log line."),
@@ -330,15 +331,20 @@ SETTINGS = [
             "Fleet reports a minute one client (browser token) may send; past it, 429 with Retry-After.",
             check=_positive),
     Setting("fleet_address_rate", 600, _positive,
-            "Fleet reports a minute from one address (held in memory only, salted and hashed); past it, 429.",
+            "Fleet reports a minute from one network (IPv4 /24, IPv6 /48; held in memory only, salted and "
+            "hashed); past it, 429.",
             check=_positive),
     Setting("fleet_max_clients", 1000, _positive,
-            "Most votes (distinct clients) kept per fleet group; the oldest go first.", check=_positive),
+            "Most votes (distinct networks) kept per fleet group; the oldest go first.", check=_positive),
     Setting("fleet_max_age_days", 90, _positive,
             "Days a fleet vote counts; older ones are dropped.", check=_positive),
     Setting("fleet_max_groups", 20000, _positive,
-            "Most fleet groups (file, runtime, device class) kept; the least recently reported go first.",
-            check=_positive),
+            "Most fleet groups (file, runtime, device class) kept. When full, a new group replaces one with fewer "
+            "than k networks (of the network that made the most groups, oldest first); groups with k networks are "
+            "never evicted, and a new group is refused while only those are left.", check=_positive),
+    Setting("fleet_network_groups", 100, _positive,
+            "Fleet groups one network (IPv4 /24, IPv6 /48) may create an hour; results that would create more "
+            "are not folded (the report is still answered 202 with the count folded).", check=_positive),
     # `onnxport import`'s budgets (its --max-nodes and --time-limit override them): a file is refused or the
     # import stopped, with one line naming the limit, before a giant graph takes minutes and GBs.
     Setting("import_max_nodes", 50_000, _positive,

@@ -45,7 +45,8 @@ def fleet_store(settings: dict[str, Any]) -> FleetStore | None:
         return None
     path = settings["fleet_db"] or Path(settings["repository"]) / "fleet.sqlite3"
     return FleetStore(path, k=settings["fleet_min_clients"], max_clients=settings["fleet_max_clients"],
-                      max_age_days=settings["fleet_max_age_days"], max_groups=settings["fleet_max_groups"])
+                      max_age_days=settings["fleet_max_age_days"], max_groups=settings["fleet_max_groups"],
+                      network_groups=settings["fleet_network_groups"])
 
 
 def record_statistics(state: State) -> Recorder:

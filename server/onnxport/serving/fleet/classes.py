@@ -12,6 +12,21 @@ BUCKET_NAMES = (*(name for _, name in CORE_BUCKETS), MORE_CORES)
 ENGINES = ("Chrome", "Firefox", "Safari", "WebKitGTK", "unknown")
 ADAPTER_CHARS = 64
 NO_ADAPTER = "none"
+# /metrics names a class by a closed set of values (metric_class): the engine without its version, the cores
+# bucket, and these adapter vendors and, per vendor, architectures (the names Chromium's Dawn gives); any
+# other is "other", so no report can add a label value.
+OTHER = "other"
+KNOWN_ADAPTERS: dict[str, tuple[str, ...]] = {
+    "amd": ("gcn-1", "gcn-2", "gcn-3", "gcn-4", "gcn-5", "rdna-1", "rdna-2", "rdna-3", "rdna-4"),
+    "apple": ("common-1", "common-2", "common-3", "metal-3"),
+    "arm": ("midgard", "bifrost", "valhall", "gen-5"),
+    "google": ("swiftshader",),
+    "intel": ("gen-7", "gen-8", "gen-9", "gen-11", "gen-12lp", "gen-12hp", "xe-lpg", "xe-2lpg", "xe-2hpg"),
+    "mesa": ("llvmpipe", "lavapipe"),
+    "microsoft": ("warp",),
+    "nvidia": ("kepler", "maxwell", "pascal", "volta", "turing", "ampere", "lovelace", "hopper", "blackwell"),
+    "qualcomm": ("adreno-4xx", "adreno-5xx", "adreno-6xx", "adreno-7xx", "adreno-8xx"),
+}
 
 
 def cores_bucket(cores: int) -> str:
@@ -32,3 +47,22 @@ def class_key(cls: Mapping[str, Any]) -> str:
     adapter = " ".join(part for part in (cls["adapter_vendor"], cls["adapter_architecture"]) if part)
     adapter = adapter or "unnamed WebGPU adapter"
     return f"{engine} · {cores} · {adapter}" + (" (software)" if cls["software_adapter"] else "")
+
+
+def metric_class(cls: Mapping[str, Any]) -> str:
+    """The class's name in /metrics, from a closed set: "Chrome · 2 cores · google swiftshader (software)",
+    "Chrome · 2 cores · other"; a vendor or architecture outside KNOWN_ADAPTERS is "other", the version goes."""
+    vendor, architecture = cls["adapter_vendor"], cls["adapter_architecture"]
+    if vendor not in (NO_ADAPTER, "", *KNOWN_ADAPTERS):
+        vendor, architecture = OTHER, ""
+    elif architecture and architecture not in KNOWN_ADAPTERS.get(vendor, ()):
+        architecture = OTHER
+    engine = cls["engine"] if cls["engine"] in ENGINES else OTHER
+    return class_key({**cls, "engine": engine, "engine_major": None, "adapter_vendor": vendor,
+                      "adapter_architecture": architecture})
+
+
+def metric_class_count() -> int:
+    """How many names metric_class can give: the bound of /metrics' device_class label."""
+    adapters = 3 + sum(2 + len(names) for names in KNOWN_ADAPTERS.values())  # none, unnamed, other; vendor alone,
+    return len(ENGINES) * len(BUCKET_NAMES) * adapters * 2  # vendor other, its architectures; software or not

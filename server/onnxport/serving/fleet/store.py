@@ -1,8 +1,17 @@
-"""The fleet's votes in sqlite: one vote per (group, client), bounded in clients, age and groups.
+"""The fleet's votes in sqlite: one vote per network and group, bounded in networks, age and groups.
 
-A report is never stored: each of its results folds into the vote of its client in its group (sha256,
-runtime, class). The client is HMAC-SHA256(secret, token)[:8]: the secret is random per store and kept in
-the database, so counts survive restarts while the token itself is never written. No address is written.
+A report is never stored: each of its results folds into one vote in its group (sha256, runtime, class).
+A group holds one vote per network (networks.py: an IPv4 /24, an IPv6 /48), the latest; the client's token
+only lets a client replace its own earlier vote, from whatever network. The client is HMAC-SHA256(secret,
+token)[:8] and the network HMAC-SHA256(secret, "network" + prefix)[:8]: the secret is random per store and
+kept in the database, so counts survive restarts while neither the token nor an address or prefix is written.
+
+A network creates at most `network_groups` groups an hour; when the store is full, a new group takes the
+place of a group with fewer than k networks (of the network that made the most groups, oldest first) and is
+refused when there is none: a flood from one network never evicts an established group.
+
+Versioned by sqlite's `PRAGMA user_version` (SCHEMA_VERSION): a file of an older version keeps its secret and
+report count, and its votes are dropped (version 1 counted tokens, not networks: they cannot be carried over).
 """
 
 from __future__ import annotations
@@ -25,19 +34,25 @@ from onnxport.serving.fleet.reports import Report
 
 log = logging.getLogger(__name__)
 
+SCHEMA_VERSION = 2  # 1: one vote per client (token); 2: one vote per network, groups know their creator
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS groups (
     id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL, runtime TEXT NOT NULL, class TEXT NOT NULL,
     model TEXT NOT NULL, variant TEXT NOT NULL, form TEXT, seen REAL NOT NULL,
+    creator BLOB NOT NULL, created REAL NOT NULL, networks INTEGER NOT NULL,
     UNIQUE (sha256, runtime, class));
 CREATE INDEX IF NOT EXISTS groups_seen ON groups (seen);
+CREATE INDEX IF NOT EXISTS groups_creator ON groups (creator, created);
 CREATE TABLE IF NOT EXISTS votes (
-    group_id INTEGER NOT NULL, client BLOB NOT NULL, at REAL NOT NULL, fail INTEGER NOT NULL,
-    metric_name TEXT, metric_value REAL, create_ms REAL, first_run_ms REAL, warm_run_ms REAL,
+    group_id INTEGER NOT NULL, client BLOB NOT NULL, network BLOB NOT NULL, at REAL NOT NULL,
+    fail INTEGER NOT NULL, metric_name TEXT, metric_value REAL, create_ms REAL, first_run_ms REAL,
+    warm_run_ms REAL,
     PRIMARY KEY (group_id, client)) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS votes_network ON votes (group_id, network);
 CREATE INDEX IF NOT EXISTS votes_at ON votes (at);
 """
+HOUR = 3600.0
 PRUNE_EVERY = 60.0  # seconds between sweeps of votes past the age limit
 REFRESH_EVERY = 3600.0  # a published document this old is rebuilt even with no new report (votes age out)
 # A large fleet's document (about 0.2 ms a group) is rebuilt after a report only when the last build is
@@ -48,9 +63,11 @@ DAY = 86400.0
 
 class FleetStore:
     def __init__(self, path: Path | str, *, k: int = 3, max_clients: int = 1000, max_age_days: float = 90,
-                 max_groups: int = 20000, clock: Callable[[], float] = time.time):
-        """Opened on first use: an app that never hears of the fleet writes no file."""
+                 max_groups: int = 20000, network_groups: int = 100, clock: Callable[[], float] = time.time):
+        """Opened on first use: an app that never hears of the fleet writes no file. max_clients bounds the
+        votes (networks) of a group; network_groups the groups one network creates an hour."""
         self.path, self.k, self.max_clients, self.max_groups = str(path), k, max_clients, max_groups
+        self.network_groups = network_groups
         self.max_age = max_age_days * DAY
         self.clock = clock
         self._lock = threading.Lock()
@@ -80,7 +97,9 @@ class FleetStore:
             if path != ":memory:":
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")  # a crash may lose the last votes, never corrupt
+            _upgrade(db, path)
             db.executescript(SCHEMA)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             db.execute("INSERT OR IGNORE INTO meta VALUES ('secret', ?)", (secrets.token_bytes(32),))
             db.execute("INSERT OR IGNORE INTO meta VALUES ('reports', 0)")
             self._secret = db.execute("SELECT value FROM meta WHERE key = 'secret'").fetchone()[0]
@@ -92,41 +111,50 @@ class FleetStore:
     def client_id(self, token: str) -> bytes:
         return hmac.new(self._secret, token.encode(), hashlib.sha256).digest()[:8]
 
+    def network_id(self, network: str) -> bytes:
+        # A token is [A-Za-z0-9_-]: no token's text starts with "network\0", so the two never share an id.
+        return hmac.new(self._secret, b"network\0" + network.encode(), hashlib.sha256).digest()[:8]
+
     # ------------------------------------------------------------------ folding
 
-    def fold(self, report: Report) -> int:
-        """Each result becomes its client's vote in its group (replacing an earlier one); returns how many."""
+    def fold(self, report: Report, network: str) -> int:
+        """Each result becomes the vote of its network in its group, replacing that network's earlier vote and
+        the client's own (from any network); returns how many were folded (a group a network may not create,
+        or that finds no room, takes none)."""
         device = report.device.model_dump()
         cls = json.dumps(device, separators=(",", ":"))  # the model's field order: one text per class
         with self._lock:
             db = self._open()
             now = self.clock()
-            client = self.client_id(report.client)
+            client, net = self.client_id(report.client), self.network_id(network)
+            folded = 0
             db.execute("BEGIN IMMEDIATE")
             try:
-                new_groups = False
                 for result in report.results:
                     row = db.execute("SELECT id FROM groups WHERE sha256 = ? AND runtime = ? AND class = ?",
                                      (result.sha256, result.runtime, cls)).fetchone()
                     if row is None:
+                        if not self._room_for_a_group(db, net, now):
+                            continue
                         group: int = db.execute(  # type: ignore[assignment]  # an INSERT's rowid is set
-                            "INSERT INTO groups (sha256, runtime, class, model, variant, form, seen) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            (result.sha256, result.runtime, cls, result.model, result.variant, result.form, now),
+                            "INSERT INTO groups (sha256, runtime, class, model, variant, form, seen, creator, "
+                            "created, networks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                            (result.sha256, result.runtime, cls, result.model, result.variant, result.form, now,
+                             net, now),
                         ).lastrowid
-                        new_groups = True
                     else:
                         group = row[0]
                         db.execute("UPDATE groups SET model = ?, variant = ?, form = ?, seen = ? WHERE id = ?",
                                    (result.model, result.variant, result.form, now, group))
                     metric = result.metric
-                    db.execute("INSERT OR REPLACE INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                               (group, client, now, result.verdict == "fail", metric.name if metric else None,
+                    db.execute("DELETE FROM votes WHERE group_id = ? AND (client = ? OR network = ?)",
+                               (group, client, net))
+                    db.execute("INSERT INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               (group, client, net, now, result.verdict == "fail", metric.name if metric else None,
                                 metric.value if metric else None, result.create_ms, result.first_run_ms,
                                 result.warm_run_ms))
                     self._bound_clients(db, group)
-                if new_groups:
-                    self._bound_groups(db)
+                    folded += 1
                 if now - self._pruned_at >= PRUNE_EVERY:
                     self._prune(db, now)
                 db.execute("UPDATE meta SET value = value + 1 WHERE key = 'reports'")
@@ -134,28 +162,42 @@ class FleetStore:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-            return len(report.results)
+            return folded
 
     def _bound_clients(self, db: sqlite3.Connection, group: int) -> None:
-        """At most max_clients votes in a group: the oldest go."""
-        over = db.execute("SELECT COUNT(*) FROM votes WHERE group_id = ?", (group,)).fetchone()[0] - self.max_clients
-        if over > 0:
+        """At most max_clients votes (networks) in a group: the oldest go. Keeps the group's count of networks."""
+        count = db.execute("SELECT COUNT(*) FROM votes WHERE group_id = ?", (group,)).fetchone()[0]
+        if count > self.max_clients:
             db.execute("DELETE FROM votes WHERE group_id = ? AND client IN "
-                       "(SELECT client FROM votes WHERE group_id = ? ORDER BY at LIMIT ?)", (group, group, over))
+                       "(SELECT client FROM votes WHERE group_id = ? ORDER BY at LIMIT ?)",
+                       (group, group, count - self.max_clients))
+        db.execute("UPDATE groups SET networks = ? WHERE id = ?", (min(count, self.max_clients), group))
 
-    def _bound_groups(self, db: sqlite3.Connection) -> None:
-        """At most max_groups groups: the least recently reported go, with their votes."""
-        over = db.execute("SELECT COUNT(*) FROM groups").fetchone()[0] - self.max_groups
-        if over > 0:
-            gone = [row[0] for row in db.execute("SELECT id FROM groups ORDER BY seen LIMIT ?", (over,))]
-            db.executemany("DELETE FROM votes WHERE group_id = ?", [(g,) for g in gone])
-            db.executemany("DELETE FROM groups WHERE id = ?", [(g,) for g in gone])
+    def _room_for_a_group(self, db: sqlite3.Connection, network: bytes, now: float) -> bool:
+        """Whether `network` may create a group now: under its hourly share, and with room in the store, made if
+        need be by evicting groups that have no verdict yet (fewer than k networks), first those of the network
+        with the most groups, oldest first. Groups with k networks are never evicted: when the store holds only
+        those, a new group is refused until votes age out."""
+        made = db.execute("SELECT COUNT(*) FROM groups WHERE creator = ? AND created > ?",
+                          (network, now - HOUR)).fetchone()[0]
+        if made >= self.network_groups:
+            return False
+        over = db.execute("SELECT COUNT(*) FROM groups").fetchone()[0] - self.max_groups + 1
+        if over <= 0:
+            return True
+        gone = [row[0] for row in db.execute(
+            "SELECT g.id FROM groups g JOIN (SELECT creator, COUNT(*) AS made FROM groups GROUP BY creator) c "
+            "ON c.creator = g.creator WHERE g.networks < ? ORDER BY c.made DESC, g.seen LIMIT ?", (self.k, over))]
+        db.executemany("DELETE FROM votes WHERE group_id = ?", [(g,) for g in gone])
+        db.executemany("DELETE FROM groups WHERE id = ?", [(g,) for g in gone])
+        return len(gone) == over
 
     def _prune(self, db: sqlite3.Connection, now: float) -> None:
         """Votes past max_age go; so do the groups they leave empty."""
         self._pruned_at = now
         if db.execute("DELETE FROM votes WHERE at < ?", (now - self.max_age,)).rowcount:
             db.execute("DELETE FROM groups WHERE id NOT IN (SELECT DISTINCT group_id FROM votes)")
+            db.execute("UPDATE groups SET networks = (SELECT COUNT(*) FROM votes WHERE group_id = groups.id)")
 
     # ------------------------------------------------------------------ publishing
 
@@ -228,3 +270,16 @@ class FleetStore:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def _upgrade(db: sqlite3.Connection, path: str) -> None:
+    """A file of an older schema version: its votes go (they counted tokens), its secret and report count stay.
+    A newer version than this code knows is an error (the store then keeps its votes in memory)."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise sqlite3.DatabaseError(f"its fleet schema is version {version}; this onnxport knows {SCHEMA_VERSION}")
+    had_votes = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'votes'").fetchone()[0]
+    if version < SCHEMA_VERSION and had_votes:
+        log.warning("fleet: %s holds votes of fleet schema version %d (one per token); they are dropped and "
+                    "counting starts again by network (version %d)", path, version or 1, SCHEMA_VERSION)
+        db.executescript("BEGIN; DROP TABLE IF EXISTS votes; DROP TABLE IF EXISTS groups; COMMIT;")

@@ -1,7 +1,8 @@
 """Fleet verdicts over HTTP (docs/fleet.md): browsers POST reports, anyone GETs the published verdicts.
 
 A client's mistake is a 4xx with the one JSON error shape; the body is read only after its size, type and the
-address's rate pass, and parsed before the token's rate is counted.
+network's rate pass, and parsed (and its files checked against the served manifest) before the token's rate is
+counted. The network is the one of the peer's address as the WSGI server gives it (REMOTE_ADDR).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from flask import Blueprint, Flask, Response, request
 from onnxport.serving import v2_core
 from onnxport.serving.fleet import limits, reports
 from onnxport.serving.fleet.metrics import FleetMetrics
+from onnxport.serving.fleet.networks import network
+from onnxport.serving.fleet.served import ServedIndex
 from onnxport.serving.fleet.store import FleetStore
 from onnxport.serving.http.error_shape import error_response
 from onnxport.serving.state import State, record_statistics, state
@@ -31,9 +34,11 @@ def init_app(app: Flask) -> None:
 class Fleet:
     def __init__(self, shared: State, store: FleetStore):
         settings = shared.settings
-        self.metrics = FleetMetrics(store, record_statistics(shared).registry)
+        self.served = ServedIndex()
+        self.metrics = FleetMetrics(store, record_statistics(shared).registry,
+                                    lambda: self.served.of(shared.catalog.manifest()))
         self.per_client = limits.RateLimit(settings["fleet_client_rate"])
-        self.per_address = limits.RateLimit(settings["fleet_address_rate"])
+        self.per_network = limits.RateLimit(settings["fleet_address_rate"])
 
 
 def _fleet() -> tuple[FleetStore, Fleet] | None:
@@ -55,10 +60,15 @@ def report() -> Response:
     except reports.ReportError as exc:
         fleet.metrics.count("invalid")
         return error_response(exc.status, str(exc))
+    served = fleet.served.of(state().catalog.manifest())
+    problem = next(filter(None, (served.problem(i, result) for i, result in enumerate(parsed.results))), None)
+    if problem is not None:
+        fleet.metrics.count("invalid")
+        return error_response(422, problem)
     wait = fleet.per_client.take(limits.key(parsed.client))
     if wait is not None:
         return _too_many(fleet, wait, "this client")
-    accepted = store.fold(parsed)
+    accepted = store.fold(parsed, network(request.remote_addr))
     fleet.metrics.count("accepted")
     response = Response(json.dumps({"accepted": accepted}), status=202, mimetype="application/json")
     response.headers["Cache-Control"] = "no-store"
@@ -66,7 +76,7 @@ def report() -> Response:
 
 
 def _refusal(fleet: Fleet) -> Response | None:
-    """Refusals made before the body is read: origin, size, type, the address's rate."""
+    """Refusals made before the body is read: origin, size, type, the network's rate."""
     foreign = v2_core.foreign_origin(state(), request.headers)
     if foreign is not None:
         return error_response(403, foreign)
@@ -80,8 +90,8 @@ def _refusal(fleet: Fleet) -> Response | None:
     if request.mimetype != "application/json":
         fleet.metrics.count("invalid")
         return error_response(415, f"expected Content-Type application/json, got {request.mimetype or 'none'}")
-    wait = fleet.per_address.take(limits.key(request.remote_addr or ""))
-    return None if wait is None else _too_many(fleet, wait, "this address")
+    wait = fleet.per_network.take(limits.key(network(request.remote_addr)))
+    return None if wait is None else _too_many(fleet, wait, "this network")
 
 
 def _too_many(fleet: Fleet, wait: int, who: str) -> Response:
