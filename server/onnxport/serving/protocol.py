@@ -18,14 +18,11 @@ import numpy as np
 
 from onnxport.dtypes import DTYPES, by_numpy_name
 from onnxport.errors import OnnxportError
-from onnxport.serving import request_schema
+from onnxport.serving import json_budget, request_schema
 
 # The most elements one input may declare; far above any real request, below what breaks numpy.
 MAX_ELEMENTS = 2**31
-# The most JSON objects one request header may hold: a request has one per input and output (two with their
-# parameters) and one or two more. Counted while parsing, so `{"inputs": [{}, {}, ...]}` stops at this many
-# (each parsed object costs ~20 times its text, and validating each one cost ~1,000 times).
-MAX_JSON_OBJECTS = 10_000
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 class ProtocolError(OnnxportError):
@@ -59,27 +56,68 @@ class InferRequest:
         return self.binary_outputs.get(output, self.binary_by_default)
 
 
-class _TooManyObjects(Exception):
-    pass
+@dataclass(frozen=True)
+class RequestBudget:
+    """What the JSON of a request to one model may hold: twice what such a request can need, so that a request
+    with a mistake or two still reaches the message that names its field. A V2 request has 5 keys and 2
+    objects of its own (the request and its parameters), 6 keys and 2 objects per input (name, shape, datatype,
+    data, parameters and binary_data_size), 3 keys and 2 objects per output; it nests 3 levels above the
+    deepest input's data, one more is allowed so that data nested too deep gets its own message."""
+    subject: str  # "model 'iris' (1 input, 2 outputs)", for the messages
+    json: json_budget.Budget
+    rank: int
+    string_setting: str | None = None  # the setting that gave json.string_bytes
+
+    @staticmethod
+    def of(subject: str, inputs: int, outputs: int, rank: int, string_bytes: int | None,
+           string_setting: str | None = None) -> RequestBudget:
+        budget = json_budget.Budget(keys=2 * _keys(inputs, outputs), objects=2 * _objects(inputs, outputs),
+                                    depth=4 + rank, string_bytes=string_bytes)
+        return RequestBudget(subject, budget, rank, string_setting)
+
+    def refusal(self, over: json_budget.BudgetExceeded) -> ProtocolError:
+        """The one-line error for what went over: 400 where no request to this model could be that, 413 for a
+        setting's budget."""
+        limit, at = over.limit, f"by byte {over.offset:,}"
+        if over.what == "keys":
+            return ProtocolError(f"the request holds more than {limit:,} JSON keys {at}; a request for "
+                                 f"{self.subject} needs at most {limit // 2:,}")
+        if over.what == "objects":
+            return ProtocolError(f"the request holds more than {limit:,} JSON objects {at}; a request for "
+                                 f"{self.subject} needs at most {limit // 2:,}")
+        if over.what == "depth":
+            return ProtocolError(f"the request's JSON is nested too deeply, more than {limit} levels {at}; a request "
+                                 f"for {self.subject}, whose inputs have rank {self.rank} at most, needs "
+                                 f"{limit - 1}")
+        if over.what == "key_bytes":
+            return ProtocolError(f"the request has a JSON key longer than {limit:,} bytes {at}; the protocol's "
+                                 f"keys are at most {_LONGEST_KEY} characters")
+        return OverBudget(f"the request holds more than {limit:,} bytes of JSON strings {at} (setting "
+                          f"{self.string_setting}): {self.subject} takes no text, so a request's strings are only "
+                          "names, datatypes and an id")
 
 
-def _counted_objects() -> Any:
-    """A json object_pairs_hook that refuses the (MAX_JSON_OBJECTS + 1)th object."""
-    count = 0
-
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        nonlocal count
-        count += 1
-        if count > MAX_JSON_OBJECTS:
-            raise _TooManyObjects
-        return dict(pairs)
-    return hook
+_LONGEST_KEY = max(len(name) for name in (*request_schema.UNSUPPORTED, "binary_data_output"))
 
 
-def decode_request(body: bytes, header_length: int | None, *, max_inputs: int | None = None,
-                   max_outputs: int | None = None) -> InferRequest:
+def _keys(inputs: int, outputs: int) -> int:
+    return 5 + 6 * inputs + 3 * outputs
+
+
+def _objects(inputs: int, outputs: int) -> int:
+    return 2 + 2 * inputs + 2 * outputs
+
+
+# For a caller that knows no model (a test of the wire format): room for 64 inputs and outputs of any rank.
+ANY_MODEL = RequestBudget.of("any model", 64, 64, request_schema.MAX_RANK, None)
+
+
+def decode_request(body: bytes | bytearray, header_length: int | None, *, max_inputs: int | None = None,
+                   max_outputs: int | None = None, budget: RequestBudget = ANY_MODEL,
+                   budget_checked: bool = False) -> InferRequest:
     """max_inputs/max_outputs: how many inputs and outputs the model can take; a longer list is refused
-    before any element of it is looked at."""
+    before any element of it is looked at. The JSON header is checked against `budget` before it is parsed,
+    unless the caller did that as the body came (budget_checked)."""
     if header_length is None:
         header_bytes, binary = body, b""
     else:
@@ -87,12 +125,19 @@ def decode_request(body: bytes, header_length: int | None, *, max_inputs: int | 
             raise ProtocolError(
                 f"Inference-Header-Content-Length is {header_length} but the body has {len(body)} bytes"
             )
-        header_bytes, binary = body[:header_length], body[header_length:]
+        with memoryview(body) as view:  # one copy of each part, as slicing bytes would make
+            header_bytes, binary = bytes(view[:header_length]), bytes(view[header_length:])
+    if not budget_checked:
+        try:
+            json_budget.check(header_bytes, budget.json)
+        except json_budget.BudgetExceeded as over:
+            raise budget.refusal(over) from None
+    if header_bytes.startswith(UTF8_BOM):
+        header_bytes = header_bytes[len(UTF8_BOM):]
     try:
-        header = json.loads(header_bytes, object_pairs_hook=_counted_objects())
-    except _TooManyObjects:
-        raise ProtocolError(f"the request body holds more than {MAX_JSON_OBJECTS:,} JSON objects; a V2 request "
-                            "has one per input and output") from None
+        # Decoded as UTF-8 here, not by json.loads: it would also take UTF-16 and UTF-32, which the budget's
+        # scan of the bytes cannot read.
+        header = json.loads(header_bytes.decode("utf-8", "surrogatepass"))
     except RecursionError:
         raise ProtocolError("the request body is not valid JSON: nested too deeply") from None
     except (ValueError, UnicodeDecodeError) as exc:

@@ -10,21 +10,24 @@ from __future__ import annotations
 
 import functools
 import gzip
+import io
 import json
 import logging
 import re
 import uuid
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
 from onnxport import __version__
 from onnxport.pipelines.raw import Limits
-from onnxport.serving import inference, openapi, protocol, raw_input, statistics
+from onnxport.serving import inference, json_budget, openapi, protocol, raw_input, statistics
 from onnxport.serving.catalog import NotFound
 from onnxport.serving.config import ANY_ORIGIN
 from onnxport.serving.protocol import ProtocolError
+from onnxport.serving.request_schema import MAX_RANK
 from onnxport.serving.state import State
 
 log = logging.getLogger("onnxport.server")
@@ -153,9 +156,10 @@ def model_ready(state: State, model: str, version: str | None = None) -> Reply:
     return json_reply({"name": model, "version": version, "ready": True})
 
 
-def infer(state: State, model: str, version: str | None, mimetype: str, headers, body: bytes,
+def infer(state: State, model: str, version: str | None, mimetype: str, headers, body: bytes | BinaryIO,
           sizes: list[int] | None = None) -> Reply:
-    """headers: the request's (case-insensitive .get); sizes, if given, hears the decoded body's size."""
+    """headers: the request's (case-insensitive .get); body: its bytes or a stream of them (read in chunks
+    here); sizes, if given, hears the decoded body's size."""
     recorder = state.recorder
     if recorder is None:
         return _infer(state, model, version, mimetype, headers, body, sizes, statistics.Timing())
@@ -185,15 +189,18 @@ def _served_version(state: State, model: str, version: str | None) -> str | None
         return None
 
 
-def _infer(state: State, model: str, version: str | None, mimetype: str, headers, body: bytes,
+def _infer(state: State, model: str, version: str | None, mimetype: str, headers, body: bytes | BinaryIO,
            sizes: list[int] | None, timing: statistics.Timing) -> Reply:
     if mimetype not in ACCEPTED_TYPES:
         raise ApiError(415, f"Content-Type {mimetype!r} is not accepted; send application/json "
                             "(or application/octet-stream with Inference-Header-Content-Length; with curl -d, "
                             "add -H 'Content-Type: application/json')")
-    decoded = decode_body(body, headers.get("Content-Encoding", ""), state.settings["max_request_bytes"], sizes)
-    request = protocol.decode_request(decoded, header_length(headers.get("Inference-Header-Content-Length")),
-                                      **_counts(state, model))
+    entry = state.catalog.model(model)  # an unknown model is a 404 before its body is read
+    length = header_length(headers.get("Inference-Header-Content-Length"))
+    budget = request_budget(state, model, entry)
+    decoded = read_body(body, headers.get("Content-Encoding", ""), state.settings["max_request_bytes"], budget,
+                        length, sizes)
+    request = protocol.decode_request(decoded, length, **_counts(entry), budget=budget, budget_checked=True)
     raw = raw_input.prepare(state.catalog, model, request, Limits.of(state.settings))
     if raw is not None:
         request = raw.request
@@ -211,15 +218,28 @@ def _infer(state: State, model: str, version: str | None, mimetype: str, headers
     return Reply(200, payload, "application/octet-stream", {"Inference-Header-Content-Length": str(length)})
 
 
-def _counts(state: State, model: str) -> dict[str, int]:
-    """How many inputs and outputs a request to `model` can name (raw input's `answer` included); none for a
-    model that is not there, whose 404 comes next."""
-    try:
-        entry = state.catalog.model(model)
-    except NotFound:
-        return {}
+def _counts(entry: dict[str, Any]) -> dict[str, int]:
+    """How many inputs and outputs a request to the model can name (raw input's `answer` included)."""
     extra = 1 if entry.get("pipeline") else 0
     return {"max_inputs": len(entry["inputs"]), "max_outputs": len(entry["outputs"]) + extra}
+
+
+def request_budget(state: State, model: str, entry: dict[str, Any]) -> protocol.RequestBudget:
+    """What the JSON of a request to this model may hold (protocol.RequestBudget): by its inputs and outputs,
+    the rank of its inputs (unknown: the protocol's most), and strings only as far as names and an id go unless
+    it takes text (a BYTES input, or raw input through its pipeline)."""
+    counts = _counts(entry)
+    inputs, outputs = counts["max_inputs"], counts["max_outputs"]
+    ranks = [len(i["shape"]) if i.get("shape") is not None else MAX_RANK for i in entry["inputs"]]
+    takes_text = bool(entry.get("pipeline")) or any(
+        i["datatype"] == "BYTES" for i in inference.tensor_metadata(entry["inputs"]))
+    if entry.get("pipeline"):
+        ranks.append(2)  # raw text pairs: [n, 2]
+    subject = (f"model {model!r} ({inputs} input{'s' * (inputs != 1)}, "
+               f"{outputs} output{'s' * (outputs != 1)})")
+    string_bytes = None if takes_text else state.settings["max_json_string_bytes"]
+    return protocol.RequestBudget.of(subject, inputs, outputs, max(ranks, default=1), string_bytes,
+                                     None if takes_text else "max_json_string_bytes")
 
 
 def header_length(raw: str | None) -> int | None:
@@ -231,31 +251,53 @@ def header_length(raw: str | None) -> int | None:
     return int(raw)
 
 
-def decode_body(body: bytes, encoding: str, limit: int, sizes: list[int] | None = None) -> bytes:
-    """The body, decompressed when the client compressed it (tritonclient can), within the limit."""
-    encoding = encoding.lower()
-    if not encoding or encoding == "identity":
-        return body
-    if encoding not in ("gzip", "deflate"):
-        raise ApiError(415, f"Content-Encoding {encoding!r} is not supported; use gzip, deflate or none")
-    decompressor = zlib.decompressobj(wbits=31 if encoding == "gzip" else 15)
+def read_body(source: bytes | BinaryIO, encoding: str, limit: int, budget: protocol.RequestBudget,
+              header_length: int | None, sizes: list[int] | None = None) -> bytearray:
+    """The body, read CHUNK bytes at a time (decompressed when the client compressed it, as tritonclient can),
+    within the byte limit, its JSON header checked against the budget as it comes: a hostile header is
+    refused after its first chunk, with the rest left unread (the WSGI server holds it, on disk past
+    its buffer)."""
+    stream = io.BytesIO(source) if isinstance(source, (bytes, bytearray)) else source
+    scanner = json_budget.Scanner(budget.json)
     out = bytearray()
-    pending = body
     try:
-        while True:
-            out += decompressor.decompress(pending, CHUNK)
+        for chunk in _decoded(stream, encoding):
+            before = len(out)
+            out += chunk
             if sizes is not None:
                 sizes.append(len(out))
             if len(out) > limit:
-                raise ApiError(413, f"the decompressed body is over the {limit}-byte limit")
-            pending = decompressor.unconsumed_tail  # input held back because CHUNK was reached
-            if decompressor.eof or not pending:
-                break
-        out += decompressor.flush()  # at most zlib's window (32 KB) is still held inside
+                what = "body" if not encoding or encoding.lower() == "identity" else "decompressed body"
+                raise ApiError(413, f"the {what} is over the {limit}-byte limit")
+            if header_length is None:
+                scanner.feed(chunk)
+            elif before < header_length:
+                scanner.feed(chunk[: header_length - before])
+    except json_budget.BudgetExceeded as over:
+        raise budget.refusal(over) from None
+    return out
+
+
+def _decoded(stream: BinaryIO, encoding: str) -> Iterator[bytes]:
+    """The body's bytes, CHUNK at a time: a gzip bomb is stopped by the caller at the limit plus CHUNK."""
+    encoding = encoding.lower()
+    if not encoding or encoding == "identity":
+        while chunk := stream.read(CHUNK):
+            yield chunk
+        return
+    if encoding not in ("gzip", "deflate"):
+        raise ApiError(415, f"Content-Encoding {encoding!r} is not supported; use gzip, deflate or none")
+    decompressor = zlib.decompressobj(wbits=31 if encoding == "gzip" else 15)
+    try:
+        while not decompressor.eof and (pending := stream.read(CHUNK)):
+            while pending and not decompressor.eof:
+                decoded = decompressor.decompress(pending, CHUNK)
+                pending = decompressor.unconsumed_tail  # input held back because CHUNK was reached
+                if decoded:
+                    yield decoded
+        if rest := decompressor.flush():  # at most zlib's window (32 KB) is still held inside
+            yield rest
     except (zlib.error, gzip.BadGzipFile) as exc:
         raise ApiError(400, f"the body is not valid {encoding} data: {exc}") from exc
     if not decompressor.eof:
         raise ApiError(400, f"the body is not valid {encoding} data: it ends before the compressed stream does")
-    if len(out) > limit:
-        raise ApiError(413, f"the decompressed body is over the {limit}-byte limit")
-    return bytes(out)

@@ -50,7 +50,8 @@ def model_ready(model: str, version: str | None = None):
 def infer(model: str, version: str | None = None) -> Response:
     sizes: list[int] = []
     try:
-        body = request.get_data(cache=False) if request.mimetype in v2_core.ACCEPTED_TYPES else b""
+        # The stream, not get_data(): v2_core reads it in chunks and stops at the first one over a budget.
+        body = request.stream if request.mimetype in v2_core.ACCEPTED_TYPES else b""
         return send(v2_core.infer(state(), model, version, request.mimetype, request.headers, body, sizes))
     finally:
         memory.note_size(max(sizes, default=0))
