@@ -31,6 +31,8 @@ from waitress.parser import HTTPRequestParser
 from waitress.task import ErrorTask
 from waitress.utilities import RequestHeaderFieldsTooLarge
 
+from onnxport.serving.framing import StrictParser
+
 SWEEP_SECONDS = 0.2  # how often the deadlines are checked (the loop wakes at least once a second)
 # File descriptors the process needs besides its connections: model files, onnxruntime, pipes, the log.
 SPARE_FILES = 256
@@ -86,8 +88,8 @@ def apply(server: Any, limits: Limits) -> None:
     server.adj.connection_limit = limits.max_connections + len(sockets)
 
 
-class TimedParser(HTTPRequestParser):
-    """waitress's parser, noting when its request began (its first byte) and when its head was whole."""
+class TimedParser(StrictParser):
+    """The strict parser (framing.py), noting when its request began (its first byte) and when its head was whole."""
 
     def __init__(self, adj: Any) -> None:
         super().__init__(adj)
