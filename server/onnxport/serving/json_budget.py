@@ -113,10 +113,10 @@ class Scanner:
         in_array = not self._stack or self._stack[-1] == _ARRAY
         start = pos
         pos = _run(in_array, self.budget.depth - len(self._stack), self._skip_strings).match(data, pos).end()  # type: ignore[union-attr]
-        if pos == end:
-            return pos
         if pos > start and self._value_next and _SPACE.fullmatch(data, start, pos) is None:
             self._value_next = False  # the key's value was a scalar
+        if pos == end:
+            return pos
         char = data[pos]
         if char == ord('"'):
             self._in_string, self._string = True, 1
@@ -142,12 +142,12 @@ class Scanner:
 
     def _string_rest(self, data, pos: int, end: int) -> int:
         stop = _STRING_REST.match(data, pos).end()  # type: ignore[union-attr]
-        self._string += stop - pos
+        closed = stop < end and data[stop] == ord('"')
+        self._string += stop - pos + closed
         self._check_string(stop)
         if stop == end:
             return stop
-        if data[stop] == ord('"'):
-            self._string += 1
+        if closed:
             self._in_string, self._after_string = False, True
             return stop + 1
         self._tail = bytes(data[stop:])  # a backslash at the chunk's end: its escaped byte is in the next
