@@ -10,6 +10,7 @@ Fixtures: `fleet_server` (this module: a server on the demo repository with its 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import secrets
@@ -72,17 +73,18 @@ def result(manifest: dict, model: str, runtime: str, verdict: str, *, metric: fl
                         metric)
 
 
+NETWORKS = itertools.count()  # each report from a network of its own: the server counts networks, not tokens
+
+
 def post_report(base_url: str, device: dict, results: list[dict]) -> dict:
-    """POST one report as a page does (a browser profile's random token) and return the server's 202 answer."""
-    body = json.dumps(fleet.report(secrets.token_urlsafe(16), device, results))
-    request = urllib.request.Request(f"{base_url}/api/fleet/reports", data=body.encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request) as response:
-            assert response.status == 202, response.status
-            return json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        pytest.fail(f"POST /api/fleet/reports: HTTP {error.code}: {error.read().decode()[:2000]}", pytrace=False)
+    """POST one report as a page does (a browser profile's random token), from a network of its own
+    (fixtures/fleet.py's network_address), and return the server's 202 answer."""
+    body = fleet.report(secrets.token_urlsafe(16), device, results)
+    with fleet.session_from(fleet.network_address(next(NETWORKS))) as session:
+        answer = session.post(f"{base_url}/api/fleet/reports", json=body, timeout=30)
+    if answer.status_code != 202:
+        pytest.fail(f"POST /api/fleet/reports: HTTP {answer.status_code}: {answer.text[:2000]}", pytrace=False)
+    return answer.json()
 
 
 def get_fleet(base_url: str) -> dict:

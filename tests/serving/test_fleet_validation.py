@@ -1,4 +1,5 @@
-"""POST /api/fleet/reports refuses what is not a report with a 4xx naming the field (docs/fleet.md)."""
+"""POST /api/fleet/reports refuses what is not a report with a 4xx naming the field (docs/fleet.md), and a report
+of a file this server does not serve, or that names it otherwise than its manifest does, with a 422."""
 
 from __future__ import annotations
 
@@ -8,21 +9,30 @@ import time
 
 import pytest
 
-from fixtures.fleet import report, result
+from fixtures.fleet import report, result, served_double
 from fixtures.servers import buffered_client
 from onnxport.serving.app import create_app
 
-SHA = "0123456789abcdef" * 4
+SHA = "0123456789abcdef" * 4  # the sha256 of no file served here
 DEVICE = {"engine": "Chrome", "engine_major": 131, "adapter_vendor": "google", "adapter_architecture": "swiftshader",
           "software_adapter": True, "cores": "2"}
 TOKEN = "AbCdEfGhIjKlMnOpQrStUv"
-GOOD = report(TOKEN, DEVICE, [result(SHA, "iris", "fp32", "wasm", "pass", 1.5, 0.999)])
+GOOD: dict = {}  # a report of the served file: made by the `served` fixture
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A repository serving one model, `double` (imported once for the module): (root, its fp32 file's sha256)."""
+    root, sha256 = served_double(tmp_path_factory.mktemp("served"))
+    GOOD.update(report(TOKEN, DEVICE, [result(sha256, "double", "fp32", "wasm", "pass", 1.5, 0.999)]))
+    return root, sha256
 
 
 @pytest.fixture
-def client(tmp_path):
+def client(tmp_path, served):
     def make(**settings):
-        return buffered_client(create_app({"repository": tmp_path, "request_log": "off", **settings}))
+        return buffered_client(create_app({"repository": served[0], "fleet_db": tmp_path / "fleet.sqlite3",
+                                           "request_log": "off", **settings}))
     return make
 
 
@@ -157,3 +167,43 @@ def test_the_published_fleet_is_revalidated_with_an_etag(client):
     assert app.get("/api/fleet", headers={"If-None-Match": first.headers["ETag"]}).status_code == 304
     app.post("/api/fleet/reports", json=changed("client", "Y" * 22))
     assert app.get("/api/fleet", headers={"If-None-Match": first.headers["ETag"]}).status_code == 200
+
+
+def test_a_report_of_a_file_this_server_does_not_serve_is_a_422_naming_it(client):
+    app = client()
+    answer = app.post("/api/fleet/reports", json=changed("results.0.sha256", SHA))
+    assert answer.status_code == 422
+    assert answer.get_json() == {"error": f"field 'results[0].sha256': {SHA} is not a file this server serves "
+                                          "(see /api/manifest)"}
+    assert app.get("/api/fleet").get_json()["groups"] == [], "nothing was folded"
+
+
+@pytest.mark.parametrize(("path", "value", "said"), [
+    ("results.0.model", "x" * 128, "the result says model 'xxx"),
+    ("results.0.variant", "fp16", "variant 'fp16'"),
+    ("results.0.form", "ort", "form 'ort'"),
+])
+def test_a_served_file_named_otherwise_than_the_manifest_does_is_a_422(client, served, path, value, said):
+    """The model, variant and form of a result are the manifest's: a report cannot choose the labels of a group."""
+    answer = client().post("/api/fleet/reports", json=changed(path, value))
+    assert answer.status_code == 422
+    error = answer.get_json()["error"]
+    assert error.startswith(f"field 'results[0]': file {served[1]} is model 'double', variant 'fp32', form none "
+                            "on this server; the result says "), error
+    assert said in error
+
+
+def test_a_runtime_that_is_no_browser_runtime_is_a_422(client, served):
+    answer = client().post("/api/fleet/reports", json=changed("results.0.runtime", "my-own-runtime"))
+    assert answer.status_code == 422
+    assert answer.get_json()["error"] == (f"field 'results[0].runtime': 'my-own-runtime' is not a browser runtime of "
+                                          f"file {served[1]}; expected one of webgpu, webnn, wasm, wasm-1t")
+
+
+def test_one_bad_result_refuses_the_whole_report(client, served):
+    body = copy.deepcopy(GOOD)
+    body["results"].append({**body["results"][0], "sha256": SHA, "runtime": "webgpu"})
+    app = client()
+    answer = app.post("/api/fleet/reports", json=body)
+    assert answer.status_code == 422 and "results[1].sha256" in answer.get_json()["error"]
+    assert app.get("/api/fleet").get_json()["groups"] == []
