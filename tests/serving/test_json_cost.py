@@ -100,3 +100,16 @@ def test_a_million_floats_still_go_through(server):
         {"inputs": [{**ROW, "shape": [len(rows), 4], "data": rows}]}).encode())
     print(f"\n1M floats (250,000 rows of 4): {status} in {seconds:.2f} s")
     assert status == 200 and answer["outputs"][0]["data"][:2] == [3.75, 3.75], answer
+
+
+def test_a_fleet_report_of_many_keys_is_refused_before_it_is_parsed(imported_repository):
+    from fixtures.servers import buffered_client
+    from onnxport.serving.app import create_app
+
+    app = create_app({"repository": imported_repository(sum_model(), "sum"), "request_log": "off",
+                      "fleet_db": ":memory:"})
+    body = b"{" + many_keys(1_500) + b"}"  # 15.7 KB, under the report's 16 KiB
+    response = buffered_client(app).post("/api/fleet/reports", data=body, content_type="application/json")
+    assert response.status_code == 400, response.get_json()
+    assert response.get_json()["error"].startswith("the body is not a report: its JSON has more than 244 keys by "
+                                                   "byte "), response.get_json()
