@@ -39,7 +39,7 @@ def minilm(ids: list[list[int]], mask_shape: list[int] | None = None) -> dict:
 
 def test_json_nested_deeper_than_the_decoder_goes(client, assert_json_error):
     body = b'{"inputs": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
-    assert_json_error(post_json(client, infer_url("iris"), body), 400, "not valid JSON", "nested too deeply")
+    assert_json_error(post_json(client, infer_url("iris"), body), 400, "nested too deeply", "more than 6 levels")
 
 
 @pytest.mark.parametrize("datatype", [["FP32"], {"FP32": 1}, 32, None])

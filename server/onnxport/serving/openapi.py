@@ -26,7 +26,8 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
 
 def _errors(*codes: int) -> dict[str, Any]:
     why = {400: "the request does not follow the protocol, or does not fit the model",
-           404: "no such model or version", 413: "the body (decompressed) is over max_request_bytes",
+           404: "no such model or version",
+           413: "the body (decompressed) is over max_request_bytes, or its JSON strings over max_json_string_bytes",
            415: "unsupported Content-Type or Content-Encoding", 500: "a fault of the server (with a request id)",
            503: "no model is ready", 401: "missing or wrong admin token (Authorization: Bearer <token>)",
            403: "load/unload is off: the server has no admin_token"}
