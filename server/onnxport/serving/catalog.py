@@ -16,6 +16,7 @@ from onnxport.errors import OnnxportError
 from onnxport.repository.names import RULE_TEXT, name_problem
 from onnxport.repository.store import Repository, referenced_files
 from onnxport.repository.variant_table import order as variant_order
+from onnxport.serving.file_paths import file_inside
 
 log = logging.getLogger("onnxport.server")
 
@@ -87,9 +88,8 @@ class Catalog:
             # An artifact is named exactly; a golden file lies inside a golden folder the manifest names.
             allowed = relative if relative in self._files else "/".join(parts[:2])
             if allowed in self._files and (allowed == relative or parts[0] == "testdata"):
-                base = (self.repository.root / allowed).resolve()
-                path = (self.repository.root / relative).resolve()
-                if (path == base or path.is_relative_to(base)) and path.is_file():
+                path = file_inside(self.repository.root / allowed, relative[len(allowed) + 1:])
+                if path is not None:
                     return path
         raise NotFound(f"no file {relative!r} in the repository")
 

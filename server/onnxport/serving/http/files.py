@@ -7,15 +7,13 @@ from pathlib import Path
 from flask import Response, request, send_file
 
 from onnxport.serving.catalog import NotFound
+from onnxport.serving.file_paths import file_inside
 
 
 def contained(root: Path, relative: str) -> Path:
     """The file `relative` names inside `root`, symlinks resolved; NotFound when it is not one."""
-    base = root.resolve()
-    if relative.startswith("/") or "\\" in relative or "\0" in relative:
-        raise NotFound(f"no file {relative!r}")
-    path = (base / relative).resolve()  # resolves symlinks, so a link out of the folder is caught
-    if not path.is_relative_to(base) or not path.is_file():
+    path = file_inside(root, relative)
+    if path is None:
         raise NotFound(f"no file {relative!r}")
     return path
 
@@ -26,7 +24,10 @@ def send_contained(root: Path, relative: str, *, cache_control: str, etag: str |
 
 def send(path: Path, *, cache_control: str, etag: str | bool = True) -> Response:
     """Conditional (ETag/304) and ranged (206) sending with an exact Content-Length."""
-    response = send_file(path, conditional=True, etag=etag, max_age=None)
+    try:
+        response = send_file(path, conditional=True, etag=etag, max_age=None)
+    except OSError as exc:  # there a moment ago, but not readable (EACCES) or gone: none to send
+        raise NotFound(f"no readable file {path.name!r} ({exc.strerror})") from exc
     response.headers["Cache-Control"] = cache_control
     if request.method == "HEAD":
         response.headers["Content-Length"] = str(path.stat().st_size)
