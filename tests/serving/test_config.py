@@ -133,7 +133,6 @@ def test_every_setting_can_be_set_from_the_environment(tmp_path):
         "max_batch": ("8", 8),
         "max_request_bytes": ("99", 99),
         "max_json_string_bytes": ("4096", 4096),
-        "max_json_string_bytes": ("4096", 4096),
         "raw_max_rows": ("16", 16),
         "raw_max_text_bytes": (" 1000", 1000),
         "raw_max_image_pixels": ("640000", 640000),

@@ -255,11 +255,6 @@ SETTINGS = [
             "(no BYTES input, no raw input), whose strings are only names, datatypes and an id; past it, 413 while "
             "the body is still being read. A model that takes text is bounded by max_request_bytes alone.",
             check=_positive),
-    Setting("max_json_string_bytes", 64 * 1024, _positive,
-            "Most bytes of JSON strings (quotes and escapes counted) in a V2 request to a model that takes no text "
-            "(no BYTES input, no raw input), whose strings are only names, datatypes and an id; past it, 413 while "
-            "the body is still being read. A model that takes text is bounded by max_request_bytes alone.",
-            check=_positive),
     # Raw input (texts and image files made into tensors by a model's pipeline) costs far more than its bytes:
     # these budgets are checked before the work, and a request over one gets HTTP 413 naming it.
     Setting("raw_max_rows", 32, _positive,
