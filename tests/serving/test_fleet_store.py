@@ -19,6 +19,7 @@ from onnxport.serving.app import create_app
 from onnxport.serving.fleet import verdicts
 from onnxport.serving.fleet.classes import class_key, cores_bucket
 from onnxport.serving.fleet.limits import RateLimit
+from onnxport.serving.fleet.networks import network
 from onnxport.serving.fleet.reports import Report
 from onnxport.serving.fleet.store import DAY, HOUR, SCHEMA_VERSION, FleetStore
 
@@ -288,3 +289,13 @@ def test_a_second_store_on_the_same_file_publishes_the_firsts_reports(tmp_path):
     assert (document["reports"], document["groups"][0]["clients"]) == (2, 2)
     writer.close()
     reader.close()
+
+
+@pytest.mark.parametrize(("address", "expected"), [
+    ("203.0.113.9", "203.0.113.0/24"), ("203.0.113.250", "203.0.113.0/24"), ("127.0.0.1", "127.0.0.0/24"),
+    ("::ffff:203.0.113.9", "203.0.113.0/24"),  # a dual-stack socket's IPv4 peer is that IPv4 address
+    ("2001:db8:1:2::3", "2001:db8:1::/48"), ("2001:db8:1:ffff:1:2:3:4", "2001:db8:1::/48"), ("::1", "::/48"),
+    ("fe80::1%eth0", "fe80::/48"), ("", "not-an-ip:"), (None, "not-an-ip:"), ("unix-socket", "not-an-ip:unix-socket"),
+])
+def test_a_reports_network_is_its_ipv4_24_or_ipv6_48(address, expected):
+    assert network(address) == expected
