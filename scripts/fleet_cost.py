@@ -26,12 +26,13 @@ ENGINES = (("Chrome", 131), ("Chrome", 140), ("Firefox", 128), ("Safari", 18))
 ADAPTERS = (("google", "swiftshader", True), ("nvidia", "ampere", False), ("intel", "gen-12lp", False))
 
 
-def fleet(rng: random.Random, devices: int) -> list[tuple[str, dict]]:
+def fleet(rng: random.Random, devices: int) -> list[tuple[str, dict, str]]:
+    """(token, class, network) per device: each device on a network of its own (the store takes its name)."""
     classes = [{"engine": e, "engine_major": m, "adapter_vendor": v, "adapter_architecture": a,
                 "software_adapter": s, "cores": c}
                for (e, m) in ENGINES for (v, a, s) in ADAPTERS for c in ("3-4",)]  # 12 classes
-    return [(base64.urlsafe_b64encode(rng.randbytes(16)).rstrip(b"=").decode(), classes[i % len(classes)])
-            for i in range(devices)]
+    return [(base64.urlsafe_b64encode(rng.randbytes(16)).rstrip(b"=").decode(), classes[i % len(classes)],
+             f"network-{i}") for i in range(devices)]
 
 
 def report(rng: random.Random, client: str, device: dict, models: list[tuple[str, str]]) -> Report:
@@ -63,10 +64,11 @@ def main() -> int:
     store = FleetStore(args.db)
     per_report = []
     for start in range(0, args.reports, BATCH):
-        batch = [report(rng, *rng.choice(devices), models) for _ in range(min(BATCH, args.reports - start))]
+        batch = [(report(rng, client, device, models), network) for client, device, network in
+                 (rng.choice(devices) for _ in range(min(BATCH, args.reports - start)))]
         began = time.perf_counter()
-        for one in batch:
-            store.fold(one)
+        for one, network in batch:
+            store.fold(one, network)
         per_report.append((time.perf_counter() - began) / len(batch) * 1e6)
     builds = []
     for _ in range(5):
