@@ -163,6 +163,7 @@ def test_every_setting_can_be_set_from_the_environment(tmp_path):
         "fleet_max_clients": ("50", 50),
         "fleet_max_age_days": ("30", 30),
         "fleet_max_groups": ("200", 200),
+        "fleet_network_groups": ("20", 20),
     }
     assert set(values) == {s.name for s in SETTINGS}, "a new setting needs a line here"
     environ = {f"ONNXPORT_{name.upper()}": raw for name, (raw, _) in values.items()}
