@@ -86,7 +86,9 @@ def _external_data_files(model_path: Path) -> list[Path]:
     }
     root = model_path.parent.resolve()
     # Only files inside the folder: prepare_import refuses the others before reading them.
-    return [p for p in (model_path.parent / loc for loc in locations if loc) if p.resolve().is_relative_to(root)]
+    files = [p for p in (model_path.parent / loc for loc in locations if loc) if p.resolve().is_relative_to(root)]
+    _check_external_sizes(model, model_path)  # before hashing them: a sparse 64 GiB file takes minutes to read
+    return files
 
 
 def prepare_import(request: ImportRequest, key: str, step: Progress) -> Prepared:
@@ -306,7 +308,6 @@ def _check_opsets(model: onnx.ModelProto, model_path: Path) -> None:
 
 def _load_external_data(model: onnx.ModelProto, folder: Path, model_path: Path) -> None:
     root = folder.resolve()
-    extents: dict[Path, tuple[int | None, str]] = {}  # file -> (how far its tensors reach, None: to its end)
     for tensor in _all_tensors(model):
         if not uses_external_data(tensor):
             continue
@@ -319,22 +320,34 @@ def _load_external_data(model: onnx.ModelProto, folder: Path, model_path: Path) 
             )
         if not target.is_file():
             raise ModelFileError(f"{model_path}: external data file {location!r} of tensor {tensor.name!r} is missing")
+    _check_external_sizes(model, model_path)
+    try:
+        onnx.load_external_data_for_model(model, str(folder))
+    except MemoryError:
+        raise ModelFileError(f"{model_path}: its external data does not fit in memory") from None
+    except Exception as exc:
+        raise ModelFileError(f"{model_path}: cannot read its external data: {exc}") from exc
+
+
+def _check_external_sizes(model: onnx.ModelProto, model_path: Path) -> None:
+    """No external-data file larger than what its tensors declare: a tensor without a length is read to the
+    file's end, and a sparse 64 GiB file was read whole (a MemoryError)."""
+    extents: dict[Path, tuple[int | None, str]] = {}  # file -> (how far its tensors reach, None: to its end)
+    for tensor in _all_tensors(model):
+        if not uses_external_data(tensor):
+            continue
+        location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+        target = model_path.parent / location
+        if not location or not target.is_file():
+            continue  # _load_external_data names what is wrong
         reach, _ = extents.get(target, (0, location))
         end = _external_end(tensor)
         extents[target] = (None if reach is None or end is None else max(reach, end), location)
     for target, (reach, location) in extents.items():
-        # A tensor without a length is read to the file's end: a sparse 64 GiB file was read whole.
         size = target.stat().st_size
         if reach is not None and size > reach:
             raise ModelFileError(f"{model_path}: external data file {location!r} is {size:,} bytes, but the tensors "
                                  f"stored in it declare {reach:,} (their offsets plus lengths); refusing to read it")
-    try:
-        onnx.load_external_data_for_model(model, str(folder))
-    except MemoryError:
-        raise ModelFileError(f"{model_path}: its external data does not fit in memory "
-                             f"({sum(t.stat().st_size for t in extents):,} bytes)") from None
-    except Exception as exc:
-        raise ModelFileError(f"{model_path}: cannot read its external data: {exc}") from exc
 
 
 def _external_end(tensor: onnx.TensorProto) -> int | None:
