@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from onnxport.convert.intake import export_trees
+from onnxport.convert.intake import export_trees, value_budget
 from onnxport.errors import ModelFileError, RecipeError
 from onnxport.recipe import SourceModel
 
@@ -39,14 +39,17 @@ def export(source: SourceModel, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     return check_and_infer(model, "export")
 
 
-def check_and_infer(model: onnx.ModelProto, label: str) -> onnx.ModelProto:
-    """Full checker pass and strict shape inference: catch a bad graph before anyone runs it."""
+def check_and_infer(model: onnx.ModelProto, label: str, max_value_bytes: int | None = None) -> onnx.ModelProto:
+    """Full checker pass and strict shape inference: catch a bad graph before anyone runs it. With
+    max_value_bytes, a value whose inferred size passes it is refused too (value_budget.py)."""
     try:
         onnx.checker.check_model(model, full_check=True)
-        return onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
         message = checker_message(exc, model.graph)
         raise ModelFileError(f"{label}: the ONNX checker rejects the model: {message}") from exc
+    value_budget.check_value_sizes(inferred, label, max_value_bytes)
+    return inferred
 
 
 def checker_message(exc: Exception, graph: onnx.GraphProto) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from onnxport.convert.intake import value_budget
 from onnxport.convert.intake.import_budgets import ImportBudgets
 from onnxport.errors import UsageError
 from onnxport.repository.names import check_name
@@ -65,6 +66,11 @@ class ImportRequest:
     @property
     def model_file(self) -> Path:
         return self.path / "model.onnx" if self.path.is_dir() else self.path
+
+    @property
+    def max_value_bytes(self) -> int | None:
+        """The most bytes one value of the graph may take by its inferred shape (value_budget.py)."""
+        return value_budget.budget_for(self.memory_limit)
 
     @property
     def test_dir(self) -> Path | None:
