@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Callable
 
 from onnxport.convert.intake.request import readable
 from onnxport.errors import UsageError
-from onnxport.repository import layout
+from onnxport.repository import atomic, layout
 from onnxport.repository.store import Repository
 
 
@@ -63,13 +64,19 @@ def import_model(args) -> int:
             reached("build the variants")
             return prepared
 
-        return build_prepared(repository, request.name, key, prepare, show_progress=not args.quiet,
-                              time_limit=request.time_limit, limit_option="--time-limit, setting import_time_limit")
+        return build_prepared(_LockedByParent(repository.root), request.name, key, prepare,
+                              show_progress=not args.quiet, time_limit=request.time_limit,
+                              limit_option="--time-limit, setting import_time_limit")
 
     # The native parsers and onnxruntime meet the user's file in a child process under limits (convert/sandbox.py).
     limits = sandbox.Limits(memory=request.memory_limit or None, cpu=request.cpu_limit or None,
                             wall=request.time_limit or None)
-    outcome = sandbox.run_limited(work, limits, str(request.path), lambda: _clear_leftovers(repository))
+    # The lock is held here, not in the child (which closes its copy): `kill -9` of this process frees it at once,
+    # and after the child's death what it staged is cleared under it.
+    with repository.lock():
+        outcome = sandbox.run_limited(work, limits, str(request.path),
+                                      after_failure=lambda: atomic.clear_leftovers(repository.root),
+                                      close_in_child=repository.root / layout.LOCK_FILE)
     if args.quiet:
         return 0
     print(text_tables.build_summary([outcome]))
@@ -80,8 +87,9 @@ def import_model(args) -> int:
     return 0
 
 
-def _clear_leftovers(repository: Repository) -> None:
-    """What a dead import's child staged, removed as the next writer would: by taking the lock (atomic.lock)."""
-    if (repository.root / layout.STAGING_DIR).exists():
-        with repository.lock():
-            pass
+class _LockedByParent(Repository):
+    """The repository as the import's child writes it: its parent holds the one-writer lock for it (taking it
+    again here would be a second writer, refused)."""
+
+    def lock(self, *, wait: bool = False) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()

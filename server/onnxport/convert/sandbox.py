@@ -31,6 +31,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from onnxport.errors import BuildError, OnnxportError, UsageError, one_line
@@ -61,11 +62,13 @@ class Limits:
 
 
 def run_limited(work: Callable[[Callable[[str], None]], T], limits: Limits, label: str,
-                after_failure: Callable[[], None] = lambda: None) -> T:
+                after_failure: Callable[[], None] = lambda: None, close_in_child: Path | None = None) -> T:
     """work(reached) in a child under `limits`: its result, or its exception raised here. `reached(step)` tells
     the parent what the child is doing. A child killed by a signal or stopped by a limit becomes an OnnxportError
     naming `label`, the limit and the step (a crash of native code: UsageError, exit 2); after any failure
-    `after_failure` runs here (the repository's leftovers are cleared: the child cannot, once dead).
+    `after_failure` runs here (the repository's leftovers are cleared: the child cannot, once dead). The child
+    first closes its copies of the descriptors open on `close_in_child` (a lock this process holds: a flock is
+    held while any copy is open, so a child that kept one would hold it past this process's death).
 
     What native code writes to the child's stderr (file descriptor 2: "terminate called..." before an abort) is
     held back: printed after a success, the last of it quoted in the one line of a death, dropped after an error
@@ -75,7 +78,7 @@ def run_limited(work: Callable[[Callable[[str], None]], T], limits: Limits, labe
     if pid == 0:  # the child: never returns
         os.close(messages[0])
         os.close(said[0])
-        _child(work, limits, messages[1], said[1])
+        _child(work, limits, messages[1], said[1], close_in_child)
     os.close(messages[1])
     os.close(said[1])
     ended = _wait(pid, messages[0], said[0], limits)
@@ -90,10 +93,13 @@ def run_limited(work: Callable[[Callable[[str], None]], T], limits: Limits, labe
     raise _failure(ended, limits, label)
 
 
-def _child(work: Callable[[Callable[[str], None]], Any], limits: Limits, writing: int, said: int) -> None:
+def _child(work: Callable[[Callable[[str], None]], Any], limits: Limits, writing: int, said: int,
+           close: Path | None) -> None:
     code = 0
     try:
         _die_with_parent()
+        if close is not None:
+            _close_copies(close)
         _keep_python_stderr()
         os.dup2(said, 2)
         os.close(said)
@@ -115,6 +121,18 @@ def _child(work: Callable[[Callable[[str], None]], Any], limits: Limits, writing
             except Exception:  # a closed stream cannot stop the exit
                 code = 1
         os._exit(code)  # no atexit handlers, no pytest teardown: they are the parent's
+
+
+def _close_copies(path: Path) -> None:
+    """Close the descriptors this process has open on `path` (Linux's /proc; elsewhere nothing is closed)."""
+    target = os.path.realpath(path)
+    folder = "/proc/self/fd"
+    for name in os.listdir(folder) if os.path.isdir(folder) else []:
+        try:
+            if os.readlink(f"{folder}/{name}") == target:
+                os.close(int(name))
+        except OSError:
+            pass  # closed meanwhile (the listing's own descriptor)
 
 
 def _keep_python_stderr() -> None:

@@ -37,9 +37,9 @@ def check_value_sizes(model: onnx.ModelProto, label: str, budget: int | None,
         if node is None or node.op_type == "Constant" or not info.type.HasField("tensor_type") \
                 or not tensor.HasField("shape"):
             continue
-        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
-        if any(d is None or d < 0 for d in dims):
+        if not all(d.HasField("dim_value") and d.dim_value >= 0 for d in tensor.shape.dim):
             continue  # known at run time only: the address-space limit's
+        dims = [int(d.dim_value) for d in tensor.shape.dim]
         size = math.prod(dims) * _itemsize(tensor.elem_type)
         if size > budget:
             name = f"{node.name!r} ({node.op_type})" if node.name else f"an unnamed {node.op_type}"
