@@ -7,8 +7,9 @@ token)[:8] and the network HMAC-SHA256(secret, "network" + prefix)[:8]: the secr
 kept in the database, so counts survive restarts while neither the token nor an address or prefix is written.
 
 A network creates at most `network_groups` groups an hour; when the store is full, a new group takes the
-place of a group with fewer than k networks (of the network that made the most groups, oldest first) and is
-refused when there is none: a flood from one network never evicts an established group.
+place of a group with fewer than k networks (its own network's first, then those of the network with the most
+groups; oldest first) and is refused when there is none: a flood from one network never evicts an established
+group, and replaces its own young groups before anyone else's.
 
 Versioned by sqlite's `PRAGMA user_version` (SCHEMA_VERSION): a file of an older version keeps its secret and
 report count, and its votes are dropped (version 1 counted tokens, not networks: they cannot be carried over).
@@ -175,9 +176,9 @@ class FleetStore:
 
     def _room_for_a_group(self, db: sqlite3.Connection, network: bytes, now: float) -> bool:
         """Whether `network` may create a group now: under its hourly share, and with room in the store, made if
-        need be by evicting groups that have no verdict yet (fewer than k networks), first those of the network
-        with the most groups, oldest first. Groups with k networks are never evicted: when the store holds only
-        those, a new group is refused until votes age out."""
+        need be by evicting groups that have no verdict yet (fewer than k networks): first the network's own, then
+        those of the network with the most groups; oldest first. Groups with k networks are never evicted: when
+        the store holds only those, a new group is refused until votes age out."""
         made = db.execute("SELECT COUNT(*) FROM groups WHERE creator = ? AND created > ?",
                           (network, now - HOUR)).fetchone()[0]
         if made >= self.network_groups:
@@ -187,7 +188,8 @@ class FleetStore:
             return True
         gone = [row[0] for row in db.execute(
             "SELECT g.id FROM groups g JOIN (SELECT creator, COUNT(*) AS made FROM groups GROUP BY creator) c "
-            "ON c.creator = g.creator WHERE g.networks < ? ORDER BY c.made DESC, g.seen LIMIT ?", (self.k, over))]
+            "ON c.creator = g.creator WHERE g.networks < ? ORDER BY g.creator = ? DESC, c.made DESC, g.seen LIMIT ?",
+            (self.k, network, over))]
         db.executemany("DELETE FROM votes WHERE group_id = ?", [(g,) for g in gone])
         db.executemany("DELETE FROM groups WHERE id = ?", [(g,) for g in gone])
         return len(gone) == over
