@@ -345,8 +345,9 @@ SETTINGS = [
             "Days a fleet vote counts; older ones are dropped.", check=_positive),
     Setting("fleet_max_groups", 20000, _positive,
             "Most fleet groups (file, runtime, device class) kept. When full, a new group replaces one with fewer "
-            "than k networks (of the network that made the most groups, oldest first); groups with k networks are "
-            "never evicted, and a new group is refused while only those are left.", check=_positive),
+            "than k networks (its own network's first, then the network with the most groups'; oldest first); "
+            "groups with k networks are never evicted, and a new group is refused while only those are left.",
+            check=_positive),
     Setting("fleet_network_groups", 100, _positive,
             "Fleet groups one network (IPv4 /24, IPv6 /48) may create an hour; results that would create more "
             "are not folded (the report is still answered 202 with the count folded).", check=_positive),
