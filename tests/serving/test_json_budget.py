@@ -139,3 +139,28 @@ def test_text_that_stops_being_json_stops_the_count():
     for text in (b'{"a": 1}' + b'{"b": 1}' * 10, b'{"a": [}' + b'{"b": 1}' * 10, b'{"a" "b"' + b',"c":1' * 10,
                  b'{1: 2' + b',"c":1' * 10):
         check(text, budget)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096, 1 << 20])
+def test_chunks_of_any_size_count_the_same_as_the_whole(chunk):
+    text = json.dumps({"id": "a:b", "inputs": [
+        {"name": "x", "shape": [3000, 2, 2], "datatype": "FP32", "data": [[[1.5, 2], [3, 4e5]]] * 3000},
+        {"name": "s", "shape": [2], "datatype": "BYTES", "data": ["{", "]:"]},
+        {"name": "f", "shape": [40000], "datatype": "FP32", "data": [0.25] * 40000}],
+        "outputs": [{"name": "y", "parameters": {"binary_data": True}}]}).encode()
+    scanner = Scanner(WIDE)
+    for start in range(0, len(text), chunk):
+        scanner.feed(text[start : start + chunk])
+    assert (scanner.keys, scanner.objects, scanner.string_bytes) == counted(text) == (18, 6, 182)
+    shallow = Scanner(Budget(keys=100, objects=100, depth=5, string_bytes=None))  # x's data nests 6 deep
+    with pytest.raises(BudgetExceeded, match="depth"):
+        for start in range(0, len(text), chunk):
+            shallow.feed(text[start : start + chunk])
+
+
+def test_a_long_scalar_value_split_across_chunks_leaves_the_next_key_a_key():
+    text = b'{"a": ' + b"1" * 3_000_000 + b", " + b",".join(b'"k%d":0' % index for index in range(1000)) + b"}"
+    scanner = Scanner(Budget(keys=100, objects=10, depth=5, string_bytes=None))
+    with pytest.raises(BudgetExceeded, match="keys"):
+        for start in range(0, len(text), 1 << 20):
+            scanner.feed(text[start : start + (1 << 20)])

@@ -19,13 +19,15 @@ import functools
 import re
 from dataclasses import dataclass
 
-# Runs of bytes that can never be structure: numbers, literals, commas, whitespace (and, in text that is no
-# JSON, anything else). Possessive (`++`, `*+`): a failed match never backtracks into what it has passed.
-# Number bytes first: a positive class runs at about twice the speed of the negated one.
-_SCALARS = rb"[-+.0-9eE, \t\r\n]++|[^\"{}\[\]:]++"
+# Bytes that can never be structure (numbers, literals, commas, whitespace; in text that is no JSON, whatever
+# else), as one run: every byte but `"{}[]:` written as ranges, since `re` runs a positive class about twice as
+# fast as the same class negated. Possessive (`*+`): a failed match never backtracks.
+_SCALARS = rb"[\x00-\x21\x23-\x39\x3b-\x5a\x5c\x5e-\x7a\x7c\x7e-\xff]*+"
 _STRING = rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
 _STRING_REST = re.compile(rb'(?s)[^"\\]*+(?:\\.[^"\\]*+)*+')  # a string's bytes up to its closing quote
 _SPACE = re.compile(rb"[ \t\r\n]*+")
+_NOT_IN_ARRAYS = [b'"', b"{", b"}", b":"]  # what an array of numbers never holds
+_SCALAR_BYTES = bytes(byte for byte in range(256) if byte not in b"[]")
 _OBJECT, _ARRAY = ord("{"), ord("[")
 _CLOSERS = {ord("}"): _OBJECT, ord("]"): _ARRAY}
 
@@ -53,13 +55,20 @@ class BudgetExceeded(Exception):
         self.offset = offset
 
 
+def _skip(items: list[bytes]) -> bytes:
+    """Runs of scalars with any of `items` between them."""
+    if not items:
+        return _SCALARS
+    return _SCALARS + rb"(?:(?:" + b"|".join(items) + b")" + _SCALARS + rb")*+"
+
+
 @functools.cache
 def _array(levels: int, strings: bool) -> bytes:
     """An array of scalars (and strings, if `strings`) nested at most `levels` deep, as one pattern."""
-    items = _SCALARS + (b"|" + _STRING if strings else b"")
-    pattern = rb"\[(?:" + items + rb")*+\]"
+    others = [_STRING] if strings else []
+    pattern = rb"\[" + _skip(others) + rb"\]"
     for _ in range(levels - 1):
-        pattern = rb"\[(?:" + items + b"|" + pattern + rb")*+\]"
+        pattern = rb"\[" + _skip([pattern, *others]) + rb"\]"
     return pattern
 
 
@@ -67,12 +76,10 @@ def _array(levels: int, strings: bool) -> bytes:
 def _run(in_array: bool, levels: int, strings: bool) -> re.Pattern[bytes]:
     """What can be skipped in one match at this point: scalars and whole arrays that fit in the depth left;
     inside an array also strings (never keys there) when they are not counted."""
-    items = [_SCALARS]
+    items = [_array(levels, strings)] if levels > 0 else []
     if in_array and strings:
         items.append(_STRING)
-    if levels > 0:
-        items.append(_array(levels, strings))
-    return re.compile(rb"(?s)(?:" + b"|".join(items) + rb")*+")
+    return re.compile(rb"(?s)" + _skip(items))
 
 
 class Scanner:
@@ -92,11 +99,29 @@ class Scanner:
         self._stopped = False  # past the end of the JSON (or of what is JSON): the parser refuses the rest
         self._skip_strings = budget.string_bytes is None
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> None:
+    def feed(self, chunk: bytes | bytearray) -> None:
         if self._stopped:
             return
-        data = self._tail + bytes(chunk) if self._tail else chunk
+        data = self._tail + chunk if self._tail else chunk
         self._tail = b""
+        in_array = self._stack and self._stack[-1] == _ARRAY and not (self._in_string or self._after_string)
+        if in_array and all(data.find(byte) < 0 for byte in _NOT_IN_ARRAYS):
+            # Inside an array, only scalars and brackets (the middle of a tensor's data, most of a large body):
+            # memchr found no other structure, and the brackets alone, a few percent of the bytes, say all there
+            # is to count, at a fraction of the pattern's time.
+            start = self._offset
+            if data.find(b"[") < 0 and data.find(b"]") < 0:  # scalars alone: nothing to count
+                self._offset = start + len(data)
+                return
+            try:
+                self._scan(data.translate(None, _SCALAR_BYTES))
+            except BudgetExceeded as over:
+                raise BudgetExceeded(over.what, over.limit, start + len(data)) from None
+            self._offset = start + len(data)
+            return
+        self._scan(data)
+
+    def _scan(self, data: bytes | bytearray) -> None:
         end, pos = len(data), 0
         while pos < end and not self._stopped:
             if self._in_string:
@@ -177,7 +202,7 @@ class Scanner:
         return pos
 
 
-def check(text: bytes | bytearray | memoryview, budget: Budget) -> Scanner:
+def check(text: bytes | bytearray, budget: Budget) -> Scanner:
     """The whole text at once: the Scanner that read it (its counts), or BudgetExceeded."""
     scanner = Scanner(budget)
     scanner.feed(text)
