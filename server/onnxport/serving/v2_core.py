@@ -18,7 +18,7 @@ import uuid
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import IO, Any
 from urllib.parse import urlsplit
 
 from onnxport import __version__
@@ -156,7 +156,7 @@ def model_ready(state: State, model: str, version: str | None = None) -> Reply:
     return json_reply({"name": model, "version": version, "ready": True})
 
 
-def infer(state: State, model: str, version: str | None, mimetype: str, headers, body: bytes | BinaryIO,
+def infer(state: State, model: str, version: str | None, mimetype: str, headers, body: bytes | IO[bytes],
           sizes: list[int] | None = None) -> Reply:
     """headers: the request's (case-insensitive .get); body: its bytes or a stream of them (read in chunks
     here); sizes, if given, hears the decoded body's size."""
@@ -189,7 +189,7 @@ def _served_version(state: State, model: str, version: str | None) -> str | None
         return None
 
 
-def _infer(state: State, model: str, version: str | None, mimetype: str, headers, body: bytes | BinaryIO,
+def _infer(state: State, model: str, version: str | None, mimetype: str, headers, body: bytes | IO[bytes],
            sizes: list[int] | None, timing: statistics.Timing) -> Reply:
     if mimetype not in ACCEPTED_TYPES:
         raise ApiError(415, f"Content-Type {mimetype!r} is not accepted; send application/json "
@@ -251,7 +251,7 @@ def header_length(raw: str | None) -> int | None:
     return int(raw)
 
 
-def read_body(source: bytes | BinaryIO, encoding: str, limit: int, budget: protocol.RequestBudget,
+def read_body(source: bytes | IO[bytes], encoding: str, limit: int, budget: protocol.RequestBudget,
               header_length: int | None, sizes: list[int] | None = None) -> bytearray:
     """The body, read CHUNK bytes at a time (decompressed when the client compressed it, as tritonclient can),
     within the byte limit, its JSON header checked against the budget as it comes: a hostile header is
@@ -278,7 +278,7 @@ def read_body(source: bytes | BinaryIO, encoding: str, limit: int, budget: proto
     return out
 
 
-def _decoded(stream: BinaryIO, encoding: str) -> Iterator[bytes]:
+def _decoded(stream: IO[bytes], encoding: str) -> Iterator[bytes]:
     """The body's bytes, CHUNK at a time: a gzip bomb is stopped by the caller at the limit plus CHUNK."""
     encoding = encoding.lower()
     if not encoding or encoding == "identity":

@@ -117,7 +117,7 @@ def prepare_import(request: ImportRequest, key: str, step: Progress) -> Prepared
         model, upgraded = _modernize(model, model_path)
         if cut:
             upgraded["texts_cut"] = cut[:20] + ([f"and {len(cut) - 20} more"] if len(cut) > 20 else [])
-        model = check_and_infer(model, str(model_path))
+        model = check_and_infer(model, str(model_path), request.max_value_bytes)
     specs = user_data.signature(model)
     input_names = [s.name for s in specs]
     output_names = [o.name for o in model.graph.output]
