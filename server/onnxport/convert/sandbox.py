@@ -21,6 +21,7 @@ what it maps close to what it uses, on any number of cores.
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import pickle
 import resource
@@ -74,6 +75,9 @@ def run_limited(work: Callable[[Callable[[str], None]], T], limits: Limits, labe
     held back: printed after a success, the last of it quoted in the one line of a death, dropped after an error
     the child reported in its own words. Python's own sys.stderr (progress bars) goes straight through."""
     messages, said = os.pipe(), os.pipe()
+    # Garbage that holds native state (an onnxruntime session an earlier import left in a cycle) is freed here,
+    # where its library's threads exist; in the child its destructor would wait for threads a fork did not copy.
+    gc.collect()
     pid = os.fork()
     if pid == 0:  # the child: never returns
         os.close(messages[0])
@@ -96,6 +100,7 @@ def run_limited(work: Callable[[Callable[[str], None]], T], limits: Limits, labe
 def _child(work: Callable[[Callable[[str], None]], Any], limits: Limits, writing: int, said: int,
            close: Path | None) -> None:
     code = 0
+    gc.freeze()  # what the parent had is the parent's to free (see run_limited); the child never collects it
     try:
         _die_with_parent()
         if close is not None:
@@ -104,6 +109,7 @@ def _child(work: Callable[[Callable[[str], None]], Any], limits: Limits, writing
         os.dup2(said, 2)
         os.close(said)
         _cap_arenas()
+        _one_openmp_thread()
         if limits.memory:
             _lower(resource.RLIMIT_AS, limits.memory, limits.memory)
         if limits.cpu:
@@ -170,6 +176,22 @@ def _cap_arenas() -> None:
         ctypes.CDLL(None).mallopt(_M_ARENA_MAX, ARENAS)
     except (OSError, AttributeError):
         pass  # not glibc: its allocator has its own rules
+
+
+def _one_openmp_thread() -> None:
+    """A fork of a process whose OpenMP runtime has run a parallel region (LightGBM trained in a notebook or a
+    test, then `onnxport import` called in the same process) deadlocks at its next one: GNU OpenMP's pool threads
+    are not in the child. A region of one thread never uses the pool. The command line has loaded no OpenMP when
+    it forks, so there the native parsers keep every core."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    if not any(library["user_api"] == "openmp" for library in threadpool_info()):
+        return
+    threadpool_limits(1, user_api="openmp")
+    lightgbm = sys.modules.get("lightgbm")
+    set_max = getattr(getattr(getattr(lightgbm, "basic", None), "_LIB", None), "LGBM_SetMaxThreads", None)
+    if set_max is not None:  # its thread count, once a training set it, overrides OpenMP's (lightgbm >= 4.6)
+        set_max(ctypes.c_int(1))
 
 
 def _send(writing: int, message: tuple[str, Any]) -> None:
