@@ -154,15 +154,15 @@ export class Client {
   /**
    * The plan load() would follow on this device, without loading anything.
    * @param {string} name
-   * @param {Pick<LoadOptions, "runtime" | "variant" | "form" | "verify">} [pins]
+   * @param {Pick<LoadOptions, "runtime" | "variant" | "form" | "verify" | "expectedRuns">} [pins]
    * @returns {Promise<Plan>}
    */
-  async plan(name, { runtime = "", variant = "", form = "", verify = "first-use" } = {}) {
+  async plan(name, { runtime = "", variant = "", form = "", verify = "first-use", expectedRuns } = {}) {
     const [model, device, bench, conformance, fleet, cached] = await Promise.all([
       this.model(name), probe(), this.bench(), this.conformance(), this.fleet(), cachedUrls(),
     ]);
     return buildPlan(model, device, {
-      pin: { runtime, variant, form }, bench, conformance, fleet, cached, verify, ortVersion: ORT_WEB_VERSION,
+      pin: { runtime, variant, form }, bench, conformance, fleet, cached, verify, expectedRuns, ortVersion: ORT_WEB_VERSION,
       fileUrl: (file) => this.fileUrl(file),
     });
   }
@@ -198,11 +198,11 @@ export class Client {
   // runtime's {runtime, version, threads, initMs}, or null when the plan starts on the server.
   /**
    * @param {string} name
-   * @param {Pick<LoadOptions, "runtime" | "variant">} [pins]
+   * @param {Pick<LoadOptions, "runtime" | "variant" | "expectedRuns">} [pins]
    * @returns {Promise<{runtime: string, version: string|null, threads: number, initMs: number} | null>}
    */
-  async startAhead(name, { runtime = "", variant = "" } = {}) {
-    const { steps } = await this.plan(name, { runtime, variant });
+  async startAhead(name, { runtime = "", variant = "", expectedRuns } = {}) {
+    const { steps } = await this.plan(name, { runtime, variant, expectedRuns });
     const step = steps.find((s) => inBrowser(s.runtime));
     return step ? this.startRuntime(step.key) : null;
   }
@@ -238,7 +238,7 @@ export class Client {
     };
   }
 
-  // options: runtime / variant (pins), verify: first-use | always | off, and hooks
+  // options: runtime / variant (pins), verify: first-use | always | off, expectedRuns (the plan's), and hooks
   // onProgress(received, total, source), onStep(step), onFailure(step, error), onNote(text).
   /**
    * Loads a model where it runs best on this device, verified, falling back step by step.
