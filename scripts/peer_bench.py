@@ -115,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
             cores_override = threads if pinned and threads > 1 and threads != min(4, cores) else None
             bench = browser_run.BenchPage(playwright, url, cores=cores_override)
             try:
-                print(f"cold starts: {args.rounds} rounds x {len(sides)} sides (+ onnxport's load())", flush=True)
+                also = " (+ onnxport's load())" if pinned else ""
+                print(f"cold starts: {args.rounds} rounds x {len(sides)} sides{also}", flush=True)
                 browser_run.cold_starts(bench, sides, rounds=args.rounds, text=TEXTS[0], results=results,
                                         load_too=pinned)
                 print(f"warm: {args.rounds} rounds of {RUNS[1]} batch-1 and {RUNS[8]} batch-8 calls per side",
