@@ -85,7 +85,7 @@ async function onnxportLoad(variant) {
   const model = await connected.load(OX_MODEL, variant === "default" ? {} : { runtime: "wasm", variant });
   const entry = await connected.model(OX_MODEL);
   return {
-    info: { version: null, threads: model.choice.threads, key: model.choice.key, variant: model.choice.variant,
+    info: { version: model.session?.info?.version ?? null, threads: model.choice.threads, key: model.choice.key, variant: model.choice.variant,
       runtime: model.choice.runtime, bytes: entry.variants[model.choice.variant]?.bytes ?? null, why: model.choice.why },
     threads: () => model.choice.threads,
     settle: async () => {
