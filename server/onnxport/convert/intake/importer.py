@@ -333,13 +333,16 @@ def _check_external_sizes(model: onnx.ModelProto, model_path: Path) -> None:
     """No external-data file larger than what its tensors declare: a tensor without a length is read to the
     file's end, and a sparse 64 GiB file was read whole (a MemoryError)."""
     extents: dict[Path, tuple[int | None, str]] = {}  # file -> (how far its tensors reach, None: to its end)
+    root = model_path.parent.resolve()
     for tensor in _all_tensors(model):
         if not uses_external_data(tensor):
             continue
         location = next((e.value for e in tensor.external_data if e.key == "location"), "")
         target = model_path.parent / location
-        if not location or not target.is_file():
-            continue  # _load_external_data names what is wrong
+        # A file outside the folder is never looked at, not even its size: _load_external_data refuses it.
+        if not location or Path(location).is_absolute() or not target.resolve().is_relative_to(root) \
+                or not target.is_file():
+            continue
         reach, _ = extents.get(target, (0, location))
         end = _external_end(tensor)
         extents[target] = (None if reach is None or end is None else max(reach, end), location)
