@@ -89,7 +89,10 @@ def test_a_check_stopped_mid_page_by_its_time_keeps_the_rows_it_has(check_cli, r
     assert code == 3, f"exit {code}\n{out}\n{err}"
     assert_incomplete_line(err, "the check's time limit (10 s, --timeout) ran out in chromium")
     assert report["incomplete"] == "the check's time limit (10 s, --timeout) ran out in chromium"
-    assert len(rows) < 32 and all(r["status"] == "pass" for r in rows), rows
+    # SwiftShader has no shader-f16: fp16's WebGPU rows are skipped up front, the rest of what ran passed.
+    unfinished = [(r["variant"], r["runtime"], r["status"], r.get("reason")) for r in rows if r["status"] != "pass"
+                  and not (r["status"] == "skipped" and r["runtime"] == "webgpu" and "shader-f16" in r["reason"])]
+    assert len(rows) < 32 and not unfinished, unfinished
     assert err.count("  [chromium] ") == len(rows)  # every row streamed is in the report, and only those
     assert not [r for r in rows if r["runtime"] in ("preprocessing", "answers")]  # the page did not finish
 

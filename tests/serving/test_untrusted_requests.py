@@ -66,7 +66,8 @@ def test_300000_empty_inputs_are_refused_while_parsing(demo_server):
 def test_more_inputs_than_the_model_has_are_refused_before_validation(demo_server):
     inputs = [{**IRIS_ROW, "name": f"x{index}"} for index in range(5_000)]
     status, body, _ = post(demo_server.base_url, "/v2/models/iris/infer", json.dumps({"inputs": inputs}))
-    assert status == 400 and body["error"].startswith("field 'inputs': 5,000 inputs; this model has 1"), body
+    # The JSON's cost stops it first: the keys of 5,000 inputs are far past what a request for iris can hold.
+    assert status == 400 and "JSON keys" in body["error"] and "'iris' (1 input, 2 outputs)" in body["error"], body
 
 
 def test_100000_short_texts_are_refused_by_the_row_budget(demo_server):

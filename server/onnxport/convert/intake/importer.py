@@ -84,9 +84,8 @@ def _external_data_files(model_path: Path) -> list[Path]:
     locations = {
         e.value for t in _all_tensors(model) if uses_external_data(t) for e in t.external_data if e.key == "location"
     }
-    root = model_path.parent.resolve()
     # Only files inside the folder: prepare_import refuses the others before reading them.
-    files = [p for p in (model_path.parent / loc for loc in locations if loc) if p.resolve().is_relative_to(root)]
+    files = [model_path.parent / loc for loc in locations if _inside_folder(model_path.parent, loc) is not None]
     _check_external_sizes(model, model_path)  # before hashing them: a sparse 64 GiB file takes minutes to read
     return files
 
@@ -307,16 +306,15 @@ def _check_opsets(model: onnx.ModelProto, model_path: Path) -> None:
 
 
 def _load_external_data(model: onnx.ModelProto, folder: Path, model_path: Path) -> None:
-    root = folder.resolve()
     for tensor in _all_tensors(model):
         if not uses_external_data(tensor):
             continue
         location = next((e.value for e in tensor.external_data if e.key == "location"), "")
-        target = (folder / location).resolve()
-        if not location or Path(location).is_absolute() or not target.is_relative_to(root):
+        target = _inside_folder(folder, location)
+        if target is None:
             raise ModelFileError(
                 f"{model_path}: external data {location!r} of tensor {tensor.name!r} "
-                f"is outside the model's folder {root}; refusing to read it"
+                f"is outside the model's folder {folder.resolve()}; refusing to read it"
             )
         if not target.is_file():
             raise ModelFileError(f"{model_path}: external data file {location!r} of tensor {tensor.name!r} is missing")
@@ -329,6 +327,15 @@ def _load_external_data(model: onnx.ModelProto, folder: Path, model_path: Path) 
         raise ModelFileError(f"{model_path}: cannot read its external data: {exc}") from exc
 
 
+def _inside_folder(folder: Path, location: str) -> Path | None:
+    """The resolved path of an external-data location, or None when it is empty, absolute or leads out of
+    `folder` (by `..` or a symlink)."""
+    if not location or Path(location).is_absolute():
+        return None
+    target = (folder / location).resolve()
+    return target if target.is_relative_to(folder.resolve()) else None
+
+
 def _check_external_sizes(model: onnx.ModelProto, model_path: Path) -> None:
     """No external-data file larger than what its tensors declare: a tensor without a length is read to the
     file's end, and a sparse 64 GiB file was read whole (a MemoryError)."""
@@ -338,8 +345,9 @@ def _check_external_sizes(model: onnx.ModelProto, model_path: Path) -> None:
             continue
         location = next((e.value for e in tensor.external_data if e.key == "location"), "")
         target = model_path.parent / location
-        if not location or not target.is_file():
-            continue  # _load_external_data names what is wrong
+        # A file outside the folder is never looked at, not even its size: _load_external_data refuses it.
+        if _inside_folder(model_path.parent, location) is None or not target.is_file():
+            continue
         reach, _ = extents.get(target, (0, location))
         end = _external_end(tensor)
         extents[target] = (None if reach is None or end is None else max(reach, end), location)
