@@ -74,13 +74,11 @@ function candidate(model, variant, runtime, device, context) {
   const record = model.variants[variant];
   const row = runtimeRow(runtime);
   // key: the tolerance and check name; on WebAssembly, the thread count measured to pay (threads.js)
-  const threading = threadChoice(runtime, record, device, { bench: context.bench, fleet: context.fleet, model, variant });
-  const { key, threads } = threading;
-  let { why: threadsWhy, trial } = threading;
-  const failedThreads = trial && remembered(record.sha256, trial.key, context.ortVersion, device);
-  if (failedThreads && !failedThreads.ok) {
-    [trial, threadsWhy] = [null, `one thread: on ${trial.threads} threads, ${failedThreads.reason} (verified ${failedThreads.at.slice(0, 10)})`];
-  }
+  const threading = threadChoice(runtime, record, device, {
+    bench: context.bench, fleet: context.fleet, model, variant,
+    failed: (k) => knownFailure(record.sha256, k, device, context),
+  });
+  const { key, threads, why: threadsWhy, trial } = threading;
   // Before any download: a session with an operator its bundle has no kernel for cannot be created.
   // A form with every kernel here (gemm) is then the step's only file, if it is not known to fail here.
   const noKernel = missingKernelReason(runtime, record.operator_types);

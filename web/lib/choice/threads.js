@@ -42,12 +42,14 @@ const DAY_MS = 86_400_000;
  * @param {{sha256: string, speed?: {native_ms?: number}}} record the file (the variant as built: its forms are
  *   the same arithmetic)
  * @param {import("./probe.js").Device} device
- * @param {{bench?: object, fleet?: object, model?: {name: string}, variant?: string, now?: number}} [context] the
- *   fleet's medians (fleet.js) or the repository's bench rows for both keys on this kind of device decide as a
- *   trial would; now: the clock remembered trials are aged by
+ * @param {{bench?: object, fleet?: object, model?: {name: string}, variant?: string, now?: number,
+ *   failed?: (key: string) => string|null}} [context] the fleet's medians (fleet.js) or the repository's bench rows
+ *   for both keys on this kind of device decide as a trial would; now: the clock remembered trials are aged by;
+ *   failed: why the file is known to fail on a key here (the plan's knownFailure: onnxport check, the fleet, this
+ *   browser's verification), null where it is not
  * @returns {{key: string, threads: number, why: string|null, trial: {key: string, threads: number}|null}}
  */
-export function threadChoice(runtime, record, device, { bench = null, fleet = null, model, variant, now = Date.now() } = {}) {
+export function threadChoice(runtime, record, device, { bench = null, fleet = null, model, variant, now = Date.now(), failed } = {}) {
   const one = oneThread(runtime);
   if (!one) return { ...placed(runtime, device), why: null, trial: null };
   const ceiling = threadCeiling(device);
@@ -67,18 +69,18 @@ export function threadChoice(runtime, record, device, { bench = null, fleet = nu
     const [manyMs, oneMs] = [runtime, one].map(msOf);
     return typeof manyMs === "number" && typeof oneMs === "number" ? { oneMs, manyMs } : null;
   };
+  // One count known to fail here and the other not: no trial, nor a remembered one, decides between a wrong
+  // result and a right one.
+  const failedOn = failed ?? ((key) => fleetFailure(fleet, record.sha256, key, device));
+  const [oneFailed, manyFailed] = [one, runtime].map(failedOn);
+  if (oneFailed && !manyFailed) return { ...many, why: `${ceiling.threads} threads: on one thread, ${oneFailed}` };
+  if (manyFailed && !oneFailed) return { ...single, why: `one thread: on ${ceiling.threads} threads, ${manyFailed}` };
   // The file's own trial first (both sides ran the same inputs; the speeds' running means mix a user's inputs).
   const remembered = trials(device);
   const own = remembered.files?.[record.sha256];
   if (own) {
     const why = `${trialWhy(own)} (this file's trial, ${own.at.slice(0, 10)})`;
     return stale(own, now) ? rechecked(own.threads, `${why}; measured again after this load, ${RECHECK_DAYS} days on`) : { ...on(own.threads), why };
-  }
-  // One thread failed verification on devices of this class, and the page's threads did not: no trial decides
-  // between a wrong result and a right one.
-  const oneFailed = fleetFailure(fleet, record.sha256, one, device);
-  if (oneFailed && !fleetFailure(fleet, record.sha256, runtime, device)) {
-    return { ...many, why: `${ceiling.threads} threads: one thread ${oneFailed}` };
   }
   const byFleet = bothOf((key) => fleetTimes(fleet, record.sha256, key, device)?.warm_run_ms?.median);
   if (byFleet) return chosen(byFleet.oneMs, byFleet.manyMs, "(the fleet's medians on this device class)");
