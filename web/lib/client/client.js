@@ -251,6 +251,8 @@ export class Client {
     const verify = options.verify ?? "first-use";
     if (!VERIFY_MODES.includes(verify)) throw new Error(`verify must be one of ${VERIFY_MODES.join(", ")}, got ${JSON.stringify(verify)}`);
     const model = await this.model(name);
+    // The pipeline's files (a tokenizer) download beside the model's, not after it: its first answer waits for both.
+    this.#pipelineOf(model)?.().catch(() => {}); // a failure is the first pipeline call's to report
     const plan = await this.plan(name, { ...options, verify });
     const attempts = [];
     const brokenRuntimes = new Set();
@@ -292,6 +294,7 @@ export class Client {
         pipeline: this.#pipelineOf(model) });
     }
     const file = { model: model.name, variant: step.variant, form: step.form ?? null, sha256: record.sha256, key: step.key, threads: null };
+    if (verify !== "off") this.#readAhead(model, step, record);
     let opened;
     try {
       opened = await this.session(record, step.key, { onProgress: options.onProgress, spare: Boolean(step.trial) });
@@ -374,6 +377,13 @@ export class Client {
       }
     }
     return reportResult(file, "pass", verification, times);
+  }
+
+  // What a first-use verification reads (a few KB: references, the tolerance table), fetched beside the model's
+  // bytes rather than after its session; read once per client, a failure is the verification's to report.
+  #readAhead(model, step, record) {
+    const fp32 = model.variants.fp32;
+    Promise.all([this.reference(record), this.tolerances(), ...(fp32 && fp32 !== record ? [this.reference(fp32)] : [])]).catch(() => {});
   }
 
   /** First-use verification (verify.js), the references read through this client. */
