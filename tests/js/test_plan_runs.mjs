@@ -64,7 +64,7 @@ test("the default expects enough runs that the warm run decides: int8-dynamic ov
 test("on the priors alone (a fresh page: nothing measured, no bench), the default still takes int8-dynamic", () => {
   const p = plan();
   assert.equal(first(p).variant, "int8-dynamic", describe(p));
-  assert.match(first(p).why, /\(prior: native 6\.763 ms at build time, .*not measured yet\) x 1000 expected runs/);
+  assert.match(first(p).why, /\(prior: native 6\.8 ms at build time, .*not measured yet\) x 1000 expected runs/);
   assert.match(first(p).why, /over int4: its \S+ ms faster run x 1000 expected runs \(\S+ s\) outweighs int4's 6\.3 MB smaller download/);
 });
 

@@ -132,7 +132,7 @@ function warmRun(step, device, own, row, fleet) {
   const native = step.record.speed?.native_ms;
   const guess = prior(step.key, device);
   if (typeof native === "number" && guess) {
-    return { ms: native * guess.factor + guess.overheadMs, source: `prior: native ${native.toFixed(3)} ms at build time, ${guess.why}; not measured yet`, measured: false, prior: true };
+    return { ms: native * guess.factor + guess.overheadMs, source: `prior: native ${formatMs(native)} at build time, ${guess.why}; not measured yet`, measured: false, prior: true };
   }
   return { ms: Infinity, source: "never measured, and no build-time figure for a prior", measured: false };
 }

@@ -294,7 +294,7 @@ export class Client {
         pipeline: this.#pipelineOf(model) });
     }
     const file = { model: model.name, variant: step.variant, form: step.form ?? null, sha256: record.sha256, key: step.key, threads: null };
-    if (verify !== "off") this.#readAhead(model, step, record);
+    if (verify !== "off") this.#readAhead(model, record);
     let opened;
     try {
       opened = await this.session(record, step.key, { onProgress: options.onProgress, spare: Boolean(step.trial) });
@@ -381,7 +381,7 @@ export class Client {
 
   // What a first-use verification reads (a few KB: references, the tolerance table), fetched beside the model's
   // bytes rather than after its session; read once per client, a failure is the verification's to report.
-  #readAhead(model, step, record) {
+  #readAhead(model, record) {
     const fp32 = model.variants.fp32;
     Promise.all([this.reference(record), this.tolerances(), ...(fp32 && fp32 !== record ? [this.reference(fp32)] : [])]).catch(() => {});
   }
