@@ -251,9 +251,9 @@ export class Client {
     const verify = options.verify ?? "first-use";
     if (!VERIFY_MODES.includes(verify)) throw new Error(`verify must be one of ${VERIFY_MODES.join(", ")}, got ${JSON.stringify(verify)}`);
     const model = await this.model(name);
+    const plan = await this.plan(name, { ...options, verify });
     // The pipeline's files (a tokenizer) download beside the model's, not after it: its first answer waits for both.
     this.#pipelineOf(model)?.().catch(() => {}); // a failure is the first pipeline call's to report
-    const plan = await this.plan(name, { ...options, verify });
     const attempts = [];
     const brokenRuntimes = new Set();
     const results = []; // the fleet report's: every step verified here, passed or failed
