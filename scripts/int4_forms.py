@@ -135,10 +135,10 @@ class Judge:
         candidates = nbits.candidates(self.fp32)
         ranked = node_errors.introduced_errors(self.fp32, model, self.golden[:2], candidates)
         ranking = [node for node, _ in ranked if node in candidates]
-        found = fallback.search(ranking, len(candidates), lambda kept: self._try(form, kept))
+        found = fallback.search(ranking, len(candidates), lambda kept: self._try(form, kept), nbits.FALLBACK_SHARE)
         if found.best is None:  # the build's second search: the candidates in graph order
             in_order = [n.name for n in self.fp32.graph.node if n.name in candidates]
-            found = fallback.search(in_order, len(candidates), lambda kept: self._try(form, kept))
+            found = fallback.search(in_order, len(candidates), lambda kept: self._try(form, kept), nbits.FALLBACK_SHARE)
         if found.best is None:
             return model, (), first, first  # not served by the build: measured as made, marked by its cosine
         best, cosine = found.best
