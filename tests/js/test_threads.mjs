@@ -7,7 +7,7 @@ import { beforeEach, test } from "node:test";
 import { storage } from "./helpers/memory-storage.mjs";
 
 const { decide, DECISIVE_MS, RECHECK_DAYS, rememberTrial, threadChoice, trialRuns, trials } = await import("../../web/lib/choice/threads.js");
-const { BUDGET_MS, coinTail, enough, MAX_PAIRS, pairedVerdict, trialOutcome, WARMUP_RUNS } = await import("../../web/lib/choice/paired-runs.js");
+const { BUDGET_MS, coinTail, enough, MAX_PAIRS, MAX_WARMUP_RUNS, pairedVerdict, trialOutcome, WARMUP_MS, WARMUP_RUNS, warmedUp } = await import("../../web/lib/choice/paired-runs.js");
 const { buildPlan } = await import("../../web/lib/choice/plan.js");
 const { ownSpeed } = await import("../../web/lib/memory/speeds.js");
 
@@ -159,14 +159,22 @@ test("a trial: warm-up runs that do not count, then pairs alternating A B, B A u
   const single = scripted("one", () => 70, order, 1);
   const many = scripted("many", (n) => (n === 1 ? 900 : 40), order);
   const result = await trialRuns({ single, many, inputs: {}, sha256: "sha-x", keys: { single: "wasm-1t", many: "wasm" } });
-  const warmup = order.slice(0, 2 * WARMUP_RUNS);
-  assert.deepEqual(warmup, ["one", "many", "one", "many"]);
-  assert.deepEqual(order.slice(2 * WARMUP_RUNS), ["one", "many", "many", "one", "one", "many", "many", "one", "one", "many", "many", "one"]);
+  // Warm-up pairs until WARMUP_MS: 900 + 70, then 110 ms a pair.
+  const warmPairs = 1 + Math.ceil((WARMUP_MS - 970) / 110);
+  assert.deepEqual(order.slice(0, 2 * warmPairs), Array(warmPairs).fill(["one", "many"]).flat());
+  assert.deepEqual(order.slice(2 * warmPairs), ["one", "many", "many", "one", "one", "many", "many", "one", "one", "many", "many", "one"]);
   assert.deepEqual([result.pairs, result.votes, result.clear, result.oneMs, result.manyMs], [6, 6, "many", 70, 40]);
   assert.deepEqual(result.runs, { one: Array(6).fill(70), many: Array(6).fill(40) });
   assert.equal(ownSpeed("sha-x", "wasm").first_ms, 900, "a fresh session's first run is remembered as its first");
   assert.equal(ownSpeed("sha-x", "wasm").runs, 6, "warm-up runs are not remembered as warm runs");
   assert.equal(ownSpeed("sha-x", "wasm-1t").runs, 6);
+});
+
+test("warm-up: at least WARMUP_RUNS a side and WARMUP_MS in all, at most MAX_WARMUP_RUNS a side", () => {
+  assert.equal(warmedUp(WARMUP_RUNS - 1, 10 * WARMUP_MS), false);
+  assert.equal(warmedUp(WARMUP_RUNS, WARMUP_MS - 1), false);
+  assert.equal(warmedUp(WARMUP_RUNS, WARMUP_MS), true);
+  assert.equal(warmedUp(MAX_WARMUP_RUNS, 0), true, "sub-millisecond runs do not warm up forever");
 });
 
 test("a trial with no clear difference stops at MAX_PAIRS; one with long runs stops at its time budget", async () => {

@@ -9,9 +9,24 @@ import { MIN_GAIN } from "./cost.js";
 
 /** Both sides' runs before the first pair, which do not count: a fresh session's thread pool, JIT and allocator. */
 export const WARMUP_RUNS = 2;
+// ...and warm-up goes on until both sides together ran this long. Chromium compiles a hot wasm function again,
+// optimized, in the background once it has run a while: on 2 cores that compile takes the second thread's core.
+// minilm's N-thread runs were 1.5-3x their settled time over their first ~1 s of running (int8-dynamic: 17-36 ms,
+// then 8-11 ms; fp32: 14-59 ms, then 14-18 ms), and a trial of 2 warm-up runs chose one thread in every round.
+export const WARMUP_MS = 1500;
+/** A bound on each side's warm-up runs, for a model whose runs are too short to add up to WARMUP_MS soon. */
+export const MAX_WARMUP_RUNS = 40;
 export const MAX_PAIRS = 20;
-/** Timed runs (both sides, warm-up included) past which an undecided trial stops: the page's runs wait on it. */
+/** Timed runs (both sides, warm-up not included) past which an undecided trial stops: the page's runs wait on it. */
 export const BUDGET_MS = 5000;
+
+/**
+ * Whether a trial's warm-up is over, after `runs` warm-up runs on each side that took `spentMs` in all.
+ * @param {number} runs @param {number} spentMs
+ */
+export function warmedUp(runs, spentMs) {
+  return runs >= MAX_WARMUP_RUNS || (runs >= WARMUP_RUNS && spentMs >= WARMUP_MS);
+}
 /** The sign test's level, one-sided for the side the votes lean to (5% two-sided). */
 export const ALPHA = 0.025;
 

@@ -16,7 +16,7 @@ import { formatMs, ownSpeed, recordRun } from "../memory/speeds.js";
 import { forget, readJson, updateJson } from "../memory/store.js";
 import { benchRow, MIN_GAIN, prior } from "./cost.js";
 import { fleetFailure, fleetTimes } from "./fleet.js";
-import { enough, measuredWords, pairedVerdict, trialOutcome, WARMUP_RUNS } from "./paired-runs.js";
+import { enough, measuredWords, pairedVerdict, trialOutcome, warmedUp } from "./paired-runs.js";
 import { fingerprint, threadCeiling } from "./probe.js";
 import { oneThread, placed } from "./runtimes.js";
 
@@ -133,8 +133,8 @@ export function decide(oneMs, manyMs, threads) {
 }
 
 /**
- * A trial (see the header and paired-runs.js): each session warmed by WARMUP_RUNS runs that do not count (a
- * session's very first run is remembered as its first run), then paired runs, the count that goes first
+ * A trial (see the header and paired-runs.js): both sessions warmed by runs that do not count, at least WARMUP_RUNS
+ * each and WARMUP_MS in all (a session's very first run is remembered as its first run), then paired runs, the count that goes first
  * alternating pair by pair, until the pairs are clear or a bound is reached. Each run in its `turn` (the model's
  * queue: never beside a run of the page's); every timed run is remembered (speeds.js).
  * @param {{single: Session, many: Session, inputs: object, sha256: string, keys: {single: string, many: string},
@@ -151,10 +151,11 @@ export async function trialRuns({ single, many, inputs, sha256, keys, turn = (wo
     if (first || counted) recordRun(sha256, key, runMs, first);
     return runMs;
   };
-  for (let i = 0; i < WARMUP_RUNS; i++) {
+  for (let runs = 0; !warmedUp(runs, spentMs); runs++) {
     await timed(single, keys.single, false);
     await timed(many, keys.many, false);
   }
+  spentMs = 0; // the budget counts the paired runs only
   /** @type {Array<{one: number, many: number}>} */
   const pairs = [];
   let verdict = pairedVerdict(pairs);
