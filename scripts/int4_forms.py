@@ -6,8 +6,9 @@
 
 A form is named b<block>-<zp|sym>-a<accuracy level>-t<table bits>: MatMul weights in 4-bit blocks of <block>
 with a zero point per block (zp) or none (sym), MatMulNBits at accuracy level 0 (fp32) or 4 (int8 activations),
-embedding tables in 4-bit blocks (t4, GatherBlockQuantized) or int8 per row (t8). The default grid is the old
-form (b16-zp-a4-t4) and each axis changed from it alone.
+embedding tables in 4-bit blocks (t4, GatherBlockQuantized) or int8 per row (t8). The default grid: the form
+before (b16-zp-a4-t4), each axis changed from it alone, and the form chosen (nbits.FORM, b32-sym-a0-t4) beside
+the same at level 4.
 
 Each form is made from the repository's fp32 file as the build makes it: when it misses the serving bound on the
 golden inputs, the same fallback search (convert/rescue/) keeps the nodes it names in 8-bit blocks, and the file
@@ -49,7 +50,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts" / "peer"))
 from texts import TEXTS  # noqa: E402 (scripts/peer)
 
-GRID = ("b16-zp-a4-t4", "b32-zp-a4-t4", "b64-zp-a4-t4", "b16-sym-a4-t4", "b16-zp-a0-t4", "b16-zp-a4-t8")
+# The form before issue 43 first (the base of the ratios), each axis changed from it alone, then nbits.FORM
+# (b32-sym-a0-t4) and the same at level 4.
+GRID = ("b16-zp-a4-t4", "b32-zp-a4-t4", "b64-zp-a4-t4", "b16-sym-a4-t4", "b16-zp-a0-t4", "b16-zp-a4-t8",
+        "b32-sym-a0-t4", "b32-sym-a4-t4")
 PEER_Q4 = "scripts/peer/.cache/*/onnx/model_q4.onnx"
 BATCH = 8
 RUNS = {1: 8, 8: 3}  # warm runs per round at batch 1 and 8 (native and WebAssembly)

@@ -7,12 +7,12 @@ zero points. A node the fallback search names (keep_float) is stored in 8-bit bl
 float, and the search may name up to FALLBACK_SHARE of the MatMuls.
 
 Why (scripts/int4_forms.py on minilm, 2-core Xeon; docs/benchmarks.md "4-bit forms"), against the form before
-(blocks of 16 with zero points, level 4): onnxruntime-web's WebAssembly unpacks the 4-bit weights at every
-run, and zero points make that dearer: a one-text run takes 0.71x the time (32.6 against 46.1 ms, one
-thread; 0.69x on two), 8 texts 0.90x; blocks of 16 without zero points 0.74x; blocks of 32 or 64 with zero
-points, or int8 tables, 0.89x to 1.02x. WebAssembly has no int8 path: the level changes neither its time nor
+(blocks of 16 with zero points, level 4): onnxruntime-web's WebAssembly runs 4-bit MatMuls slower than fp32
+(one text: 47.6 ms against 18.7), zero points most: without them a one-text run takes 0.73x the time (34.8 ms,
+one thread; 0.71x on two), 8 texts 0.91x; blocks of 16 without zero points 0.77x; blocks of 32 or 64 with zero
+points, or int8 tables, 0.81x to 1.05x. WebAssembly has no int8 path: the level changes neither its time nor
 its output. Level 0 computes what the browsers compute, so the build judges that; natively it is slower (one
-text 1.5x to 1.7x the time, 8 texts 0.8x to 0.9x). WebGPU (SwiftShader): 2.9 s against 7.3 s.
+text 1.6x the time, 8 texts 0.8x to 0.9x). WebGPU (SwiftShader): 3.2 s against 8.5 s.
 Accuracy: the 4-bit MatMuls alone give min cosine 0.957 on the golden inputs (before: 0.979; int4 is served
 within 0.982); the search keeps 11 of 36 MatMuls in 8 bits for 0.983 (14.8 MB; before: 5 kept, 15.6 MB). On 40
 other texts 0.981 (before 0.983; level 4 with blocks of 32: 0.9795, under the 0.98 budget).
