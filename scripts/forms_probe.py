@@ -16,45 +16,18 @@ import argparse
 import json
 import shutil
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
-from playwright.sync_api import sync_playwright
+import ort_page  # scripts/ is on the path of a script run from it
 
 from onnxport.bench.inputs import batch_one
-from onnxport.harness import chromium as chromium_driver
-from onnxport.harness.isolated_files import isolated_files
 from onnxport.repository import testdata
 from onnxport.repository.store import Repository
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = """<!doctype html><script type="module">
-import * as ort from "./ort/ort.wasm.min.mjs";
-ort.env.wasm.wasmPaths = new URL("./ort/", location.href).href;
-ort.env.wasm.numThreads = navigator.hardwareConcurrency;
-window.probe = async (file, feeds, runs) => {
-  const bytes = new Uint8Array(await (await fetch(file)).arrayBuffer());
-  const began = performance.now();
-  const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
-  const createMs = performance.now() - began;
-  const tensors = Object.fromEntries(Object.entries(feeds).map(([k, t]) => [k, new ort.Tensor(t.type,
-    t.type === "int64" ? BigInt64Array.from(t.data, BigInt) : Float32Array.from(t.data), t.dims)]));
-  const times = [];
-  let out = null;
-  for (let i = 0; i <= runs; i++) {
-    const t = performance.now();
-    out = await session.run(tensors);
-    if (i) times.push(performance.now() - t);  // the first run is not a warm one
-  }
-  const first = Object.values(out)[0];
-  await session.release();
-  return { createMs, times, first: Array.from(first.data.slice(0, 8), Number), threads: ort.env.wasm.numThreads };
-};
-window.ready = true;
-</script>"""
 
 
 def save(source: Path, target: Path, level: ort.GraphOptimizationLevel, ort_format: bool) -> None:
@@ -98,9 +71,7 @@ def main() -> None:
     repo = Repository(args.repository)
     entry = repo.read_manifest()["models"][args.model]
     feeds = batch_one(entry, testdata.read_golden(repo.root, entry)[0][0])
-    folder = Path(tempfile.mkdtemp(prefix="onnxport-forms-"))
-    (folder / "ort").symlink_to(ROOT / "node_modules" / "onnxruntime-web" / "dist")
-    (folder / "index.html").write_text(PAGE)
+    folder = ort_page.folder("onnxport-forms-")
     forms: list[tuple[str, str, Path]] = []
     for variant in args.variants:
         built = repo.path_of(entry["variants"][variant]["file"])
@@ -117,13 +88,9 @@ def main() -> None:
         diff = native_diff(folder / f"{variant}.onnx", path, feeds)
         print(f"  {variant} {form}: {path.stat().st_size / 2**20:.1f} MB, native max |diff| vs as built {diff:.2e}")
 
-    encoded = {k: {"type": str(v.dtype), "data": v.ravel().tolist(), "dims": list(v.shape)} for k, v in feeds.items()}
+    encoded = ort_page.encode(feeds)
     results: dict[tuple[str, str], dict[str, list[float]]] = {}
-    with isolated_files(folder) as url, sync_playwright() as playwright:
-        browser = chromium_driver.launch(playwright, webgpu=False)
-        page = browser.new_page()
-        page.goto(f"{url}index.html")
-        page.wait_for_function("window.ready === true")
+    with ort_page.opened(folder) as page:
         # start the backend
         page.evaluate("([f, feeds, runs]) => probe(f, feeds, runs)", [forms[0][2].name, encoded, 2])
         for _ in range(args.rounds):
@@ -133,7 +100,6 @@ def main() -> None:
                 slot["create"].append(got["createMs"])
                 slot["warm"].extend(got["times"])
                 threads = got["threads"]
-        browser.close()
     native = {}
     for variant in args.variants:
         options = ort.SessionOptions()

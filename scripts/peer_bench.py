@@ -1,7 +1,14 @@
 """onnxport beside Transformers.js: all-MiniLM-L6-v2 feature extraction (mean pooling, L2 norm) in one page of this
-machine's Chromium, on WebAssembly, the same thread count on both sides (issue 35, item 4).
+machine's Chromium, on WebAssembly, as users meet them (issue 43) or on the same thread count (issue 35).
 
-    .venv/bin/python scripts/peer_bench.py [--rounds 5] [--threads N] [--repository DIR] [--json FILE]
+    .venv/bin/python scripts/peer_bench.py [--mode users|pinned] [--rounds 5] [--threads N] [--repository DIR]
+                                           [--json FILE]
+
+--mode users (the default): each library's defaults (no options on either side: Transformers.js's wasm dtype and
+onnxruntime-web's thread count; onnxport's load(), its plan's variant and thread choice), then each pair of dtypes
+with the peer on --threads (default min(4, cores)) and onnxport's load() of that variant choosing its own threads.
+--mode pinned: each pair on --threads on both sides (default onnxruntime-web's, min(4, ceil(cores / 2))).
+Either way the threads each side ran on are reported per round.
 
 What it does (docs/peer-bench.md has the why and a run's figures):
 1. installs Transformers.js 4.3.2 from npm into scripts/peer/node_modules when missing (`npm ci --prefix
@@ -57,14 +64,15 @@ def main(argv: list[str] | None = None) -> int:
 
     cores = os.cpu_count() or 1
     # onnxruntime-web's own default, which Transformers.js keeps: min(4, ceil(cores / 2)); onnxport's first load
-    # starts on one thread and moves to min(4, cores) when its trial measures them 10% faster.
+    # starts on the page's min(4, cores) (one thread where the browser overstates its cores), then its trial decides.
     default_threads = min(4, math.ceil(cores / 2))
-    threads = args.threads or default_threads
+    threads = args.threads or (default_threads if args.mode == "pinned" else min(4, cores))
     if threads > 4:
         raise SystemExit("peer_bench: --threads at most 4 (onnxport's WebAssembly ceiling, web/lib/choice/probe.js)")
-    print(f"threads: {threads} on both sides ({'--threads' if args.threads else 'the default'}; defaults on this "
-          f"{cores}-core machine: Transformers.js {default_threads} (onnxruntime-web's min(4, ceil(cores/2))), "
-          f"onnxport 1 on a first load, then {min(4, cores)} if its trial finds them 10% faster)", flush=True)
+    whose = "both sides" if args.mode == "pinned" else "the peer's pairs (onnxport: its own choice)"
+    print(f"mode {args.mode}; threads: {threads} on {whose} ({'--threads' if args.threads else 'the default'}; "
+          f"defaults on this {cores}-core machine: Transformers.js {default_threads} (onnxruntime-web's min(4, "
+          f"ceil(cores/2))), onnxport {min(4, cores)} on a first load, then what its trial finds)", flush=True)
 
     npm_install.ensure(PEER)
     print("model folder: building or reusing", CACHE, flush=True)
@@ -91,28 +99,31 @@ def main(argv: list[str] | None = None) -> int:
         manifest = json.loads((repository / "manifest.json").read_text())
         variants = manifest["models"]["minilm"]["variants"]
         served = [name for name, v in variants.items() if v.get("status") == "ok"]  # as the library's served()
-        rows = report.pairs(served)
+        rows = report.pairs(served, mode=args.mode, threads=threads)
         sides = report.sides(rows)
         sizes = {f"onnxport/{n}": variants[n]["bytes"] for n in served}
         sizes.update({f"peer/{d}": f["bytes"] for d, f in built["files"].items()})
         print(f"onnxport's served minilm variants: {', '.join(served)}; pairs: "
-              + "; ".join(f"{v or '(none)'} vs {d}" for _, v, d in rows), flush=True)
+              + "; ".join(f"{o.name if o else '(none)'} vs {p.name}" for _, o, p in rows), flush=True)
 
         reference = server_embeddings(server.base_url, TEXTS, batch=ACCURACY_BATCH)
         results = browser_run.Results()
         url = f"{static.base_url}/peer/index.html?server={server.base_url}/"
         load_before = os.getloadavg()[0]  # the minute before includes our own build, if one ran
         with sync_playwright() as playwright:
-            cores_override = threads if threads > 1 and threads != min(4, cores) else None
+            pinned = args.mode == "pinned"
+            cores_override = threads if pinned and threads > 1 and threads != min(4, cores) else None
             bench = browser_run.BenchPage(playwright, url, cores=cores_override)
             try:
-                print(f"cold starts: {args.rounds} rounds x {len(sides)} sides (+ onnxport's load())", flush=True)
-                browser_run.cold_starts(bench, sides, rounds=args.rounds, threads=threads, text=TEXTS[0],
-                                        results=results)
+                also = " (+ onnxport's load())" if pinned else ""
+                print(f"cold starts: {args.rounds} rounds x {len(sides)} sides{also}", flush=True)
+                browser_run.cold_starts(bench, sides, rounds=args.rounds, text=TEXTS[0], results=results,
+                                        load_too=pinned)
                 print(f"warm: {args.rounds} rounds of {RUNS[1]} batch-1 and {RUNS[8]} batch-8 calls per side",
                       flush=True)
-                browser_run.warm_rounds(bench, sides, rounds=args.rounds, threads=threads, texts=TEXTS, runs=RUNS,
-                                        warmup=WARMUP, accuracy_batch=ACCURACY_BATCH, results=results)
+                for group in report.pages(rows):  # one page per peer thread setting
+                    browser_run.warm_rounds(bench, group, rounds=args.rounds, texts=TEXTS, runs=RUNS,
+                                            warmup=WARMUP, accuracy_batch=ACCURACY_BATCH, results=results)
                 chromium_version = bench.browser.version
             finally:
                 bench.close()
@@ -131,9 +142,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mode", choices=("users", "pinned"), default="users",
+                        help="users: each library's defaults, then each pair with onnxport's own thread choice; "
+                             "pinned: each pair on --threads on both sides (default users)")
     parser.add_argument("--rounds", type=int, default=5, help="A/B rounds, cold and warm (default 5)")
     parser.add_argument("--threads", type=int, default=0,
-                        help="WebAssembly threads on both sides (default: onnxruntime-web's default here, printed)")
+                        help="WebAssembly threads: both sides when pinned (default onnxruntime-web's default here), "
+                             "the peer's pairs in users mode (default min(4, cores)); printed")
     parser.add_argument("--repository", type=Path, help="an onnxport repository with minilm (default: build one)")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args(argv)
@@ -166,7 +181,7 @@ def _document(args, threads, default_threads, built, results, table, chromium_ve
         "commit": commit + ("+changes" if dirty else ""),
         "machine": {"cpu": _cpu(), "cores": os.cpu_count(), "platform": platform.platform()},
         "chromium": chromium_version, "page": results.page,
-        "threads": threads, "default_threads_peer": default_threads, "rounds": args.rounds,
+        "mode": args.mode, "threads": threads, "default_threads_peer": default_threads, "rounds": args.rounds,
         "runs_per_round": RUNS, "warmup": WARMUP, "texts": len(TEXTS), "accuracy_batch": ACCURACY_BATCH,
         "onnxruntime_web": {name: info.get("version") for name, info in infos.items()},
         "peer_wasm": next((i.get("wasm") for n, i in infos.items() if n.startswith("peer/")), None),
@@ -183,7 +198,7 @@ def _header(document: dict) -> list[str]:
     versions = sorted({f"{n.split('/')[0]} {v}" for n, v in document["onnxruntime_web"].items()})
     return [
         f"onnxport vs Transformers.js 4.3.2: all-MiniLM-L6-v2, Chromium {document['chromium']}, WebAssembly, "
-        f"{document['threads']} thread(s) each, {document['rounds']} rounds; {document['date']}, commit "
+        f"{_threads_words(document)}, {document['rounds']} rounds; {document['date']}, commit "
         f"{document['commit']}, {document['machine']['cpu']} ({document['machine']['cores']} cores)",
         f"onnxruntime-web: {', '.join(versions)}; peer wasm: {Path(document['peer_wasm'] or '-').name}; "
         f"onnxslim: {'yes' if document['peer_model_folder']['onnxslim'] else 'no (not installed)'}; load average "
@@ -195,6 +210,13 @@ def _header(document: dict) -> list[str]:
         "server's fp32",
         "",
     ]
+
+
+def _threads_words(document: dict) -> str:
+    if document["mode"] == "pinned":
+        return f"{document['threads']} thread(s) each"
+    return (f"each library's defaults, then the peer on {document['threads']} thread(s) beside onnxport's own "
+            "thread choice")
 
 
 def _cpu() -> str:

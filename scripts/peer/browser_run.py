@@ -17,14 +17,18 @@ STEP_MS = 600_000  # one evaluate: a cold start of fp32 on 2 cores is seconds; a
 CORES_SCRIPT = "Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => %d });"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Side:
     side: str  # "peer" or "onnxport"
-    dtype: str  # the peer's dtype (fp32, q8, q4) or onnxport's variant name
+    dtype: str  # the peer's dtype (fp32, q8, q4) or onnxport's variant name; "default": the library's own
+    threads: int | None = None  # pinned, or None: the library's own (the peer's runtime default, onnxport's load())
 
     @property
     def name(self) -> str:
-        return f"{self.side}/{self.dtype}"
+        return f"{self.side}/{self.dtype}/{self.threads or 'own'}"
+
+    def page_arg(self) -> dict:
+        return {"name": self.name, "side": self.side, "dtype": self.dtype, "threads": self.threads}
 
 
 @dataclass
@@ -32,6 +36,7 @@ class Results:
     cold: dict[str, list[dict]] = field(default_factory=dict)  # side name -> one answer per round
     cold_load: dict[str, list[dict]] = field(default_factory=dict)  # onnxport variant -> load()'s answers
     warm: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # side name -> batch -> ms
+    threads: dict[str, list[int]] = field(default_factory=dict)  # side name -> the threads it ran each warm round
     infos: dict[str, dict] = field(default_factory=dict)
     embeddings: dict[str, list[list[float]]] = field(default_factory=dict)
     page: dict = field(default_factory=dict)
@@ -60,38 +65,41 @@ class BenchPage:
         self.browser.close()
 
 
-def cold_starts(bench: BenchPage, sides: list[Side], *, rounds: int, threads: int, text: str, results: Results) -> None:
-    """`rounds` cold starts of each side, alternating; onnxport's variants also through load() as a page calls it."""
+def cold_starts(bench: BenchPage, sides: list[Side], *, rounds: int, text: str, results: Results,
+                load_too: bool) -> None:
+    """`rounds` cold starts of each side, alternating; with `load_too`, onnxport's pinned variants also through
+    load() as a page calls it."""
     for round_ in range(rounds):
         order = sides if round_ % 2 == 0 else list(reversed(sides))
         for side in order:
             results.cold.setdefault(side.name, []).append(
-                _in_fresh_page(bench, "a => peerBench.cold(a)", {"side": side.side, "dtype": side.dtype,
-                                                                "threads": threads, "text": text}))
+                _in_fresh_page(bench, "a => peerBench.cold(a)", {**side.page_arg(), "text": text}))
         for side in order:
-            if side.side == "onnxport":
+            if load_too and side.side == "onnxport" and side.threads is not None:
                 results.cold_load.setdefault(side.dtype, []).append(
                     _in_fresh_page(bench, "a => peerBench.coldLoad(a)", {"variant": side.dtype, "text": text}))
 
 
-def warm_rounds(bench: BenchPage, sides: list[Side], *, rounds: int, threads: int, texts: list[str],
+def warm_rounds(bench: BenchPage, sides: list[Side], *, rounds: int, texts: list[str],
                 runs: dict[int, int], warmup: int, accuracy_batch: int, results: Results) -> None:
     """Opens every side on one page, then `rounds` rounds of `runs` calls per batch size, the order reversed each
-    round; then every side's embeddings of all `texts` for the accuracy table."""
+    round; then every side's embeddings of all `texts` for the accuracy table. The peer's sides on one page share
+    one thread count (onnxruntime-web reads it once): call this once per peer thread setting."""
     context, page = bench.fresh()
     try:
         results.page = page.evaluate("() => peerBench.isolated()")
-        results.infos = page.evaluate("a => peerBench.openAll(a)", {
-            "sides": [{"side": s.side, "dtype": s.dtype} for s in sides], "threads": threads, "warmup": warmup,
-            "texts": texts})
+        results.infos.update(page.evaluate("a => peerBench.openAll(a)", {
+            "sides": [s.page_arg() for s in sides], "warmup": warmup, "texts": texts}))
         names = [s.name for s in sides]
         for round_ in range(rounds):
             order = names if round_ % 2 == 0 else list(reversed(names))
-            times = page.evaluate("a => peerBench.round(a)",
-                                  {"order": order, "runs": {str(b): n for b, n in runs.items()}, "texts": texts})
-            for name, by_batch in times.items():
+            answer = page.evaluate("a => peerBench.round(a)",
+                                   {"order": order, "runs": {str(b): n for b, n in runs.items()}, "texts": texts})
+            for name, by_batch in answer["times"].items():
                 for batch, ms in by_batch.items():
                     results.warm.setdefault(name, {}).setdefault(batch, []).extend(ms)
+            for name, count in answer["threads"].items():
+                results.threads.setdefault(name, []).append(count)
         for name in names:
             results.embeddings[name] = page.evaluate("a => peerBench.embedAll(a)",
                                                      {"name": name, "texts": texts, "batch": accuracy_batch})

@@ -154,12 +154,29 @@ def test_int4_stores_matmul_weights_in_4bit_blocks_at_accuracy_level_4():
     nodes = [n for n in stored.graph.node if n.op_type == "MatMulNBits"]
     assert len(nodes) == 2 and "MatMul" not in ops(stored)
     attributes = [{a.name: a.i for a in n.attribute} for n in nodes]
-    assert all(a["bits"] == 4 and a["block_size"] == nbits.BLOCK_4BIT and a["accuracy_level"] == 4
+    assert all(a["bits"] == 4 and a["block_size"] == nbits.FORM.block and a["accuracy_level"] == 4
                for a in attributes)
     assert settings["weights_4bit"] == 2 and settings["weights_8bit"] == 0
     assert len(stored.SerializeToString()) < 0.25 * len(model.SerializeToString())
     feeds = {"x": rng(5).normal(size=(6, 128)).astype(np.float32)}
     assert scaled_error(run(model, feeds)["y"], run(stored, feeds)["y"]) < 0.15
+
+
+@pytest.mark.parametrize("form", [nbits.Form(16, False, 4, 4), nbits.Form(32, True, 4, 4),
+                                  nbits.Form(64, True, 0, 4), nbits.Form(32, True, 4, 8)], ids=str)
+def test_each_int4_form_is_made_as_it_says_and_runs(form):
+    model = embedding_model(tied=False)
+    model.graph.initializer[0].CopyFrom(numpy_helper.from_array(rng(9).normal(size=(2048, 64)).astype(np.float32),
+                                                                "table"))  # above MIN_TABLE_ELEMENTS
+    stored, settings = lower_precision.make_int4(model, form=form)
+    matmul = next(n for n in stored.graph.node if n.op_type == "MatMulNBits")
+    attributes = {a.name: a.i for a in matmul.attribute}
+    assert attributes["block_size"] == form.block and attributes.get("accuracy_level", 0) == form.accuracy_level
+    assert (len(matmul.input) > 3 and matmul.input[3] != "") == (not form.symmetric)  # the zero points
+    assert ("GatherBlockQuantized" in ops(stored)) == (form.table_bits == 4)
+    assert settings["weights"] == form.describe() and f"blocks of {form.block}," in settings["weights"]
+    feeds = {"ids": np.array([0, 7, 2047], np.int64)}
+    assert scaled_error(run(model, feeds)["y"], run(stored, feeds)["y"]) < 0.2
 
 
 def test_int4_keeps_the_fallbacks_matmuls_in_8bit_blocks():

@@ -139,7 +139,7 @@ test("one thread failed by the fleet, the page's threads not: they are taken wit
   const split = fleet([group("fp32", "wasm-1t", "fail"), group("fp32", "wasm", "pass")]);
   const choice = threadChoice("wasm", MODEL.variants.fp32, isolated, { fleet: split });
   assert.deepEqual([choice.key, choice.threads, choice.trial], ["wasm", 2, null]);
-  assert.match(choice.why, /^2 threads: one thread failed verification on 14 of 14 devices of this class/);
+  assert.match(choice.why, /^2 threads: on one thread, failed verification on 14 of 14 devices of this class/);
   const { steps } = plan({ fleet: split }, isolated);
   assert.ok(steps.some((s) => s.variant === "fp32" && s.key === "wasm"), "fp32 runs on the page's threads");
   assert.ok(!steps.some((s) => s.variant === "fp32" && s.key === "wasm-1t"));

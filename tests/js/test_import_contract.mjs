@@ -25,7 +25,7 @@ const LAYERS = [
   {
     // raw input to answer
     pipelines: ["pipelines/pipeline.js", "pipelines/text.js", "pipelines/image.js", "pipelines/answers.js"],
-    choice: ["choice/plan.js", "choice/threads.js", "choice/cost.js", "choice/kernels.js", "choice/forms.js",
+    choice: ["choice/plan.js", "choice/threads.js", "choice/paired-runs.js", "choice/cost.js", "choice/kernels.js", "choice/forms.js",
       "choice/verdicts.js", "choice/runtimes.js", "choice/probe.js", "choice/placement.js", "choice/fleet.js"], // which runtime, variant and form, and why
   },
   // the manifest, the files it names, the API's documents

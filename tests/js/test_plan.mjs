@@ -85,9 +85,9 @@ test("download estimates use the bandwidth measured on this browser's own downlo
       assert.match(step.why, /MB to download, time unknown/, step.why);
     }
     recordDownload("https://s/artifacts/fp16.onnx", 40e6, 400); // 100 kB per ms, as localhost gives
-    const measured = plan(device(null)).steps[0];
+    const measured = plan(device(null)).steps.find((s) => s.runtime === "wasm" && s.variant === "int8-dynamic");
     assert.match(measured.why, /200 ms to download 19\.1 MB \(at 95 MB\/s, measured here on 38\.1 MB from https:\/\/s\)/);
-    assert.ok(Math.abs(measured.expectedMs - (measured.runMs + 200)) < 1e-9, `${measured.expectedMs}`);
+    assert.ok(Math.abs(measured.expectedMs - (1000 * measured.runMs + 200)) < 1e-9, `${measured.expectedMs}`);
   } finally {
     if (saved) Object.defineProperty(globalThis.navigator, "connection", saved);
     else delete globalThis.navigator.connection;
@@ -99,7 +99,7 @@ test("once everything is cached, the fastest run wins", () => {
   const { steps } = plan(device(null), { cached });
   assert.equal(steps[0].variant, "fp32");
   assert.match(steps[0].why, /cached/);
-  assert.ok(Math.abs(steps[0].expectedMs - (10 * runtime("wasm").prior.factor + runtime("wasm").prior.overheadMs)) < 1e-9);
+  assert.ok(Math.abs(steps[0].expectedMs - 1000 * (10 * runtime("wasm").prior.factor + runtime("wasm").prior.overheadMs)) < 1e-9);
 });
 
 test("fp16 on WebGPU needs shader-f16", () => {
@@ -124,11 +124,29 @@ test("a pair this device found wrong is skipped with its reason, unless verifica
 test("a pair onnxport check failed on this kind of device is skipped; other kinds are not", () => {
   const dev = device(REAL_GPU);
   const verdict = { sha256: "sha-int8-dynamic", runtime: "wasm", status: "fail", reason: "max abs 0.3", device_kind: deviceKind(dev) };
-  const { steps, skipped } = plan(dev, { conformance: { verdicts: [verdict] } });
+  const oneThreadToo = { ...verdict, runtime: "wasm-1t" };
+  const { steps, skipped } = plan(dev, { conformance: { verdicts: [verdict, oneThreadToo] } });
   assert.ok(!steps.some((s) => s.runtime === "wasm" && s.variant === "int8-dynamic"));
   assert.match(skipped.find((s) => s.variant === "int8-dynamic").reason, /onnxport check on this kind of device found it wrong: max abs 0\.3/);
   const other = plan(dev, { conformance: { verdicts: [{ ...verdict, device_kind: "Firefox 140 · 8 cores · no WebGPU" }] } });
   assert.ok(other.steps.some((s) => s.runtime === "wasm" && s.variant === "int8-dynamic"));
+});
+
+test("a file wrong on the page's threads and not on one runs on one thread, and says why", () => {
+  const dev = device(REAL_GPU);
+  const verdict = { sha256: "sha-int8-dynamic", runtime: "wasm", status: "fail", reason: "max abs 0.3", device_kind: deviceKind(dev) };
+  const step = plan(dev, { conformance: { verdicts: [verdict] } }).steps.find((s) => s.runtime === "wasm" && s.variant === "int8-dynamic");
+  assert.equal(step.key, "wasm-1t");
+  assert.equal(step.trial, null, "no trial times a count known wrong");
+  assert.match(step.why, /one thread: on 2 threads, onnxport check on this kind of device found it wrong: max abs 0\.3/);
+});
+
+test("a file this browser verified failing on one thread keeps the page's threads, with no trial", () => {
+  const dev = device(REAL_GPU);
+  remember("sha-fp32", "wasm-1t", "1.30.0", dev, { ok: false, reason: "wasm-1t gave wrong results (max error 0.2)", max_abs: 0.2 });
+  const step = plan(dev).steps.find((s) => s.runtime === "wasm" && s.variant === "fp32");
+  assert.deepEqual([step.key, step.threads, step.trial], ["wasm", 2, null]);
+  assert.match(step.why, /2 threads: on one thread, wasm-1t gave wrong results \(max error 0\.2\) \(verified \d{4}-\d\d-\d\d; not tried again\)/);
 });
 
 test("pins leave only the pinned runtime and variant; the server is always last otherwise", () => {

@@ -37,6 +37,14 @@ test("an isolated page without SharedArrayBuffer runs one thread, and says why",
     { threads: 4, why: "up to 4 threads (the browser reports 16 cores; more gain nothing on these models)" });
 });
 
+test("WebKit's reported cores are marked overstated (WebKitGTK says 4 on 2 cores); Chromium's and Firefox's are not", () => {
+  const isolated = { crossOriginIsolated: true, hardwareConcurrency: 4, sharedMemory: true };
+  assert.deepEqual(threadCeiling({ ...isolated, userAgent: WEBKIT }), { threads: 4, why: "up to 4 threads (the browser reports 4 cores)",
+    overstated: "WebKitGTK reports 4 cores, which can be more than the machine has" });
+  assert.equal(threadCeiling({ ...isolated, userAgent: FIREFOX }).overstated, undefined);
+  assert.equal(threadCeiling({ ...isolated, userAgent: "Mozilla/5.0 (X11; Linux x86_64) HeadlessChrome/131.0.0.0 Safari/537.36" }).overstated, undefined);
+});
+
 test("WebKit: navigator.gpu and navigator.ml null, no SharedArrayBuffer: three reasons in words, no error", async () => {
   const device = await probeOn({ gpu: null, ml: null }, { sharedArrayBuffer: false });
   assert.equal(device.webgpu, false);

@@ -28,9 +28,12 @@
  * @property {{key: string, threads: number}|null} [trial] WebAssembly's page threads, to be measured against
  *   this step's one thread on this load (threads.js)
  * @property {string|null} [threadsWhy] the part of `why` that says why this many threads
- * @property {number|null} [expectedMs] the expected warm run plus the download: null while the download's time is
- *   unknown (no download from the file's origin measured in this browser yet; `why` says so)
+ * @property {number|null} [expectedMs] what the page is expected to pay for the step: the download when the file is
+ *   not cached, the session's creation (where measured) and load()'s `expectedRuns` x the warm run; null while the
+ *   download's time is unknown (no download from the file's origin measured in this browser yet; `why` says so)
  * @property {number} [rankMs] what the plan orders steps by: expectedMs, an unknown download weighed at 10 Mbit/s
+ * @property {number} [runMs] the expected warm run
+ * @property {number|null} [createMs] the session's creation, where measured (null: unmeasured, and 0 in rankMs)
  */
 /**
  * A load plan: the steps load() tries in order, and what was left out and why.
@@ -44,6 +47,10 @@
  * @property {string} [form] load this optimized form of the pinned variant (docs/manifest.md)
  * @property {"first-use"|"always"|"off"} [verify] check the runtime's outputs against the server's reference
  *   outputs before the first use on this device (default), before every load, or never
+ * @property {number} [expectedRuns] how many runs the page expects to make of the model: the plan ranks each step
+ *   by its download (once, when not cached) + session creation + expectedRuns x its warm run. A whole number of 1
+ *   or more; 1 when a cold start matters most (the smaller file wins unless the larger one downloads faster than
+ *   it runs slower). Default 1000 (DEFAULT_EXPECTED_RUNS in choice/cost.js): the warm run decides
  * @property {(received: number, total: number, source: string) => void} [onProgress] bytes of the model
  *   file read so far; source "network" or "cache"
  * @property {(step: PlanStep) => void} [onStep] a step is being tried

@@ -2,6 +2,9 @@
 //   peer      Transformers.js 4.3.2 (transformers.web.js), on the page's main thread as it runs by default;
 //   onnxport  onnxport's browser library from the onnxport server (?server=URL), in its worker.
 // Nothing is imported before a side is first used, so a cold start here is measured from nothing.
+// A side's `threads`: a number pins it (the peer's env.wasm.numThreads; onnxport's session on wasm-1t or wasm), null
+// leaves it to the library (the peer: onnxruntime-web's default; onnxport: load() and its thread trial). A dtype of
+// "default" is the library's own (the peer: none given, its wasm default; onnxport: load() with no options).
 // scripts/peer_bench.py calls window.peerBench's functions through Playwright.
 const SERVER = new URL(location.href).searchParams.get("server");
 const PEER_MODEL = "all-MiniLM-L6-v2"; // the folder under /peer/models/ (scripts/peer/model_folder.py)
@@ -12,7 +15,8 @@ let onnxport = null;
 let client = null;
 
 // Transformers.js, set up once per page: local files only, onnxruntime-web's files from this server (the asyncify
-// build Transformers.js picks by default, from the CDN, for a browser with WebGPU), the thread count given.
+// build Transformers.js picks by default, from the CDN, for a browser with WebGPU), the thread count given (null:
+// left unset, as a user leaves it). onnxruntime-web reads it once, when its wasm starts: one count per page.
 async function peerLibrary(threads) {
   if (!transformers) {
     transformers = await import("/peer/transformers/transformers.web.js");
@@ -24,18 +28,21 @@ async function peerLibrary(threads) {
     env.localModelPath = "/peer/models/";
     const ort = new URL("/peer/ort/", location.href).href;
     env.backends.onnx.wasm.wasmPaths = { mjs: `${ort}ort-wasm-simd-threaded.asyncify.mjs`, wasm: `${ort}ort-wasm-simd-threaded.asyncify.wasm` };
-    env.backends.onnx.wasm.numThreads = threads;
+    if (threads !== null) env.backends.onnx.wasm.numThreads = threads;
   }
   return transformers;
 }
 
 async function peerOpen(dtype, threads) {
   const library = await peerLibrary(threads);
-  const extractor = await library.pipeline("feature-extraction", PEER_MODEL, { dtype, device: "wasm" });
+  const options = dtype === "default" ? { device: "wasm" } : { dtype, device: "wasm" };
+  const extractor = await library.pipeline("feature-extraction", PEER_MODEL, options);
   const onnx = library.env.backends.onnx;
   return {
-    // The numbers the runtime really took (numThreads is read when its wasm starts).
-    info: { version: onnx.versions?.web ?? null, threads: onnx.wasm.numThreads, wasm: onnx.wasm.wasmPaths?.wasm ?? null },
+    // The numbers the runtime really took (numThreads is set by onnxruntime-web when its wasm starts, if unset).
+    info: { version: onnx.versions?.web ?? null, threads: onnx.wasm.numThreads, wasm: onnx.wasm.wasmPaths?.wasm ?? null,
+      dtype: extractor.model?.config?.["transformers.js_config"]?.dtype ?? dtype },
+    threads: () => onnx.wasm.numThreads,
     embed: async (texts) => (await extractor(texts, { pooling: "mean", normalize: true })).data,
     dispose: () => extractor.dispose(),
   };
@@ -71,7 +78,29 @@ async function onnxportOpen(variant, threads) {
   };
 }
 
-const open = { peer: peerOpen, onnxport: onnxportOpen };
+// onnxport as a page calls it: load() (its plan's variant for "default", else that variant on WebAssembly), its own
+// thread choice and first-use verification; settle() waits for its thread trial, whose runs are part of the warm-up.
+async function onnxportLoad(variant) {
+  const connected = await onnxportLibrary();
+  const model = await connected.load(OX_MODEL, variant === "default" ? {} : { runtime: "wasm", variant });
+  const entry = await connected.model(OX_MODEL);
+  return {
+    info: { version: model.session?.info?.version ?? null, threads: model.choice.threads, key: model.choice.key, variant: model.choice.variant,
+      runtime: model.choice.runtime, bytes: entry.variants[model.choice.variant]?.bytes ?? null, why: model.choice.why },
+    threads: () => model.choice.threads,
+    settle: async () => {
+      const trial = await model.threadTrial;
+      return { threads: model.choice.threads, trial: trial ?? null, why: model.choice.why };
+    },
+    embed: async (texts) => (await model.pipeline(texts)).outputs.sentence_embedding.data,
+    dispose: () => model.dispose(),
+  };
+}
+
+const open = {
+  peer: peerOpen,
+  onnxport: (variant, threads) => (threads === null ? onnxportLoad(variant) : onnxportOpen(variant, threads)),
+};
 const sessions = new Map(); // "side/dtype" -> opened
 
 async function timed(work) {
@@ -90,7 +119,10 @@ window.peerBench = {
     const opened = await open[side](dtype, threads);
     const readyMs = performance.now() - started;
     const embedding = await opened.embed([text]);
-    return { ms: performance.now() - started, readyMs, info: opened.info, embedding: Array.from(embedding) };
+    const ms = performance.now() - started;
+    // Not timed: where the library's own thread choice ended (onnxport's trial), for the per-round threads.
+    const settled = opened.settle ? await opened.settle() : { threads: opened.threads?.() ?? opened.info.threads };
+    return { ms, readyMs, info: opened.info, settled, embedding: Array.from(embedding) };
   },
 
   // onnxport as a page calls it: load() (plan pinned to WebAssembly and the variant, first-use verification, its
@@ -107,16 +139,18 @@ window.peerBench = {
   },
 
   // Opens every side's sessions for the warm rounds and runs each `warmup` times at each batch size.
-  async openAll({ sides, threads, warmup, texts }) {
+  // (onnxport's load(): its thread trial done first.)
+  async openAll({ sides, warmup, texts }) {
     const infos = {};
-    for (const { side, dtype } of sides) {
+    for (const { name, side, dtype, threads } of sides) {
       const opened = await open[side](dtype, threads);
+      const settled = opened.settle ? await opened.settle() : null;
       for (let i = 0; i < warmup; i++) {
         await opened.embed(texts.slice(0, 1));
         await opened.embed(texts.slice(0, 8));
       }
-      sessions.set(`${side}/${dtype}`, opened);
-      infos[`${side}/${dtype}`] = opened.info;
+      sessions.set(name, opened);
+      infos[name] = { ...opened.info, ...(settled ? { settled } : {}) };
     }
     return infos;
   },
@@ -124,11 +158,13 @@ window.peerBench = {
   // One round: each side in `order` runs `runs[batch]` calls at each batch size, texts taken in turn.
   async round({ order, runs, texts }) {
     const times = {};
+    const threads = {}; // the count each side ran this round on (a session's, or its runtime's numThreads)
     let next = 0;
     const take = (n) => Array.from({ length: n }, () => texts[next++ % texts.length]);
     for (const name of order) {
       const opened = sessions.get(name);
       times[name] = {};
+      threads[name] = opened.threads?.() ?? opened.info.threads;
       for (const [batch, count] of Object.entries(runs)) {
         const list = (times[name][batch] = []);
         for (let i = 0; i < count; i++) {
@@ -137,7 +173,7 @@ window.peerBench = {
         }
       }
     }
-    return times;
+    return { times, threads };
   },
 
   // Every text's embedding, in batches of `batch` (as the reference is made), for the accuracy table.

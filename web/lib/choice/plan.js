@@ -1,6 +1,7 @@
 // The ordered plan of steps for a model on this device: each a runtime, a variant and the file to
-// load (the variant as built, form null, or a form: forms.js), ranked by cost.js's rule (expected
-// run time plus the download when the file is not cached; a software adapter late). Pairs known to
+// load (the variant as built, form null, or a form: forms.js), ranked by cost.js's rule (what the page will
+// pay: the download when the file is not cached, the session's creation and the expected runs x the warm run;
+// a software adapter late), each step's why ending with the terms that put it before the next. Pairs known to
 // give wrong answers here (by this browser, by `onnxport check` or by the fleet of this device class),
 // and runtimes whose onnxruntime-web bundle has no kernel for one of the variant's operators (kernels.js), are left out, with why, unless one of the variant's forms has
 // them all (`gemm`: tree ensembles as tensor operators, which WebGPU runs): then the step is that form
@@ -8,7 +9,7 @@
 // variant as built cannot run): load() tries the steps in order, nothing else.
 import { served } from "../files/manifest.js";
 import { formatMs } from "../memory/speeds.js";
-import { byCost, cost, MIN_GAIN, startsSooner } from "./cost.js";
+import { alike, byCost, cost, decision, expectedRuns, MIN_GAIN, startsSooner } from "./cost.js";
 import { fleetFailure } from "./fleet.js";
 import { AS_BUILT, fileRecord, formOperatorTypes, servedForms } from "./forms.js";
 import { missingKernelReason } from "./kernels.js";
@@ -20,9 +21,10 @@ import { checkedFailure, checkedVerdicts, remembered } from "./verdicts.js";
 const SERVER = PINNABLE.find((key) => !inBrowser(key));
 
 // context: {pin: {runtime, variant, form}, bench, conformance, fleet (the server's api/fleet), cached: Set of URLs, fileUrl(file),
-// verify: "first-use" | "always" | "off", ortVersion}
+// verify: "first-use" | "always" | "off", ortVersion, expectedRuns (cost.js; the default when absent)}
 export function buildPlan(model, device, context) {
   const { pin = {} } = context;
+  expectedRuns(context.expectedRuns); // throws, naming the option, before anything is ranked
   const ok = served(model);
   const steps = [];
   const skipped = [];
@@ -51,7 +53,13 @@ export function buildPlan(model, device, context) {
       else steps.push(step);
     }
   }
+  alike(steps.map((step) => step.cost)).forEach((c, i) => priced(steps[i], c));
   steps.sort(byCost);
+  steps.forEach((step, i) => {
+    const said = rivals(steps, i).map((rival) => decision(step.cost, rival.cost, stepName(rival, step))).filter(Boolean);
+    if (said.length) step.why = [step.why, ...said].join("; ");
+  });
+  for (const step of steps) for (const part of ["cost", "file", "formWhy"]) delete step[part];
   if (!pin.runtime || pin.runtime === SERVER) {
     const variant = pin.variant || (ok.includes("fp32") ? "fp32" : ok[0]);
     if (variant) steps.push({ runtime: SERVER, key: SERVER, variant, form: null, why: "the server's onnxruntime: the reference, always available" });
@@ -66,13 +74,11 @@ function candidate(model, variant, runtime, device, context) {
   const record = model.variants[variant];
   const row = runtimeRow(runtime);
   // key: the tolerance and check name; on WebAssembly, the thread count measured to pay (threads.js)
-  const threading = threadChoice(runtime, record, device, { bench: context.bench, fleet: context.fleet, model, variant });
-  const { key, threads } = threading;
-  let { why: threadsWhy, trial } = threading;
-  const failedThreads = trial && remembered(record.sha256, trial.key, context.ortVersion, device);
-  if (failedThreads && !failedThreads.ok) {
-    [trial, threadsWhy] = [null, `one thread: on ${trial.threads} threads, ${failedThreads.reason} (verified ${failedThreads.at.slice(0, 10)})`];
-  }
+  const threading = threadChoice(runtime, record, device, {
+    bench: context.bench, fleet: context.fleet, model, variant,
+    failed: (k) => knownFailure(record.sha256, k, device, context),
+  });
+  const { key, threads, why: threadsWhy, trial } = threading;
   // Before any download: a session with an operator its bundle has no kernel for cannot be created.
   // A form with every kernel here (gemm) is then the step's only file, if it is not known to fail here.
   const noKernel = missingKernelReason(runtime, record.operator_types);
@@ -91,15 +97,38 @@ function candidate(model, variant, runtime, device, context) {
   if (only && !only.forms.some(([name]) => name === form)) return { skip: noKernel };
   const file = fileRecord(record, form);
   const c = cost({ ...step, form, record: file }, device, context);
-  const why = [
-    `${formatMs(c.run.ms)} per run (${c.run.source})`,
-    downloadWhy(file, c),
-    ...(formWhy ? [formWhy] : []),
+  return { runtime, key, variant, form, formOnly: Boolean(only), threads, trial, threadsWhy, formWhy, file, cost: c };
+}
+
+// A step's figures and why, from its cost as the plan compares it (cost.js alike).
+function priced(step, c) {
+  step.cost = c;
+  step.why = [
+    `${formatMs(c.run.ms)} per run (${c.run.source}) x ${c.runs} expected ${c.runs === 1 ? "run" : "runs"}`,
+    ...(c.create ? [`${formatMs(c.create.ms)} to create the session (${c.create.source})`] : []),
+    downloadWhy(step.file, c),
+    ...(step.formWhy ? [step.formWhy] : []),
     ...(c.late ? [c.software] : []),
-    ...(threadsWhy ? [threadsWhy] : []),
+    ...(step.threadsWhy ? [step.threadsWhy] : []),
   ].join(" + ");
-  const expectedMs = c.downloadMs === null ? null : c.ms;
-  return { runtime, key, variant, form, formOnly: Boolean(only), threads, trial, threadsWhy, expectedMs, rankMs: c.ms, runMs: c.run.ms, downloadMs: c.downloadMs, measured: c.run.measured, late: c.late, why };
+  step.expectedMs = c.downloadMs === null ? null : c.ms; // what the page will pay, once the download's time is known
+  Object.assign(step, { rankMs: c.ms, runMs: c.run.ms, createMs: c.create?.ms ?? null, downloadMs: c.downloadMs, measured: c.run.measured, late: c.late });
+}
+
+// The steps whose place a step's why explains: the next one; for the first step (the plan's choice), also the
+// step with the smallest download and the one with the fastest run, where they are not it: what it was chosen over.
+function rivals(steps, i) {
+  const next = steps[i + 1];
+  if (i > 0) return next ? [next] : [];
+  const best = (term) => steps.slice(1).filter((s) => !s.cost.late && term(s.cost) < term(steps[0].cost))
+    .sort((a, b) => term(a.cost) - term(b.cost))[0];
+  return [...new Set([next, best((c) => c.rankDownloadMs), best((c) => c.run.ms)])].filter(Boolean);
+}
+
+// A step as another step's why names it: its variant (and form), and its runtime where it is not the same.
+function stepName(step, from) {
+  const file = step.form ? `${step.variant}, ${step.form} form` : step.variant;
+  return step.runtime === from.runtime ? file : `${file} on ${step.runtime}`;
 }
 
 // Why a file (by sha256) is left out on this runtime key: onnxport check found it wrong or unsupported on

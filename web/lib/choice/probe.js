@@ -114,10 +114,11 @@ async function probeWebNn(result) {
 
 /**
  * The most WebAssembly threads this page can run, and why no more: threads need cross-origin isolation and
- * SharedArrayBuffer; beyond 4 the small demo models gain nothing. hardwareConcurrency is only a ceiling:
- * WebKitGTK says 4 on a 2-core machine. threads.js measures how many of them pay.
- * @param {Pick<Device, "crossOriginIsolated" | "sharedMemory" | "hardwareConcurrency">} device
- * @returns {{threads: number, why: string}}
+ * SharedArrayBuffer; beyond 4 the small demo models gain nothing. hardwareConcurrency is only a ceiling, and
+ * where the browser is known to report more cores than the machine has (`overstated`: WebKit, whose WebKitGTK
+ * says 4 on a 2-core machine) threads.js starts on one thread until a trial measured the ceiling.
+ * @param {Pick<Device, "crossOriginIsolated" | "sharedMemory" | "hardwareConcurrency"> & {userAgent?: string}} device
+ * @returns {{threads: number, why: string, overstated?: string}}
  */
 export function threadCeiling(device) {
   if (!device.crossOriginIsolated) return { threads: 1, why: "one thread: the page is not cross-origin isolated (threads need its COOP and COEP headers)" };
@@ -125,7 +126,10 @@ export function threadCeiling(device) {
   const cores = device.hardwareConcurrency || 1;
   if (cores <= 1) return { threads: 1, why: "one thread: the browser reports one core" };
   const threads = Math.min(4, cores);
-  return { threads, why: `up to ${threads} threads (the browser reports ${cores} cores${cores > 4 ? "; more gain nothing on these models" : ""})` };
+  const ceiling = { threads, why: `up to ${threads} threads (the browser reports ${cores} cores${cores > 4 ? "; more gain nothing on these models" : ""})` };
+  const engine = browserName(device.userAgent);
+  if (engine !== "WebKitGTK" && !engine.startsWith("Safari")) return ceiling;
+  return { ...ceiling, overstated: `${engine} reports ${cores} cores, which can be more than the machine has` };
 }
 
 /** The page's thread ceiling (threadCeiling): what the runtime rows with threads "all" start with. */

@@ -1,83 +1,115 @@
-// How many WebAssembly threads a file runs on here: by measurement. hardwareConcurrency is only a ceiling
-// (threadCeiling in probe.js): WebKitGTK says 4 on a 2-core machine, where 4 threads ran minilm 2 to 4 times
-// slower than one. Until measured, a file runs on one thread, which never oversubscribes a machine. Its first
-// load under a higher ceiling returns on that one thread, then runs a trial (thread-trial.js): a session on the
-// ceiling's N threads beside it, verified as it was, then TRIAL_ROUNDS warm runs of each on the reference
-// inputs, interleaved and queued with the page's own runs. N is kept only when at least 10% faster (cost.js's
-// MIN_GAIN); the model then moves to it. The trial is remembered per file and per device (its fingerprint and
-// ceiling), so the file's next load starts with the measured count, and a later file takes the device's
-// count without a trial of its own once one trial had work enough to tell (DECISIVE_MS). The trial's runs
-// also go to the speeds the plan ranks by (speeds.js). The fleet's medians of both thread counts on this
-// device class, or the repository's bench when it ran both on this kind of device, decide as a trial would.
+// How many WebAssembly threads a file runs on here. Until this device measured it, the priors decide, in this
+// order: the fleet's medians of both counts on this device class; the repository's bench when it ran both on this
+// kind of device; this device's trial on another file (when its runs were long enough to tell, DECISIVE_MS);
+// otherwise all the threads the page has (threadCeiling in probe.js: min(4, hardwareConcurrency) on a
+// cross-origin isolated page), except where the browser's core count is known to overstate the machine's
+// (WebKitGTK says 4 on a 2-core machine, where 4 threads ran minilm 2 to 4 times slower than one): there one
+// thread until measured, as for a run too short for threads to pay (TINY_MS).
+// A file's first load on this device, unless the fleet or the bench decided, returns on the prior's count and
+// then runs a trial (client/thread-trial.js): a session on the other count (one thread, or N), verified as the
+// first was; both warmed by runs that do not count; then paired runs, alternating which count goes first
+// (A B, B A, ...), queued with the page's own runs, until the sign test of paired-runs.js finds a side clearly
+// faster (N kept only when at least 10% faster, cost.js's MIN_GAIN) or a bound of pairs or time is reached: then
+// the prior's count stays. The outcome is remembered per file and per device (its fingerprint and ceiling) and
+// re-checked by a fresh trial once RECHECK_DAYS old. The trial's runs also go to the speeds the plan ranks by.
 import { formatMs, ownSpeed, recordRun } from "../memory/speeds.js";
 import { forget, readJson, updateJson } from "../memory/store.js";
 import { benchRow, MIN_GAIN, prior } from "./cost.js";
 import { fleetFailure, fleetTimes } from "./fleet.js";
+import { enough, measuredWords, pairedVerdict, trialOutcome, warmedUp } from "./paired-runs.js";
 import { fingerprint, threadCeiling } from "./probe.js";
 import { oneThread, placed } from "./runtimes.js";
 
-// {"fingerprint|ceiling": {device: Trial, files: {sha256: Trial}}} (Trial: see trials() below)
-const TRIALS = "onnxport-threads-v1";
+// {"fingerprint|ceiling": {device: Trial, files: {sha256: Trial}}} (Trial: see trials() below). v1 held trials of
+// two warm runs a side, mostly warm-up: they are not read.
+const TRIALS = "onnxport-threads-v2";
+const OLD_TRIALS = "onnxport-threads-v1";
 // A one-thread run shorter than this is too short for threads to pay (dispatching work to them costs more).
 export const TINY_MS = 1;
 // A trial whose one-thread runs took at least this long had work enough to show what threads do on the
 // device: it then speaks for files without a trial of their own.
 export const DECISIVE_MS = 5;
-export const TRIAL_ROUNDS = 2;
+// A remembered trial this old is a prior again: the next load runs a fresh trial, which replaces it (a browser
+// update, a new power plan or other load on the machine can change what threads do).
+export const RECHECK_DAYS = 30;
+const DAY_MS = 86_400_000;
 
 /**
  * How a runtime runs a file on this device: its key (wasm, or wasm-1t on one thread), its threads, why, and
- * the trial to run on this load (null: none). Rows that do not take all the page's threads keep their key.
+ * the trial to run after this load (the other count's key and threads; null: none). Rows that do not take all
+ * the page's threads keep their key.
  * @param {string} runtime a browser runtime key
  * @param {{sha256: string, speed?: {native_ms?: number}}} record the file (the variant as built: its forms are
  *   the same arithmetic)
  * @param {import("./probe.js").Device} device
- * @param {{bench?: object, fleet?: object, model?: {name: string}, variant?: string}} [context] the fleet's
- *   medians (fleet.js) or the repository's bench rows for both keys on this kind of device decide as a trial would
+ * @param {{bench?: object, fleet?: object, model?: {name: string}, variant?: string, now?: number,
+ *   failed?: (key: string) => string|null}} [context] the fleet's medians (fleet.js) or the repository's bench rows
+ *   for both keys on this kind of device decide as a trial would; now: the clock remembered trials are aged by;
+ *   failed: why the file is known to fail on a key here (the plan's knownFailure: onnxport check, the fleet, this
+ *   browser's verification), null where it is not
  * @returns {{key: string, threads: number, why: string|null, trial: {key: string, threads: number}|null}}
  */
-export function threadChoice(runtime, record, device, { bench = null, fleet = null, model, variant } = {}) {
+export function threadChoice(runtime, record, device, { bench = null, fleet = null, model, variant, now = Date.now(), failed } = {}) {
   const one = oneThread(runtime);
   if (!one) return { ...placed(runtime, device), why: null, trial: null };
   const ceiling = threadCeiling(device);
   const single = { key: one, threads: 1, trial: null };
   if (ceiling.threads === 1) return { ...single, why: ceiling.why };
   const many = { key: runtime, threads: ceiling.threads, trial: null };
+  const on = (threads) => (threads === 1 ? single : many);
+  // The count `threads`, measured again after this load against the other one.
+  const rechecked = (threads, why) => ({ ...on(threads), trial: threads === 1 ? { key: runtime, threads: ceiling.threads } : { key: one, threads: 1 }, why });
   // The thread count two warm runs of one source support, the source named in `why`.
   const chosen = (oneMs, manyMs, source) => {
     const verdict = decide(oneMs, manyMs, ceiling.threads);
-    return { ...(verdict.threads === 1 ? single : many), why: `${verdict.why} ${source}` };
+    return { ...on(verdict.threads), why: `${verdict.why} ${source}` };
   };
   // {oneMs, manyMs} of a source that measured both keys (msOf(key): its warm run), or null.
   const bothOf = (msOf) => {
     const [manyMs, oneMs] = [runtime, one].map(msOf);
     return typeof manyMs === "number" && typeof oneMs === "number" ? { oneMs, manyMs } : null;
   };
+  // One count known to fail here and the other not: no trial, nor a remembered one, decides between a wrong
+  // result and a right one.
+  const failedOn = failed ?? ((key) => fleetFailure(fleet, record.sha256, key, device));
+  const [oneFailed, manyFailed] = [one, runtime].map(failedOn);
+  if (oneFailed && !manyFailed) return { ...many, why: `${ceiling.threads} threads: on one thread, ${oneFailed}` };
+  if (manyFailed && !oneFailed) return { ...single, why: `one thread: on ${ceiling.threads} threads, ${manyFailed}` };
   // The file's own trial first (both sides ran the same inputs; the speeds' running means mix a user's inputs).
   const remembered = trials(device);
   const own = remembered.files?.[record.sha256];
-  if (own) return chosen(own.one_ms, own.many_ms, `(this file's trial, ${own.at.slice(0, 10)})`);
-  // One thread failed verification on devices of this class, and the page's threads did not: no trial decides
-  // between a wrong result and a right one.
-  const oneFailed = fleetFailure(fleet, record.sha256, one, device);
-  if (oneFailed && !fleetFailure(fleet, record.sha256, runtime, device)) {
-    return { ...many, why: `${ceiling.threads} threads: one thread ${oneFailed}` };
+  if (own) {
+    const why = `${trialWhy(own)} (this file's trial, ${own.at.slice(0, 10)})`;
+    return stale(own, now) ? rechecked(own.threads, `${why}; measured again after this load, ${RECHECK_DAYS} days on`) : { ...on(own.threads), why };
   }
   const byFleet = bothOf((key) => fleetTimes(fleet, record.sha256, key, device)?.warm_run_ms?.median);
   if (byFleet) return chosen(byFleet.oneMs, byFleet.manyMs, "(the fleet's medians on this device class)");
   const benched = bothOf((key) => benchRow(bench, device, { model, variant, record, key })?.warm?.median_ms);
   if (benched) return chosen(benched.oneMs, benched.manyMs, "(onnxport bench on this kind of device)");
   const trial = remembered.device;
-  if (trial && trial.one_ms >= DECISIVE_MS) {
-    return chosen(trial.one_ms, trial.many_ms, `on ${trial.model} ${trial.variant} (this device's trial, ${trial.at.slice(0, 10)})`);
+  if (trial && trial.one_ms >= DECISIVE_MS && trial.decided !== false) {
+    const why = `${trialWhy(trial)} on ${trial.model} ${trial.variant} (this device's trial, ${trial.at.slice(0, 10)})`;
+    return stale(trial, now) ? rechecked(trial.threads, `${why}; this file measured after this load`) : { ...on(trial.threads), why };
   }
   const oneMs = ownSpeed(record.sha256, one)?.warm_ms;
   const expected = typeof oneMs === "number" ? oneMs : priorMs(one, record, device);
   if (expected < TINY_MS) return { ...single, why: `one thread: a run takes about ${formatMs(expected)}, too short for threads to pay` };
-  return {
-    ...single, trial: { key: runtime, threads: ceiling.threads },
-    why: `one thread until measured: ${ceiling.threads} threads are measured against it after this load (${ceiling.why})`,
-  };
+  if (ceiling.overstated) {
+    return rechecked(1, `one thread until measured (${ceiling.overstated}): ${ceiling.threads} threads are measured against it after this load`);
+  }
+  return rechecked(ceiling.threads, `${ceiling.threads} threads until measured, all the page's (${ceiling.why.replace(/^up to /, "")}): one thread is measured against them after this load`);
+}
+
+// A remembered trial's outcome in words: its figures as measured (trials of v2), or its two warm runs (seeded).
+function trialWhy(trial) {
+  const count = trial.threads === 1 ? "one thread" : `${trial.threads} threads`;
+  if (typeof trial.pairs !== "number") return decide(trial.one_ms, trial.many_ms, trial.many).why;
+  const figures = measuredWords({ pairs: trial.pairs, votes: trial.votes, ratio: trial.ratio, oneMs: trial.one_ms, manyMs: trial.many_ms }, trial.many);
+  return trial.decided === false ? `${count}: no clear difference (${figures})` : `${count}: ${figures}`;
+}
+
+function stale(trial, now) {
+  return now - Date.parse(trial.at) >= RECHECK_DAYS * DAY_MS;
 }
 
 function priorMs(key, record, device) {
@@ -101,55 +133,73 @@ export function decide(oneMs, manyMs, threads) {
 }
 
 /**
- * A trial: first runs where a session has not run yet, then `rounds` warm runs of each, interleaved, one
- * thread first, each in its `turn` (the model's queue: never beside a run of the page's). Each run is remembered
- * (speeds.js); a side's time is the best of its warm runs (another program's burst slows a run, nothing makes
- * one faster).
+ * A trial (see the header and paired-runs.js): both sessions warmed by runs that do not count, at least WARMUP_RUNS
+ * each and WARMUP_MS in all (a session's very first run is remembered as its first run), then paired runs, the count that goes first
+ * alternating pair by pair, until the pairs are clear or a bound is reached. Each run in its `turn` (the model's
+ * queue: never beside a run of the page's); every timed run is remembered (speeds.js).
  * @param {{single: Session, many: Session, inputs: object, sha256: string, keys: {single: string, many: string},
  *   turn?: (work: () => Promise<{runMs: number}>) => Promise<{runMs: number}>}} args
- * @param {number} [rounds]
- * @returns {Promise<{oneMs: number, manyMs: number, runs: {one: number[], many: number[]}}>}
+ * @returns {Promise<ReturnType<typeof pairedVerdict> & {runs: {one: number[], many: number[]}}>}
  * @typedef {{runs: number, run(feeds: object): Promise<{runMs: number}>}} Session
  */
-export async function trialRuns({ single, many, inputs, sha256, keys, turn = (work) => work() }, rounds = TRIAL_ROUNDS) {
-  /** @type {Array<{session: Session, key: string, times: number[]}>} */
-  const sides = [{ session: single, key: keys.single, times: [] }, { session: many, key: keys.many, times: [] }];
-  for (const { session, key } of sides) {
-    if (session.runs === 0) recordRun(sha256, key, (await turn(() => session.run(inputs))).runMs, true);
+export async function trialRuns({ single, many, inputs, sha256, keys, turn = (work) => work() }) {
+  let spentMs = 0;
+  const timed = async (session, key, counted) => {
+    const first = session.runs === 0;
+    const { runMs } = await turn(() => session.run(inputs));
+    spentMs += runMs;
+    if (first || counted) recordRun(sha256, key, runMs, first);
+    return runMs;
+  };
+  for (let runs = 0; !warmedUp(runs, spentMs); runs++) {
+    await timed(single, keys.single, false);
+    await timed(many, keys.many, false);
   }
-  for (let round = 0; round < rounds; round++) {
-    for (const { session, key, times } of sides) {
-      const { runMs } = await turn(() => session.run(inputs));
-      recordRun(sha256, key, runMs, false);
-      times.push(runMs);
-    }
+  spentMs = 0; // the budget counts the paired runs only
+  /** @type {Array<{one: number, many: number}>} */
+  const pairs = [];
+  let verdict = pairedVerdict(pairs);
+  while (!enough(verdict, spentMs)) {
+    const pair = { one: 0, many: 0 };
+    const sides = /** @type {const} */ ([["many", many, keys.many], ["one", single, keys.single]]);
+    for (const [side, session, key] of pairs.length % 2 ? sides : [...sides].reverse()) pair[side] = await timed(session, key, true);
+    pairs.push(pair);
+    verdict = pairedVerdict(pairs);
   }
-  const [one, more] = sides.map((side) => side.times);
-  return { oneMs: Math.min(...one), manyMs: Math.min(...more), runs: { one, many: more } };
+  return { ...verdict, runs: { one: pairs.map((p) => p.one), many: pairs.map((p) => p.many) } };
 }
 
 /**
  * This device's trials under its ceiling: {device: the trial that speaks for it, files: {sha256: trial}}.
  * @param {import("./probe.js").Device} device
  * @returns {{device?: Trial, files?: Record<string, Trial>}}
- * @typedef {{threads: number, many: number, one_ms: number, many_ms: number, model: string, variant: string, at: string}} Trial
+ * @typedef {{threads: number, decided?: boolean, many: number, one_ms: number, many_ms: number, pairs?: number,
+ *   votes?: number, ratio?: number, model: string, variant: string, at: string}} Trial (one_ms, many_ms: medians
+ *   of the paired runs; ratio: the median of N threads' time over one's; votes: pairs 10% faster on N)
  */
 export function trials(device) {
   return readJson(TRIALS)[trialKey(device)] ?? {};
 }
 
 /**
- * Remembers a file's trial, and the device's when it is the first or the first decisive one (DECISIVE_MS).
+ * Remembers a file's trial, and the device's when it is the first or the first decisive one (DECISIVE_MS), or
+ * replaces a decisive one as a re-check. A trial without paired figures (oneMs and manyMs alone) is decided as
+ * decide() does.
  * @param {import("./probe.js").Device} device
- * @param {{oneMs: number, manyMs: number, model: string, variant: string, sha256: string}} trial
+ * @param {{oneMs: number, manyMs: number, model: string, variant: string, sha256: string, threads?: number,
+ *   decided?: boolean, pairs?: number, votes?: number, ratio?: number}} trial
  */
-export function rememberTrial(device, { oneMs, manyMs, model, variant, sha256 }) {
+export function rememberTrial(device, { oneMs, manyMs, model, variant, sha256, threads, decided = true, pairs, votes, ratio }) {
   const many = threadCeiling(device).threads;
-  const trial = { threads: decide(oneMs, manyMs, many).threads, many, one_ms: oneMs, many_ms: manyMs, model, variant, at: new Date().toISOString() };
+  const kept = threads ?? decide(oneMs, manyMs, many).threads;
+  const paired = typeof pairs === "number" ? { pairs, votes, ratio } : {};
+  const trial = { threads: kept, decided, many, one_ms: oneMs, many_ms: manyMs, ...paired, model, variant, at: new Date().toISOString() };
+  forget(OLD_TRIALS);
   updateJson(TRIALS, (all) => {
     const entry = (all[trialKey(device)] ??= {});
     (entry.files ??= {})[sha256] = trial;
-    if (!(entry.device?.one_ms >= DECISIVE_MS)) entry.device = trial;
+    const speaks = decided && oneMs >= DECISIVE_MS;
+    if (!(entry.device?.one_ms >= DECISIVE_MS && entry.device?.decided !== false) || speaks) entry.device = trial;
   });
 }
 

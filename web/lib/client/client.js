@@ -154,15 +154,15 @@ export class Client {
   /**
    * The plan load() would follow on this device, without loading anything.
    * @param {string} name
-   * @param {Pick<LoadOptions, "runtime" | "variant" | "form" | "verify">} [pins]
+   * @param {Pick<LoadOptions, "runtime" | "variant" | "form" | "verify" | "expectedRuns">} [pins]
    * @returns {Promise<Plan>}
    */
-  async plan(name, { runtime = "", variant = "", form = "", verify = "first-use" } = {}) {
+  async plan(name, { runtime = "", variant = "", form = "", verify = "first-use", expectedRuns } = {}) {
     const [model, device, bench, conformance, fleet, cached] = await Promise.all([
       this.model(name), probe(), this.bench(), this.conformance(), this.fleet(), cachedUrls(),
     ]);
     return buildPlan(model, device, {
-      pin: { runtime, variant, form }, bench, conformance, fleet, cached, verify, ortVersion: ORT_WEB_VERSION,
+      pin: { runtime, variant, form }, bench, conformance, fleet, cached, verify, expectedRuns, ortVersion: ORT_WEB_VERSION,
       fileUrl: (file) => this.fileUrl(file),
     });
   }
@@ -198,11 +198,11 @@ export class Client {
   // runtime's {runtime, version, threads, initMs}, or null when the plan starts on the server.
   /**
    * @param {string} name
-   * @param {Pick<LoadOptions, "runtime" | "variant">} [pins]
+   * @param {Pick<LoadOptions, "runtime" | "variant" | "expectedRuns">} [pins]
    * @returns {Promise<{runtime: string, version: string|null, threads: number, initMs: number} | null>}
    */
-  async startAhead(name, { runtime = "", variant = "" } = {}) {
-    const { steps } = await this.plan(name, { runtime, variant });
+  async startAhead(name, { runtime = "", variant = "", expectedRuns } = {}) {
+    const { steps } = await this.plan(name, { runtime, variant, expectedRuns });
     const step = steps.find((s) => inBrowser(s.runtime));
     return step ? this.startRuntime(step.key) : null;
   }
@@ -238,7 +238,7 @@ export class Client {
     };
   }
 
-  // options: runtime / variant (pins), verify: first-use | always | off, and hooks
+  // options: runtime / variant (pins), verify: first-use | always | off, expectedRuns (the plan's), and hooks
   // onProgress(received, total, source), onStep(step), onFailure(step, error), onNote(text).
   /**
    * Loads a model where it runs best on this device, verified, falling back step by step.
@@ -252,6 +252,8 @@ export class Client {
     if (!VERIFY_MODES.includes(verify)) throw new Error(`verify must be one of ${VERIFY_MODES.join(", ")}, got ${JSON.stringify(verify)}`);
     const model = await this.model(name);
     const plan = await this.plan(name, { ...options, verify });
+    // The pipeline's files (a tokenizer) download beside the model's, not after it: its first answer waits for both.
+    this.#pipelineOf(model)?.().catch(() => {}); // a failure is the first pipeline call's to report
     const attempts = [];
     const brokenRuntimes = new Set();
     const results = []; // the fleet report's: every step verified here, passed or failed
@@ -292,6 +294,7 @@ export class Client {
         pipeline: this.#pipelineOf(model) });
     }
     const file = { model: model.name, variant: step.variant, form: step.form ?? null, sha256: record.sha256, key: step.key, threads: null };
+    if (verify !== "off") this.#readAhead(model, record);
     let opened;
     try {
       opened = await this.session(record, step.key, { onProgress: options.onProgress, spare: Boolean(step.trial) });
@@ -374,6 +377,13 @@ export class Client {
       }
     }
     return reportResult(file, "pass", verification, times);
+  }
+
+  // What a first-use verification reads (a few KB: references, the tolerance table), fetched beside the model's
+  // bytes rather than after its session; read once per client, a failure is the verification's to report.
+  #readAhead(model, record) {
+    const fp32 = model.variants.fp32;
+    Promise.all([this.reference(record), this.tolerances(), ...(fp32 && fp32 !== record ? [this.reference(fp32)] : [])]).catch(() => {});
   }
 
   /** First-use verification (verify.js), the references read through this client. */

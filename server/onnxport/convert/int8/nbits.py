@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import onnx
 from onnx import helper
@@ -27,19 +28,38 @@ from onnxport.convert.int8.select import gemm_to_matmul
 from onnxport.convert.int8.weights import store_weights
 from onnxport.errors import VariantSkipped
 
-BLOCK_4BIT = 16
 BLOCK_TABLE = 32
 BLOCK_8BIT = 128
-ACCURACY_LEVEL = 4
 # An embedding table smaller than this stays as weights.py leaves it (int8 per row).
 MIN_TABLE_ELEMENTS = 65_536
 # GatherBlockQuantized takes its 4-bit data as an opset-21 int4 type.
 INT4_OPSET = 21
 
 
-def make_int4(model: onnx.ModelProto, keep_float: tuple[str, ...] = ()) -> tuple[onnx.ModelProto, dict]:
+@dataclass(frozen=True)
+class Form:
+    """How the 4-bit file is made: what scripts/int4_forms.py varies and measures."""
+
+    block: int = 16  # MatMul weights: values per block, each block with its own scale
+    symmetric: bool = False  # True: no zero point per block (MatMulNBits' implicit 8), in 4 and 8 bits
+    accuracy_level: int = 4  # MatMulNBits' arithmetic: 4 int8 activations, 0 fp32
+    table_bits: int = 4  # embedding tables: 4 (GatherBlockQuantized) or 8 (int8 per row, as weights.py)
+
+    def describe(self) -> str:
+        """The manifest's `weights` setting."""
+        points = "symmetric" if self.symmetric else "with zero points"
+        tables = f"tables 4-bit blocks of {BLOCK_TABLE}" if self.table_bits == 4 else "tables int8 per row"
+        return f"MatMul 4-bit blocks of {self.block}, {points}, accuracy level {self.accuracy_level}; {tables}"
+
+
+FORM = Form()
+
+
+def make_int4(model: onnx.ModelProto, keep_float: tuple[str, ...] = (), form: Form = FORM
+              ) -> tuple[onnx.ModelProto, dict]:
     """A copy of `model` with its MatMuls' constant weights in 4-bit blocks (the nodes in keep_float in
-    8-bit blocks), large embedding tables in 4-bit blocks, every other large float weight in int8.
+    8-bit blocks), large embedding tables in 4-bit blocks (form.table_bits 4), every other large float
+    weight in int8.
     Raises VariantSkipped when there is no MatMul or Gather with a constant 2-D weight to store."""
     if already := quantized_count(model):
         raise VariantSkipped(f"already quantized: {already} quantized operators")
@@ -49,7 +69,7 @@ def make_int4(model: onnx.ModelProto, keep_float: tuple[str, ...] = ()) -> tuple
     name_nodes(model.graph)  # the quantizer picks nodes by name, and the fallback search names them
     model = gemm_to_matmul(model)  # a Linear layer exported as Gemm is a MatMul to MatMulNBits
     matmuls = _constant_weight_nodes(model, "MatMul", 1, 0)
-    tables = _constant_weight_nodes(model, "Gather", 0, MIN_TABLE_ELEMENTS)
+    tables = _constant_weight_nodes(model, "Gather", 0, MIN_TABLE_ELEMENTS) if form.table_bits == 4 else []
     if not matmuls and not tables:
         raise VariantSkipped("nothing to store in 4 bits: no MatMul or Gather reads a constant 2-D float weight")
     kept = set(keep_float)
@@ -57,19 +77,20 @@ def make_int4(model: onnx.ModelProto, keep_float: tuple[str, ...] = ()) -> tuple
     eight = [n for n in matmuls if n in kept or n.removesuffix("_MatMul") in kept]
     four = [n for n in matmuls if n not in eight]
     if four:
-        model = _quantize(model, four, _rtn(bits=4, block=BLOCK_4BIT, op_types=("MatMul",)))
+        model = _quantize(model, four, _rtn(4, form.block, form.symmetric, ("MatMul",)))
     if eight:
-        model = _quantize(model, eight, _rtn(bits=8, block=BLOCK_8BIT, op_types=("MatMul",)))
+        model = _quantize(model, eight, _rtn(8, BLOCK_8BIT, form.symmetric, ("MatMul",)))
     gathered = [n for n in tables if n not in kept]
     if gathered:
         model = _with_opset(model, INT4_OPSET)
-        model = _quantize(model, gathered, _rtn(bits=4, block=BLOCK_TABLE, op_types=("Gather",)))
+        model = _quantize(model, gathered, _rtn(4, BLOCK_TABLE, False, ("Gather",)))
     for node in prep.all_nodes(model):
-        if node.op_type == "MatMulNBits":
-            _set_int(node, "accuracy_level", ACCURACY_LEVEL)
+        # Level 0 is the attribute's default, left out as onnxruntime's quantizer leaves it out.
+        if node.op_type == "MatMulNBits" and form.accuracy_level:
+            _set_int(node, "accuracy_level", form.accuracy_level)
     # What MatMulNBits cannot take (Conv, Gemm, a GRU, small tables) is still stored in int8.
     rest = store_weights(model, kept)
-    settings: dict = {"weights": f"MatMul 4-bit blocks of {BLOCK_4BIT}, tables of {BLOCK_TABLE}",
+    settings: dict = {"weights": form.describe(),
                       "weights_4bit": len(four) + len(gathered), "weights_8bit": len(eight),
                       "weights_stored": rest}
     if eight:
@@ -116,11 +137,12 @@ def _quantize(model: onnx.ModelProto, nodes: Iterable[str], config) -> onnx.Mode
     return quantizer.model.model
 
 
-def _rtn(bits: int, block: int, op_types: tuple[str, ...]):
+def _rtn(bits: int, block: int, symmetric: bool, op_types: tuple[str, ...]):
     from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig
 
-    return DefaultWeightOnlyQuantConfig(block_size=block, bits=bits, is_symmetric=False,
-                                        accuracy_level=ACCURACY_LEVEL, op_types_to_quantize=op_types,
+    # accuracy_level is set on the nodes afterwards (make_int4): the 8-bit blocks take the form's too.
+    return DefaultWeightOnlyQuantConfig(block_size=block, bits=bits, is_symmetric=symmetric,
+                                        accuracy_level=None, op_types_to_quantize=op_types,
                                         quant_axes=(("MatMul", 0), ("Gather", 1)))
 
 
