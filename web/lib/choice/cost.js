@@ -2,7 +2,8 @@
 // a variant and one of its files (the variant as built or a form) on this device.
 //
 // Every figure comes from the best source there is, the same for every step:
-//   1. this browser's own measurements of the file on the runtime (speeds.js remembers them);
+//   1. this browser's own measurements of the file on the runtime (speeds.js remembers them), for a warm run
+//      also on the runtime's other thread count when this one is not measured yet;
 //   2. the fleet: the median of what k or more other browsers of this device class reported (fleet.js);
 //   3. the latest `onnxport bench` on a device of this kind: its row for the file (benchRow);
 //   4. a prior: native onnxruntime's figure at build time x the runtime's factor (runtimes.js), a
@@ -28,7 +29,7 @@
 import { allSpeeds, bandwidth, formatMs, formatRate, ownSpeed } from "../memory/speeds.js";
 import { fleetTimes } from "./fleet.js";
 import { deviceKind } from "./probe.js";
-import { runtime as runtimeRow, RUNTIMES } from "./runtimes.js";
+import { oneThread, runtime as runtimeRow, RUNTIMES } from "./runtimes.js";
 
 // 10 Mbit/s: how an unmeasured download weighs in the plan's order. Never shown as an estimate.
 export const RANK_BYTES_PER_MS = 1250;
@@ -122,10 +123,24 @@ function fleetSource(time) {
   return `the fleet: median of ${time.clients} ${time.clients === 1 ? "device" : "devices"} of this class`;
 }
 
+// {ms, threads: "one thread" | "the page's threads"}: the step's file measured here on the other thread count of
+// its runtime (wasm-1t for wasm, wasm for wasm-1t), or null.
+function ownOtherCount(step) {
+  const one = oneThread(step.key);
+  const many = RUNTIMES.find((r) => oneThread(r.key) === step.key)?.key;
+  const other = one ?? many;
+  if (!other || other === step.key) return null;
+  const speed = ownSpeed(step.record.sha256, other);
+  const ms = speed?.warm_ms ?? speed?.first_ms;
+  return typeof ms === "number" ? { ms, threads: one ? "one thread" : "the page's threads" } : null;
+}
+
 // {ms, source, measured, prior}: one warm run.
-function warmRun(step, device, own, row, fleet) {
+function warmRun(step, device, own, row, fleet, other) {
   const ownMs = own?.warm_ms ?? own?.first_ms;
   if (typeof ownMs === "number") return { ms: ownMs, source: "measured in this browser", measured: true };
+  // The same file measured here on the runtime's other thread count says more of this device than a guess.
+  if (other) return { ms: other.ms, source: `measured in this browser on ${other.threads}`, measured: true };
   const warm = fleet?.warm_run_ms;
   if (typeof warm?.median === "number") return { ms: warm.median, source: fleetSource(warm), measured: true };
   if (typeof row?.warm?.median_ms === "number") return { ms: row.warm.median_ms, source: "onnxport bench on this kind of device", measured: true };
@@ -173,7 +188,7 @@ export function cost(step, device, context) {
   const own = ownSpeed(step.record.sha256, step.key);
   const row = benchRow(context.bench, device, step);
   const fleet = fleetTimes(context.fleet, step.record.sha256, step.key, device);
-  const run = warmRun(step, device, own, row, fleet);
+  const run = warmRun(step, device, own, row, fleet, ownOtherCount(step));
   const create = creation(own, row, fleet);
   const url = context.fileUrl(step.record.file);
   const cached = Boolean(context.cached?.has(url));

@@ -4,6 +4,7 @@ import { fileRecord } from "../choice/forms.js";
 import { buildPlan } from "../choice/plan.js";
 import { probe } from "../choice/probe.js";
 import { inBrowser, PINNABLE, runtime as runtimeRow } from "../choice/runtimes.js";
+import { remembered } from "../choice/verdicts.js";
 import { Documents } from "../files/documents.js";
 import { cachedUrls, loadArtifact, loadReference } from "../files/downloads.js";
 import { checkManifest } from "../files/manifest.js";
@@ -294,7 +295,7 @@ export class Client {
         pipeline: this.#pipelineOf(model) });
     }
     const file = { model: model.name, variant: step.variant, form: step.form ?? null, sha256: record.sha256, key: step.key, threads: null };
-    if (verify !== "off") this.#readAhead(model, record);
+    this.#readAhead(model, step, record, verify).catch(() => {}); // never in the way of the load
     let opened;
     try {
       opened = await this.session(record, step.key, { onProgress: options.onProgress, spare: Boolean(step.trial) });
@@ -379,11 +380,14 @@ export class Client {
     return reportResult(file, "pass", verification, times);
   }
 
-  // What a first-use verification reads (a few KB: references, the tolerance table), fetched beside the model's
-  // bytes rather than after its session; read once per client, a failure is the verification's to report.
-  #readAhead(model, record) {
+  // What a verification about to run reads (a few KB: references, the tolerance table), fetched beside the model's
+  // bytes rather than after its session; nothing when it will not run (off, or remembered passing here). Read once
+  // per client; a failure is the verification's to report.
+  async #readAhead(model, step, record, verify) {
+    if (verify === "off") return;
+    if (verify === "first-use" && remembered(record.sha256, step.key, ORT_WEB_VERSION, await probe())?.ok) return;
     const fp32 = model.variants.fp32;
-    Promise.all([this.reference(record), this.tolerances(), ...(fp32 && fp32 !== record ? [this.reference(fp32)] : [])]).catch(() => {});
+    await Promise.all([this.reference(record), this.tolerances(), ...(fp32 && fp32 !== record ? [this.reference(fp32)] : [])]).catch(() => {});
   }
 
   /** First-use verification (verify.js), the references read through this client. */
