@@ -141,14 +141,6 @@ test("a file wrong on the page's threads and not on one runs on one thread, and 
   assert.match(step.why, /one thread: on 2 threads, onnxport check on this kind of device found it wrong: max abs 0\.3/);
 });
 
-test("a file this browser verified failing on one thread keeps the page's threads, with no trial", () => {
-  const dev = device(REAL_GPU);
-  remember("sha-fp32", "wasm-1t", "1.30.0", dev, { ok: false, reason: "wasm-1t gave wrong results (max error 0.2)", max_abs: 0.2 });
-  const step = plan(dev).steps.find((s) => s.runtime === "wasm" && s.variant === "fp32");
-  assert.deepEqual([step.key, step.threads, step.trial], ["wasm", 2, null]);
-  assert.match(step.why, /2 threads: on one thread, wasm-1t gave wrong results \(max error 0\.2\) \(verified \d{4}-\d\d-\d\d; not tried again\)/);
-});
-
 test("pins leave only the pinned runtime and variant; the server is always last otherwise", () => {
   const pinned = plan(device(REAL_GPU), { pin: { runtime: "wasm", variant: "fp16" } });
   assert.deepEqual(pinned.steps.map((s) => [s.runtime, s.variant]), [["wasm", "fp16"]]);

@@ -76,7 +76,9 @@ function candidate(model, variant, runtime, device, context) {
   // key: the tolerance and check name; on WebAssembly, the thread count measured to pay (threads.js)
   const threading = threadChoice(runtime, record, device, {
     bench: context.bench, fleet: context.fleet, model, variant,
-    failed: (k) => knownFailure(record.sha256, k, device, context),
+    // Evidence kept per thread count (onnxport check, the fleet); this browser's own verdict is the runtime's: a
+    // wrong result on one count keeps the step out (knownFailure below), as the arithmetic is the same.
+    failed: (k) => reportedFailure(record.sha256, k, device, context),
   });
   const { key, threads, why: threadsWhy, trial } = threading;
   // Before any download: a session with an operator its bundle has no kernel for cannot be created.
@@ -135,15 +137,20 @@ function stepName(step, from) {
 // this kind of device, the fleet of this device class failed it, or this browser verified it failing (not tried
 // again); null when none did.
 function knownFailure(sha256, key, device, context) {
-  const checked = checkedFailure(context.conformance, sha256, key, device);
-  if (checked) return `onnxport check on this kind of device found it ${checked.status === "fail" ? "wrong" : "unsupported"}: ${checked.reason}`;
-  const fleet = fleetFailure(context.fleet, sha256, key, device);
-  if (fleet) return fleet;
+  const reported = reportedFailure(sha256, key, device, context);
+  if (reported) return reported;
   if (context.verify !== "always") {
     const known = remembered(sha256, key, context.ortVersion, device);
     if (known && !known.ok) return `${known.reason} (verified ${known.at.slice(0, 10)}; not tried again)`;
   }
   return null;
+}
+
+// Why onnxport check or the fleet of this device class found a file failing on this runtime key, or null.
+function reportedFailure(sha256, key, device, context) {
+  const checked = checkedFailure(context.conformance, sha256, key, device);
+  if (checked) return `onnxport check on this kind of device found it ${checked.status === "fail" ? "wrong" : "unsupported"}: ${checked.reason}`;
+  return fleetFailure(context.fleet, sha256, key, device);
 }
 
 // {forms: [[name, record]], skip}: the variant's served forms for `key` whose every operator has a kernel in
