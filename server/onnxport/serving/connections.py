@@ -112,8 +112,20 @@ class Timed(HTTPChannel):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.opened = time.monotonic()
         self.fresh = True  # nothing received yet: the first request's head is due from the opening
-        self.held_at = 0.0  # the last sweep that saw a request read whole here: later clocks start no earlier
+        self.held_at = 0.0  # when a request read whole here was last held: later clocks start no earlier
+        self.serving = False  # a worker runs service(): set before waitress pops the request, cleared after
         super().__init__(*args, **kwargs)
+
+    def service(self) -> None:
+        """waitress's, noting when the request is done: the sweep wakes about once a second while nothing
+        moves, so the last sweep that saw it held may be a second old when it ends, and the request
+        pipelined behind it would start its clock that much late."""
+        self.serving = True
+        try:
+            super().service()
+        finally:
+            self.held_at = time.monotonic()
+            self.serving = False
 
     def received(self, data: bytes) -> bool:
         self.fresh = False
@@ -163,13 +175,20 @@ class Guard:
 
     def _check(self, channel: Timed, now: float, wall: float, draining: bool) -> None:
         limits = self.limits
-        if channel.requests:  # read whole: never cut, and what follows it waits
+        if channel.requests or channel.serving:  # read whole: never cut, and what follows it waits
             channel.held_at = now
             return
         request = channel.request
+        idle = not draining and wall - channel.last_activity >= limits.idle_timeout
         if request is None and not channel.fresh:
-            if not draining and wall - channel.last_activity >= limits.idle_timeout and not _input_waiting(channel):
+            if idle and not _input_waiting(channel):
                 channel.handle_close()
+            return
+        if channel.total_outbufs_len:  # an answer still going out: a 408 now would overtake it
+            if idle:  # the client does not read it
+                channel.handle_close()
+            else:
+                channel.held_at = now
             return
         if request is None or request.head_done is None:
             began = channel.opened if request is None else request.began
