@@ -1,6 +1,6 @@
 """A page on another origin imports the browser library from an onnxport server and runs a model
-there, cross-origin isolated (COEP require-corp), with WebAssembly threads; a page from an origin
-the server does not list fails, and says why."""
+there, cross-origin isolated (COEP require-corp), with WebAssembly threads, from the sources' entry or from the
+one-file bundle (web/lib/dist/onnxport.js); a page from an origin the server does not list fails, and says why."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ PAGE = """<!doctype html>
 <script type="module">
   const SERVER = "%(server)s/";
   try {
-    const { connect } = await import(SERVER + "web/lib/index.js");
+    const { connect } = await import(SERVER + "%(module)s");
     const client = connect(SERVER);
     const model = await client.load("minilm");
     const atLoad = { key: model.choice.key, threads: model.choice.threads, cores: navigator.hardwareConcurrency };
@@ -47,10 +47,10 @@ PAGE = """<!doctype html>
 def other_origin(tmp_path):
     """other_origin(server_url) -> the URL of a page on a new origin that runs minilm from that server."""
     with contextlib.ExitStack() as servers:
-        def start(server_url: str, port: int) -> str:
+        def start(server_url: str, port: int, module: str = "web/lib/index.js") -> str:
             folder = tmp_path / f"origin-{port}"
             folder.mkdir()
-            (folder / "index.html").write_text(PAGE % {"server": server_url}, encoding="utf-8")
+            (folder / "index.html").write_text(PAGE % {"server": server_url, "module": module}, encoding="utf-8")
             return servers.enter_context(isolated_files(folder, port))
 
         yield start
@@ -61,14 +61,16 @@ def _result(page):
     return page.evaluate("() => window.result")
 
 
-def test_a_page_on_an_allowed_origin_runs_minilm_with_threads(spawn_server, demo_repository, other_origin, open_tab):
+@pytest.mark.parametrize("module", ["web/lib/index.js", "web/lib/dist/onnxport.js"])
+def test_a_page_on_an_allowed_origin_runs_minilm_with_threads(module, spawn_server, demo_repository, other_origin,
+                                                             open_tab):
     allowed, refused = free_port(), free_port()
     port = free_port()
     server = spawn_server(["serve", "--repository", str(demo_repository), "--port", str(port)], port,
                           env={"ONNXPORT_CORS_ORIGINS": f"http://127.0.0.1:{allowed}"})
 
     tab = open_tab()
-    tab.page.goto(other_origin(server, allowed))
+    tab.page.goto(other_origin(server, allowed, module))
     result = _result(tab.page)
     assert "error" not in result, result["error"]
     assert result["isolated"] is True
@@ -89,7 +91,7 @@ def test_a_page_on_an_allowed_origin_runs_minilm_with_threads(spawn_server, demo
     assert all(url.startswith(server) for url in tab.artifact_requests()) and tab.artifact_requests()
 
     stranger = open_tab()
-    stranger.page.goto(other_origin(server, refused))
+    stranger.page.goto(other_origin(server, refused, module))
     failed = _result(stranger.page)
-    assert "web/lib/index.js" in failed.get("error", ""), failed
+    assert module in failed.get("error", ""), failed
     assert not stranger.artifact_requests()

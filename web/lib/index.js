@@ -1,5 +1,6 @@
-// onnxport's browser library. Any page can import it from an onnxport server:
-//   import { connect } from "https://models.example/web/lib/index.js";
+// onnxport's browser library. Any page can import it from an onnxport server, as one file (dist/onnxport.js,
+// made from these sources by bundle.mjs) or as these modules:
+//   import { connect } from "https://models.example/web/lib/dist/onnxport.js";
 //   const client = connect("https://models.example/");
 //   const model = await client.load("minilm", { onProgress, runtime, variant, verify });
 //   const { outputs } = await model.run(feeds);  model.choice says where it ran and why.

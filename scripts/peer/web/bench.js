@@ -50,7 +50,7 @@ async function peerOpen(dtype, threads) {
 
 async function onnxportLibrary() {
   if (!onnxport) {
-    onnxport = await import(new URL("web/lib/index.js", SERVER).href);
+    onnxport = await import(new URL("web/lib/dist/onnxport.js", SERVER).href);
     client = onnxport.connect(SERVER);
   }
   return client;
