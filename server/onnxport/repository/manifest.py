@@ -156,7 +156,7 @@ class Budget(TypedDict):
 
 @with_config(STRICT)
 class Speed(TypedDict):
-    """Native onnxruntime's median latency on golden set 0, at build time (a ranking aid)."""
+    """Native onnxruntime's latency on golden set 0, the fastest of its runs at build time (a ranking aid)."""
     native_ms: float
     runs: Count
     inputs: str
