@@ -24,6 +24,7 @@ from onnxport.convert.fp16 import refusals as fp16_refusals
 from onnxport.convert.graph import all_nodes, copy_model
 from onnxport.convert.intake.export import serialize
 from onnxport.convert.prepared import Prepared
+from onnxport.convert.refused import refused_record
 from onnxport.convert.rescue import fallback, node_errors
 from onnxport.errors import ModelFileError, one_line
 from onnxport.recipe import Feeds
@@ -112,7 +113,7 @@ def make_variant(
     except ModelFileError as exc:
         if name == "fp32":
             raise
-        return {"precision": precision, "status": "rejected", "reason": str(exc)}
+        return refused_record(precision, exc, model=made.model)
     vs_source = measure.against(prepared.source_outputs, outputs, prepared.task, prepared.metric_output)
     record: dict[str, Any] = {
         **transaction.put_file(made.data, "onnx"),
@@ -177,7 +178,7 @@ def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], f
                 valid = valid if valid is not None else fp16_refusals.node_names(prepared.fp32)
                 more = fp16_refusals.keep_more(model, settings, str(exc), valid)
             if not more:
-                return {"precision": precision, "status": "rejected", "reason": str(exc) + fp16_refusals.note(refusals)}
+                return refused_record(precision, exc, fp16_refusals.note(refusals), model)
             refusals.append({"kept": sorted(more), "error": str(exc)})
             keep_float = (*keep_float, *sorted(more))
             del model, data  # the refused file is released before the next is made
