@@ -236,12 +236,13 @@ def _rescue(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp
             return None, made["reason"]
         return made, made.reason
 
-    found = fallback.search(ranking, len(candidates), attempt)
+    share = lower_precision.rescue_share(name) or fallback.LIMIT_SHARE
+    found = fallback.search(ranking, len(candidates), attempt, share)
     if found.best is None:
         # What a node adds itself misses what the network amplifies later: centerface's first
         # convolutions, fed raw 0..255 pixels, decide its fp16 error but rank low. So the nodes
         # nearest the inputs are tried next, in graph order.
-        in_order = fallback.search([n.name for n in nodes if n.name in candidates], len(candidates), attempt)
+        in_order = fallback.search([n.name for n in nodes if n.name in candidates], len(candidates), attempt, share)
         in_order.ranking, in_order.tries = "graph order", found.tries + in_order.tries
         if in_order.best is not None:
             found = in_order
