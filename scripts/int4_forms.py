@@ -7,8 +7,8 @@
 A form is named b<block>-<zp|sym>-a<accuracy level>-t<table bits>: MatMul weights in 4-bit blocks of <block>
 with a zero point per block (zp) or none (sym), MatMulNBits at accuracy level 0 (fp32) or 4 (int8 activations),
 embedding tables in 4-bit blocks (t4, GatherBlockQuantized) or int8 per row (t8). The default grid: the form
-before (b16-zp-a4-t4), each axis changed from it alone, and the form chosen (b32-sym-a0-t4; nbits.FORM once
-the corpus is re-recorded) beside the same at level 4.
+before (b16-zp-a4-t4), each axis changed from it alone, and the form chosen (nbits.FORM, b32-sym-a0-t4) beside
+the same at level 4.
 
 Each form is made from the repository's fp32 file as the build makes it: when it misses the serving bound on the
 golden inputs, the same fallback search (convert/rescue/) keeps the nodes it names in 8-bit blocks, and the file

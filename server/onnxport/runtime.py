@@ -18,10 +18,12 @@ from typing import Sequence
 import numpy as np
 import onnxruntime as ort
 
+from onnxport import runtime_messages
 from onnxport.errors import ModelFileError, one_line
 
 Feeds = dict[str, np.ndarray]
 CPU = "CPUExecutionProvider"
+VERSION = ort.__version__
 
 
 def create_session(
@@ -51,7 +53,9 @@ def create_session(
     try:
         return ort.InferenceSession(source, options, providers=list(providers))
     except Exception as exc:  # onnxruntime raises several unrelated types
-        raise ModelFileError(f"{label}: onnxruntime {ort.__version__} cannot load it: {_message(exc)}") from exc
+        detail = _message(exc)
+        raise LoadError(f"{label}: onnxruntime {ort.__version__} cannot load it: {detail}", detail,
+                        runtime_messages.read(str(exc))) from exc
 
 
 # The optimization levels a build saves a model at, by the names the manifest records (docs/manifest.md, "forms").
@@ -104,6 +108,7 @@ def run_outputs(session: ort.InferenceSession, names: list[str], feeds: Feeds, *
     except Exception as exc:
         detail = _message(exc)
         raise RunError(f"{label}: onnxruntime failed to run it: {detail}", detail,
+                       refusal=runtime_messages.read(str(exc)),
                        invalid_argument=type(exc).__name__ == "InvalidArgument",
                        out_of_memory="Failed to allocate memory" in detail or "bad_alloc" in detail) from exc
 
@@ -115,18 +120,30 @@ def usable_providers(wanted: Sequence[str]) -> list[str]:
     return [*chosen, CPU]
 
 
+class LoadError(ModelFileError):
+    """onnxruntime would not load a model: detail is its whole message on one line, refusal what it names
+    (the node, its operator, the reason on one line)."""
+
+    def __init__(self, message: str, detail: str, refusal: runtime_messages.Refusal):
+        super().__init__(message)
+        self.detail = detail
+        self.refusal = refusal
+
+
 class RunError(ModelFileError):
     """onnxruntime refused to run a request that passed our checks.
 
+    detail: onnxruntime's whole message on one line; refusal: the node, operator and reason it names.
     invalid_argument: onnxruntime's INVALID_ARGUMENT, a verdict on the inputs (an index past a
     table, dimensions that do not fit together), not on the model or the machine.
     out_of_memory: an allocation failed: inputs too large for this machine's memory.
     """
 
-    def __init__(self, message: str, detail: str = "", *, invalid_argument: bool = False,
-                 out_of_memory: bool = False):
+    def __init__(self, message: str, detail: str = "", *, refusal: runtime_messages.Refusal | None = None,
+                 invalid_argument: bool = False, out_of_memory: bool = False):
         super().__init__(message)
         self.detail = detail or message
+        self.refusal = refusal or runtime_messages.read(self.detail)
         self.invalid_argument = invalid_argument
         self.out_of_memory = out_of_memory
 

@@ -246,6 +246,8 @@ def full_reasons(entry: dict[str, Any]) -> list[str]:
         shown = record.get("label", variant)  # variant_table.label
         if record.get("reason"):
             lines.append(f"  {shown} {record['status']}: {record['reason']}")
+        if record.get("detail"):
+            lines.append(f"  {shown} onnxruntime said: {record['detail']}")
         for form, made in sorted((record.get("forms") or {}).items()):
             if made.get("reason"):
                 lines.append(f"  {shown} {form} form {made['status']}: {made['reason']}")

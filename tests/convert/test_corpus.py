@@ -1,6 +1,6 @@
 """The third-party corpus: every model still imports the way tests/data/corpus_table.json recorded it.
 
-The 16 real models of tests/data/third-party/ (`make testdata`, scripts/fetch_third_party.py) are
+The 17 real models of tests/data/third-party/ (`make testdata`, scripts/fetch_third_party.py) are
 imported into a temporary repository by the function scripts/corpus_table.py records the table with
 (onnxport/harness/corpus.py's import_model: `onnxport import DIR --name NAME --task TASK --forms none
 --quiet` in a subprocess, two at a time, with the task the table recorded), and each variant is compared

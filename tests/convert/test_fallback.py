@@ -43,6 +43,17 @@ def test_the_limit_is_a_share_of_the_candidates_with_a_floor():
     assert fallback.limit_for(100) == 20 and fallback.limit_for(10) == 4 and fallback.limit_for(3) == 3
 
 
+def test_a_search_given_a_larger_share_keeps_up_to_it_within_its_tries():
+    calls: list[int] = []
+
+    def attempt(kept):
+        calls.append(len(kept))
+        return len(kept), None if len(kept) >= 9 else "outside"  # minilm's int4: 9 of 36 MatMuls in 8 bits
+
+    found = fallback.search(RANKING[:36], 36, attempt, share=0.5)
+    assert found.limit == 18 and found.kept == tuple(RANKING[:9]) and calls == [1, 2, 4, 8, 16, 12, 10, 9]
+
+
 def chain_model() -> onnx.ModelProto:
     """x -> MatMul(w1) -> Relu -> MatMul(w2) -> y, named nodes."""
     rng = np.random.default_rng(0)

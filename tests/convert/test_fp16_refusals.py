@@ -1,11 +1,14 @@
 """fp16 variants onnxruntime refuses (convert/fp16/refusals.py, issue 32 5b-5c): what its error names is
-kept in float and the variant made again, no list of operators kept; and a reason quoting onnxruntime is
-whole, in the manifest and in the HTTP 404 for that version (its first line ended mid-sentence).
+kept in float and the variant made again, no list of operators kept; and a refused variant's reason is one
+line naming the node, its operator and onnxruntime's reason, its whole message kept as the record's
+`detail` (issue 44), in the manifest, `onnxport info` and the HTTP 404 for that version.
 
 The model: a cubic Resize whose scales are computed from constants, as exporters of `interpolate` write
 them, between two convolutions. 100 x 0.01 is exactly 1 in fp32 and 0.9995 in fp16, and onnxruntime's
 cubic Resize refuses an outermost scale that is not 1 with a message of several lines
-("ScalesValidation 'Cubic' mode only supports:" then the list).
+("ScalesValidation 'Cubic' mode only supports:" then the list). make_fp16 now keeps what a Resize's inputs
+are computed from in fp32 before any refusal (convert/resize_inputs.py); the tests of the refusals' path,
+the net for what no rule foresaw, turn that rule off (`refusals_only`) to reach it with this model.
 """
 
 from __future__ import annotations
@@ -20,13 +23,24 @@ from graph_helpers import make_model, rng, tensor
 from onnx import helper
 
 from onnxport import runtime
+from onnxport.convert import fp16
 from onnxport.convert.fp16 import refusals as fp16_refusals
 from onnxport.convert.lower_precision import make_fp16
 from onnxport.errors import ModelFileError
 from onnxport.serving.app import create_app
 
 CUBIC_REFUSAL = "ScalesValidation 'Cubic' mode only supports: * 2-D inputs ('Bicubic') or * 4-D inputs"
-REFUSAL_END = "in the Resize operator"  # the last words of onnxruntime's message: the reason is whole
+REFUSAL_END = "in the Resize operator"  # the last words of onnxruntime's message: the detail is whole
+# The variant's one-line reason: the node, its operator, onnxruntime's reason (its list cut), fp32 runs.
+ONE_LINE = (f"onnxruntime {runtime.VERSION} failed to run it: Resize node resize: 'Cubic' mode only supports: "
+            "2-D inputs ('Bicubic') or 4-D inputs with")
+FP32_RUNS = "; fp32 runs on the same onnxruntime and inputs"
+
+
+@pytest.fixture
+def refusals_only(monkeypatch):
+    """make_fp16 without its Resize rule: the cubic model's scales are computed in fp16 and refused."""
+    monkeypatch.setattr(fp16, "folded_resize_inputs", lambda model: (set(), set()))
 
 
 def cubic_model() -> onnx.ModelProto:
@@ -64,7 +78,17 @@ def refusal(model: onnx.ModelProto) -> str:
     return str(caught.value)
 
 
-def test_the_fp16_file_of_the_cubic_model_is_what_onnxruntime_refuses():
+def test_the_resize_rule_keeps_the_scales_in_fp32_before_any_refusal(run_cli, tmp_path):
+    model = cubic_model()
+    made, settings = make_fp16(model, [feeds(1)])
+    assert "scales" in settings["blocked_nodes"]
+    runtime.run(runtime.create_session(made.SerializeToString(), label="fp16"), feeds(2), label="fp16")
+    entry = imported(run_cli, tmp_path, model, "cubic")
+    assert entry["variants"]["fp16"]["status"] == "ok", entry["variants"]["fp16"]["reason"]
+    assert "refusals" not in entry["variants"]["fp16"]["settings"]
+
+
+def test_the_fp16_file_of_the_cubic_model_is_what_onnxruntime_refuses(refusals_only):
     """The premise: fp32 runs, the plain fp16 conversion (Resize kept in float by upstream's block list,
     its scales computed in fp16) is refused, and the message spans lines in onnxruntime."""
     model = cubic_model()
@@ -77,7 +101,7 @@ def test_the_fp16_file_of_the_cubic_model_is_what_onnxruntime_refuses():
     print(f"onnxruntime's refusal, whole: {message}")
 
 
-def test_a_refused_fp16_variant_is_saved_by_keeping_in_float_what_the_error_names(run_cli, tmp_path):
+def test_a_refused_fp16_variant_is_saved_by_keeping_in_float_what_the_error_names(run_cli, tmp_path, refusals_only):
     entry = imported(run_cli, tmp_path, cubic_model(), "cubic")
     fp16 = entry["variants"]["fp16"]
     assert fp16["status"] == "ok", fp16["reason"]
@@ -91,22 +115,26 @@ def test_a_refused_fp16_variant_is_saved_by_keeping_in_float_what_the_error_name
           f"kept {learned['kept']} after: {learned['error'][:120]}...")
 
 
-def test_a_refusal_s_reason_is_whole_in_the_manifest_and_the_404_for_that_version(
-        run_cli, tmp_path, monkeypatch, assert_json_error):
-    """With no retry allowed, the variant is rejected with onnxruntime's whole message on one line; it was
-    cut at "...ScalesValidation 'Cubic' mode only supports:" before."""
+def test_a_refusal_s_reason_is_one_line_and_its_detail_whole_in_the_manifest_info_and_the_404(
+        run_cli, tmp_path, monkeypatch, assert_json_error, refusals_only):
+    """With no retry allowed, the variant is rejected with one line naming the node, its operator and
+    onnxruntime's reason, and saying fp32 runs; onnxruntime's whole message, on one line, is its detail
+    (the reason was the whole message, source positions and codes included)."""
     monkeypatch.setattr(fp16_refusals, "MAX_TRIES", 0)
     entry = imported(run_cli, tmp_path, cubic_model(), "cubic")
-    fp16 = entry["variants"]["fp16"]
-    assert fp16["status"] == "rejected"
-    assert CUBIC_REFUSAL in fp16["reason"] and fp16["reason"].endswith(REFUSAL_END), fp16["reason"]
-    assert "\n" not in fp16["reason"]
+    variant = entry["variants"]["fp16"]
+    assert variant["status"] == "rejected"
+    assert variant["reason"].startswith(ONE_LINE) and variant["reason"].endswith(FP32_RUNS), variant["reason"]
+    assert "\n" not in variant["reason"] and "ONNXRuntimeError" not in variant["reason"], variant["reason"]
+    assert CUBIC_REFUSAL in variant["detail"] and variant["detail"].endswith(REFUSAL_END), variant["detail"]
+    code, out, _ = run_cli("--repository", tmp_path / "repo", "info", "cubic")
+    assert code == 0 and f"fp16 rejected: {variant['reason']}" in out and variant["detail"] in out, out
     client = create_app({"repository": tmp_path / "repo"}).test_client()
-    message = assert_json_error(client.get("/v2/models/cubic/versions/fp16"), 404, "not served", CUBIC_REFUSAL)
-    assert message.endswith(REFUSAL_END), message
+    message = assert_json_error(client.get("/v2/models/cubic/versions/fp16"), 404, "not served", ONE_LINE)
+    assert FP32_RUNS in message, message
 
 
-def test_the_error_names_the_node_or_only_the_operator():
+def test_the_error_names_the_node_or_only_the_operator(refusals_only):
     """Read off onnxruntime's own messages: a refused run names its node, a kernel's check at load
     names only its operator (the NHWC cubic downscale onnxruntime refuses in fp32 too)."""
     model = cubic_model()
@@ -123,7 +151,7 @@ def test_the_error_names_the_node_or_only_the_operator():
     assert str(caught.value).endswith(REFUSAL_END) and "\n" not in str(caught.value)
 
 
-def test_what_is_kept_next_goes_from_the_named_node_to_its_parameters_to_its_neighbours():
+def test_what_is_kept_next_goes_from_the_named_node_to_its_parameters_to_its_neighbours(refusals_only):
     model = cubic_model()
     valid = fp16_refusals.node_names(model)
     fp16, settings = make_fp16(model, [feeds(1)])
@@ -141,7 +169,7 @@ def test_what_is_kept_next_goes_from_the_named_node_to_its_parameters_to_its_nei
     assert fp16_refusals.keep_more(fp16, settings, "out of memory", valid) == set()  # names nothing: no retry
 
 
-def test_parameters_computed_from_values_kept_in_fp32_are_kept_too():
+def test_parameters_computed_from_values_kept_in_fp32_are_kept_too(refusals_only):
     """A ViT's positional grid resized to the input's: the scales are the input's size (kept in fp32 by
     the integer rule, `ratio`) over the grid's, concatenated with constant ones in fp16 (`scales`)."""
     r = rng(1)

@@ -13,6 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxport import runtime
 from onnxport.convert import lower_precision
 from onnxport.convert.int8 import nbits, weights
+from onnxport.convert.rescue import fallback
 from onnxport.errors import VariantSkipped
 
 
@@ -148,14 +149,16 @@ def test_a_scale_per_output_channel_by_operator():
 # --------------------------------------------------------------------------- int4
 
 
-def test_int4_stores_matmul_weights_in_4bit_blocks_at_accuracy_level_4():
+def test_int4_stores_matmul_weights_in_symmetric_4bit_blocks_of_32_at_accuracy_level_0():
     model = matmul_stack()
     stored, settings = lower_precision.make_int4(model)
     nodes = [n for n in stored.graph.node if n.op_type == "MatMulNBits"]
     assert len(nodes) == 2 and "MatMul" not in ops(stored)
     attributes = [{a.name: a.i for a in n.attribute} for n in nodes]
-    assert all(a["bits"] == 4 and a["block_size"] == nbits.FORM.block and a["accuracy_level"] == 4
-               for a in attributes)
+    # Level 0 is the attribute's default, left out as onnxruntime's quantizer leaves it.
+    assert all(a["bits"] == 4 and a["block_size"] == 32 and "accuracy_level" not in a for a in attributes)
+    assert all(len(n.input) == 3 for n in nodes)  # A, B, scales: no zero points (WebAssembly: 0.73x the run)
+    assert settings["weights"] == "MatMul 4-bit blocks of 32, symmetric, accuracy level 0; tables 4-bit blocks of 32"
     assert settings["weights_4bit"] == 2 and settings["weights_8bit"] == 0
     assert len(stored.SerializeToString()) < 0.25 * len(model.SerializeToString())
     feeds = {"x": rng(5).normal(size=(6, 128)).astype(np.float32)}
@@ -186,6 +189,10 @@ def test_int4_keeps_the_fallbacks_matmuls_in_8bit_blocks():
             if n.op_type == "MatMulNBits"}
     assert bits == {"x": 4, "a": 8}
     assert settings["weights_8bit"] == 1 and settings["kept_float"] == ["second"]
+    assert settings["weights"].endswith("; 1 kept nodes in 8-bit blocks of 128")
+    # The search may keep more of int4's MatMuls than of a float fallback's nodes: they stay in 8 bits.
+    assert lower_precision.rescue_share("int4") == nbits.FALLBACK_SHARE > fallback.LIMIT_SHARE
+    assert lower_precision.rescue_share("int8-weights") is None
     feeds = {"x": rng(5).normal(size=(6, 128)).astype(np.float32)}
     assert scaled_error(run(model, feeds)["y"], run(stored, feeds)["y"]) < 0.15
 

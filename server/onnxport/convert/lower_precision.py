@@ -26,7 +26,7 @@ from onnxport.convert.int8 import (
 from onnxport.errors import VariantSkipped
 
 __all__ = ["FP16_MAX", "VariantSkipped", "gemm_to_matmul", "make_fp16", "make_int4", "make_int8_dynamic",
-           "make_int8_static", "make_int8_weights", "rescue_candidates",
+           "make_int8_static", "make_int8_weights", "rescue_candidates", "rescue_share",
            "operator_histogram", "overflowing_nodes", "require_quantizable"]
 
 
@@ -45,3 +45,9 @@ def rescue_candidates(name: str, model: onnx.ModelProto) -> set[str] | None:
     if name == "int4":
         return nbits.candidates(model)
     return None
+
+
+def rescue_share(name: str) -> float | None:
+    """The share of its candidates a variant's fallback search may keep, when not the search's own (None):
+    int4 keeps them in 8-bit blocks rather than in float (convert/int8/nbits.py FALLBACK_SHARE)."""
+    return nbits.FALLBACK_SHARE if name == "int4" else None

@@ -23,6 +23,7 @@ from onnxport.convert.fp16 import refusals as fp16_refusals
 from onnxport.convert.graph import all_nodes, copy_model
 from onnxport.convert.intake.export import serialize
 from onnxport.convert.prepared import Prepared
+from onnxport.convert.refused import refused_record
 from onnxport.convert.rescue import fallback, node_errors
 from onnxport.errors import ModelFileError, one_line
 from onnxport.recipe import Feeds
@@ -111,7 +112,7 @@ def make_variant(
     except ModelFileError as exc:
         if name == "fp32":
             raise
-        return {"precision": precision, "status": "rejected", "reason": str(exc)}
+        return refused_record(precision, exc, model=made.model)
     vs_source = measure.against(prepared.source_outputs, outputs, prepared.task, prepared.metric_output)
     record: dict[str, Any] = {
         **transaction.put_file(made.data, "onnx"),
@@ -176,7 +177,7 @@ def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], f
                 valid = valid if valid is not None else fp16_refusals.node_names(prepared.fp32)
                 more = fp16_refusals.keep_more(model, settings, str(exc), valid)
             if not more:
-                return {"precision": precision, "status": "rejected", "reason": str(exc) + fp16_refusals.note(refusals)}
+                return refused_record(precision, exc, fp16_refusals.note(refusals), model)
             refusals.append({"kept": sorted(more), "error": str(exc)})
             keep_float = (*keep_float, *sorted(more))
             del model, data  # the refused file is released before the next is made
@@ -234,12 +235,13 @@ def _rescue(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp
             return None, made["reason"]
         return made, made.reason
 
-    found = fallback.search(ranking, len(candidates), attempt)
+    share = lower_precision.rescue_share(name) or fallback.LIMIT_SHARE
+    found = fallback.search(ranking, len(candidates), attempt, share)
     if found.best is None:
         # What a node adds itself misses what the network amplifies later: centerface's first
         # convolutions, fed raw 0..255 pixels, decide its fp16 error but rank low. So the nodes
         # nearest the inputs are tried next, in graph order.
-        in_order = fallback.search([n.name for n in nodes if n.name in candidates], len(candidates), attempt)
+        in_order = fallback.search([n.name for n in nodes if n.name in candidates], len(candidates), attempt, share)
         in_order.ranking, in_order.tries = "graph order", found.tries + in_order.tries
         if in_order.best is not None:
             found = in_order

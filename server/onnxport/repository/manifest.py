@@ -320,7 +320,8 @@ class FailedVariant(TypedDict):
     """The converter crashed, or onnxruntime would not load or run the result: no file."""
     precision: Precision
     status: Literal["rejected"]
-    reason: str
+    reason: str  # one line: onnxruntime's refusal names the node, its operator and its reason
+    detail: NotRequired[str]  # onnxruntime's whole message, when it refused the file
 
 
 @with_config(STRICT)

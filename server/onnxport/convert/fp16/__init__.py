@@ -18,6 +18,7 @@ from onnxport.convert.fp16.overflow import _overflow
 from onnxport.convert.fp16.plan import _integer_nodes, _Plan, _scale_nodes
 from onnxport.convert.fp16.rules import FP16_SAFE, PRECISION_OPS, QUANTIZED_OPS
 from onnxport.convert.graph import all_nodes, copy_model, graphs, name_nodes, value_names
+from onnxport.convert.resize_inputs import folded_resize_inputs
 from onnxport.errors import VariantSkipped
 from onnxport.recipe import Feeds
 
@@ -62,7 +63,9 @@ def make_fp16(
     # Upstream converts whatever feeds a quantized operator (DynamicQuantizeLinear got fp16 and
     # onnxruntime refused the model): quantization islands, and the scales around them, stay fp32.
     plan = _Plan(work, set(float16.DEFAULT_OP_BLOCK_LIST) | QUANTIZED_OPS | PRECISION_OPS, hot_values)
-    plan.keep(hot_nodes | wanted | _integer_nodes(work, plan, peaks) | _scale_nodes(work, plan))
+    # What a Resize's inputs are computed from stays fp32, as onnxruntime folds it at load (resize_inputs.py).
+    resize_nodes, _ = folded_resize_inputs(work)
+    plan.keep(hot_nodes | wanted | _integer_nodes(work, plan, peaks) | _scale_nodes(work, plan) | resize_nodes)
     plan.follow()
     # Upstream clips weights to +/-1e4 (fp16 holds 65504) and converts Constants that only blocked
     # nodes read: a tensor is converted here when every reader wants fp16, and only clipped past 65504.

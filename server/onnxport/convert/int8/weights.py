@@ -21,6 +21,7 @@ from onnx import helper, numpy_helper
 from onnxport.convert.arithmetic import is_quantized, quantized_count
 from onnxport.convert.graph import copy_model
 from onnxport.convert.int8 import prep
+from onnxport.convert.resize_inputs import folded_resize_inputs
 from onnxport.errors import VariantSkipped
 
 DEQUANTIZE_OPSET = 10  # DequantizeLinear's first opset: below it (an opset upgrade failed) nothing is stored
@@ -62,8 +63,9 @@ def make_int8_weights(model: onnx.ModelProto, keep_float: tuple[str, ...] = ()) 
 def candidates(model: onnx.ModelProto) -> set[str]:
     """The nodes the fallback search may name: those that read a weight this variant stores."""
     names: set[str] = set()
+    _, resize_weights = folded_resize_inputs(model)
     for graph in prep.graphs(model.graph):
-        large = {i.name for i in graph.initializer if _large_float(i)}
+        large = {i.name for i in graph.initializer if _large_float(i) and i.name not in resize_weights}
         names |= {n.name for n in graph.node if n.name and large.intersection(n.input)}
     return names
 
@@ -79,10 +81,13 @@ def store_weights(model: onnx.ModelProto, kept: set[str]) -> int:
     if prep.default_opset(model) < DEQUANTIZE_OPSET:
         return 0
     per_tensor = prep.default_opset(model) < prep.QDQ_MIN_OPSET
-    return sum(_store_graph(graph, kept, per_tensor) for graph in prep.graphs(model.graph))
+    # A weight a Resize's inputs are computed from stays float: behind a DequantizeLinear onnxruntime no
+    # longer folds them at load, and its cubic kernel may then refuse what it is given (resize_inputs.py).
+    _, resize_weights = folded_resize_inputs(model)
+    return sum(_store_graph(graph, kept, per_tensor, resize_weights) for graph in prep.graphs(model.graph))
 
 
-def _store_graph(graph: onnx.GraphProto, kept: set[str], per_tensor: bool) -> int:
+def _store_graph(graph: onnx.GraphProto, kept: set[str], per_tensor: bool, float_weights: set[str]) -> int:
     readers: dict[str, list[tuple[onnx.NodeProto, int]]] = defaultdict(list)
     for node in graph.node:
         for position, name in enumerate(node.input):
@@ -98,7 +103,7 @@ def _store_graph(graph: onnx.GraphProto, kept: set[str], per_tensor: bool) -> in
     for index, init in enumerate(list(graph.initializer)):
         reads = readers.get(init.name, [])
         # A quantized operator's float inputs (MatMulNBits' scales) are its own: never stored again.
-        if (not _large_float(init) or init.name in graph_inputs or not reads
+        if (not _large_float(init) or init.name in graph_inputs or init.name in float_weights or not reads
                 or any(node.name in kept or is_quantized(node) for node, _ in reads)):
             continue
         weight = numpy_helper.to_array(init)

@@ -4,6 +4,7 @@ The nodes are ranked by the error they introduce (node_errors.py) on the failing
 search keeps the top 1, 2, 4, ... of that list in float until the variant is within budget, then
 narrows down to the fewest that still are. It stops at LIMIT_SHARE of the candidate nodes (at
 least LIMIT_MIN) or MAX_TRIES conversions: past that, a variant is more float than int8/fp16.
+int4 keeps its nodes in 8-bit blocks, not float, and takes a larger share (convert/int8/nbits.py).
 The caller (variant_maker._rescue) runs a second search in graph order when the ranking finds nothing.
 """
 
@@ -35,14 +36,15 @@ class Search(Generic[T]):
                 "tries": self.tries, "ranking": self.ranking}
 
 
-def limit_for(candidates: int) -> int:
-    return min(candidates, max(LIMIT_MIN, math.ceil(LIMIT_SHARE * candidates)))
+def limit_for(candidates: int, share: float = LIMIT_SHARE) -> int:
+    return min(candidates, max(LIMIT_MIN, math.ceil(share * candidates)))
 
 
-def search(ranking: list[str], candidates: int, attempt: Callable[[tuple[str, ...]], tuple[T | None, str | None]]
-           ) -> Search[T]:
-    """attempt(kept) -> (result, reason): reason None means within budget."""
-    limit = min(limit_for(candidates), len(ranking))
+def search(ranking: list[str], candidates: int, attempt: Callable[[tuple[str, ...]], tuple[T | None, str | None]],
+           share: float = LIMIT_SHARE) -> Search[T]:
+    """attempt(kept) -> (result, reason): reason None means within budget. share: of the candidates, the most
+    the search keeps (a variant that keeps its nodes in fewer bits rather than float may keep more)."""
+    limit = min(limit_for(candidates, share), len(ranking))
     found: Search[T] = Search(None, (), limit)
     # Only the reasons are kept: an attempt holds a converted model, its session and its outputs, so
     # keeping every one held up to MAX_TRIES of them at once; the best is found.best. (No size is
