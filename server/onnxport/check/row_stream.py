@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from onnxport.check.time_left import TimeLeft
 
-BAR_FORMAT = "{desc}: row {n_fmt} of {total_fmt} |{bar}| {elapsed} elapsed, {postfix}"
+BAR_FORMAT = "{desc}: row {n_fmt} of {total_fmt} |{bar}| {elapsed} elapsed{postfix}"  # tqdm puts ", " before a postfix
 # Rows of the check's own (the server's source rows, the pipelines', an engine that could not start): not the page's.
 NOT_PAGE_ROWS = ("source", "preprocessing", "answers", "-")
 
