@@ -62,11 +62,11 @@ class RowStream:
         self._last = now
         self._left.finished(row["runtime"], seconds)
         estimate = self.estimate()
-        self.say(f"{row_line(row)}  (row {self._left.done} of {self._total}, "
-                 f"{tqdm.format_interval(now - self._started)} elapsed, {estimate})")
-        if self._bar is not None:
+        if self._bar is not None:  # first, so the bar redrawn under the row's line counts it
             self._bar.set_postfix_str(estimate, refresh=False)
             self._bar.update(1)
+        self.say(f"{row_line(row)}  (row {self._left.done} of {self._total}, "
+                 f"{tqdm.format_interval(now - self._started)} elapsed, {estimate})")
 
     def estimate(self) -> str:
         """`about 02:10 left` for the engine's rows not read yet."""
