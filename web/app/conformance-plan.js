@@ -6,11 +6,12 @@ import { served } from "../lib/index.js";
 import { AS_BUILT, cannotRun, runtime as runtimeRow, servedForms } from "../lib/internal.js";
 
 /**
- * The jobs, in run order, and what became of the GPU runtime's rows: `webgpu` is
+ * The jobs, in run order, and what became of the GPU runtime's rows, which the report calls its webgpu_scope:
  * {scope: "full"} or {scope: "one per model", adapter, chosen: {model: variant}, left_out}.
  */
 export function planJobs(built, names, runtimes, device, { fullWebgpu = false } = {}) {
-  const reduced = !fullWebgpu && Boolean(device.webgpu && device.adapter?.fallback);
+  const gpuRuntime = runtimes.find((runtime) => runtimeRow(runtime)?.gpu);
+  const reduced = Boolean(gpuRuntime) && !fullWebgpu && Boolean(device.webgpu && device.adapter?.fallback);
   const webgpu = reduced
     ? { scope: "one per model", adapter: adapterName(device.adapter), chosen: {}, left_out: 0 }
     : { scope: "full" };
@@ -19,7 +20,7 @@ export function planJobs(built, names, runtimes, device, { fullWebgpu = false } 
     const model = built.models[name];
     if (!model) throw new Error(`no model ${JSON.stringify(name)} in the manifest; models: ${Object.keys(built.models).join(", ")}`);
     // A model the adapter can run no variant of keeps one row, `skipped` with the reason.
-    const pick = reduced ? gpuVariant(model, device) ?? served(model)[0] : null;
+    const pick = reduced ? gpuVariant(model, gpuRuntime, device) ?? served(model)[0] : null;
     if (pick) webgpu.chosen[name] = pick;
     for (const variant of served(model)) {
       for (const runtime of runtimes) {
@@ -36,8 +37,8 @@ export function planJobs(built, names, runtimes, device, { fullWebgpu = false } 
 // The one GPU row of a model on a software adapter: fp32 when the adapter can run it (the arithmetic judged
 // element by element, so a wrong kernel shows; it cost no more there than int8 did, where int4 cost twice as
 // much), else the smallest served variant it can run; null when it can run none.
-function gpuVariant(model, device) {
-  const runnable = served(model).filter((v) => !cannotRun("webgpu", model.variants[v], device));
+function gpuVariant(model, runtime, device) {
+  const runnable = served(model).filter((v) => !cannotRun(runtime, model.variants[v], device));
   if (runnable.includes("fp32")) return "fp32";
   return runnable.sort((a, b) => (model.variants[a].bytes ?? Infinity) - (model.variants[b].bytes ?? Infinity))[0] ?? null;
 }
