@@ -53,7 +53,7 @@ VERDICTS = (CONFORMANCE_DOC, "`conformance.json`")
 
 # Key paths (`*` = any map key, `[]` = any list item) whose keys are names, not documented keys.
 REPORT_MAPS = {"tolerances", "summary", "results[].outputs", "results[].placement.cpu_op_types",
-               "results[].placement.by_provider"}
+               "results[].placement.by_provider", "plans", "plans.*.webgpu.chosen"}
 BENCH_MAPS = {"models", "models.*.inputs", "models.*.variants", "recommendations.dynamic_batching", "browsers",
               "browsers.*.speed.runtimes"}
 # The verdicts' `browser` is the report's, whole: its keys are checked in the report.

@@ -5,40 +5,36 @@
 // floor; an fp16 or int8 file by its task metric against the server's fp32 on the same inputs,
 // within its budget, with the element-wise difference to the server's run of it as a diagnostic.
 // A form is the same model: it answers to its variant's arithmetic and budget.
-import { deviceKind, probe, served } from "../lib/index.js";
+import { deviceKind, probe } from "../lib/index.js";
 import {
-  ARRAYS, AS_BUILT, cannotRun, CHECKED, compareOutput, decodeTensors, dropWorker, encodeTensors, judgementRule, judgeRun, leadingRows,
-  openSession, placement, runtime as runtimeRow, serverInfer, servedForms, taskMetric,
+  ARRAYS, cannotRun, CHECKED, compareOutput, decodeTensors, dropWorker, encodeTensors, judgementRule, judgeRun, leadingRows,
+  openSession, placement, runtime as runtimeRow, serverInfer, taskMetric, threadCeiling,
 } from "../lib/internal.js";
 import { client } from "./client.js";
+import { planJobs } from "./conformance-plan.js";
 
 export const RUNTIMES = CHECKED;
 export const REPORT_SCHEMA = Object.freeze({ schema: "onnxport.conformance", schema_version: 1 });
 
 // rowTimeoutMs: a row that has no result by then is a `timeout` row (its worker is stopped) and the rest go on.
-export async function runConformance({ models = null, runtimes = RUNTIMES, webgpuRows = 2, rowTimeoutMs = 0, onResult = () => {}, onStart = () => {} } = {}) {
+// fullWebgpu: every row on a software WebGPU adapter too, not one per model (conformance-plan.js).
+// onStart(total, identity, plan): plan is {rows: each row's model, variant, form and runtime in run order,
+// webgpu: what became of the GPU rows}, which `onnxport check` reads for its progress and its note on WebGPU.
+export async function runConformance({ models = null, runtimes = RUNTIMES, webgpuRows = 2, fullWebgpu = false, rowTimeoutMs = 0, onResult = () => {}, onStart = () => {} } = {}) {
   const [built, device, tolerances] = await Promise.all([client.manifest(), probe(), client.tolerances()]);
-  const names = models ?? Object.keys(built.models);
-  const jobs = [];
-  for (const name of names) {
-    const model = built.models[name];
-    if (!model) throw new Error(`no model ${JSON.stringify(name)} in the manifest; models: ${Object.keys(built.models).join(", ")}`);
-    for (const variant of served(model)) {
-      for (const runtime of runtimes) {
-        for (const [form, record] of [[AS_BUILT, model.variants[variant]], ...servedForms(model.variants[variant], runtime)]) {
-          jobs.push({ model, variant, form, record, runtime });
-        }
-      }
-    }
-  }
+  const { jobs, webgpu } = planJobs(built, models ?? Object.keys(built.models), runtimes, device, { fullWebgpu });
   const identity = browserIdentity(device);
-  onStart(jobs.length, identity);
+  const rows = jobs.map(({ model, variant, form, runtime }) => ({ model: model.name, variant, form, runtime }));
+  onStart(jobs.length, identity, { rows, webgpu });
   const golden = new Map();
   const results = [];
   for (const job of jobs) {
+    const started = performance.now();
     if (!golden.has(job.model.name)) golden.set(job.model.name, await modelFeeds(job.model));
     const rule = judgementRule(job.model, job.variant, job.runtime, tolerances);
     const result = await withinLimit(job, rowTimeoutMs, () => checkOne(job, golden.get(job.model.name), rule, device, webgpuRows));
+    // The row's wall time, whatever its status: what the check's estimate of the time left is made of.
+    result.row_ms = Math.round(performance.now() - started);
     results.push(result);
     onResult(result, results.length, jobs.length);
   }
@@ -46,6 +42,7 @@ export async function runConformance({ models = null, runtimes = RUNTIMES, webgp
     ...REPORT_SCHEMA,
     created: new Date().toISOString(),
     browser: identity,
+    webgpu_scope: webgpu,
     tolerances,
     results,
   };
@@ -184,8 +181,11 @@ function firstRows(model, feeds, rows) {
 }
 
 function browserIdentity(device) {
+  const { threads, why } = threadCeiling(device);
   return {
     device_kind: deviceKind(device), user_agent: device.userAgent, cross_origin_isolated: device.crossOriginIsolated,
+    // Isolation alone does not give threads: an isolated WebKit page can lack SharedArrayBuffer.
+    shared_memory: device.sharedMemory !== false, threads: { most: threads, why },
     hardware_concurrency: device.hardwareConcurrency, wasm_simd: device.wasmSimd,
     webgpu: device.webgpu, webgpu_reason: device.webgpuReason, adapter: device.adapter, shader_f16: device.shaderF16,
   };

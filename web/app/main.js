@@ -1,5 +1,6 @@
 // The app shell: probe the device once, read the manifest, route by the URL's hash.
 import { clearCache, probe } from "../lib/index.js";
+import { threadCeiling } from "../lib/internal.js";
 import { client, clientProblem } from "./client.js";
 import { conformancePage } from "./pages/conformance.js";
 import { fleetPage } from "./pages/fleet.js";
@@ -47,11 +48,15 @@ function showDevice(p) {
   const webgpu = p.webgpu
     ? `WebGPU: ${[p.adapter.vendor, p.adapter.architecture, p.adapter.description].filter(Boolean).join(" ") || "adapter"}${p.adapter.fallback ? " (software fallback adapter)" : ""}, shader-f16 ${p.shaderF16 ? "yes" : "no"}`
     : `WebGPU: no (${p.webgpuReason})`;
-  const threads = p.crossOriginIsolated ? `threads: yes (the browser reports ${p.hardwareConcurrency} cores)` : "threads: no (page not cross-origin isolated)";
+  // What the page really has, by the plan's own rule: isolation without SharedArrayBuffer (WebKit) is no threads.
+  const ceiling = threadCeiling(p);
+  const threads = ceiling.threads > 1
+    ? `threads: yes, ${ceiling.why}${ceiling.overstated ? `; ${ceiling.overstated}` : ""}`
+    : `threads: no (${ceiling.why.replace(/^one thread: /, "")})`;
   device.replaceChildren(
     el("span", { "data-testid": "probe-webgpu", "data-available": String(p.webgpu), text: webgpu }),
     el("span", { "data-testid": "probe-webnn", "data-available": String(p.webnn), text: p.webnn ? "WebNN: yes" : `WebNN: no (${p.webnnReason})` }),
-    el("span", { "data-testid": "probe-threads", "data-available": String(p.crossOriginIsolated), text: threads }),
+    el("span", { "data-testid": "probe-threads", "data-available": String(ceiling.threads > 1), text: threads }),
     el("span", { "data-testid": "probe-simd", "data-available": String(p.wasmSimd), text: `WebAssembly SIMD: ${p.wasmSimd ? "yes" : "no"}` }),
     el("button", {
       type: "button", "data-testid": "clear-cache", text: "Clear model cache",

@@ -15,3 +15,4 @@ export { openSession } from "./model/session.js";
 export { recordMeasured } from "./memory/speeds.js";
 export { argmax, ARRAYS, cosine, decodeTensors, encodeTensors, leadingRows, maxAbsDiff, row, softmax } from "./tensors/tensors.js";
 export { dropWorker } from "./model/workers.js";
+export { threadCeiling } from "./choice/probe.js";

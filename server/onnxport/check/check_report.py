@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from onnxport.accuracy.browser_runtimes import CHECKED as RUNTIMES
 from onnxport.check import skips
 from onnxport.text_tables import metric_text, table
 
@@ -80,21 +81,51 @@ def rows(report: dict[str, Any], detail_width: int | None = 160) -> list[list[st
 
 
 def engine_lines(report: dict[str, Any]) -> list[str]:
-    """Per engine: its version, its counts, its WebGPU adapter."""
+    """Per engine: its version, what ran (of what its page planned, when it stopped short) by runtime and status,
+    its WebGPU adapter and how many WebGPU rows it ran there, its threads as the page has them."""
     lines = []
     for engine, identity in (report.get("browsers") or {}).items():
-        counts: dict[str, int] = {}
-        for r in report["results"]:
-            if r.get("browser") == engine:
-                counts[r["status"]] = counts.get(r["status"], 0) + 1
-        adapter = identity.get("adapter") or {}
-        name = adapter.get("architecture") or adapter.get("description")
-        kind = "a software adapter" if adapter.get("fallback") else "an adapter"
-        gpu = (f"{kind}, {name}" if name else f"{kind} that gives no name") if identity.get("webgpu") else "none"
-        lines.append(f"{engine} {identity.get('version', '?')}: "
-                     + (", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no rows")
-                     + f" (WebGPU: {gpu}; threads: {'yes' if identity.get('cross_origin_isolated') else 'no'})")
+        rows = [r for r in report["results"] if r.get("browser") == engine]
+        plan = (report.get("plans") or {}).get(engine) or {}
+        page_rows = sum(1 for r in rows if r["runtime"] in RUNTIMES)
+        ran = (f"{page_rows} of {plan['rows']} page rows ran: " if isinstance(plan.get("rows"), int)
+               and page_rows < plan["rows"] else "")
+        lines.append(f"{engine} {identity.get('version', '?')}: {ran}{_counts_by_runtime(rows) or 'no rows'} "
+                     f"(WebGPU: {_webgpu_text(identity, plan.get('webgpu'))}; threads: {_threads_text(identity)})")
     return lines
+
+
+def _counts_by_runtime(rows: list[dict[str, Any]]) -> str:
+    """`wasm 12 pass; webgpu 1 pass, 1 skipped`: the rows that ran, per runtime (an engine that could not start:
+    `start 1 error`)."""
+    counts: dict[str, dict[str, int]] = {}
+    for r in rows:
+        runtime = "start" if r["runtime"] == "-" else r["runtime"]
+        counts.setdefault(runtime, {})
+        counts[runtime][r["status"]] = counts[runtime].get(r["status"], 0) + 1
+    return "; ".join(f"{runtime} " + ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
+                     for runtime, by_status in counts.items())
+
+
+def _webgpu_text(identity: dict[str, Any], scope: dict[str, Any] | None) -> str:
+    if not identity.get("webgpu"):
+        return "none"
+    adapter = identity.get("adapter") or {}
+    name = adapter.get("architecture") or adapter.get("description")
+    kind = "a software adapter" if adapter.get("fallback") else "an adapter"
+    text = f"{kind}, {name}" if name else f"{kind} that gives no name"
+    if scope and scope.get("scope") == "one per model":
+        text += f", one row per model ({scope.get('left_out', 0)} left out: --full-webgpu runs them)"
+    return text
+
+
+def _threads_text(identity: dict[str, Any]) -> str:
+    """What the page really has: isolation and SharedArrayBuffer (the page's `threads`), else isolation alone (a
+    report from before the page said)."""
+    threads = identity.get("threads")
+    if isinstance(threads, dict) and threads.get("why"):
+        return str(threads["why"])
+    return "yes" if identity.get("cross_origin_isolated") else "no"
 
 
 def speed_lines(report: dict[str, Any]) -> list[str]:

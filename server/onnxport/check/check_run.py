@@ -8,6 +8,7 @@ import json
 import tempfile
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +33,12 @@ DEBUG_TIMEOUT_S = 600
 
 def run_check(*, repository: Path | None, url: str | None, models: list[str], runtimes: list[str],
               browsers: list[str] | None = None, browser: str | None = None, webgpu_rows: int = 2,
-              find_divergence: bool = False, tolerances_file: Path | None = None, timeout_s: float = 3600,
-              row_timeout_s: float = 300, stream: RowStream | None = None) -> dict[str, Any]:
+              full_webgpu: bool = False, find_divergence: bool = False, tolerances_file: Path | None = None,
+              timeout_s: float = 3600, row_timeout_s: float = 300, stream: RowStream | None = None) -> dict[str, Any]:
     """The conformance report: source rows, then each engine's page and pipeline rows, every row naming its
     `browser`. A check that runs past `timeout_s` or is interrupted (Ctrl-C, SIGTERM) returns the rows it has,
-    with `incomplete` saying why; the server and browsers it started are stopped either way."""
+    with `incomplete` saying why; the server and browsers it started are stopped either way. On a software WebGPU
+    adapter each engine runs one WebGPU row per model unless `full_webgpu`; `plans` says what each engine planned."""
     unknown = [r for r in runtimes if r not in BROWSER_RUNTIMES]
     if unknown:
         raise UsageError(f"unknown runtime {unknown[0]!r}; runtimes: {', '.join(BROWSER_RUNTIMES)}")
@@ -46,7 +48,7 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
     browser_tolerances.load_overrides(tolerances_file)  # a bad file fails before anything starts
     stream = stream or RowStream(enabled=False)
     deadline = time.monotonic() + timeout_s
-    report: dict[str, Any] = {"results": [], "browsers": {}, "incomplete": None}
+    report: dict[str, Any] = {"results": [], "browsers": {}, "plans": {}, "incomplete": None}
     manifest: dict[str, Any] = {}
     with contextlib.ExitStack() as stack:
         debug_root = (Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxport-debug-")))
@@ -68,10 +70,14 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
                     report["incomplete"] = (f"the check's time limit ({timeout_s:g} s, --timeout) ran out before "
                                             f"{', '.join(engine_names[engine_names.index(engine):])}")
                     break
+                position = f"engine {engine_names.index(engine) + 1} of {len(engine_names)}"
                 run = _engine_rows(engine, browser if engine == "chromium" else None, base, manifest, names,
-                                   runtimes, webgpu_rows, row_timeout_s, deadline, stream)
+                                   runtimes, PageOptions(webgpu_rows, full_webgpu, row_timeout_s, deadline),
+                                   stream, position)
                 report["results"] += run["results"]
                 report["browsers"][engine] = run["identity"]
+                if run["plan"]:
+                    report["plans"][engine] = run["plan"]
                 for key in ("schema", "schema_version", "created", "tolerances"):  # from the first page that has them
                     if run.get(key) is not None:
                         report.setdefault(key, run[key])
@@ -98,12 +104,26 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
     return report
 
 
+@dataclass(frozen=True)
+class PageOptions:
+    webgpu_rows: int
+    full_webgpu: bool
+    row_timeout_s: float
+    deadline: float
+
+
 def _engine_rows(engine: str, executable: str | None, base: str, manifest: dict[str, Any], names: list[str],
-                 runtimes: list[str], webgpu_rows: int, row_timeout_s: float, deadline: float,
-                 stream: RowStream) -> dict[str, Any]:
+                 runtimes: list[str], options: PageOptions, stream: RowStream, position: str) -> dict[str, Any]:
     """One engine's rows: the conformance page's, then the pipeline rows. An engine that cannot start or whose
     page breaks is one `error` row naming it, and the next engine goes on."""
-    out: dict[str, Any] = {"results": [], "identity": {"engine": engine}, "stopped": None, "interrupted": False}
+    out: dict[str, Any] = {"results": [], "identity": {"engine": engine}, "plan": None, "stopped": None,
+                           "interrupted": False}
+
+    def started(run: conformance_page.PageRun) -> None:
+        # Kept as soon as the page says: an interrupted check's summary names the engine's adapter and threads.
+        out["identity"].update(run.browser)
+        out["plan"] = {"rows": run.total, "webgpu": run.plan.get("webgpu")}
+        stream.start(engine, out["identity"]["version"], run.total or 0, run.browser, runtimes, run.plan, position)
 
     def add(row: dict[str, Any]) -> None:
         row = {**row, "browser": engine}
@@ -115,9 +135,8 @@ def _engine_rows(engine: str, executable: str | None, base: str, manifest: dict[
             out["identity"]["version"] = opened.version
             page = opened.new_page()
             run = conformance_page.run_conformance_page(
-                page, base, names, runtimes, webgpu_rows=webgpu_rows, row_timeout_s=row_timeout_s, deadline=deadline,
-                on_start=lambda total, identity: stream.start(engine, opened.version, total, identity, runtimes),
-                on_row=add)
+                page, base, names, runtimes, webgpu_rows=options.webgpu_rows, row_timeout_s=options.row_timeout_s,
+                deadline=options.deadline, full_webgpu=options.full_webgpu, on_start=started, on_row=add)
             page.close()
             out["identity"].update(run.browser)
             out.update({key: run.report.get(key) for key in ("schema", "schema_version", "created", "tolerances")})

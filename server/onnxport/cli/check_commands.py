@@ -36,8 +36,8 @@ def check(args) -> int:
         report = run_check(
             repository=args.repository, url=args.url, models=args.models,
             runtimes=[r for r in args.runtimes.split(",") if r], browsers=wanted, browser=args.browser,
-            webgpu_rows=args.webgpu_rows, find_divergence=args.locate, tolerances_file=args.tolerances,
-            timeout_s=args.timeout, row_timeout_s=args.row_timeout, stream=RowStream(),
+            webgpu_rows=args.webgpu_rows, full_webgpu=args.full_webgpu, find_divergence=args.locate,
+            tolerances_file=args.tolerances, timeout_s=args.timeout, row_timeout_s=args.row_timeout, stream=RowStream(),
         )
     # Written first: the rows of a long check must outlive any trouble printing them.
     if args.json:

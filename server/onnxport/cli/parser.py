@@ -172,6 +172,9 @@ def _check(sub, common) -> None:
     check.add_argument("--locate", action="store_true", help="for each failure, find the first diverging node")
     check.add_argument("--tolerances", type=Path, default=None, help="JSON overrides of the tolerance table")
     check.add_argument("--webgpu-rows", type=int, default=2, help="golden rows run on WebGPU (slow in software)")
+    check.add_argument("--full-webgpu", action="store_true",
+                       help="on a software WebGPU adapter (no GPU: SwiftShader, lavapipe) run every variant and form "
+                            "on WebGPU, not one row per model (up to a minute per row)")
     check.set_defaults(handler=check_commands.check)
 
 

@@ -18,49 +18,76 @@ POLL_S = 1.0
 READ_PROGRESS = """async (seen) => {
   const p = window.onnxportProgress;
   if (!p) return null;
-  return { total: p.total, browser: p.browser, done: p.done, error: p.error, results: p.results.slice(seen) };
+  return { total: p.total, browser: p.browser, plan: p.plan, done: p.done, error: p.error,
+           results: p.results.slice(seen) };
 }"""
 
 
 @dataclass
 class PageRun:
-    """What the page gave: its rows, its browser's identity, and `stopped` (why it did not finish) or None."""
+    """What the page gave: its rows, its browser's identity, its plan (each row's model, variant, form and runtime
+    in run order; what became of the WebGPU rows), and `stopped` (why it did not finish) or None."""
     results: list[dict[str, Any]] = field(default_factory=list)
     browser: dict[str, Any] = field(default_factory=dict)
+    plan: dict[str, Any] = field(default_factory=dict)
     total: int | None = None
     stopped: str | None = None
     report: dict[str, Any] = field(default_factory=dict)
 
 
 def run_conformance_page(page: Page, base_url: str, models: list[str] | None, runtimes: list[str], *,
-                         webgpu_rows: int, row_timeout_s: float, deadline: float,
-                         on_start: Callable[[int, dict], None] = lambda total, browser: None,
+                         webgpu_rows: int, row_timeout_s: float, deadline: float, full_webgpu: bool = False,
+                         on_start: Callable[[PageRun], None] = lambda run: None,
                          on_row: Callable[[dict[str, Any]], None] = lambda row: None) -> PageRun:
-    """Open /conformance?autorun=1 and read its rows until it is done or time.monotonic() passes `deadline`."""
+    """Open /conformance?autorun=1 and read its rows until it is done or time.monotonic() passes `deadline`.
+    `full_webgpu`: every WebGPU row on a software adapter too (the page runs one per model by default)."""
     query = {"autorun": "1", "runtimes": ",".join(runtimes), "webgpu_rows": str(webgpu_rows),
              "row_timeout_s": f"{row_timeout_s:g}"}
+    if full_webgpu:
+        query["full_webgpu"] = "1"
     if models:
         query["models"] = ",".join(models)
     run = PageRun()
     page.goto(f"{base_url}/conformance?{urlencode(query)}")
     while True:
         state = page.evaluate(READ_PROGRESS, len(run.results), timeout_s=60)
-        if state:
-            if run.total is None and state.get("total") is not None:
-                run.total, run.browser = state["total"], state.get("browser") or {}
-                on_start(run.total, run.browser)
-            for row in state["results"]:
-                run.results.append(row)
-                on_row(row)
-            if state.get("error"):
-                raise OnnxportError(f"the conformance page failed: {state['error']}")
-            if state.get("done"):
-                run.report = page.evaluate("async () => window.onnxportReport", timeout_s=60) or {}
-                return run
+        if state and _read(state, run, on_start, on_row):
+            run.report = page.evaluate("async () => window.onnxportReport", timeout_s=60) or {}
+            return run
         if time.monotonic() >= deadline:
             run.stopped = "time limit"
             return run
-        time.sleep(POLL_S)
+        try:
+            time.sleep(POLL_S)
+        except KeyboardInterrupt:
+            _read_last(page, run, on_start, on_row)
+            raise
+
+
+def _read(state: dict[str, Any], run: PageRun, on_start: Callable[[PageRun], None],
+          on_row: Callable[[dict[str, Any]], None]) -> bool:
+    """Take the page's new rows into `run`; True when the page is done."""
+    if run.total is None and state.get("total") is not None:
+        run.total, run.browser, run.plan = state["total"], state.get("browser") or {}, state.get("plan") or {}
+        on_start(run)
+    for row in state["results"]:
+        run.results.append(row)
+        on_row(row)
+    if state.get("error"):
+        raise OnnxportError(f"the conformance page failed: {state['error']}")
+    return bool(state.get("done"))
+
+
+def _read_last(page: Page, run: PageRun, on_start: Callable[[PageRun], None],
+               on_row: Callable[[dict[str, Any]], None]) -> None:
+    """Interrupted between two reads: the rows the page finished since the last one ran, so they are kept and
+    counted; a page that no longer answers (the browser took the Ctrl-C too) leaves the rows read so far."""
+    try:
+        state = page.evaluate(READ_PROGRESS, len(run.results), timeout_s=5)
+        if state:
+            _read(state, run, on_start, on_row)
+    except Exception:  # the interruption goes on either way
+        pass
 
 
 def run_debug_model(page: Page, base_url: str, url: str, runtime: str, feeds: dict, timeout_s: float) -> dict:

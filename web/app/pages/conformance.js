@@ -10,6 +10,8 @@ export function conformancePage(built, params) {
   const chosenRuntimes = params.get("runtimes")?.split(",").filter(Boolean) ?? [...RUNTIMES];
   const webgpuRows = Number(params.get("webgpu_rows") ?? 2);
   const rowTimeoutMs = Number(params.get("row_timeout_s") ?? 0) * 1000;
+  // On a software WebGPU adapter the page runs one WebGPU row per model unless this is ticked (`full_webgpu=1`).
+  const fullWebgpu = checkbox("every WebGPU row on a software adapter", params.get("full_webgpu") === "1");
   const modelBoxes = Object.keys(built.models).map((name) => checkbox(name, chosenModels.includes(name)));
   const runtimeBoxes = RUNTIMES.map((name) => checkbox(name, chosenRuntimes.includes(name)));
   const status = el("p", { "data-testid": "conformance-status", text: "Not run yet." });
@@ -27,14 +29,18 @@ export function conformancePage(built, params) {
     const runtimes = runtimeBoxes.filter((b) => b.input.checked).map((b) => b.name);
     const cells = renderMatrix(matrix, built, models, runtimes);
     // What `onnxport check` reads while the page runs: the rows so far, so a stopped check still has them.
-    const progressState = { total: null, browser: null, results: [], done: false, error: null };
+    const progressState = { total: null, browser: null, plan: null, results: [], done: false, error: null };
     window.onnxportProgress = progressState;
     status.textContent = "Running…";
     download.replaceChildren();
     try {
       const report = await runConformance({
-        models, runtimes, webgpuRows, rowTimeoutMs,
-        onStart: (total, identity) => { progress.max = total; progressState.total = total; progressState.browser = identity; },
+        models, runtimes, webgpuRows, rowTimeoutMs, fullWebgpu: fullWebgpu.input.checked,
+        onStart: (total, identity, plan) => {
+          progress.max = total;
+          Object.assign(progressState, { total, browser: identity, plan });
+          leaveOut(cells, plan);
+        },
         onResult: (result, done, total) => {
           progressState.results.push(result);
           progress.value = done;
@@ -72,7 +78,7 @@ export function conformancePage(built, params) {
     el("h2", { text: "Conformance" }),
     el("p", { text: "Every served variant and each of its optimized forms, in each runtime of this browser, on the model's golden inputs. A file that computes in fp32 is judged element by element against the server's onnxruntime running it, within onnxruntime-web's own floor; an fp16 or int8 file as the import judged it: its task metric against the server's fp32 on the same inputs, within its budget (its element-wise difference to the server's run is shown, not judged)." }),
     el("p", {}, "Models: ", modelBoxes.map((b) => b.label)),
-    el("p", {}, "Runtimes: ", runtimeBoxes.map((b) => b.label)),
+    el("p", {}, "Runtimes: ", runtimeBoxes.map((b) => b.label), fullWebgpu.label),
     engine,
     el("p", {}, button, " ", progress),
     status, download, matrix,
@@ -107,6 +113,16 @@ function renderMatrix(container, built, models, runtimes) {
     el("thead", {}, el("tr", {}, ["model", "variant", ...runtimes].map((h) => el("th", { text: h })))),
     el("tbody", {}, rows)));
   return cells;
+}
+
+// The cells the plan has no row for (a software WebGPU adapter: one row per model) say so instead of waiting.
+function leaveOut(cells, plan) {
+  const planned = new Set(plan.rows.map((r) => cellKey(r.model, r.variant, r.form, r.runtime)));
+  for (const [key, td] of cells) {
+    if (planned.has(key)) continue;
+    td.className = "skipped";
+    td.textContent = `left out: one WebGPU row per model on this software adapter (${plan.webgpu.adapter})`;
+  }
 }
 
 // "model/variant/runtime" for a variant as built, "model/variant+form/runtime" for a form.
