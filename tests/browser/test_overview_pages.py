@@ -33,6 +33,8 @@ from onnxport.convert.fp16 import refusals as fp16_refusals
 from onnxport.harness.process import free_port
 from onnxport.project import PROJECT_ROOT
 
+pytestmark = pytest.mark.browser  # the other engines' test starts its browser itself
+
 RECIPES = {"lgbm_cancer": "models-trees/lgbm_cancer.py", "digits": "models/digits.py"}
 IMPORTED = ("quantized", "convnet", "cubic")
 MODELS = (*RECIPES, *IMPORTED)
@@ -359,3 +361,49 @@ def test_a_model_route_without_a_model_names_the_models(overview, open_tab):
     page = open_tab("#/play", base_url=base_url).page
     expect(by_testid(page, "error")).to_have_text(re.compile(r"^#/play needs a model: #/play/<model>; models: "),
                                                   timeout=PAGE_TIMEOUT_MS)
+
+
+# --------------------------------------------------------------------------- the other engines
+
+# The models page read in the page itself once it has rendered: its height, each row's, the folds' words, the longest
+# cell; then the words of an unknown route.
+READ_MODELS_PAGE = """async (count) => {
+  const deadline = Date.now() + 60000;
+  while (document.querySelectorAll('section[data-model]').length < count) {
+    if (Date.now() > deadline) throw new Error(`the models page showed ${document.querySelectorAll('section[data-model]').length} of ${count} models`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const rows = Object.fromEntries([...document.querySelectorAll('section[data-model]')]
+    .map((s) => [s.dataset.model, Math.round(s.getBoundingClientRect().height)]));
+  const folds = Object.fromEntries([...document.querySelectorAll('section[data-model]')]
+    .map((s) => [s.dataset.model, s.querySelector('[data-testid=skipped-count]')?.textContent ?? null]));
+  const cells = [...document.querySelectorAll('table.variants td')].map((td) => td.innerText.trim().length);
+  const precision = document.querySelector('[data-model="digits"] tr[data-variant="int4"] td:nth-child(2)').innerText;
+  location.hash = '#/bogus';
+  while (!document.querySelector('[data-testid=unknown-route]')) {
+    if (Date.now() > deadline) throw new Error('#/bogus said nothing');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { height: document.documentElement.scrollHeight, rows, folds, longestCell: Math.max(...cells), precision,
+           unknown: document.querySelector('[data-testid=unknown-route]').textContent };
+}"""
+
+
+@pytest.mark.parametrize("engine", ["firefox", "webkit"])
+def test_the_models_page_reads_the_same_in_the_other_engines(engine, overview):
+    from onnxport.harness import engines
+
+    if engine not in engines.installed():
+        pytest.skip(f"{engine} is not installed here")
+    base_url, _ = overview
+    with engines.open_browser(engine, webgpu=False) as browser:
+        page = browser.new_page()
+        page.goto(f"{base_url}/#/")
+        read = page.evaluate(READ_MODELS_PAGE, len(MODELS), timeout_s=120)
+    print(f"\n{engine} {browser.version}: {read}")
+    assert read["folds"]["lgbm_cancer"] == "5 skipped", read
+    assert read["precision"] == "int4", read
+    assert read["longestCell"] <= LONGEST_CELL, read
+    for name, limit in ROW_MAX_PX.items():
+        assert read["rows"][name] <= limit, read
+    assert "no page #/bogus" in read["unknown"], read
