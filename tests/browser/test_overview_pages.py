@@ -370,7 +370,8 @@ def test_a_model_route_without_a_model_names_the_models(overview, open_tab):
 READ_MODELS_PAGE = """async (count) => {
   const deadline = Date.now() + 60000;
   while (document.querySelectorAll('section[data-model]').length < count) {
-    if (Date.now() > deadline) throw new Error(`the models page showed ${document.querySelectorAll('section[data-model]').length} of ${count} models`);
+    const shown = document.querySelectorAll('section[data-model]').length;
+    if (Date.now() > deadline) throw new Error(`the models page showed ${shown} of ${count} models`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const rows = Object.fromEntries([...document.querySelectorAll('section[data-model]')]
