@@ -27,6 +27,7 @@ from fixtures.playground import (
     RUN_TIMEOUT_MS,
     Tab,
     by_testid,
+    draw_digit,
     flip_middle_bytes,
     result_values,
     run,
@@ -122,6 +123,8 @@ def _model_ready(tab: Tab, name: str) -> None:
 
 def _play_ready(tab: Tab, name: str) -> None:
     expect(by_testid(tab.page, "plan-summary")).to_be_attached(timeout=PAGE_TIMEOUT_MS)
+    if by_testid(tab.page, "digit-canvas").count():
+        draw_digit(tab.page)  # an empty canvas asks for a drawing instead of running (issue 44)
     # Run once: the results, the choice and the verdict are read as well.
     path = run(tab.page)
     expect(by_testid(tab.page, "judgement")).to_be_visible(timeout=RUN_TIMEOUT_MS)

@@ -29,19 +29,38 @@ async function render() {
     if (clientProblem) throw clientProblem;
     const [built, capabilities, bench] = await Promise.all([client.manifest(), probed, client.bench()]);
     const { page, name, params } = route();
-    const model = name ? built.models[name] : null;
-    if (name && !model) throw new Error(`no model ${JSON.stringify(name)} in the manifest; models: ${Object.keys(built.models).join(", ")}`);
+    const model = () => namedModel(built, page, name);
     const pin = { runtime: params.get("runtime") || "", variant: params.get("variant") || "" };
     const content = page === "conformance" ? conformancePage(built, params)
-      : page === "model" ? modelPage(model)
-      : page === "play" ? await playgroundPage(model, pin, params)
+      : page === "model" ? modelPage(model())
+      : page === "play" ? await playgroundPage(model(), pin, params)
       : page === "performance" ? performancePage(built, capabilities, bench)
       : page === "fleet" ? await fleetPage(built)
-      : modelsPage(built);
+      : page === "models" ? modelsPage(built)
+      : unknownPage(location.hash);
     show(main, content);
   } catch (error) {
     main.replaceChildren(errorBox(error.message));
   }
+}
+
+// The model a #/model/<name> or #/play/<name> route names; one it does not name, or that is not in the manifest,
+// is an error listing the models there are.
+function namedModel(built, page, name) {
+  const known = Object.keys(built.models).join(", ") || "none yet";
+  if (!name) throw new Error(`#/${page} needs a model: #/${page}/<model>; models: ${known}`);
+  const model = built.models[name];
+  if (!model) throw new Error(`no model ${JSON.stringify(name)} in the manifest; models: ${known}`);
+  return model;
+}
+
+// A route no page answers (#/about): said, with the way back, rather than the models page shown without a word.
+function unknownPage(hash) {
+  return [
+    el("h2", { text: "No such page" }),
+    el("p", { role: "alert", "data-testid": "unknown-route", text: `This app has no page ${hash}. Its pages: #/ (models), #/model/<model>, #/play/<model>, #/performance, #/fleet and /conformance.` }),
+    el("p", {}, el("a", { class: "button", href: "#/", "data-testid": "models-link", text: "Go to the models page" })),
+  ];
 }
 
 function showDevice(p) {

@@ -38,6 +38,19 @@ export function bytes(count) {
   return `${(count / 1024 ** 2).toFixed(1)} MB`;
 }
 
+// A float32 value as the fewest digits that read back as the same float32: 13.4, not 13.399999618530273 (what
+// the float64 it widens to prints). Fed back through a Float32Array, the text gives the very same value.
+export function float32Text(value) {
+  const x = Number(value);
+  if (!Number.isFinite(x)) return String(x);
+  const target = Math.fround(x);
+  for (let digits = 1; digits < 9; digits++) {
+    const shorter = Number(x.toPrecision(digits));
+    if (Math.fround(shorter) === target) return String(shorter);
+  }
+  return String(target); // 9 significant digits always round-trip a float32
+}
+
 export function metricText(metric) {
   if (!metric) return "-";
   if (metric.top1_agreement !== undefined) return `top-1 ${metric.top1_agreement.toFixed(4)}`;
@@ -76,12 +89,6 @@ export const SYNTHETIC_NOTE = "Judged on seeded random inputs: give real ones wi
 export function syntheticNote(model) {
   if (model.golden_data !== "synthetic") return null;
   return el("p", { class: "note synthetic", "data-testid": "synthetic-note", text: SYNTHETIC_NOTE });
-}
-
-// A variant's status, and the inputs its verdict was judged on when they were synthetic.
-export function statusText(v) {
-  const status = v.status + (v.reason ? `: ${v.reason}` : "");
-  return v.judged_on === "synthetic" ? `${status} (judged on synthetic inputs)` : status;
 }
 
 // What people are shown for a model's variant: the manifest's `label` ("original (int8)": an already-int8 model's

@@ -1,11 +1,13 @@
 // Model page: the manifest's metadata (inputs, outputs, opset, operators, provenance) and variants.
 import { variants } from "../../lib/index.js";
-import { bytes, el, metricText, statusText, syntheticNote, table } from "../ui.js";
+import { bytes, el, metricText, syntheticNote, table } from "../ui.js";
+import { int4Note, precisionText, statusView } from "../variant-text.js";
 
 const shape = (s) => `[${(s ?? []).join(", ")}]`;
 
 export function modelPage(model) {
   const facts = Object.entries(model.facts ?? {}).filter(([, v]) => typeof v !== "object");
+  // The packages the build recorded as used for this model (convert/intake/tools.py), in the order it names them.
   const tools = Object.entries(model.provenance?.tools ?? {}).map(([k, v]) => `${k} ${v}`).join(", ");
   return [
     el("h2", { text: `${model.name}: ${model.description}` }),
@@ -31,12 +33,18 @@ export function modelPage(model) {
     el("h3", { text: "Variants" }),
     table(["variant", "precision", "size", "× fp32", "max abs vs fp32", "metric vs fp32", "native ms", "status"],
       variants(model).map(([name, v]) => ({
-        attributes: { class: v.status === "ok" ? "" : "rejected" },
-        cells: [v.label ?? name, v.arithmetic ?? v.precision, bytes(v.bytes), v.size_ratio?.toFixed(3) ?? "-",
+        attributes: { class: v.status === "ok" ? "" : v.status, "data-variant": name },
+        cells: [v.label ?? name, precisionCell(v), bytes(v.bytes), v.size_ratio?.toFixed(3) ?? "-",
           maxAbs(v.vs_fp32), metricText(v.vs_fp32?.metric), v.speed?.native_ms?.toFixed(3) ?? "-",
-          statusText(v)],
-      }))),
+          statusView(model, name, v)],
+      })), { class: "variants" }),
+    int4Note(model),
   ];
+}
+
+// The precision, with how the weights are stored (manifest settings.weights) on hover.
+function precisionCell(v) {
+  return el("span", { title: v.settings?.weights ?? null, text: precisionText(v) });
 }
 
 function maxAbs(measurement) {

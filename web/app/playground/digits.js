@@ -4,8 +4,10 @@ import { client } from "../client.js";
 import { el } from "../ui.js";
 import { argmax, softmax } from "../../lib/internal.js";
 import { decodedImage } from "./image-file.js";
+import { UserDataError } from "./user-data.js";
 
 const SIZE = 160;
+export const EMPTY_CANVAS = "The canvas is empty: draw a digit on it (or choose an image file), then Run.";
 
 // report(error): shows a problem with the chosen file where a run's errors show, so it is said once.
 export function digitsInput(model, { report = () => {} } = {}) {
@@ -13,12 +15,14 @@ export function digitsInput(model, { report = () => {} } = {}) {
   const context = canvas.getContext("2d", { willReadFrequently: true });
   let chosen = null; // an image file, fed as it is (the canvas shows it)
   let unreadable = null; // the chosen file's problem: a run says it again rather than running a blank canvas
+  let inked = false; // a stroke was drawn since the canvas was last cleared: a blank canvas is no digit to read
   const file = el("input", { type: "file", accept: "image/*", "aria-label": "an image of a digit", "data-testid": "digit-file" });
   const clear = () => {
     context.fillStyle = "#fff";
     context.fillRect(0, 0, SIZE, SIZE);
     chosen = null;
     unreadable = null;
+    inked = false;
     file.value = "";
   };
   file.addEventListener("change", async () => {
@@ -28,9 +32,11 @@ export function digitsInput(model, { report = () => {} } = {}) {
     context.fillRect(0, 0, SIZE, SIZE);
     chosen = picked;
     unreadable = null;
+    inked = false;
     file.value = ""; // the same file chosen again is a new change
     try {
       context.drawImage(await decodedImage(picked), 0, 0, SIZE, SIZE);
+      inked = true; // drawn over, the image stays on the canvas: what runs then
     } catch (error) {
       unreadable = error;
       report(error);
@@ -51,6 +57,7 @@ export function digitsInput(model, { report = () => {} } = {}) {
   });
   canvas.addEventListener("pointermove", (event) => {
     if (!drawing) return;
+    inked = true;
     context.lineTo(...point(event));
     context.strokeStyle = "#000";
     context.lineWidth = 16;
@@ -66,6 +73,8 @@ export function digitsInput(model, { report = () => {} } = {}) {
       el("label", {}, "or an image file ", file)),
     async feeds() {
       if (unreadable) throw unreadable;
+      // The model answers any input, a blank one too ("digit 4", confidently): nothing drawn is asked for instead.
+      if (!chosen && !inked) throw new UserDataError(EMPTY_CANVAS);
       const pipeline = await client.pipeline(model.name);
       return pipeline.encode([chosen ?? canvas]);
     },

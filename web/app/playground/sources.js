@@ -1,7 +1,7 @@
 // Where a playground run's inputs come from, for any model: the recipe's own widget (iris,
 // digits, minilm), the model's golden sets, pasted JSON or an uploaded .npy/.npz (user-data.js
 // documents both forms). One select picks the source; each keeps what was typed in it.
-import { el } from "../ui.js";
+import { el, float32Text } from "../ui.js";
 import { feedsFromFile, feedsFromJson, UserDataError } from "./user-data.js";
 
 const PREFILL_MAX = 512; // values: larger golden sets are not pasted into the text box
@@ -9,7 +9,9 @@ const PREFILL_MAX = 512; // values: larger golden sets are not pasted into the t
 function jsonOf(feeds) {
   const body = {};
   for (const [name, t] of Object.entries(feeds)) {
-    body[name] = { dims: t.dims, data: Array.from(t.data, (v) => (typeof v === "bigint" ? Number(v) : t.type === "bool" ? Boolean(v) : v)) };
+    // float32 at its shortest (13.4): parsed back into a Float32Array it is the same value.
+    const value = (v) => (typeof v === "bigint" ? Number(v) : t.type === "bool" ? Boolean(v) : t.type === "float32" ? Number(float32Text(v)) : v);
+    body[name] = { dims: t.dims, data: Array.from(t.data, value) };
   }
   return JSON.stringify(body);
 }

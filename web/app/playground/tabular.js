@@ -4,7 +4,7 @@
 // classes: a model of one's own (the `onnxport init` template) never shows another model's names.
 import { tensor } from "../../lib/index.js";
 import { argmax, tensorType } from "../../lib/internal.js";
-import { el } from "../ui.js";
+import { el, float32Text } from "../ui.js";
 import { UserDataError } from "./user-data.js";
 
 // Columns (in the dataset's order) and classes of the datasets a recipe may name: models/iris.py's.
@@ -52,8 +52,10 @@ export function tabularInput(model, { golden } = {}) {
   const { input, type, width } = shape;
   const names = tabularNames(model, width);
   const first = golden?.firstFeeds?.[input.name]?.data;
+  // float32 values at their shortest (13.4, not 13.399999618530273): the field reads back as the same float32.
+  const shown = (v) => (type === "float32" ? float32Text(v) : String(Number(v)));
   const fields = names.columns.map((column, i) => el("input", {
-    type: "number", step: "any", value: first && i < first.length ? String(Number(first[i])) : "0", "aria-label": column,
+    type: "number", step: "any", value: first && i < first.length ? shown(first[i]) : "0", "aria-label": column,
   }));
   return {
     element: el("div", { class: "input tabular" },

@@ -24,7 +24,8 @@ from onnxport.convert.graph import all_nodes, name_nodes
 from onnxport.convert.intake import model_texts, native_trees, user_data
 from onnxport.convert.intake.export import DEFAULT_OPSET, check_and_infer, export
 from onnxport.convert.intake.request import ImportRequest
-from onnxport.convert.intake.sources import build_key, tool_versions
+from onnxport.convert.intake.sources import build_key
+from onnxport.convert.intake.tools import build_tools
 from onnxport.convert.node_order import sort_nodes
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import ModelFileError, UsageError
@@ -174,7 +175,8 @@ def prepare_import(request: ImportRequest, key: str, step: Progress) -> Prepared
         metric_output=metric_output or (float_outputs[0] if float_outputs else None),
         build_key=key,
         facts={"imported_from": str(path), "golden_data": origin, **upgraded},
-        provenance={"import_path": str(path.resolve()), "tools": tool_versions(), **calibrated},
+        provenance={"import_path": str(path.resolve()), "tools": build_tools(library.framework if library else None),
+                    **calibrated},
         playground="generic",  # nothing is known of an imported model's inputs but their signature
         bench_inputs=None,  # bench measures with golden row 0
         forms=request.forms,

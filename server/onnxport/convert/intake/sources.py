@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from onnxport import __version__
 from onnxport.convert.intake.export import export
+from onnxport.convert.intake.tools import build_tools, tool_versions
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import RecipeError
 from onnxport.recipe import Feeds, Recipe
@@ -22,8 +21,6 @@ BUILD_FORMAT = 3  # 2: `playground` and `bench_inputs` in the model entry; 3: a 
 # The parts of the package whose code decides what a build writes: convert with its family folders, and the
 # modules of accuracy, repository and the package's top level.
 BUILD_CODE = ("convert/**/*.py", "accuracy/*.py", "repository/*.py", "*.py")
-TOOLS = ("onnx", "onnxruntime", "onnxconverter-common", "skl2onnx", "scikit-learn", "torch", "numpy", "transformers",
-         "lightgbm", "xgboost-cpu", "onnxmltools")
 
 
 def build_code_sha256() -> str:
@@ -34,16 +31,6 @@ def build_code_sha256() -> str:
         for path in sorted(package.glob(pattern)):
             digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
-
-
-def tool_versions() -> dict[str, str]:
-    versions = {"onnxport": __version__}
-    for tool in TOOLS:
-        try:
-            versions[tool] = metadata.version(tool)
-        except metadata.PackageNotFoundError:
-            pass
-    return versions
 
 
 def build_key(parts: dict[str, Any]) -> str:
@@ -79,7 +66,7 @@ def prepare_recipe(recipe: Recipe, opset: int, step: Progress, forms: tuple[str,
             "recipe": str(recipe.path.name) if recipe.path else None,
             "recipe_sha256": recipe_sha,
             "opset_requested": opset,
-            "tools": tool_versions(),
+            "tools": build_tools(source.framework, recipe.path),  # what this build used, not all installed
             "calibration_sha256": _feeds_sha256(source.calibration_inputs),
         },
         int8_static_keep_float=recipe.int8_static_keep_float,
