@@ -8,14 +8,24 @@ LINTED := server tests scripts models models-trees build_backend
 # The pytest tests that need no demo build, no browser and no Ray (tests/conftest.py gives the markers).
 FAST := not (demo or browser or ray or slow)
 
-.PHONY: run test check setup build browsers testdata onnx-testdata clean bench-peer
+.PHONY: run test check setup run-setup build browsers testdata onnx-testdata clean bench-peer
 
 # `make run HOST=0.0.0.0 PORT=8001`: only make's command line counts (tcsh exports a HOST of its own,
 # hosting platforms a PORT); without them serve's settings decide: ONNXPORT_HOST, ONNXPORT_PORT, a
 # config file, else 127.0.0.1:8000.
 run_option = $(if $(filter command line,$(origin $(1))),$(2) '$($(1))')
 
-run: build
+# The server starts once the quick demo models are built (RUN_FIRST and the tree models); the rest (minilm, whose
+# int8 searches and optimized forms are most of a full build) builds beside it, logged to RUN_LOG, and the server
+# serves it once that build lands (it rereads the manifest when it changes). The build stops with the server
+# (the trap: a background job of make's shell ignores Ctrl-C). A second `make run` rebuilds nothing.
+RUN_FIRST := iris digits
+RUN_LOG := .make-run-build.log
+run: run-setup
+	$(ONNXPORT) build $(RUN_FIRST)
+	$(ONNXPORT) build --recipes models-trees
+	@echo "make run: the other demo models build beside the server, served once built (log: $(RUN_LOG))"
+	@$(ONNXPORT) build > $(RUN_LOG) 2>&1 & trap "kill $$! 2>/dev/null" EXIT INT TERM; \
 	$(strip $(ONNXPORT) serve $(call run_option,HOST,--host) $(call run_option,PORT,--port))
 
 # The demo recipes, then the LightGBM and XGBoost ones (a second folder: the tests count models/'s).
@@ -52,6 +62,8 @@ check: setup onnx-testdata
 	status=$$?; echo "make check: $$(( $$(date +%s) - start )) s wall time"; exit $$status
 
 setup: $(VENV)/.installed node_modules/.installed
+# What `make run` needs: the demo recipes' libraries, not the test tools, Ray or Playwright (a third of the venv).
+run-setup: $(VENV)/.installed-run node_modules/.installed
 
 # Every extra `make test` uses: the test tools, Ray, the demo recipes' libraries (PyTorch, scikit-learn,
 # transformers) and Playwright. torch is pinned in the pytorch extra, so pip takes the CPU build that
@@ -60,6 +72,13 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,ray,demo,trees,browser]'
+	touch $@
+
+# make run's subset, unless everything is installed already (after `make test` or `make check`).
+$(VENV)/.installed-run: pyproject.toml
+	@if [ $(VENV)/.installed -nt pyproject.toml ]; then echo "$(VENV): every extra is installed"; else \
+	  set -x; $(PYTHON) -m venv $(VENV) && $(PY) -m pip install --quiet --upgrade pip \
+	  && $(PY) -m pip install --quiet -e '.[demo,trees]'; fi
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -86,4 +105,4 @@ bench-peer: setup
 	$(PY) scripts/peer_bench.py $(ARGS)
 
 clean:
-	rm -rf $(VENV) node_modules models/.repository tests/data/onnx-backend tests/data/third-party
+	rm -rf $(VENV) node_modules models/.repository tests/data/onnx-backend tests/data/third-party $(RUN_LOG)

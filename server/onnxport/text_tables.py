@@ -52,6 +52,11 @@ def _boundaries(text: str) -> list[tuple[int, str]]:
     return found
 
 
+def quantity(count: int, word: str, words: str | None = None) -> str:
+    """"1 set", "3 sets": a count with its noun in the number it takes (words: an irregular plural)."""
+    return f"{count} {word if count == 1 else (words or word + 's')}"
+
+
 def human_bytes(count: int | None) -> str:
     if count is None:
         return "-"
@@ -82,13 +87,20 @@ def _variants(entry: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return sorted(entry["variants"].items(), key=lambda kv: variant_order(kv[0]))
 
 
-def variant_rows(name: str, entry: dict[str, Any]) -> list[list[str]]:
+# An int4 file must be at least this much smaller than int8-weights' for its 4 bits to have gained anything:
+# both keep the same weights, int4 in half the bits, so a file barely smaller holds its weights in 8 bits or float.
+INT4_MIN_GAIN = 0.9
+
+
+def variant_rows(name: str, entry: dict[str, Any], more: str | None = None) -> list[list[str]]:
+    """The variant table's rows; a long reason is summarized, ending "(more)": by default where it is whole."""
+    more = more or f"onnxport info {name} has it all"
     rows = []
     for variant, record in _variants(entry):
         vs = record.get("vs_fp32") or {}
         max_abs = max((o.get("max_abs", 0.0) for o in vs.get("outputs", {}).values()), default=None)
-        reason = record.get("reason")
-        status = record["status"] + (f": {summary(reason, f'onnxport info {name} has it all')}" if reason else "")
+        reason = record.get("reason") or (int4_gain_note(entry) if variant == "int4" else None)
+        status = record["status"] + (f": {summary(reason, more)}" if reason else "")
         rows.append([
             name, record.get("label", variant), human_bytes(record.get("bytes")),  # variant_table.label
             f"{record['size_ratio']:.3f}" if "size_ratio" in record else "-",
@@ -100,6 +112,18 @@ def variant_rows(name: str, entry: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def int4_gain_note(entry: dict[str, Any]) -> str | None:
+    """For a served int4 beside a served int8-weights: a word when the 4-bit file is not meaningfully smaller
+    (a model whose weights int4's quantizer leaves in 8 bits or float, e.g. too few columns for its blocks)."""
+    int4, int8 = entry["variants"].get("int4") or {}, entry["variants"].get("int8-weights") or {}
+    if int4.get("status") != "ok" or int8.get("status") != "ok" or not int4.get("bytes") or not int8.get("bytes"):
+        return None
+    if int4["bytes"] < INT4_MIN_GAIN * int8["bytes"]:
+        return None
+    return (f"4 bits gained nothing: {human_bytes(int4['bytes'])} against int8-weights' "
+            f"{human_bytes(int8['bytes'])} ({int4['bytes'] / int8['bytes']:.2f}x)")
+
+
 VARIANT_HEADERS = ["model", "variant", "size", "x fp32", "max err vs fp32", "task metric vs fp32", "accuracy", "status"]
 
 
@@ -108,7 +132,7 @@ def build_summary(outcomes) -> str:
     for outcome in outcomes:
         for row in variant_rows(outcome.name, outcome.entry):
             if outcome.skipped:
-                row[-1] += " (unchanged, skipped)"
+                row[-1] += " (unchanged, not rebuilt)"
             rows.append(row)
     return table(VARIANT_HEADERS, rows)
 
@@ -145,12 +169,12 @@ def disk_use(entries: list[dict[str, Any]], command: str) -> str:
         return "on disk: no served variants"
     total = sum(counted.values())
     lines = [table(["model", "variant", "as built", *(f"{f} form" for f in forms), "total"], rows),
-             f"on disk: {human_bytes(total)} for {len(rows)} served variant{'s' if len(rows) != 1 else ''}"]
+             f"on disk: {human_bytes(total)} for {quantity(len(rows), 'served variant')}"]
     if form_bytes:
         lines[-1] += f", {human_bytes(form_bytes)} of it ({form_bytes / total:.0%}) their optimized forms"
         lines.append(f"forms let browsers start sooner; `onnxport {command} --forms none` makes none")
     if not_kept:
-        lines.append(f"{not_kept} form{'s' if not_kept != 1 else ''} not kept: not made, or starting no sooner than "
+        lines.append(f"{quantity(not_kept, 'form')} not kept: not made, or starting no sooner than "
                      "the variant as built (`onnxport info NAME` says why, with the figures)")
     return "\n".join(lines)
 
@@ -204,7 +228,7 @@ def model_info(entry: dict[str, Any]) -> str:
     for output, errors in validation.get("outputs", {}).items():
         lines.append(f"  export vs source, {output}: max abs {errors.get('max_abs', 0):.2e}, "
                      f"max rel {errors.get('max_rel', 0):.2e}")
-    lines += ["", table(VARIANT_HEADERS, variant_rows(entry["name"], entry))]
+    lines += ["", table(VARIANT_HEADERS, variant_rows(entry["name"], entry, "in full below"))]
     reasons = full_reasons(entry)
     if reasons:
         lines += ["", "why, in full:", *reasons]
@@ -223,7 +247,7 @@ def data_origin(entry: dict[str, Any]) -> list[str]:
         origin = facts["golden_data"]
     else:
         sets = golden.get("sets")
-        origin = f"{recipe} golden inputs" + (f" ({sets} set{'s' if sets != 1 else ''})" if sets else "") + \
+        origin = f"{recipe} golden inputs" + (f" ({quantity(sets, 'set')})" if sets else "") + \
             (f"; expected outputs from the {golden['outputs_from']}" if golden.get("outputs_from") else "")
     lines = [f"  golden     {entry['golden_data']}: {origin}"
              + ("; verdicts hold on these inputs only (give real ones: import --inputs)"
@@ -244,8 +268,9 @@ def full_reasons(entry: dict[str, Any]) -> list[str]:
     lines = []
     for variant, record in _variants(entry):
         shown = record.get("label", variant)  # variant_table.label
-        if record.get("reason"):
-            lines.append(f"  {shown} {record['status']}: {record['reason']}")
+        reason = record.get("reason") or (int4_gain_note(entry) if variant == "int4" else None)
+        if reason:
+            lines.append(f"  {shown} {record['status']}: {reason}")
         if record.get("detail"):
             lines.append(f"  {shown} onnxruntime said: {record['detail']}")
         for form, made in sorted((record.get("forms") or {}).items()):

@@ -77,6 +77,15 @@ def test_the_diagnostic_names_where_and_what_element_wise_closeness_would_have_n
     assert result["outputs"]["y"]["first_mismatch"]["index"] == [0, 0]
 
 
+def test_a_diagnostic_of_equal_outputs_says_they_match_and_names_no_bound_of_0():
+    y = np.array([[2.0, 1.0, 0.0]], np.float32)
+    result = judge("classification", "y", "int8", Tolerance(top1_min=0.97), {"abs": 1e-4, "rel": 1e-6},
+                   {"y": y}, {"y": y + np.float32(0.25)}, {"y": y})
+    assert result["diagnostic"]["max_abs"] == 0.0
+    assert result["diagnostic"]["text"] == ("element-wise vs the server's output of this file: max abs 0 in 'y': "
+                                            "the outputs match exactly")
+
+
 def test_judge_asks_for_what_its_basis_needs():
     y = {"y": np.zeros((1, 2), np.float32)}
     with pytest.raises(ValueError, match="arithmetic must be one of fp32, fp16, int8, got 'int4'"):

@@ -68,7 +68,8 @@ def test_by_default_the_page_runs_the_first_served_model_and_agrees_with_the_ser
     run = example_run(tab.page)
     assert run["model"] == names[0], (run["model"], names)
     assert tab.page.locator("h1").inner_text() == f"{names[0]}, run in this browser"
-    assert list(run["inputs"]) == ["features"] and run["inputs"]["features"].shape == (1, 4), run["inputs"]
+    # The template reads a digit: 64 pixels a row.
+    assert list(run["inputs"]) == ["features"] and run["inputs"]["features"].shape == (1, 64), run["inputs"]
     assert_matches_server(run, base_url, v2_codec)
     assert "cors_origins" not in tab.page.locator("body").inner_text()
     assert tab.console_errors == [], tab.console_errors
@@ -93,14 +94,15 @@ def test_an_edited_input_is_run_and_a_wrong_one_is_named(open_tab, own_project, 
     page = tab.page
     page.goto(f"{base_url}/web/examples/index.html?model=example")
     example_run(page)
-    page.locator("textarea[name=features]").fill("0.5, -1, 2, 0.25")
+    edited = [0.5, -1.0, 2.0, 0.25] * 16
+    page.locator("textarea[name=features]").fill(", ".join(map(str, edited)))
     page.locator("#run").click()
     # (the page's Content-Security-Policy allows no wait_for_function: a locator expectation waits)
-    expect(page.locator("body")).to_have_attribute("data-inputs", re.compile(r'"data":\[0\.5,-1,2,0\.25\]'))
+    expect(page.locator("body")).to_have_attribute("data-inputs", re.compile(r'"data":\[0\.5,-1,2,0\.25,0\.5,'))
     run = example_run(page)
-    assert run["inputs"]["features"].tolist() == [[0.5, -1.0, 2.0, 0.25]]
+    assert run["inputs"]["features"].tolist() == [edited]
     assert_matches_server(run, base_url, v2_codec)
-    page.locator("textarea[name=features]").fill("1, 2, x, 4")
+    page.locator("textarea[name=features]").fill(", ".join(["1", "2", "x"] + ["4"] * 61))
     page.locator("#run").click()
     expect(page.locator("#status")).to_have_text('Failed: input features: value 3 is "x", not a float32')
 

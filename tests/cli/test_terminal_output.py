@@ -166,7 +166,7 @@ def test_info_says_where_an_imports_golden_and_calibration_data_came_from(run_cl
     code, out, err = run_cli("--repository", tmp_path / "r", "info", "m")
     assert code == 0, err
     lines = out.splitlines()
-    assert f"  golden     real: 1 set(s) from --inputs {tmp_path / 'inputs.npz'}; expected outputs from fp32 " \
+    assert f"  golden     real: 1 set from --inputs {tmp_path / 'inputs.npz'}; expected outputs from fp32 " \
            "onnxruntime" in lines, out
     assert f"  calibration real: 3 batches from {calibration}" in lines, out
 

@@ -178,7 +178,7 @@ def test_a_second_build_skips_everything(run_cli, demo_repository):
     assert code == 0, err
     rows = out.split("\n\n")[0].splitlines()[2:]  # the variant table (the disk table follows it)
     assert len(rows) == len(DEMOS) * len(VARIANTS)
-    assert all(row.rstrip().endswith("(unchanged, skipped)") for row in rows)
+    assert all(row.rstrip().endswith("(unchanged, not rebuilt)") for row in rows)
     assert (demo_repository / "manifest.json").read_bytes() == manifest
     assert sorted(p.relative_to(demo_repository) for p in demo_repository.rglob("*") if p.name != ".lock") == files
 

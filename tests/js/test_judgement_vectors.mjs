@@ -67,6 +67,16 @@ test("the diagnostic names where and what element-wise closeness would have need
   assert.equal(result.outputs.y.first_mismatch.index.join(","), "0,0");
 });
 
+test("a diagnostic of equal outputs says they match and names no bound of 0, as Python does", () => {
+  const f32 = (values) => ({ y: tensor("float32", [1, 3], Float32Array.from(values)) });
+  const result = judge({
+    task: "classification", metricOutput: "y", arithmetic: "int8", budget: { top1_min: 0.97 }, floor: { abs: 1e-4, rel: 1e-6 },
+    got: f32([2, 1, 0]), fp32: f32([2.25, 1.25, 0.25]), sameVariant: f32([2, 1, 0]),
+  });
+  assert.equal(result.diagnostic.max_abs, 0);
+  assert.equal(result.diagnostic.text, "element-wise vs the server's output of this file: max abs 0 in 'y': the outputs match exactly");
+});
+
 test("judge asks for what its basis needs", () => {
   const y = { y: tensor("float32", [1, 2], Float32Array.from([0, 0])) };
   assert.throws(() => judge({ task: "classification", arithmetic: "int4", got: y }), /arithmetic must be one of fp32, fp16, int8, got "int4"/);

@@ -12,6 +12,7 @@ from readme_commands import commands, links
 from onnxport.init_project import FILES, readme
 from onnxport.install_source import Source, installed_from, placeholder
 from onnxport.recipe import discover, load_recipe
+from onnxport.text_tables import human_bytes
 
 EXTRAS = set(tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
              ["project"]["optional-dependencies"])
@@ -39,14 +40,30 @@ def test_init_writes_a_project_whose_template_builds(run_cli, tmp_path):
     assert load_recipe("example", recipes["example"]).name == "example"
     # What the README says to run, with the repository named (the checkout's default is models/.repository).
     repository = project / "onnxport-repository"
-    code, out, err = run_cli("--repository", repository, "build", "--recipes", project / "models", "--quiet",
-                             "--forms", "none")
+    code, out, err = run_cli("--repository", repository, "build", "--recipes", project / "models", "--forms", "none")
     assert code == 0, err
     entry = json.loads((repository / "manifest.json").read_text())["models"]["example"]
     assert entry["task"] == "classification"
-    assert "fp32" in entry["variants"]
+    # The template shows what onnxport is for: smaller variants, each judged against fp32, not fp32 alone.
+    served = {name for name, record in entry["variants"].items() if record["status"] == "ok"}
+    assert {"fp32", "fp16"} <= served and served & {"int8-dynamic", "int8-static", "int8-weights", "int4"}, \
+        {name: record.get("reason") for name, record in entry["variants"].items()}
+    table = _variant_table(out)
+    for name in served:
+        record = entry["variants"][name]
+        row = table[name]
+        assert row[2:4] == human_bytes(record["bytes"]).split(), row  # the size
+        assert row[-2:] == [f"{record['accuracy']:.4f}", "ok"], row  # the accuracy on the golden labels, the verdict
+        assert record["accuracy"] > 0.9, record
     # The example page it links runs the model the template built (the page's default would be the first served).
     assert links(readme) == ["http://127.0.0.1:8000/web/examples/index.html?model=example"], links(readme)
+
+
+def _variant_table(out: str) -> dict[str, list[str]]:
+    """The build's variant table (its first table), row by variant: the words of each row."""
+    lines = out.split("\n\n")[0].splitlines()
+    assert lines[0].split()[:3] == ["model", "variant", "size"], out
+    return {line.split()[1]: line.split() for line in lines[2:]}
 
 
 def test_the_init_readme_names_real_extras_of_a_wheel_not_a_package_index():

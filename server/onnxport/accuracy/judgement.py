@@ -123,7 +123,9 @@ def elementwise_diagnostic(outputs: dict[str, dict[str, Any]]) -> dict[str, Any]
         text += f" in {worst_name!r}"
     if first:
         text += f", first outside the floor at {first[0]}[{', '.join(map(str, first[1]['index']))}]"
-    text += f"; the element rule would have needed abs {worst['max_abs']:.3g}"
+    # An abs bound of 0 says nothing: equal outputs are said to be equal.
+    text += (f"; the element rule would have needed abs {worst['max_abs']:.3g}" if worst["max_abs"] > 0
+             else ": the outputs match exactly")
     return {
         "max_abs": worst["max_abs"], "output": worst_name,
         "first_outside_floor": ({"output": first[0], "index": first[1]["index"], "expected": first[1]["expected"],

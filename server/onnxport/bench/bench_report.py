@@ -7,7 +7,7 @@ from typing import Any
 from onnxport.bench import engine_speed
 from onnxport.bench.engine_speed import sections
 from onnxport.harness.speed_ratio import SPEED_FLOOR_MS
-from onnxport.text_tables import human_bytes, table
+from onnxport.text_tables import human_bytes, quantity, table
 
 
 def _ms(value: dict | None) -> str:
@@ -177,7 +177,7 @@ def text(report: dict[str, Any]) -> str:
                 for p in profile]))
     if report.get("ray_starts"):
         parts.append("\nRay Serve start (local cluster and replicas until ready): " + ", ".join(
-            f"{s['replicas']} replica(s) {s['seconds']:.1f} s" for s in report["ray_starts"]))
+            f"{quantity(s['replicas'], 'replica')} {s['seconds']:.1f} s" for s in report["ray_starts"]))
     recommended = report.get("recommendations", {}).get("dynamic_batching", {})
     chosen = ", ".join(m for m, on in recommended.items() if on)
     parts.append("\ndynamic batching recommended for: " + (chosen or "none"))
@@ -261,7 +261,7 @@ def speed_lines(report: dict[str, Any]) -> list[str]:
         speed = section.get("speed")
         if not speed:
             continue
-        figures = ", ".join(f"{runtime} x{s['median_ratio']} ({s['rows']} rows)"
+        figures = ", ".join(f"{runtime} x{s['median_ratio']} ({quantity(s['rows'], 'row')})"
                             for runtime, s in speed["runtimes"].items())
         lines.append(f"{engine} warm time against {speed['against']} (median ratio over the rows "
                      f"{speed['against']} ran in {SPEED_FLOOR_MS:g} ms or more): {figures or 'no such row'}")

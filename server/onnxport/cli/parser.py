@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import NoReturn
 
 from onnxport.accuracy.browser_runtimes import CHECKED
 from onnxport.cli import build_commands, check_commands, repository_commands, serve_commands
@@ -25,8 +26,19 @@ VARIANTS_HELP = ("the variants to make: all (default), or a comma-separated list
 QUIET_HELP = "print nothing but errors: no progress bars, no tables, no warnings (`onnxport info NAME` has it all)"
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's usage errors as every other usage error: one `onnxport: error:` line and exit 2, not the whole
+    usage first (a dozen lines that bury the one that matters); --help still prints it."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("onnxport").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"onnxport: error: {where}{message}; `{self.prog} --help` lists the "
+                     f"{'options' if command else 'commands and options'}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="onnxport",
+    parser = OneLineParser(prog="onnxport",
                                      description="Export once, run anywhere: build, serve and check ONNX models.")
     parser.add_argument("--repository", type=Path, default=None,
                         help=f"model repository folder (default: models/.repository in onnxport's checkout, "

@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from tqdm import tqdm
-
 from onnxport import recipe as recipes
 from onnxport.convert import model_build
 from onnxport.convert import time_limit as limits
 from onnxport.convert.intake.sources import prepare_recipe, recipe_build_key
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import BuildError, OnnxportError, RecipeError
+from onnxport.progress import Steps
 from onnxport.recipe import Recipe
 from onnxport.repository import variant_table
 from onnxport.repository.store import Repository
@@ -77,15 +76,14 @@ def build_prepared(
                   time_limit=time_limit, limit_option=limit_option)[0]
 
 
-def _guarded(name: str, bar, function, *args):
-    """Run a step of user or third-party code; a crash becomes one clear error naming the model."""
+def _guarded(name: str, steps: Steps, function, *args):
+    """Run a step of user or third-party code; a crash becomes one clear error naming the model and the step."""
     try:
         return function(*args)
     except OnnxportError:
         raise
     except Exception as exc:
-        desc = getattr(bar, "desc", "")  # a disabled bar (--quiet) has none
-        step = desc.split(": ", 1)[-1] if desc else "build"
+        step = steps.label if steps.label != "start" else "build"
         raise BuildError(f"{name}: {step} failed: {type(exc).__name__}: {exc}") from exc
 
 
@@ -108,15 +106,13 @@ def _build(repository, jobs, *, force: bool, show_progress: bool, time_limit: fl
                     outcomes.append(Outcome(name, True, current))
                     continue
                 doing.update(model=name, step="start")
-                with tqdm(total=STEPS_PER_MODEL, desc=name, unit="step", disable=not show_progress,
-                          leave=False) as bar:
-                    def step(label: str, bar=bar, name=name) -> None:
+                with Steps(name, STEPS_PER_MODEL, enabled=show_progress) as steps:
+                    def step(label: str, steps=steps) -> None:
                         doing["step"] = label
-                        bar.set_description(f"{name}: {label}")
-                        bar.update(1)
+                        steps.step(label)
 
-                    prepared = _guarded(name, bar, prepare, step)
-                    entry = _guarded(name, bar, model_build.build, prepared, transaction, step)
+                    prepared = _guarded(name, steps, prepare, step)
+                    entry = _guarded(name, steps, model_build.build, prepared, transaction, step)
                 manifest["models"][name] = entry
                 outcomes.append(Outcome(name, False, entry))
         if any(not o.skipped for o in outcomes):

@@ -64,9 +64,18 @@ MIN_SHRINK = {"fp16": FP16_MIN_SHRINK, "int8": INT8_MIN_SHRINK}
 NOT_WORTH_SERVING = "so not worth serving"  # ends every size refusal (the fallback search counts them)
 
 
-def _not_smaller(precision: str, size: int, fp32_size: int) -> str:
-    return (f"{precision} file {size:,} bytes is {size / fp32_size:.2f}x the size of fp32 ({fp32_size:,} bytes): "
-            f"not at least {MIN_SHRINK[precision]}x smaller, {NOT_WORTH_SERVING}")
+# What a size refusal calls the file it made: int4 is judged as int8 (its precision) but holds 4-bit weights.
+_FILE_WORDS = {"int4": "4-bit (int4)"}
+
+
+def _not_smaller(name: str, size: int, fp32: onnx.ModelProto, fp32_size: int) -> str:
+    """Why a file not enough smaller than the model as built is not served, naming both as they are: the
+    model as built is "fp32" only when it computes in fp32 (an already-int8 model's is "the original (int8)")."""
+    precision = variant_table.variant(name).precision
+    computes = arithmetic(fp32)
+    against = "fp32" if computes == "fp32" else f"the original ({computes}) file"
+    return (f"{_FILE_WORDS.get(name, precision)} file {size:,} bytes is {size / fp32_size:.2f}x the size of "
+            f"{against} ({fp32_size:,} bytes): not at least {MIN_SHRINK[precision]}x smaller, {NOT_WORTH_SERVING}")
 
 
 # Static int8 fixes every activation's range from its calibration inputs. Seeded noise has
@@ -164,7 +173,8 @@ def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], f
         data = fp32_bytes if name == "fp32" else serialize(model)
         if precision in MIN_SHRINK and len(data) * MIN_SHRINK[precision] > len(fp32_bytes):
             return {"precision": precision, "status": "skipped",
-                    "reason": _not_smaller(precision, len(data), len(fp32_bytes)) + fp16_refusals.note(refusals)}
+                    "reason": _not_smaller(name, len(data), prepared.fp32, len(fp32_bytes))
+                    + fp16_refusals.note(refusals)}
         try:
             session, outputs = (fp32_run if name == "fp32"
                                 else run_all(data, prepared.golden_inputs, f"{prepared.name} {name}"))

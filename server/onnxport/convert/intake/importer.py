@@ -20,8 +20,9 @@ from google.protobuf.message import DecodeError
 from onnx.external_data_helper import uses_external_data
 
 from onnxport import runtime
+from onnxport.convert.arithmetic import arithmetic
 from onnxport.convert.graph import all_nodes, name_nodes
-from onnxport.convert.intake import model_texts, native_trees, user_data
+from onnxport.convert.intake import file_kind, model_texts, native_trees, user_data
 from onnxport.convert.intake.export import DEFAULT_OPSET, check_and_infer, export
 from onnxport.convert.intake.request import ImportRequest
 from onnxport.convert.intake.sources import build_key
@@ -139,20 +140,20 @@ def prepare_import(request: ImportRequest, key: str, step: Progress) -> Prepared
         golden_inputs = [s.feeds for s in given] if given is not None else [generated_inputs(model, input_names)]
         # The library's own predictions: the build's fp32 check is against them, as for a recipe.
         expected = [library.run(feeds) for feeds in golden_inputs]
-        origin = (f"{len(given)} set(s) from --inputs {inputs_path}" if given is not None
+        origin = (f"{_sets(len(given))} from --inputs {inputs_path}" if given is not None
                   else f"seeded random inputs (seed {SEED})") + f"; expected outputs from {native}"
     elif given is not None:
         golden_inputs = [s.feeds for s in given]
         expected = user_data.run(fp32_session, given, "--inputs")
-        origin = f"{len(given)} set(s) from --inputs {inputs_path}; expected outputs from fp32 onnxruntime"
+        origin = f"{_sets(len(given))} from --inputs {inputs_path}; expected outputs from {_reference(model)}"
     elif sets:
         golden_inputs = [inputs for inputs, _ in sets]
         expected = [outputs for _, outputs in sets]
-        origin = f"{len(sets)} test_data_set folders"
+        origin = f"{len(sets)} test_data_set folder{'s' if len(sets) != 1 else ''}"
     else:
         golden_inputs = [generated_inputs(model, input_names)]
         expected = [runtime.run(fp32_session, golden_inputs[0], label=str(model_path))]
-        origin = f"seeded random inputs (seed {SEED}); expected outputs from fp32 onnxruntime"
+        origin = f"seeded random inputs (seed {SEED}); expected outputs from {_reference(model)}"
     golden_data = "synthetic" if given is None and not sets else "real"
     float_outputs = [o for o in output_names if expected[0].get(o) is not None and expected[0][o].dtype.kind == "f"]
     if calibration_sets is not None:
@@ -189,6 +190,19 @@ def prepare_import(request: ImportRequest, key: str, step: Progress) -> Prepared
     )
 
 
+def _sets(count: int) -> str:
+    return f"{count} set{'s' if count != 1 else ''}"
+
+
+def _reference(model: onnx.ModelProto) -> str:
+    """What computed the expected outputs when the file itself did: "fp32 onnxruntime" for a float model; an
+    already-quantized (or fp16) file has no fp32 variant to speak of, so the words say what it is."""
+    computes = arithmetic(model)
+    if computes == "fp32":
+        return "fp32 onnxruntime"
+    return f"onnxruntime running the file as given (it computes in {computes}; there is no fp32 model)"
+
+
 def _pipeline(request: ImportRequest, inputs: list[str], outputs: list[str], assets: list[str]) -> dict | None:
     """--pipeline's spec, checked against the model and the --asset files before anything is built."""
     if request.pipeline is None:
@@ -211,14 +225,25 @@ def read_model(model_path: Path, max_nodes: int | None = None) -> onnx.ModelProt
     try:
         model.ParseFromString(data)
     except DecodeError as exc:
-        raise UsageError(f"{model_path}: not an ONNX model (protobuf parse failed: {exc})") from exc
+        raise UsageError(_not_onnx(model_path, data, f"protobuf parse failed: {exc}")) from exc
     if not model.HasField("graph") or not model.graph.node:
-        raise UsageError(f"{model_path}: not an ONNX model, or truncated (no graph nodes after parsing)")
+        raise UsageError(_not_onnx(model_path, data, "no graph nodes after parsing: not a model, or truncated"))
     _check_size(model, model_path, max_nodes)
     _check_opsets(model, model_path)
     _check_outputs(model, model_path)
     _load_external_data(model, model_path.parent, model_path)
     return model
+
+
+def _not_onnx(model_path: Path, data: bytes, parse_error: str) -> str:
+    """The error for bytes that are no ONNX model: what the file is, when its first bytes say (file_kind.py),
+    else the parser's words."""
+    what = file_kind.describe(model_path, data[:1024])
+    expected = ("expected an ONNX model (.onnx, a protobuf ModelProto), an ONNX test directory, or a LightGBM or "
+                "XGBoost model file")
+    if what is None:
+        return f"{model_path}: not an ONNX model ({parse_error}); {expected}"
+    return f"{model_path}: {what}, not an ONNX model; {expected}"
 
 
 def _check_outputs(model: onnx.ModelProto, model_path: Path) -> None:
