@@ -19,6 +19,7 @@ import json
 import re
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import onnx
@@ -29,6 +30,7 @@ from playwright.sync_api import expect
 from fixtures.playground import PAGE_TIMEOUT_MS, by_testid, draw_digit, run, wait_for_probe
 from fixtures.servers import start_test_server
 from onnxport import cli
+from onnxport.convert import fp16
 from onnxport.convert.fp16 import refusals as fp16_refusals
 from onnxport.harness.process import free_port
 from onnxport.project import PROJECT_ROOT
@@ -139,7 +141,8 @@ def overview(tmp_path_factory):
         for name, model in (("quantized", quantized_model()), ("convnet", convnet_model()), ("cubic", cubic_model())):
             onnx.save(model, root / f"{name}.onnx")
             np.savez(root / f"{name}.npz", **{k: v.astype(np.float32) for k, v in inputs[name].items()})
-            if name == "cubic":  # no retry: the fp16 variant is rejected with onnxruntime's whole message
+            if name == "cubic":  # no Resize rule, no retry: the fp16 variant is rejected by onnxruntime
+                patch.setattr(fp16, "folded_resize_inputs", lambda model: (set(), set()))
                 patch.setattr(fp16_refusals, "MAX_TRIES", 0)
             _onnxport("--repository", repository, "import", root / f"{name}.onnx", "--name", name, "--task",
                       "generic", "--inputs", root / f"{name}.npz", "--quiet", "--forms", "none")
@@ -163,14 +166,20 @@ def test_the_repository_holds_each_case_the_pages_must_say(overview):
     digits, convnet = models["digits"]["variants"], models["convnet"]["variants"]
     for variants in (digits, convnet):
         assert variants["int4"]["status"] == "ok" and variants["int4"]["precision"] == "int8", variants["int4"]
-        assert variants["int4"]["settings"]["weights_4bit"] > 0
+    assert digits["int4"]["settings"]["weights_4bit"] > 0
     assert digits["int4"]["bytes"] < 0.9 * digits["int8-weights"]["bytes"]
     assert convnet["int4"]["bytes"] > 0.9 * convnet["int8-weights"]["bytes"], (convnet["int4"]["bytes"],
                                                                               convnet["int8-weights"]["bytes"])
     assert models["quantized"]["variants"]["fp32"]["label"] == "original (int8)"
     refused = models["cubic"]["variants"]["fp16"]
-    assert refused["status"] == "rejected" and "[ONNXRuntimeError]" in refused["reason"], refused
-    assert len(refused["reason"]) > 2 * LONGEST_CELL
+    assert refused["status"] == "rejected" and "[ONNXRuntimeError]" in refused["detail"], refused
+    assert "\n" not in refused["reason"] and len(whole_reason(refused)) > 2 * LONGEST_CELL, refused
+
+
+def whole_reason(variant: dict) -> str:
+    """What the page shows on demand (web/app/variant-text.js wholeReason): the one line, then onnxruntime's text."""
+    detail = variant.get("detail")
+    return f"{variant['reason']}\nonnxruntime said: {detail}" if detail else variant["reason"]
 
 
 # --------------------------------------------------------------------------- the models page
@@ -227,7 +236,9 @@ def test_the_precision_is_what_each_file_stores(overview, open_tab):
              for name, variant in [("digits", "int4"), ("convnet", "int4"), ("digits", "int8-weights"),
                                    ("quantized", "fp32"), ("digits", "fp16")]}
     words = {key: locator.all_inner_texts()[:2] for key, locator in cells.items()}
-    assert words == {("digits", "int4"): ["int4", "int4"], ("convnet", "int4"): ["int4", "int4"],
+    # convnet's one MatMul may fail 4 bits' budget and stay in 8-bit blocks: its file then stores int8.
+    convnet = "int4" if manifest["models"]["convnet"]["variants"]["int4"]["settings"]["weights_4bit"] else "int8"
+    assert words == {("digits", "int4"): ["int4", "int4"], ("convnet", "int4"): ["int4", convnet],
                      ("digits", "int8-weights"): ["int8-weights", "int8"],
                      ("quantized", "fp32"): ["original (int8)", "int8"], ("digits", "fp16"): ["fp16", "fp16"]}, words
     # The model page: every int4 row says int4 or, with no file, nothing.
@@ -241,7 +252,7 @@ def test_the_precision_is_what_each_file_stores(overview, open_tab):
 
 def test_no_cell_holds_a_whole_runtime_error_and_the_whole_text_is_on_demand(overview, open_tab):
     base_url, manifest = overview
-    reason = manifest["models"]["cubic"]["variants"]["fp16"]["reason"]
+    reason = whole_reason(manifest["models"]["cubic"]["variants"]["fp16"])
     page = open_models_page(open_tab, base_url).page
     for route, row in (("#/", '[data-model="cubic"] tr[data-variant="fp16"]'),
                        ("#/model/cubic", 'table.variants tr[data-variant="fp16"]')):
@@ -252,7 +263,7 @@ def test_no_cell_holds_a_whole_runtime_error_and_the_whole_text_is_on_demand(ove
         assert not long, f"{route}: cells longer than {LONGEST_CELL} characters: {long}"
         text = page.locator("body").inner_text()
         assert "[ONNXRuntimeError]" not in text, f"{route} shows onnxruntime's raw error: {text}"
-        expect(status).to_have_text(re.compile(r"^rejected: onnxruntime (\S+ cannot load|failed to run) it$"),
+        expect(status).to_have_text(re.compile(r"^rejected: onnxruntime (\S+ )?(cannot load|failed to run) it$"),
                                     use_inner_text=True)
         folded = status.locator("details.reason")
         assert folded.get_attribute("title") == reason
@@ -397,11 +408,17 @@ def test_the_models_page_reads_the_same_in_the_other_engines(engine, overview):
     if engine not in engines.installed():
         pytest.skip(f"{engine} is not installed here")
     base_url, _ = overview
-    with engines.open_browser(engine, webgpu=False) as browser:
-        page = browser.new_page()
-        page.goto(f"{base_url}/#/")
-        read = page.evaluate(READ_MODELS_PAGE, len(MODELS), timeout_s=120)
-    print(f"\n{engine} {browser.version}: {read}")
+
+    def read_page():
+        with engines.open_browser(engine, webgpu=False) as browser:
+            page = browser.new_page()
+            page.goto(f"{base_url}/#/")
+            return browser.version, page.evaluate(READ_MODELS_PAGE, len(MODELS), timeout_s=120)
+
+    # On a thread of its own: Playwright's sync API cannot start inside the suite's session Playwright on this one.
+    with ThreadPoolExecutor(1) as thread:
+        version, read = thread.submit(read_page).result(300)
+    print(f"\n{engine} {version}: {read}")
     assert read["folds"]["lgbm_cancer"] == "5 skipped", read
     assert read["precision"] == "int4", read
     assert read["longestCell"] <= LONGEST_CELL, read

@@ -39,22 +39,26 @@ export function shortReason(text, prefix = "") {
 }
 
 // A reason as a cell or a line shows it: the short one; when that is not the whole reason, a <details> whose
-// summary is the short one (the whole text also on hover) and whose body is the whole text.
-export function reasonView(lead, reason, prefix = "", tail = "") {
+// summary is the short one (the whole text also on hover) and whose body is the whole text (`whole`: the reason
+// and whatever else explains it).
+export function reasonView(lead, reason, prefix = "", tail = "", whole = reason) {
   if (!reason) return el("span", { class: "reason", text: `${lead}${tail}` });
   const short = shortReason(reason, prefix);
   const head = `${lead}${short}${tail}`;
-  if (short === String(reason).trim()) return el("span", { class: "reason", text: head });
-  return el("details", { class: "reason", title: reason },
+  if (short === String(whole).trim()) return el("span", { class: "reason", text: head });
+  return el("details", { class: "reason", title: whole },
     el("summary", { text: head }),
-    el("p", { class: "reason-full", "data-testid": "reason-full", text: reason }));
+    el("p", { class: "reason-full", "data-testid": "reason-full", text: whole }));
 }
+
+// A variant's whole reason: its one line and, when the runtime refused it, the runtime's whole message (`detail`).
+export const wholeReason = (v) => (v.detail ? `${v.reason}\nonnxruntime said: ${v.detail}` : v.reason);
 
 // A variant's status cell: "ok", or "skipped: nothing to quantize" with the whole reason on demand.
 export function statusView(model, name, v) {
   const synthetic = v.judged_on === "synthetic" ? " (judged on synthetic inputs)" : "";
   if (!v.reason) return el("span", { class: "status", text: `${v.status}${synthetic}` });
-  return reasonView(`${v.status}: `, v.reason, `${model.name} ${name}: `, synthetic);
+  return reasonView(`${v.status}: `, v.reason, `${model.name} ${name}: `, synthetic, wholeReason(v));
 }
 
 // When the 4-bit file is not meaningfully smaller than the 8-bit weights file, the sentence that says so (else null):
