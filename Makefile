@@ -54,7 +54,7 @@ test: setup browsers testdata
 	$(BEFORE_PYTEST)
 	$(PY) -m pytest --durations=25
 
-# The fast loop (under 2 minutes on 2 cores): the same steps in one shell, then the pytest tests of $(FAST).
+# The fast loop (about 6 minutes on 2 cores: 334 s measured): the same steps in one shell, then the pytest tests of $(FAST).
 # Stops at the first step that fails; prints its wall time either way.
 check: setup onnx-testdata
 	@start=$$(date +%s); \
