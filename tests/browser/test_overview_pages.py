@@ -29,6 +29,7 @@ from playwright.sync_api import expect
 
 from fixtures.playground import PAGE_TIMEOUT_MS, by_testid, draw_digit, run, wait_for_probe
 from fixtures.servers import start_test_server
+from int8_models import quantized_model
 from onnxport import cli
 from onnxport.convert import fp16
 from onnxport.convert.fp16 import refusals as fp16_refusals
@@ -50,29 +51,6 @@ EMPTY_CANVAS = "The canvas is empty: draw a digit on it (or choose an image file
 
 # --------------------------------------------------------------------------- the repository
 
-
-def quantized_model() -> onnx.ModelProto:
-    """onnxruntime's quantize_dynamic of a small float MLP: an int8 file as third parties ship them."""
-    import tempfile
-    from pathlib import Path
-
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    r = np.random.default_rng(7)
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w1"], ["hidden"], name="layer1"),
-         helper.make_node("Relu", ["hidden"], ["active"], name="relu"),
-         helper.make_node("MatMul", ["active", "w2"], ["y"], name="layer2")],
-        "float", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 64])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 32])],
-        [numpy_helper.from_array((r.normal(size=(64, 256)) * 0.1).astype(np.float32), "w1"),
-         numpy_helper.from_array((r.normal(size=(256, 32)) * 0.1).astype(np.float32), "w2")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    with tempfile.TemporaryDirectory() as folder:
-        onnx.save(model, Path(folder) / "float.onnx")
-        quantize_dynamic(Path(folder) / "float.onnx", Path(folder) / "int8.onnx", weight_type=QuantType.QUInt8)
-        return onnx.load(Path(folder) / "int8.onnx")
 
 
 def convnet_model() -> onnx.ModelProto:

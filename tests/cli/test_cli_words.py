@@ -10,10 +10,9 @@ import gzip
 import zipfile
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
+from int8_models import quantized_file
 from name_models import manifest_of
 from onnxport.text_tables import human_bytes, variant_rows
 
@@ -76,31 +75,12 @@ def test_a_4_bit_file_not_meaningfully_smaller_than_int8_weights_is_said_to_have
 
 # --------------------------------------------------------------------------- an already-int8 model, imported
 
-def _int8_file(folder) -> str:
-    """onnxruntime's quantize_dynamic of a small float network: an int8 model as third parties ship them."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    r = np.random.default_rng(7)
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w1"], ["hidden"], name="layer1"),
-         helper.make_node("Relu", ["hidden"], ["active"], name="relu"),
-         helper.make_node("MatMul", ["active", "w2"], ["y"], name="layer2")],
-        "float", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 64])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 32])],
-        [numpy_helper.from_array((r.normal(size=(64, 256)) * 0.1).astype(np.float32), "w1"),
-         numpy_helper.from_array((r.normal(size=(256, 32)) * 0.1).astype(np.float32), "w2")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, folder / "float.onnx")
-    quantize_dynamic(folder / "float.onnx", folder / "int8.onnx", weight_type=QuantType.QUInt8)
-    return str(folder / "int8.onnx")
-
 
 def test_an_already_int8_model_is_compared_with_the_original_not_an_fp32_it_does_not_have(run_cli, tmp_path):
     inputs = tmp_path / "inputs.npz"
     np.savez(inputs, x=np.random.default_rng(8).normal(size=(6, 64)).astype(np.float32))
-    code, out, err = run_cli("--repository", tmp_path / "r", "import", _int8_file(tmp_path), "--name", "q", "--inputs",
-                             inputs, "--forms", "none")
+    code, out, err = run_cli("--repository", tmp_path / "r", "import", quantized_file(tmp_path), "--name", "q",
+                             "--inputs", inputs, "--forms", "none")
     assert code == 0, err
     variants = manifest_of(tmp_path / "r")["models"]["q"]["variants"]
     assert variants["fp32"]["label"] == "original (int8)"
