@@ -11,12 +11,12 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 
 import pytest
 from small_models import two_model_repository
 
+from fixtures.check import lines_of, read_until
 from onnxport.harness import engines
 
 pytestmark = pytest.mark.slow
@@ -25,12 +25,6 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def repository(tmp_path_factory):
     return two_model_repository(tmp_path_factory.mktemp("interrupted"))
-
-
-def lines_of(stream, into: queue.Queue) -> None:
-    for line in stream:
-        into.put(line)
-    into.put(None)
 
 
 @pytest.mark.parametrize("engine", ["chromium", "firefox"])
@@ -51,14 +45,7 @@ def test_an_interrupted_check_counts_what_ran_per_engine_and_runtime(repository,
     err: list[str] = []
     try:
         # The first WebGPU row follows fp32's wasm rows, with many rows after it: interrupted right after it.
-        deadline = time.monotonic() + 240
-        while not any(f"[{engine}] mlp-a fp32 webgpu: pass" in line for line in err):
-            try:
-                line = err_lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            except queue.Empty:
-                pytest.fail(f"no webgpu row within 240 s:\n{''.join(err)}")
-            assert line is not None, f"the check ended before its first webgpu row:\n{''.join(err)}"
-            err.append(line)
+        read_until(err_lines, err, lambda line: f"[{engine}] mlp-a fp32 webgpu: pass" in line, "first webgpu row")
         check.send_signal(signal.SIGINT)
         code = check.wait(timeout=90)
         for reader in readers:

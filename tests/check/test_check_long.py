@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.check import lines_of, read_until
 from onnxport.harness import engines
 
 pytestmark = pytest.mark.slow
@@ -135,12 +136,6 @@ def still_running(processes: dict[int, tuple[str, str]], repository: Path) -> li
     return left
 
 
-def lines_of(stream, into: queue.Queue) -> None:
-    for line in stream:
-        into.put(line)
-    into.put(None)
-
-
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_check_stopped_by_a_signal_keeps_its_rows_and_leaves_no_process(repository_copy, tmp_path, stop):
     repository = repository_copy(["digits"]).resolve()  # digits: 24 chromium rows, about 1 s each
@@ -157,14 +152,7 @@ def test_a_check_stopped_by_a_signal_keeps_its_rows_and_leaves_no_process(reposi
     children: dict[int, tuple[str, str]] = {}
     err: list[str] = []
     try:
-        deadline = time.monotonic() + 240
-        while not any("  [chromium] " in line for line in err):
-            try:
-                line = err_lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            except queue.Empty:
-                pytest.fail(f"no chromium row within 240 s:\n{''.join(err)}")
-            assert line is not None, f"the check ended before its first chromium row:\n{''.join(err)}"
-            err.append(line)
+        read_until(err_lines, err, lambda line: "  [chromium] " in line, "first chromium row")
         children = descendants(check.pid)
         assert any(f"serve --repository {repository}" in c for _, c in children.values()), children
         assert any("chromium" in c for _, c in children.values()), children
