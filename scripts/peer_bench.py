@@ -53,6 +53,7 @@ from texts import TEXTS  # noqa: E402
 CACHE = PEER / ".cache"  # the model folder, built once per source weights and recipe (git-ignored)
 RUNS = {1: 8, 8: 3}  # warm calls per round and side at each batch size
 WARMUP = 2
+SETTLE_ROUNDS = 3  # unmeasured warm rounds first: Chromium's background recompile of hot WebAssembly (browser_run)
 ACCURACY_BATCH = 8
 
 
@@ -119,11 +120,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"cold starts: {args.rounds} rounds x {len(sides)} sides{also}", flush=True)
                 browser_run.cold_starts(bench, sides, rounds=args.rounds, text=TEXTS[0], results=results,
                                         load_too=pinned)
-                print(f"warm: {args.rounds} rounds of {RUNS[1]} batch-1 and {RUNS[8]} batch-8 calls per side",
+                print(f"warm: {SETTLE_ROUNDS} unmeasured then {args.rounds} rounds of {RUNS[1]} batch-1 and "
+                      f"{RUNS[8]} batch-8 calls per side, the same texts for every side",
                       flush=True)
                 for group in report.pages(rows):  # one page per peer thread setting
                     browser_run.warm_rounds(bench, group, rounds=args.rounds, texts=TEXTS, runs=RUNS,
-                                            warmup=WARMUP, accuracy_batch=ACCURACY_BATCH, results=results)
+                                            warmup=WARMUP, settle_rounds=SETTLE_ROUNDS,
+                                            accuracy_batch=ACCURACY_BATCH, results=results)
                 chromium_version = bench.browser.version
             finally:
                 bench.close()
@@ -182,7 +185,8 @@ def _document(args, threads, default_threads, built, results, table, chromium_ve
         "machine": {"cpu": _cpu(), "cores": os.cpu_count(), "platform": platform.platform()},
         "chromium": chromium_version, "page": results.page,
         "mode": args.mode, "threads": threads, "default_threads_peer": default_threads, "rounds": args.rounds,
-        "runs_per_round": RUNS, "warmup": WARMUP, "texts": len(TEXTS), "accuracy_batch": ACCURACY_BATCH,
+        "runs_per_round": RUNS, "warmup": WARMUP,
+        "settle_rounds": SETTLE_ROUNDS, "texts": len(TEXTS), "accuracy_batch": ACCURACY_BATCH,
         "onnxruntime_web": {name: info.get("version") for name, info in infos.items()},
         "peer_wasm": next((i.get("wasm") for n, i in infos.items() if n.startswith("peer/")), None),
         "peer_model_folder": built, "onnxport_served": served,

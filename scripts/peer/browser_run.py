@@ -7,10 +7,14 @@ trips are not in it. Sides alternate: cold starts A/B then B/A round by round, e
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from onnxport.harness import chromium
 
+# After a context closes, its workers and their threads take a moment to go: a cold start begun at once shares the
+# 2 cores with them. A page a user opens starts on a quiet browser, so each cold start waits this long first.
+COLD_GAP_S = 1.0
 STEP_MS = 600_000  # one evaluate: a cold start of fp32 on 2 cores is seconds; a warm round tens of seconds
 # The page's hardwareConcurrency, when --threads asks onnxport for a count that is not its ceiling
 # (min(4, hardwareConcurrency), probe.js): its WebAssembly worker then starts that many threads.
@@ -80,21 +84,30 @@ def cold_starts(bench: BenchPage, sides: list[Side], *, rounds: int, text: str, 
                     _in_fresh_page(bench, "a => peerBench.coldLoad(a)", {"variant": side.dtype, "text": text}))
 
 
-def warm_rounds(bench: BenchPage, sides: list[Side], *, rounds: int, texts: list[str],
-                runs: dict[int, int], warmup: int, accuracy_batch: int, results: Results) -> None:
-    """Opens every side on one page, then `rounds` rounds of `runs` calls per batch size, the order reversed each
-    round; then every side's embeddings of all `texts` for the accuracy table. The peer's sides on one page share
-    one thread count (onnxruntime-web reads it once): call this once per peer thread setting."""
+def warm_rounds(bench: BenchPage, sides: list[Side], *, rounds: int, texts: list[str], runs: dict[int, int],
+                warmup: int, settle_rounds: int, accuracy_batch: int, results: Results) -> None:
+    """Opens every side on one page, then `settle_rounds` unmeasured rounds and `rounds` measured rounds of `runs`
+    calls per batch size, the order reversed each round; then every side's embeddings of all `texts` for the
+    accuracy table. The peer's sides on one page share one thread count (onnxruntime-web reads it once): call this
+    once per peer thread setting.
+
+    The unmeasured rounds are there because Chromium runs new WebAssembly on its baseline compiler and recompiles
+    hot functions in the background: on 2 cores both libraries' calls took 1.5-2x their steady time over the first
+    seconds of a page, so "warm" starts when that is over, for both sides alike."""
     context, page = bench.fresh()
     try:
         results.page = page.evaluate("() => peerBench.isolated()")
         results.infos.update(page.evaluate("a => peerBench.openAll(a)", {
             "sides": [s.page_arg() for s in sides], "warmup": warmup, "texts": texts}))
         names = [s.name for s in sides]
-        for round_ in range(rounds):
+        per_round = sum(batch * count for batch, count in runs.items())
+        for round_ in range(-settle_rounds, rounds):
             order = names if round_ % 2 == 0 else list(reversed(names))
-            answer = page.evaluate("a => peerBench.round(a)",
-                                   {"order": order, "runs": {str(b): n for b, n in runs.items()}, "texts": texts})
+            answer = page.evaluate("a => peerBench.round(a)", {
+                "order": order, "runs": {str(b): n for b, n in runs.items()}, "texts": texts,
+                "start": (round_ * per_round) % len(texts)})
+            if round_ < 0:
+                continue
             for name, by_batch in answer["times"].items():
                 for batch, ms in by_batch.items():
                     results.warm.setdefault(name, {}).setdefault(batch, []).extend(ms)
@@ -108,6 +121,7 @@ def warm_rounds(bench: BenchPage, sides: list[Side], *, rounds: int, texts: list
 
 
 def _in_fresh_page(bench: BenchPage, function: str, arg: dict) -> dict:
+    time.sleep(COLD_GAP_S)
     context, page = bench.fresh()
     try:
         return page.evaluate(function, arg)

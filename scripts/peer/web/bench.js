@@ -155,13 +155,15 @@ window.peerBench = {
     return infos;
   },
 
-  // One round: each side in `order` runs `runs[batch]` calls at each batch size, texts taken in turn.
-  async round({ order, runs, texts }) {
+  // One round: each side in `order` runs `runs[batch]` calls at each batch size, texts taken in turn from
+  // `start`. Every side takes the same texts in a round (a longer text is a slower call).
+  async round({ order, runs, texts, start = 0 }) {
     const times = {};
     const threads = {}; // the count each side ran this round on (a session's, or its runtime's numThreads)
     let next = 0;
     const take = (n) => Array.from({ length: n }, () => texts[next++ % texts.length]);
     for (const name of order) {
+      next = start;
       const opened = sessions.get(name);
       times[name] = {};
       threads[name] = opened.threads?.() ?? opened.info.threads;
