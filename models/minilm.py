@@ -96,7 +96,10 @@ def load() -> SourceModel:
 
         def __init__(self):
             super().__init__()
-            self.bert = AutoModel.from_pretrained(model_dir, local_files_only=True)
+            # Attention written out (eager), not torch's scaled_dot_product_attention: its export guards fully
+            # masked rows with IsNaN/Where and recomputes shapes per layer, 84 more nodes after onnxruntime's
+            # optimizations, which a small batch in WebAssembly pays for node by node.
+            self.bert = AutoModel.from_pretrained(model_dir, local_files_only=True, attn_implementation="eager")
 
         def forward(self, input_ids, attention_mask):
             hidden = self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
