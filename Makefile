@@ -67,18 +67,18 @@ run-setup: $(VENV)/.installed-run node_modules/.installed
 
 # Every extra `make test` uses: the test tools, Ray, the demo recipes' libraries (PyTorch, scikit-learn,
 # transformers) and Playwright. torch is pinned in the pytorch extra, so pip takes the CPU build that
-# lies on these machines instead of fetching a multi-GB CUDA one.
-$(VENV)/.installed: pyproject.toml
+# lies on these machines instead of fetching a multi-GB CUDA one. constraints.txt pins every version.
+$(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,ray,demo,trees,browser]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,ray,demo,trees,browser]'
 	touch $@
 
 # make run's subset, unless everything is installed already (after `make test` or `make check`).
-$(VENV)/.installed-run: pyproject.toml
-	@if [ $(VENV)/.installed -nt pyproject.toml ]; then echo "$(VENV): every extra is installed"; else \
+$(VENV)/.installed-run: pyproject.toml constraints.txt
+	@if [ $(VENV)/.installed -nt pyproject.toml ] && [ $(VENV)/.installed -nt constraints.txt ]; then echo "$(VENV): every extra is installed"; else \
 	  set -x; $(PYTHON) -m venv $(VENV) && $(PY) -m pip install --quiet --upgrade pip \
-	  && $(PY) -m pip install --quiet -e '.[demo,trees]'; fi
+	  && $(PY) -m pip install --quiet -c constraints.txt -e '.[demo,trees]'; fi
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
