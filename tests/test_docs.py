@@ -464,6 +464,42 @@ def test_every_path_in_backticks_exists(doc):
                          + "\n  ".join(missing))
 
 
+# Paths written in the docstrings of the code (`serving/ray/replicas.py`, `web/lib/tensors/tensors.js`): each must
+# name a file of the repository, from the root or from any folder (a module names its siblings by their package's
+# path). Other projects' files, named as theirs, start with their project.
+DOCSTRING_PATH = re.compile(r"(?<![\w/.\-<{$])((?:[\w\-]+/)+[\w\-]+\.(?:py|js|mjs|md|json|toml|html|css))(?![\w/])")
+# The last two: Transformers.js's conversion scripts (scripts/peer/model_folder.py follows them).
+OTHER_PROJECTS = ("onnxruntime/", "huggingface/", "scripts/convert.py", "scripts/quantize.py")
+CODE_FOLDERS = ("server", "scripts", "tests", "models", "models-trees", "build_backend")
+
+
+def docstring_paths(source: str) -> Iterator[str]:
+    import ast
+
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield from DOCSTRING_PATH.findall(ast.get_docstring(node, clean=False) or "")
+
+
+def test_the_docstring_path_check_reads_a_path_and_skips_prose():
+    source = '"""Served by serving/ray/replicas.py, (web/lib/tensors/tensors.js) and a/b, not x.py."""\n'
+    assert list(docstring_paths(source)) == ["serving/ray/replicas.py", "web/lib/tensors/tensors.js"]
+
+
+def test_every_path_a_docstring_names_exists():
+    tracked = subprocess.run(["git", "ls-files"], cwd=PROJECT, capture_output=True, text=True, check=True).stdout
+    files = ["/" + line for line in tracked.splitlines()]
+    missing = []
+    for folder in CODE_FOLDERS:
+        for module in sorted((PROJECT / folder).rglob("*.py")):
+            if "node_modules" in module.parts or not module.is_file():
+                continue
+            for span in docstring_paths(module.read_text()):
+                if not span.startswith(OTHER_PROJECTS) and not any(f.endswith("/" + span) for f in files):
+                    missing.append(f"{module.relative_to(PROJECT)}: {span}")
+    assert not missing, "docstrings name files that do not exist (renamed? moved?):\n  " + "\n  ".join(missing)
+
+
 def test_the_readme_is_a_front_page():
     words = len(README.read_text().split())
     assert words < README_MAX_WORDS, (

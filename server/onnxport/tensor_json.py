@@ -2,7 +2,7 @@
 object) carry a list of texts as their data.
 
 The one format between the server's golden-data endpoint, the page
-(web/tensors.js decodes and encodes it) and `onnxport check` / `bench`.
+(web/lib/tensors/tensors.js decodes and encodes it) and `onnxport check` / `bench`.
 """
 
 from __future__ import annotations

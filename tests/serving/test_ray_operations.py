@@ -1,5 +1,5 @@
 """The operator's side of `onnxport serve --engine ray` on a real local Ray cluster with 2 replicas: /metrics,
-Triton's statistics and the repository API answer for the whole deployment (serving/ray_replicas.py), not
+Triton's statistics and the repository API answer for the whole deployment (serving/ray/replicas.py), not
 for the one replica Ray's proxy picked. Known traffic (JSON and binary, two versions, 4xx errors, unknown
 names) is counted exactly once, summed over the `replica` label; load and unload act on every replica
 with the admin token and are refused without it. One cluster for the module (its start is most of the time).

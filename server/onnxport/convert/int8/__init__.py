@@ -256,7 +256,7 @@ def _preprocessed(model: onnx.ModelProto, tmp: Path, qdq: bool) -> tuple[onnx.Mo
 def _conv_integer_per_channel(quantized: onnx.ModelProto, prepared: onnx.ModelProto) -> int:
     """Re-quantize ConvInteger weights per output channel; returns how many weights.
 
-    onnxruntime's dynamic quantizer ignores per_channel for Conv (operators/conv.py calls
+    onnxruntime's dynamic quantizer ignores per_channel for Conv (onnxruntime/quantization/operators/conv.py calls
     quantize_weight without op_level_per_channel) because its ConvInteger kernel takes one
     weight zero point ("Non per-tensor quantization is not supported now"). One tensor-wide
     scale for a BatchNorm-folded (depthwise) Conv rounds small channels to nothing:
