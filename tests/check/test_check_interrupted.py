@@ -5,18 +5,14 @@ engine stopped mid-page was summed up as `5 pass (WebGPU: none; threads: no)` ju
 from __future__ import annotations
 
 import json
-import os
-import queue
 import signal
-import subprocess
 import sys
-import threading
 from collections import Counter
 
 import pytest
 from small_models import two_model_repository
 
-from fixtures.check import lines_of, read_until
+from fixtures.check import running_check
 from onnxport.harness import engines
 
 pytestmark = pytest.mark.slow
@@ -32,32 +28,12 @@ def test_an_interrupted_check_counts_what_ran_per_engine_and_runtime(repository,
     if engine not in engines.installed():
         pytest.skip(f"{engine} is not installed here (`make browsers` installs it)")
     report_path = tmp_path / "report.json"
-    check = subprocess.Popen(
-        [sys.executable, "-m", "onnxport", "--repository", str(repository), "check", "--browsers", engine,
-         "--runtimes", "wasm,webgpu", "--json", str(report_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    err_lines: queue.Queue = queue.Queue()
-    out: list[str] = []
-    readers = [threading.Thread(target=lines_of, args=(check.stderr, err_lines), daemon=True),
-               threading.Thread(target=lambda: out.append(check.stdout.read()), daemon=True)]
-    for reader in readers:
-        reader.start()
-    err: list[str] = []
-    try:
+    with running_check([sys.executable, "-m", "onnxport", "--repository", str(repository), "check", "--browsers",
+                        engine, "--runtimes", "wasm,webgpu", "--json", str(report_path)]) as check:
         # The first WebGPU row follows fp32's wasm rows, with many rows after it: interrupted right after it.
-        read_until(err_lines, err, lambda line: f"[{engine}] mlp-a fp32 webgpu: pass" in line, "first webgpu row")
-        check.send_signal(signal.SIGINT)
-        code = check.wait(timeout=90)
-        for reader in readers:
-            reader.join(10)
-        while (line := err_lines.get(timeout=5)) is not None:
-            err.append(line)
-    finally:
-        if check.poll() is None:
-            os.killpg(check.pid, signal.SIGKILL)
-            check.wait()
-        check.stdout.close()
-        check.stderr.close()
+        check.until(lambda line: f"[{engine}] mlp-a fp32 webgpu: pass" in line, "first webgpu row")
+        code = check.stop(signal.SIGINT)
+    err, out = check.err, check.out
     text, printed = "".join(err), "".join(out)
     assert code == 3, f"exit {code}\n{printed}\n{text}"
     report = json.loads(report_path.read_text())

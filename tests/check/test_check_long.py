@@ -7,17 +7,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import re
 import signal
-import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from fixtures.check import lines_of, read_until
+from fixtures.check import running_check
 from onnxport.harness import engines
 
 pytestmark = pytest.mark.slow
@@ -140,36 +137,23 @@ def still_running(processes: dict[int, tuple[str, str]], repository: Path) -> li
 def test_a_check_stopped_by_a_signal_keeps_its_rows_and_leaves_no_process(repository_copy, tmp_path, stop):
     repository = repository_copy(["digits"]).resolve()  # digits: 24 chromium rows, about 1 s each
     report_path = tmp_path / "report.json"
-    check = subprocess.Popen(
-        [str(ONNXPORT), "--repository", str(repository), "check", "--browsers", "chromium", "--runtimes",
-         "wasm,wasm-1t", "--json", str(report_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    err_lines: queue.Queue = queue.Queue()
-    readers = [threading.Thread(target=lines_of, args=(check.stderr, err_lines), daemon=True),
-               threading.Thread(target=check.stdout.read, daemon=True)]
-    for reader in readers:
-        reader.start()
     children: dict[int, tuple[str, str]] = {}
-    err: list[str] = []
     try:
-        read_until(err_lines, err, lambda line: "  [chromium] " in line, "first chromium row")
-        children = descendants(check.pid)
-        assert any(f"serve --repository {repository}" in c for _, c in children.values()), children
-        assert any("chromium" in c for _, c in children.values()), children
-        signalled = time.monotonic()
-        check.send_signal(stop)
-        code = check.wait(timeout=90)
-        stopped_in = time.monotonic() - signalled
-        for reader in readers:
-            reader.join(10)
-        while (line := err_lines.get(timeout=5)) is not None:
-            err.append(line)
+        with running_check([str(ONNXPORT), "--repository", str(repository), "check", "--browsers", "chromium",
+                            "--runtimes", "wasm,wasm-1t", "--json", str(report_path)]) as check:
+            check.until(lambda line: "  [chromium] " in line, "first chromium row")
+            children = descendants(check.process.pid)
+            assert any(f"serve --repository {repository}" in c for _, c in children.values()), children
+            assert any("chromium" in c for _, c in children.values()), children
+            signalled = time.monotonic()
+            code = check.stop(stop)
+            stopped_in = time.monotonic() - signalled
         waited = time.monotonic()
         left = still_running(children, repository)
         while left and time.monotonic() - waited < 10:
             time.sleep(0.2)
             left = still_running(children, repository)
-        text = "".join(err)
+        text = "".join(check.err)
         print(f"\n{stop.name} after {text.count('  [chromium] ')} chromium rows: exit {code} in {stopped_in:.1f} s, "
               f"{len(children)} processes under the check, {len(left)} left after "
               f"{time.monotonic() - waited:.1f} s more")
@@ -183,11 +167,6 @@ def test_a_check_stopped_by_a_signal_keeps_its_rows_and_leaves_no_process(reposi
         assert text.count("  [chromium] ") == len(rows)  # every row streamed is in the report
         assert [r["runtime"] for r in report["results"] if r.get("browser") != "chromium"] == ["source"]
     finally:
-        if check.poll() is None:
-            os.killpg(check.pid, signal.SIGKILL)
-            check.wait()
-        check.stdout.close()
-        check.stderr.close()
         for pid, (start, _) in children.items():  # what the check left, stopped here, not by a later test
             with contextlib.suppress(ProcessLookupError):
                 if process_table().get(pid, (0, ""))[1] == start:
