@@ -60,11 +60,12 @@ def quantity(count: int, word: str, words: str | None = None) -> str:
 def human_bytes(count: int | None) -> str:
     if count is None:
         return "-"
+    size = float(count)
     for unit in ("B", "KB", "MB", "GB"):
-        if count < 1024 or unit == "GB":
-            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
-        count /= 1024
-    return str(count)
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return str(size)
 
 
 def metric_text(metric: dict[str, float] | None) -> str:

@@ -144,4 +144,5 @@ def tolerance(value: Tolerance | Mapping[str, Any] | None) -> Tolerance:
         return Tolerance()
     if isinstance(value, Tolerance):
         value = value.as_json()
-    return Tolerance(**{k: (v if k == "why" or v is None else float(v)) for k, v in value.items() if k in _FIELDS})
+    known: dict[str, Any] = {k: (v if k == "why" or v is None else float(v)) for k, v in value.items() if k in _FIELDS}
+    return Tolerance(**known)

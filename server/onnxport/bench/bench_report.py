@@ -149,7 +149,8 @@ def text(report: dict[str, Any]) -> str:
             parts.append(side_by_side)
         wasm, native_fp32_all = wasm_results(report, model), fp32.get("all", {}).get("median_ms")
         if wasm:
-            parts.append(start_table(wasm, native_fp32_all, names))
+            if starts := start_table(wasm, native_fp32_all, names):
+                parts.append(starts)
             parts.extend(start_targets(wasm, native_fp32_all, names))
         server = data.get("server", {})
         if server:

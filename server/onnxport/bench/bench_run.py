@@ -69,14 +69,14 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
     for batching in ("none", "all"):
         with running_server(repository, extra_env={"ONNXPORT_DYNAMIC_BATCHING": batching}) as base:
             for name in names:
-                path = f"/v2/models/{name}/versions/fp32/infer"
+                route = f"/v2/models/{name}/versions/fp32/infer"
                 server = report["models"][name].setdefault("server", {})
                 if batching == "none":
                     say(f"server V2 round trips: {name}")
-                    server["round_trip"] = round_trips(base, path, inputs[name], runs)
+                    server["round_trip"] = round_trips(base, route, inputs[name], runs)
                 say(f"server throughput, dynamic batching {'on' if batching == 'all' else 'off'}: {name}")
                 server[f"throughput_batching_{'on' if batching == 'all' else 'off'}"] = [
-                    throughput(base, path, inputs[name], clients, requests(name, clients)) for clients in CLIENTS
+                    throughput(base, route, inputs[name], clients, requests(name, clients)) for clients in CLIENTS
                 ]
             if batching == "none" and runtimes:
                 engine_names = browsers or engines.parse(None)

@@ -42,8 +42,9 @@ def browser_bench(base_url: str, browsers: list[str], executable: str | None, va
     and Firefox's ratio to it went from 2.05 to 0.41."""
     encoded = {name: tensor_json.encode(feeds) for name, feeds in inputs.items()}
     reference = REFERENCE if REFERENCE in browsers else browsers[0]
-    sections = {engine: {"engine": engine, "version": None, "device": None, "threads": None, "results": []}
-                for engine in browsers}
+    sections: dict[str, dict[str, Any]] = {
+        engine: {"engine": engine, "version": None, "device": None, "threads": None, "results": []}
+        for engine in browsers}
     with contextlib.ExitStack() as stack:
         pages: dict[str, engines.Page] = {}
         for engine in browsers:  # each in a thread of its own (engine_threads.py: one Playwright per thread)

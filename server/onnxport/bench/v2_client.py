@@ -6,6 +6,7 @@ import http.client
 import json
 import threading
 import time
+from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -19,6 +20,8 @@ class Client:
 
     def __init__(self, base_url: str):
         parts = urlsplit(base_url)
+        if not parts.hostname:
+            raise ValueError(f"no host in the server's URL {base_url!r}")
         self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
 
     def post(self, path: str, body: bytes, headers: dict[str, str]) -> bytes:
@@ -94,7 +97,7 @@ def throughput(base_url: str, path: str, feeds: dict[str, np.ndarray], clients: 
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - began
-    result = {"clients": clients, "requests": len(latencies), "seconds": round(elapsed, 3),
+    result: dict[str, Any] = {"clients": clients, "requests": len(latencies), "seconds": round(elapsed, 3),
               "requests_per_s": round(len(latencies) / elapsed, 2) if elapsed else 0.0, **summarize(latencies or [0.0])}
     if errors:
         result["errors"] = errors[:3]

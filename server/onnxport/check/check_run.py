@@ -53,8 +53,13 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
     with contextlib.ExitStack() as stack:
         debug_root = (Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxport-debug-")))
                       if find_divergence else None)
-        base = url.rstrip("/") if url else stack.enter_context(
-            running_server(repository, debug_root=debug_root, tolerances_file=tolerances_file))
+        if url:
+            base = url.rstrip("/")
+        elif repository is not None:
+            base = stack.enter_context(
+                running_server(repository, debug_root=debug_root, tolerances_file=tolerances_file))
+        else:
+            raise UsageError("check needs a repository to serve, or the --url of a server")
         manifest = _get_json(f"{base}/api/manifest")
         missing = [m for m in models if m not in manifest["models"]]
         if missing:
@@ -99,7 +104,7 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
     report["speed"] = engine_findings.speed(report["results"], list(report["browsers"]))
     report["server"] = base
     report["summary"] = summary(report["results"])
-    if not url and not report["incomplete"]:  # the check's own server: its repository keeps the verdicts
+    if not url and repository is not None and not report["incomplete"]:  # its own server: the repository keeps verdicts
         _record_verdicts(Path(repository), report, manifest)
     return report
 

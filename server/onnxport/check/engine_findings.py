@@ -23,8 +23,8 @@ def _key(row: dict[str, Any]) -> tuple[str, str, str, str]:
 
 
 def _max_abs(row: dict[str, Any]) -> float | None:
-    values = [o.get("max_abs") for o in (row.get("outputs") or {}).values() if isinstance(o, dict)]
-    values = [v for v in values if isinstance(v, (int, float))]
+    found = [o.get("max_abs") for o in (row.get("outputs") or {}).values() if isinstance(o, dict)]
+    values: list[float] = [v for v in found if isinstance(v, (int, float))]
     return max(values) if values else None
 
 

@@ -16,7 +16,7 @@ import json
 import tempfile
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -69,12 +69,12 @@ def pipeline_rows(browser, base: str, manifest: dict[str, Any], names: list[str]
             if not spec:
                 continue
             kind = kinds.of(spec).name
-            inputs = corpus.TEXTS if kind == "text" else corpus.images()
+            inputs: dict[str, str] | dict[str, bytes] = corpus.TEXTS if kind == "text" else corpus.images()
             row = {"model": name, "variant": "-", "task": entry["task"]}
             try:
                 rows.append({**row, "runtime": "preprocessing",
-                             **(_text(page, base, name, entry, inputs) if kind == "text"
-                                else _images(page, name, spec["image"], inputs))})
+                             **(_text(page, base, name, entry, cast(dict[str, str], inputs)) if kind == "text"
+                                else _images(page, name, spec["image"], cast(dict[str, bytes], inputs)))})
             except Exception as exc:  # the page or the server failed: a row that says so, not a lost check
                 rows.append({**row, "runtime": "preprocessing", "status": "error", "reason": str(exc)[:500]})
             rows.append({**row, "runtime": "answers", "variant": "fp32",
@@ -117,7 +117,7 @@ def _images(page, name: str, spec: dict[str, Any], images: dict[str, bytes]) -> 
     browser = page.evaluate(BROWSER_IMAGES, [name, [base64.b64encode(v).decode() for v in images.values()]])
     worst = 0
     for (label, data), got in zip(images.items(), browser):
-        want = image.pixels_of(spec, data).astype(np.int64)
+        want = image.pixels_of(cast("image.ImageSpec", spec), data).astype(np.int64)
         values = np.asarray(got["data"], np.int64).reshape(got["shape"])
         if values.shape != want.shape:
             return {"status": "fail", "inputs": len(images),
@@ -145,6 +145,7 @@ def _answers(page, base: str, name: str, entry: dict[str, Any], kind: str, input
     except Exception as exc:
         return {"status": "error", "reason": str(exc)[:500]}
     floor = browser_tolerances.lookup("fp32", "wasm")
+    cosine_min = floor.cosine_min if floor.cosine_min is not None else 1.0  # the fp32 row always has one
     worst = 1.0
     for label, got, want in zip(inputs, browser, server):
         if isinstance(want, list) and want and isinstance(want[0], dict):  # top-k: the best label decides
@@ -158,11 +159,11 @@ def _answers(page, base: str, name: str, entry: dict[str, Any], kind: str, input
                         "reason": f"{kind} {label!r}: the browser answers {got!r}, the server {want!r}"}
         else:
             a, b = np.asarray(got, np.float64), np.asarray(want, np.float64)
-            cosine = float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-30))
+            cosine = float(a @ b) / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-30)
             worst = min(worst, cosine)
-            if cosine < floor.cosine_min:
+            if cosine < cosine_min:
                 return {"status": "fail", "inputs": len(sent), "reason": f"{kind} {label!r}: the browser's answer "
-                        f"has cosine {cosine:.6f} with the server's (at least {floor.cosine_min})"}
+                        f"has cosine {cosine:.6f} with the server's (at least {cosine_min})"}
     detail = f", cosine at least {worst:.6f}" if worst < 1.0 else ""
     return {"status": "pass", "inputs": len(sent),
             "reason": f"{len(sent)} raw inputs: model.pipeline on wasm answers as the server's raw-input infer{detail}"}

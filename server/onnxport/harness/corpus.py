@@ -59,10 +59,12 @@ def machine() -> dict:
     cpu, flags = "unknown", set()
     try:
         text = Path("/proc/cpuinfo").read_text()
-        cpu = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE).group(1).strip()
-        flags = set(re.search(r"^flags\s*:\s*(.+)$", text, re.MULTILINE).group(1).split())
-    except (OSError, AttributeError):
-        pass
+    except OSError:
+        text = ""
+    if named := re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE):
+        cpu = named.group(1).strip()
+    if listed := re.search(r"^flags\s*:\s*(.+)$", text, re.MULTILINE):
+        flags = set(listed.group(1).split())
     isa = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8") if f in flags]
     return {"cpu": cpu, "cores": os.cpu_count(), "isa": isa}
 
