@@ -18,7 +18,8 @@ from onnxport.convert import lower_precision, reference, variant_maker
 from onnxport.convert.intake.export import serialize
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import ModelFileError, RecipeError, ValidationError
-from onnxport.pipelines import spec
+from onnxport.pipelines import spec_check
+from onnxport.pipelines.spec import SpecError
 from onnxport.repository import testdata, variant_table
 from onnxport.repository.manifest import batch_axis
 from onnxport.repository.store import Transaction
@@ -74,8 +75,8 @@ def _pipeline(prepared: Prepared) -> dict[str, Any] | None:
     try:
         inputs = [v.name for v in graph.input if v.name not in initializers]
         outputs = [v.name for v in graph.output]
-        return dict(spec.check(prepared.pipeline, prepared.name, inputs, outputs, list(prepared.assets)))
-    except spec.SpecError as exc:  # the recipe author's
+        return dict(spec_check.check(prepared.pipeline, prepared.name, inputs, outputs, list(prepared.assets)))
+    except SpecError as exc:  # the recipe author's
         raise RecipeError(str(exc)) from None
 
 
