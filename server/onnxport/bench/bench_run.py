@@ -9,10 +9,10 @@ from typing import Any, Callable
 
 from onnxport.bench.bench_report import shown
 from onnxport.bench.browser import REFERENCE, browser_bench
-from onnxport.bench.engines import ray_rows
 from onnxport.bench.inputs import batch_one
 from onnxport.bench.native import all_cores, native
 from onnxport.bench.profile import native_operator_times, side_by_side
+from onnxport.bench.ray_throughput import ray_rows
 from onnxport.bench.v2_client import round_trips, throughput
 from onnxport.errors import UsageError
 from onnxport.harness import browser_engines
