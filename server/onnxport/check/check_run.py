@@ -18,7 +18,7 @@ from onnxport import runtime as ort_runtime
 from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances, compare, judgement
 from onnxport.accuracy.tolerance import Tolerance
-from onnxport.check import engine_findings, locate, preprocessing, skips, verdicts
+from onnxport.check import engine_findings, locate, preprocessing, skips, verdict_file
 from onnxport.check.row_stream import RowStream
 from onnxport.errors import OnnxportError, UsageError
 from onnxport.harness import browser_engines, conformance_page
@@ -26,7 +26,7 @@ from onnxport.harness.process import running_server
 from onnxport.repository import variant_table
 from onnxport.repository.store import Repository
 
-BROWSER_RUNTIMES = verdicts.RUNTIMES
+BROWSER_RUNTIMES = verdict_file.RUNTIMES
 FAILING = ("fail", "error", "timeout")
 DEBUG_TIMEOUT_S = 600
 
@@ -173,9 +173,10 @@ def _record_verdicts(repository: Path, report: dict[str, Any], checked_manifest:
                    for engine, identity in engines_run.items()]
                   if engines_run else [(report.get("browser") or {}, report["results"])])  # one page's report
         for identity, rows in groups:
-            verdicts.record(repository, {**report, "browser": identity, "results": rows}, checked_manifest, current)
+            verdict_file.record(repository, {**report, "browser": identity, "results": rows}, checked_manifest, current)
     except (OSError, OnnxportError) as exc:
-        verdicts.print_warning(f"the verdicts were not recorded in {repository / verdicts.VERDICTS_FILE}: {exc}")
+        path = repository / verdict_file.VERDICTS_FILE
+        verdict_file.print_warning(f"the verdicts were not recorded in {path}: {exc}")
 
 
 def source_rows(base: str, manifest: dict, names: list[str]) -> list[dict[str, Any]]:
