@@ -1,7 +1,8 @@
-"""Build one model: fp32 export -> variants -> measurements -> manifest entry.
+"""One model into its manifest entry (several in a transaction: build_transaction.py; a variant: variant_maker.py).
 
-Recipes and imported ONNX files meet here as a `Prepared` model: a checked
-fp32 graph, golden inputs with the source's outputs, calibration inputs.
+fp32 validated -> each variant -> measurements -> entry, staged in the caller's transaction. Recipes and
+imported ONNX files meet here as a `Prepared` model: a checked fp32 graph, golden inputs with the source's
+outputs, calibration inputs.
 """
 
 from __future__ import annotations
