@@ -14,7 +14,7 @@ import sys
 import termios
 from pathlib import Path
 
-from onnxport.convert.builder import STEPS_PER_MODEL
+from onnxport.convert.build_transaction import STEPS_PER_MODEL
 from onnxport.progress import Steps
 
 SERVER = Path(__file__).resolve().parents[1] / "server"

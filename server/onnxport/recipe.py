@@ -17,7 +17,8 @@ import numpy as np
 
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.errors import RecipeError
-from onnxport.pipelines import spec
+from onnxport.pipelines import spec_check
+from onnxport.pipelines.spec import SpecError
 from onnxport.project import PROJECT_ROOT
 
 # What a recipe may declare is what the manifest can say (its vocabulary lives with its types).
@@ -74,7 +75,7 @@ class Recipe:
     # `fused` form (convert/forms/): {"model_type": "bert", "num_heads": 12, "hidden_size": 384}.
     transformer: dict[str, Any] | None = None
     # How raw input (text, an image) becomes the model's tensors and its output an answer: the manifest's
-    # `pipeline` (onnxport/pipelines/spec.py, docs/manifest.md). Checked against the model at build.
+    # `pipeline` (onnxport/pipelines/spec.py, docs/manifest.md). Checked against the model at build (spec_check.py).
     pipeline: dict[str, Any] | None = None
     path: Path | None = None
 
@@ -87,8 +88,8 @@ class Recipe:
             )
         if self.pipeline is not None:
             try:
-                spec.validate(self.pipeline, f"recipe {self.name!r}")
-            except spec.SpecError as exc:
+                spec_check.validate(self.pipeline, f"recipe {self.name!r}")
+            except SpecError as exc:
                 raise RecipeError(str(exc)) from None
 
     def source_sha256(self) -> str:

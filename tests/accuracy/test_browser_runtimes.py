@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from onnxport.accuracy import browser_runtimes, browser_tolerances
-from onnxport.check import check_run, verdicts
+from onnxport.check import check_run, verdict_file
 from onnxport.convert import forms
 from onnxport.repository import manifest, schema
 
@@ -44,7 +44,7 @@ def test_each_runtime_has_the_javascript_rows_provider_and_flags(js):
 
 def test_the_checked_runtimes_are_the_javascript_ones_in_its_order(js):
     assert browser_runtimes.CHECKED == tuple(js["checked"])
-    assert verdicts.RUNTIMES == check_run.BROWSER_RUNTIMES == browser_runtimes.CHECKED
+    assert verdict_file.RUNTIMES == check_run.BROWSER_RUNTIMES == browser_runtimes.CHECKED
 
 
 def test_the_cpu_runtimes_of_a_form_are_the_wasm_provider_rows(js):

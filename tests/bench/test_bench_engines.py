@@ -23,7 +23,7 @@ import pytest
 from onnxport import tensor_json
 from onnxport.bench import bench_page, bench_report
 from onnxport.bench.engine_threads import EngineThread
-from onnxport.harness import engines
+from onnxport.harness import browser_engines
 
 PROJECT = Path(__file__).resolve().parents[2]
 # What each engine's user agent says about it (WebKit's says Safari, and Chromium's says Safari and AppleWebKit too).
@@ -51,12 +51,12 @@ def side_by_side(printed: str) -> dict[tuple[str, str, str], list[str]]:
 
 @pytest.mark.slow
 def test_bench_measures_each_engine_beside_chromium(repository_copy, tmp_path):
-    if not engines.executable("chromium"):
+    if not browser_engines.executable("chromium"):
         pytest.skip("chromium is not installed here (make browsers installs it)")
     # One engine beside Chromium keeps make test's time (each engine costs its cold, cached and prepared starts of
     # every file): WebKit, the one whose threads and timings differ most; Firefox when WebKit is not installed.
     # `onnxport check` runs all three (tests/check/test_check_engines.py).
-    others = [engine for engine in ("webkit", "firefox") if engines.executable(engine)][:1]
+    others = [engine for engine in ("webkit", "firefox") if browser_engines.executable(engine)][:1]
     if not others:
         pytest.skip("neither firefox nor webkit is installed here (make browsers installs them)")
     repository = repository_copy(models=["iris"])
@@ -134,7 +134,7 @@ def _run_step_past_its_time(live_server):
     that hangs costs its limit, not the bench), and the page opened again runs the same step. Chromium, iris fp32
     on wasm: about 10 s."""
     arg = [["iris"], ["fp32"], ["wasm"], {"iris": tensor_json.encode({"features": IRIS_ROW})}, 3]
-    with engines.open_browser("chromium", webgpu=False) as browser:
+    with browser_engines.open_browser("chromium", webgpu=False) as browser:
         page = browser.new_page()
         page.goto(f"{live_server}/")
         began = time.monotonic()
@@ -178,7 +178,7 @@ def test_chromium_and_firefox_are_open_at_once_each_in_its_thread():
     """The bench keeps every engine open and runs each step in each in turn; Playwright refuses a second Playwright
     in one thread ("using Playwright Sync API inside the asyncio loop"), so each engine has its own. About 15 s."""
     for needed in ("chromium", "firefox"):
-        if not engines.executable(needed):
+        if not browser_engines.executable(needed):
             pytest.skip(f"{needed} is not installed here (make browsers installs it)")
     with contextlib.ExitStack() as stack:
         opened = [stack.enter_context(contextlib.closing(EngineThread(engine, webgpu=False)))

@@ -1,4 +1,4 @@
-"""The browser library in the other engines (issue 31), driven as harness/engines.py drives them, on a real
+"""The browser library in the other engines (issue 31), driven as harness/browser_engines.py drives them, on a real
 `onnxport serve` of the demo models: WebKit's null navigator.gpu is a reason in model.choice, not an error; its
 hardwareConcurrency (4 on a 2-core machine) is a ceiling the library measures before it runs more than one
 thread; an isolated WebKit page without SharedArrayBuffer runs one thread and says why; Firefox's software
@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from onnxport.harness import engines
+from onnxport.harness import browser_engines
 from onnxport.harness.process import free_port
 
 pytestmark = pytest.mark.browser
@@ -44,7 +44,7 @@ class Driven:
         print(f"\n{engine} {self.browser.version} started in {time.monotonic() - started:.1f} s")
 
     def _open(self, base_url: str, webgpu: bool):
-        browser = self._stack.enter_context(engines.open_browser(self.engine, webgpu=webgpu))
+        browser = self._stack.enter_context(browser_engines.open_browser(self.engine, webgpu=webgpu))
         page = browser.new_page()
         page.goto(f"{base_url}/")  # the app's page: cross-origin isolated, the library at /web/lib/
         return browser, page
@@ -64,7 +64,7 @@ class Driven:
 
 @contextlib.contextmanager
 def driven(engine: str, base_url: str, *, webgpu: bool):
-    if engine not in engines.installed():
+    if engine not in browser_engines.installed():
         pytest.skip(f"{engine} is not installed here "
                     f"({importlib.import_module(f'onnxport.harness.{engine}').INSTALL})")
     opened = Driven(engine, base_url, webgpu=webgpu)

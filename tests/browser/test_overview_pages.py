@@ -381,14 +381,14 @@ READ_MODELS_PAGE = """async (count) => {
 
 @pytest.mark.parametrize("engine", ["firefox", "webkit"])
 def test_the_models_page_reads_the_same_in_the_other_engines(engine, overview):
-    from onnxport.harness import engines
+    from onnxport.harness import browser_engines
 
-    if engine not in engines.installed():
+    if engine not in browser_engines.installed():
         pytest.skip(f"{engine} is not installed here")
     base_url, _ = overview
 
     def read_page():
-        with engines.open_browser(engine, webgpu=False) as browser:
+        with browser_engines.open_browser(engine, webgpu=False) as browser:
             page = browser.new_page()
             page.goto(f"{base_url}/#/")
             return browser.version, page.evaluate(READ_MODELS_PAGE, len(MODELS), timeout_s=120)

@@ -14,7 +14,7 @@ from name_models import matmul_file
 from onnxport.check import check_run as runner
 from onnxport.check.engine_findings import compare
 from onnxport.check.row_stream import row_line
-from onnxport.harness import engines
+from onnxport.harness import browser_engines
 
 OTHER_ENGINES = ("firefox", "webkit")
 
@@ -23,7 +23,7 @@ OTHER_ENGINES = ("firefox", "webkit")
 def test_the_demo_in_firefox_and_webkit_one_report(check_cli, demo_repository, demo_manifest, tmp_path, capsys):
     """The demo models in Firefox and WebKit: every served variant passes on wasm in both and the pipelines agree;
     on WebGPU, iris and digits pass on Firefox's lavapipe and WebKitGTK's rows name the engine and its reason."""
-    missing = [e for e in OTHER_ENGINES if e not in engines.installed()]
+    missing = [e for e in OTHER_ENGINES if e not in browser_engines.installed()]
     if missing:
         pytest.skip(f"not installed here: {', '.join(missing)} (`make browsers` installs them)")
     report_path = tmp_path / "conformance.json"

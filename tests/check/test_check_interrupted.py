@@ -13,7 +13,7 @@ import pytest
 from small_models import two_model_repository
 
 from fixtures.check import running_check
-from onnxport.harness import engines
+from onnxport.harness import browser_engines
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +25,7 @@ def repository(tmp_path_factory):
 
 @pytest.mark.parametrize("engine", ["chromium", "firefox"])
 def test_an_interrupted_check_counts_what_ran_per_engine_and_runtime(repository, tmp_path, engine):
-    if engine not in engines.installed():
+    if engine not in browser_engines.installed():
         pytest.skip(f"{engine} is not installed here (`make browsers` installs it)")
     report_path = tmp_path / "report.json"
     with running_check([sys.executable, "-m", "onnxport", "--repository", str(repository), "check", "--browsers",

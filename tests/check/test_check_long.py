@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.check import running_check
-from onnxport.harness import engines
+from onnxport.harness import browser_engines
 
 pytestmark = pytest.mark.slow
 
@@ -24,7 +24,7 @@ ONNXPORT = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "onnxport"
 
 @pytest.fixture(autouse=True)
 def _chromium():
-    if "chromium" not in engines.installed():
+    if "chromium" not in browser_engines.installed():
         pytest.skip("chromium is not installed here (`make browsers` installs it)")
 
 

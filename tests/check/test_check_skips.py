@@ -12,7 +12,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from fixtures.check import assert_report_consistent, result
-from onnxport.check import verdicts
+from onnxport.check import verdict_file
 
 ML_OPSETS = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)]
 STRING_REASON = "input phs is a string tensor (numpy object)"
@@ -112,7 +112,7 @@ def test_a_string_input_model_is_skipped_and_the_others_are_checked(check_cli, r
     assert "skipped, not failures: 2 rows of phonemes" in report_path.with_suffix(".html").read_text()
 
     # The repository's verdicts keep the skips beside the verdicts, with their reason.
-    recorded = json.loads((repository / verdicts.VERDICTS_FILE).read_text())["verdicts"]
+    recorded = json.loads((repository / verdict_file.VERDICTS_FILE).read_text())["verdicts"]
     statuses = {(e["model"], e["runtime"]): e["status"] for e in recorded}
     assert statuses == {("bin", "wasm"): "pass", ("bin", "webgpu"): "unsupported", ("phonemes", "wasm"): "skipped",
                         ("phonemes", "webgpu"): "skipped", ("scale", "wasm"): "pass", ("scale", "webgpu"): "pass"}
@@ -124,9 +124,9 @@ def test_a_skip_never_replaces_a_verdict_on_the_same_artifact():
     entry = {"model": "m", "variant": "fp32", "form": None, "runtime": "webgpu", "device_kind": "k", "sha256": "a" * 64}
     passed = {**entry, "status": "pass", "reason": None}
     skipped = {**entry, "status": "skipped", "reason": "no WebGPU adapter"}
-    assert verdicts.merge([passed], [skipped], manifest) == [passed]
-    assert verdicts.merge([], [skipped], manifest) == [skipped]
+    assert verdict_file.merge([passed], [skipped], manifest) == [passed]
+    assert verdict_file.merge([], [skipped], manifest) == [skipped]
     failed = {**entry, "status": "fail", "reason": "output y at [0]"}
-    assert verdicts.merge([skipped], [failed], manifest) == [failed]  # a verdict replaces a skip
+    assert verdict_file.merge([skipped], [failed], manifest) == [failed]  # a verdict replaces a skip
     rebuilt = {**passed, "sha256": "b" * 64}  # a verdict on an artifact no longer served does not hold one back
-    assert verdicts.merge([rebuilt], [skipped], manifest) == [skipped]
+    assert verdict_file.merge([rebuilt], [skipped], manifest) == [skipped]

@@ -11,7 +11,7 @@ import time
 import pytest
 from small_models import two_model_repository
 
-from onnxport.harness import engines
+from onnxport.harness import browser_engines
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +27,7 @@ def repository(tmp_path_factory):
 @pytest.fixture(scope="module")
 def software_engines():
     """The installed engines whose WebGPU adapter is software here (all of them on a machine without a GPU)."""
-    found = [e for e in ("chromium", "firefox") if e in engines.installed()]
+    found = [e for e in ("chromium", "firefox") if e in browser_engines.installed()]
     if not found:
         pytest.skip("neither chromium nor firefox is installed here (`make browsers` installs them)")
     return found

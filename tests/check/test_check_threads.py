@@ -10,7 +10,7 @@ import json
 import pytest
 from small_models import two_model_repository
 
-from onnxport.harness import engines
+from onnxport.harness import browser_engines
 from onnxport.harness import webkit as webkit_driver
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -31,7 +31,7 @@ READ_HEADER = """async () => {
 
 @pytest.fixture(scope="module")
 def repository(tmp_path_factory):
-    if "webkit" not in engines.installed():
+    if "webkit" not in browser_engines.installed():
         pytest.skip("webkit is not installed here (`make browsers` installs it)")
     return two_model_repository(tmp_path_factory.mktemp("threads"))
 
@@ -47,7 +47,7 @@ def test_the_app_header_says_the_threads_the_page_has(repository, serve_reposito
     if not shared_memory:
         without_shared_memory(monkeypatch)
     base = serve_repository(repository)
-    with engines.open_browser("webkit", webgpu=False) as browser:
+    with browser_engines.open_browser("webkit", webgpu=False) as browser:
         page = browser.new_page()
         page.goto(f"{base}/")
         got = page.evaluate(READ_HEADER, timeout_s=90)

@@ -7,7 +7,7 @@ import { storage } from "./helpers/memory-storage.mjs";
 
 const { benchRow, byCost, cost, DEFAULT_EXPECTED_RUNS, MIN_GAIN, prior, startsSooner } = await import("../../web/lib/choice/cost.js");
 const { runtime } = await import("../../web/lib/choice/runtimes.js");
-const { recordDownload, recordMeasured, recordRun } = await import("../../web/lib/memory/speeds.js");
+const { recordDownload, recordMeasured, recordRun } = await import("../../web/lib/remembered/speeds.js");
 const { RANK_BYTES_PER_MS } = await import("../../web/lib/choice/cost.js");
 
 const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";

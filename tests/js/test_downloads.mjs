@@ -9,7 +9,7 @@ import { after, before, beforeEach, test } from "node:test";
 import { storage } from "./helpers/memory-storage.mjs";
 
 const { loadArtifact } = await import("../../web/lib/files/downloads.js");
-const { bandwidth, MIN_MEASURED_BYTES } = await import("../../web/lib/memory/speeds.js");
+const { bandwidth, MIN_MEASURED_BYTES } = await import("../../web/lib/remembered/speeds.js");
 
 const BIG = new Uint8Array(4 * 1024 * 1024).map((_, i) => (i * 7919) % 251);
 const SMALL = BIG.subarray(0, 1000);

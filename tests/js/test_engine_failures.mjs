@@ -9,9 +9,9 @@ import { storage } from "./helpers/memory-storage.mjs";
 const { engineError, lastingFailure } = await import("../../web/lib/verification/verify.js");
 const { buildPlan } = await import("../../web/lib/choice/plan.js");
 const { SOFTWARE_RATIO, softwareReason } = await import("../../web/lib/choice/cost.js");
-const { recordRun } = await import("../../web/lib/memory/speeds.js");
+const { recordRun } = await import("../../web/lib/remembered/speeds.js");
 const { rememberTrial } = await import("../../web/lib/choice/threads.js");
-const { remember } = await import("../../web/lib/choice/verdicts.js");
+const { remember } = await import("../../web/lib/choice/artifact-verdicts.js");
 
 // Word for word what onnxruntime-web 1.30 threw in Firefox ESR 153 (lavapipe) at minilm fp16's first run.
 const FIREFOX_FP16 = "failed to call OrtRun(). ERROR_CODE: 1, ERROR_MESSAGE: /mnt/azure_nvme_temp/_work/1/s/onnxruntime/core/providers/webgpu/buffer_manager.cc:525 void onnxruntime::webgpu::BufferManager::Upload(void *, WGPUBuffer, size_t) const [ONNXRuntimeError] : 1 : FAIL : Failed to create a WebGPU compute pipeline: ShaderModule with 'Clip' label is invalid\n";

@@ -8,7 +8,7 @@ import { storage } from "./helpers/memory-storage.mjs";
 
 const { buildPlan } = await import("../../web/lib/choice/plan.js");
 const { classKey, coresBucket, deviceClass, fleetFailure } = await import("../../web/lib/choice/fleet.js");
-const { recordRun } = await import("../../web/lib/memory/speeds.js");
+const { recordRun } = await import("../../web/lib/remembered/speeds.js");
 const { threadChoice } = await import("../../web/lib/choice/threads.js");
 const { clientToken, reportResult } = await import("../../web/lib/client/report.js");
 

@@ -8,7 +8,7 @@ import { storage } from "./helpers/memory-storage.mjs";
 const { buildPlan } = await import("../../web/lib/choice/plan.js");
 const { fileRecord, servedForms } = await import("../../web/lib/choice/forms.js");
 const { deviceKind } = await import("../../web/lib/choice/probe.js");
-const { remember } = await import("../../web/lib/choice/verdicts.js");
+const { remember } = await import("../../web/lib/choice/artifact-verdicts.js");
 const { rememberTrial } = await import("../../web/lib/choice/threads.js");
 
 const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";

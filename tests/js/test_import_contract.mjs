@@ -26,11 +26,11 @@ const LAYERS = [
     // raw input to answer
     pipelines: ["pipelines/pipeline.js", "pipelines/text.js", "pipelines/image.js", "pipelines/answers.js"],
     choice: ["choice/plan.js", "choice/threads.js", "choice/paired-runs.js", "choice/cost.js", "choice/kernels.js", "choice/forms.js",
-      "choice/verdicts.js", "choice/runtimes.js", "choice/probe.js", "choice/placement.js", "choice/fleet.js"], // which runtime, variant and form, and why
+      "choice/artifact-verdicts.js", "choice/runtimes.js", "choice/probe.js", "choice/placement.js", "choice/fleet.js"], // which runtime, variant and form, and why
   },
   // the manifest, the files it names, the API's documents
   { files: ["files/documents.js", "files/downloads.js", "files/manifest.js", "files/cors.js"] },
-  { memory: ["memory/speeds.js", "memory/store.js"] }, // what this browser measured, kept between visits
+  { remembered: ["remembered/speeds.js", "remembered/store.js"] }, // what this browser measured, kept between visits
   { tensors: ["tensors/server-api.js", "tensors/npy.js", "tensors/tensors.js", "tensors/dtypes.js"] }, // tensors, their files and the wire
 ];
 // The worker's modules run in the worker, which model/workers.js starts by URL: they import only each other (never
@@ -146,8 +146,8 @@ test("a broken contract is named, one line per import", () => {
   graph["worker/worker.js"] = ["worker/ort-runtime.js", "client/client.js"]; // the worker reaches for the page's client
   graph["tensors/tensors.js"] = ["tensors/dtypes.js", "../app/ui.js"]; // the library reaches into our pages
   graph["choice/plan.js"] = ["choice/cost.js", "pipelines/pipeline.js"]; // choice and pipelines share a layer
-  graph["memory/speeds.js"] = ["memory/store.js"];
-  graph["memory/store.js"] = ["memory/speeds.js"]; // a circle within a group
+  graph["remembered/speeds.js"] = ["remembered/store.js"];
+  graph["remembered/store.js"] = ["remembered/speeds.js"]; // a circle within a group
   graph["files/manifest.js"] = ["tensors/dtypes.js"];
   graph["tensors/dtypes.js"] = ["files/manifest.js"]; // up two layers, and a circle through them
   graph["fresh.js"] = [];
@@ -158,6 +158,6 @@ test("a broken contract is named, one line per import", () => {
     "tensors/tensors.js imports ../app/ui.js: not a module of web/lib (the library is a package of its own)",
     "worker/worker.js (worker) imports client/client.js (client): the worker's modules and the page's import nothing of each other",
     "an import cycle: files/manifest.js -> tensors/dtypes.js -> files/manifest.js",
-    "an import cycle: memory/speeds.js -> memory/store.js -> memory/speeds.js",
+    "an import cycle: remembered/speeds.js -> remembered/store.js -> remembered/speeds.js",
   ]);
 });

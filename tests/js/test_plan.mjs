@@ -7,9 +7,9 @@ import { storage } from "./helpers/memory-storage.mjs";
 
 const { buildPlan } = await import("../../web/lib/choice/plan.js");
 const { deviceKind } = await import("../../web/lib/choice/probe.js");
-const { recordDownload, recordRun } = await import("../../web/lib/memory/speeds.js");
+const { recordDownload, recordRun } = await import("../../web/lib/remembered/speeds.js");
 const { runtime } = await import("../../web/lib/choice/runtimes.js");
-const { remember } = await import("../../web/lib/choice/verdicts.js");
+const { remember } = await import("../../web/lib/choice/artifact-verdicts.js");
 const { rememberTrial } = await import("../../web/lib/choice/threads.js");
 const { ORT_WEB_VERSION } = await import("../../web/lib/client/client.js").catch(() => ({}));
 

@@ -8,7 +8,7 @@ import { storage } from "./helpers/memory-storage.mjs";
 
 const { buildPlan } = await import("../../web/lib/choice/plan.js");
 const { cost, DEFAULT_EXPECTED_RUNS, expectedRuns } = await import("../../web/lib/choice/cost.js");
-const { recordDownload, recordMeasured, recordRun } = await import("../../web/lib/memory/speeds.js");
+const { recordDownload, recordMeasured, recordRun } = await import("../../web/lib/remembered/speeds.js");
 const { rememberTrial } = await import("../../web/lib/choice/threads.js");
 
 const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";

@@ -9,7 +9,7 @@ import { storage } from "./helpers/memory-storage.mjs";
 const { decide, DECISIVE_MS, RECHECK_DAYS, rememberTrial, threadChoice, trialRuns, trials } = await import("../../web/lib/choice/threads.js");
 const { BUDGET_MS, coinTail, enough, MAX_PAIRS, MAX_WARMUP_RUNS, pairedVerdict, trialOutcome, WARMUP_MS, WARMUP_RUNS, warmedUp } = await import("../../web/lib/choice/paired-runs.js");
 const { buildPlan } = await import("../../web/lib/choice/plan.js");
-const { ownSpeed } = await import("../../web/lib/memory/speeds.js");
+const { ownSpeed } = await import("../../web/lib/remembered/speeds.js");
 
 const WEBKIT_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/60.5 Safari/605.1.15";
 const CHROME_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from onnxport.pipelines import kinds, spec
+from onnxport.pipelines import kinds, spec, spec_check
 from onnxport.pipelines.raw import Limits, OverLimit, RawInputError
 
 PIPELINE_JS = Path(__file__).resolve().parents[2] / "web" / "lib" / "pipelines" / "pipeline.js"
@@ -27,7 +27,7 @@ def test_every_kind_is_a_key_of_the_spec_and_of_the_browsers_spec():
 def test_a_spec_with_no_kind_or_two_is_refused_naming_every_kind():
     answer = {"output": "out", "steps": []}
     with pytest.raises(spec.SpecError, match="exactly one of `text` and `image`"):
-        spec.validate({"answer": answer}, "recipe 'toy'")
+        spec_check.validate({"answer": answer}, "recipe 'toy'")
 
 
 @pytest.mark.parametrize("name", sorted(kinds.KINDS))

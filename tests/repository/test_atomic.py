@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from onnxport.bench.bench_run import save_latest
-from onnxport.check import verdicts
+from onnxport.check import verdict_file
 from onnxport.errors import RepositoryError
 from onnxport.repository import atomic, layout
 from onnxport.repository.store import Repository, empty_manifest
@@ -220,7 +220,7 @@ def test_every_writer_takes_the_one_lock(tmp_path):
     threads = [
         threading.Thread(target=lambda: (save_latest(tmp_path, {"schema": "onnxport.bench"},
                                                      say=lambda message: bench_waits.set()), done.append("bench"))),
-        threading.Thread(target=lambda: (verdicts.record(tmp_path, {"results": []}, {}, {},
+        threading.Thread(target=lambda: (verdict_file.record(tmp_path, {"results": []}, {}, {},
                                                          warn=lambda message: check_waits.set()),
                                          done.append("verdicts"))),
     ]
@@ -244,13 +244,13 @@ def test_every_writer_takes_the_one_lock(tmp_path):
 
 VERDICT_WRITER = """
     import sys
-    from onnxport.check import verdicts
+    from onnxport.check import verdict_file
     root, model = sys.argv[1], sys.argv[2]
     sha = {m: str(i) * 64 for i, m in enumerate("abcd")}
     current = {"models": {m: {"variants": {"fp32": {"status": "ok", "sha256": s}}} for m, s in sha.items()}}
     for runtime in ("wasm", "wasm-1t", "webgpu") * 5:
         row = {"model": model, "variant": "fp32", "runtime": runtime, "status": "pass", "outputs": {}}
-        verdicts.record(root, {"results": [row], "browser": {"user_agent": runtime}}, current, current)
+        verdict_file.record(root, {"results": [row], "browser": {"user_agent": runtime}}, current, current)
 """
 
 

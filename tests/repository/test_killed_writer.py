@@ -21,7 +21,7 @@ import pytest
 from onnx import helper
 
 from onnxport.bench.bench_run import save_latest
-from onnxport.check import verdicts
+from onnxport.check import verdict_file
 from onnxport.project import PROJECT_ROOT
 from onnxport.repository import atomic, layout
 from onnxport.repository.store import Repository
@@ -124,7 +124,7 @@ WRITERS = {
     "the lock itself": _lock,
     "a transaction (build, import, remove)": _transaction,
     "bench saving its figures": lambda root: save_latest(root, {"models": {}}, say=lambda _: None),
-    "check recording its verdicts": lambda root: verdicts.record(root, {"results": []}, {"models": {}},
+    "check recording its verdicts": lambda root: verdict_file.record(root, {"results": []}, {"models": {}},
                                                                  {"models": {}}, warn=lambda _: None),
 }
 

@@ -16,7 +16,7 @@ import pytest
 from fixtures.fleet import report, result, served_double
 from fixtures.servers import buffered_client
 from onnxport.serving.app import create_app
-from onnxport.serving.fleet import verdicts
+from onnxport.serving.fleet import aggregation
 from onnxport.serving.fleet.classes import class_key, cores_bucket
 from onnxport.serving.fleet.limits import RateLimit
 from onnxport.serving.fleet.networks import network
@@ -63,20 +63,21 @@ def test_class_keys_match_the_shared_vectors(cls, key):
     (3, 0, "pass"), (2, 1, "mixed"), (4, 2, "pass"), (30, 70, "fail"), (34, 66, "mixed"), (10, 2, "pass"),
 ])
 def test_the_verdict_rule(passes, fails, expected):
-    assert verdicts.verdict(passes, fails, k=3) == expected
+    assert aggregation.verdict(passes, fails, k=3) == expected
 
 
 def test_times_need_k_clients_and_are_quantiles_of_one_value_each():
-    assert verdicts.times([1.0, 2.0], k=3) is None
-    found = verdicts.times([float(v) for v in range(1, 11)], k=3)
+    assert aggregation.times([1.0, 2.0], k=3) is None
+    found = aggregation.times([float(v) for v in range(1, 11)], k=3)
     assert found == {"median": 5.5, "p10": 1.9, "p25": 3.25, "p75": 7.75, "p90": 9.1, "clients": 10}
-    assert verdicts.times([4.0], k=1) == {"median": 4.0, "p10": 4.0, "p25": 4.0, "p75": 4.0, "p90": 4.0, "clients": 1}
+    assert aggregation.times([4.0], k=1) == {"median": 4.0, "p10": 4.0, "p25": 4.0, "p75": 4.0, "p90": 4.0,
+                                             "clients": 1}
 
 
 @pytest.mark.parametrize("count", [2, 3, 7, 100, 1000])
 def test_times_agree_with_numpy_percentiles(count):
     values = list(np.random.default_rng(count).lognormal(2, 1, count))
-    found = verdicts.times(values, k=1)
+    found = aggregation.times(values, k=1)
     expected = np.percentile(values, [50, 10, 25, 75, 90])
     assert [found[name] for name in ("median", "p10", "p25", "p75", "p90")] == pytest.approx(expected, abs=1e-3)
 

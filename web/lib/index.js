@@ -12,7 +12,7 @@ export { probe, deviceKind } from "./choice/probe.js";
 export { classKey, deviceClass } from "./choice/fleet.js";
 // The runtime names load() accepts as a pin (runtimes.js has the table they come from).
 export { PINNABLE as RUNTIMES } from "./choice/runtimes.js";
-export { forgetVerdicts } from "./choice/verdicts.js";
+export { forgetVerdicts } from "./choice/artifact-verdicts.js";
 export { forgetThreads } from "./choice/threads.js";
 export { tensor } from "./tensors/tensors.js";
 

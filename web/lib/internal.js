@@ -12,7 +12,7 @@ export { placement } from "./choice/placement.js";
 export { cannotRun, CHECKED, inBrowser, runtime, unavailableReason } from "./choice/runtimes.js";
 export { serverInfer } from "./tensors/server-api.js";
 export { openSession } from "./model/session.js";
-export { recordMeasured } from "./memory/speeds.js";
+export { recordMeasured } from "./remembered/speeds.js";
 export { argmax, ARRAYS, cosine, decodeTensors, encodeTensors, leadingRows, maxAbsDiff, row, softmax } from "./tensors/tensors.js";
 export { dropWorker } from "./model/workers.js";
 export { threadCeiling } from "./choice/probe.js";

@@ -4,7 +4,7 @@ web/lib/choice/runtimes.js is the one table of them (execution provider, bundle,
 is the part of it the Python side needs, and tests/accuracy/test_browser_runtimes.py holds it equal
 to the JavaScript table. Read from here: the tolerance table's rows per (variant, runtime)
 (browser_tolerances.py), the runtimes a form is for (repository/manifest.py, convert/forms/), the
-runtimes `onnxport check` and `onnxport bench` run and keep verdicts of (check/verdicts.py).
+runtimes `onnxport check` and `onnxport bench` run and keep verdicts of (check/verdict_file.py).
 
 runtimes.js's `server` row is not here: the server's onnxruntime is the reference every browser
 runtime is compared with, not a runtime with a tolerance, a verdict or a form.

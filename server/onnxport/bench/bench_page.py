@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from onnxport.harness import engines
+from onnxport.harness import browser_interface
 
 # A stage with no news for this long is stuck: a stage is one start or one run, and minilm's slowest (a cold start
 # on a software WebGPU adapter) takes about a minute here.
@@ -36,11 +36,11 @@ READ = """async () => {
 }"""
 
 
-class Stalled(engines.EngineError):
+class Stalled(browser_interface.EngineError):
     """The step stopped moving or ran past its time; the message says at which stage."""
 
 
-def run_step(page: engines.Page, engine: str, arg: list[Any], *, stall_s: float = STALL_S,
+def run_step(page: browser_interface.Page, engine: str, arg: list[Any], *, stall_s: float = STALL_S,
              timeout_s: float = STEP_TIMEOUT_S) -> dict[str, Any]:
     """runBench(arg) in `page` until it answers; Stalled when no stage starts for stall_s or the step passes
     timeout_s, an EngineError when the page throws."""
@@ -50,10 +50,10 @@ def run_step(page: engines.Page, engine: str, arg: list[Any], *, stall_s: float 
     while True:
         state = page.evaluate(READ, timeout_s=60)
         if state is None:
-            raise engines.EngineError(f"{engine}: the page lost the bench (it was reloaded)")
+            raise browser_interface.EngineError(f"{engine}: the page lost the bench (it was reloaded)")
         if state["done"]:
             if state["error"]:
-                raise engines.EngineError(f"{engine}: {state['error']}")
+                raise browser_interface.EngineError(f"{engine}: {state['error']}")
             return state["result"]
         now = time.monotonic()
         if state["seq"] != seen:

@@ -9,13 +9,13 @@ from typing import Any, Callable
 
 from onnxport.bench.bench_report import shown
 from onnxport.bench.browser import REFERENCE, browser_bench
-from onnxport.bench.engines import ray_rows
 from onnxport.bench.inputs import batch_one
 from onnxport.bench.native import all_cores, native
 from onnxport.bench.profile import native_operator_times, side_by_side
+from onnxport.bench.ray_throughput import ray_rows
 from onnxport.bench.v2_client import round_trips, throughput
 from onnxport.errors import UsageError
-from onnxport.harness import engines
+from onnxport.harness import browser_engines
 from onnxport.harness.process import running_server
 from onnxport.repository import atomic, testdata, variant_table
 from onnxport.repository.layout import BENCH_FILE
@@ -30,9 +30,9 @@ BATCHING_GAIN = 1.1
 def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: int, browser: str | None,
               say: Callable[[str], None] = print, ray_replicas: list[int] | None = None,
               browsers: list[str] | None = None) -> dict[str, Any]:
-    """browsers: the engines the browser runtimes are measured in (harness/engines.py; default: the installed ones);
-    browser: Chromium's executable. ray_replicas: also measure the throughput table on Ray Serve with these replica
-    counts."""
+    """browsers: the engines the browser runtimes are measured in (harness/browser_engines.py; default: the installed
+    ones); browser: Chromium's executable. ray_replicas: also measure the throughput table on Ray Serve with these
+    replica counts."""
     repo = Repository(repository)
     manifest = repo.read_manifest()
     names = models or sorted(manifest["models"])
@@ -79,7 +79,7 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
                     throughput(base, route, inputs[name], clients, requests(name, clients)) for clients in CLIENTS
                 ]
             if batching == "none" and runtimes:
-                engine_names = browsers or engines.parse(None)
+                engine_names = browsers or browser_engines.parse(None)
                 say(f"browser ({', '.join(engine_names)}; {', '.join(runtimes)}): cold start, cached start, warm runs")
                 served = {name: list(report["models"][name]["variants"]) for name in names}
                 labels = {name: shown(report["models"][name]["variants"]) for name in names}

@@ -1,4 +1,5 @@
-"""The browser part of the bench: web/app/bench.js in each browser engine (harness/engines.py), step by step in turn.
+"""The browser part of the bench: web/app/bench.js in each browser engine (harness/browser_engines.py), step by
+step in turn.
 
 Each engine's section keeps its identity (engine, version, the page's probe, the threads its sessions used) beside
 its rows, so engines compare on the same model, variant, form and runtime measured in the same run.
@@ -14,7 +15,7 @@ import numpy as np
 from onnxport import tensor_json
 from onnxport.bench import bench_page, engine_speed
 from onnxport.bench.engine_threads import EngineThread
-from onnxport.harness import engines
+from onnxport.harness import browser_interface
 
 PROFILE_TIMEOUT_S = 600.0
 # The engine the others are compared with, and whose section is the report's `browser` (the performance page's).
@@ -46,7 +47,7 @@ def browser_bench(base_url: str, browsers: list[str], executable: str | None, va
         engine: {"engine": engine, "version": None, "device": None, "threads": None, "results": []}
         for engine in browsers}
     with contextlib.ExitStack() as stack:
-        pages: dict[str, engines.Page] = {}
+        pages: dict[str, browser_interface.Page] = {}
         for engine in browsers:  # each in a thread of its own (engine_threads.py: one Playwright per thread)
             try:
                 opened = stack.enter_context(contextlib.closing(EngineThread(
@@ -54,7 +55,7 @@ def browser_bench(base_url: str, browsers: list[str], executable: str | None, va
                 sections[engine]["version"] = opened.version
                 opened.page.goto(f"{base_url}/")
                 pages[engine] = opened.page
-            except engines.EngineError as exc:  # named in its section; the other engines go on
+            except browser_interface.EngineError as exc:  # named in its section; the other engines go on
                 _stopped(sections[engine], exc, say)
         for name, served in variants.items():
             for variant in served:  # a step each: a page that hangs costs one step, not the bench
@@ -65,7 +66,7 @@ def browser_bench(base_url: str, browsers: list[str], executable: str | None, va
                         say(f"browser {engine} {section['version']}, {runtime}: {name} {shown}")
                         try:
                             step = _step(pages[engine], base_url, section, name, variant, runtime, encoded[name], runs)
-                        except engines.EngineError as exc:  # its page could not be opened again
+                        except browser_interface.EngineError as exc:  # its page could not be opened again
                             _stopped(section, exc, say)
                             del pages[engine]
                             continue
@@ -76,7 +77,7 @@ def browser_bench(base_url: str, browsers: list[str], executable: str | None, va
                 sections[reference]["profiles"] = {
                     name: pages[reference].evaluate(PROFILE, [name, encoded[name]], timeout_s=PROFILE_TIMEOUT_S)
                     for name in variants}
-            except engines.EngineError as exc:
+            except browser_interface.EngineError as exc:
                 _stopped(sections[reference], exc, say)
     for engine, section in sections.items():
         for row in section["results"]:
@@ -95,7 +96,7 @@ def _stopped(section: dict[str, Any], exc: Exception, say: Callable[[str], None]
     say(f"browser {section['engine']}: {exc}")
 
 
-def _step(page: engines.Page, base_url: str, section: dict[str, Any], name: str, variant: str, runtime: str,
+def _step(page: browser_interface.Page, base_url: str, section: dict[str, Any], name: str, variant: str, runtime: str,
           encoded: dict, runs: int) -> dict[str, Any]:
     """runBench for one variant in one runtime. A step that stalls is run once more on a fresh page and said in the
     section's `stalls`; a page error, or a second stall, is one `error` row (the variant as built) saying so."""
@@ -104,7 +105,7 @@ def _step(page: engines.Page, base_url: str, section: dict[str, Any], name: str,
     for then in ("run again", "gave up"):
         try:
             return bench_page.run_step(page, section["engine"], arg)
-        except engines.EngineError as exc:
+        except browser_interface.EngineError as exc:
             error = str(exc)
             page.goto(f"{base_url}/")  # a fresh page: its workers and whatever hung in them are gone
             if not isinstance(exc, bench_page.Stalled):

@@ -11,13 +11,14 @@ import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
-from onnxport.harness import engines
+from onnxport.harness import browser_engines, browser_interface
 
 T = TypeVar("T")
 
 
 class EngineThread:
-    """`engine` opened (engines.open_browser) in a thread of its own, with one page (`page`); close() closes both."""
+    """`engine` opened (browser_engines.open_browser) in a thread of its own, with one page (`page`); close() closes
+    both."""
 
     def __init__(self, engine: str, *, webgpu: bool, executable_path: str | None = None) -> None:
         self.engine = engine
@@ -25,7 +26,7 @@ class EngineThread:
         self._stack = contextlib.ExitStack()
         try:
             browser = self.call(lambda: self._stack.enter_context(
-                engines.open_browser(engine, webgpu=webgpu, executable_path=executable_path)))
+                browser_engines.open_browser(engine, webgpu=webgpu, executable_path=executable_path)))
             self.version: str = browser.version
             self.page = ThreadPage(self, self.call(browser.new_page))
         except BaseException:
@@ -44,15 +45,15 @@ class EngineThread:
 
 
 class ThreadPage:
-    """An engines.Page whose every call runs in its engine's thread."""
+    """An browser_interface.Page whose every call runs in its engine's thread."""
 
-    def __init__(self, owner: EngineThread, page: engines.Page) -> None:
+    def __init__(self, owner: EngineThread, page: browser_interface.Page) -> None:
         self._owner, self._page = owner, page
 
-    def goto(self, url: str, *, timeout_s: float = engines.STEP_TIMEOUT_S) -> None:
+    def goto(self, url: str, *, timeout_s: float = browser_interface.STEP_TIMEOUT_S) -> None:
         self._owner.call(self._page.goto, url, timeout_s=timeout_s)
 
-    def evaluate(self, function: str, arg: Any = None, *, timeout_s: float = engines.STEP_TIMEOUT_S) -> Any:
+    def evaluate(self, function: str, arg: Any = None, *, timeout_s: float = browser_interface.STEP_TIMEOUT_S) -> Any:
         return self._owner.call(self._page.evaluate, function, arg, timeout_s=timeout_s)
 
     def close(self) -> None:

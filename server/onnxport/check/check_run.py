@@ -18,15 +18,15 @@ from onnxport import runtime as ort_runtime
 from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances, compare, judgement
 from onnxport.accuracy.tolerance import Tolerance
-from onnxport.check import engine_findings, locate, preprocessing, skips, verdicts
+from onnxport.check import engine_findings, locate, preprocessing, skips, verdict_file
 from onnxport.check.row_stream import RowStream
 from onnxport.errors import OnnxportError, UsageError
-from onnxport.harness import conformance_page, engines
+from onnxport.harness import browser_engines, conformance_page
 from onnxport.harness.process import running_server
 from onnxport.repository import variant_table
 from onnxport.repository.store import Repository
 
-BROWSER_RUNTIMES = verdicts.RUNTIMES
+BROWSER_RUNTIMES = verdict_file.RUNTIMES
 FAILING = ("fail", "error", "timeout")
 DEBUG_TIMEOUT_S = 600
 
@@ -44,7 +44,7 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
         raise UsageError(f"unknown runtime {unknown[0]!r}; runtimes: {', '.join(BROWSER_RUNTIMES)}")
     if (find_divergence or tolerances_file) and url:
         raise UsageError("--locate and --tolerances need the check's own server: drop --url")
-    engine_names = engines.available(browsers)  # after the command line's mistakes: then this machine's
+    engine_names = browser_engines.available(browsers)  # after the command line's mistakes: then this machine's
     browser_tolerances.load_overrides(tolerances_file)  # a bad file fails before anything starts
     stream = stream or RowStream(enabled=False)
     deadline = time.monotonic() + timeout_s
@@ -136,7 +136,7 @@ def _engine_rows(engine: str, executable: str | None, base: str, manifest: dict[
         stream.row(row)
 
     try:
-        with engines.open_browser(engine, webgpu="webgpu" in runtimes, executable_path=executable) as opened:
+        with browser_engines.open_browser(engine, webgpu="webgpu" in runtimes, executable_path=executable) as opened:
             out["identity"]["version"] = opened.version
             page = opened.new_page()
             run = conformance_page.run_conformance_page(
@@ -161,7 +161,7 @@ def _locate_failures(engine: str, base: str, repository, debug_root: Path, manif
     failing = [r for r in results if r["status"] in FAILING and r["runtime"] in BROWSER_RUNTIMES]
     if not failing:
         return
-    with engines.open_browser(engine, webgpu=any(r["runtime"] == "webgpu" for r in failing)) as opened:
+    with browser_engines.open_browser(engine, webgpu=any(r["runtime"] == "webgpu" for r in failing)) as opened:
         page = opened.new_page()
         for result in failing:
             result["divergence"] = _locate(page, base, repository, debug_root, manifest, result, webgpu_rows,
@@ -178,9 +178,10 @@ def _record_verdicts(repository: Path, report: dict[str, Any], checked_manifest:
                    for engine, identity in engines_run.items()]
                   if engines_run else [(report.get("browser") or {}, report["results"])])  # one page's report
         for identity, rows in groups:
-            verdicts.record(repository, {**report, "browser": identity, "results": rows}, checked_manifest, current)
+            verdict_file.record(repository, {**report, "browser": identity, "results": rows}, checked_manifest, current)
     except (OSError, OnnxportError) as exc:
-        verdicts.print_warning(f"the verdicts were not recorded in {repository / verdicts.VERDICTS_FILE}: {exc}")
+        path = repository / verdict_file.VERDICTS_FILE
+        verdict_file.print_warning(f"the verdicts were not recorded in {path}: {exc}")
 
 
 def source_rows(base: str, manifest: dict, names: list[str]) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from onnxport.repository.store import Repository
 
 def build(args) -> int:
     from onnxport import text_tables
-    from onnxport.convert.builder import build_recipes
+    from onnxport.convert.build_transaction import build_recipes
     from onnxport.recipe import discover
     from onnxport.repository.names import check_recipe_targets
 
@@ -41,7 +41,7 @@ def build(args) -> int:
 def import_model(args) -> int:
     from onnxport import text_tables
     from onnxport.convert import sandbox
-    from onnxport.convert.builder import Outcome, build_prepared, with_variants
+    from onnxport.convert.build_transaction import Outcome, build_prepared, with_variants
     from onnxport.convert.intake.importer import import_key, prepare_import
     from onnxport.convert.intake.request import ImportRequest, LimitSettings
     from onnxport.convert.prepared import Prepared

@@ -20,9 +20,9 @@ def check(args) -> int:
     from onnxport.check import check_report
     from onnxport.check.check_run import FAILING, run_check
     from onnxport.check.row_stream import RowStream
-    from onnxport.harness import engines
+    from onnxport.harness import browser_engines
 
-    wanted = engines.requested(args.browsers)  # the command line's mistakes first, then this machine's
+    wanted = browser_engines.requested(args.browsers)  # the command line's mistakes first, then this machine's
     chromium_given(args.browser)
     writable_output("--json", args.json)
     writable_output("--html", args.html)
@@ -55,9 +55,9 @@ def check(args) -> int:
 
 def bench(args) -> int:
     from onnxport.extras import require
-    from onnxport.harness import engines
+    from onnxport.harness import browser_engines
 
-    wanted = engines.requested(args.browsers) if args.runtimes else None
+    wanted = browser_engines.requested(args.browsers) if args.runtimes else None
     if args.runtimes:  # browser runtimes to measure: the command line's mistakes first, then this machine's
         if wanted is None or {"chromium", "firefox"} & set(wanted):
             require("playwright", "bench")  # the extra to install, before a server starts
@@ -73,7 +73,7 @@ def bench(args) -> int:
             raise UsageError(f"--replicas {args.replicas!r}: expected replica counts of at least 1, e.g. 1,2")
     browsers = None
     if args.runtimes:  # an engine that is not installed fails before a server starts
-        browsers = engines.available(wanted)
+        browsers = browser_engines.available(wanted)
     from onnxport.bench import bench_report
     from onnxport.bench.bench_run import run_bench, save_latest
 

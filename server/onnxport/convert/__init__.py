@@ -1,7 +1,7 @@
 """Build: turn a recipe or an ONNX file into verified fp32, fp16 and int8 artifacts.
 
-builder.py builds several models in one transaction, model_build.py one model (fp32 export -> variants ->
-manifest entry), variant_maker.py one variant (convert, judge, rescue). The families, each in its folder:
+build_transaction.py builds several models in one transaction, model_build.py one model (fp32 export ->
+variants -> manifest entry), variant_maker.py one variant (convert, judge, rescue). The families, each in its folder:
 - intake/: a recipe or an ONNX file made into a Prepared model (prepared.py);
 - fp16/ and int8/: the lower-precision variants, behind lower_precision.py;
 - rescue/: a variant outside its budget brought back within it;

@@ -1,7 +1,8 @@
-"""Build one model: fp32 export -> variants -> measurements -> manifest entry.
+"""One model into its manifest entry (several in a transaction: build_transaction.py; a variant: variant_maker.py).
 
-Recipes and imported ONNX files meet here as a `Prepared` model: a checked
-fp32 graph, golden inputs with the source's outputs, calibration inputs.
+fp32 validated -> each variant -> measurements -> entry, staged in the caller's transaction. Recipes and
+imported ONNX files meet here as a `Prepared` model: a checked fp32 graph, golden inputs with the source's
+outputs, calibration inputs.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from onnxport.convert import lower_precision, reference, variant_maker
 from onnxport.convert.intake.export import serialize
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import ModelFileError, RecipeError, ValidationError
-from onnxport.pipelines import spec
+from onnxport.pipelines import spec_check
+from onnxport.pipelines.spec import SpecError
 from onnxport.repository import testdata, variant_table
 from onnxport.repository.manifest import batch_axis
 from onnxport.repository.store import Transaction
@@ -74,8 +76,8 @@ def _pipeline(prepared: Prepared) -> dict[str, Any] | None:
     try:
         inputs = [v.name for v in graph.input if v.name not in initializers]
         outputs = [v.name for v in graph.output]
-        return dict(spec.check(prepared.pipeline, prepared.name, inputs, outputs, list(prepared.assets)))
-    except spec.SpecError as exc:  # the recipe author's
+        return dict(spec_check.check(prepared.pipeline, prepared.name, inputs, outputs, list(prepared.assets)))
+    except SpecError as exc:  # the recipe author's
         raise RecipeError(str(exc)) from None
 
 

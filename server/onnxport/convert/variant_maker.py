@@ -1,4 +1,7 @@
-"""Make one variant: convert, run on the golden inputs, judge against the budget, rescue.
+"""One variant: convert, run, judge, rescue (its whole model: model_build.py; several models: build_transaction.py).
+
+Made from one model's fp32, run on its golden inputs and judged against the budget; its record goes into the
+model's entry.
 
 The budget is that of the arithmetic the file computes (arithmetic.py), not of the variant's name:
 an already-int8 model's fp32 variant is judged as int8, and so is its fp16 variant. A variant

@@ -1,4 +1,5 @@
-"""Drive the system Chromium through Playwright: its executable and its flags (engines.py: the common interface)."""
+"""Drive the system Chromium through Playwright: its executable and its flags (browser_interface.py: the common
+interface)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 from typing import Iterable
 
 from onnxport.errors import OnnxportError
-from onnxport.harness.engines import LAUNCH_TIMEOUT_S, EngineError, first_line
+from onnxport.harness.browser_interface import LAUNCH_TIMEOUT_S, EngineError, first_line
 
 # Quiet, offline-friendly Chromium: no sandbox (containers), no background traffic.
 BASE_FLAGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -55,7 +56,7 @@ def launch(playwright, executable: str | None = None, *, webgpu: bool, extra_fla
 
 
 def start(executable: str | None, *, webgpu: bool):
-    """Chromium as an engines.Browser (a Playwright of its own); the caller closes it."""
+    """Chromium as a browser_interface.Browser (a Playwright of its own); the caller closes it."""
     from onnxport.harness.playwright_pages import PlaywrightBrowser
 
     executable_path(executable)  # a missing browser fails before Playwright starts

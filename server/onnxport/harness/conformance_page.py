@@ -1,4 +1,4 @@
-"""The conformance page (web/app/pages/conformance.js) and debug runs, in any engine of engines.py.
+"""The conformance page (web/app/pages/conformance.js) and debug runs, in any engine of browser_engines.py.
 
 The page runs every row itself; this side reads its rows as they finish, so a check that is stopped or runs out
 of time still has every row finished so far.
@@ -12,7 +12,7 @@ from typing import Any, Callable
 from urllib.parse import urlencode
 
 from onnxport.errors import OnnxportError
-from onnxport.harness.engines import Page
+from onnxport.harness.browser_interface import Page
 
 POLL_S = 1.0
 READ_PROGRESS = """async (seen) => {

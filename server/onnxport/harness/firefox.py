@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from onnxport.harness.engines import LAUNCH_TIMEOUT_S, EngineError, first_line
+from onnxport.harness.browser_interface import LAUNCH_TIMEOUT_S, EngineError, first_line
 
 INSTALL = "apt-get install -y firefox-esr"
 # WebGPU is off by default in Firefox ESR; on a machine without a GPU it finds Mesa's lavapipe, a software adapter.
@@ -19,7 +19,7 @@ def default_executable() -> str | None:
 
 
 def start(executable: str | None, *, webgpu: bool):
-    """Firefox as an engines.Browser; the caller closes it."""
+    """Firefox as a browser_interface.Browser; the caller closes it."""
     from onnxport.harness.playwright_pages import PlaywrightBrowser
 
     path = executable or default_executable()

@@ -1,10 +1,11 @@
-"""Chromium and Firefox as engines.Browser: one Playwright of their own each, every step under a time limit."""
+"""Chromium and Firefox as browser_interface.Browser: one Playwright of their own each, every step under a time
+limit."""
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from onnxport.harness.engines import STEP_TIMEOUT_S, EngineError, first_line, timed_function
+from onnxport.harness.browser_interface import STEP_TIMEOUT_S, EngineError, first_line, timed_function
 
 
 class PlaywrightPage:

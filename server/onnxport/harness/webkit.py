@@ -18,7 +18,13 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from onnxport.harness.engines import LAUNCH_TIMEOUT_S, STEP_TIMEOUT_S, EngineError, first_line, timed_function
+from onnxport.harness.browser_interface import (
+    LAUNCH_TIMEOUT_S,
+    STEP_TIMEOUT_S,
+    EngineError,
+    first_line,
+    timed_function,
+)
 from onnxport.harness.process import free_port
 
 INSTALL = "apt-get install -y webkit2gtk-driver xvfb"
@@ -47,8 +53,9 @@ def default_executable() -> str | None:
 
 
 def start(executable: str | None, *, webgpu: bool) -> "WebKitBrowser":
-    """WebKitGTK as an engines.Browser; the caller closes it. `webgpu`: MiniBrowser's WebGPU feature (a preview,
-    off by default) is switched on; without an adapter its navigator.gpu is null and the page's probe says so."""
+    """WebKitGTK as a browser_interface.Browser; the caller closes it. `webgpu`: MiniBrowser's WebGPU feature (a
+    preview, off by default) is switched on; without an adapter its navigator.gpu is null and the page's probe says
+    so."""
     driver = executable or default_executable()
     browser_path = minibrowser()
     if not driver or not shutil.which(driver) or not browser_path:

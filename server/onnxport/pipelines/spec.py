@@ -1,16 +1,18 @@
-"""The `pipeline` key of a model entry (docs/manifest.md): how raw input becomes the model's tensors and how its
-outputs become an answer. Recipes declare it (`Recipe.pipeline`), `onnxport import` writes it from its options,
-and both sides run it: Python here (text.py, image.py, answers.py), the browser in web/lib/pipelines/pipeline.js.
+"""The `pipeline` key of a model entry (docs/manifest.md), as types: how raw input becomes the model's tensors and
+how its outputs become an answer. Recipes declare it (`Recipe.pipeline`), `onnxport import` writes it from its
+options, and both sides run it: Python in this folder (text.py, image.py, answers.py), the browser in
+web/lib/pipelines/pipeline.js.
 
 TypedDicts, as the rest of the manifest (repository/manifest.py includes these), so the JSON Schema and the
-checks come from one declaration. `check` validates a spec a user wrote and names the first key that is wrong.
+checks come from one declaration. This module is the base the kinds' modules import; spec_check.py, which reads
+the kinds' table (kinds.py), validates a spec a user wrote and names the first key that is wrong.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Literal, Union
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
+from pydantic import ConfigDict, Field, with_config
 from typing_extensions import NotRequired, TypedDict
 
 STRICT = ConfigDict(extra="forbid")
@@ -89,50 +91,5 @@ class PipelineSpec(TypedDict):
     answer: OutputSpec
 
 
-_ADAPTER: TypeAdapter[PipelineSpec] = TypeAdapter(PipelineSpec)
-
-
 class SpecError(ValueError):
     """A pipeline spec that cannot run: which key, what was expected, what came."""
-
-
-def validate(spec: Any, where: str) -> PipelineSpec:
-    """spec checked against the types alone; SpecError names the first wrong key. where: the spec's source."""
-    try:
-        checked = _ADAPTER.validate_python(spec)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(p) for p in first["loc"]) or "(the spec)"
-        got = repr(first.get("input"))
-        got = got if len(got) <= 80 else got[:77] + "..."
-        raise SpecError(f"{where}: pipeline.{key}: {first['msg']} (got {got})") from None
-    from onnxport.pipelines.kinds import KINDS  # the kinds' modules import this one's types
-
-    if sum(name in checked for name in KINDS) != 1:
-        raise SpecError(f"{where}: a pipeline has exactly one of {' and '.join(f'`{name}`' for name in KINDS)}")
-    return checked
-
-
-def check(spec: Any, where: str, inputs: list[str], outputs: list[str], assets: list[str]) -> PipelineSpec:
-    """spec validated against the types and against the model it is for (its inputs, outputs and assets)."""
-    checked = validate(spec, where)
-    from onnxport.pipelines import kinds
-
-    kind = kinds.of(dict(checked))
-    named = {"answer.output": checked["answer"]["output"],
-             **kind.check_spec(checked[kind.name], where, assets)}  # type: ignore[literal-required]
-    for key, name in named.items():
-        known = outputs if key == "answer.output" else inputs
-        if name not in known:
-            raise SpecError(f"{where}: pipeline.{key} {name!r} is not one of the model's "
-                            f"{'outputs' if key == 'answer.output' else 'inputs'} ({', '.join(known)})")
-    for index, step in enumerate(checked["answer"]["steps"]):
-        if step["op"] == "ctc" and "vocabulary" not in step:
-            raise SpecError(f"{where}: pipeline.answer.steps.{index}: ctc needs a `vocabulary`")
-        if step["op"] == "mean_pool":
-            if index != 0:
-                raise SpecError(f"{where}: pipeline.answer.steps.{index}: mean_pool comes first (it reads tokens)")
-            if step.get("mask") not in inputs:
-                raise SpecError(f"{where}: pipeline.answer.steps.{index}.mask {step.get('mask')!r} is not one of the "
-                                f"model's inputs ({', '.join(inputs)})")
-    return checked

@@ -1,7 +1,7 @@
 """The one way a file is written into the repository, and the one lock its writers take.
 
 Every writer goes through here: a build's, an import's or a remove's commit (store.py), the
-verdicts of `onnxport check` (check/verdicts.py), the figures of `onnxport bench` (bench/bench_run.py)
+verdicts of `onnxport check` (check/verdict_file.py), the figures of `onnxport bench` (bench/bench_run.py)
 and a replica's sync (mirror.py).
 
 A file is written under a unique temporary name beside its place (the same folder: the same

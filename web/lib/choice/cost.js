@@ -26,7 +26,7 @@
 // A software adapter (SwiftShader, lavapipe; or an adapter measured as slow as one) is correct but slow: its
 // runtime's `software` prior orders its steps among themselves, and until measured they rank after every other
 // runtime's (`late`).
-import { allSpeeds, bandwidth, formatMs, formatRate, ownSpeed } from "../memory/speeds.js";
+import { allSpeeds, bandwidth, formatMs, formatRate, ownSpeed } from "../remembered/speeds.js";
 import { fleetTimes } from "./fleet.js";
 import { deviceKind } from "./probe.js";
 import { oneThread, runtime as runtimeRow, RUNTIMES } from "./runtimes.js";

@@ -4,7 +4,7 @@
 // Votes from a coin would split; the trial stops as soon as a sign test says they do not (the chance of votes at
 // least this lopsided from a coin is at most ALPHA: 6 of 6, 8 of 9, 10 of 12 ...), else after MAX_PAIRS pairs or
 // BUDGET_MS of timed runs, undecided: the count the priors gave stays.
-import { formatMs } from "../memory/speeds.js";
+import { formatMs } from "../remembered/speeds.js";
 import { MIN_GAIN } from "./cost.js";
 
 /** Both sides' runs before the first pair, which do not count: a fresh session's thread pool, JIT and allocator. */

@@ -8,14 +8,14 @@
 // alone. A form's step is followed by its variant as built, tried when the form fails (not where the
 // variant as built cannot run): load() tries the steps in order, nothing else.
 import { served } from "../files/manifest.js";
-import { formatMs } from "../memory/speeds.js";
+import { formatMs } from "../remembered/speeds.js";
 import { alike, byCost, cost, decision, expectedRuns, MIN_GAIN, startsSooner } from "./cost.js";
 import { fleetFailure } from "./fleet.js";
 import { AS_BUILT, fileRecord, formOperatorTypes, servedForms } from "./forms.js";
 import { missingKernelReason } from "./kernels.js";
 import { inBrowser, PINNABLE, runtime as runtimeRow, shaderF16Reason, unavailableReason } from "./runtimes.js";
 import { threadChoice } from "./threads.js";
-import { checkedFailure, checkedVerdicts, remembered } from "./verdicts.js";
+import { checkedFailure, checkedVerdicts, remembered } from "./artifact-verdicts.js";
 
 // The server's onnxruntime: always available, the plan's last step.
 const SERVER = PINNABLE.find((key) => !inBrowser(key));

@@ -15,7 +15,7 @@
 //   software   a software adapter (SwiftShader): correct but slow, its own prior
 //   shaderF16  fp16 files need the adapter feature shader-f16: the native WebGPU execution provider
 //              refuses them without it
-//   checked    `onnxport check` and `onnxport bench` run it in Chromium (server/onnxport/check/verdicts.py)
+//   checked    `onnxport check` and `onnxport bench` run it in Chromium (server/onnxport/check/verdict_file.py)
 //   gpu        it computes on the GPU adapter: checked on a few rows (SwiftShader is about 500x slower
 //              than native), a few bench runs, its verbose log read for where nodes ran
 //   label      its name in charts and tables

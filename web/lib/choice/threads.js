@@ -12,8 +12,8 @@
 // faster (N kept only when at least 10% faster, cost.js's MIN_GAIN) or a bound of pairs or time is reached: then
 // the prior's count stays. The outcome is remembered per file and per device (its fingerprint and ceiling) and
 // re-checked by a fresh trial once RECHECK_DAYS old. The trial's runs also go to the speeds the plan ranks by.
-import { formatMs, ownSpeed, recordRun } from "../memory/speeds.js";
-import { forget, readJson, updateJson } from "../memory/store.js";
+import { formatMs, ownSpeed, recordRun } from "../remembered/speeds.js";
+import { forget, readJson, updateJson } from "../remembered/store.js";
 import { benchRow, MIN_GAIN, prior } from "./cost.js";
 import { fleetFailure, fleetTimes } from "./fleet.js";
 import { enough, measuredWords, pairedVerdict, trialOutcome, warmedUp } from "./paired-runs.js";

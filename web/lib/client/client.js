@@ -4,7 +4,7 @@ import { fileRecord } from "../choice/forms.js";
 import { buildPlan } from "../choice/plan.js";
 import { probe } from "../choice/probe.js";
 import { inBrowser, PINNABLE, runtime as runtimeRow } from "../choice/runtimes.js";
-import { remembered } from "../choice/verdicts.js";
+import { remembered } from "../choice/artifact-verdicts.js";
 import { Documents } from "../files/documents.js";
 import { cachedUrls, loadArtifact, loadReference } from "../files/downloads.js";
 import { checkManifest } from "../files/manifest.js";

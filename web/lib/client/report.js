@@ -4,7 +4,7 @@
 // that lets the server count distinct clients. No input, output, URL or identifier of the user leaves the page.
 import { deviceClass } from "../choice/fleet.js";
 import { probe } from "../choice/probe.js";
-import { readJson, updateJson } from "../memory/store.js";
+import { readJson, updateJson } from "../remembered/store.js";
 
 export const REPORT_PATH = "api/fleet/reports";
 const TOKEN = "onnxport-fleet-client-v1"; // {token}: random, made here, never derived from the device

@@ -8,7 +8,7 @@
 // Each network download is timed, and its bandwidth remembered for its origin: the plan's download
 // estimates use that figure and no other (speeds.js). Reference files take the same fetch and the same
 // sha256 check (fetchVerified), without the Cache API.
-import { recordDownload } from "../memory/speeds.js";
+import { recordDownload } from "../remembered/speeds.js";
 import { decodeTensors } from "../tensors/tensors.js";
 import { fetchFailed } from "./cors.js";
 

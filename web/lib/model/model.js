@@ -1,6 +1,6 @@
 // A loaded model: run(feeds) on the runtime the plan chose, what was chosen and why, dispose(). Its session is a
 // worker's (session.js) or the server's (server-session.js): the same run, runPipeline and release.
-import { recordRun } from "../memory/speeds.js";
+import { recordRun } from "../remembered/speeds.js";
 import { asBatch } from "../pipelines/pipeline.js";
 
 /** @import { Choice } from "../types.js" */

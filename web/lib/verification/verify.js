@@ -6,10 +6,11 @@
 // same inputs (golden set 0, the same rows); when the fp32 one's differ (or there is none), the file
 // is judged element by element against its own reference by the table's row for its variant.
 //
-// A verdict is remembered for the (file, runtime, onnxruntime-web version, device) (verdicts.js): a remembered
-// pass is not run again in "first-use" mode, and the plan skips a remembered failure without downloading it.
+// A verdict is remembered for the (file, runtime, onnxruntime-web version, device) (choice/artifact-verdicts.js):
+// a remembered pass is not run again in "first-use" mode, and the plan skips a remembered failure without
+// downloading it.
 import { probe } from "../choice/probe.js";
-import { remember, remembered } from "../choice/verdicts.js";
+import { remember, remembered } from "../choice/artifact-verdicts.js";
 import { arithmeticOf, judgementRule, judgeRun } from "./judgement.js";
 
 /**

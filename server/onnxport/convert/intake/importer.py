@@ -30,7 +30,8 @@ from onnxport.convert.intake.tools import build_tools
 from onnxport.convert.node_order import sort_nodes
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import ModelFileError, UsageError
-from onnxport.pipelines import spec
+from onnxport.pipelines import spec_check
+from onnxport.pipelines.spec import SpecError
 from onnxport.recipe import Feeds, Tolerance
 from onnxport.repository import testdata
 
@@ -208,9 +209,9 @@ def _pipeline(request: ImportRequest, inputs: list[str], outputs: list[str], ass
     if request.pipeline is None:
         return None
     try:
-        return dict(spec.check(request.pipeline_spec, f"--pipeline {request.pipeline} (for {request.model_file.name})",
-                               inputs, outputs, assets))
-    except spec.SpecError as exc:
+        where = f"--pipeline {request.pipeline} (for {request.model_file.name})"
+        return dict(spec_check.check(request.pipeline_spec, where, inputs, outputs, assets))
+    except SpecError as exc:
         raise UsageError(str(exc)) from None
 
 

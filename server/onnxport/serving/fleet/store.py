@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from onnxport.serving.fleet import verdicts
+from onnxport.serving.fleet import aggregation
 from onnxport.serving.fleet.classes import class_key
 from onnxport.serving.fleet.reports import Report
 
@@ -250,7 +250,7 @@ class FleetStore:
 
     def _document(self, groups: list[dict[str, Any]], reports: int, now: float) -> dict[str, Any]:
         generated = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return {"schema": 1, "k": self.k, "fail_share": verdicts.FAIL_SHARE, "generated": generated,
+        return {"schema": 1, "k": self.k, "fail_share": aggregation.FAIL_SHARE, "generated": generated,
                 "reports": reports, "groups": groups}
 
     def _group(self, sha256: str, runtime: str, cls: dict[str, Any], model: str, variant: str, form: str | None,
@@ -261,10 +261,10 @@ class FleetStore:
             "sha256": sha256, "runtime": runtime, "model": model, "variant": variant, "form": form,
             "class": cls, "class_key": class_key(cls),
             "clients": len(votes), "pass": len(passes), "fail": len(fails),
-            "verdict": verdicts.verdict(len(passes), len(fails), self.k),
-            "metric": verdicts.fail_metric([(v[1], v[2]) for v in fails]),
-            "times": {name: verdicts.times([v[3 + i] for v in passes if v[3 + i] is not None], self.k)
-                      for i, name in enumerate(verdicts.TIMES)},
+            "verdict": aggregation.verdict(len(passes), len(fails), self.k),
+            "metric": aggregation.fail_metric([(v[1], v[2]) for v in fails]),
+            "times": {name: aggregation.times([v[3 + i] for v in passes if v[3 + i] is not None], self.k)
+                      for i, name in enumerate(aggregation.TIMES)},
         }
 
     def close(self) -> None:

@@ -1,44 +1,21 @@
-"""The browser engines the check and the bench drive, behind one small interface.
+"""The browser engines the check and the bench drive: which there are, which are installed, and each one started.
 
-Every engine gives a Browser (`engine`, `version`, `new_page()`, `close()`) whose Page has `goto(url)`,
-`evaluate(function_source, arg, timeout_s=...)` and `close()`. Chromium and Firefox come through Playwright
-(harness/chromium.py, harness/firefox.py), WebKitGTK through its WebDriver (harness/webkit.py). Every step has a
-time limit; a step that fails or runs past it is an OnnxportError of one line naming the engine.
+A registry over the drivers: Chromium and Firefox come through Playwright (chromium.py, firefox.py), WebKitGTK
+through its WebDriver (webkit.py). Each gives the one interface of browser_interface.py, which the drivers import
+instead of this module, so no driver imports the registry back.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Protocol
+from typing import Iterator
 
 from onnxport.errors import OnnxportError, UsageError
+from onnxport.harness import chromium, firefox, webkit
+from onnxport.harness.browser_interface import Browser
 
 ENGINES = ("chromium", "firefox", "webkit")
-# What a page step may take unless the caller says otherwise: a page load, a probe, a small evaluation.
-STEP_TIMEOUT_S = 120.0
-# A browser's start (Firefox takes 5 to 19 s here; a WebKit without a display would wait forever).
-LAUNCH_TIMEOUT_S = 90.0
-
-
-class EngineError(OnnxportError):
-    """A browser step failed or ran out of time; the message is one line and names the engine."""
-
-
-class Page(Protocol):
-    def goto(self, url: str, *, timeout_s: float = STEP_TIMEOUT_S) -> None: ...
-
-    def evaluate(self, function: str, arg: Any = None, *, timeout_s: float = STEP_TIMEOUT_S) -> Any: ...
-
-    def close(self) -> None: ...
-
-
-class Browser(Protocol):
-    engine: str
-    version: str
-
-    def new_page(self) -> Page: ...
-
-    def close(self) -> None: ...
+DRIVERS = {"chromium": chromium, "firefox": firefox, "webkit": webkit}  # each a module: start(), INSTALL...
 
 
 def executable(engine: str) -> str | None:
@@ -92,23 +69,7 @@ def open_browser(engine: str, *, webgpu: bool, executable_path: str | None = Non
 
 
 def _module(engine: str):
-    from onnxport.harness import chromium, firefox, webkit
-
-    modules = {"chromium": chromium, "firefox": firefox, "webkit": webkit}
-    if engine not in modules:
+    if engine not in DRIVERS:
         raise UsageError(f"unknown browser {engine!r}; browsers: {', '.join(ENGINES)}")
-    return modules[engine]
+    return DRIVERS[engine]
 
-
-def timed_function(function: str, timeout_s: float) -> str:
-    """`function` (an async function's source) raced against a timer in the page: a page whose work hangs
-    answers with an error instead of holding the driver forever."""
-    ms = int(timeout_s * 1000)
-    return (f"async (arg) => {{ let timer; const limit = new Promise((_, reject) => {{ timer = setTimeout("
-            f"() => reject(new Error('no answer within {timeout_s:g} s')), {ms}); }});"
-            f" try {{ return await Promise.race([({function})(arg), limit]); }} finally {{ clearTimeout(timer); }} }}")
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

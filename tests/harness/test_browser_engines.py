@@ -1,5 +1,6 @@
-"""harness/engines.py: each installed engine behind the one interface (values, page errors, time limits),
-WebKit's own virtual display, engines.parse's refusals, and the probe in WebKit (a null navigator.gpu)."""
+"""harness/browser_engines.py and browser_interface.py: each installed engine behind the one interface (values,
+page errors, time limits), WebKit's own virtual display, browser_engines.parse's refusals, and the probe in WebKit
+(a null navigator.gpu)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from onnxport.errors import OnnxportError
-from onnxport.harness import engines
+from onnxport.harness import browser_engines
+from onnxport.harness.browser_interface import EngineError
 from onnxport.harness.process import free_port
 
 # Every kind of value a page hands back: numbers (integer, fraction, tiny), text with quotes and a newline,
@@ -25,7 +27,7 @@ VALUES = {"numbers": [1, 2.5, -3e-7, 2**40], "text": 'héllo "q"\nsecond line', 
 
 
 def require(engine: str) -> None:
-    if engine not in engines.installed():
+    if engine not in browser_engines.installed():
         pytest.skip(f"{engine} is not installed here ({importlib.import_module(f'onnxport.harness.{engine}').INSTALL})")
 
 
@@ -40,7 +42,7 @@ class Driven:
         self.browser, self.page = self.run(self._open)
 
     def _open(self):
-        browser = self._stack.enter_context(engines.open_browser(self.engine, webgpu=False))
+        browser = self._stack.enter_context(browser_engines.open_browser(self.engine, webgpu=False))
         page = browser.new_page()
         page.goto("about:blank")
         return browser, page
@@ -58,7 +60,7 @@ class Driven:
             self._thread.shutdown()
 
 
-@pytest.fixture(scope="module", params=engines.ENGINES)
+@pytest.fixture(scope="module", params=browser_engines.ENGINES)
 def driven(request):
     require(request.param)
     started = time.monotonic()
@@ -84,7 +86,7 @@ def test_values_go_to_the_page_and_come_back_unchanged(driven):
 @pytest.mark.parametrize("throw", ["new Error('boom: the first line\\nthe second line')", "'boom: the first line'"],
                          ids=["error", "string"])
 def test_a_page_exception_is_one_engine_error_line_with_its_message(driven, throw):
-    with pytest.raises(engines.EngineError) as caught:
+    with pytest.raises(EngineError) as caught:
         driven.evaluate(f"async () => {{ throw {throw}; }}")
     message = str(caught.value)
     print(f"\n{message}")
@@ -97,7 +99,7 @@ def test_a_page_exception_is_one_engine_error_line_with_its_message(driven, thro
 @pytest.mark.browser
 def test_a_promise_that_never_resolves_is_an_error_after_its_time_limit(driven):
     started = time.monotonic()
-    with pytest.raises(engines.EngineError) as caught:
+    with pytest.raises(EngineError) as caught:
         driven.evaluate("async () => new Promise(() => {})", timeout_s=2)
     elapsed = time.monotonic() - started
     print(f"\n{driven.engine}: {caught.value} after {elapsed:.2f} s (limit 2 s)")
@@ -111,7 +113,7 @@ def test_a_page_that_cannot_be_opened_is_one_engine_error_line(driven):
     url = f"http://127.0.0.1:{free_port()}/nothing-listens-here"
     page = driven.run(driven.browser.new_page)  # Chromium's error page would race the next test's navigation
     try:
-        with pytest.raises(engines.EngineError) as caught:
+        with pytest.raises(EngineError) as caught:
             driven.run(lambda: page.goto(url, timeout_s=20))
     finally:
         driven.run(page.close)
@@ -163,7 +165,7 @@ def test_webkit_without_a_display_starts_its_own_xvfb_and_stops_it_on_close(monk
     monkeypatch.delenv("DISPLAY", raising=False)
     xvfb_before, drivers_before = children("Xvfb"), children("WebKitWebDriver")
     started = time.monotonic()
-    with engines.open_browser("webkit", webgpu=False) as browser:
+    with browser_engines.open_browser("webkit", webgpu=False) as browser:
         print(f"\nwebkit {browser.version} with its own display in {time.monotonic() - started:.1f} s")
         (xvfb,) = children("Xvfb") - xvfb_before
         (driver,) = children("WebKitWebDriver") - drivers_before
@@ -191,7 +193,7 @@ def test_webkit_with_a_display_starts_no_xvfb_of_its_own(monkeypatch):
         display = f":{own.stdout.readline().decode().strip()}"
         monkeypatch.setenv("DISPLAY", display)
         xvfb_before = children("Xvfb")
-        with engines.open_browser("webkit", webgpu=False) as browser:
+        with browser_engines.open_browser("webkit", webgpu=False) as browser:
             assert children("Xvfb") == xvfb_before, "webkit started an Xvfb although DISPLAY was set"
             assert browser.new_page().evaluate("async () => 1 + 1") == 2
             assert any(p.endswith("MiniBrowser") for p in with_environment(f"DISPLAY={display}"))
@@ -201,38 +203,38 @@ def test_webkit_with_a_display_starts_no_xvfb_of_its_own(monkeypatch):
         own.stdout.close()
 
 
-# --------------------------------------------------------------------------- engines.parse
+# --------------------------------------------------------------------------- browser_engines.parse
 
 
 def test_an_unknown_engine_is_refused_naming_it_and_the_known_ones():
     for text in ("safari", "chromium,edge"):
         with pytest.raises(OnnxportError) as caught:
-            engines.parse(text)
+            browser_engines.parse(text)
         bad = text.split(",")[-1]
         assert str(caught.value) == f"unknown browser {bad!r}; browsers: chromium, firefox, webkit"
 
 
 def test_an_engine_that_is_not_installed_is_refused_with_how_to_install_it(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # nothing on it: no engine is installed
-    assert engines.installed() == []
+    assert browser_engines.installed() == []
     for engine, package in (("chromium", "chromium"), ("firefox", "firefox-esr"), ("webkit", "webkit2gtk-driver")):
         with pytest.raises(OnnxportError) as caught:
-            engines.parse(f"{engine}")
+            browser_engines.parse(f"{engine}")
         assert str(caught.value).startswith(f"{engine} is not installed: apt-get install -y ") and package in str(
             caught.value), caught.value
     with pytest.raises(OnnxportError, match="^no browser installed: apt-get install -y chromium"):
-        engines.parse(None)
+        browser_engines.parse(None)
 
 
 def test_no_list_is_the_installed_engines_and_a_list_keeps_its_order_once_each():
-    installed = engines.installed()
+    installed = browser_engines.installed()
     if not installed:
         pytest.skip("no engine installed here (`make browsers`)")
-    assert engines.parse(None) == engines.parse("") == installed
+    assert browser_engines.parse(None) == browser_engines.parse("") == installed
     if len(installed) < 2:
         pytest.skip(f"one engine installed here ({installed}): nothing to order")
     first, second = installed[:2]
-    assert engines.parse(f" {second} ,{first},{second},") == [second, first]
+    assert browser_engines.parse(f" {second} ,{first},{second},") == [second, first]
 
 
 # --------------------------------------------------------------------------- the probe in WebKit
@@ -244,7 +246,7 @@ def test_webkits_null_navigator_gpu_is_a_reason_in_the_probe_not_an_error(live_s
     """With WebGPU switched on (a check with webgpu rows) WebKitGTK has a navigator.gpu that is null; without,
     none. Either is a reason, not a requestAdapter TypeError."""
     require("webkit")
-    with engines.open_browser("webkit", webgpu=webgpu) as browser:
+    with browser_engines.open_browser("webkit", webgpu=webgpu) as browser:
         page = browser.new_page()
         page.goto(f"{live_server}/")
         device = page.evaluate("""async () => {

@@ -1,7 +1,7 @@
-// Verdicts on (artifact, runtime) pairs: this browser's own, from first-use verification,
-// remembered per onnxruntime-web version and device; and those `onnxport check` recorded in
-// the repository (conformance.json) for a kind of device.
-import { forget, readJson, updateJson } from "../memory/store.js";
+// Verdicts on (artifact, runtime) pairs, which the plan weighs: this browser's own, from first-use
+// verification, remembered per onnxruntime-web version and device; and those `onnxport check` recorded in
+// the repository (conformance.json, server/onnxport/check/verdict_file.py) for a kind of device.
+import { forget, readJson, updateJson } from "../remembered/store.js";
 import { deviceKind, fingerprint } from "./probe.js";
 
 const VERDICTS = "onnxport-verdicts-v1";

@@ -1,4 +1,8 @@
-"""Build several models in one transaction: all of them land, or none does."""
+"""Several models in one repository transaction, all or none (one model: model_build.py; a variant: variant_maker.py).
+
+The loop over models: it skips a model whose build key is already built, keeps the progress and the time limit,
+and commits the manifest once.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""server/onnxport/check/verdicts.py: the browser verdicts `onnxport check` keeps in <repository>/conformance.json,
+"""server/onnxport/check/verdict_file.py: the browser verdicts `onnxport check` keeps in <repository>/conformance.json,
 and GET /api/conformance answering that file."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from flask.testing import FlaskClient
 
 from fixtures.servers import buffered_client
 from onnxport.check import check_run as runner
-from onnxport.check import verdicts
+from onnxport.check import verdict_file
 from onnxport.repository.store import empty_manifest
 from onnxport.serving.app import create_app
 
@@ -64,7 +64,7 @@ def test_one_entry_per_decided_browser_row():
         row("fp16", "wasm", "unsupported", outputs=None, identity=None),
         row("fp16", "webgpu", "skipped"),
     ]
-    entries = verdicts.from_report(report(*rows), checked)
+    entries = verdict_file.from_report(report(*rows), checked)
     assert keys_of(entries) == [("fp32", "wasm", "pass"), ("fp32", "wasm-1t", "fail"), ("fp32", "webgpu", "error"),
                                 ("fp16", "wasm", "unsupported"), ("fp16", "webgpu", "skipped")]
     first = entries[0]
@@ -83,36 +83,36 @@ def test_one_entry_per_decided_browser_row():
 
 def test_a_row_without_a_basis_records_none():
     # Reports of an older page (element-wise against the same variant only) have no basis.
-    entries = verdicts.from_report(report({**row(), "basis": None}), manifest(fp32=SHA["aaa"]))
+    entries = verdict_file.from_report(report({**row(), "basis": None}), manifest(fp32=SHA["aaa"]))
     assert entries[0]["basis"] is None
 
 
 def test_sha256_of_the_row_wins_over_the_manifest():
-    entries = verdicts.from_report(report(row(sha256=SHA["ccc"])), manifest(fp32=SHA["aaa"]))
+    entries = verdict_file.from_report(report(row(sha256=SHA["ccc"])), manifest(fp32=SHA["aaa"]))
     assert entries[0]["sha256"] == SHA["ccc"]
 
 
 def test_a_row_of_a_variant_the_manifest_lacks_is_not_recorded():
-    assert verdicts.from_report(report(row("int8-static"), row("int8-dynamic")), manifest(fp32=SHA["aaa"])) == []
+    assert verdict_file.from_report(report(row("int8-static"), row("int8-dynamic")), manifest(fp32=SHA["aaa"])) == []
 
 
 def test_device_kind():
-    assert verdicts.device_kind({**CHROME, "device_kind": "swiftshader-ci"}) == "swiftshader-ci"
-    assert verdicts.device_kind(LAPTOP) == "Mozilla/5.0 Chrome/141 | apple/metal-3"
-    assert verdicts.device_kind({"user_agent": "UA", "adapter": None}) == "UA"
+    assert verdict_file.device_kind({**CHROME, "device_kind": "swiftshader-ci"}) == "swiftshader-ci"
+    assert verdict_file.device_kind(LAPTOP) == "Mozilla/5.0 Chrome/141 | apple/metal-3"
+    assert verdict_file.device_kind({"user_agent": "UA", "adapter": None}) == "UA"
     nvidia = {"user_agent": "UA", "adapter": {"vendor": "nvidia", "architecture": ""}}
-    assert verdicts.device_kind(nvidia) == "UA | nvidia"
+    assert verdict_file.device_kind(nvidia) == "UA | nvidia"
 
 
 def test_max_abs_is_the_largest_over_the_outputs():
     outputs = {"a": {"max_abs": 1e-3}, "b": {"max_abs": 4e-2}, "c": {"missing": True}}
-    assert verdicts.max_abs({"outputs": outputs}) == 4e-2
-    assert verdicts.max_abs({"outputs": {"a": {"max_abs": None}}}) is None
-    assert verdicts.max_abs({}) is None
+    assert verdict_file.max_abs({"outputs": outputs}) == 4e-2
+    assert verdict_file.max_abs({"outputs": {"a": {"max_abs": None}}}) is None
+    assert verdict_file.max_abs({}) is None
 
 
 def test_checked_defaults_to_now_without_a_created_time():
-    entries = verdicts.from_report({**report(row()), "created": None}, manifest(fp32=SHA["aaa"]))
+    entries = verdict_file.from_report({**report(row()), "created": None}, manifest(fp32=SHA["aaa"]))
     assert entries[0]["checked"].startswith("20") and "T" in entries[0]["checked"]
 
 
@@ -121,16 +121,16 @@ def test_checked_defaults_to_now_without_a_created_time():
 
 def test_merge_into_a_new_file(tmp_path):
     current = manifest(fp32=SHA["aaa"])
-    path = verdicts.record(tmp_path, report(row("fp32", "wasm"), row("fp32", "webgpu")), current, current)
+    path = verdict_file.record(tmp_path, report(row("fp32", "wasm"), row("fp32", "webgpu")), current, current)
     assert path == tmp_path / "conformance.json"
     assert keys_of(entries_of(path)) == [("fp32", "wasm", "pass"), ("fp32", "webgpu", "pass")]
 
 
 def test_a_new_verdict_replaces_the_old_one_of_the_same_device_kind(tmp_path):
     current = manifest(fp32=SHA["aaa"], fp16=SHA["bbb"])
-    verdicts.record(tmp_path, report(row("fp32", "wasm"), row("fp16", "wasm"), created="2025-06-01T00:00:00Z"),
+    verdict_file.record(tmp_path, report(row("fp32", "wasm"), row("fp16", "wasm"), created="2025-06-01T00:00:00Z"),
                     current, current)
-    verdicts.record(tmp_path, report(row("fp32", "wasm", "fail"), created="2025-06-02T00:00:00Z"), current, current)
+    verdict_file.record(tmp_path, report(row("fp32", "wasm", "fail"), created="2025-06-02T00:00:00Z"), current, current)
     entries = entries_of(tmp_path / "conformance.json")
     assert keys_of(entries) == [("fp32", "wasm", "fail"), ("fp16", "wasm", "pass")]  # fp16 untouched
     assert [e["checked"] for e in entries] == ["2025-06-02T00:00:00Z", "2025-06-01T00:00:00Z"]
@@ -138,8 +138,8 @@ def test_a_new_verdict_replaces_the_old_one_of_the_same_device_kind(tmp_path):
 
 def test_another_device_kind_is_kept_beside(tmp_path):
     current = manifest(fp32=SHA["aaa"])
-    verdicts.record(tmp_path, report(row("fp32", "webgpu"), browser=CHROME), current, current)
-    verdicts.record(tmp_path, report(row("fp32", "webgpu", "fail"), browser=LAPTOP), current, current)
+    verdict_file.record(tmp_path, report(row("fp32", "webgpu"), browser=CHROME), current, current)
+    verdict_file.record(tmp_path, report(row("fp32", "webgpu", "fail"), browser=LAPTOP), current, current)
     entries = entries_of(tmp_path / "conformance.json")
     assert sorted((e["device_kind"], e["status"]) for e in entries) == [
         ("Mozilla/5.0 Chrome/141 | apple/metal-3", "fail"),
@@ -148,11 +148,12 @@ def test_another_device_kind_is_kept_beside(tmp_path):
 
 def test_verdicts_of_artifacts_no_longer_served_are_dropped(tmp_path):
     before = manifest(fp32=SHA["aaa"], fp16=SHA["bbb"])
-    verdicts.record(tmp_path, report(row("fp32", "wasm"), row("fp16", "wasm"), row("fp16", "webgpu")), before, before)
+    verdict_file.record(tmp_path, report(row("fp32", "wasm"), row("fp16", "wasm"), row("fp16", "webgpu")), before,
+                        before)
     # A new build: fp32 has a new artifact, fp16 is no longer served; then only fp32 on webgpu is checked.
     after = {"models": {"m": {"variants": {"fp32": {"status": "ok", "sha256": SHA["ccc"]},
                                            "fp16": {"status": "rejected", "sha256": SHA["bbb"]}}}}}
-    verdicts.record(tmp_path, report(row("fp32", "webgpu")), after, after)
+    verdict_file.record(tmp_path, report(row("fp32", "webgpu")), after, after)
     entries = entries_of(tmp_path / "conformance.json")
     assert [(e["variant"], e["runtime"], e["sha256"]) for e in entries] == [("fp32", "webgpu", SHA["ccc"])]
 
@@ -160,29 +161,29 @@ def test_verdicts_of_artifacts_no_longer_served_are_dropped(tmp_path):
 def test_a_build_during_the_check_makes_its_own_verdicts_stale(tmp_path):
     checked = manifest(fp32=SHA["aaa"])
     now = manifest(fp32=SHA["ddd"])
-    verdicts.record(tmp_path, report(row("fp32", "wasm")), checked, now)
+    verdict_file.record(tmp_path, report(row("fp32", "wasm")), checked, now)
     assert entries_of(tmp_path / "conformance.json") == []
 
 
 def test_a_model_removed_from_the_manifest_loses_its_verdicts(tmp_path):
     current = manifest(fp32=SHA["aaa"])
-    verdicts.record(tmp_path, report(row()), current, current)
-    verdicts.record(tmp_path, report(), current, {"models": {}})
+    verdict_file.record(tmp_path, report(row()), current, current)
+    verdict_file.record(tmp_path, report(), current, {"models": {}})
     assert entries_of(tmp_path / "conformance.json") == []
 
 
 def test_order_is_model_variant_runtime():
     current = manifest(fp32=SHA["aaa"], fp16=SHA["bbb"], **{"int8-dynamic": SHA["ccc"]})
-    new = verdicts.from_report(report(row("int8-dynamic", "webgpu"), row("fp16", "wasm-1t"), row("fp32", "webgpu"),
+    new = verdict_file.from_report(report(row("int8-dynamic", "webgpu"), row("fp16", "wasm-1t"), row("fp32", "webgpu"),
                                       row("fp16", "wasm"), row("fp32", "wasm")), current)
-    assert [(e["variant"], e["runtime"]) for e in verdicts.merge([], new, current)] == [
+    assert [(e["variant"], e["runtime"]) for e in verdict_file.merge([], new, current)] == [
         ("fp32", "wasm"), ("fp32", "webgpu"), ("fp16", "wasm"), ("fp16", "wasm-1t"), ("int8-dynamic", "webgpu")]
 
 
 def test_malformed_old_entries_are_dropped_not_fatal():
     current = manifest(fp32=SHA["aaa"])
     old = ["not an entry", {"model": "m", "sha256": ["not", "a", "hash"]}, {"model": "m"}]
-    assert verdicts.merge(old, [], current) == []
+    assert verdict_file.merge(old, [], current) == []
 
 
 # --------------------------------------------------------------------------- the file
@@ -190,14 +191,14 @@ def test_malformed_old_entries_are_dropped_not_fatal():
 
 def test_the_write_is_atomic_and_leaves_no_temporary_file(tmp_path):
     current = manifest(fp32=SHA["aaa"])
-    verdicts.record(tmp_path, report(row()), current, current)
-    verdicts.record(tmp_path, report(row("fp32", "wasm-1t")), current, current)
+    verdict_file.record(tmp_path, report(row()), current, current)
+    verdict_file.record(tmp_path, report(row("fp32", "wasm-1t")), current, current)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "conformance.json"]  # .lock: the repository's one
 
 
 def test_a_failed_write_keeps_the_old_file_and_no_temporary_file(tmp_path, monkeypatch):
     current = manifest(fp32=SHA["aaa"])
-    verdicts.record(tmp_path, report(row()), current, current)
+    verdict_file.record(tmp_path, report(row()), current, current)
     before = (tmp_path / "conformance.json").read_text()
 
     def broken_replace(source, target):
@@ -206,7 +207,7 @@ def test_a_failed_write_keeps_the_old_file_and_no_temporary_file(tmp_path, monke
 
     monkeypatch.setattr(os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
-        verdicts.record(tmp_path, report(row("fp32", "webgpu")), current, current)
+        verdict_file.record(tmp_path, report(row("fp32", "webgpu")), current, current)
     assert (tmp_path / "conformance.json").read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "conformance.json"]
 
@@ -221,7 +222,7 @@ def test_an_unreadable_file_is_replaced_with_a_warning(tmp_path, text, fragment)
     (tmp_path / "conformance.json").write_text(text)
     warnings: list[str] = []
     current = manifest(fp32=SHA["aaa"])
-    verdicts.record(tmp_path, report(row()), current, current, warn=warnings.append)
+    verdict_file.record(tmp_path, report(row()), current, current, warn=warnings.append)
     assert len(warnings) == 1
     assert str(tmp_path / "conformance.json") in warnings[0] and fragment in warnings[0]
     assert "replaced" in warnings[0]
@@ -231,13 +232,14 @@ def test_an_unreadable_file_is_replaced_with_a_warning(tmp_path, text, fragment)
 def test_the_default_warning_goes_to_stderr(tmp_path, capsys):
     (tmp_path / "conformance.json").write_text("{half a file")
     current = manifest(fp32=SHA["aaa"])
-    verdicts.record(tmp_path, report(row()), current, current)
+    verdict_file.record(tmp_path, report(row()), current, current)
     err = capsys.readouterr().err
     assert err.startswith("onnxport: warning: ") and "conformance.json" in err
 
 
 def test_the_check_warns_instead_of_failing_when_the_repository_takes_no_verdicts(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(verdicts, "write", lambda path, entries: (_ for _ in ()).throw(PermissionError("read-only")))
+    monkeypatch.setattr(verdict_file, "write",
+                        lambda path, entries: (_ for _ in ()).throw(PermissionError("read-only")))
     (tmp_path / "manifest.json").write_text(json.dumps({**empty_manifest(), **manifest(fp32=SHA["aaa"])}))
     runner._record_verdicts(tmp_path, report(row()), manifest(fp32=SHA["aaa"]))
     err = capsys.readouterr().err
@@ -271,7 +273,7 @@ def test_api_conformance_answers_the_recorded_verdicts(repository_copy, client_o
     repository = repository_copy(["iris"])
     current = json.loads((repository / "manifest.json").read_text())
     rows = [{**row("fp32", "wasm"), "model": "iris"}, {**row("fp16", "webgpu", "fail"), "model": "iris"}]
-    verdicts.record(repository, report(*rows), current, current)
+    verdict_file.record(repository, report(*rows), current, current)
     client = client_of(repository)
     response = client.get("/api/conformance")
     assert response.status_code == 200

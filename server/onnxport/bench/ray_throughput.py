@@ -1,6 +1,6 @@
 """`onnxport bench --engine ray`: the server throughput table again, on Ray Serve with 1, 2, ... replicas.
 
-The same requests, clients and counts as the waitress rows of the same run (runner.py), so the
+The same requests, clients and counts as the waitress rows of the same run (bench_run.py), so the
 rows compare. Each replica count gets a fresh local cluster, with dynamic batching off and on
 (on Ray it is Ray's @serve.batch); its start time is part of the report.
 """
