@@ -1,10 +1,10 @@
-"""A page of onnxruntime-web alone, for the scripts that time model files side by side in this machine's Chromium
-(forms_probe.py, int4_forms.py). It is served cross-origin isolated from a folder of its own (the model files
-beside it, onnxruntime-web's dist folder linked in), so WebAssembly threads run; the page's query names the
-bundle, the thread count and the execution provider, which onnxruntime-web fixes for the page's life.
+"""A page of onnxruntime-web alone, for timing model files side by side in this machine's Chromium (int4_forms.py).
+It is served cross-origin isolated from a folder of its own (the model files beside it, onnxruntime-web's dist
+folder linked in), so WebAssembly threads run; the page's query names the bundle, the thread count and the
+execution provider, which onnxruntime-web fixes for the page's life.
 
 In the page: openSession(name, file) -> creation ms; setFeeds(key, encoded); timeRuns(name, key, runs, withOutput)
--> {times, output, dims}; closeSession(name); probe(file, encoded, runs) opens, times and closes in one call.
+-> {times, output, dims}; closeSession(name).
 """
 
 from __future__ import annotations
@@ -58,14 +58,6 @@ window.closeSession = async (name) => {
   await sessions.get(name).release();
   sessions.delete(name);
 };
-window.probe = async (file, encoded, runs) => {
-  const createMs = await openSession(file, file);
-  setFeeds(file, encoded);
-  await timeRuns(file, file, 1, false);  // the first run is not a warm one
-  const { times, output } = await timeRuns(file, file, runs, true);
-  await closeSession(file);
-  return { createMs, times, first: output.slice(0, 8), threads: ort.env.wasm.numThreads };
-};
 window.threads = () => ort.env.wasm.numThreads;
 window.isolated = crossOriginIsolated;
 window.ready = true;
@@ -82,7 +74,7 @@ def folder(prefix: str) -> Path:
 
 
 def encode(feeds: dict[str, np.ndarray]) -> dict[str, dict]:
-    """Feeds as the page's setFeeds and probe take them (JSON: type, flat data, dims)."""
+    """Feeds as the page's setFeeds takes them (JSON: type, flat data, dims)."""
     return {k: {"type": str(v.dtype), "data": v.ravel().tolist(), "dims": list(v.shape)} for k, v in feeds.items()}
 
 

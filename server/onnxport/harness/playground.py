@@ -1,7 +1,7 @@
 """The playground page's moves a program makes through Playwright: its timeouts, its elements, a drawn digit.
 
-Shared by the browser tests (tests/fixtures/playground.py builds its waits and checks on them) and
-scripts/measure_browser_start.py. Playwright is a test dependency: nothing here imports it, the
+Shared by the browser tests (tests/fixtures/playground.py builds its waits and checks on them).
+Playwright is a test dependency: nothing here imports it, the
 callers hand in its Page and Locator.
 """
 
