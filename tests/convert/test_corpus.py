@@ -1,11 +1,11 @@
 """The third-party corpus: every model still imports the way tests/data/corpus_table.json recorded it.
 
-The 17 real models of tests/data/third-party/ (`make testdata`, scripts/fetch_third_party.py) are
-imported into a temporary repository by the function scripts/corpus_table.py records the table with
+The 17 real models of tests/data/third-party/ (`make testdata`, scripts/testdata/fetch_third_party.py) are
+imported into a temporary repository by the function scripts/corpus/corpus_table.py records the table with
 (onnxport/harness/corpus.py's import_model: `onnxport import DIR --name NAME --task TASK --forms none
 --quiet` in a subprocess, two at a time, with the task the table recorded), and each variant is compared
 with its recorded row. When a difference is intended (a converter got better, or worse on purpose),
-re-record with `python scripts/corpus_table.py --write` and paste its table into docs/measurements.md.
+re-record with `python scripts/corpus/corpus_table.py --write` and paste its table into docs/measurements.md.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ NAMES = sorted(RECORDED["models"])
 TABLE = corpus.TABLE.relative_to(ROOT)
 RERECORD = (f"If the change is intended, re-record: `{corpus.REWRITE}`, review the diff of {TABLE} "
             "and paste the printed table into docs/measurements.md.")
-MAKE_TESTDATA = "run `make testdata` (scripts/fetch_third_party.py)"
+MAKE_TESTDATA = "run `make testdata` (scripts/testdata/fetch_third_party.py)"
 JOBS = 2  # imports at a time: much of an import is single-threaded Python, so two use both cores
 
 # What is compared, and why. Figures move a little between CPUs: onnxruntime's kernels differ between
@@ -81,10 +81,10 @@ RESOURCES = corpus.CORPUS / "import_resources.json"  # beside the corpus, which 
 
 @pytest.fixture(scope="session")
 def corpus_import(request, tmp_path_factory):
-    """corpus_import(name) -> the model's row, as scripts/corpus_table.py records it.
+    """corpus_import(name) -> the model's row, as scripts/corpus/corpus_table.py records it.
 
     The imports the session's selected tests need start at once, JOBS at a time, the biggest graphs
-    first (as scripts/corpus_table.py orders them: their fallback searches take longest), so the
+    first (as scripts/corpus/corpus_table.py orders them: their fallback searches take longest), so the
     slowest import never starts last.
     """
     repository = tmp_path_factory.mktemp("corpus")
@@ -213,7 +213,7 @@ def test_corpus_model_imports_as_recorded(name, corpus_import):
     recorded = RECORDED["models"][name]
     assert corpus.data_sha256(folder) == recorded["data_sha256"], (
         f"{name}: {folder} is not the model and test data {TABLE} was recorded with "
-        f"(scripts/fetch_third_party.py changed?). {RERECORD}")
+        f"(scripts/testdata/fetch_third_party.py changed?). {RERECORD}")
     got = corpus_import(name)
     assert (got["import_error"] is None) == (recorded["import_error"] is None), (
         f"{name}: import {'failed: ' + got['import_error'] if got['import_error'] else 'succeeded'}, recorded "

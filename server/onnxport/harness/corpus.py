@@ -1,7 +1,7 @@
 """The third-party corpus's rows: one real model imported by `onnxport import` in a measured subprocess,
 and its manifest entry read back as the row tests/data/corpus_table.json records.
 
-Shared by scripts/corpus_table.py, which records the table, and tests/convert/test_corpus.py, which
+Shared by scripts/corpus/corpus_table.py, which records the table, and tests/convert/test_corpus.py, which
 holds every later import to it: both must import a model the same way and read the same figures.
 The corpus itself (tests/data/third-party/, `make testdata`) lives in the checkout, not the package.
 """
@@ -28,7 +28,7 @@ from onnxport.repository.variant_table import NAMES as VARIANTS
 
 CORPUS = PROJECT_ROOT / "tests" / "data" / "third-party"
 TABLE = PROJECT_ROOT / "tests" / "data" / "corpus_table.json"
-REWRITE = "python scripts/corpus_table.py --write"
+REWRITE = "python scripts/corpus/corpus_table.py --write"
 KINDS = VARIANTS[1:]  # every variant but fp32: the table's columns (the raw tools' rows have the first three)
 TIMEOUT = 600  # seconds per model and approach
 

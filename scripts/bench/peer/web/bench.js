@@ -5,9 +5,9 @@
 // A side's `threads`: a number pins it (the peer's env.wasm.numThreads; onnxport's session on wasm-1t or wasm), null
 // leaves it to the library (the peer: onnxruntime-web's default; onnxport: load() and its thread trial). A dtype of
 // "default" is the library's own (the peer: none given, its wasm default; onnxport: load() with no options).
-// scripts/peer_bench.py calls window.peerBench's functions through Playwright.
+// scripts/bench/peer_bench.py calls window.peerBench's functions through Playwright.
 const SERVER = new URL(location.href).searchParams.get("server");
-const PEER_MODEL = "all-MiniLM-L6-v2"; // the folder under /peer/models/ (scripts/peer/model_folder.py)
+const PEER_MODEL = "all-MiniLM-L6-v2"; // the folder under /peer/models/ (scripts/bench/peer/model_folder.py)
 const OX_MODEL = "minilm";
 
 let transformers = null;

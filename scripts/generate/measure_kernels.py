@@ -25,7 +25,7 @@ is about session creation. A probe whose outputs are not tensors (ZipMap) is not
 table; --write replaces the measured block of web/lib/choice/kernels.js; --check exits 1 when the
 measurement differs from it.
 
-Usage: .venv/bin/python scripts/measure_kernels.py [--write | --check]
+Usage: .venv/bin/python scripts/generate/measure_kernels.py [--write | --check]
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ from playwright.sync_api import sync_playwright
 from onnxport.harness import chromium as chromium_driver
 from onnxport.harness.isolated_files import isolated_files
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KERNELS_JS = ROOT / "web" / "lib" / "choice" / "kernels.js"
-BEGIN, END = "// BEGIN MEASURED (scripts/measure_kernels.py --write)", "// END MEASURED"
+BEGIN, END = "// BEGIN MEASURED (scripts/generate/measure_kernels.py --write)", "// END MEASURED"
 # runtime -> (bundle, execution provider)
 BUNDLES = {"wasm": ("ort.wasm.min.mjs", "wasm"), "webgpu": ("ort.webgpu.min.mjs", "webgpu"),
            "webnn": ("ort.webgpu.min.mjs", "wasm")}

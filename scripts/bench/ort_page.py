@@ -20,7 +20,7 @@ import numpy as np
 from onnxport.harness import chromium as chromium_driver
 from onnxport.harness.isolated_files import isolated_files
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WASM_BUNDLE = "ort.wasm.min.mjs"  # WebAssembly only: faster on the CPU than a bundle with the WebGPU bridge
 WEBGPU_BUNDLE = "ort.webgpu.min.mjs"  # the native WebGPU execution provider, as web/lib/worker uses
 PAGE = """<!doctype html><script type="module">

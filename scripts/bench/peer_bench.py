@@ -1,7 +1,7 @@
 """onnxport beside Transformers.js: all-MiniLM-L6-v2 feature extraction (mean pooling, L2 norm) in one page of this
 machine's Chromium, on WebAssembly, as users meet them (issue 43) or on the same thread count (issue 35).
 
-    .venv/bin/python scripts/peer_bench.py [--mode users|pinned] [--rounds 5] [--threads N] [--repository DIR]
+    .venv/bin/python scripts/bench/peer_bench.py [--mode users|pinned] [--rounds 5] [--threads N] [--repository DIR]
                                            [--json FILE]
 
 --mode users (the default): each library's defaults (no options on either side: Transformers.js's wasm dtype and
@@ -11,10 +11,10 @@ with the peer on --threads (default min(4, cores)) and onnxport's load() of that
 Either way the threads each side ran on are reported per round.
 
 What it does (docs/peer-bench.md has the why and a run's figures):
-1. installs Transformers.js 4.3.2 from npm into scripts/peer/node_modules when missing (`npm ci --prefix
-   scripts/peer`; never part of make check or make test), with onnxruntime-web overridden to onnxport's 1.30.0;
+1. installs Transformers.js 4.3.2 from npm into scripts/bench/peer/node_modules when missing (`npm ci --prefix
+   scripts/bench/peer`; never part of make check or make test), with onnxruntime-web overridden to onnxport's 1.30.0;
 2. makes the model folder Transformers.js reads (config, tokenizer, onnx/model.onnx unpooled fp32, q8, q4) from
-   the demo's pip package the way Transformers.js's conversion does (scripts/peer/model_folder.py; cached);
+   the demo's pip package the way Transformers.js's conversion does (scripts/bench/peer/model_folder.py; cached);
 3. builds minilm with onnxport into a temporary repository (or takes --repository) and serves it;
 4. serves the page and the peer's files from a small cross-origin isolated server of its own; onnxport's server
    lets that origin in (--cors-origins);
@@ -38,11 +38,11 @@ from contextlib import ExitStack
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = HERE.parents[1]
 PEER = HERE / "peer"
 sys.path.insert(0, str(PEER))
 
-import browser_run  # noqa: E402 (scripts/peer is on the path from here)
+import browser_run  # noqa: E402 (scripts/bench/peer is on the path from here)
 import model_folder  # noqa: E402
 import npm_install  # noqa: E402
 import report  # noqa: E402

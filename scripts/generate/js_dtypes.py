@@ -1,7 +1,7 @@
 """Write web/lib/tensors/dtypes.js, the browser library's tensor types, from the server's table (onnxport/dtypes.py).
 
-    python scripts/js_dtypes.py          rewrite web/lib/tensors/dtypes.js
-    python scripts/js_dtypes.py --check  exit 1 if it differs from what the table gives (tests/test_dtypes.py)
+    python scripts/generate/js_dtypes.py          rewrite web/lib/tensors/dtypes.js
+    python scripts/generate/js_dtypes.py --check  exit 1 if it differs from what the table gives (tests/test_dtypes.py)
 
 The JavaScript is committed, so the library (also an npm package) needs no build step; the check keeps the
 two languages from drifting.
@@ -16,7 +16,7 @@ import numpy as np
 
 from onnxport.dtypes import DTYPES
 
-OUT = Path(__file__).resolve().parent.parent / "web" / "lib" / "tensors" / "dtypes.js"
+OUT = Path(__file__).resolve().parents[2] / "web" / "lib" / "tensors" / "dtypes.js"
 
 
 def _object(pairs: list[tuple[str, str]], *, quoted: bool = True) -> str:
@@ -33,7 +33,7 @@ def render() -> str:
     npy_codes = [(np.dtype(d.numpy).str[1:], d.js_type or "") for d in numeric]
     return f"""\
 // The library's tensor types and their names elsewhere. Generated from server/onnxport/dtypes.py by
-// scripts/js_dtypes.py: edit the table there and run the script; a test fails when this file differs.
+// scripts/generate/js_dtypes.py: edit the table there and run the script; a test fails when this file differs.
 
 /**
  * An element type, as onnxruntime-web names it (bool values are 0/1 in a Uint8Array, float16 values
@@ -63,7 +63,8 @@ def main(argv: list[str]) -> int:
     text = render()
     if argv == ["--check"]:
         if OUT.read_text() != text:
-            print(f"{OUT} differs from server/onnxport/dtypes.py: run python scripts/js_dtypes.py", file=sys.stderr)
+            print(f"{OUT} differs from server/onnxport/dtypes.py: run python scripts/generate/js_dtypes.py",
+                  file=sys.stderr)
             return 1
         return 0
     if argv:

@@ -2,7 +2,7 @@
 the same V2 inference requests one after another on one kept-alive connection, and stopped; the servers take
 turns, round after round, so that load which comes and goes falls on each alike.
 
-    python scripts/serve_latency.py --repository REPO --model iris --rounds 3 \
+    python scripts/bench/serve_latency.py --repository REPO --model iris --rounds 3 \
         waitress="" ray="--engine ray" [before:ray="--engine ray@/path/to/old/server"]
 
 A server is LABEL="extra serve arguments", optionally @SOURCE: a folder put first on PYTHONPATH (another

@@ -1,6 +1,6 @@
 """The int4 variant in a grid of forms (convert/int8/nbits.py Form), each judged and timed side by side.
 
-    PYTHONPATH=server .venv/bin/python scripts/int4_forms.py [--repository models/.repository] [--model minilm]
+    PYTHONPATH=server .venv/bin/python scripts/bench/int4_forms.py [--repository models/.repository] [--model minilm]
         [--forms b16-zp-a4-t4 b32-zp-a4-t4 ...] [--rounds 3] [--threads 1 2] [--runtimes native wasm webgpu]
         [--extra NAME=FILE ...] [--folder DIR] [--json FILE]
 
@@ -12,10 +12,10 @@ the same at level 4.
 
 Each form is made from the repository's fp32 file as the build makes it: when it misses the serving bound on the
 golden inputs, the same fallback search (convert/rescue/) keeps the nodes it names in 8-bit blocks, and the file
-measured is the one the build would serve. Then, beside fp32 and Transformers.js's q4 (scripts/peer/.cache, when
+measured is the one the build would serve. Then, beside fp32 and Transformers.js's q4 (scripts/bench/peer/.cache, when
 peer_bench.py has made it):
 - accuracy: min cosine to fp32 of sentence_embedding on the golden inputs (the build's judgement: budget 0.98,
-  served within 0.982) and on the 40 texts of scripts/peer/texts.py in batches of 8, native onnxruntime;
+  served within 0.982) and on the 40 texts of scripts/bench/peer/texts.py in batches of 8, native onnxruntime;
 - warm run time: native onnxruntime (CPU), Chromium WebAssembly (one page per thread count, all sessions open,
   the forms alternating each round) and WebGPU (SwiftShader: batch 1, a few runs), median ms; batch 1 is the
   text of median length, batch 8 the first 8 texts padded to the longest.
@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnxruntime as ort
-import ort_page  # scripts/ is on the path of a script run from it
+import ort_page  # a script's own folder is on its path
 
 from onnxport.accuracy import budgets, compare, measure
 from onnxport.convert.arithmetic import arithmetic
@@ -46,15 +46,15 @@ from onnxport.pipelines.text import TextPipeline
 from onnxport.repository import testdata
 from onnxport.repository.store import Repository
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts" / "peer"))
-from texts import TEXTS  # noqa: E402 (scripts/peer)
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts" / "bench" / "peer"))
+from texts import TEXTS  # noqa: E402 (scripts/bench/peer)
 
 # The form before issue 43 first (the base of the ratios), each axis changed from it alone, then nbits.FORM
 # (b32-sym-a0-t4) and the same at level 4.
 GRID = ("b16-zp-a4-t4", "b32-zp-a4-t4", "b64-zp-a4-t4", "b16-sym-a4-t4", "b16-zp-a0-t4", "b16-zp-a4-t8",
         "b32-sym-a0-t4", "b32-sym-a4-t4")
-PEER_Q4 = "scripts/peer/.cache/*/onnx/model_q4.onnx"
+PEER_Q4 = "scripts/bench/peer/.cache/*/onnx/model_q4.onnx"
 BATCH = 8
 RUNS = {1: 8, 8: 3}  # warm runs per round at batch 1 and 8 (native and WebAssembly)
 WEBGPU_RUNS = 3

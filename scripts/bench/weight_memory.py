@@ -1,7 +1,7 @@
 """What onnxruntime does with a variant's weights at session creation: its resident memory and warm run
 beside fp32's, each variant in a fresh process (so one session's arena does not count for the next).
 
-    .venv/bin/python scripts/weight_memory.py --repository REPO --model minilm [--runs 20]
+    .venv/bin/python scripts/bench/weight_memory.py --repository REPO --model minilm [--runs 20]
 
 Prints per served variant: file size, RSS growth over the process before the session (after creation and
 after the first run), and the median warm run on the model's first golden input, and each as x fp32.

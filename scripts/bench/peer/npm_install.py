@@ -1,4 +1,4 @@
-"""Transformers.js from npm, on demand, into scripts/peer/node_modules (its own package.json and lock): the bench
+"""Transformers.js from npm, on demand, into scripts/bench/peer/node_modules (its own package.json and lock): the bench
 needs it, make check and make test do not, so CI never downloads it.
 
 `npm ci --ignore-scripts`: onnxruntime-node (a dependency of the package, unused in a browser) would otherwise

@@ -3,6 +3,8 @@
 Recent onnx wheels no longer ship them; the onnx 1.18.0 wheel does. The wheel
 is downloaded from the package index (not installed) and only these folders
 are unpacked into tests/data/onnx-backend/.
+
+    .venv/bin/python scripts/testdata/fetch_onnx_backend.py    (make onnx-testdata)
 """
 
 import subprocess
@@ -19,7 +21,7 @@ WANTED = [
     "pytorch-converted/test_Conv2d",
     "pytorch-converted/test_Linear",
 ]
-TARGET = Path(__file__).resolve().parent.parent / "tests" / "data" / "onnx-backend"
+TARGET = Path(__file__).resolve().parents[2] / "tests" / "data" / "onnx-backend"
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
 """The raw tools with their documented defaults, on one ONNX test directory, judged by onnxport's budgets.
 
-What a user gets without onnxport, for the comparison in scripts/corpus_table.py:
+What a user gets without onnxport, for the comparison in scripts/corpus/corpus_table.py:
 
 - fp16: onnxconverter-common `float16.convert_float_to_float16(model, keep_io_types=True)`;
 - int8-dynamic: onnxruntime `quant_pre_process`, then `quantize_dynamic` (every other argument
@@ -18,7 +18,7 @@ run, is `failed`, with the first line of the error.
 Independent of the onnxport package on purpose (only onnx, onnxruntime, onnxconverter-common and
 numpy), so the comparison does not go through the code it is compared with.
 
-    python scripts/raw_tools.py tests/data/third-party/opennsfw [--json OUT]
+    python scripts/corpus/raw_tools.py tests/data/third-party/opennsfw [--json OUT]
 """
 
 from __future__ import annotations

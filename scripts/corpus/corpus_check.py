@@ -13,7 +13,7 @@ For each test directory in tests/data/third-party/ (`make testdata`):
 Prints the table (also written to /tmp/corpus_check.md) and the agreement count; exits 1 when a
 served variant's check verdict is not `pass`.
 
-    .venv/bin/python scripts/corpus_check.py [NAME ...] [--workdir DIR]
+    .venv/bin/python scripts/corpus/corpus_check.py [NAME ...] [--workdir DIR]
 """
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from fetch_third_party import TASKS
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts" / "testdata"))  # each model's task is its fetcher's, which says why
 
-ROOT = Path(__file__).resolve().parent.parent
+from fetch_third_party import TASKS  # noqa: E402
+
 CORPUS = ROOT / "tests" / "data" / "third-party"
 MARKDOWN = Path(tempfile.gettempdir()) / "corpus_check.md"
 VARIANTS = ("fp32", "fp16", "int8-dynamic", "int8-static")

@@ -1,13 +1,13 @@
 """The corpus table: every third-party model imported, its variants beside the raw tools' on the same model.
 
-For each test directory in tests/data/third-party/ (`make testdata`, scripts/fetch_third_party.py):
+For each test directory in tests/data/third-party/ (`make testdata`, scripts/testdata/fetch_third_party.py):
 
 1. `onnxport import DIR --name NAME --quiet` into a temporary repository (a subprocess, the command a
    user runs), and from its manifest entry, per variant: status, size ratio to fp32, the error against
    fp32 (the vs_fp32 task metric: scaled max error for these generic imports), how many nodes a
    fallback search kept in float, and the reason of every variant not served (the import and the row
    are server/onnxport/harness/corpus.py's, which tests/convert/test_corpus.py uses too);
-2. the raw tools with their documented defaults (scripts/raw_tools.py, also a subprocess: a crash in
+2. the raw tools with their documented defaults (scripts/corpus/raw_tools.py, also a subprocess: a crash in
    a converter costs that model's row, not the run), judged by the same budgets;
 3. an independent look at our own artifacts: raw_tools' judge (not onnxport's code) run on every
    variant onnxport produced, so "the same budgets" is checked, not assumed.
@@ -16,7 +16,7 @@ Prints per-model timings and the docs/measurements.md table (also written to /tm
 `--write` records the rows in tests/data/corpus_table.json, which tests/convert/test_corpus.py holds
 every later import to. Without `--write` it says which recorded statuses changed.
 
-    .venv/bin/python scripts/corpus_table.py [NAME ...] [--write] [--no-raw]
+    .venv/bin/python scripts/corpus/corpus_table.py [NAME ...] [--write] [--no-raw]
 """
 
 from __future__ import annotations
@@ -32,13 +32,16 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import raw_tools
-from fetch_third_party import TASKS
 from raw_tools import KINDS as RAW_KINDS  # the raw tools make no weight-only variant
 
 from onnxport.harness import corpus
 from onnxport.harness.corpus import CORPUS, KINDS, REWRITE, TABLE, TIMEOUT, VARIANTS, machine, node_count, served
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts" / "testdata"))  # each model's task is its fetcher's, which says why
+
+from fetch_third_party import TASKS  # noqa: E402
+
 MARKDOWN = Path(tempfile.gettempdir()) / "corpus_table.md"
 
 
@@ -47,7 +50,7 @@ def corpus_names() -> list[str]:
 
 
 def task(name: str) -> str:
-    """The model's `--task` (scripts/fetch_third_party.py says why for each)."""
+    """The model's `--task` (scripts/testdata/fetch_third_party.py says why for each)."""
     return TASKS.get(name, "generic")
 
 
@@ -55,7 +58,7 @@ def task(name: str) -> str:
 
 
 def raw_model(folder: Path, timeout: float = TIMEOUT) -> dict:
-    """scripts/raw_tools.py on one test directory, in its own process: {kind: row}, seconds and cpu."""
+    """scripts/corpus/raw_tools.py on one test directory, in its own process: {kind: row}, seconds and cpu."""
     with tempfile.TemporaryDirectory(prefix="corpus-raw-") as tmp:
         out = Path(tmp) / "rows.json"
         command = [sys.executable, str(Path(__file__).with_name("raw_tools.py")), str(folder), "--json", str(out),
@@ -196,8 +199,8 @@ def markdown(table: dict) -> str:
         else:
             cells = " | ".join(cell(model["variants"].get(k)) for k in KINDS)
             lines.append(f"| {name} | {task(name)} | {cells} |")
-    lines += ["", "The raw tools with their documented defaults (scripts/raw_tools.py), same inputs and budgets:",
-              "", header.rstrip("\n")]
+    lines += ["", "The raw tools with their documented defaults (scripts/corpus/raw_tools.py), same inputs and "
+              "budgets:", "", header.rstrip("\n")]
     for name, model in models.items():
         if "raw" in model:
             lines.append(f"| {name} | {task(name)} | " + " | ".join(cell(model["raw"].get(k)) for k in KINDS) + " |")
@@ -313,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     models = dict(sorted(models.items()))
     table = {
         "about": ("Every corpus model (tests/data/third-party, `make testdata`) imported by onnxport, beside the "
-                  "raw tools with their documented defaults (scripts/raw_tools.py). Written by "
+                  "raw tools with their documented defaults (scripts/corpus/raw_tools.py). Written by "
                   f"`{REWRITE}`; tests/convert/test_corpus.py compares every import with it."),
         "budgets": {t: {"metric": metric, "fp16": fp16, "int8": int8}
                     for t, (metric, fp16, int8, _) in raw_tools.METRICS.items()},

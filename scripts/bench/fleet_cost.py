@@ -3,7 +3,7 @@ in 12 classes report 5 models on 3 runtimes, and prints the microseconds per rep
 batches of 1,000), the time to build GET /api/fleet's document, and the database's bytes after the reports
 and after VACUUM.
 
-    PYTHONPATH=server .venv/bin/python scripts/fleet_cost.py [--reports 100000] [--db /tmp/fleet-cost.sqlite3]
+    PYTHONPATH=server .venv/bin/python scripts/bench/fleet_cost.py [--reports 100000] [--db /tmp/fleet-cost.sqlite3]
 """
 
 from __future__ import annotations

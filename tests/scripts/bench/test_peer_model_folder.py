@@ -1,4 +1,5 @@
-"""scripts/peer/model_folder.py: the folder Transformers.js reads for the peer bench (scripts/peer_bench.py).
+"""scripts/bench/peer/model_folder.py: the folder Transformers.js reads for the peer bench
+(scripts/bench/peer_bench.py).
 
 Its files are the ones Transformers.js loads, and its unpooled fp32 encoder, mean-pooled and normalized as
 Transformers.js does in JavaScript, gives the demo minilm's embeddings (sentence-transformers, the recipe's own
@@ -13,8 +14,8 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "peer"))
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "scripts" / "bench" / "peer"))
 
 import model_folder  # noqa: E402
 

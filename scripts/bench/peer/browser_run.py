@@ -1,4 +1,4 @@
-"""Drives the bench page (scripts/peer/web/) in this machine's Chromium: cold starts, warm rounds, embeddings.
+"""Drives the bench page (scripts/bench/peer/web/) in this machine's Chromium: cold starts, warm rounds, embeddings.
 
 Every measurement is taken inside the page (performance.now() around the call), so Playwright's own round
 trips are not in it. Sides alternate: cold starts A/B then B/A round by round, each in a new browser context
