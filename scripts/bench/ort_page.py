@@ -10,6 +10,7 @@ In the page: openSession(name, file) -> creation ms; setFeeds(key, encoded); tim
 from __future__ import annotations
 
 import contextlib
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +19,12 @@ from urllib.parse import urlencode
 import numpy as np
 
 from onnxport.harness import chromium as chromium_driver
-from onnxport.harness.isolated_files import isolated_files
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))  # the tests' cross-origin isolated file server
+
+from fixtures.isolated_files import isolated_files  # noqa: E402
+
 WASM_BUNDLE = "ort.wasm.min.mjs"  # WebAssembly only: faster on the CPU than a bundle with the WebGPU bridge
 WEBGPU_BUNDLE = "ort.webgpu.min.mjs"  # the native WebGPU execution provider, as web/lib/worker uses
 PAGE = """<!doctype html><script type="module">

@@ -6,7 +6,7 @@ For each test directory in tests/data/third-party/ (`make testdata`, scripts/tes
    user runs), and from its manifest entry, per variant: status, size ratio to fp32, the error against
    fp32 (the vs_fp32 task metric: scaled max error for these generic imports), how many nodes a
    fallback search kept in float, and the reason of every variant not served (the import and the row
-   are server/onnxport/harness/corpus.py's, which tests/convert/test_corpus.py uses too);
+   are tests/fixtures/corpus_rows.py's, which tests/convert/test_corpus.py uses too);
 2. the raw tools with their documented defaults (scripts/corpus/raw_tools.py, also a subprocess: a crash in
    a converter costs that model's row, not the run), judged by the same budgets;
 3. an independent look at our own artifacts: raw_tools' judge (not onnxport's code) run on every
@@ -34,13 +34,24 @@ from pathlib import Path
 import raw_tools
 from raw_tools import KINDS as RAW_KINDS  # the raw tools make no weight-only variant
 
-from onnxport.harness import corpus
-from onnxport.harness.corpus import CORPUS, KINDS, REWRITE, TABLE, TIMEOUT, VARIANTS, machine, node_count, served
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "testdata"))  # each model's task is its fetcher's, which says why
+sys.path.insert(0, str(ROOT / "tests"))  # the rows: the corpus test reads imports the same way
 
 from fetch_third_party import TASKS  # noqa: E402
+
+from fixtures import corpus_rows  # noqa: E402
+from fixtures.corpus_rows import (  # noqa: E402
+    CORPUS,
+    KINDS,
+    REWRITE,
+    TABLE,
+    TIMEOUT,
+    VARIANTS,
+    machine,
+    node_count,
+    served,
+)
 
 MARKDOWN = Path(tempfile.gettempdir()) / "corpus_table.md"
 
@@ -63,12 +74,12 @@ def raw_model(folder: Path, timeout: float = TIMEOUT) -> dict:
         out = Path(tmp) / "rows.json"
         command = [sys.executable, str(Path(__file__).with_name("raw_tools.py")), str(folder), "--json", str(out),
                    "--task", task(folder.name)]
-        done = corpus.run_measured(command, tmp, timeout)
+        done = corpus_rows.run_measured(command, tmp, timeout)
         if done.returncode == 0:
             rows = json.loads(out.read_text())
         else:  # the process died (a native crash, a timeout): every tool not yet judged is lost with it
             rows = {k: {"status": "failed", "size_ratio": None, "error": None,
-                        "reason": f"raw_tools.py died: {corpus.failure(done, timeout)}"} for k in RAW_KINDS}
+                        "reason": f"raw_tools.py died: {corpus_rows.failure(done, timeout)}"} for k in RAW_KINDS}
     for row in rows.values():
         row.pop("seconds", None)
     return {"rows": rows, "seconds": round(done.wall, 1), "cpu_seconds": round(done.cpu, 1)}
@@ -257,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def one(name: str, repository: Path) -> tuple[dict, dict, tuple[int, list[str]]]:
         folder = CORPUS / name
-        row = corpus.import_model(folder, name, repository, task(name), args.timeout)
+        row = corpus_rows.import_model(folder, name, repository, task(name), args.timeout)
         try:
             disagreements = cross_check(folder, row)
         except Exception as exc:

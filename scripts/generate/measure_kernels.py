@@ -46,9 +46,12 @@ from onnx import TensorProto, helper, numpy_helper
 from playwright.sync_api import sync_playwright
 
 from onnxport.harness import chromium as chromium_driver
-from onnxport.harness.isolated_files import isolated_files
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))  # the tests' cross-origin isolated file server
+
+from fixtures.isolated_files import isolated_files  # noqa: E402
+
 KERNELS_JS = ROOT / "web" / "lib" / "choice" / "kernels.js"
 BEGIN, END = "// BEGIN MEASURED (scripts/generate/measure_kernels.py --write)", "// END MEASURED"
 # runtime -> (bundle, execution provider)
