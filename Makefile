@@ -93,16 +93,17 @@ browsers:
 	  && command -v Xvfb >/dev/null || (apt-get update -qq && apt-get install -y -qq $(BROWSER_PACKAGES))
 
 testdata: onnx-testdata
-	$(PY) scripts/fetch_third_party.py
+	$(PY) scripts/testdata/fetch_third_party.py
 
 # The few ONNX backend test folders the import tests read (nothing to do once they are there).
 onnx-testdata: $(VENV)/.installed
-	$(PY) scripts/fetch_onnx_testdata.py
+	$(PY) scripts/testdata/fetch_onnx_backend.py
 
 # onnxport beside Transformers.js on minilm in Chromium (docs/peer-bench.md): not part of test or check, it
-# installs its npm package itself (npm ci --prefix scripts/peer). ARGS="--rounds 3 --json peer.json" passes options.
+# installs its npm package itself (npm ci --prefix scripts/bench/peer). ARGS="--rounds 3 --json peer.json"
+# passes options.
 bench-peer: setup
-	$(PY) scripts/peer_bench.py $(ARGS)
+	$(PY) scripts/bench/peer_bench.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) node_modules models/.repository tests/data/onnx-backend tests/data/third-party $(RUN_LOG)

@@ -45,6 +45,6 @@ def test_every_numpy_name_is_one_row():
 
 
 def test_the_browser_librarys_table_is_generated_from_this_one():
-    script = PROJECT_ROOT / "scripts" / "js_dtypes.py"
+    script = PROJECT_ROOT / "scripts" / "generate" / "js_dtypes.py"
     done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

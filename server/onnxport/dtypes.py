@@ -3,7 +3,7 @@
 A manifest names a tensor's type as numpy does (`float32`); the V2 protocol, ONNX, onnxruntime,
 Triton's config.pbtxt and the browser library each have their own name for it. Every name table of
 the server is derived from DTYPES, and the browser library's (web/lib/tensors/dtypes.js) is generated from it by
-scripts/js_dtypes.py (a test fails when the two differ), so a new type is one row here.
+scripts/generate/js_dtypes.py (a test fails when the two differ), so a new type is one row here.
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
+from fixtures.isolated_files import isolated_files
 from fixtures.playground import RUN_TIMEOUT_MS
 from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances
-from onnxport.harness.isolated_files import isolated_files
 from onnxport.harness.process import free_port
 
 PAGE = """<!doctype html>

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
+from fixtures.isolated_files import isolated_files
 from fixtures.playground import RUN_TIMEOUT_MS
-from onnxport.harness.isolated_files import isolated_files
 from onnxport.harness.process import free_port
 from onnxport.pipelines import corpus
 

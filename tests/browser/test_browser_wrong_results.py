@@ -2,7 +2,7 @@
 verification catches it, the page says so and runs WebAssembly, and a reload never tries it again.
 
 The model is a voice-activity detector with LSTM state shipped in a PyPI/npm package, made into
-an ONNX test directory by scripts/fetch_third_party.py (`make testdata`).
+an ONNX test directory by scripts/testdata/fetch_third_party.py (`make testdata`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ THIRD_PARTY = Path(__file__).resolve().parents[1] / "data" / "third-party"
 def vad_repository(run_cli, tmp_path) -> tuple[Path, str]:
     folder = THIRD_PARTY / "silero-vad"
     if not (folder / "model.onnx").exists():
-        pytest.fail(f"no test directory {folder}: run `make testdata` (scripts/fetch_third_party.py)")
+        pytest.fail(f"no test directory {folder}: run `make testdata` (scripts/testdata/fetch_third_party.py)")
     repository = tmp_path / "third-party"
     code, _, err = run_cli("--repository", repository, "import", folder, "--name", "vad", "--quiet")
     assert code == 0, err

@@ -22,8 +22,8 @@ import pytest
 from playwright.sync_api import expect
 
 from fixtures.example_page import assert_matches_server, example_run, status_when_done
+from fixtures.isolated_files import isolated_files
 from fixtures.servers import start_test_server
-from onnxport.harness.isolated_files import isolated_files
 from onnxport.harness.process import free_port
 from onnxport.project import PROJECT_ROOT
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from fixtures.corpus_rows import CORPUS
 from fixtures.playground import (
     PAGE_TIMEOUT_MS,
     RUN_TIMEOUT_MS,
@@ -35,7 +36,6 @@ from fixtures.playground import (
 )
 from fixtures.repository import copy_demo
 from fixtures.servers import start_test_server
-from onnxport.harness.corpus import CORPUS
 from onnxport.harness.process import free_port
 from onnxport.project import PROJECT_ROOT
 

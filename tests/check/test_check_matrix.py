@@ -161,7 +161,7 @@ def test_the_full_demo_matrix_passes_in_every_browser_runtime(check_cli, demo_re
 @pytest.fixture
 def backend_data() -> Path:
     if not (BACKEND / "test_Conv2d" / "model.onnx").exists():
-        pytest.fail("ONNX backend test data missing: run `make testdata` (scripts/fetch_onnx_testdata.py)")
+        pytest.fail("ONNX backend test data missing: run `make testdata` (scripts/testdata/fetch_onnx_backend.py)")
     return BACKEND
 
 

@@ -1,11 +1,11 @@
 """The third-party corpus: every model still imports the way tests/data/corpus_table.json recorded it.
 
-The 17 real models of tests/data/third-party/ (`make testdata`, scripts/fetch_third_party.py) are
-imported into a temporary repository by the function scripts/corpus_table.py records the table with
-(onnxport/harness/corpus.py's import_model: `onnxport import DIR --name NAME --task TASK --forms none
+The 17 real models of tests/data/third-party/ (`make testdata`, scripts/testdata/fetch_third_party.py) are
+imported into a temporary repository by the function scripts/corpus/corpus_table.py records the table with
+(tests/fixtures/corpus_rows.py's import_model: `onnxport import DIR --name NAME --task TASK --forms none
 --quiet` in a subprocess, two at a time, with the task the table recorded), and each variant is compared
 with its recorded row. When a difference is intended (a converter got better, or worse on purpose),
-re-record with `python scripts/corpus_table.py --write` and paste its table into docs/measurements.md.
+re-record with `python scripts/corpus/corpus_table.py --write` and paste its table into docs/measurements.md.
 """
 
 from __future__ import annotations
@@ -19,18 +19,18 @@ from pathlib import Path
 
 import pytest
 
+from fixtures import corpus_rows
 from onnxport.convert.rescue import value_sizes
-from onnxport.harness import corpus
 from onnxport.project import PROJECT_ROOT as ROOT
 
 pytestmark = pytest.mark.slow
 
-RECORDED = json.loads(corpus.TABLE.read_text())
+RECORDED = json.loads(corpus_rows.TABLE.read_text())
 NAMES = sorted(RECORDED["models"])
-TABLE = corpus.TABLE.relative_to(ROOT)
-RERECORD = (f"If the change is intended, re-record: `{corpus.REWRITE}`, review the diff of {TABLE} "
+TABLE = corpus_rows.TABLE.relative_to(ROOT)
+RERECORD = (f"If the change is intended, re-record: `{corpus_rows.REWRITE}`, review the diff of {TABLE} "
             "and paste the printed table into docs/measurements.md.")
-MAKE_TESTDATA = "run `make testdata` (scripts/fetch_third_party.py)"
+MAKE_TESTDATA = "run `make testdata` (scripts/testdata/fetch_third_party.py)"
 JOBS = 2  # imports at a time: much of an import is single-threaded Python, so two use both cores
 
 # What is compared, and why. Figures move a little between CPUs: onnxruntime's kernels differ between
@@ -76,15 +76,15 @@ ERROR_FLOOR = 1e-4
 # recognizer (18,385 classes a step, not in the corpus) 2.4 GB here, 11 GB on a user's larger inputs.
 BASE_MB = 900
 MEMORY_FACTOR = 16
-RESOURCES = corpus.CORPUS / "import_resources.json"  # beside the corpus, which git ignores
+RESOURCES = corpus_rows.CORPUS / "import_resources.json"  # beside the corpus, which git ignores
 
 
 @pytest.fixture(scope="session")
 def corpus_import(request, tmp_path_factory):
-    """corpus_import(name) -> the model's row, as scripts/corpus_table.py records it.
+    """corpus_import(name) -> the model's row, as scripts/corpus/corpus_table.py records it.
 
     The imports the session's selected tests need start at once, JOBS at a time, the biggest graphs
-    first (as scripts/corpus_table.py orders them: their fallback searches take longest), so the
+    first (as scripts/corpus/corpus_table.py orders them: their fallback searches take longest), so the
     slowest import never starts last.
     """
     repository = tmp_path_factory.mktemp("corpus")
@@ -98,21 +98,21 @@ def corpus_import(request, tmp_path_factory):
 
     def submit(name: str) -> Future:
         if name not in futures:
-            futures[name] = pool.submit(corpus.import_model, corpus.CORPUS / name, name, repository / name,
+            futures[name] = pool.submit(corpus_rows.import_model, corpus_rows.CORPUS / name, name, repository / name,
                                         RECORDED["tasks"][name])
         return futures[name]
 
-    present = [name for name in wanted if (corpus.CORPUS / name / "model.onnx").is_file()]
-    for name in sorted(present, key=lambda n: -corpus.node_count(corpus.CORPUS / n)):
+    present = [name for name in wanted if (corpus_rows.CORPUS / name / "model.onnx").is_file()]
+    for name in sorted(present, key=lambda n: -corpus_rows.node_count(corpus_rows.CORPUS / n)):
         submit(name)
     yield lambda name: submit(name).result()
     pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _require_corpus(name: str) -> Path:
-    folder = corpus.CORPUS / name
-    if not corpus.CORPUS.is_dir():
-        pytest.fail(f"no corpus folder {corpus.CORPUS}: {MAKE_TESTDATA}")
+    folder = corpus_rows.CORPUS / name
+    if not corpus_rows.CORPUS.is_dir():
+        pytest.fail(f"no corpus folder {corpus_rows.CORPUS}: {MAKE_TESTDATA}")
     if not (folder / "model.onnx").is_file():
         pytest.fail(f"corpus model {name} missing ({folder}): {MAKE_TESTDATA}")
     return folder
@@ -125,7 +125,7 @@ def _number(value) -> float | None:
 def _distance(row: dict) -> float | None:
     """The error figure with 0 as perfect: an agreement metric becomes 1 - agreement."""
     value = _number(row["error"])
-    return 1.0 - value if value is not None and row["metric"] in corpus.AGREEMENTS else value
+    return 1.0 - value if value is not None and row["metric"] in corpus_rows.AGREEMENTS else value
 
 
 def _errors_agree(recorded: dict, got: dict) -> bool:
@@ -147,22 +147,22 @@ def _near_budget(name: str, variant: str, *rows: dict) -> bool:
     if budget is None or variant == "fp32":
         return False
     bound = budget["fp16"] if variant == "fp16" else budget["int8"]
-    limit = 1.0 - bound if budget["metric"] in corpus.AGREEMENTS else bound
+    limit = 1.0 - bound if budget["metric"] in corpus_rows.AGREEMENTS else bound
     distances = [_distance(row) for row in rows]
     return all(d is not None and math.isfinite(d) and limit / 2 <= d <= limit * 2 for d in distances)
 
 
 def _same_cpu() -> bool:
-    cpu, recorded = corpus.machine(), RECORDED["recorded_on"]
+    cpu, recorded = corpus_rows.machine(), RECORDED["recorded_on"]
     return (cpu["cpu"], cpu["isa"]) == (recorded["cpu"], recorded["isa"])
 
 
 def _has_vnni() -> bool:
-    return bool({"avx512_vnni", "avx_vnni"} & set(corpus.machine()["isa"]))
+    return bool({"avx512_vnni", "avx_vnni"} & set(corpus_rows.machine()["isa"]))
 
 
 def _cpu_note() -> str:
-    cpu, recorded = corpus.machine(), RECORDED["recorded_on"]
+    cpu, recorded = corpus_rows.machine(), RECORDED["recorded_on"]
     return f"recorded on {recorded['cpu']} {recorded['isa']}, this is {cpu['cpu']} {cpu['isa']}"
 
 
@@ -211,16 +211,16 @@ def _differences(name: str, variant: str, recorded: dict | None, got: dict | Non
 def test_corpus_model_imports_as_recorded(name, corpus_import):
     folder = _require_corpus(name)
     recorded = RECORDED["models"][name]
-    assert corpus.data_sha256(folder) == recorded["data_sha256"], (
+    assert corpus_rows.data_sha256(folder) == recorded["data_sha256"], (
         f"{name}: {folder} is not the model and test data {TABLE} was recorded with "
-        f"(scripts/fetch_third_party.py changed?). {RERECORD}")
+        f"(scripts/testdata/fetch_third_party.py changed?). {RERECORD}")
     got = corpus_import(name)
     assert (got["import_error"] is None) == (recorded["import_error"] is None), (
         f"{name}: import {'failed: ' + got['import_error'] if got['import_error'] else 'succeeded'}, recorded "
         f"{'failing: ' + recorded['import_error'] if recorded['import_error'] else 'succeeding'}. {RERECORD}")
     problems = [
         problem
-        for variant in sorted(set(recorded["variants"]) | set(got["variants"]), key=corpus.VARIANTS.index)
+        for variant in sorted(set(recorded["variants"]) | set(got["variants"]), key=corpus_rows.VARIANTS.index)
         for problem in _differences(name, variant, recorded["variants"].get(variant), got["variants"].get(variant))
     ]
     assert not problems, (f"{name} differs from {TABLE}:\n  " + "\n  ".join(problems) + f"\n{RERECORD}")
@@ -238,18 +238,18 @@ def test_raw_tools_serve_no_more_variants_of_any_kind_than_we_do(corpus_import):
     assert not changed, (f"the raw tools' rows were recorded with other versions (recorded, installed): {changed}. "
                          f"{RERECORD}")
     raw = {name: RECORDED["models"][name]["raw"] for name in NAMES}
-    assert corpus.served(raw) == RECORDED["counts"]["raw_served"], f"{TABLE}: counts do not match its rows"
+    assert corpus_rows.served(raw) == RECORDED["counts"]["raw_served"], f"{TABLE}: counts do not match its rows"
     for name in NAMES:
         _require_corpus(name)
-    ours = corpus.served({name: corpus_import(name)["variants"] for name in NAMES})
-    raw_served = corpus.served(raw)
-    fewer = {kind: f"ours {ours[kind]}, raw tools {raw_served[kind]}" for kind in corpus.KINDS
+    ours = corpus_rows.served({name: corpus_import(name)["variants"] for name in NAMES})
+    raw_served = corpus_rows.served(raw)
+    fewer = {kind: f"ours {ours[kind]}, raw tools {raw_served[kind]}" for kind in corpus_rows.KINDS
              if ours[kind] < raw_served[kind]}
     assert not fewer, f"of {len(NAMES)} corpus models, we serve fewer variants than the raw tools: {fewer}"
 
 
 def _largest_mb(folder: Path) -> float:
-    model, feeds = corpus.inputs_of(folder)
+    model, feeds = corpus_rows.inputs_of(folder)
     return value_sizes.largest_value(model, [feeds])[1] / 2**20
 
 

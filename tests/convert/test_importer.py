@@ -55,7 +55,7 @@ def repository(tmp_path: Path) -> Path:
 @pytest.fixture
 def backend_data() -> Path:
     if not (BACKEND / "test_Conv2d" / "model.onnx").exists():
-        pytest.fail("ONNX backend test data missing: run `make testdata` (scripts/fetch_onnx_testdata.py)")
+        pytest.fail("ONNX backend test data missing: run `make testdata` (scripts/testdata/fetch_onnx_backend.py)")
     return BACKEND
 
 

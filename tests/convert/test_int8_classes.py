@@ -1,7 +1,7 @@
 """convert/int8/ on the classes of real models its int8 variants used to get wrong.
 
 Each test is a small graph made with onnx.helper and run in onnxruntime, standing for
-models of the third-party corpus (scripts/fetch_third_party.py): Paddle2ONNX weights in
+models of the third-party corpus (scripts/testdata/fetch_third_party.py): Paddle2ONNX weights in
 Constant nodes, opset 9-12 CNNs, silero's If branches, ddddocr's already-quantized
 recognizer, BatchNorm-folded Convs with channels of very different sizes, and the node
 names the automatic fallback passes as keep_float.

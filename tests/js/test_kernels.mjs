@@ -1,5 +1,5 @@
 // web/lib/choice/kernels.js: the measured table of operators each onnxruntime-web bundle lacks
-// (scripts/measure_kernels.py) and the rule the plan applies to a variant's operator_types.
+// (scripts/generate/measure_kernels.py) and the rule the plan applies to a variant's operator_types.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 

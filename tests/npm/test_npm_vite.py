@@ -20,10 +20,10 @@ import pytest
 from npm_pack import PROJECT_ROOT, pack
 from playwright.sync_api import expect
 
+from fixtures.isolated_files import isolated_files
 from fixtures.playground import RUN_TIMEOUT_MS
 from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances
-from onnxport.harness.isolated_files import isolated_files
 from onnxport.harness.process import free_port
 
 # The checkout pins vite (package.json's devDependencies, locked): `make setup`'s npm ci leaves it in

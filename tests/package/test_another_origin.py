@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from onnxport.harness.isolated_files import isolated_files
+from fixtures.isolated_files import isolated_files
 from onnxport.harness.process import free_port
 from onnxport.init_project import readme
 from onnxport.install_source import installed_from

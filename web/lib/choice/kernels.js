@@ -2,7 +2,7 @@
 // them fails at creation ("No Op registered"), after the whole download. The plan reads the
 // variant's manifest "operator_types" and leaves such a runtime out before any download.
 //
-// MEASURED, not read from documentation: scripts/measure_kernels.py writes a one-node model per
+// MEASURED, not read from documentation: scripts/generate/measure_kernels.py writes a one-node model per
 // operator below (each checked by native onnxruntime first) and creates a session from it in this
 // machine's Chromium on the bundle each runtime loads (ort-runtime.js), onnxruntime-web 1.30.0:
 //   wasm   ort.wasm.min.mjs, execution provider wasm
@@ -10,7 +10,7 @@
 //          kernel fall back to the bundle's CPU kernels, so only ops missing from both are listed
 //   webnn  ort.webgpu.min.mjs, execution provider wasm: the CPU kernels WebNN falls back to per
 //          node in that bundle (no WebNN context here to try WebNN itself)
-// Re-measure after changing the onnxruntime-web version: .venv/bin/python scripts/measure_kernels.py --write
+// Re-measure after changing the onnxruntime-web version: .venv/bin/python scripts/generate/measure_kernels.py --write
 // Found with 1.30.0: ort.webgpu has no ai.onnx.ml operator at all (its CPU kernels are built
 // without that domain); every probed quantized and com.microsoft operator has a kernel in both
 // bundles, ConvInteger, MatMulInteger and DynamicQuantizeLSTM included, except GatherBlockQuantized,
@@ -28,7 +28,7 @@
 // An operator outside PROBED is assumed to have a kernel: the session's creation remains the test.
 import { runtime as runtimeRow } from "./runtimes.js";
 
-// BEGIN MEASURED (scripts/measure_kernels.py --write)
+// BEGIN MEASURED (scripts/generate/measure_kernels.py --write)
 export const PROBED = Object.freeze([
   "ai.onnx.ml/ArrayFeatureExtractor",
   "ai.onnx.ml/Binarizer",

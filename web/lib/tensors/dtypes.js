@@ -1,5 +1,5 @@
 // The library's tensor types and their names elsewhere. Generated from server/onnxport/dtypes.py by
-// scripts/js_dtypes.py: edit the table there and run the script; a test fails when this file differs.
+// scripts/generate/js_dtypes.py: edit the table there and run the script; a test fails when this file differs.
 
 /**
  * An element type, as onnxruntime-web names it (bool values are 0/1 in a Uint8Array, float16 values
