@@ -1,4 +1,4 @@
-"""serving/json_budget.py: the counts are exact (keys, objects, depth, string bytes), at the boundary and across
+"""serving/v2/json_budget.py: the counts are exact (keys, objects, depth, string bytes), at the boundary and across
 any chunking of the same bytes, whatever the strings hold; and large arrays are skipped, not visited."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from onnxport.serving.json_budget import Budget, BudgetExceeded, Scanner, check
+from onnxport.serving.v2.json_budget import Budget, BudgetExceeded, Scanner, check
 
 WIDE = Budget(keys=10_000, objects=10_000, depth=64, string_bytes=10_000_000)
 

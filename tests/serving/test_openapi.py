@@ -1,4 +1,4 @@
-"""/v2/openapi.json (serving/openapi.py): the V2 API described, and schemathesis holding the live server to it."""
+"""/v2/openapi.json (serving/v2/openapi.py): the V2 API described, and schemathesis holding the live server to it."""
 
 from __future__ import annotations
 

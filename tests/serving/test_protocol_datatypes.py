@@ -1,4 +1,4 @@
-"""serving/protocol.py's tensor data: JSON layouts, and every V2 datatype both ways, in JSON and in binary."""
+"""serving/v2/protocol.py's tensor data: JSON layouts, and every V2 datatype both ways, in JSON and in binary."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from protocol_helpers import json_body, split_response
 
-from onnxport.serving.protocol import decode_request, encode_response, to_binary, to_json_data
+from onnxport.serving.v2.protocol import decode_request, encode_response, to_binary, to_json_data
 
 # One sample per V2 datatype, with each type's extremes where it has them. FP16 values are
 # exactly representable, so JSON (which carries decimal text) round-trips them exactly too.

@@ -1,4 +1,4 @@
-"""serving/protocol.py refusing malformed requests: a ProtocolError naming what is wrong, never another exception."""
+"""serving/v2/protocol.py refusing malformed requests: a ProtocolError naming what is wrong, never another exception."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 from protocol_helpers import json_body
 
-from onnxport.serving.protocol import ProtocolError, decode_request
+from onnxport.serving.v2.protocol import ProtocolError, decode_request
 
 X = {"name": "x", "shape": [2, 2], "datatype": "FP32", "data": [1, 2, 3, 4]}
 

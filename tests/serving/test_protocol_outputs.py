@@ -1,4 +1,4 @@
-"""serving/protocol.py's request id, requested outputs, and encode_response's choice of JSON or binary per output."""
+"""serving/v2/protocol.py's request id, requested outputs, and encode_response's choice of JSON or binary per output."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import numpy as np
 from protocol_helpers import json_body, split_response
 
-from onnxport.serving.protocol import decode_request, encode_response
+from onnxport.serving.v2.protocol import decode_request, encode_response
 
 
 def test_the_request_id_is_echoed():

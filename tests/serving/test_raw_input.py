@@ -1,4 +1,4 @@
-"""Raw input over the V2 API (serving/raw_input.py): text for minilm and an image file for digits, made into
+"""Raw input over the V2 API (serving/v2/raw_input.py): text for minilm and an image file for digits, made into
 tensors by the Python side of each model's pipeline, answered with the model's outputs and `answer`; through
 plain JSON and through tritonclient's binary BYTES. A raw input a model cannot take is a 400 that says why."""
 

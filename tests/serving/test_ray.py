@@ -2,7 +2,7 @@
 
 The same checks as the waitress server: tritonclient on every served variant (binary and JSON) equal to
 a local onnxruntime session, the same errors for the same bad requests (one implementation,
-v2_core.py), both replicas answering, Ray's batching under concurrent clients, a replica killed
+serving/v2/core.py), both replicas answering, Ray's batching under concurrent clients, a replica killed
 under load (only what it had in flight is lost; Ray restarts it), and no Ray process left once the
 server stops.
 """
@@ -22,7 +22,7 @@ import pytest
 
 from demo_variants import MODEL_VARIANTS
 from fixtures.servers import free_port, ray_processes, ray_test_server
-from onnxport.serving.protocol import datatype_of
+from onnxport.serving.v2.protocol import datatype_of
 
 pytestmark = pytest.mark.slow
 

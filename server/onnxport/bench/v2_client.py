@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from onnxport.bench.timing import measure, summarize
-from onnxport.serving import protocol
+from onnxport.serving.v2 import protocol
 
 
 class Client:

@@ -5,7 +5,7 @@ on the corpus of raw inputs (pipelines/corpus.py), then end to end.
   crop, before normalization) within PIPELINE_PIXEL_LEVELS. A mismatch names the input and its first
   differing position.
 - `answers`: model.pipeline(input) in the browser on WebAssembly (fp32) against the server's answer to the same
-  raw input (serving/raw_input.py): top-1 labels equal, embeddings within the fp32 floor's cosine.
+  raw input (serving/v2/raw_input.py): top-1 labels equal, embeddings within the fp32 floor's cosine.
 """
 
 from __future__ import annotations

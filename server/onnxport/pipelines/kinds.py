@@ -1,5 +1,5 @@
 """The raw-input kinds a pipeline takes, one row each. The spec check (spec_check.py) and the V2 server
-(serving/raw_input.py) find a kind's parts here, so a new kind is its module in this folder (its spec check
+(serving/v2/raw_input.py) find a kind's parts here, so a new kind is its module in this folder (its spec check
 and its request feeds, importing only spec.py's types), its spec's type in spec.py's PipelineSpec, and its row
 below.
 web/lib/pipelines/pipeline.js holds the browser's side the same way."""

@@ -1,13 +1,12 @@
 """What the blueprints share: settings, the catalog and the session pool of this app, and on Ray Serve the
-deployment whose replicas the operator routes answer for."""
+deployment whose replicas the operator routes answer for. No web framework here: the blueprints find the app's
+State through http/context.py, and the V2 core (v2/core.py) is handed it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
-
-from flask import current_app
 
 from onnxport.repository.store import Repository
 from onnxport.serving import batching_policy
@@ -58,10 +57,6 @@ def record_statistics(state: State) -> Recorder:
     return state.recorder
 
 
-def state() -> State:
-    return current_app.extensions["onnxport"]
-
-
 class Deployment(Protocol):
     """The operator routes' answers for every replica of a Ray Serve deployment (ray/replicas.py)."""
 
@@ -70,8 +65,3 @@ class Deployment(Protocol):
     def index(self) -> Any: ...
     def load_or_unload(self, path: str, authorization: str) -> Any: ...
 
-
-def deployment() -> Deployment | None:
-    """The deployment this app answers the operator routes for, or None: this process alone (waitress, or a
-    Ray replica's operator port)."""
-    return current_app.extensions.get("onnxport.deployment")

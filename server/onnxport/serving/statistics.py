@@ -61,7 +61,7 @@ class ModelStats:
 
 @dataclass
 class Timing:
-    """One request's phases, filled in by v2_core.infer as it goes (nanoseconds, perf_counter_ns)."""
+    """One request's phases, filled in by v2/core.py's infer as it goes (nanoseconds, perf_counter_ns)."""
     start: int = field(default_factory=time.perf_counter_ns)
     phases: dict[str, int] = field(default_factory=dict)
     rows: int = 0

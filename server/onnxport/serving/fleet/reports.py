@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, ValidationError, field_validator
 
 from onnxport.errors import OnnxportError
-from onnxport.serving import json_budget, request_schema
 from onnxport.serving.fleet.classes import ADAPTER_CHARS, BUCKET_NAMES, ENGINES, normalize
+from onnxport.serving.v2 import json_budget, request_schema
 
 MAX_BYTES = 16 * 1024
 MAX_RESULTS = 8
@@ -99,7 +99,7 @@ def parse(body: bytes) -> Report:
         raise ReportError(422, _describe(exc, document)) from None
 
 
-# What a report's JSON may hold, checked before it is parsed (serving/json_budget.py): twice the keys and
+# What a report's JSON may hold, checked before it is parsed (serving/v2/json_budget.py): twice the keys and
 # objects a report can have (4 keys of its own, 6 for the device, 14 per result with its metric; 2 objects and
 # 2 per result) and one level of nesting to spare. Strings are bounded by MAX_BYTES.
 _KEYS, _OBJECTS, _DEPTH = 4 + 6 + 14 * MAX_RESULTS, 2 + 2 * MAX_RESULTS, 4

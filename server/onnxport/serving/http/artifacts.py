@@ -8,8 +8,8 @@ import json
 from flask import Blueprint, Response, request
 
 from onnxport.repository.layout import BENCH_FILE
+from onnxport.serving.http.context import state
 from onnxport.serving.http.files import send, send_latest
-from onnxport.serving.state import state
 
 blueprint = Blueprint("artifacts", __name__)
 

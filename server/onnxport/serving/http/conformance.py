@@ -10,8 +10,8 @@ from onnxport.repository import testdata
 from onnxport.repository.layout import VERDICTS_FILE
 from onnxport.serving.catalog import NotFound
 from onnxport.serving.http import web
+from onnxport.serving.http.context import state
 from onnxport.serving.http.files import send_contained, send_latest
-from onnxport.serving.state import state
 
 blueprint = Blueprint("conformance", __name__)
 

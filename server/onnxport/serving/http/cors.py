@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from flask import Flask, Response, request
 
-from onnxport.serving import v2_core
 from onnxport.serving.config import ANY_ORIGIN
 from onnxport.serving.http.error_shape import error_response
 from onnxport.serving.http.files import no_content
 from onnxport.serving.state import State
+from onnxport.serving.v2 import core
 
 # What another origin may use: the data and code a page elsewhere needs, not our own pages.
 PREFIXES = ("/api/", "/repository/", "/ort/", "/vendor/tokenizers/", "/vendor/chartjs/", "/web/", "/v2/")
@@ -67,7 +67,7 @@ def _preflight(policy: Policy, state: State) -> Response | None:
     """Answer a preflight before routing: 204 with what may be sent, or 403 saying what may not; refuse a write
     from a page of a foreign origin before any work."""
     if request.method == "POST":
-        refused = v2_core.foreign_origin(state, request.headers)
+        refused = core.foreign_origin(state, request.headers)
         if refused is not None:
             return error_response(403, refused)
     origin = request.headers.get("Origin")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException
 
-from onnxport.serving import v2_core
-from onnxport.serving.v2_core import ApiError  # noqa: F401 - raised by the other blueprints
+from onnxport.serving.v2 import core
+from onnxport.serving.v2.core import ApiError  # noqa: F401 - raised by the other blueprints
 
 
 def error_response(status: int, message: str):
@@ -21,7 +21,7 @@ def init_app(app: Flask) -> None:
 
 
 def _error(exc: Exception):
-    reply = v2_core.error_reply(exc) or v2_core.internal_error(exc)
+    reply = core.error_reply(exc) or core.internal_error(exc)
     response = Response(reply.body, status=reply.status, mimetype=reply.content_type)
     response.headers.update(reply.headers)
     return response

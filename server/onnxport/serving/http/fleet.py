@@ -11,14 +11,15 @@ import json
 
 from flask import Blueprint, Flask, Response, request
 
-from onnxport.serving import v2_core
 from onnxport.serving.fleet import limits, reports
 from onnxport.serving.fleet.metrics import FleetMetrics
 from onnxport.serving.fleet.networks import network
 from onnxport.serving.fleet.served import ServedIndex
 from onnxport.serving.fleet.store import FleetStore
+from onnxport.serving.http.context import state
 from onnxport.serving.http.error_shape import error_response
-from onnxport.serving.state import State, record_statistics, state
+from onnxport.serving.state import State, record_statistics
+from onnxport.serving.v2 import core
 
 blueprint = Blueprint("fleet", __name__)
 OFF = "fleet reports are off on this server (setting fleet_reports)"
@@ -77,7 +78,7 @@ def report() -> Response:
 
 def _refusal(fleet: Fleet) -> Response | None:
     """Refusals made before the body is read: origin, size, type, the network's rate."""
-    foreign = v2_core.foreign_origin(state(), request.headers)
+    foreign = core.foreign_origin(state(), request.headers)
     if foreign is not None:
         return error_response(403, foreign)
     size = request.content_length

@@ -1,10 +1,10 @@
-"""A v2_core.Reply as a Flask response: the one conversion every blueprint uses."""
+"""A Reply of the V2 core (v2/core.py) as a Flask response: the one conversion every blueprint uses."""
 
 from __future__ import annotations
 
 from flask import Response
 
-from onnxport.serving.v2_core import Reply
+from onnxport.serving.v2.core import Reply
 
 
 def send(reply: Reply) -> Response:

@@ -13,9 +13,10 @@ import hmac
 
 from flask import Blueprint, Response, request
 
+from onnxport.serving.http.context import deployment, state
 from onnxport.serving.http.replies import send
-from onnxport.serving.state import State, deployment, state
-from onnxport.serving.v2_core import ApiError, json_reply
+from onnxport.serving.state import State
+from onnxport.serving.v2.core import ApiError, json_reply
 
 blueprint = Blueprint("repository_api", __name__, url_prefix="/v2/repository")
 EXTENSIONS = ("model_repository",)  # listed by GET /v2

@@ -2,7 +2,7 @@
 
 The `request_log` setting picks the form: json (the default: one object a line, for log shippers),
 text (for a terminal) or off. A refused request's line carries the error the client got, which for a
-400 from onnxruntime is onnxruntime's own message (inference.py puts it there); runtime.py keeps
+400 from onnxruntime is onnxruntime's own message (v2/inference.py puts it there); runtime.py keeps
 onnxruntime's logger quiet so the same message is not also printed as a raw `[E:onnxruntime...]` line.
 The line is written in after_request, which Flask also runs for the answers of the error handlers
 (error_shape.py), so every answered request has exactly one line. What waitress refuses before Flask sees

@@ -1,14 +1,16 @@
 """`GET /metrics` (Prometheus text format) and Triton's statistics extension (`GET /v2/models/.../stats`),
-both read from the app's statistics.Recorder, which v2_core.infer feeds."""
+both read from the app's statistics.Recorder, which the V2 core's infer (v2/core.py) feeds."""
 
 from __future__ import annotations
 
 from flask import Blueprint, Flask, Response, current_app, request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from onnxport.serving import statistics, v2_core
+from onnxport.serving import statistics
+from onnxport.serving.http.context import deployment, state
 from onnxport.serving.http.replies import send
-from onnxport.serving.state import deployment, record_statistics, state
+from onnxport.serving.state import record_statistics
+from onnxport.serving.v2 import core
 
 EXTENSIONS = ("statistics",)  # what this blueprint adds to GET /v2's extensions
 
@@ -50,4 +52,4 @@ def model_statistics(model: str | None = None, version: str | None = None) -> Re
         pairs = [(model, v) for v in catalog.served_versions(catalog.model(model))]
     else:
         pairs = [(model, catalog.variant(model, version)[1])]  # NotFound: the one JSON 404
-    return send(v2_core.json_reply({"model_stats": recorder().model_stats(pairs)}))
+    return send(core.json_reply({"model_stats": recorder().model_stats(pairs)}))

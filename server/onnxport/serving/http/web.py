@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, Response
 
 from onnxport.serving.http import headers
+from onnxport.serving.http.context import state
 from onnxport.serving.http.files import contained, send, send_contained
-from onnxport.serving.state import state
 
 blueprint = Blueprint("web", __name__)
 

@@ -27,7 +27,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
 from onnxport.serving.state import State, record_statistics
-from onnxport.serving.v2_core import Reply, json_reply
+from onnxport.serving.v2.core import Reply, json_reply
 
 NAMESPACE = "onnxport"  # the Ray namespace of the registries, so that the driver finds them by name
 READ_TIMEOUT_S = 5.0  # a replica that does not answer a scrape in this time is left out of it

@@ -18,7 +18,7 @@ import numpy as np
 
 from onnxport.dtypes import DTYPES, by_numpy_name
 from onnxport.errors import OnnxportError
-from onnxport.serving import json_budget, request_schema
+from onnxport.serving.v2 import json_budget, request_schema
 
 # The most elements one input may declare; far above any real request, below what breaks numpy.
 MAX_ELEMENTS = 2**31

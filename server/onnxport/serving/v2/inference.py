@@ -10,14 +10,14 @@ import numpy as np
 from onnxport import runtime
 from onnxport.repository.manifest import batch_axis_dynamic, shared_dimension
 from onnxport.serving.catalog import Catalog
-from onnxport.serving.protocol import (
+from onnxport.serving.sessions import SessionPool
+from onnxport.serving.statistics import Timing
+from onnxport.serving.v2.protocol import (
     NUMPY_NAME_TO_DATATYPE,
     InferRequest,
     OverBudget,
     ProtocolError,
 )
-from onnxport.serving.sessions import SessionPool
-from onnxport.serving.statistics import Timing
 
 
 def tensor_metadata(values: list[dict[str, Any]]) -> list[dict[str, Any]]:

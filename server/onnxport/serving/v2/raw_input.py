@@ -19,7 +19,7 @@ from onnxport.pipelines import answers, kinds
 from onnxport.pipelines.raw import Limits, OverLimit, RawInputError
 from onnxport.pipelines.spec import PipelineSpec
 from onnxport.serving.catalog import Catalog
-from onnxport.serving.protocol import InferRequest, OverBudget, ProtocolError
+from onnxport.serving.v2.protocol import InferRequest, OverBudget, ProtocolError
 
 ANSWER = "answer"
 

@@ -1,7 +1,8 @@
-"""The V2 API as plain functions over bytes: what the Flask blueprint (http/v2.py) and the ASGI app
-that Ray Serve runs (asgi.py) both call, so there is one implementation of the protocol.
+"""The V2 API as plain functions over bytes: what the Flask blueprints (http/v2.py and its neighbours) call,
+under waitress and in every Ray Serve replica alike, so there is one implementation of the protocol.
 
-Each function takes the State and the request's parts and returns a Reply, or raises: ApiError,
+Each function takes the server's state (a Server: serving/state.py's State, handed in by the caller, so that
+no web framework is needed to find it) and the request's parts and returns a Reply, or raises: ApiError,
 ProtocolError and NotFound are the client's (error_reply gives their status), anything else is ours
 (internal_error: a 500 with a request id).
 """
@@ -18,17 +19,18 @@ import uuid
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Protocol
 from urllib.parse import urlsplit
 
 from onnxport import __version__
 from onnxport.pipelines.raw import Limits
-from onnxport.serving import inference, json_budget, openapi, protocol, raw_input, statistics
-from onnxport.serving.catalog import NotFound
+from onnxport.serving import statistics
+from onnxport.serving.catalog import Catalog, NotFound
 from onnxport.serving.config import ANY_ORIGIN
-from onnxport.serving.protocol import ProtocolError
-from onnxport.serving.request_schema import MAX_RANK
-from onnxport.serving.state import State
+from onnxport.serving.sessions import SessionPool
+from onnxport.serving.v2 import inference, json_budget, openapi, protocol, raw_input
+from onnxport.serving.v2.protocol import ProtocolError
+from onnxport.serving.v2.request_schema import MAX_RANK
 
 log = logging.getLogger("onnxport.server")
 
@@ -39,6 +41,16 @@ PLATFORM = "onnx_onnxv1"
 # form-urlencoded: its 415 says to add the JSON header.
 ACCEPTED_TYPES = {"", "application/json", "application/octet-stream"}
 CHUNK = 1 << 20  # decoded bytes per step: a gzip bomb costs the limit plus this, never more
+
+
+class Server(Protocol):
+    """What the core reads of one server's state (serving/state.py's State has it)."""
+
+    settings: dict[str, Any]
+    catalog: Catalog
+    sessions: SessionPool
+    batching: dict[str, Any]
+    recorder: statistics.Recorder | None
 
 
 class ApiError(Exception):
@@ -80,7 +92,7 @@ def internal_error(exc: BaseException) -> Reply:
     return reply
 
 
-def foreign_origin(state: State, headers) -> str | None:
+def foreign_origin(state: Server, headers) -> str | None:
     """Why a request sent by a page whose origin is neither this server's own nor in cors_origins is refused
     (403) before any work, or None: a page elsewhere can send some POSTs without a preflight (no Content-Type,
     for one), and the browser only hides the answer from it, after the server has run the request. Clients that
@@ -112,17 +124,17 @@ def _host_port(url: str, scheme: str) -> tuple[str, int] | None:
     return None if not parts.hostname or port is None else (parts.hostname.lower(), port)
 
 
-def live(state: State) -> Reply:
+def live(state: Server) -> Reply:
     return json_reply({"live": True})
 
 
-def ready(state: State) -> Reply:
+def ready(state: Server) -> Reply:
     if state.catalog.ready():
         return json_reply({"ready": True})
     return json_reply({"error": "not ready: no models in the repository (run `onnxport build`)"}, 503)
 
 
-def server_metadata(state: State, extra: tuple[str, ...] = ()) -> Reply:
+def server_metadata(state: Server, extra: tuple[str, ...] = ()) -> Reply:
     """extra: extensions only one engine has (waitress's model_repository, http/repository_api.py)."""
     return json_reply({"name": "onnxport", "version": __version__, "extensions": [*EXTENSIONS, *extra]})
 
@@ -132,7 +144,7 @@ def openapi_document() -> bytes:
     return json.dumps(openapi.document()).encode()
 
 
-def model_metadata(state: State, model: str, version: str | None = None) -> Reply:
+def model_metadata(state: Server, model: str, version: str | None = None) -> Reply:
     catalog = state.catalog
     if version is None:
         entry = catalog.model(model)
@@ -149,14 +161,14 @@ def model_metadata(state: State, model: str, version: str | None = None) -> Repl
     })
 
 
-def model_ready(state: State, model: str, version: str | None = None) -> Reply:
+def model_ready(state: Server, model: str, version: str | None = None) -> Reply:
     catalog = state.catalog
     _, version, record = catalog.variant(model, version)
     catalog.file(record["file"])  # the artifact must be there
     return json_reply({"name": model, "version": version, "ready": True})
 
 
-def infer(state: State, model: str, version: str | None, mimetype: str, headers, body: bytes | IO[bytes],
+def infer(state: Server, model: str, version: str | None, mimetype: str, headers, body: bytes | IO[bytes],
           sizes: list[int] | None = None) -> Reply:
     """headers: the request's (case-insensitive .get); body: its bytes or a stream of them (read in chunks
     here); sizes, if given, hears the decoded body's size."""
@@ -181,7 +193,7 @@ def infer(state: State, model: str, version: str | None, mimetype: str, headers,
                         served is not None)
 
 
-def _served_version(state: State, model: str, version: str | None) -> str | None:
+def _served_version(state: Server, model: str, version: str | None) -> str | None:
     """The version a request named (fp32 by default) if it is served; None keeps unknown names out of labels."""
     try:
         return state.catalog.variant(model, version)[1]
@@ -189,7 +201,7 @@ def _served_version(state: State, model: str, version: str | None) -> str | None
         return None
 
 
-def _infer(state: State, model: str, version: str | None, mimetype: str, headers, body: bytes | IO[bytes],
+def _infer(state: Server, model: str, version: str | None, mimetype: str, headers, body: bytes | IO[bytes],
            sizes: list[int] | None, timing: statistics.Timing) -> Reply:
     if mimetype not in ACCEPTED_TYPES:
         raise ApiError(415, f"Content-Type {mimetype!r} is not accepted; send application/json "
@@ -224,7 +236,7 @@ def _counts(entry: dict[str, Any]) -> dict[str, int]:
     return {"max_inputs": len(entry["inputs"]), "max_outputs": len(entry["outputs"]) + extra}
 
 
-def request_budget(state: State, model: str, entry: dict[str, Any]) -> protocol.RequestBudget:
+def request_budget(state: Server, model: str, entry: dict[str, Any]) -> protocol.RequestBudget:
     """What the JSON of a request to this model may hold (protocol.RequestBudget): by its inputs and outputs,
     the rank of its inputs (unknown: the protocol's most), and strings only as far as names and an id go unless
     it takes text (a BYTES input, or raw input through its pipeline)."""

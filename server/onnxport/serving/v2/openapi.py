@@ -14,7 +14,7 @@ import copy
 from typing import Any, get_args
 
 from onnxport import __version__
-from onnxport.serving import request_schema
+from onnxport.serving.v2 import request_schema
 
 ERROR = {"$ref": "#/components/schemas/Error"}
 DATATYPES = list(get_args(request_schema.Datatype))
