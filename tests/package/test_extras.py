@@ -12,7 +12,7 @@ from onnxport.extras import EXTRAS
 from onnxport.install_source import installed_from
 
 # The serve, import, variant and V2 paths, as the CLI and the server reach them.
-CORE_PATHS = ["onnxport.cli", "onnxport.serving.app", "onnxport.serving.serve", "onnxport.serving.v2.core",
+CORE_PATHS = ["onnxport.cli", "onnxport.serving.app", "onnxport.serving.waitress.serve", "onnxport.serving.v2.core",
               "onnxport.convert.intake.importer", "onnxport.convert.build_transaction", "onnxport.convert.fp16",
               "onnxport.convert.int8", "onnxport.convert.forms", "onnxport.repository.store",
               "onnxport.deploy.triton", "onnxport.deploy.ray_config"]

@@ -1,4 +1,5 @@
-"""The chunked body decoder (serving/framing.py's BoundedChunks) on waitress's own buffer, fed as a network would.
+"""The chunked body decoder (serving/waitress/framing.py's BoundedChunks) on waitress's own buffer, fed as a
+network would.
 
 Whatever the packets' boundaries (a CRLF split between two, one byte at a time), it reads the same body
 and stops exactly where the next request begins; a line without end is refused once it passes its cap.
@@ -11,7 +12,7 @@ import random
 import pytest
 from waitress.buffers import OverflowableBuffer
 
-from onnxport.serving.framing import BoundedChunks
+from onnxport.serving.waitress.framing import BoundedChunks
 
 NEXT_REQUEST = b"GET / HTTP/1.1\r\n"
 

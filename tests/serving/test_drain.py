@@ -1,4 +1,4 @@
-"""A clean drain (serving/drain.py): SIGTERM under 16 concurrent clients, on a real `onnxport serve`.
+"""A clean drain (serving/waitress/drain.py): SIGTERM under 16 concurrent clients, on a real `onnxport serve`.
 
 What "accepted" means here, from the client's side: a connection whose connect() succeeded. Every request
 sent on one must get a whole answer below 500: a reset, an early EOF, a timeout or a 5xx fails the test,

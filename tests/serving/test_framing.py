@@ -1,10 +1,10 @@
 """What waitress answers itself, before any application sees the request, over a raw socket: JSON too.
 
 A malformed request line, a duplicated Content-Length, and a body over waitress's own cap (set a
-megabyte above max_request_bytes) get {"error": ...} from serving/serve.py's hook, and a body between
+megabyte above max_request_bytes) get {"error": ...} from serving/waitress/serve.py's hook, and a body between
 the two caps gets the app's own 413. The server keeps serving after each.
 
-And the framings serving/framing.py refuses (a length given two ways, a missing Host, a Transfer-Encoding
+And the framings serving/waitress/framing.py refuses (a length given two ways, a missing Host, a Transfer-Encoding
 other than one final chunked, obs-fold, chunk lines and trailers without end): one answer, then the
 connection is closed, so a request smuggled after it is never answered.
 """
@@ -117,8 +117,8 @@ def test_a_small_chunked_body_is_answered(small_server):
     assert status == 200 and json.loads(body)["outputs"], body[:300]
 
 
-# Framing that a proxy in front may read otherwise (serving/framing.py): each is refused with one answer and the
-# connection closed, so a request smuggled after it is never answered. These run on a one-model server.
+# Framing that a proxy in front may read otherwise (serving/waitress/framing.py): each is refused with one answer
+# and the connection closed, so a request smuggled after it is never answered. These run on a one-model server.
 
 SMUGGLED = b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n"
 

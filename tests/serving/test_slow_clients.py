@@ -1,4 +1,4 @@
-"""Slow clients against a real `onnxport serve` (serving/connections.py): hundreds of idle or trickling
+"""Slow clients against a real `onnxport serve` (serving/waitress/connections.py): hundreds of idle or trickling
 connections starve no one, a request head or body that does not arrive whole in time is cut with a 408
 and a log line, an idle kept-alive connection is closed, and a request read whole is never cut.
 

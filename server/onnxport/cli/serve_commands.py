@@ -47,7 +47,7 @@ def serve(args) -> int:
     if args.replicas != 1 or args.autoscale or args.address or args.max_ongoing_requests or args.artifacts_url:
         raise UsageError("--replicas, --autoscale, --address, --max-ongoing-requests and --artifacts-url "
                          "are for --engine ray")
-    from onnxport.serving.serve import serve
+    from onnxport.serving.waitress.serve import serve
 
     serve(overrides)
     return 0

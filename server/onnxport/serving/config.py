@@ -284,7 +284,7 @@ SETTINGS = [
     Setting("port", 8000, port_number, "Port `onnxport serve` listens on (0: any free port, printed at start).",
             check=port_number),
     Setting("workers", 8, int, "Request threads of the WSGI server (sessions are shared between them)."),
-    # Limits for slow clients (serving/connections.py): enough connections that hundreds of idle ones starve
+    # Limits for slow clients (serving/waitress/connections.py): enough connections that hundreds of idle ones starve
     # no one, and deadlines that a client trickling a byte a second cannot stretch.
     Setting("max_connections", 1000, _connections,
             "Most client connections `onnxport serve` holds open at once; past it, new ones wait in the system's "

@@ -80,12 +80,11 @@ class OperatorPort:
     """This replica's Flask app (the waitress server's routes) over its State, on host and a free port."""
 
     def __init__(self, state: State, host: str, replica: str, registry_handle: Any) -> None:
-        from waitress.server import create_server
-
         from onnxport.serving.app import create_app
+        from onnxport.serving.waitress.serve import background_server
 
         record_statistics(state)
-        self.server: Any = create_server(create_app(state=state), host=host, port=0, threads=4)
+        self.server: Any = background_server(create_app(state=state), host, threads=4)
         self.replica = replica
         self.url = f"http://{host}:{self.server.effective_port}"
         self.registry = registry_handle

@@ -37,7 +37,7 @@ from waitress.channel import HTTPChannel
 from waitress.server import BaseWSGIServer
 from waitress.task import ErrorTask, WSGITask
 
-from onnxport.serving.connections import Guard
+from onnxport.serving.waitress.connections import Guard
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # How long a connection idle at the signal may take to send one more request (a client that has just read

@@ -31,7 +31,7 @@ from waitress.parser import HTTPRequestParser
 from waitress.task import ErrorTask
 from waitress.utilities import RequestHeaderFieldsTooLarge
 
-from onnxport.serving.framing import StrictParser
+from onnxport.serving.waitress.framing import StrictParser
 
 SWEEP_SECONDS = 0.2  # how often the deadlines are checked (the loop wakes at least once a second)
 # File descriptors the process needs besides its connections: model files, onnxruntime, pipes, the log.

@@ -56,6 +56,14 @@ def _cannot_listen(host: str, port: int, exc: Exception) -> OnnxportError:
     return OnnxportError(f"{where}: {reason}; is another server running there? pass --port")
 
 
+def background_server(app: Any, host: str, threads: int) -> Any:
+    """A plain waitress server for app on host and a free port, run by the caller (server.run in a thread): a Ray
+    replica's operator port (ray/replicas.py), without serve()'s connection limits, error hook or drain."""
+    from waitress.server import create_server
+
+    return create_server(app, host=host, port=0, threads=threads)
+
+
 def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -63,9 +71,9 @@ def _say(line: str) -> None:
 def serve(config: Mapping[str, Any] | None = None) -> None:
     import waitress
 
-    from onnxport.serving import connections
-    from onnxport.serving.drain import serve_until_drained
     from onnxport.serving.http.request_log import server_logger
+    from onnxport.serving.waitress import connections
+    from onnxport.serving.waitress.drain import serve_until_drained
 
     _json_errors()
 
