@@ -36,7 +36,7 @@ def test_the_layers_are_kept(package_copy):
 
 
 @pytest.mark.parametrize(("module", "backwards"), [
-    ("serving/catalog.py", "from onnxport.convert import model_build"),  # the server must not need the build
+    ("serving/models/catalog.py", "from onnxport.convert import model_build"),  # the server must not need the build
     ("convert/model_build.py", "from onnxport.check import check_run as runner"),  # only cli imports check
     ("repository/store.py", "from onnxport.serving import config"),  # the store is below serving
     ("convert/intake/importer.py", "from onnxport.convert import variant_maker"),  # intake is below the variants

@@ -27,8 +27,8 @@ from onnxport.repository.atomic import TEMP_SUFFIX
 from onnxport.repository.mirror import sync
 from onnxport.repository.store import SCHEMA, SCHEMA_VERSION, Repository
 from onnxport.serving import config
-from onnxport.serving.catalog import Catalog
 from onnxport.serving.config import ConfigError
+from onnxport.serving.models.catalog import Catalog
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

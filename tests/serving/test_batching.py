@@ -14,9 +14,9 @@ import pytest
 from onnxport import runtime
 from onnxport.repository.layout import BENCH_FILE
 from onnxport.serving.app import create_app
-from onnxport.serving.batching import DynamicBatcher
-from onnxport.serving.batching_policy import enabled_for
-from onnxport.serving.sessions import SessionPool
+from onnxport.serving.models.batching import DynamicBatcher
+from onnxport.serving.models.batching_policy import enabled_for
+from onnxport.serving.models.sessions import SessionPool
 
 
 def infer(client, model: str, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from onnxport.repository.store import Repository
-from onnxport.serving import batching_policy
-from onnxport.serving.batching import DynamicBatcher
-from onnxport.serving.catalog import Catalog
 from onnxport.serving.fleet.store import FleetStore
-from onnxport.serving.sessions import SessionPool
+from onnxport.serving.models import batching_policy
+from onnxport.serving.models.batching import DynamicBatcher
+from onnxport.serving.models.catalog import Catalog
+from onnxport.serving.models.sessions import SessionPool
 from onnxport.serving.statistics import Recorder
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 
 if TYPE_CHECKING:
-    from onnxport.serving.batching import Execution, Pending
+    from onnxport.serving.models.batching import Execution, Pending
 
 # A request for a model or version the catalog does not serve is counted under this label, so a client
 # asking for random names cannot grow the number of series without bound.

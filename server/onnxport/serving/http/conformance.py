@@ -8,10 +8,10 @@ from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances
 from onnxport.repository import testdata
 from onnxport.repository.layout import VERDICTS_FILE
-from onnxport.serving.catalog import NotFound
 from onnxport.serving.http import web
 from onnxport.serving.http.context import state
 from onnxport.serving.http.files import send_contained, send_latest
+from onnxport.serving.models.catalog import NotFound
 
 blueprint = Blueprint("conformance", __name__)
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from flask import Response, request, send_file
 
-from onnxport.serving.catalog import NotFound
-from onnxport.serving.file_paths import file_inside
+from onnxport.serving.models.catalog import NotFound
+from onnxport.serving.models.file_paths import file_inside
 
 
 def contained(root: Path, relative: str) -> Path:

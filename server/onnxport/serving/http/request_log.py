@@ -6,7 +6,7 @@ text (for a terminal) or off. A refused request's line carries the error the cli
 onnxruntime's logger quiet so the same message is not also printed as a raw `[E:onnxruntime...]` line.
 The line is written in after_request, which Flask also runs for the answers of the error handlers
 (error_shape.py), so every answered request has exactly one line. What waitress refuses before Flask sees
-it (a malformed request line, 431, a body over its cap) and what connections.py cuts for its deadlines
+it (a malformed request line, 431, a body over its cap) and what waitress/connections.py cuts for its deadlines
 (408) get a line of the same form through server_logger().
 
 Every field comes from the client: text lines escape control and other non-printable characters (a

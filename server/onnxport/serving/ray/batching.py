@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from onnxport import runtime
-from onnxport.serving.batching import Pending, by_key, run_group
+from onnxport.serving.models.batching import Pending, by_key, run_group
 
 
 class ServeBatcher:

@@ -25,9 +25,9 @@ from urllib.parse import urlsplit
 from onnxport import __version__
 from onnxport.pipelines.raw import Limits
 from onnxport.serving import statistics
-from onnxport.serving.catalog import Catalog, NotFound
 from onnxport.serving.config import ANY_ORIGIN
-from onnxport.serving.sessions import SessionPool
+from onnxport.serving.models.catalog import Catalog, NotFound
+from onnxport.serving.models.sessions import SessionPool
 from onnxport.serving.v2 import inference, json_budget, openapi, protocol, raw_input
 from onnxport.serving.v2.protocol import ProtocolError
 from onnxport.serving.v2.request_schema import MAX_RANK

@@ -9,8 +9,8 @@ import numpy as np
 
 from onnxport import runtime
 from onnxport.repository.manifest import batch_axis_dynamic, shared_dimension
-from onnxport.serving.catalog import Catalog
-from onnxport.serving.sessions import SessionPool
+from onnxport.serving.models.catalog import Catalog
+from onnxport.serving.models.sessions import SessionPool
 from onnxport.serving.statistics import Timing
 from onnxport.serving.v2.protocol import (
     NUMPY_NAME_TO_DATATYPE,

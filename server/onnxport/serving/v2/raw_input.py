@@ -18,7 +18,7 @@ import numpy as np
 from onnxport.pipelines import answers, kinds
 from onnxport.pipelines.raw import Limits, OverLimit, RawInputError
 from onnxport.pipelines.spec import PipelineSpec
-from onnxport.serving.catalog import Catalog
+from onnxport.serving.models.catalog import Catalog
 from onnxport.serving.v2.protocol import InferRequest, OverBudget, ProtocolError
 
 ANSWER = "answer"

@@ -10,7 +10,7 @@ from typing import Callable
 import onnxruntime as ort
 
 from onnxport import runtime
-from onnxport.serving.batching import DynamicBatcher
+from onnxport.serving.models.batching import DynamicBatcher
 
 
 class SessionPool:
@@ -32,7 +32,7 @@ class SessionPool:
         self._creating: dict[str, threading.Lock] = {}
         self._batchers: dict[str, DynamicBatcher] = {}
         self._lock = threading.Lock()
-        # on_load(seconds, sessions held) hears each session created (the app's metrics, statistics.py).
+        # on_load(seconds, sessions held) hears each session created (the app's metrics, serving/statistics.py).
         self.on_load: Callable[[float, int], None] | None = None
 
     def get(self, sha256: str, path: Path, label: str) -> ort.InferenceSession:

@@ -16,7 +16,7 @@ from onnxport.errors import OnnxportError
 from onnxport.repository.names import RULE_TEXT, name_problem
 from onnxport.repository.store import Repository, referenced_files
 from onnxport.repository.variant_table import order as variant_order
-from onnxport.serving.file_paths import file_inside
+from onnxport.serving.models.file_paths import file_inside
 
 log = logging.getLogger("onnxport.server")
 
