@@ -23,7 +23,7 @@ class SessionPool:
     def __init__(self, providers: list[str], intra_op_threads: int = 0, inter_op_threads: int = 1,
                  batcher: Callable[..., DynamicBatcher] = DynamicBatcher, spinning: bool = True):
         self.spinning = spinning
-        # batcher(session, label, window_ms, max_batch): ours, or Ray Serve's in a Ray replica (ray_batching.py).
+        # batcher(session, label, window_ms, max_batch): ours, or Ray Serve's in a Ray replica (ray/batching.py).
         self.make_batcher = batcher
         self.providers = runtime.usable_providers(providers)
         self.intra_op_threads = intra_op_threads

@@ -89,7 +89,7 @@ def infer(catalog: Catalog, sessions: SessionPool, model: str, version: str | No
         if batching and batching["enabled"](model) and batch_axis_dynamic(entry):
             batcher = sessions.batcher(record["sha256"], catalog.file(record["file"]), label,
                                        batching["window_ms"], batching["max_batch"])
-            if timing is not None:  # ours or Ray's (ray_batching.py): both tell the request its wait and batch
+            if timing is not None:  # ours or Ray's (ray/batching.py): both tell the request its wait and batch
                 return version, batcher.run(wanted, feeds, answered=timing.heard_batcher)
             return version, batcher.run(wanted, feeds)
         session = sessions.get(record["sha256"], catalog.file(record["file"]), label)
