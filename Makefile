@@ -33,10 +33,13 @@ build: setup
 	$(ONNXPORT) build
 	$(ONNXPORT) build --recipes models-trees
 
-# The steps test and check both run before pytest, one command a line: lint, types, the layer contract,
+# The steps test and check both run before pytest, one command a line: lint and format (ruff for Python, Biome
+# for JavaScript, biome.json), types, the layer contract,
 # the library's types and the node tests.
 define BEFORE_PYTEST
 $(VENV)/bin/ruff check $(LINTED)
+$(VENV)/bin/ruff format --check $(LINTED)
+node_modules/.bin/biome ci
 $(VENV)/bin/mypy
 $(VENV)/bin/lint-imports
 node_modules/.bin/tsc -p web/lib

@@ -37,8 +37,10 @@ ROOT = Path(__file__).resolve().parents[1]
 WEB_PARTS = ["app", "lib", "examples", "index.html", "style.css", "favicon.svg"]
 # Where the server publishes each npm package's dist folder (serving/http/web.py's routes) -> our folder for it.
 ORT = "onnxruntime-web"
-VENDOR = {"/vendor/tokenizers/": ("@huggingface/tokenizers", "vendor/tokenizers"),
-          "/vendor/chartjs/": ("chart.js", "vendor/chartjs")}
+VENDOR = {
+    "/vendor/tokenizers/": ("@huggingface/tokenizers", "vendor/tokenizers"),
+    "/vendor/chartjs/": ("chart.js", "vendor/chartjs"),
+}
 LOADER = re.compile(r"ort-wasm[\w.-]*?\.mjs")
 WASM = re.compile(r"ort-wasm[\w.-]*?\.wasm")
 BUNDLE = re.compile(r"""\bbundle:\s*["']([^"']+)["']""")
@@ -75,7 +77,7 @@ def write(out: Path, root: Path = ROOT) -> dict:
 def _ort_files(root: Path, ort: _Tarball) -> list[str]:
     bundles = sorted(set(BUNDLE.findall((root / "web" / "lib" / "choice" / "runtimes.js").read_text())))
     if not bundles:
-        raise BundleError("web/lib/choice/runtimes.js names no onnxruntime-web bundle (`bundle: \"...\"`)")
+        raise BundleError('web/lib/choice/runtimes.js names no onnxruntime-web bundle (`bundle: "..."`)')
     files = []
     for bundle in bundles:
         loaders = sorted(set(LOADER.findall(ort.text(bundle))))
@@ -95,7 +97,7 @@ def _named_files(root: Path, prefix: str) -> list[str]:
     if match is None:
         raise BundleError("web/index.html has no import map")
     urls = json.loads(match.group(1))["imports"].values()
-    files = {url[len(prefix):] for url in urls if url.startswith(prefix)}
+    files = {url[len(prefix) :] for url in urls if url.startswith(prefix)}
     by_url = re.compile(re.escape(prefix.lstrip("/")) + r"([\w.-]+)")
     for module in sorted((root / "web" / "lib").rglob("*.js")):
         files |= set(by_url.findall(module.read_text()))
@@ -118,8 +120,10 @@ class _Tarball:
         self.digest = base64.b64decode(digest)
         data = _cached(algorithm, self.digest) or _fetch(package, self.version, algorithm, self.digest)
         if hashlib.sha512(data).digest() != self.digest:
-            raise BundleError(f"{package}@{self.version}: the npm tarball's sha512 is not package-lock.json's "
-                              f"integrity {self.integrity}")
+            raise BundleError(
+                f"{package}@{self.version}: the npm tarball's sha512 is not package-lock.json's "
+                f"integrity {self.integrity}"
+            )
         self.archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:gz")
 
     def __enter__(self) -> _Tarball:

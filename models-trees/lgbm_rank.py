@@ -23,14 +23,26 @@ def load() -> SourceModel:
     model = LGBMRanker(n_estimators=50, num_leaves=15, random_state=0, verbose=-1)
     model.fit(train_x[:rows], grades, group=[GROUP] * (rows // GROUP))
     return SourceModel(
-        framework="lightgbm", model=model, input_names=["features"], output_names=["score"],
+        framework="lightgbm",
+        model=model,
+        input_names=["features"],
+        output_names=["score"],
         dynamic_axes={"features": {0: "batch"}, "score": {0: "batch"}},
-        sample_inputs={"features": test_x[:1]}, golden_inputs={"features": test_x}, calibration_inputs=[],
+        sample_inputs={"features": test_x[:1]},
+        golden_inputs={"features": test_x},
+        calibration_inputs=[],
         run=lambda feeds: {"score": model.predict(feeds["features"]).astype(np.float32).reshape(-1, 1)},
-        facts={"dataset": "sklearn.datasets.load_diabetes", "objective": "lambdarank", "group_size": GROUP})
+        facts={"dataset": "sklearn.datasets.load_diabetes", "objective": "lambdarank", "group_size": GROUP},
+    )
 
 
 # Scores near 1: LightGBM sums leaves in float64, the ONNX model in float32.
-RECIPE = Recipe(name="lgbm_rank", task="regression", description="Diabetes patients ranked by progression "
-                "(LightGBM lambdarank).", load=load, tolerance=Tolerance(abs=1e-5, rel=1e-5),
-                metric_output="score", playground="tabular")
+RECIPE = Recipe(
+    name="lgbm_rank",
+    task="regression",
+    description="Diabetes patients ranked by progression (LightGBM lambdarank).",
+    load=load,
+    tolerance=Tolerance(abs=1e-5, rel=1e-5),
+    metric_output="score",
+    playground="tabular",
+)

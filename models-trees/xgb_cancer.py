@@ -14,15 +14,30 @@ def load() -> SourceModel:
     train_x, test_x, train_y, test_y = train_test_split(x.astype(np.float32), y, test_size=0.3, random_state=0)
     model = XGBClassifier(n_estimators=50, max_depth=4, random_state=0, n_jobs=1).fit(train_x, train_y)
     return SourceModel(
-        framework="xgboost", model=model, input_names=["features"], output_names=["label", "probabilities"],
+        framework="xgboost",
+        model=model,
+        input_names=["features"],
+        output_names=["label", "probabilities"],
         dynamic_axes={"features": {0: "batch"}, "label": {0: "batch"}, "probabilities": {0: "batch"}},
-        sample_inputs={"features": test_x[:1]}, golden_inputs={"features": test_x}, calibration_inputs=[],
-        run=lambda feeds: {"label": model.predict(feeds["features"]).astype(np.int64),
-                           "probabilities": model.predict_proba(feeds["features"]).astype(np.float32)},
+        sample_inputs={"features": test_x[:1]},
+        golden_inputs={"features": test_x},
+        calibration_inputs=[],
+        run=lambda feeds: {
+            "label": model.predict(feeds["features"]).astype(np.int64),
+            "probabilities": model.predict_proba(feeds["features"]).astype(np.float32),
+        },
         facts={"dataset": "sklearn.datasets.load_breast_cancer", "test_accuracy": model.score(test_x, test_y)},
-        golden_labels=test_y.astype(np.int64))
+        golden_labels=test_y.astype(np.int64),
+    )
 
 
 # XGBoost sums leaves in float32 too, in another order.
-RECIPE = Recipe(name="xgb_cancer", task="classification", description="Breast cancer diagnosis (XGBoost, binary).",
-                load=load, tolerance=Tolerance(abs=1e-5, rel=1e-4), metric_output="probabilities", playground="tabular")
+RECIPE = Recipe(
+    name="xgb_cancer",
+    task="classification",
+    description="Breast cancer diagnosis (XGBoost, binary).",
+    load=load,
+    tolerance=Tolerance(abs=1e-5, rel=1e-4),
+    metric_output="probabilities",
+    playground="tabular",
+)

@@ -16,13 +16,13 @@ def _network():
         def __init__(self):
             super().__init__()
             self.features = nn.Sequential(
-                nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(),
-                nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(),
+                nn.Conv2d(1, 32, 3, padding=1),
+                nn.ReLU(),
+                nn.Conv2d(32, 64, 3, padding=1),
+                nn.ReLU(),
                 nn.MaxPool2d(2),
             )
-            self.classifier = nn.Sequential(
-                nn.Flatten(), nn.Linear(64 * 4 * 4, 128), nn.ReLU(), nn.Linear(128, 10)
-            )
+            self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(64 * 4 * 4, 128), nn.ReLU(), nn.Linear(128, 10))
 
         def forward(self, pixels: torch.Tensor) -> torch.Tensor:
             return self.classifier(self.features(pixels))
@@ -79,9 +79,13 @@ def load() -> SourceModel:
         golden_inputs={"pixels": test_x},
         calibration_inputs=[{"pixels": train_x[i : i + 32]} for i in range(0, 320, 32)],
         run=run,
-        facts={"dataset": "sklearn.datasets.load_digits", "train_size": len(train_x),
-               "test_size": len(test_x), "epochs": EPOCHS,
-               "test_accuracy": float((test_logits.argmax(1) == test_y).mean())},
+        facts={
+            "dataset": "sklearn.datasets.load_digits",
+            "train_size": len(train_x),
+            "test_size": len(test_x),
+            "epochs": EPOCHS,
+            "test_accuracy": float((test_logits.argmax(1) == test_y).mean()),
+        },
         golden_labels=test_y.astype(np.int64),
     )
 
@@ -89,10 +93,22 @@ def load() -> SourceModel:
 # An image file in, the three likeliest digits out: grey, shrunk to 8x8 by averaging (Pillow's box filter), and
 # inverted, since the training data is light ink (high values) on a dark ground and a photo of a digit is not.
 PIPELINE = {
-    "image": {"input": "pixels", "mode": "L", "resize": {"width": 8, "height": 8, "filter": "box"}, "crop": None,
-              "invert": True, "scale": 1.0, "mean": [0.0], "std": [1.0], "layout": "NCHW", "dtype": "float32"},
-    "answer": {"output": "logits",
-               "steps": [{"op": "softmax"}, {"op": "top_k", "k": 3, "labels": [str(d) for d in range(10)]}]},
+    "image": {
+        "input": "pixels",
+        "mode": "L",
+        "resize": {"width": 8, "height": 8, "filter": "box"},
+        "crop": None,
+        "invert": True,
+        "scale": 1.0,
+        "mean": [0.0],
+        "std": [1.0],
+        "layout": "NCHW",
+        "dtype": "float32",
+    },
+    "answer": {
+        "output": "logits",
+        "steps": [{"op": "softmax"}, {"op": "top_k", "k": 3, "labels": [str(d) for d in range(10)]}],
+    },
 }
 
 RECIPE = Recipe(

@@ -42,8 +42,12 @@ def load() -> SourceModel:
         golden_inputs={"features": test_x},
         calibration_inputs=[{"features": train_x[i : i + 16]} for i in range(0, len(train_x), 16)],
         run=run,
-        facts={"dataset": "sklearn.datasets.load_iris", "train_size": len(train_x),
-               "test_size": len(test_x), "test_accuracy": float(pipeline.score(test_x, test_y))},
+        facts={
+            "dataset": "sklearn.datasets.load_iris",
+            "train_size": len(train_x),
+            "test_size": len(test_x),
+            "test_accuracy": float(pipeline.score(test_x, test_y)),
+        },
         golden_labels=test_y.astype(np.int64),
     )
 

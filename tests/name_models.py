@@ -14,7 +14,8 @@ def matmul_file(folder: Path, seed: int = 0) -> Path:
     """A checked y = x @ W (x: [batch, 8] float32) saved as folder/matmul-<seed>.onnx."""
     weight = numpy_helper.from_array(np.random.default_rng(seed).standard_normal((8, 4)).astype(np.float32), "W")
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "W"], ["y"], name="matmul")], "matmul",
+        [helper.make_node("MatMul", ["x", "W"], ["y"], name="matmul")],
+        "matmul",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])],
         [weight],
@@ -34,8 +35,9 @@ def manifest_of(repository: Path) -> dict:
 
 def files_of(root: Path) -> dict[str, bytes]:
     """Every file under root (the lock aside) and its bytes: to show that nothing changed."""
-    return {str(p.relative_to(root)): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file() and p.name != ".lock"}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != ".lock"
+    }
 
 
 def rename_by_hand(repository: Path, old: str, new: str) -> None:

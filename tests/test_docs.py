@@ -52,10 +52,23 @@ REPORT = (CONFORMANCE_DOC, "The conformance report")
 VERDICTS = (CONFORMANCE_DOC, "`conformance.json`")
 
 # Key paths (`*` = any map key, `[]` = any list item) whose keys are names, not documented keys.
-REPORT_MAPS = {"tolerances", "summary", "results[].outputs", "results[].placement.cpu_op_types",
-               "results[].placement.by_provider", "plans", "plans.*.webgpu.chosen"}
-BENCH_MAPS = {"models", "models.*.inputs", "models.*.variants", "recommendations.dynamic_batching", "browsers",
-              "browsers.*.speed.runtimes"}
+REPORT_MAPS = {
+    "tolerances",
+    "summary",
+    "results[].outputs",
+    "results[].placement.cpu_op_types",
+    "results[].placement.by_provider",
+    "plans",
+    "plans.*.webgpu.chosen",
+}
+BENCH_MAPS = {
+    "models",
+    "models.*.inputs",
+    "models.*.variants",
+    "recommendations.dynamic_batching",
+    "browsers",
+    "browsers.*.speed.runtimes",
+}
 # The verdicts' `browser` is the report's, whole: its keys are checked in the report.
 VERDICTS_OPAQUE = {"verdicts[].browser"}
 
@@ -113,8 +126,9 @@ def schema_maps(schema: dict[str, Any]) -> tuple[set[str], set[str]]:
     return maps, opaque
 
 
-def key_paths(document: Any, maps: set[str], opaque: frozenset[str] | set[str] = frozenset(),
-              path: str = "") -> Iterator[tuple[str, str]]:
+def key_paths(
+    document: Any, maps: set[str], opaque: frozenset[str] | set[str] = frozenset(), path: str = ""
+) -> Iterator[tuple[str, str]]:
     """(key path, key) of every key of every record in document; map keys are walked through."""
     if path in opaque:
         return
@@ -136,12 +150,14 @@ def undocumented(document: Any, where: tuple[Path, str], maps: set[str], opaque:
     return sorted({path for path, key in key_paths(document, maps, opaque) if key not in known})
 
 
-def assert_documented(document: Any, what: str, where: tuple[Path, str], maps: set[str],
-                      opaque: set[str] = frozenset()) -> None:
+def assert_documented(
+    document: Any, what: str, where: tuple[Path, str], maps: set[str], opaque: set[str] = frozenset()
+) -> None:
     missing = undocumented(document, where, maps, opaque)
     assert not missing, (
         f"{where[0].relative_to(PROJECT)} does not document these keys of {what} (each must appear as "
-        f"`key` under the heading with {where[1]!r}):\n  " + "\n  ".join(missing))
+        f"`key` under the heading with {where[1]!r}):\n  " + "\n  ".join(missing)
+    )
 
 
 MANIFEST_MAPS, MANIFEST_OPAQUE = schema_maps(manifest_schema())
@@ -172,19 +188,35 @@ TOY_DOC = """\
 def test_the_walker_names_each_undocumented_key_and_walks_through_maps(tmp_path):
     doc = tmp_path / "toy.md"
     doc.write_text(TOY_DOC)
-    toy = {"name": "t", "parts": {"wheel": {"size": 3, "colour": "red"}, "door": {"size": 1, "hidden": 1}},
-           "list": [{"weight": 1}, {"rows": 2}], "free": {"anything": {"goes": 1}}}
+    toy = {
+        "name": "t",
+        "parts": {"wheel": {"size": 3, "colour": "red"}, "door": {"size": 1, "hidden": 1}},
+        "list": [{"weight": 1}, {"rows": 2}],
+        "free": {"anything": {"goes": 1}},
+    }
     assert documented_keys(section(doc, "toy")) == {"name", "parts", "size", "colour", "weight, height"}
     assert undocumented(toy, (doc, "toy"), maps={"parts"}, opaque={"free"}) == [
-        "free", "list", "list[].rows", "list[].weight", "parts.*.hidden"]
+        "free",
+        "list",
+        "list[].rows",
+        "list[].weight",
+        "parts.*.hidden",
+    ]
     with pytest.raises(AssertionError, match="0 top-level headings"):
         section(doc, "missing")
 
 
 def test_the_manifest_maps_come_from_its_schema():
-    assert {"models", "models.*.operators", "models.*.opsets", "models.*.assets", "models.*.bench_inputs",
-            "models.*.validation.outputs", "models.*.variants.fp32.vs_fp32.outputs",
-            "models.*.provenance.tools"} <= MANIFEST_MAPS
+    assert {
+        "models",
+        "models.*.operators",
+        "models.*.opsets",
+        "models.*.assets",
+        "models.*.bench_inputs",
+        "models.*.validation.outputs",
+        "models.*.variants.fp32.vs_fp32.outputs",
+        "models.*.provenance.tools",
+    } <= MANIFEST_MAPS
     assert {"models.*.facts", "models.*.variants.int8-static.settings.extra_options"} <= MANIFEST_OPAQUE
     assert "models.*.variants" not in MANIFEST_MAPS  # a record: every variant of the table, by name
 
@@ -196,7 +228,9 @@ def test_an_undocumented_manifest_key_fails_naming_it(imported_manifest):
     entry["producer"]["mood"] = "cheerful"
     entry["operators"]["Frobnicate"] = 1  # a map key: data, not a key to document
     assert undocumented(manifest, MANIFEST, MANIFEST_MAPS, MANIFEST_OPAQUE) == [
-        "models.*.producer.mood", "models.*.variants.fp32.speed.warp_factor"]
+        "models.*.producer.mood",
+        "models.*.variants.fp32.speed.warp_factor",
+    ]
     with pytest.raises(AssertionError, match=r"docs/manifest.md does not document .*\n\s+models\.\*\.producer\.mood\n"):
         assert_documented(manifest, "manifest.json", MANIFEST, MANIFEST_MAPS, MANIFEST_OPAQUE)
 
@@ -208,12 +242,16 @@ def _classifier_test_directory(folder: Path) -> Path:
     """model.onnx (logits = x @ W, label = argmax) and one test_data_set: float and integer outputs."""
     weight = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "W"], ["logits"], name="matmul"),
-         helper.make_node("ArgMax", ["logits"], ["label"], name="argmax", axis=1, keepdims=0)],
+        [
+            helper.make_node("MatMul", ["x", "W"], ["logits"], name="matmul"),
+            helper.make_node("ArgMax", ["logits"], ["label"], name="argmax", axis=1, keepdims=0),
+        ],
         "classifier",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 3]),
-         helper.make_tensor_value_info("label", TensorProto.INT64, ["batch"])],
+        [
+            helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 3]),
+            helper.make_tensor_value_info("label", TensorProto.INT64, ["batch"]),
+        ],
         [numpy_helper.from_array(weight, "W")],
     )
     folder.mkdir(parents=True)
@@ -222,8 +260,11 @@ def _classifier_test_directory(folder: Path) -> Path:
     logits = x @ weight
     data = folder / "test_data_set_0"
     data.mkdir()
-    for prefix, k, name, value in (("input", 0, "x", x), ("output", 0, "logits", logits),
-                                   ("output", 1, "label", logits.argmax(1).astype(np.int64))):
+    for prefix, k, name, value in (
+        ("input", 0, "x", x),
+        ("output", 0, "logits", logits),
+        ("output", 1, "label", logits.argmax(1).astype(np.int64)),
+    ):
         (data / f"{prefix}_{k}.pb").write_bytes(numpy_helper.from_array(value, name).SerializeToString())
     return folder
 
@@ -235,8 +276,21 @@ def imported_manifest(tmp_path_factory) -> dict:
     folder = _classifier_test_directory(work / "classifier")
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(work)  # onnxruntime's shape inference writes temporary files into the working folder
-        code = cli.main(["--repository", str(work / "repository"), "import", str(folder), "--name", "classifier",
-                         "--task", "classification", "--metric-output", "logits", "--quiet"])
+        code = cli.main(
+            [
+                "--repository",
+                str(work / "repository"),
+                "import",
+                str(folder),
+                "--name",
+                "classifier",
+                "--task",
+                "classification",
+                "--metric-output",
+                "logits",
+                "--quiet",
+            ]
+        )
     assert code == 0, "importing the test directory failed; see the captured stderr"
     return json.loads((work / "repository" / "manifest.json").read_text())
 
@@ -261,8 +315,13 @@ def test_every_key_the_manifest_types_allow_is_documented():
 
 
 def _onnxport(*args: object, timeout: float = 600) -> None:
-    run = subprocess.run([sys.executable, "-m", "onnxport", *map(str, args)], cwd=PROJECT,
-                         capture_output=True, text=True, timeout=timeout)
+    run = subprocess.run(
+        [sys.executable, "-m", "onnxport", *map(str, args)],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert run.returncode == 0, f"`onnxport {' '.join(map(str, args))}` exited {run.returncode}:\n{run.stderr[-3000:]}"
 
 
@@ -305,7 +364,7 @@ def heading_section(doc: Path, title: str) -> str | None:
         if fenced or not heading or heading.group(2) != title:
             continue
         level, body = len(heading.group(1)), []
-        for later in lines[i + 1:]:
+        for later in lines[i + 1 :]:
             fenced ^= later.startswith("```")
             deeper = re.match(r"(#+) ", later)
             if not fenced and deeper and len(deeper.group(1)) <= level:
@@ -317,9 +376,11 @@ def heading_section(doc: Path, title: str) -> str | None:
 
 def settings_section() -> tuple[Path, str]:
     found = [(doc, text) for doc in DOCS if (text := heading_section(doc, "Settings")) is not None]
-    assert len(found) == 1, (f"{len(found)} 'Settings' sections in README.md and docs/*.md "
-                             f"({[str(doc.relative_to(PROJECT)) for doc, _ in found]}); the server's settings "
-                             "are documented in exactly one")
+    assert len(found) == 1, (
+        f"{len(found)} 'Settings' sections in README.md and docs/*.md "
+        f"({[str(doc.relative_to(PROJECT)) for doc, _ in found]}); the server's settings "
+        "are documented in exactly one"
+    )
     return found[0]
 
 
@@ -332,7 +393,8 @@ def test_every_setting_is_documented(name):
 def test_the_settings_section_says_where_settings_come_from():
     doc, text = settings_section()
     assert "ONNXPORT_CONFIG" in text and "ONNXPORT_<NAME>" in text, (
-        f"the Settings section of {doc.relative_to(PROJECT)} must name ONNXPORT_CONFIG and ONNXPORT_<NAME>")
+        f"the Settings section of {doc.relative_to(PROJECT)} must name ONNXPORT_CONFIG and ONNXPORT_<NAME>"
+    )
 
 
 def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> dict[str, list[str]]:
@@ -340,8 +402,12 @@ def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> dic
     long options, but for --repository, which every command takes."""
     subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     if not subparsers:
-        options = [o for a in parser._actions for o in a.option_strings
-                   if o.startswith("--") and o not in ("--help", "--repository")]
+        options = [
+            o
+            for a in parser._actions
+            for o in a.option_strings
+            if o.startswith("--") and o not in ("--help", "--repository")
+        ]
         return {" ".join(("onnxport", *path)): options}
     found: dict[str, list[str]] = {}
     for action in subparsers:
@@ -358,8 +424,16 @@ def mentions(text: str, word: str) -> bool:
 
 
 def test_the_command_walk_finds_every_command():
-    assert {"onnxport build", "onnxport import", "onnxport serve", "onnxport check", "onnxport bench",
-            "onnxport export triton", "onnxport export kserve", "onnxport deploy ray"} <= set(COMMANDS)
+    assert {
+        "onnxport build",
+        "onnxport import",
+        "onnxport serve",
+        "onnxport check",
+        "onnxport bench",
+        "onnxport export triton",
+        "onnxport export kserve",
+        "onnxport deploy ray",
+    } <= set(COMMANDS)
     assert "--storage-uri" in COMMANDS["onnxport export kserve"] and "--repository" not in COMMANDS["onnxport list"]
 
 
@@ -370,8 +444,10 @@ def test_every_command_and_option_is_documented(command):
     naming = [doc for doc, text in pages.items() if mentions(text, command)]
     assert naming, f"`{command}` is named in neither README.md nor docs/*.md"
     missing = [option for option in COMMANDS[command] if not any(mentions(pages[doc], option) for doc in naming)]
-    assert not missing, (f"options of `{command}` written in no page that names the command "
-                         f"({', '.join(str(d.relative_to(PROJECT)) for d in naming)}): {', '.join(missing)}")
+    assert not missing, (
+        f"options of `{command}` written in no page that names the command "
+        f"({', '.join(str(d.relative_to(PROJECT)) for d in naming)}): {', '.join(missing)}"
+    )
     assert any(mentions(text, "--repository") for text in pages.values())
 
 
@@ -412,17 +488,22 @@ def broken_links(doc: Path) -> list[str]:
 def test_the_link_check_finds_a_broken_file_and_a_broken_heading(tmp_path):
     (tmp_path / "other.md").write_text("# Other page\n\n## `bench.json`, schema v1\n\n## Limits\n\n## Limits\n")
     doc = tmp_path / "doc.md"
-    doc.write_text("[ok](other.md#benchjson-schema-v1) [ok](other.md#limits-1) [ok](#a-heading) "
-                   "[web](https://example.com/x.md) ![gone](gone.png) [bad](other.md#nowhere)\n\n# A heading\n"
-                   "```\n[in code](nowhere.md)\n```\n")
-    assert broken_links(doc) == [f"gone.png (no file {tmp_path / 'gone.png'})",
-                                 "other.md#nowhere (no heading #nowhere in " f"{tmp_path / 'other.md'})"]
+    doc.write_text(
+        "[ok](other.md#benchjson-schema-v1) [ok](other.md#limits-1) [ok](#a-heading) "
+        "[web](https://example.com/x.md) ![gone](gone.png) [bad](other.md#nowhere)\n\n# A heading\n"
+        "```\n[in code](nowhere.md)\n```\n"
+    )
+    assert broken_links(doc) == [
+        f"gone.png (no file {tmp_path / 'gone.png'})",
+        f"other.md#nowhere (no heading #nowhere in {tmp_path / 'other.md'})",
+    ]
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda doc: str(doc.relative_to(PROJECT)))
 def test_every_relative_link_resolves(doc):
     assert not broken_links(doc), f"{doc.relative_to(PROJECT)} links to what does not exist:\n  " + "\n  ".join(
-        broken_links(doc))
+        broken_links(doc)
+    )
 
 
 # Paths in backticks that name a file or folder of the repository: from the project root, or a module of
@@ -457,11 +538,16 @@ def test_the_path_check_reads_both_forms():
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda doc: str(doc.relative_to(PROJECT)))
 def test_every_path_in_backticks_exists(doc):
-    missing = sorted({span for span in re.findall(r"`([^`\n]+)`", prose(doc))
-                      if (path := repository_path(span)) is not None and not path.exists()
-                      and not span.startswith(GENERATED)})
-    assert not missing, (f"{doc.relative_to(PROJECT)} names paths that do not exist (renamed? moved?):\n  "
-                         + "\n  ".join(missing))
+    missing = sorted(
+        {
+            span
+            for span in re.findall(r"`([^`\n]+)`", prose(doc))
+            if (path := repository_path(span)) is not None and not path.exists() and not span.startswith(GENERATED)
+        }
+    )
+    assert not missing, (
+        f"{doc.relative_to(PROJECT)} names paths that do not exist (renamed? moved?):\n  " + "\n  ".join(missing)
+    )
 
 
 # Paths written in the docstrings of the code (`serving/ray/replicas.py`, `web/lib/tensors/tensors.js`): each must
@@ -504,4 +590,5 @@ def test_the_readme_is_a_front_page():
     words = len(README.read_text().split())
     assert words < README_MAX_WORDS, (
         f"README.md has {words} words (at most {README_MAX_WORDS}): it is the front page; move detail into "
-        "a page of docs/ and link it")
+        "a page of docs/ and link it"
+    )

@@ -28,8 +28,9 @@ def test_onnxruntime_names_each_type_as_the_table_does(tmp_path):
     inputs = [onnx.helper.make_tensor_value_info(f"x{d.onnx_number}", d.onnx_number, [1]) for d in DTYPES]
     outputs = [onnx.helper.make_tensor_value_info(f"y{d.onnx_number}", d.onnx_number, [1]) for d in DTYPES]
     nodes = [onnx.helper.make_node("Identity", [i.name], [o.name]) for i, o in zip(inputs, outputs)]
-    model = onnx.helper.make_model(onnx.helper.make_graph(nodes, "types", inputs, outputs),
-                                   opset_imports=[onnx.helper.make_opsetid("", 17)])
+    model = onnx.helper.make_model(
+        onnx.helper.make_graph(nodes, "types", inputs, outputs), opset_imports=[onnx.helper.make_opsetid("", 17)]
+    )
     model.ir_version = 8
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     assert [i.type for i in session.get_inputs()] == [d.ort for d in DTYPES]

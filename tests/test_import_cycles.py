@@ -67,15 +67,22 @@ def test_the_package_has_no_import_cycle():
     graph = grimp.build_graph(onnxport.__name__, cache_dir=None)
     found = cycles(graph)
     assert not found, f"{len(found)} import cycle(s) in the package:\n" + "\n".join(
-        describe(graph, component) for component in found)
+        describe(graph, component) for component in found
+    )
 
 
 def test_the_cycle_finder_names_each_circle_and_only_those():
     graph = grimp.ImportGraph()
     for module in ("pkg", "pkg.registry", "pkg.one", "pkg.two", "pkg.base", "pkg.self"):
         graph.add_module(module)
-    for importer, imported in (("pkg.registry", "pkg.one"), ("pkg.one", "pkg.registry"), ("pkg.registry", "pkg.two"),
-                               ("pkg.two", "pkg.base"), ("pkg.one", "pkg.base"), ("pkg.self", "pkg.self")):
+    for importer, imported in (
+        ("pkg.registry", "pkg.one"),
+        ("pkg.one", "pkg.registry"),
+        ("pkg.registry", "pkg.two"),
+        ("pkg.two", "pkg.base"),
+        ("pkg.one", "pkg.base"),
+        ("pkg.self", "pkg.self"),
+    ):
         graph.add_import(importer=importer, imported=imported)
     assert cycles(graph) == [["pkg.one", "pkg.registry"], ["pkg.self"]]
     graph.remove_import(importer="pkg.one", imported="pkg.registry")

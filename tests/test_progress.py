@@ -25,21 +25,33 @@ def _environment() -> dict[str, str]:
 
 
 def _build_args(repository: Path, recipes: Path) -> list[str]:
-    return [sys.executable, "-m", "onnxport", "--repository", str(repository), "build", "--recipes", str(recipes),
-            "--forms", "none"]
+    return [
+        sys.executable,
+        "-m",
+        "onnxport",
+        "--repository",
+        str(repository),
+        "build",
+        "--recipes",
+        str(recipes),
+        "--forms",
+        "none",
+    ]
 
 
 def test_a_build_piped_prints_one_line_per_step_and_no_carriage_return(tmp_path, recipes_dir):
-    done = subprocess.run(_build_args(tmp_path / "r", recipes_dir), env=_environment(), capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(
+        _build_args(tmp_path / "r", recipes_dir), env=_environment(), capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr
     assert "\r" not in done.stderr, done.stderr[:500]
     lines = done.stderr.splitlines()
     # Each step, numbered, with the time since the model's build began; then the model's total.
     assert len(lines) == STEPS_PER_MODEL + 1, lines
     assert re.fullmatch(r"tiny: load source model \(1/\d+, 0\.\d s in\)", lines[0]), lines[0]
-    assert all(re.fullmatch(rf"tiny: .+ \({i}/{STEPS_PER_MODEL}, \d+\.\d s in\)", line)
-               for i, line in enumerate(lines[:-1], 1)), lines
+    assert all(
+        re.fullmatch(rf"tiny: .+ \({i}/{STEPS_PER_MODEL}, \d+\.\d s in\)", line) for i, line in enumerate(lines[:-1], 1)
+    ), lines
     assert re.fullmatch(r"tiny: done in \d+\.\d s", lines[-1]), lines[-1]
 
 
@@ -47,8 +59,9 @@ def test_a_build_on_a_terminal_redraws_one_bar(tmp_path, recipes_dir):
     leader, follower = pty.openpty()
     # A terminal of 24 rows and 100 columns (a new pty has 0 columns, and tqdm draws nothing in 0 columns).
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    with subprocess.Popen(_build_args(tmp_path / "r", recipes_dir), env=_environment(), stdout=subprocess.DEVNULL,
-                          stderr=follower) as build:
+    with subprocess.Popen(
+        _build_args(tmp_path / "r", recipes_dir), env=_environment(), stdout=subprocess.DEVNULL, stderr=follower
+    ) as build:
         os.close(follower)
         said = b""
         while True:  # read as it comes: a full terminal buffer would stop the build

@@ -28,21 +28,43 @@ ADAPTERS = (("google", "swiftshader", True), ("nvidia", "ampere", False), ("inte
 
 def fleet(rng: random.Random, devices: int) -> list[tuple[str, dict, str]]:
     """(token, class, network) per device: each device on a network of its own (the store takes its name)."""
-    classes = [{"engine": e, "engine_major": m, "adapter_vendor": v, "adapter_architecture": a,
-                "software_adapter": s, "cores": c}
-               for (e, m) in ENGINES for (v, a, s) in ADAPTERS for c in ("3-4",)]  # 12 classes
-    return [(base64.urlsafe_b64encode(rng.randbytes(16)).rstrip(b"=").decode(), classes[i % len(classes)],
-             f"network-{i}") for i in range(devices)]
+    classes = [
+        {
+            "engine": e,
+            "engine_major": m,
+            "adapter_vendor": v,
+            "adapter_architecture": a,
+            "software_adapter": s,
+            "cores": c,
+        }
+        for (e, m) in ENGINES
+        for (v, a, s) in ADAPTERS
+        for c in ("3-4",)
+    ]  # 12 classes
+    return [
+        (base64.urlsafe_b64encode(rng.randbytes(16)).rstrip(b"=").decode(), classes[i % len(classes)], f"network-{i}")
+        for i in range(devices)
+    ]
 
 
 def report(rng: random.Random, client: str, device: dict, models: list[tuple[str, str]]) -> Report:
     model, sha256 = rng.choice(models)
-    results = [{"model": model, "variant": "fp32", "form": None, "sha256": sha256, "runtime": runtime,
-                "threads": 4, "verdict": "fail" if rng.random() < 0.05 else "pass",
-                "metric": {"name": "cosine", "value": rng.uniform(0.9, 1.0), "limit": 0.99},
-                "create_ms": rng.uniform(50, 500), "first_run_ms": rng.uniform(5, 50),
-                "warm_run_ms": rng.uniform(1, 20)}
-               for runtime in rng.sample(RUNTIMES, rng.randint(1, 3))]
+    results = [
+        {
+            "model": model,
+            "variant": "fp32",
+            "form": None,
+            "sha256": sha256,
+            "runtime": runtime,
+            "threads": 4,
+            "verdict": "fail" if rng.random() < 0.05 else "pass",
+            "metric": {"name": "cosine", "value": rng.uniform(0.9, 1.0), "limit": 0.99},
+            "create_ms": rng.uniform(50, 500),
+            "first_run_ms": rng.uniform(5, 50),
+            "warm_run_ms": rng.uniform(1, 20),
+        }
+        for runtime in rng.sample(RUNTIMES, rng.randint(1, 3))
+    ]
     return Report.model_validate({"schema": 1, "client": client, "device": device, "results": results})
 
 
@@ -64,8 +86,10 @@ def main() -> int:
     store = FleetStore(args.db)
     per_report = []
     for start in range(0, args.reports, BATCH):
-        batch = [(report(rng, client, device, models), network) for client, device, network in
-                 (rng.choice(devices) for _ in range(min(BATCH, args.reports - start)))]
+        batch = [
+            (report(rng, client, device, models), network)
+            for client, device, network in (rng.choice(devices) for _ in range(min(BATCH, args.reports - start)))
+        ]
         began = time.perf_counter()
         for one, network in batch:
             store.fold(one, network)
@@ -85,8 +109,10 @@ def main() -> int:
         db.execute("VACUUM")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # VACUUM wrote the whole file into the WAL
     print(f"{args.reports} reports from {args.devices} devices: {len(document['groups'])} groups, {votes} votes")
-    print(f"fold: {statistics.median(per_report):.1f} us per report (median of {len(per_report)} batches of "
-          f"{BATCH}; first batch {per_report[0]:.1f}, last {per_report[-1]:.1f})")
+    print(
+        f"fold: {statistics.median(per_report):.1f} us per report (median of {len(per_report)} batches of "
+        f"{BATCH}; first batch {per_report[0]:.1f}, last {per_report[-1]:.1f})"
+    )
     print(f"GET /api/fleet build: {statistics.median(builds):.1f} ms (median of 5)")
     print(f"db: {after} bytes after the reports, {size(args.db)} after VACUUM")
     return 0

@@ -52,8 +52,16 @@ from texts import TEXTS  # noqa: E402 (scripts/bench/peer)
 
 # The form before issue 43 first (the base of the ratios), each axis changed from it alone, then nbits.FORM
 # (b32-sym-a0-t4) and the same at level 4.
-GRID = ("b16-zp-a4-t4", "b32-zp-a4-t4", "b64-zp-a4-t4", "b16-sym-a4-t4", "b16-zp-a0-t4", "b16-zp-a4-t8",
-        "b32-sym-a0-t4", "b32-sym-a4-t4")
+GRID = (
+    "b16-zp-a4-t4",
+    "b32-zp-a4-t4",
+    "b64-zp-a4-t4",
+    "b16-sym-a4-t4",
+    "b16-zp-a0-t4",
+    "b16-zp-a4-t8",
+    "b32-sym-a0-t4",
+    "b32-sym-a4-t4",
+)
 PEER_Q4 = "scripts/bench/peer/.cache/*/onnx/model_q4.onnx"
 BATCH = 8
 RUNS = {1: 8, 8: 3}  # warm runs per round at batch 1 and 8 (native and WebAssembly)
@@ -82,8 +90,9 @@ def parse_form(name: str) -> nbits.Form:
     try:
         block, points, level, table = name.split("-")
         assert points in ("zp", "sym") and block[0] == "b" and level[0] == "a" and table[0] == "t"
-        return nbits.Form(block=int(block[1:]), symmetric=points == "sym", accuracy_level=int(level[1:]),
-                          table_bits=int(table[1:]))
+        return nbits.Form(
+            block=int(block[1:]), symmetric=points == "sym", accuracy_level=int(level[1:]), table_bits=int(table[1:])
+        )
     except (ValueError, AssertionError):
         raise SystemExit(f"form {name!r}: expected b<block>-<zp|sym>-a<level>-t<4|8>, as b32-sym-a4-t4") from None
 
@@ -127,8 +136,9 @@ class Judge:
         got = [dict(zip([o.name for o in runner.get_outputs()], runner.run(None, g))) for g in self.golden]
         vs_fp32 = measure.against(self.expected, got, self.task, self.output)
         computes = arithmetic(model)
-        reason = measure.verdict(computes, budgets.serving_budget(computes), self.task, vs_fp32,
-                                 bound=budgets.SERVING_BOUND)
+        reason = measure.verdict(
+            computes, budgets.serving_budget(computes), self.task, vs_fp32, bound=budgets.SERVING_BOUND
+        )
         return model, vs_fp32["metric"]["cosine_min"], reason
 
     def build(self, form: nbits.Form) -> tuple[onnx.ModelProto, tuple[str, ...], float, float]:
@@ -166,10 +176,10 @@ def make_forms(args, judge: Judge, folder: Path) -> list[Row]:
             onnx.save(model, str(path))
             made = {"kept": list(kept), "golden_first": first, "golden": served}
             record.write_text(json.dumps(made, indent=1))
-            print(f"  {name}: made in {time.perf_counter() - began:.0f} s, {len(kept)} kept in 8-bit blocks",
-                  flush=True)
-        rows.append(Row(name, path, kept=len(made["kept"]), golden_first=made["golden_first"],
-                        golden=made["golden"]))
+            print(
+                f"  {name}: made in {time.perf_counter() - began:.0f} s, {len(kept)} kept in 8-bit blocks", flush=True
+            )
+        rows.append(Row(name, path, kept=len(made["kept"]), golden_first=made["golden_first"], golden=made["golden"]))
     return rows
 
 
@@ -194,8 +204,16 @@ def page_feeds(row: Row, batch_feeds: dict[str, np.ndarray]) -> dict[str, dict]:
     return ort_page.encode({**batch_feeds, **extra})
 
 
-def browser_times(rows: list[Row], folder: Path, feeds: dict[int, dict[str, np.ndarray]], reference: dict,
-                  *, threads: int, webgpu: bool, rounds: int) -> None:
+def browser_times(
+    rows: list[Row],
+    folder: Path,
+    feeds: dict[int, dict[str, np.ndarray]],
+    reference: dict,
+    *,
+    threads: int,
+    webgpu: bool,
+    rounds: int,
+) -> None:
     label = "webgpu" if webgpu else f"wasm {threads}t"
     batches = {1: WEBGPU_RUNS} if webgpu else RUNS
     with ort_page.opened(folder, threads=None if webgpu else threads, webgpu=webgpu) as page:
@@ -216,16 +234,20 @@ def browser_times(rows: list[Row], folder: Path, feeds: dict[int, dict[str, np.n
         for step in range(1 if webgpu else rounds + 1):
             for row in live:
                 for batch, runs in batches.items():
-                    got = page.evaluate("([name, key, runs, out]) => timeRuns(name, key, runs, out)",
-                                        [row.name, f"{row.name} b{batch}", 1 if step == 0 else runs, step == 0])
+                    got = page.evaluate(
+                        "([name, key, runs, out]) => timeRuns(name, key, runs, out)",
+                        [row.name, f"{row.name} b{batch}", 1 if step == 0 else runs, step == 0],
+                    )
                     if step == 0:  # the first run: not a warm one, but its output is checked
                         values = np.asarray(got["output"], np.float32).reshape(got["dims"])
                         if row.peer:
                             values = pooled(values, feeds[batch]["attention_mask"])
                         row.browser_cosine[f"{label} b{batch}"] = cosine_min(reference[batch], values)
                         if webgpu:
-                            got = page.evaluate("([name, key, runs]) => timeRuns(name, key, runs, false)",
-                                                [row.name, f"{row.name} b{batch}", runs])
+                            got = page.evaluate(
+                                "([name, key, runs]) => timeRuns(name, key, runs, false)",
+                                [row.name, f"{row.name} b{batch}", runs],
+                            )
                     if webgpu or step:
                         samples.setdefault((row.name, batch), []).extend(got["times"])
                 if webgpu:  # minutes a row: say where it is
@@ -242,12 +264,19 @@ def table(rows: list[Row], columns: list[str]) -> str:
     for row in rows:
         golden = "" if row.golden is None else f"{row.golden:.5f} ({row.golden_first:.5f})"
         served = "" if row.golden is None else ("yes" if row.golden >= bound else "no")
-        cells = [row.name, f"{row.mb:.1f}", "" if row.kept is None else str(row.kept), golden, served,
-                 f"{row.texts:.5f}"]
+        cells = [
+            row.name,
+            f"{row.mb:.1f}",
+            "" if row.kept is None else str(row.kept),
+            golden,
+            served,
+            f"{row.texts:.5f}",
+        ]
         for column in columns:
             ms = row.times.get(column)
-            cells.append("failed" if ms is None else f"{ms:.1f} ({ms / base[column]:.2f}x)" if column in base
-                         else f"{ms:.1f}")
+            cells.append(
+                "failed" if ms is None else f"{ms:.1f} ({ms / base[column]:.2f}x)" if column in base else f"{ms:.1f}"
+            )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -259,10 +288,20 @@ def main() -> None:
     parser.add_argument("--forms", nargs="+", default=list(GRID), help="the first is the base of the ratios")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--runtimes", nargs="+", choices=RUNTIMES, default=list(RUNTIMES),
-                        help="webgpu takes minutes a form on SwiftShader")
-    parser.add_argument("--extra", nargs="+", default=[], metavar="NAME=FILE",
-                        help="other files of the model to measure beside the forms (sentence_embedding out)")
+    parser.add_argument(
+        "--runtimes",
+        nargs="+",
+        choices=RUNTIMES,
+        default=list(RUNTIMES),
+        help="webgpu takes minutes a form on SwiftShader",
+    )
+    parser.add_argument(
+        "--extra",
+        nargs="+",
+        default=[],
+        metavar="NAME=FILE",
+        help="other files of the model to measure beside the forms (sentence_embedding out)",
+    )
     parser.add_argument("--folder", type=Path, help="where the files go; forms already there are reused")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -273,7 +312,7 @@ def main() -> None:
     golden = [inputs for inputs, _ in testdata.read_golden(repo.root, entry)]
     spec = entry["pipeline"]["text"]
     texts = TextPipeline(spec, repo.path_of(entry["assets"][spec["tokenizer"]]["file"]))
-    text_batches = [texts.encode(TEXTS[i:i + BATCH]) for i in range(0, len(TEXTS), BATCH)]
+    text_batches = [texts.encode(TEXTS[i : i + BATCH]) for i in range(0, len(TEXTS), BATCH)]
     # Batch 1: the text of median length, as a page embeds one sentence (a 128-token input hides the cost a
     # run pays whatever its length); batch 8: the first 8 texts.
     lengths = [len(texts.encode([t])["input_ids"][0]) for t in TEXTS]
@@ -323,8 +362,19 @@ def main() -> None:
     for row in rows:
         print(f"  {row.name}: " + ", ".join(f"{k} {v:.5f}" for k, v in row.browser_cosine.items()))
     if args.json:
-        args.json.write_text(json.dumps([{**{k: v for k, v in vars(row).items() if k != "file"},
-                                          "mb": row.mb, "file": str(row.file.resolve())} for row in rows], indent=1))
+        args.json.write_text(
+            json.dumps(
+                [
+                    {
+                        **{k: v for k, v in vars(row).items() if k != "file"},
+                        "mb": row.mb,
+                        "file": str(row.file.resolve()),
+                    }
+                    for row in rows
+                ],
+                indent=1,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -88,8 +88,13 @@ def opened(where: Path, *, threads: int | None = None, webgpu: bool = False) -> 
     hardwareConcurrency), or WebGPU (Chromium started with chromium.WEBGPU_FLAGS, SwiftShader)."""
     from playwright.sync_api import sync_playwright
 
-    query = urlencode({"bundle": WEBGPU_BUNDLE if webgpu else WASM_BUNDLE, "ep": "webgpu" if webgpu else "wasm",
-                       "threads": threads or 0})
+    query = urlencode(
+        {
+            "bundle": WEBGPU_BUNDLE if webgpu else WASM_BUNDLE,
+            "ep": "webgpu" if webgpu else "wasm",
+            "threads": threads or 0,
+        }
+    )
     with isolated_files(where) as url, sync_playwright() as playwright:
         browser = chromium_driver.launch(playwright, webgpu=webgpu)
         try:

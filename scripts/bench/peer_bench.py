@@ -71,9 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     if threads > 4:
         raise SystemExit("peer_bench: --threads at most 4 (onnxport's WebAssembly ceiling, web/lib/choice/probe.js)")
     whose = "both sides" if args.mode == "pinned" else "the peer's pairs (onnxport: its own choice)"
-    print(f"mode {args.mode}; threads: {threads} on {whose} ({'--threads' if args.threads else 'the default'}; "
-          f"defaults on this {cores}-core machine: Transformers.js {default_threads} (onnxruntime-web's min(4, "
-          f"ceil(cores/2))), onnxport {min(4, cores)} on a first load, then what its trial finds)", flush=True)
+    print(
+        f"mode {args.mode}; threads: {threads} on {whose} ({'--threads' if args.threads else 'the default'}; "
+        f"defaults on this {cores}-core machine: Transformers.js {default_threads} (onnxruntime-web's min(4, "
+        f"ceil(cores/2))), onnxport {min(4, cores)} on a first load, then what its trial finds)",
+        flush=True,
+    )
 
     npm_install.ensure(PEER)
     print("model folder: building or reusing", CACHE, flush=True)
@@ -81,18 +84,25 @@ def main(argv: list[str] | None = None) -> int:
     with ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="peer-bench-")))
         repository = args.repository or _build_repository(work / "repository")
-        static = StaticServer({
-            "/peer/transformers/": PEER / "node_modules/@huggingface/transformers/dist",
-            "/peer/ort/": PEER / "node_modules/onnxruntime-web/dist",
-            f"/peer/models/{folder.name.rsplit('-', 1)[0]}/": folder,
-            "/peer/": PEER / "web",
-        }, free_port())
+        static = StaticServer(
+            {
+                "/peer/transformers/": PEER / "node_modules/@huggingface/transformers/dist",
+                "/peer/ort/": PEER / "node_modules/onnxruntime-web/dist",
+                f"/peer/models/{folder.name.rsplit('-', 1)[0]}/": folder,
+                "/peer/": PEER / "web",
+            },
+            free_port(),
+        )
         stack.callback(static.close)
         port = free_port()
         try:
-            server = start_server(["serve", "--repository", str(repository), "--port", str(port),
-                                   "--cors-origins", static.base_url], port=port, log_path=work / "serve.log",
-                                  env=server_environment(inherit_onnxport=False), timeout=120)
+            server = start_server(
+                ["serve", "--repository", str(repository), "--port", str(port), "--cors-origins", static.base_url],
+                port=port,
+                log_path=work / "serve.log",
+                env=server_environment(inherit_onnxport=False),
+                timeout=120,
+            )
         except ServerNotReady as exc:
             raise SystemExit(f"peer_bench: onnxport serve did not start: {exc}") from None
         stack.callback(server.stop)
@@ -104,8 +114,11 @@ def main(argv: list[str] | None = None) -> int:
         sides = report.sides(rows)
         sizes = {f"onnxport/{n}": variants[n]["bytes"] for n in served}
         sizes.update({f"peer/{d}": f["bytes"] for d, f in built["files"].items()})
-        print(f"onnxport's served minilm variants: {', '.join(served)}; pairs: "
-              + "; ".join(f"{o.name if o else '(none)'} vs {p.name}" for _, o, p in rows), flush=True)
+        print(
+            f"onnxport's served minilm variants: {', '.join(served)}; pairs: "
+            + "; ".join(f"{o.name if o else '(none)'} vs {p.name}" for _, o, p in rows),
+            flush=True,
+        )
 
         reference = server_embeddings(server.base_url, TEXTS, batch=ACCURACY_BATCH)
         results = browser_run.Results()
@@ -118,15 +131,26 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 also = " (+ onnxport's load())" if pinned else ""
                 print(f"cold starts: {args.rounds} rounds x {len(sides)} sides{also}", flush=True)
-                browser_run.cold_starts(bench, sides, rounds=args.rounds, text=TEXTS[0], results=results,
-                                        load_too=pinned)
-                print(f"warm: {SETTLE_ROUNDS} unmeasured then {args.rounds} rounds of {RUNS[1]} batch-1 and "
-                      f"{RUNS[8]} batch-8 calls per side, the same texts for every side",
-                      flush=True)
+                browser_run.cold_starts(
+                    bench, sides, rounds=args.rounds, text=TEXTS[0], results=results, load_too=pinned
+                )
+                print(
+                    f"warm: {SETTLE_ROUNDS} unmeasured then {args.rounds} rounds of {RUNS[1]} batch-1 and "
+                    f"{RUNS[8]} batch-8 calls per side, the same texts for every side",
+                    flush=True,
+                )
                 for group in report.pages(rows):  # one page per peer thread setting
-                    browser_run.warm_rounds(bench, group, rounds=args.rounds, texts=TEXTS, runs=RUNS,
-                                            warmup=WARMUP, settle_rounds=SETTLE_ROUNDS,
-                                            accuracy_batch=ACCURACY_BATCH, results=results)
+                    browser_run.warm_rounds(
+                        bench,
+                        group,
+                        rounds=args.rounds,
+                        texts=TEXTS,
+                        runs=RUNS,
+                        warmup=WARMUP,
+                        settle_rounds=SETTLE_ROUNDS,
+                        accuracy_batch=ACCURACY_BATCH,
+                        results=results,
+                    )
                 chromium_version = bench.browser.version
             finally:
                 bench.close()
@@ -145,13 +169,21 @@ def main(argv: list[str] | None = None) -> int:
 
 def _arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mode", choices=("users", "pinned"), default="users",
-                        help="users: each library's defaults, then each pair with onnxport's own thread choice; "
-                             "pinned: each pair on --threads on both sides (default users)")
+    parser.add_argument(
+        "--mode",
+        choices=("users", "pinned"),
+        default="users",
+        help="users: each library's defaults, then each pair with onnxport's own thread choice; "
+        "pinned: each pair on --threads on both sides (default users)",
+    )
     parser.add_argument("--rounds", type=int, default=5, help="A/B rounds, cold and warm (default 5)")
-    parser.add_argument("--threads", type=int, default=0,
-                        help="WebAssembly threads: both sides when pinned (default onnxruntime-web's default here), "
-                             "the peer's pairs in users mode (default min(4, cores)); printed")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="WebAssembly threads: both sides when pinned (default onnxruntime-web's default here), "
+        "the peer's pairs in users mode (default min(4, cores)); printed",
+    )
     parser.add_argument("--repository", type=Path, help="an onnxport repository with minilm (default: build one)")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args(argv)
@@ -164,8 +196,18 @@ def _arguments(argv):
 
 def _build_repository(into: Path) -> Path:
     print(f"onnxport build minilm into {into} (a few minutes)", flush=True)
-    command = [sys.executable, "-m", "onnxport", "build", "minilm", "--repository", str(into),
-               "--recipes", str(ROOT / "models"), "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "onnxport",
+        "build",
+        "minilm",
+        "--repository",
+        str(into),
+        "--recipes",
+        str(ROOT / "models"),
+        "--quiet",
+    ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         output = (done.stderr or done.stdout)[-800:]
@@ -174,27 +216,40 @@ def _build_repository(into: Path) -> Path:
 
 
 def _document(args, threads, default_threads, built, results, table, chromium_version, served) -> dict:
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True,
-                           text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True
+    ).stdout.strip()
     infos = results.infos
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "commit": commit + ("+changes" if dirty else ""),
         "machine": {"cpu": _cpu(), "cores": os.cpu_count(), "platform": platform.platform()},
-        "chromium": chromium_version, "page": results.page,
-        "mode": args.mode, "threads": threads, "default_threads_peer": default_threads, "rounds": args.rounds,
-        "runs_per_round": RUNS, "warmup": WARMUP,
-        "settle_rounds": SETTLE_ROUNDS, "texts": len(TEXTS), "accuracy_batch": ACCURACY_BATCH,
+        "chromium": chromium_version,
+        "page": results.page,
+        "mode": args.mode,
+        "threads": threads,
+        "default_threads_peer": default_threads,
+        "rounds": args.rounds,
+        "runs_per_round": RUNS,
+        "warmup": WARMUP,
+        "settle_rounds": SETTLE_ROUNDS,
+        "texts": len(TEXTS),
+        "accuracy_batch": ACCURACY_BATCH,
         "onnxruntime_web": {name: info.get("version") for name, info in infos.items()},
         "peer_wasm": next((i.get("wasm") for n, i in infos.items() if n.startswith("peer/")), None),
-        "peer_model_folder": built, "onnxport_served": served,
+        "peer_model_folder": built,
+        "onnxport_served": served,
         "reference": "onnxport serve, minilm fp32 (native onnxruntime), V2 raw text, batches of 8",
         "rows": table,
-        "raw": {"cold": results.cold, "cold_load": {k: [{**c, "embedding": None} for c in v]
-                                                    for k, v in results.cold_load.items()},
-                "warm": results.warm, "infos": infos},
+        "raw": {
+            "cold": results.cold,
+            "cold_load": {k: [{**c, "embedding": None} for c in v] for k, v in results.cold_load.items()},
+            "warm": results.warm,
+            "infos": infos,
+        },
     }
 
 
@@ -219,8 +274,9 @@ def _header(document: dict) -> list[str]:
 def _threads_words(document: dict) -> str:
     if document["mode"] == "pinned":
         return f"{document['threads']} thread(s) each"
-    return (f"each library's defaults, then the peer on {document['threads']} thread(s) beside onnxport's own "
-            "thread choice")
+    return (
+        f"each library's defaults, then the peer on {document['threads']} thread(s) beside onnxport's own thread choice"
+    )
 
 
 def _cpu() -> str:

@@ -36,10 +36,10 @@ def start(repository: Path, extra: list[str], source: str | None, port: int) -> 
     env = dict(os.environ)
     if source:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, env.get("PYTHONPATH")]))
-    command = [sys.executable, "-m", "onnxport", "serve", "--repository", str(repository), "--port", str(port),
-               *extra]
-    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    command = [sys.executable, "-m", "onnxport", "serve", "--repository", str(repository), "--port", str(port), *extra]
+    return subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
 
 
 def wait_ready(port: int, model: str, timeout: float = 180) -> None:
@@ -137,14 +137,19 @@ def main() -> None:
             median, p90 = statistics.median(times), times[int(len(times) * 0.9)]
             medians[label].append(median)
             rates[label].append(rate)
-            print(f"round {round_} {label:>15}: median {median:6.2f} ms, p90 {p90:6.2f} ms "
-                  f"({args.requests} requests); {rate:7.1f} req/s with {args.clients} clients", flush=True)
+            print(
+                f"round {round_} {label:>15}: median {median:6.2f} ms, p90 {p90:6.2f} ms "
+                f"({args.requests} requests); {rate:7.1f} req/s with {args.clients} clients",
+                flush=True,
+            )
     first = servers[0][0]
     for label, values in medians.items():
         ratio = statistics.median(values) / statistics.median(medians[first])
         rate = statistics.median(rates[label])
-        print(f"{label:>15}: median of medians {statistics.median(values):6.2f} ms, x{ratio:.2f} of {first}; "
-              f"median {rate:.1f} req/s")
+        print(
+            f"{label:>15}: median of medians {statistics.median(values):6.2f} ms, x{ratio:.2f} of {first}; "
+            f"median {rate:.1f} req/s"
+        )
 
 
 if __name__ == "__main__":

@@ -54,17 +54,25 @@ def main() -> None:
     for name, record in entry["variants"].items():
         if record.get("status") != "ok":
             continue
-        out = subprocess.run([sys.executable, "-c", _CHILD, str(args.repository / record["file"]), str(feeds_file),
-                              str(args.runs)], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(args.repository / record["file"]), str(feeds_file), str(args.runs)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         rows.append((name, record["bytes"], json.loads(out.stdout.strip().splitlines()[-1])))
     base = next(r for r in rows if r[0] == "fp32")
-    print(f"{'variant':<14}{'MB':>8}{'x':>7}{'RSS created MB':>16}{'x':>7}{'after run MB':>14}{'x':>7}"
-          f"{'warm ms':>9}{'x':>7}")
+    print(
+        f"{'variant':<14}{'MB':>8}{'x':>7}{'RSS created MB':>16}{'x':>7}{'after run MB':>14}{'x':>7}"
+        f"{'warm ms':>9}{'x':>7}"
+    )
     for name, size, m in rows:
-        print(f"{name:<14}{size / 1e6:>8.1f}{size / base[1]:>7.3f}{m['created_mb']:>16.1f}"
-              f"{m['created_mb'] / base[2]['created_mb']:>7.2f}{m['first_run_mb']:>14.1f}"
-              f"{m['first_run_mb'] / base[2]['first_run_mb']:>7.2f}{m['warm_ms']:>9.2f}"
-              f"{m['warm_ms'] / base[2]['warm_ms']:>7.2f}")
+        print(
+            f"{name:<14}{size / 1e6:>8.1f}{size / base[1]:>7.3f}{m['created_mb']:>16.1f}"
+            f"{m['created_mb'] / base[2]['created_mb']:>7.2f}{m['first_run_mb']:>14.1f}"
+            f"{m['first_run_mb'] / base[2]['first_run_mb']:>7.2f}{m['warm_ms']:>9.2f}"
+            f"{m['warm_ms'] / base[2]['warm_ms']:>7.2f}"
+        )
 
 
 def _golden_feeds(repository: Path, entry: dict, target: Path) -> None:

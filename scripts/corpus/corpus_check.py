@@ -43,8 +43,19 @@ def onnxport(*args: str) -> subprocess.CompletedProcess:
 
 
 def import_one(name: str, repository: Path) -> str | None:
-    done = onnxport("--repository", str(repository), "import", str(CORPUS / name), "--name", name,
-                    "--task", TASKS.get(name, "generic"), "--forms", "none", "--quiet")
+    done = onnxport(
+        "--repository",
+        str(repository),
+        "import",
+        str(CORPUS / name),
+        "--name",
+        name,
+        "--task",
+        TASKS.get(name, "generic"),
+        "--forms",
+        "none",
+        "--quiet",
+    )
     return None if done.returncode == 0 else (done.stderr.strip().splitlines() or ["failed"])[-1]
 
 
@@ -58,8 +69,12 @@ def check_one(repository: Path) -> list[dict]:
 
 def figure(metric: dict | None, task: str) -> str:
     metric = metric or {}
-    wanted = {"classification": "top1_agreement", "embedding": "cosine_min", "sequence": "step_agreement",
-              "detection-map": "scaled_mean_abs"}.get(task)
+    wanted = {
+        "classification": "top1_agreement",
+        "embedding": "cosine_min",
+        "sequence": "step_agreement",
+        "detection-map": "scaled_mean_abs",
+    }.get(task)
     key = wanted if wanted in metric else next((k for k in METRICS if k in metric), None)
     return f"{key.replace('_', ' ')} {metric[key]:.4g}" if key else "-"
 
@@ -93,16 +108,17 @@ def main(argv: list[str] | None = None) -> int:
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="corpus-check-"))
     with ThreadPoolExecutor(2) as pool:
         failed = dict(zip(names, pool.map(lambda n: import_one(n, workdir / n), names)))
-    lines = ["| model | variant | import (arithmetic; metric vs fp32) | check on wasm (basis; figure) | agree |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| model | variant | import (arithmetic; metric vs fp32) | check on wasm (basis; figure) | agree |",
+        "|---|---|---|---|---|",
+    ]
     agree = total = 0
     for name in names:
         if failed[name]:
             lines.append(f"| {name} | - | import failed: {failed[name]} | - | - |")
             continue
         entry = json.loads((workdir / name / "manifest.json").read_text())["models"][name]
-        rows = {r["variant"]: r for r in check_one(workdir / name)
-                if r["runtime"] == "wasm" and not r.get("form")}
+        rows = {r["variant"]: r for r in check_one(workdir / name) if r["runtime"] == "wasm" and not r.get("form")}
         for variant in VARIANTS:
             record = entry["variants"].get(variant)
             if not record or record.get("status") != "ok":
@@ -110,8 +126,10 @@ def main(argv: list[str] | None = None) -> int:
             row = rows.get(variant)
             same = row is not None and row["status"] == "pass"
             agree, total = agree + same, total + 1
-            lines.append(f"| {name} | {variant} | {import_cell(record, entry['task'])} | "
-                         f"{check_cell(row, entry['task'])} | {'yes' if same else '**no**'} |")
+            lines.append(
+                f"| {name} | {variant} | {import_cell(record, entry['task'])} | "
+                f"{check_cell(row, entry['task'])} | {'yes' if same else '**no**'} |"
+            )
         print(f"... {name} checked", file=sys.stderr, flush=True)
     table = "\n".join(lines) + f"\n\n{agree} of {total} served variants: the check agrees with the import.\n"
     MARKDOWN.write_text(table)

@@ -53,7 +53,7 @@ TOOLS = {
     "fp16": "onnxconverter_common.float16.convert_float_to_float16(model, keep_io_types=True)",
     "int8-dynamic": "onnxruntime.quantization quant_pre_process + quantize_dynamic (defaults)",
     "int8-static": "onnxruntime.quantization quant_pre_process + quantize_static (defaults: QDQ, QInt8, "
-                   "MinMax), calibrated on test_data_set_0",
+    "MinMax), calibrated on test_data_set_0",
 }
 
 Feeds = dict[str, np.ndarray]
@@ -162,8 +162,9 @@ def fp16(model_path: Path, feeds: Feeds, tmp: Path) -> Path:
     from onnxconverter_common import float16
 
     target = tmp / "fp16.onnx"
-    converted = _step("convert_float_to_float16", lambda: float16.convert_float_to_float16(
-        onnx.load(model_path), keep_io_types=True))
+    converted = _step(
+        "convert_float_to_float16", lambda: float16.convert_float_to_float16(onnx.load(model_path), keep_io_types=True)
+    )
     _step("onnx.save", onnx.save, converted, target)
     return target
 
@@ -226,8 +227,9 @@ def task_error(task: str, reference: dict[str, np.ndarray], outputs: dict[str, n
     return max(error(reference[n], outputs[n]) for n in names)
 
 
-def judge(kind: str, data: bytes, feeds: Feeds, reference: dict[str, np.ndarray], fp32_bytes: int,
-          task: str = "generic") -> dict:
+def judge(
+    kind: str, data: bytes, feeds: Feeds, reference: dict[str, np.ndarray], fp32_bytes: int, task: str = "generic"
+) -> dict:
     """{status: ok | rejected | failed, size_ratio, error, reason} of one converted model."""
     row: dict = {"status": "ok", "size_ratio": round(len(data) / fp32_bytes, 2), "error": None, "reason": None}
     try:

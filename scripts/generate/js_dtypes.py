@@ -63,8 +63,10 @@ def main(argv: list[str]) -> int:
     text = render()
     if argv == ["--check"]:
         if OUT.read_text() != text:
-            print(f"{OUT} differs from server/onnxport/dtypes.py: run python scripts/generate/js_dtypes.py",
-                  file=sys.stderr)
+            print(
+                f"{OUT} differs from server/onnxport/dtypes.py: run python scripts/generate/js_dtypes.py",
+                file=sys.stderr,
+            )
             return 1
         return 0
     if argv:

@@ -55,8 +55,11 @@ from fixtures.isolated_files import isolated_files  # noqa: E402
 KERNELS_JS = ROOT / "web" / "lib" / "choice" / "kernels.js"
 BEGIN, END = "// BEGIN MEASURED (scripts/generate/measure_kernels.py --write)", "// END MEASURED"
 # runtime -> (bundle, execution provider)
-BUNDLES = {"wasm": ("ort.wasm.min.mjs", "wasm"), "webgpu": ("ort.webgpu.min.mjs", "webgpu"),
-           "webnn": ("ort.webgpu.min.mjs", "wasm")}
+BUNDLES = {
+    "wasm": ("ort.wasm.min.mjs", "wasm"),
+    "webgpu": ("ort.webgpu.min.mjs", "webgpu"),
+    "webnn": ("ort.webgpu.min.mjs", "wasm"),
+}
 NO_KERNEL = re.compile(r"No Op registered|Could not find an implementation")
 F, I64, U8, I8, I32 = TensorProto.FLOAT, TensorProto.INT64, TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
 F16, I4 = TensorProto.FLOAT16, TensorProto.INT4
@@ -67,147 +70,317 @@ def const(name: str, value, dtype) -> onnx.TensorProto:
     return numpy_helper.from_array(np.asarray(value, dtype=dtype), name)
 
 
-def one_node(domain: str, op: str, inputs: list[tuple[str, int, list[int]]],
-             outputs: list[tuple[str, int | None, list[int] | None]],
-             initializers: list[onnx.TensorProto] = (), **attributes) -> onnx.ModelProto:
+def one_node(
+    domain: str,
+    op: str,
+    inputs: list[tuple[str, int, list[int]]],
+    outputs: list[tuple[str, int | None, list[int] | None]],
+    initializers: list[onnx.TensorProto] = (),
+    **attributes,
+) -> onnx.ModelProto:
     """A model of one `domain/op` node; inputs not in `initializers` are graph inputs."""
     init_names = {t.name for t in initializers}
-    node = helper.make_node(op, [name for name, _, _ in inputs], [name for name, _, _ in outputs],
-                            domain="" if domain == "ai.onnx" else domain, **attributes)
+    node = helper.make_node(
+        op,
+        [name for name, _, _ in inputs],
+        [name for name, _, _ in outputs],
+        domain="" if domain == "ai.onnx" else domain,
+        **attributes,
+    )
     graph = helper.make_graph(
-        [node], f"probe_{op}",
+        [node],
+        f"probe_{op}",
         [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs if n and n not in init_names],
-        [helper.make_tensor_value_info(n, t, s) if t is not None else helper.make_value_info(n, onnx.TypeProto())
-         for n, t, s in outputs],
-        list(initializers))
+        [
+            helper.make_tensor_value_info(n, t, s) if t is not None else helper.make_value_info(n, onnx.TypeProto())
+            for n, t, s in outputs
+        ],
+        list(initializers),
+    )
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid(ML, 3), helper.make_opsetid(MS, 1)]
     return helper.make_model(graph, opset_imports=opsets, ir_version=8)
 
 
 def tree(**kw) -> dict:
     """One tree of one leaf, in TreeEnsemble* attributes."""
-    return dict(nodes_treeids=[0], nodes_nodeids=[0], nodes_featureids=[0], nodes_values=[0.0], nodes_modes=["LEAF"],
-                nodes_truenodeids=[0], nodes_falsenodeids=[0], **kw)
+    return dict(
+        nodes_treeids=[0],
+        nodes_nodeids=[0],
+        nodes_featureids=[0],
+        nodes_values=[0.0],
+        nodes_modes=["LEAF"],
+        nodes_truenodeids=[0],
+        nodes_falsenodeids=[0],
+        **kw,
+    )
 
 
 X2 = [("x", F, [1, 2])]
 PROBES: dict[str, Callable[[], onnx.ModelProto]] = {
     f"{ML}/ArrayFeatureExtractor": lambda: one_node(
-        ML, "ArrayFeatureExtractor", [*X2, ("i", I64, [1])], [("y", F, [1, 1])], [const("i", [0], np.int64)]),
+        ML, "ArrayFeatureExtractor", [*X2, ("i", I64, [1])], [("y", F, [1, 1])], [const("i", [0], np.int64)]
+    ),
     f"{ML}/Binarizer": lambda: one_node(ML, "Binarizer", X2, [("y", F, [1, 2])], threshold=0.0),
     f"{ML}/FeatureVectorizer": lambda: one_node(ML, "FeatureVectorizer", X2, [("y", F, [1, 2])], inputdimensions=[2]),
-    f"{ML}/Imputer": lambda: one_node(ML, "Imputer", X2, [("y", F, [1, 2])], imputed_value_floats=[0.0, 0.0],
-                                      replaced_value_float=float("nan")),
-    f"{ML}/LabelEncoder": lambda: one_node(ML, "LabelEncoder", [("x", I64, [1])], [("y", I64, [1])],
-                                           keys_int64s=[0, 1], values_int64s=[5, 6]),
+    f"{ML}/Imputer": lambda: one_node(
+        ML, "Imputer", X2, [("y", F, [1, 2])], imputed_value_floats=[0.0, 0.0], replaced_value_float=float("nan")
+    ),
+    f"{ML}/LabelEncoder": lambda: one_node(
+        ML, "LabelEncoder", [("x", I64, [1])], [("y", I64, [1])], keys_int64s=[0, 1], values_int64s=[5, 6]
+    ),
     f"{ML}/LinearClassifier": lambda: one_node(
-        ML, "LinearClassifier", X2, [("label", I64, [1]), ("scores", F, [1, 2])],
-        coefficients=[1.0, 0.0, 0.0, 1.0], intercepts=[0.0, 0.0], classlabels_ints=[0, 1]),
+        ML,
+        "LinearClassifier",
+        X2,
+        [("label", I64, [1]), ("scores", F, [1, 2])],
+        coefficients=[1.0, 0.0, 0.0, 1.0],
+        intercepts=[0.0, 0.0],
+        classlabels_ints=[0, 1],
+    ),
     f"{ML}/LinearRegressor": lambda: one_node(
-        ML, "LinearRegressor", X2, [("y", F, [1, 1])], coefficients=[1.0, 1.0], targets=1),
+        ML, "LinearRegressor", X2, [("y", F, [1, 1])], coefficients=[1.0, 1.0], targets=1
+    ),
     f"{ML}/Normalizer": lambda: one_node(ML, "Normalizer", X2, [("y", F, [1, 2])], norm="L2"),
     f"{ML}/OneHotEncoder": lambda: one_node(
-        ML, "OneHotEncoder", [("x", I64, [1])], [("y", F, [1, 2])], cats_int64s=[0, 1]),
+        ML, "OneHotEncoder", [("x", I64, [1])], [("y", F, [1, 2])], cats_int64s=[0, 1]
+    ),
     f"{ML}/Scaler": lambda: one_node(ML, "Scaler", X2, [("y", F, [1, 2])], offset=[0.0, 0.0], scale=[1.0, 1.0]),
     f"{ML}/SVMClassifier": lambda: one_node(
-        ML, "SVMClassifier", X2, [("label", I64, [1]), ("scores", F, [1, 2])],
-        kernel_type="LINEAR", kernel_params=[0.0, 0.0, 0.0], vectors_per_class=[1, 1],
-        support_vectors=[1.0, 0.0, 0.0, 1.0], coefficients=[1.0, -1.0], rho=[0.0], classlabels_ints=[0, 1]),
+        ML,
+        "SVMClassifier",
+        X2,
+        [("label", I64, [1]), ("scores", F, [1, 2])],
+        kernel_type="LINEAR",
+        kernel_params=[0.0, 0.0, 0.0],
+        vectors_per_class=[1, 1],
+        support_vectors=[1.0, 0.0, 0.0, 1.0],
+        coefficients=[1.0, -1.0],
+        rho=[0.0],
+        classlabels_ints=[0, 1],
+    ),
     f"{ML}/SVMRegressor": lambda: one_node(
-        ML, "SVMRegressor", X2, [("y", F, [1, 1])], kernel_type="LINEAR", kernel_params=[0.0, 0.0, 0.0], n_supports=1,
-        support_vectors=[1.0, 1.0], coefficients=[1.0], rho=[0.0]),
+        ML,
+        "SVMRegressor",
+        X2,
+        [("y", F, [1, 1])],
+        kernel_type="LINEAR",
+        kernel_params=[0.0, 0.0, 0.0],
+        n_supports=1,
+        support_vectors=[1.0, 1.0],
+        coefficients=[1.0],
+        rho=[0.0],
+    ),
     f"{ML}/TreeEnsembleClassifier": lambda: one_node(
-        ML, "TreeEnsembleClassifier", X2, [("label", I64, [1]), ("scores", F, [1, 2])],
-        **tree(class_treeids=[0, 0], class_nodeids=[0, 0], class_ids=[0, 1],
-               class_weights=[0.3, 0.7], classlabels_int64s=[0, 1])),
+        ML,
+        "TreeEnsembleClassifier",
+        X2,
+        [("label", I64, [1]), ("scores", F, [1, 2])],
+        **tree(
+            class_treeids=[0, 0],
+            class_nodeids=[0, 0],
+            class_ids=[0, 1],
+            class_weights=[0.3, 0.7],
+            classlabels_int64s=[0, 1],
+        ),
+    ),
     f"{ML}/TreeEnsembleRegressor": lambda: one_node(
-        ML, "TreeEnsembleRegressor", X2, [("y", F, [1, 1])],
-        **tree(target_treeids=[0], target_nodeids=[0], target_ids=[0], target_weights=[1.0], n_targets=1)),
+        ML,
+        "TreeEnsembleRegressor",
+        X2,
+        [("y", F, [1, 1])],
+        **tree(target_treeids=[0], target_nodeids=[0], target_ids=[0], target_weights=[1.0], n_targets=1),
+    ),
     f"{ML}/ZipMap": lambda: one_node(ML, "ZipMap", X2, [("y", None, None)], classlabels_int64s=[0, 1]),
     "ai.onnx/ConvInteger": lambda: one_node(
-        "ai.onnx", "ConvInteger", [("x", U8, [1, 1, 3, 3]), ("w", U8, [1, 1, 1, 1])],
-        [("y", I32, [1, 1, 3, 3])], [const("w", [[[[2]]]], np.uint8)]),
+        "ai.onnx",
+        "ConvInteger",
+        [("x", U8, [1, 1, 3, 3]), ("w", U8, [1, 1, 1, 1])],
+        [("y", I32, [1, 1, 3, 3])],
+        [const("w", [[[[2]]]], np.uint8)],
+    ),
     "ai.onnx/DequantizeLinear": lambda: one_node(
-        "ai.onnx", "DequantizeLinear", [("x", U8, [2]), ("s", F, []), ("z", U8, [])],
-        [("y", F, [2])], [const("s", 0.5, np.float32), const("z", 1, np.uint8)]),
+        "ai.onnx",
+        "DequantizeLinear",
+        [("x", U8, [2]), ("s", F, []), ("z", U8, [])],
+        [("y", F, [2])],
+        [const("s", 0.5, np.float32), const("z", 1, np.uint8)],
+    ),
     "ai.onnx/DynamicQuantizeLinear": lambda: one_node(
-        "ai.onnx", "DynamicQuantizeLinear", [("x", F, [4])], [("y", U8, [4]), ("s", F, []), ("z", U8, [])]),
+        "ai.onnx", "DynamicQuantizeLinear", [("x", F, [4])], [("y", U8, [4]), ("s", F, []), ("z", U8, [])]
+    ),
     "ai.onnx/MatMulInteger": lambda: one_node(
-        "ai.onnx", "MatMulInteger", [("a", U8, [1, 2]), ("b", U8, [2, 2])],
-        [("y", I32, [1, 2])], [const("b", [[1, 2], [3, 4]], np.uint8)]),
+        "ai.onnx",
+        "MatMulInteger",
+        [("a", U8, [1, 2]), ("b", U8, [2, 2])],
+        [("y", I32, [1, 2])],
+        [const("b", [[1, 2], [3, 4]], np.uint8)],
+    ),
     "ai.onnx/QLinearConv": lambda: one_node(
-        "ai.onnx", "QLinearConv",
-        [("x", U8, [1, 1, 3, 3]), ("xs", F, []), ("xz", U8, []), ("w", U8, [1, 1, 1, 1]), ("ws", F, []), ("wz", U8, []),
-         ("ys", F, []), ("yz", U8, [])],
+        "ai.onnx",
+        "QLinearConv",
+        [
+            ("x", U8, [1, 1, 3, 3]),
+            ("xs", F, []),
+            ("xz", U8, []),
+            ("w", U8, [1, 1, 1, 1]),
+            ("ws", F, []),
+            ("wz", U8, []),
+            ("ys", F, []),
+            ("yz", U8, []),
+        ],
         [("y", U8, [1, 1, 3, 3])],
-        [const("xs", 0.1, np.float32), const("xz", 0, np.uint8), const("w", [[[[2]]]], np.uint8),
-         const("ws", 0.1, np.float32), const("wz", 0, np.uint8), const("ys", 0.1, np.float32),
-         const("yz", 0, np.uint8)]),
+        [
+            const("xs", 0.1, np.float32),
+            const("xz", 0, np.uint8),
+            const("w", [[[[2]]]], np.uint8),
+            const("ws", 0.1, np.float32),
+            const("wz", 0, np.uint8),
+            const("ys", 0.1, np.float32),
+            const("yz", 0, np.uint8),
+        ],
+    ),
     "ai.onnx/QLinearMatMul": lambda: one_node(
-        "ai.onnx", "QLinearMatMul",
-        [("a", U8, [1, 2]), ("as", F, []), ("az", U8, []), ("b", U8, [2, 2]), ("bs", F, []), ("bz", U8, []),
-         ("ys", F, []), ("yz", U8, [])],
+        "ai.onnx",
+        "QLinearMatMul",
+        [
+            ("a", U8, [1, 2]),
+            ("as", F, []),
+            ("az", U8, []),
+            ("b", U8, [2, 2]),
+            ("bs", F, []),
+            ("bz", U8, []),
+            ("ys", F, []),
+            ("yz", U8, []),
+        ],
         [("y", U8, [1, 2])],
-        [const("as", 0.1, np.float32), const("az", 0, np.uint8), const("b", [[1, 2], [3, 4]], np.uint8),
-         const("bs", 0.1, np.float32), const("bz", 0, np.uint8), const("ys", 0.1, np.float32),
-         const("yz", 0, np.uint8)]),
+        [
+            const("as", 0.1, np.float32),
+            const("az", 0, np.uint8),
+            const("b", [[1, 2], [3, 4]], np.uint8),
+            const("bs", 0.1, np.float32),
+            const("bz", 0, np.uint8),
+            const("ys", 0.1, np.float32),
+            const("yz", 0, np.uint8),
+        ],
+    ),
     "ai.onnx/QuantizeLinear": lambda: one_node(
-        "ai.onnx", "QuantizeLinear", [("x", F, [2]), ("s", F, []), ("z", U8, [])],
-        [("y", U8, [2])], [const("s", 0.5, np.float32), const("z", 1, np.uint8)]),
+        "ai.onnx",
+        "QuantizeLinear",
+        [("x", F, [2]), ("s", F, []), ("z", U8, [])],
+        [("y", U8, [2])],
+        [const("s", 0.5, np.float32), const("z", 1, np.uint8)],
+    ),
     f"{MS}/BiasGelu": lambda: one_node(
-        MS, "BiasGelu", [*X2, ("b", F, [2])], [("y", F, [1, 2])], [const("b", [0, 0], np.float32)]),
+        MS, "BiasGelu", [*X2, ("b", F, [2])], [("y", F, [1, 2])], [const("b", [0, 0], np.float32)]
+    ),
     f"{MS}/DequantizeLinear": lambda: one_node(
-        MS, "DequantizeLinear", [("x", U8, [2]), ("s", F, []), ("z", U8, [])],
-        [("y", F, [2])], [const("s", 0.5, np.float32), const("z", 1, np.uint8)]),
+        MS,
+        "DequantizeLinear",
+        [("x", U8, [2]), ("s", F, []), ("z", U8, [])],
+        [("y", F, [2])],
+        [const("s", 0.5, np.float32), const("z", 1, np.uint8)],
+    ),
     f"{MS}/DynamicQuantizeLSTM": lambda: dynamic_quantize_lstm(),
     f"{MS}/DynamicQuantizeMatMul": lambda: one_node(
-        MS, "DynamicQuantizeMatMul", [*X2, ("b", I8, [2, 2]), ("bs", F, [])],
+        MS,
+        "DynamicQuantizeMatMul",
+        [*X2, ("b", I8, [2, 2]), ("bs", F, [])],
         [("y", F, [1, 2])],
-        [const("b", [[1, 2], [3, 4]], np.int8), const("bs", 0.1, np.float32)]),
+        [const("b", [[1, 2], [3, 4]], np.int8), const("bs", 0.1, np.float32)],
+    ),
     f"{MS}/FastGelu": lambda: one_node(MS, "FastGelu", X2, [("y", F, [1, 2])]),
     f"{MS}/Gelu": lambda: one_node(MS, "Gelu", X2, [("y", F, [1, 2])]),
     f"{MS}/MatMulIntegerToFloat": lambda: one_node(
-        MS, "MatMulIntegerToFloat", [("a", U8, [1, 2]), ("b", U8, [2, 2]), ("as", F, []), ("bs", F, [])],
+        MS,
+        "MatMulIntegerToFloat",
+        [("a", U8, [1, 2]), ("b", U8, [2, 2]), ("as", F, []), ("bs", F, [])],
         [("y", F, [1, 2])],
-        [const("b", [[1, 2], [3, 4]], np.uint8), const("as", 0.1, np.float32), const("bs", 0.1, np.float32)]),
+        [const("b", [[1, 2], [3, 4]], np.uint8), const("as", 0.1, np.float32), const("bs", 0.1, np.float32)],
+    ),
     f"{MS}/QLinearAdd": lambda: one_node(
-        MS, "QLinearAdd",
-        [("a", U8, [2]), ("as", F, []), ("az", U8, []), ("b", U8, [2]), ("bs", F, []), ("bz", U8, []),
-         ("ys", F, []), ("yz", U8, [])],
+        MS,
+        "QLinearAdd",
+        [
+            ("a", U8, [2]),
+            ("as", F, []),
+            ("az", U8, []),
+            ("b", U8, [2]),
+            ("bs", F, []),
+            ("bz", U8, []),
+            ("ys", F, []),
+            ("yz", U8, []),
+        ],
         [("y", U8, [2])],
-        [const("as", 0.1, np.float32), const("az", 0, np.uint8), const("b", [1, 2], np.uint8),
-         const("bs", 0.1, np.float32), const("bz", 0, np.uint8), const("ys", 0.1, np.float32),
-         const("yz", 0, np.uint8)]),
+        [
+            const("as", 0.1, np.float32),
+            const("az", 0, np.uint8),
+            const("b", [1, 2], np.uint8),
+            const("bs", 0.1, np.float32),
+            const("bz", 0, np.uint8),
+            const("ys", 0.1, np.float32),
+            const("yz", 0, np.uint8),
+        ],
+    ),
     f"{MS}/QLinearGlobalAveragePool": lambda: one_node(
-        MS, "QLinearGlobalAveragePool",
+        MS,
+        "QLinearGlobalAveragePool",
         [("x", U8, [1, 1, 2, 2]), ("xs", F, []), ("xz", U8, []), ("ys", F, []), ("yz", U8, [])],
         [("y", U8, [1, 1, 1, 1])],
-        [const("xs", 0.1, np.float32), const("xz", 0, np.uint8), const("ys", 0.1, np.float32),
-         const("yz", 0, np.uint8)],
-        channels_last=0),
+        [
+            const("xs", 0.1, np.float32),
+            const("xz", 0, np.uint8),
+            const("ys", 0.1, np.float32),
+            const("yz", 0, np.uint8),
+        ],
+        channels_last=0,
+    ),
     f"{MS}/QLinearSigmoid": lambda: one_node(
-        MS, "QLinearSigmoid", [("x", U8, [2]), ("xs", F, []), ("xz", U8, []), ("ys", F, []), ("yz", U8, [])],
+        MS,
+        "QLinearSigmoid",
+        [("x", U8, [2]), ("xs", F, []), ("xz", U8, []), ("ys", F, []), ("yz", U8, [])],
         [("y", U8, [2])],
-        [const("xs", 0.1, np.float32), const("xz", 0, np.uint8), const("ys", 0.1, np.float32),
-         const("yz", 0, np.uint8)]),
+        [
+            const("xs", 0.1, np.float32),
+            const("xz", 0, np.uint8),
+            const("ys", 0.1, np.float32),
+            const("yz", 0, np.uint8),
+        ],
+    ),
     f"{MS}/QuantizeLinear": lambda: one_node(
-        MS, "QuantizeLinear", [("x", F, [2]), ("s", F, []), ("z", U8, [])],
-        [("y", U8, [2])], [const("s", 0.5, np.float32), const("z", 1, np.uint8)]),
-    **{f"{MS}/MatMulNBits (bits={bits}, block_size={block}{', accuracy_level=4' if level else ''})":
-       (lambda bits=bits, block=block, level=level: matmul_nbits(bits, block, level))
-       for bits in (4, 8) for block in (32, 128) for level in (False, True)},
+        MS,
+        "QuantizeLinear",
+        [("x", F, [2]), ("s", F, []), ("z", U8, [])],
+        [("y", U8, [2])],
+        [const("s", 0.5, np.float32), const("z", 1, np.uint8)],
+    ),
+    **{
+        f"{MS}/MatMulNBits (bits={bits}, block_size={block}{', accuracy_level=4' if level else ''})": (
+            lambda bits=bits, block=block, level=level: matmul_nbits(bits, block, level)
+        )
+        for bits in (4, 8)
+        for block in (32, 128)
+        for level in (False, True)
+    },
     f"{MS}/MatMulNBits (bits=4, block_size=32, float16)": lambda: matmul_nbits(4, 32, False, F16),
     f"{MS}/GatherBlockQuantized (4-bit packed in uint8)": lambda: gather_block_quantized(U8),
     f"{MS}/GatherBlockQuantized (int4)": lambda: gather_block_quantized(I4),
     "ai.onnx/DequantizeLinear (int8, per axis)": lambda: one_node(
-        "ai.onnx", "DequantizeLinear", [("x", I8, [2, 3]), ("s", F, [3]), ("z", I8, [3])],
-        [("y", F, [2, 3])], [const("s", [0.5, 0.25, 0.125], np.float32), const("z", [0, 1, -1], np.int8)], axis=1),
+        "ai.onnx",
+        "DequantizeLinear",
+        [("x", I8, [2, 3]), ("s", F, [3]), ("z", I8, [3])],
+        [("y", F, [2, 3])],
+        [const("s", [0.5, 0.25, 0.125], np.float32), const("z", [0, 1, -1], np.int8)],
+        axis=1,
+    ),
     "ai.onnx/DequantizeLinear (opset 21, int8, blocked)": lambda: blocked_dequantize(I8),
     "ai.onnx/DequantizeLinear (opset 21, int4, blocked)": lambda: blocked_dequantize(I4),
     f"{MS}/SkipLayerNormalization": lambda: one_node(
-        MS, "SkipLayerNormalization", [("x", F, [1, 1, 2]), ("skip", F, [1, 1, 2]), ("g", F, [2]), ("b", F, [2])],
+        MS,
+        "SkipLayerNormalization",
+        [("x", F, [1, 1, 2]), ("skip", F, [1, 1, 2]), ("g", F, [2]), ("b", F, [2])],
         [("y", F, [1, 1, 2])],
-        [const("skip", [[[0, 0]]], np.float32), const("g", [1, 1], np.float32), const("b", [0, 0], np.float32)]),
+        [const("skip", [[[0, 0]]], np.float32), const("g", [1, 1], np.float32), const("b", [0, 0], np.float32)],
+    ),
 }
 
 
@@ -230,8 +403,9 @@ def matmul_nbits(bits: int, block: int, accuracy_level: bool, dtype: int = F) ->
     extra = {"accuracy_level": 4} if accuracy_level else {}
     inputs = [("a", dtype, [1, k]), ("b", U8, list(packed.shape)), ("s", dtype, [scales.size])]
     weights = [numpy_helper.from_array(packed, "b"), numpy_helper.from_array(scales, "s")]
-    return one_node(MS, "MatMulNBits", inputs, [("y", dtype, [1, n])], weights,
-                    K=k, N=n, bits=bits, block_size=block, **extra)
+    return one_node(
+        MS, "MatMulNBits", inputs, [("y", dtype, [1, n])], weights, K=k, N=n, bits=bits, block_size=block, **extra
+    )
 
 
 def gather_block_quantized(data_type: int) -> onnx.ModelProto:
@@ -248,9 +422,17 @@ def gather_block_quantized(data_type: int) -> onnx.ModelProto:
         shape = [rows, width]
     scales = const("s", rng.uniform(0.01, 0.1, size=(rows, width // block)), np.float32)
     inputs = [("d", data_type, shape), ("i", I64, [1]), ("s", F, [rows, width // block])]
-    model = one_node(MS, "GatherBlockQuantized", inputs, [("y", F, [1, width])], [data, scales],
-                     gather_axis=0, quantize_axis=1, block_size=block,
-                     **({"bits": 4} if data_type == U8 else {}))
+    model = one_node(
+        MS,
+        "GatherBlockQuantized",
+        inputs,
+        [("y", F, [1, width])],
+        [data, scales],
+        gather_axis=0,
+        quantize_axis=1,
+        block_size=block,
+        **({"bits": 4} if data_type == U8 else {}),
+    )
     return at_opset(model, 17, 10) if data_type == I4 else model
 
 
@@ -267,12 +449,23 @@ def dynamic_quantize_lstm() -> onnx.ModelProto:
     """com.microsoft DynamicQuantizeLSTM: sequence 1, batch 1, input 2, hidden 1, one direction."""
     hidden = 1
     names = ["x", "W", "R", "B", "", "", "", "", "ws", "wz", "rs", "rz"]
-    inits = [const("W", np.ones((1, 2, 4 * hidden)), np.int8), const("R", np.ones((1, hidden, 4 * hidden)), np.int8),
-             const("B", np.zeros((1, 8 * hidden)), np.float32), const("ws", [0.1], np.float32),
-             const("wz", [0], np.int8), const("rs", [0.1], np.float32), const("rz", [0], np.int8)]
+    inits = [
+        const("W", np.ones((1, 2, 4 * hidden)), np.int8),
+        const("R", np.ones((1, hidden, 4 * hidden)), np.int8),
+        const("B", np.zeros((1, 8 * hidden)), np.float32),
+        const("ws", [0.1], np.float32),
+        const("wz", [0], np.int8),
+        const("rs", [0.1], np.float32),
+        const("rz", [0], np.int8),
+    ]
     node = helper.make_node("DynamicQuantizeLSTM", names, ["y"], domain=MS, hidden_size=hidden)
-    graph = helper.make_graph([node], "probe_DynamicQuantizeLSTM", [helper.make_tensor_value_info("x", F, [1, 1, 2])],
-                              [helper.make_tensor_value_info("y", F, [1, 1, 1, hidden])], inits)
+    graph = helper.make_graph(
+        [node],
+        "probe_DynamicQuantizeLSTM",
+        [helper.make_tensor_value_info("x", F, [1, 1, 2])],
+        [helper.make_tensor_value_info("y", F, [1, 1, 1, hidden])],
+        inits,
+    )
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)]
     return helper.make_model(graph, opset_imports=opsets, ir_version=8)
 
@@ -325,10 +518,22 @@ window.probe = async (bundle, provider, probes) => {
 window.ready = true;
 </script>"""
 # onnx element type -> (numpy dtype, onnxruntime-web tensor type) of the feeds the run check can make
-FEED_TYPES = {F: (np.float32, "float32"), F16: (np.float16, "float16"), I64: (np.int64, "int64"),
-              I8: (np.int8, "int8"), U8: (np.uint8, "uint8")}
-OUTPUT_DTYPES = {"float32": np.float32, "float16": np.float16, "int64": np.int64, "int32": np.int32,
-                 "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
+FEED_TYPES = {
+    F: (np.float32, "float32"),
+    F16: (np.float16, "float16"),
+    I64: (np.int64, "int64"),
+    I8: (np.int8, "int8"),
+    U8: (np.uint8, "uint8"),
+}
+OUTPUT_DTYPES = {
+    "float32": np.float32,
+    "float16": np.float16,
+    "int64": np.int64,
+    "int32": np.int32,
+    "int8": np.int8,
+    "uint8": np.uint8,
+    "bool": np.bool_,
+}
 
 
 def op_type(probe: str) -> str:
@@ -350,8 +555,11 @@ def feeds_of(model: onnx.ModelProto) -> dict[str, np.ndarray] | None:
         if kind not in FEED_TYPES:
             return None
         dtype = FEED_TYPES[kind][0]
-        feeds[value.name] = (rng.standard_normal(shape).astype(dtype) if kind in (F, F16)
-                             else rng.integers(0, 2, size=shape).astype(dtype))
+        feeds[value.name] = (
+            rng.standard_normal(shape).astype(dtype)
+            if kind in (F, F16)
+            else rng.integers(0, 2, size=shape).astype(dtype)
+        )
     return feeds
 
 
@@ -372,7 +580,7 @@ def native_run(session: ort.InferenceSession, feeds: dict[str, np.ndarray], int4
         if name in int4:
             buffer = np.zeros(array.shape, np.uint8)
             packed = packed_int4(array)
-            buffer.reshape(-1)[:packed.size] = packed
+            buffer.reshape(-1)[: packed.size] = packed
             values[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(buffer, I4)
         else:
             values[name] = ort.OrtValue.ortvalue_from_numpy(array)
@@ -409,13 +617,18 @@ def encoded(feeds: dict[str, np.ndarray] | None, int4: set[str]) -> dict | None:
     if feeds is None:
         return None
     kinds = {np.dtype(d): t for d, t in FEED_TYPES.values()}
-    return {n: {"type": "int4" if n in int4 else kinds[v.dtype], "dims": list(v.shape),
-                "data": base64.b64encode((packed_int4(v) if n in int4 else v).tobytes()).decode()}
-            for n, v in feeds.items()}
+    return {
+        n: {
+            "type": "int4" if n in int4 else kinds[v.dtype],
+            "dims": list(v.shape),
+            "data": base64.b64encode((packed_int4(v) if n in int4 else v).tobytes()).decode(),
+        }
+        for n, v in feeds.items()
+    }
 
 
 def run_outcome(outcome: dict, expected: dict[str, np.ndarray] | None) -> str:
-    """"ok", "not run" (no feeds, or no tensor output), or what went wrong with the run: its error, or
+    """ "ok", "not run" (no feeds, or no tensor output), or what went wrong with the run: its error, or
     the outputs that differ from native onnxruntime's beyond 1e-3 + 1e-2 x the output's largest magnitude
     (a loose bound: it catches garbage, not rounding; accuracy_level 4 quantizes the activations to int8)."""
     if expected is None:
@@ -446,8 +659,10 @@ def measure() -> tuple[dict[str, list[str]], dict[str, dict[str, str]]]:
     (folder / "ort").symlink_to(ROOT / "node_modules" / "onnxruntime-web" / "dist")
     (folder / "index.html").write_text(PAGE)
     probes = write_probes(folder)
-    sent = [{"file": p["file"], "feeds": encoded(p["feeds"], p["int4"]), "outputs": list(p["expected"] or [])}
-            for p in probes.values()]
+    sent = [
+        {"file": p["file"], "feeds": encoded(p["feeds"], p["int4"]), "outputs": list(p["expected"] or [])}
+        for p in probes.values()
+    ]
     missing: dict[str, list[str]] = {}
     runs: dict[str, dict[str, str]] = {}
     with isolated_files(folder) as url, sync_playwright() as playwright:
@@ -463,8 +678,9 @@ def measure() -> tuple[dict[str, list[str]], dict[str, dict[str, str]]]:
                 outcome = results[probe["file"]]
                 if outcome["created"] != "ok":
                     if not NO_KERNEL.search(outcome["created"]):
-                        sys.exit(f"{runtime} ({bundle}, {provider}): {name} failed for another reason: "
-                                 f"{outcome['created']}")
+                        sys.exit(
+                            f"{runtime} ({bundle}, {provider}): {name} failed for another reason: {outcome['created']}"
+                        )
                     missing[runtime].append(name)
                     continue
                 ran = run_outcome(outcome, probe["expected"])
@@ -488,28 +704,35 @@ def by_op_type(missing: dict[str, list[str]]) -> tuple[dict[str, list[str]], dic
             if lacking and len(lacking) == len(forms):
                 whole[runtime].append(op)
             elif lacking:
-                partly[runtime][op] = [name[len(op):].strip(" ()") or "(plain)" for name in lacking]
+                partly[runtime][op] = [name[len(op) :].strip(" ()") or "(plain)" for name in lacking]
     return whole, partly
 
 
 def block(missing: dict[str, list[str]]) -> str:
     whole, partly = by_op_type(missing)
-    lines = [BEGIN, "export const PROBED = Object.freeze([",
-             *(f"  {json.dumps(op)}," for op in sorted({op_type(name) for name in PROBES})), "]);",
-             "export const MISSING = Object.freeze({"]
+    lines = [
+        BEGIN,
+        "export const PROBED = Object.freeze([",
+        *(f"  {json.dumps(op)}," for op in sorted({op_type(name) for name in PROBES})),
+        "]);",
+        "export const MISSING = Object.freeze({",
+    ]
     for runtime in sorted(whole):
         lines += [f"  {runtime}: Object.freeze([", *(f"    {json.dumps(op)}," for op in whole[runtime]), "  ]),"]
-    lines += ["});",
-              "// Operators with a kernel for some of their probed forms only (which forms have none): not in MISSING.",
-              "export const MISSING_FORMS = Object.freeze({"]
+    lines += [
+        "});",
+        "// Operators with a kernel for some of their probed forms only (which forms have none): not in MISSING.",
+        "export const MISSING_FORMS = Object.freeze({",
+    ]
     for runtime in sorted(partly):
         if not partly[runtime]:
             lines.append(f"  {runtime}: Object.freeze({{}}),")
             continue
-        lines += [f"  {runtime}: Object.freeze({{",
-                  *(f"    {json.dumps(op)}: Object.freeze({json.dumps(forms)}),"
-                    for op, forms in partly[runtime].items()),
-                  "  }),"]
+        lines += [
+            f"  {runtime}: Object.freeze({{",
+            *(f"    {json.dumps(op)}: Object.freeze({json.dumps(forms)})," for op, forms in partly[runtime].items()),
+            "  }),",
+        ]
     lines += ["});", END]
     return "\n".join(lines)
 
@@ -518,8 +741,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--write", action="store_true", help="replace the measured block of web/lib/choice/kernels.js")
-    action.add_argument("--check", action="store_true",
-                        help="exit 1 when the measurement differs from web/lib/choice/kernels.js")
+    action.add_argument(
+        "--check", action="store_true", help="exit 1 when the measurement differs from web/lib/choice/kernels.js"
+    )
     args = parser.parse_args()
     missing, runs = measure()
     for runtime, ops in missing.items():

@@ -29,8 +29,20 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-             "--python-version", "3.11", "-d", tmp, WHEEL],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--python-version",
+                "3.11",
+                "-d",
+                tmp,
+                WHEEL,
+            ],
             check=True,
         )
         wheel = next(Path(tmp).glob("onnx-1.18.0-*.whl"))
@@ -39,7 +51,7 @@ def main() -> int:
                 for wanted in WANTED:
                     prefix = f"onnx/backend/test/data/{wanted}/"
                     if member.startswith(prefix) and not member.endswith("/"):
-                        out = TARGET / Path(wanted).name / member[len(prefix):]
+                        out = TARGET / Path(wanted).name / member[len(prefix) :]
                         out.parent.mkdir(parents=True, exist_ok=True)
                         out.write_bytes(archive.read(member))
     print(f"extracted {len(WANTED)} ONNX backend test directories into {TARGET}")

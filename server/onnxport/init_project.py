@@ -110,16 +110,22 @@ FILES = {"README.md": README, f"models/{MODEL}.py": RECIPE}
 
 def readme(name: str, source: Source) -> str:
     """The project's README: its commands name the wheel (or folder) this onnxport was installed from."""
-    return README.format(name=name, model=MODEL, pip_sklearn=source.pip_install("sklearn"),
-                         pip_browser=source.pip_install("browser"),
-                         wheel_note="" if source.known else WHEEL_NOTE.format(placeholder=source.location))
+    return README.format(
+        name=name,
+        model=MODEL,
+        pip_sklearn=source.pip_install("sklearn"),
+        pip_browser=source.pip_install("browser"),
+        wheel_note="" if source.known else WHEEL_NOTE.format(placeholder=source.location),
+    )
 
 
 def write_project(folder: Path) -> list[Path]:
     """Write FILES into `folder` (new, or an empty folder); the paths written."""
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise UsageError(f"{folder}: expected a new or empty folder for the project; it "
-                         f"{'is a file' if not folder.is_dir() else 'has files in it'}")
+        raise UsageError(
+            f"{folder}: expected a new or empty folder for the project; it "
+            f"{'is a file' if not folder.is_dir() else 'has files in it'}"
+        )
     written = []
     for relative, text in FILES.items():
         path = folder / relative

@@ -32,8 +32,11 @@ class Steps:
         self.file = file or sys.stderr
         self.enabled = enabled
         self._started = time.perf_counter()
-        self._bar = (tqdm(total=total, desc=name, unit="step", file=self.file, leave=False)
-                     if enabled and is_terminal(self.file) else None)
+        self._bar = (
+            tqdm(total=total, desc=name, unit="step", file=self.file, leave=False)
+            if enabled and is_terminal(self.file)
+            else None
+        )
 
     def step(self, label: str) -> None:
         self.label, self.done = label, self.done + 1

@@ -106,13 +106,11 @@ def default_recipes_dir() -> Path:
 def discover(recipes_dir: Path) -> dict[str, Path]:
     """Recipe name -> module file, for every public module in the folder."""
     if not recipes_dir.is_dir():
-        raise RecipeError(f"recipes folder {recipes_dir} does not exist; pass --recipes DIR, or make a project "
-                          "folder with a recipe template: onnxport init DIR")
-    return {
-        p.stem: p
-        for p in sorted(recipes_dir.glob("*.py"))
-        if not p.name.startswith("_")
-    }
+        raise RecipeError(
+            f"recipes folder {recipes_dir} does not exist; pass --recipes DIR, or make a project "
+            "folder with a recipe template: onnxport init DIR"
+        )
+    return {p.stem: p for p in sorted(recipes_dir.glob("*.py")) if not p.name.startswith("_")}
 
 
 def load_recipe(name: str, path: Path) -> Recipe:
@@ -121,8 +119,10 @@ def load_recipe(name: str, path: Path) -> Recipe:
     # rule holds before any of the recipe's code runs.
     problem = name_problem(name)
     if problem is not None:
-        raise RecipeError(f"recipe file {path}: the name {name!r} (the file name) is not allowed ({problem}): "
-                          f"{RULE_TEXT}; rename the file and its RECIPE's name")
+        raise RecipeError(
+            f"recipe file {path}: the name {name!r} (the file name) is not allowed ({problem}): "
+            f"{RULE_TEXT}; rename the file and its RECIPE's name"
+        )
     module_name = f"onnxport_recipe_{name}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:

@@ -27,8 +27,14 @@ VERSION = ort.__version__
 
 
 def create_session(
-    model: bytes | Path, *, label: str = "model", threads: int = 0, inter_op_threads: int = 0,
-    providers: Sequence[str] = (CPU,), profile_prefix: str | None = None, spinning: bool = True,
+    model: bytes | Path,
+    *,
+    label: str = "model",
+    threads: int = 0,
+    inter_op_threads: int = 0,
+    providers: Sequence[str] = (CPU,),
+    profile_prefix: str | None = None,
+    spinning: bool = True,
     in_node_order: bool = False,
 ) -> ort.InferenceSession:
     """A session from serialized bytes or a file; a load failure names the model.
@@ -54,8 +60,9 @@ def create_session(
         return ort.InferenceSession(source, options, providers=list(providers))
     except Exception as exc:  # onnxruntime raises several unrelated types
         detail = _message(exc)
-        raise LoadError(f"{label}: onnxruntime {ort.__version__} cannot load it: {detail}", detail,
-                        runtime_messages.read(str(exc))) from exc
+        raise LoadError(
+            f"{label}: onnxruntime {ort.__version__} cannot load it: {detail}", detail, runtime_messages.read(str(exc))
+        ) from exc
 
 
 # The optimization levels a build saves a model at, by the names the manifest records (docs/manifest.md, "forms").
@@ -86,8 +93,9 @@ def save_optimized(model: bytes, target: Path, level: str, *, ort_format: bool =
 def run(session: ort.InferenceSession, feeds: Feeds, *, label: str = "model") -> dict[str, np.ndarray]:
     """All outputs by name, for feeds restricted to the session's inputs."""
     wanted = {i.name for i in session.get_inputs()}
-    return run_outputs(session, [o.name for o in session.get_outputs()],
-                       {k: v for k, v in feeds.items() if k in wanted}, label=label)
+    return run_outputs(
+        session, [o.name for o in session.get_outputs()], {k: v for k, v in feeds.items() if k in wanted}, label=label
+    )
 
 
 @functools.cache
@@ -100,17 +108,21 @@ def shrinking() -> ort.RunOptions:
     return options
 
 
-def run_outputs(session: ort.InferenceSession, names: list[str], feeds: Feeds, *, label: str,
-                options: ort.RunOptions | None = None) -> dict[str, np.ndarray]:
+def run_outputs(
+    session: ort.InferenceSession, names: list[str], feeds: Feeds, *, label: str, options: ort.RunOptions | None = None
+) -> dict[str, np.ndarray]:
     """Chosen outputs by name; a run failure names the model and what onnxruntime said."""
     try:
         return dict(zip(names, session.run(names, feeds, options)))
     except Exception as exc:
         detail = _message(exc)
-        raise RunError(f"{label}: onnxruntime failed to run it: {detail}", detail,
-                       refusal=runtime_messages.read(str(exc)),
-                       invalid_argument=type(exc).__name__ == "InvalidArgument",
-                       out_of_memory="Failed to allocate memory" in detail or "bad_alloc" in detail) from exc
+        raise RunError(
+            f"{label}: onnxruntime failed to run it: {detail}",
+            detail,
+            refusal=runtime_messages.read(str(exc)),
+            invalid_argument=type(exc).__name__ == "InvalidArgument",
+            out_of_memory="Failed to allocate memory" in detail or "bad_alloc" in detail,
+        ) from exc
 
 
 def usable_providers(wanted: Sequence[str]) -> list[str]:
@@ -139,8 +151,15 @@ class RunError(ModelFileError):
     out_of_memory: an allocation failed: inputs too large for this machine's memory.
     """
 
-    def __init__(self, message: str, detail: str = "", *, refusal: runtime_messages.Refusal | None = None,
-                 invalid_argument: bool = False, out_of_memory: bool = False):
+    def __init__(
+        self,
+        message: str,
+        detail: str = "",
+        *,
+        refusal: runtime_messages.Refusal | None = None,
+        invalid_argument: bool = False,
+        out_of_memory: bool = False,
+    ):
         super().__init__(message)
         self.detail = detail or message
         self.refusal = refusal or runtime_messages.read(self.detail)

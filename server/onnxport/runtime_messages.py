@@ -22,8 +22,9 @@ REASON_CHARS = 160  # the reason's length at most, cut at a word: the whole mess
 
 _CODE = re.compile(r"^\s*\[ONNXRuntimeError\] : \d+ : \w+ : ")
 _LOAD_FROM = re.compile(r"^Load model from .*? failed:", re.DOTALL)
-_RUNNING = re.compile(r"Non-zero status code returned while running (\w+) node\. Name:'([^']*)' Status Message: ",
-                      re.DOTALL)
+_RUNNING = re.compile(
+    r"Non-zero status code returned while running (\w+) node\. Name:'([^']*)' Status Message: ", re.DOTALL
+)
 _NO_KERNEL = re.compile(r"Could not find an implementation for (\w+)\(\d+\) node with name '([^']*)'")
 _NODE_OP = re.compile(r"^Node \(([^)]*)\) Op \((\w+)\) ")
 _OF_NODE = re.compile(r"(?:of|in) node \(([^)]*)\)")
@@ -48,13 +49,13 @@ def read(message: str) -> Refusal:
     node = operator = None
     if running := _RUNNING.search(text):
         operator, node = running.group(1), running.group(2)
-        text = _kernel_reason(text[running.end():])
+        text = _kernel_reason(text[running.end() :])
     elif missing := _NO_KERNEL.search(text):
         operator, node = missing.group(1), missing.group(2)
     else:
         if named := _NODE_OP.match(text):
             node, operator = named.group(1), named.group(2)
-            text = text[named.end():]
+            text = text[named.end() :]
         else:
             node = _first(_OF_NODE, text)
             operator = _first(_OF_OPERATOR, text)
@@ -66,7 +67,7 @@ def _kernel_reason(text: str) -> str:
         return text
     text = _POSITION.sub("", text)
     if was_false := _WAS_FALSE.match(text):
-        return text[was_false.end():]
+        return text[was_false.end() :]
     return _FUNCTION.sub("", text, count=1)
 
 
@@ -86,11 +87,11 @@ def _one_line(text: str) -> str:
     line = " ".join(line.split())
     if len(line) <= REASON_CHARS:
         return line
-    return line[:REASON_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return line[: REASON_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def where(refusal: Refusal) -> str:
-    """"Resize node /backbone/embeddings/Resize: " or "Resize: ", or nothing when no node or operator is named."""
+    """ "Resize node /backbone/embeddings/Resize: " or "Resize: ", or nothing when no node or operator is named."""
     if refusal.node and refusal.operator:
         return f"{refusal.operator} node {refusal.node}: "
     if refusal.node or refusal.operator:

@@ -13,8 +13,10 @@ import numpy as np
 
 
 def encode(tensors: dict[str, np.ndarray]) -> dict[str, dict]:
-    return {name: {"dtype": value.dtype.name, "shape": list(value.shape), "data": _data(value)}
-            for name, value in tensors.items()}
+    return {
+        name: {"dtype": value.dtype.name, "shape": list(value.shape), "data": _data(value)}
+        for name, value in tensors.items()
+    }
 
 
 def _data(value: np.ndarray) -> str | list[str]:

@@ -30,9 +30,11 @@ def summary(text: str, more: str, width: int = REASON_WIDTH) -> str:
     if len(text) <= width:
         return text
     ends = _boundaries(text)
-    cut = (max((i for i, kind in ends if kind == "sentence" and width // 2 <= i <= width), default=None)
-           or max((i for i, _ in ends if i <= width), default=None)
-           or min((i for i, _ in ends), default=None))
+    cut = (
+        max((i for i, kind in ends if kind == "sentence" and width // 2 <= i <= width), default=None)
+        or max((i for i, _ in ends if i <= width), default=None)
+        or min((i for i, _ in ends), default=None)
+    )
     if cut is None or cut >= len(text.rstrip(" .")):
         return text
     return f"{text[:cut].rstrip(' .;:,-')} … ({more})"
@@ -53,7 +55,7 @@ def _boundaries(text: str) -> list[tuple[int, str]]:
 
 
 def quantity(count: int, word: str, words: str | None = None) -> str:
-    """"1 set", "3 sets": a count with its noun in the number it takes (words: an irregular plural)."""
+    """ "1 set", "3 sets": a count with its noun in the number it takes (words: an irregular plural)."""
     return f"{count} {word if count == 1 else (words or word + 's')}"
 
 
@@ -102,14 +104,18 @@ def variant_rows(name: str, entry: dict[str, Any], more: str | None = None) -> l
         max_abs = max((o.get("max_abs", 0.0) for o in vs.get("outputs", {}).values()), default=None)
         reason = record.get("reason") or (int4_gain_note(entry) if variant == "int4" else None)
         status = record["status"] + (f": {summary(reason, more)}" if reason else "")
-        rows.append([
-            name, record.get("label", variant), human_bytes(record.get("bytes")),  # variant_table.label
-            f"{record['size_ratio']:.3f}" if "size_ratio" in record else "-",
-            f"{max_abs:.2e}" if max_abs is not None else "-",
-            metric_text(vs.get("metric")),
-            f"{record['accuracy']:.4f}" if "accuracy" in record else "-",
-            status,
-        ])
+        rows.append(
+            [
+                name,
+                record.get("label", variant),
+                human_bytes(record.get("bytes")),  # variant_table.label
+                f"{record['size_ratio']:.3f}" if "size_ratio" in record else "-",
+                f"{max_abs:.2e}" if max_abs is not None else "-",
+                metric_text(vs.get("metric")),
+                f"{record['accuracy']:.4f}" if "accuracy" in record else "-",
+                status,
+            ]
+        )
     return rows
 
 
@@ -121,8 +127,10 @@ def int4_gain_note(entry: dict[str, Any]) -> str | None:
         return None
     if int4["bytes"] < INT4_MIN_GAIN * int8["bytes"]:
         return None
-    return (f"4 bits gained nothing: {human_bytes(int4['bytes'])} against int8-weights' "
-            f"{human_bytes(int8['bytes'])} ({int4['bytes'] / int8['bytes']:.2f}x)")
+    return (
+        f"4 bits gained nothing: {human_bytes(int4['bytes'])} against int8-weights' "
+        f"{human_bytes(int8['bytes'])} ({int4['bytes'] / int8['bytes']:.2f}x)"
+    )
 
 
 VARIANT_HEADERS = ["model", "variant", "size", "x fp32", "max err vs fp32", "task metric vs fp32", "accuracy", "status"]
@@ -164,19 +172,30 @@ def disk_use(entries: list[dict[str, Any]], command: str) -> str:
                     if made["sha256"] not in counted:
                         form_bytes += made["bytes"]
                     counted[made["sha256"]] = made["bytes"]
-            rows.append([entry["name"], record.get("label", variant), human_bytes(record["bytes"]), *cells,
-                         human_bytes(sum(row_files.values()))])
+            rows.append(
+                [
+                    entry["name"],
+                    record.get("label", variant),
+                    human_bytes(record["bytes"]),
+                    *cells,
+                    human_bytes(sum(row_files.values())),
+                ]
+            )
     if not rows:
         return "on disk: no served variants"
     total = sum(counted.values())
-    lines = [table(["model", "variant", "as built", *(f"{f} form" for f in forms), "total"], rows),
-             f"on disk: {human_bytes(total)} for {quantity(len(rows), 'served variant')}"]
+    lines = [
+        table(["model", "variant", "as built", *(f"{f} form" for f in forms), "total"], rows),
+        f"on disk: {human_bytes(total)} for {quantity(len(rows), 'served variant')}",
+    ]
     if form_bytes:
         lines[-1] += f", {human_bytes(form_bytes)} of it ({form_bytes / total:.0%}) their optimized forms"
         lines.append(f"forms let browsers start sooner; `onnxport {command} --forms none` makes none")
     if not_kept:
-        lines.append(f"{quantity(not_kept, 'form')} not kept: not made, or starting no sooner than "
-                     "the variant as built (`onnxport info NAME` says why, with the figures)")
+        lines.append(
+            f"{quantity(not_kept, 'form')} not kept: not made, or starting no sooner than "
+            "the variant as built (`onnxport info NAME` says why, with the figures)"
+        )
     return "\n".join(lines)
 
 
@@ -227,8 +246,10 @@ def model_info(entry: dict[str, Any]) -> str:
             lines.append(f"  {key:<10} {value}")
     validation = entry.get("validation", {})
     for output, errors in validation.get("outputs", {}).items():
-        lines.append(f"  export vs source, {output}: max abs {errors.get('max_abs', 0):.2e}, "
-                     f"max rel {errors.get('max_rel', 0):.2e}")
+        lines.append(
+            f"  export vs source, {output}: max abs {errors.get('max_abs', 0):.2e}, "
+            f"max rel {errors.get('max_rel', 0):.2e}"
+        )
     lines += ["", table(VARIANT_HEADERS, variant_rows(entry["name"], entry, "in full below"))]
     reasons = full_reasons(entry)
     if reasons:
@@ -248,11 +269,19 @@ def data_origin(entry: dict[str, Any]) -> list[str]:
         origin = facts["golden_data"]
     else:
         sets = golden.get("sets")
-        origin = f"{recipe} golden inputs" + (f" ({quantity(sets, 'set')})" if sets else "") + \
-            (f"; expected outputs from the {golden['outputs_from']}" if golden.get("outputs_from") else "")
-    lines = [f"  golden     {entry['golden_data']}: {origin}"
-             + ("; verdicts hold on these inputs only (give real ones: import --inputs)"
-                if entry["golden_data"] == "synthetic" else "")]
+        origin = (
+            f"{recipe} golden inputs"
+            + (f" ({quantity(sets, 'set')})" if sets else "")
+            + (f"; expected outputs from the {golden['outputs_from']}" if golden.get("outputs_from") else "")
+        )
+    lines = [
+        f"  golden     {entry['golden_data']}: {origin}"
+        + (
+            "; verdicts hold on these inputs only (give real ones: import --inputs)"
+            if entry["golden_data"] == "synthetic"
+            else ""
+        )
+    ]
     if provenance.get("calibration"):  # an import's, in words
         kind = provenance.get("calibration_data")
         lines.append(f"  calibration {kind + ': ' if kind else ''}{provenance['calibration']}")

@@ -23,8 +23,10 @@ def js() -> dict:
     """runtimes.js as node imports it: its rows and the lists it derives."""
     node = shutil.which("node")
     assert node, "node (20+) is needed: it reads web/lib/choice/runtimes.js"
-    script = (f"const m = await import({json.dumps(RUNTIMES_JS.as_uri())});"
-              "console.log(JSON.stringify({rows: m.RUNTIMES, browser: m.BROWSER, checked: m.CHECKED}));")
+    script = (
+        f"const m = await import({json.dumps(RUNTIMES_JS.as_uri())});"
+        "console.log(JSON.stringify({rows: m.RUNTIMES, browser: m.BROWSER, checked: m.CHECKED}));"
+    )
     run = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
@@ -39,7 +41,8 @@ def test_the_names_are_the_javascript_tables_browser_runtimes(js):
 def test_each_runtime_has_the_javascript_rows_provider_and_flags(js):
     rows = {r["key"]: r for r in js["rows"]}
     assert [(r.key, r.provider, r.checked, r.gpu) for r in browser_runtimes.RUNTIMES] == [
-        (key, rows[key]["provider"], rows[key]["checked"], rows[key]["gpu"]) for key in js["browser"]]
+        (key, rows[key]["provider"], rows[key]["checked"], rows[key]["gpu"]) for key in js["browser"]
+    ]
 
 
 def test_the_checked_runtimes_are_the_javascript_ones_in_its_order(js):
@@ -48,8 +51,7 @@ def test_the_checked_runtimes_are_the_javascript_ones_in_its_order(js):
 
 
 def test_the_cpu_runtimes_of_a_form_are_the_wasm_provider_rows(js):
-    assert forms.CPU_RUNTIMES == browser_runtimes.WASM == tuple(
-        r["key"] for r in js["rows"] if r["provider"] == "wasm")
+    assert forms.CPU_RUNTIMES == browser_runtimes.WASM == tuple(r["key"] for r in js["rows"] if r["provider"] == "wasm")
 
 
 def test_every_variant_has_a_tolerance_for_every_runtime_and_no_other():

@@ -14,6 +14,7 @@ from onnxport.repository.variant_table import variant as variant_row
 def budget_of(name: str):
     return variant_row(name).budget
 
+
 # (task, metric key, budget attribute, a value inside, a value outside, how the reason prints it)
 CASES = [
     ("classification", "top1_agreement", "top1_min", 0.995, 0.95, "0.9500"),

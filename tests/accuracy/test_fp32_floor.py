@@ -29,8 +29,16 @@ def test_a_box_coordinate_of_two_fp32_builds_passes_the_floor_of_an_import():
 
     got, want = ({k: np.array(v, dtype=np.float32) for k, v in d.items()} for d in (got, want))
     strict = judgement.judge("detection-map", "y", "fp32", None, table, got, None, want)
-    loosened = judgement.judge("detection-map", "y", "fp32", None,
-                               judgement.fp32_floor(table, {"tolerance": {"abs": 1e-5, "rel": 1e-3}}), got, None, want)
+    loosened = judgement.judge(
+        "detection-map",
+        "y",
+        "fp32",
+        None,
+        judgement.fp32_floor(table, {"tolerance": {"abs": 1e-5, "rel": 1e-3}}),
+        got,
+        None,
+        want,
+    )
     assert not strict["ok"] and loosened["ok"], (strict["reason"], loosened["reason"])
 
 

@@ -31,7 +31,11 @@ def test_the_vector_file_covers_both_outcomes_both_bases_and_the_issues_cases():
     names = [v["name"] for v in VECTORS]
     assert len(names) >= 20 and len(set(names)) == len(names)
     assert {(v["ok"], v["basis"]) for v in VECTORS} == {
-        (True, "floor"), (False, "floor"), (True, "budget"), (False, "budget")}
+        (True, "floor"),
+        (False, "floor"),
+        (True, "budget"),
+        (False, "budget"),
+    }
     assert {v["task"] for v in VECTORS} >= {"classification", "embedding", "sequence", "detection-map", "regression"}
     off = next(v for v in VECTORS if v["name"].startswith("int8 off by 0.5"))
     assert off["ok"] and off["diagnostic_max_abs"] == pytest.approx(0.5, abs=1e-6)
@@ -65,25 +69,44 @@ def test_vector(vector):
 
 def test_the_diagnostic_names_where_and_what_element_wise_closeness_would_have_needed():
     y = np.array([[2.0, 1.0, 0.0]], np.float32)
-    result = judge("classification", "y", "int8", Tolerance(top1_min=0.97), {"abs": 1e-4, "rel": 1e-6},
-                   {"y": y + np.float32(0.25)}, {"y": y}, {"y": y - np.float32(0.25)})
+    result = judge(
+        "classification",
+        "y",
+        "int8",
+        Tolerance(top1_min=0.97),
+        {"abs": 1e-4, "rel": 1e-6},
+        {"y": y + np.float32(0.25)},
+        {"y": y},
+        {"y": y - np.float32(0.25)},
+    )
     assert result["ok"] and result["basis"] == "budget" and result["reason"] is None
     diagnostic = result["diagnostic"]
     assert diagnostic["output"] == "y" and diagnostic["max_abs"] == pytest.approx(0.5)
     assert diagnostic["first_outside_floor"] == {"output": "y", "index": [0, 0], "expected": 1.75, "got": 2.25}
     assert diagnostic["needed_abs"] == pytest.approx(0.5)
-    assert diagnostic["text"] == ("element-wise vs the server's output of this file: max abs 0.5 in 'y', first outside "
-                                  "the floor at y[0, 0]; the element rule would have needed abs 0.5")
+    assert diagnostic["text"] == (
+        "element-wise vs the server's output of this file: max abs 0.5 in 'y', first outside "
+        "the floor at y[0, 0]; the element rule would have needed abs 0.5"
+    )
     assert result["outputs"]["y"]["first_mismatch"]["index"] == [0, 0]
 
 
 def test_a_diagnostic_of_equal_outputs_says_they_match_and_names_no_bound_of_0():
     y = np.array([[2.0, 1.0, 0.0]], np.float32)
-    result = judge("classification", "y", "int8", Tolerance(top1_min=0.97), {"abs": 1e-4, "rel": 1e-6},
-                   {"y": y}, {"y": y + np.float32(0.25)}, {"y": y})
+    result = judge(
+        "classification",
+        "y",
+        "int8",
+        Tolerance(top1_min=0.97),
+        {"abs": 1e-4, "rel": 1e-6},
+        {"y": y},
+        {"y": y + np.float32(0.25)},
+        {"y": y},
+    )
     assert result["diagnostic"]["max_abs"] == 0.0
-    assert result["diagnostic"]["text"] == ("element-wise vs the server's output of this file: max abs 0 in 'y': "
-                                            "the outputs match exactly")
+    assert result["diagnostic"]["text"] == (
+        "element-wise vs the server's output of this file: max abs 0 in 'y': the outputs match exactly"
+    )
 
 
 def test_judge_asks_for_what_its_basis_needs():

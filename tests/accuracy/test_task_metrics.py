@@ -22,8 +22,9 @@ def test_one_flipped_pixel_fails_the_max_but_not_the_mean_of_a_detection_map():
 
 def test_a_detection_map_that_moved_everywhere_is_over_budget_with_both_figures():
     heat = np.linspace(0, 1, 100, dtype=np.float32).reshape(1, 100)
-    reason = budgets.check(variant("int8-static").budget, "detection-map",
-                           compare.task_metric("detection-map", heat, heat + 0.05))
+    reason = budgets.check(
+        variant("int8-static").budget, "detection-map", compare.task_metric("detection-map", heat, heat + 0.05)
+    )
     assert reason == "mean error / max |fp32| 0.05 > budget 0.01"
 
 
@@ -33,6 +34,8 @@ def test_sequence_agreement_counts_steps_whose_top_class_holds():
     changed[1, 3] = [1, 0, 0, 0, 0]  # one step of ten decodes another class
     metric = compare.task_metric("sequence", steps, changed)
     assert metric == {"step_agreement": 0.9}
-    assert budgets.check(variant("int8-dynamic").budget, "sequence", metric) == \
-        "per-step top-1 agreement with fp32 0.9000 < budget 0.97"
+    assert (
+        budgets.check(variant("int8-dynamic").budget, "sequence", metric)
+        == "per-step top-1 agreement with fp32 0.9000 < budget 0.97"
+    )
     assert budgets.check(variant("int8-dynamic").budget, "sequence", {"step_agreement": 0.98}) is None

@@ -140,8 +140,11 @@ def test_a_missing_overrides_file_is_an_error_naming_it(tmp_path):
     assert str(path) in str(caught.value)
 
 
-@pytest.mark.parametrize("values", [{"abs": "big"}, {"rel": None}, {"why": 3}, {"top1_min": [1]}],
-                         ids=["abs-string", "rel-null", "why-number", "top1-list"])
+@pytest.mark.parametrize(
+    "values",
+    [{"abs": "big"}, {"rel": None}, {"why": 3}, {"top1_min": [1]}],
+    ids=["abs-string", "rel-null", "why-number", "top1-list"],
+)
 def test_a_field_of_the_wrong_type_is_an_error_naming_the_file(overrides_file, values):
     path = overrides_file({"fp32/wasm": values})
     with pytest.raises(OnnxportError) as caught:
@@ -175,6 +178,7 @@ def test_api_tolerances_reflects_the_servers_overrides_file(demo_repository, ove
 def test_a_ratio_written_as_rel_is_refused_with_the_fix(overrides_file):
     # onnxruntime-web's runner writes the ratio 1.000001; here that would allow 100% error.
     path = overrides_file({"fp32/wasm": {"rel": 1.000001}})
-    with pytest.raises(OnnxportError,
-                       match=r"fp32/wasm.rel is a relative error .* got 1.000001; write the ratio 1.000001 as 1e-6"):
+    with pytest.raises(
+        OnnxportError, match=r"fp32/wasm.rel is a relative error .* got 1.000001; write the ratio 1.000001 as 1e-6"
+    ):
         browser_tolerances.load_overrides(path)

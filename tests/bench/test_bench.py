@@ -131,13 +131,14 @@ def test_a_chart_shows_the_bench_figures_on_hover(iris_bench, serve_repository, 
     native_all = fp32["native"]["all"]["median_ms"]
     assert {"series": "native all", "label": "fp32", "raw": native_all} in latency["points"]
     assert tooltip_figure(latency["lines"], "native all", "ms") == pytest.approx(native_all, rel=5e-3)  # 3 digits
-    wasm = next(r for r in report["browser"]["results"]
-                if (r["model"], r["variant"], r["runtime"]) == ("iris", "fp32", "wasm"))
+    wasm = next(
+        r for r in report["browser"]["results"] if (r["model"], r["variant"], r["runtime"]) == ("iris", "fp32", "wasm")
+    )
     assert tooltip_figure(latency["lines"], "wasm", "ms") == pytest.approx(wasm["warm"]["median_ms"], rel=5e-3)
 
     size = hover_bar(tab.page, "size-chart", "fp32", "iris")
-    assert {"series": "fp32", "label": "iris", "raw": fp32["bytes"] / 1024 ** 2} in size["points"]
-    assert tooltip_figure(size["lines"], "fp32", "MB") == pytest.approx(fp32["bytes"] / 1024 ** 2, rel=5e-3)
+    assert {"series": "fp32", "label": "iris", "raw": fp32["bytes"] / 1024**2} in size["points"]
+    assert tooltip_figure(size["lines"], "fp32", "MB") == pytest.approx(fp32["bytes"] / 1024**2, rel=5e-3)
     assert tab.console_errors == []
 
 
@@ -200,9 +201,29 @@ def test_bench_on_ray_adds_its_rows_beside_waitress(repository_copy, tmp_path):
     repository = repository_copy(models=["iris"])
     report_path = tmp_path / "bench.json"
     run = subprocess.run(
-        [sys.executable, "-m", "onnxport", "--repository", str(repository), "bench", "iris", "--runs", "3",
-         "--runtimes", "", "--engine", "ray", "--replicas", "1", "--json", str(report_path)],
-        cwd=PROJECT, capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "onnxport",
+            "--repository",
+            str(repository),
+            "bench",
+            "iris",
+            "--runs",
+            "3",
+            "--runtimes",
+            "",
+            "--engine",
+            "ray",
+            "--replicas",
+            "1",
+            "--json",
+            str(report_path),
+        ],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert run.returncode == 0, run.stderr[-2000:]
     report = json.loads(report_path.read_text())
@@ -219,9 +240,25 @@ def test_bench_on_ray_adds_its_rows_beside_waitress(repository_copy, tmp_path):
 
 def test_bench_refuses_bad_replica_counts(repository_copy):
     repository = repository_copy(models=["iris"])
-    run = subprocess.run([sys.executable, "-m", "onnxport", "--repository", str(repository), "bench",
-                          "--engine", "ray", "--replicas", "1,zero"],
-                         cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "onnxport",
+            "--repository",
+            str(repository),
+            "bench",
+            "--engine",
+            "ray",
+            "--replicas",
+            "1,zero",
+        ],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 2  # a usage error
     assert run.stderr.strip().splitlines() == [
-        "onnxport: error: --replicas '1,zero': expected replica counts of at least 1, e.g. 1,2"]
+        "onnxport: error: --replicas '1,zero': expected replica counts of at least 1, e.g. 1,2"
+    ]

@@ -32,8 +32,13 @@ USER_AGENT = {"chromium": "HeadlessChrome/", "firefox": "Firefox/", "webkit": "A
 
 
 def onnxport(*args: object, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "onnxport", *map(str, args)], cwd=PROJECT, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "onnxport", *map(str, args)],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def side_by_side(printed: str) -> dict[tuple[str, str, str], list[str]]:
@@ -41,7 +46,7 @@ def side_by_side(printed: str) -> dict[tuple[str, str, str], list[str]]:
     lines = printed.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("browser engines side by side"))
     rows = {}
-    for line in lines[start + 3:]:  # title, headers, rule
+    for line in lines[start + 3 :]:  # title, headers, rule
         cells = re.split(r"\s{2,}", line.strip())
         if len(cells) < 4:
             break
@@ -60,8 +65,20 @@ def test_bench_measures_each_engine_beside_chromium(repository_copy, tmp_path):
     if not others:
         pytest.skip("neither firefox nor webkit is installed here (make browsers installs them)")
     repository = repository_copy(models=["iris"])
-    run = onnxport("--repository", repository, "bench", "iris", "--runs", "2", "--runtimes", "wasm",
-                   "--browsers", ",".join(["chromium", *others]), "--json", tmp_path / "bench.json")
+    run = onnxport(
+        "--repository",
+        repository,
+        "bench",
+        "iris",
+        "--runs",
+        "2",
+        "--runtimes",
+        "wasm",
+        "--browsers",
+        ",".join(["chromium", *others]),
+        "--json",
+        tmp_path / "bench.json",
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     report = json.loads((tmp_path / "bench.json").read_text())
 
@@ -90,8 +107,10 @@ def test_bench_measures_each_engine_beside_chromium(repository_copy, tmp_path):
 
     # The printed table sets each engine's warm run beside Chromium's, and their ratio, row by row.
     printed = side_by_side(run.stdout)
-    warm = {name: {(r["variant"], r["form"] or "as built"): r["warm"]["median_ms"] for r in section["results"]}
-            for name, section in report["browsers"].items()}
+    warm = {
+        name: {(r["variant"], r["form"] or "as built"): r["warm"]["median_ms"] for r in section["results"]}
+        for name, section in report["browsers"].items()
+    }
     assert len(printed) == len(files)
     for (variant, form, runtime), cells in printed.items():
         base = warm["chromium"][(variant, form)]
@@ -108,7 +127,8 @@ def test_bench_refuses_an_unknown_engine_before_it_starts(tmp_path):
     run = onnxport("--repository", tmp_path, "bench", "--browsers", "chromium,safari", timeout=60)
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
-        "onnxport: error: unknown browser 'safari'; browsers: chromium, firefox, webkit"]
+        "onnxport: error: unknown browser 'safari'; browsers: chromium, firefox, webkit"
+    ]
 
 
 @pytest.mark.slow
@@ -153,14 +173,31 @@ def _run_step_past_its_time(live_server):
 
 def test_the_text_report_names_each_engine_its_adapter_and_its_stalls():
     """engine_lines on a report's sections: an old report (only `browser`) reads as Chromium's."""
-    firefox = {"engine": "firefox", "version": "153.8.0", "threads": 2, "results": [],
-               "device": {"userAgent": "Mozilla/5.0 Firefox/153.0", "hardwareConcurrency": 2,
-                          "crossOriginIsolated": True, "shaderF16": True,
-                          "adapter": {"vendor": "", "architecture": "", "device": "", "fallback": True}},
-               "stalls": ["minilm fp16 wasm: firefox: no progress for 300 s at minilm fp16/as built wasm: cached "
-                          "start, bytes, runtime and session; run again"]}
-    webkit = {"engine": "webkit", "version": None, "threads": None, "results": [], "device": None,
-              "error": "webkit: start MiniBrowser: no answer within 90 s"}
+    firefox = {
+        "engine": "firefox",
+        "version": "153.8.0",
+        "threads": 2,
+        "results": [],
+        "device": {
+            "userAgent": "Mozilla/5.0 Firefox/153.0",
+            "hardwareConcurrency": 2,
+            "crossOriginIsolated": True,
+            "shaderF16": True,
+            "adapter": {"vendor": "", "architecture": "", "device": "", "fallback": True},
+        },
+        "stalls": [
+            "minilm fp16 wasm: firefox: no progress for 300 s at minilm fp16/as built wasm: cached "
+            "start, bytes, runtime and session; run again"
+        ],
+    }
+    webkit = {
+        "engine": "webkit",
+        "version": None,
+        "threads": None,
+        "results": [],
+        "device": None,
+        "error": "webkit: start MiniBrowser: no answer within 90 s",
+    }
     lines = bench_report.engine_lines({"browsers": {"firefox": firefox, "webkit": webkit}})
     assert lines == [
         "browser firefox 153.8.0: 2 threads on wasm (hardwareConcurrency 2, isolated yes); "
@@ -168,7 +205,8 @@ def test_the_text_report_names_each_engine_its_adapter_and_its_stalls():
         "  Mozilla/5.0 Firefox/153.0",
         f"  stalled: {firefox['stalls'][0]}",
         "browser webkit ?: - threads on wasm (hardwareConcurrency -, isolated no); WebGPU: none (not probed); "
-        "stopped: webkit: start MiniBrowser: no answer within 90 s"]
+        "stopped: webkit: start MiniBrowser: no answer within 90 s",
+    ]
     old = bench_report.engine_lines({"browser": {**firefox, "engine": "chromium", "stalls": []}})
     assert old[0].startswith("browser chromium 153.8.0: 2 threads")
 
@@ -181,8 +219,10 @@ def test_chromium_and_firefox_are_open_at_once_each_in_its_thread():
         if not browser_engines.executable(needed):
             pytest.skip(f"{needed} is not installed here (make browsers installs it)")
     with contextlib.ExitStack() as stack:
-        opened = [stack.enter_context(contextlib.closing(EngineThread(engine, webgpu=False)))
-                  for engine in ("chromium", "firefox")]
+        opened = [
+            stack.enter_context(contextlib.closing(EngineThread(engine, webgpu=False)))
+            for engine in ("chromium", "firefox")
+        ]
         for _ in range(2):  # in turn, twice: each page answers while the other engine is open
             agents = [engine.page.evaluate("async (n) => [n + 1, navigator.userAgent]", 41) for engine in opened]
             assert [a[0] for a in agents] == [42, 42]

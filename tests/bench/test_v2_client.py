@@ -27,9 +27,18 @@ def test_a_failing_warm_up_request_does_not_leave_the_other_clients_waiting():
     result: dict = {}
     try:
         feeds = {"x": np.ones((1, 3), np.float32)}
-        worker = threading.Thread(target=lambda: result.update(v2.throughput(
-            f"http://127.0.0.1:{server.server_port}", "/v2/models/m/infer", feeds, clients=4, requests_per_client=3)),
-            daemon=True)
+        worker = threading.Thread(
+            target=lambda: result.update(
+                v2.throughput(
+                    f"http://127.0.0.1:{server.server_port}",
+                    "/v2/models/m/infer",
+                    feeds,
+                    clients=4,
+                    requests_per_client=3,
+                )
+            ),
+            daemon=True,
+        )
         worker.start()
         worker.join(timeout=60)
         assert not worker.is_alive(), "throughput() hangs when the warm-up request fails"

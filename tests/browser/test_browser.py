@@ -59,8 +59,9 @@ def test_iris_links_lead_to_the_model_page_and_the_playground(open_tab, demo_man
     expect(page).to_have_url(re.compile(r"#/model/iris$"))
 
     operators = page.locator(".operators .op")
-    expect(operators).to_have_text([f"{op} ×{count}" for op, count in entry["operators"].items()],
-                                   timeout=PAGE_TIMEOUT_MS)
+    expect(operators).to_have_text(
+        [f"{op} ×{count}" for op, count in entry["operators"].items()], timeout=PAGE_TIMEOUT_MS
+    )
     variants = page.locator("h3", has_text="Variants").locator("xpath=following-sibling::table[1]")
     rows = variants.locator("tbody tr")
     names = sorted(entry["variants"], key=VARIANT_ORDER.index)
@@ -85,10 +86,13 @@ def test_unknown_model_route_shows_an_error_naming_it(open_tab):
 # --------------------------------------------------------------------------- device probe
 
 
-@pytest.mark.parametrize(("browser_fixture", "webgpu", "text"), [
-    ("chromium_webgpu", "true", "software fallback adapter"),  # SwiftShader flags
-    ("chromium", "false", "WebGPU: no"),  # no flags, no adapter
-])
+@pytest.mark.parametrize(
+    ("browser_fixture", "webgpu", "text"),
+    [
+        ("chromium_webgpu", "true", "software fallback adapter"),  # SwiftShader flags
+        ("chromium", "false", "WebGPU: no"),  # no flags, no adapter
+    ],
+)
 def test_probe_reports_webgpu_threads_and_simd(open_tab, request, browser_fixture, webgpu, text):
     page = open_tab("#/", browser=request.getfixturevalue(browser_fixture)).page
     wait_for_probe(page)
@@ -109,7 +113,11 @@ def test_probe_reports_webgpu_threads_and_simd(open_tab, request, browser_fixtur
     ids=["webgpu-fp32", "wasm-auto", "wasm-fp32"],
 )
 def test_drawn_digit_gets_the_same_class_in_the_browser_and_on_the_server(
-    open_tab, chromium, chromium_webgpu, runtime, variant,
+    open_tab,
+    chromium,
+    chromium_webgpu,
+    runtime,
+    variant,
 ):
     route = f"#/play/digits?runtime={runtime}" + (f"&variant={variant}" if variant else "")
     page = open_tab(route, browser=chromium_webgpu if runtime == "webgpu" else chromium).page
@@ -205,10 +213,13 @@ DAMAGE_CACHED_ARTIFACT = """async (damage) => {
 }"""
 
 
-@pytest.mark.parametrize(("damage", "note"), [
-    ("cut short", re.compile(r"the cached copy has \d+ bytes, not the manifest's \d+ and was fetched again")),
-    ("altered", "the cached copy failed its sampled sha256 check and was fetched again"),
-])
+@pytest.mark.parametrize(
+    ("damage", "note"),
+    [
+        ("cut short", re.compile(r"the cached copy has \d+ bytes, not the manifest's \d+ and was fetched again")),
+        ("altered", "the cached copy failed its sampled sha256 check and was fetched again"),
+    ],
+)
 def test_a_damaged_cache_entry_is_refused_and_downloaded_again(open_tab, damage, note):
     tab = open_tab("#/play/digits?runtime=wasm&variant=fp32")
     page = tab.page
@@ -280,7 +291,10 @@ def test_a_tampered_pinned_artifact_is_refused_and_the_run_fails(open_tab, repos
 
 
 def test_a_tampered_auto_chosen_artifact_falls_back_to_the_next_step(
-    open_tab, repository_copy, serve_repository, replace_manifest,
+    open_tab,
+    repository_copy,
+    serve_repository,
+    replace_manifest,
 ):
     repository = repository_copy(models=["digits"])
     manifest = json.loads((repository / "manifest.json").read_text())
@@ -311,8 +325,12 @@ def test_a_tampered_auto_chosen_artifact_falls_back_to_the_next_step(
 
 def test_iris_virginica_in_the_browser_and_on_the_server(open_tab):
     page = open_tab("#/play/iris").page
-    for label, value in [("sepal length", "6.9"), ("sepal width", "3.1"), ("petal length", "5.4"),
-                         ("petal width", "2.1")]:
+    for label, value in [
+        ("sepal length", "6.9"),
+        ("sepal width", "3.1"),
+        ("petal length", "5.4"),
+        ("petal width", "2.1"),
+    ]:
         page.get_by_label(label, exact=True).fill(value)
     expect_ran_on(page, "wasm")
     browser_value, server_value = result_values(page)
@@ -329,8 +347,10 @@ def _python_tokenized(demo_repository, entry, sentences, folder):
         (folder / name).write_bytes((demo_repository / asset["file"]).read_bytes())
     tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
     encoded = tokenizer(sentences, padding=True, truncation=True, max_length=128, return_tensors="np")
-    return {"input_ids": encoded["input_ids"].astype(np.int64),
-            "attention_mask": encoded["attention_mask"].astype(np.int64)}
+    return {
+        "input_ids": encoded["input_ids"].astype(np.int64),
+        "attention_mask": encoded["attention_mask"].astype(np.int64),
+    }
 
 
 def _cosine(embeddings) -> float:
@@ -339,7 +359,11 @@ def _cosine(embeddings) -> float:
 
 
 def test_minilm_fp32_cosine_in_the_browser_equals_the_servers(
-    open_tab, demo_repository, demo_manifest, reference_outputs, tmp_path,
+    open_tab,
+    demo_repository,
+    demo_manifest,
+    reference_outputs,
+    tmp_path,
 ):
     tab = open_tab()
     sent = []
@@ -361,7 +385,8 @@ def test_minilm_fp32_cosine_in_the_browser_equals_the_servers(
         np.testing.assert_array_equal(inputs[name], value, err_msg=f"{name} from the browser's tokenizer")
     reference = _cosine(reference_outputs("minilm", "fp32", expected)["sentence_embedding"])
     assert abs(browser_value - reference) < 1e-4, (
-        f"browser cosine {browser_value}, onnxruntime on Python tokens {reference}")
+        f"browser cosine {browser_value}, onnxruntime on Python tokens {reference}"
+    )
 
 
 def test_a_model_stays_loaded_across_pages_of_the_app(open_tab):

@@ -79,7 +79,8 @@ def test_on_a_software_adapter_the_automatic_choice_is_wasm_and_the_page_says_wh
     expect(by_testid(page, "choice-verification")).to_contain_text("verified on first use")
 
 
-MEASURE_EVERY_PAIR = """async ([model, pairs]) => {
+MEASURE_EVERY_PAIR = (
+    """async ([model, pairs]) => {
   const { connect } = await import('/web/lib/index.js');
   const client = connect();
   const entry = await client.model(model);
@@ -96,8 +97,11 @@ MEASURE_EVERY_PAIR = """async ([model, pairs]) => {
   const auto = await client.load(model);
   const choice = { runtime: auto.choice.runtime, variant: auto.choice.variant, why: auto.choice.why };
   await auto.dispose();
-  return { warm, first: plan.steps[0], choice, stored: JSON.parse(localStorage.getItem('""" + SPEEDS_KEY + """')) };
+  return { warm, first: plan.steps[0], choice, stored: JSON.parse(localStorage.getItem('"""
+    + SPEEDS_KEY
+    + """')) };
 }"""
+)
 
 
 # digits only: minilm's pairs on SwiftShader's WebGPU took 76 s of make test for the same rule (its choice on
@@ -116,18 +120,22 @@ def test_after_measuring_every_pair_the_choice_is_the_measured_fastest(open_tab,
 
     # The plan ranks by what this browser measured: the expected time of every pair is now a measurement.
     runtime_key = {"wasm": "wasm", "webgpu": "webgpu"}
-    measured = {f"{r}/{v}": result["stored"][f"{entry['variants'][v]['sha256']}|{runtime_key[r]}"]["warm_ms"]
-                for r, v in pairs}
+    measured = {
+        f"{r}/{v}": result["stored"][f"{entry['variants'][v]['sha256']}|{runtime_key[r]}"]["warm_ms"] for r, v in pairs
+    }
     fastest = min(measured, key=measured.get)
     chosen = f"{result['choice']['runtime']}/{result['choice']['variant']}"
     assert f"{result['first']['runtime']}/{result['first']['variant']}" == chosen
     assert "measured in this browser" in result["choice"]["why"], result["choice"]
     assert measured[chosen] <= 1.1 * measured[fastest], (
         f"{model}: automatic {chosen} {measured[chosen]:.3f} ms vs fastest pinned {fastest} "
-        f"{measured[fastest]:.3f} ms; all: {measured}")
-    print(f"\n[choice] {model}: automatic {chosen} {measured[chosen]:.3f} ms, fastest pinned {fastest} "
-          f"{measured[fastest]:.3f} ms, ratio {measured[chosen] / measured[fastest]:.3f}; "
-          + ", ".join(f"{k} {v:.3f}" for k, v in sorted(measured.items(), key=lambda kv: kv[1])))
+        f"{measured[fastest]:.3f} ms; all: {measured}"
+    )
+    print(
+        f"\n[choice] {model}: automatic {chosen} {measured[chosen]:.3f} ms, fastest pinned {fastest} "
+        f"{measured[fastest]:.3f} ms, ratio {measured[chosen] / measured[fastest]:.3f}; "
+        + ", ".join(f"{k} {v:.3f}" for k, v in sorted(measured.items(), key=lambda kv: kv[1]))
+    )
 
 
 def test_a_runtime_giving_wrong_answers_is_caught_at_first_use_and_never_run_again(open_tab, demo_manifest):
@@ -143,9 +151,12 @@ def test_a_runtime_giving_wrong_answers_is_caught_at_first_use_and_never_run_aga
     alerts = by_testid(page, "notes").get_by_role("alert")
     expect(alerts).to_have_count(len(served))
     for text in alerts.all_inner_texts():
-        assert re.search(r"^wasm \([\w-]+\) failed: wasm gave wrong results for this model on this device "
-                         r"\((max error [\d.e+-]+ at \w+\[[\d, ]*\]"  # fp32: element-wise, by the floor
-                         r"|top-1 agreement with fp32 [\d.]+ < budget [\d.]+)", text), text  # int8, fp16: budget
+        assert re.search(
+            r"^wasm \([\w-]+\) failed: wasm gave wrong results for this model on this device "
+            r"\((max error [\d.e+-]+ at \w+\[[\d, ]*\]"  # fp32: element-wise, by the floor
+            r"|top-1 agreement with fp32 [\d.]+ < budget [\d.]+)",
+            text,
+        ), text  # int8, fp16: budget
     attempts = by_testid(page, "choice-attempts").locator("li")
     expect(attempts).to_have_count(len(served))
     assert all(a.get_attribute("data-wrong") == "true" for a in attempts.all())
@@ -205,15 +216,29 @@ def test_a_verdict_of_onnxport_check_in_the_repository_skips_that_pair(open_tab,
     tab = open_tab("#/")
     wait_for_probe(tab.page)
     kind = tab.page.evaluate(
-        "async () => { const p = await import('/web/lib/choice/probe.js'); return p.deviceKind(await p.probe()); }")
+        "async () => { const p = await import('/web/lib/choice/probe.js'); return p.deviceKind(await p.probe()); }"
+    )
     first = tab.goto("#/play/digits")
     wasm_first = _variants_of(first, "wasm")[0]
     record = manifest["models"]["digits"]["variants"][wasm_first]
     # As `onnxport check` writes them: one verdict per WebAssembly key, all threads and one.
-    verdicts = {"schema": "onnxport.verdicts", "schema_version": 1, "verdicts": [{
-        "model": "digits", "variant": wasm_first, "runtime": key, "sha256": record["sha256"], "status": "fail",
-        "reason": "output logits at [0, 3]: expected 1.5, got 0.2", "max_abs": 1.3, "device_kind": kind}
-        for key in ("wasm", "wasm-1t")]}
+    verdicts = {
+        "schema": "onnxport.verdicts",
+        "schema_version": 1,
+        "verdicts": [
+            {
+                "model": "digits",
+                "variant": wasm_first,
+                "runtime": key,
+                "sha256": record["sha256"],
+                "status": "fail",
+                "reason": "output logits at [0, 3]: expected 1.5, got 0.2",
+                "max_abs": 1.3,
+                "device_kind": kind,
+            }
+            for key in ("wasm", "wasm-1t")
+        ],
+    }
     (repository / "conformance.json").write_text(json.dumps(verdicts))
     base_url = serve_repository(repository)
 
@@ -253,8 +278,9 @@ def test_the_example_page_runs_and_matches_the_server(open_tab, live_server, v2_
     expect(page.locator("#choice")).to_contain_text(f"Runs on wasm ({run['variant']})")
 
 
-def test_the_text_example_page_embeds_with_the_pipeline_as_the_server_does(open_tab, live_server, v2_codec,
-                                                                           demo_repository, demo_manifest):
+def test_the_text_example_page_embeds_with_the_pipeline_as_the_server_does(
+    open_tab, live_server, v2_codec, demo_repository, demo_manifest
+):
     """web/examples/text.html: no import map, no tokenizer code; its cosine equals the one of the server's
     embeddings of the same sentences tokenized by the Python side of the pipeline."""
     from onnxport.pipelines.text import TextPipeline
@@ -270,8 +296,11 @@ def test_the_text_example_page_embeds_with_the_pipeline_as_the_server_does(open_
     text = entry["pipeline"]["text"]
     pipeline = TextPipeline(text, demo_repository / entry["assets"][text["tokenizer"]]["file"])
     feeds = pipeline.encode([page.locator("#a").input_value(), page.locator("#b").input_value()])
-    request = urllib.request.Request(f"{live_server}/v2/models/minilm/versions/{variant}/infer",
-                                     headers={"Content-Type": "application/json"}, data=v2_codec.json_request(feeds))
+    request = urllib.request.Request(
+        f"{live_server}/v2/models/minilm/versions/{variant}/infer",
+        headers={"Content-Type": "application/json"},
+        data=v2_codec.json_request(feeds),
+    )
     with urllib.request.urlopen(request) as response:
         _, expected = v2_codec.parse_response(response.read(), None)
     a, b = expected["sentence_embedding"].astype(np.float64)

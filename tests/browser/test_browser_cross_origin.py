@@ -47,6 +47,7 @@ PAGE = """<!doctype html>
 def other_origin(tmp_path):
     """other_origin(server_url) -> the URL of a page on a new origin that runs minilm from that server."""
     with contextlib.ExitStack() as servers:
+
         def start(server_url: str, port: int, module: str = "web/lib/index.js") -> str:
             folder = tmp_path / f"origin-{port}"
             folder.mkdir()
@@ -62,12 +63,16 @@ def _result(page):
 
 
 @pytest.mark.parametrize("module", ["web/lib/index.js", "web/lib/dist/onnxport.js"])
-def test_a_page_on_an_allowed_origin_runs_minilm_with_threads(module, spawn_server, demo_repository, other_origin,
-                                                             open_tab):
+def test_a_page_on_an_allowed_origin_runs_minilm_with_threads(
+    module, spawn_server, demo_repository, other_origin, open_tab
+):
     allowed, refused = free_port(), free_port()
     port = free_port()
-    server = spawn_server(["serve", "--repository", str(demo_repository), "--port", str(port)], port,
-                          env={"ONNXPORT_CORS_ORIGINS": f"http://127.0.0.1:{allowed}"})
+    server = spawn_server(
+        ["serve", "--repository", str(demo_repository), "--port", str(port)],
+        port,
+        env={"ONNXPORT_CORS_ORIGINS": f"http://127.0.0.1:{allowed}"},
+    )
 
     tab = open_tab()
     tab.page.goto(other_origin(server, allowed, module))

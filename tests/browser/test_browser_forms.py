@@ -34,10 +34,13 @@ LOAD_FORM = """async ([model, variant, form]) => {
 }"""
 
 
-@pytest.mark.parametrize(("model", "variant", "form"), [("minilm", "int8-dynamic", "ort"), ("minilm", "fp32", "fused"),
-                                                        ("digits", "fp32", "basic")])
-def test_a_pinned_form_runs_verified_and_matches_native_onnxruntime_on_it(open_tab, demo_manifest, demo_repository,
-                                                                          model, variant, form):
+@pytest.mark.parametrize(
+    ("model", "variant", "form"),
+    [("minilm", "int8-dynamic", "ort"), ("minilm", "fp32", "fused"), ("digits", "fp32", "basic")],
+)
+def test_a_pinned_form_runs_verified_and_matches_native_onnxruntime_on_it(
+    open_tab, demo_manifest, demo_repository, model, variant, form
+):
     import onnxruntime as ort
 
     from onnxport import tensor_json
@@ -56,7 +59,9 @@ def test_a_pinned_form_runs_verified_and_matches_native_onnxruntime_on_it(open_t
     for name, value in got["outputs"].items():
         browser = np.asarray(value["data"]).reshape(value["dims"])
         assert np.allclose(browser, native[name], atol=tol.abs, rtol=tol.rel), (
-            name, np.max(np.abs(browser - native[name])))
+            name,
+            np.max(np.abs(browser - native[name])),
+        )
 
 
 # `onnxport bench` and `onnxport check` run WebAssembly on all the page's threads and on one: the plan takes
@@ -73,10 +78,19 @@ def _bench_for(device: dict, manifest: dict, model: str, fast_form: str) -> dict
             continue
         for (form, file), runtime in itertools.product([(None, record), *record["forms"].items()], WASM_KEYS):
             fast = form == fast_form
-            rows.append({"model": model, "variant": variant, "form": form, "runtime": runtime, "status": "ok",
-                         "sha256": file["sha256"], "bytes": file["bytes"],
-                         "cached": {"create_ms": 5 if fast else 50, "first_run_ms": 1, "total_ms": 100},
-                         "warm": {"median_ms": 0.5 if fast else 2, "p90_ms": 3, "runs": 10}})
+            rows.append(
+                {
+                    "model": model,
+                    "variant": variant,
+                    "form": form,
+                    "runtime": runtime,
+                    "status": "ok",
+                    "sha256": file["sha256"],
+                    "bytes": file["bytes"],
+                    "cached": {"create_ms": 5 if fast else 50, "first_run_ms": 1, "total_ms": 100},
+                    "warm": {"median_ms": 0.5 if fast else 2, "p90_ms": 3, "runs": 10},
+                }
+            )
     return {"schema": "onnxport.bench", "schema_version": 1, "browser": {"device": device, "results": rows}}
 
 
@@ -84,9 +98,20 @@ def _verdicts(kind: str, manifest: dict, model: str, form: str, status: str) -> 
     entries = []
     for variant, record in manifest["models"][model]["variants"].items():
         if record["status"] == "ok":
-            entries += [{"model": model, "variant": variant, "form": form, "runtime": runtime, "status": status,
-                         "sha256": record["forms"][form]["sha256"], "reason": None, "max_abs": 0.0,
-                         "device_kind": kind} for runtime in WASM_KEYS]
+            entries += [
+                {
+                    "model": model,
+                    "variant": variant,
+                    "form": form,
+                    "runtime": runtime,
+                    "status": status,
+                    "sha256": record["forms"][form]["sha256"],
+                    "reason": None,
+                    "max_abs": 0.0,
+                    "device_kind": kind,
+                }
+                for runtime in WASM_KEYS
+            ]
     return {"schema": "onnxport.verdicts", "schema_version": 1, "verdicts": entries}
 
 
@@ -100,7 +125,8 @@ def _device(tab) -> tuple[dict, str]:
 
 
 def test_the_playground_runs_the_form_the_check_verified_and_the_bench_measured_faster(
-        open_tab, repository_copy, serve_repository):
+    open_tab, repository_copy, serve_repository
+):
     repository = repository_copy(models=["digits"])
     manifest = json.loads((repository / "manifest.json").read_text())
     device, kind = _device(open_tab("#/"))
@@ -117,8 +143,9 @@ def test_the_playground_runs_the_form_the_check_verified_and_the_bench_measured_
     expect(path).to_have_attribute("data-form", "ort")
     expect(path).to_contain_text(", ort form")
     variant = path.get_attribute("data-variant")
-    assert [u.rsplit("/", 1)[1] for u in tab.artifact_requests()] == \
-        [manifest["models"]["digits"]["variants"][variant]["forms"]["ort"]["file"].rsplit("/", 1)[1]]
+    assert [u.rsplit("/", 1)[1] for u in tab.artifact_requests()] == [
+        manifest["models"]["digits"]["variants"][variant]["forms"]["ort"]["file"].rsplit("/", 1)[1]
+    ]
 
 
 def test_without_a_verdict_the_faster_form_is_not_taken(open_tab, repository_copy, serve_repository):
@@ -144,7 +171,9 @@ def test_a_form_giving_wrong_answers_is_followed_by_its_variant_as_built(open_ta
     }""")
     attempts = got["attempts"]
     assert [(a["variant"], a["form"], a["wrong"]) for a in attempts] == [
-        ("fp32", "basic", True), ("fp32", None, True)], attempts
+        ("fp32", "basic", True),
+        ("fp32", None, True),
+    ], attempts
     assert "gave wrong results" in attempts[0]["error"]
 
 

@@ -43,8 +43,9 @@ def test_the_browser_decodes_and_preprocesses_images_as_pillow_does(open_tab, de
     images = corpus.images()
     page = open_tab().goto("#/")
     result = page.evaluate(SCRIPT, [{k: base64.b64encode(v).decode() for k, v in images.items()}, spec])
-    session = ort.InferenceSession(str(demo_repository / entry["variants"]["fp32"]["file"]),
-                                   providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(
+        str(demo_repository / entry["variants"]["fp32"]["file"]), providers=["CPUExecutionProvider"]
+    )
     worst = {}
     for name, data in images.items():
         expected = image.pixels_of(spec, data)
@@ -62,8 +63,12 @@ def test_the_browser_decodes_and_preprocesses_images_as_pillow_does(open_tab, de
         assert [a["label"] for a in served] == [a["label"] for a in want], (name, served, want)
     print("\nlargest pixel difference per image (levels of 255):", worst)
     timings = [r["timings"] for r in result["answered"].values()]
-    print("preprocessing ms:", [round(t["preprocessMs"], 2) for t in timings],
-          "run ms:", [round(t["runMs"], 2) for t in timings])
+    print(
+        "preprocessing ms:",
+        [round(t["preprocessMs"], 2) for t in timings],
+        "run ms:",
+        [round(t["runMs"], 2) for t in timings],
+    )
 
 
 def test_the_digits_playground_takes_an_image_file(open_tab, tmp_path, demo_repository, demo_manifest):
@@ -78,7 +83,8 @@ def test_the_digits_playground_takes_an_image_file(open_tab, tmp_path, demo_repo
     by_testid(page, "digit-file").set_input_files(str(path))
     expect_ran_on(page, "wasm", "fp32")
     browser_value, server_value = result_values(page)
-    session = ort.InferenceSession(str(demo_repository / entry["variants"]["fp32"]["file"]),
-                                   providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(
+        str(demo_repository / entry["variants"]["fp32"]["file"]), providers=["CPUExecutionProvider"]
+    )
     logits = session.run(["logits"], image.ImagePipeline(entry["pipeline"]["image"]).encode([path.read_bytes()]))[0]
     assert browser_value == server_value == str(int(np.argmax(logits))), (browser_value, server_value)

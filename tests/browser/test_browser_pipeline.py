@@ -65,16 +65,21 @@ def cosine(a, b) -> float:
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
-def test_minilm_pipeline_from_another_origin_equals_sentence_transformers(spawn_server, demo_repository, open_tab,
-                                                                          tmp_path: Path, expected):
+def test_minilm_pipeline_from_another_origin_equals_sentence_transformers(
+    spawn_server, demo_repository, open_tab, tmp_path: Path, expected
+):
     page_port, port = free_port(), free_port()
-    server = spawn_server(["serve", "--repository", str(demo_repository), "--port", str(port)], port,
-                          env={"ONNXPORT_CORS_ORIGINS": f"http://127.0.0.1:{page_port}"})
+    server = spawn_server(
+        ["serve", "--repository", str(demo_repository), "--port", str(port)],
+        port,
+        env={"ONNXPORT_CORS_ORIGINS": f"http://127.0.0.1:{page_port}"},
+    )
     folder = tmp_path / "page"
     folder.mkdir()
     texts = list(corpus.TEXTS.values())
-    (folder / "index.html").write_text(PAGE % {"server": json.dumps(server + "/"), "texts": json.dumps(texts)},
-                                       encoding="utf-8")
+    (folder / "index.html").write_text(
+        PAGE % {"server": json.dumps(server + "/"), "texts": json.dumps(texts)}, encoding="utf-8"
+    )
     tab = open_tab()
     with isolated_files(folder, page_port) as url:
         tab.page.goto(url)
@@ -90,7 +95,9 @@ def test_minilm_pipeline_from_another_origin_equals_sentence_transformers(spawn_
             assert cosine(got, want) >= 0.9999
         preprocess = sorted(t["preprocessMs"] for t in ran["timings"])
         run = sorted(t["runMs"] for t in ran["timings"])
-        print(f"\n{runtime}: pipeline preprocessing median {preprocess[len(preprocess) // 2]:.2f} ms, "
-              f"max {preprocess[-1]:.2f} ms; model run median {run[len(run) // 2]:.2f} ms over {len(run)} texts")
+        print(
+            f"\n{runtime}: pipeline preprocessing median {preprocess[len(preprocess) // 2]:.2f} ms, "
+            f"max {preprocess[-1]:.2f} ms; model run median {run[len(run) // 2]:.2f} ms over {len(run)} texts"
+        )
     tokenizer_requests = [u for u in tab.requests if "tokenizer" in u]
     assert any("vendor/tokenizers/" in u for u in tokenizer_requests), tab.requests

@@ -29,9 +29,11 @@ UNMEASURED_BYTES_PER_MS = 1250  # 10 Mbit/s, as the plan weighs a download it ha
 
 def _cheapest(variants: dict, prior: dict, runs: int) -> list[str]:
     """The served variants by what a page pays on WebAssembly with nothing measured, cheapest first."""
+
     def pays(record):
         warm = record["speed"]["native_ms"] * prior["factor"] + prior["overheadMs"]
         return record["bytes"] / UNMEASURED_BYTES_PER_MS + runs * warm
+
     served = {name: r for name, r in variants.items() if r["status"] == "ok"}
     return sorted(served, key=lambda name: pays(served[name]))
 
@@ -59,6 +61,8 @@ def test_a_fresh_page_plans_minilm_by_what_it_will_pay_and_says_which_term_decid
     assert first.get_attribute("data-variant") == plans["byDefault"][0]["variant"]
     expect(first).to_contain_text("x 1000 expected runs")
     expect(first).to_contain_text(f"; over {plans['byDefault'][1]['variant']}: its ")
-    assert plans["refused"] == ("expectedRuns must be a whole number of 1 or more (the runs the page expects of "
-                                "the model; 1 when a cold start matters most), got 0"), plans
+    assert plans["refused"] == (
+        "expectedRuns must be a whole number of 1 or more (the runs the page expects of "
+        "the model; 1 when a cold start matters most), got 0"
+    ), plans
     assert not any("/artifacts/" in url for url in tab.requests), "nothing was downloaded"

@@ -37,13 +37,33 @@ def trees_repository(tmp_path_factory):
     x, y = load_breast_cancer(return_X_y=True)
     x = x.astype(np.float32)
     classifier = lightgbm.LGBMClassifier(n_estimators=20, num_leaves=15, verbose=-1).fit(x[:-40], y[:-40])
-    model = onnxmltools.convert_lightgbm(classifier, initial_types=[("input", FloatTensorType([None, x.shape[1]]))],
-                                         zipmap=False, target_opset=15)
+    model = onnxmltools.convert_lightgbm(
+        classifier, initial_types=[("input", FloatTensorType([None, x.shape[1]]))], zipmap=False, target_opset=15
+    )
     onnx.save(model, folder / "lightgbm.onnx")
     np.savez(folder / "inputs.npz", input=x[-40:])
-    code = cli.main([str(a) for a in ("--repository", folder / "repo", "import", folder / "lightgbm.onnx", "--name",
-                                      MODEL, "--task", "classification", "--metric-output", "probabilities",
-                                      "--inputs", folder / "inputs.npz", "--forms", "gemm", "--quiet")])
+    code = cli.main(
+        [
+            str(a)
+            for a in (
+                "--repository",
+                folder / "repo",
+                "import",
+                folder / "lightgbm.onnx",
+                "--name",
+                MODEL,
+                "--task",
+                "classification",
+                "--metric-output",
+                "probabilities",
+                "--inputs",
+                folder / "inputs.npz",
+                "--forms",
+                "gemm",
+                "--quiet",
+            )
+        ]
+    )
     assert code == 0
     manifest = json.loads((folder / "repo" / "manifest.json").read_text())
     gemm = manifest["models"][MODEL]["variants"]["fp32"]["forms"]["gemm"]
@@ -52,12 +72,14 @@ def trees_repository(tmp_path_factory):
     return folder / "repo"
 
 
-def test_the_gemm_form_passes_on_webgpu_and_wasm_where_the_ml_file_runs_on_wasm_only(check_cli, trees_repository,
-                                                                                    tmp_path):
+def test_the_gemm_form_passes_on_webgpu_and_wasm_where_the_ml_file_runs_on_wasm_only(
+    check_cli, trees_repository, tmp_path
+):
     report_path = tmp_path / "report.json"
     started = time.perf_counter()
-    code, out, err = check_cli("--repository", trees_repository, "check", "--runtimes", "wasm,webgpu",
-                               "--full-webgpu", "--json", report_path)  # the gemm form's WebGPU row too
+    code, out, err = check_cli(
+        "--repository", trees_repository, "check", "--runtimes", "wasm,webgpu", "--full-webgpu", "--json", report_path
+    )  # the gemm form's WebGPU row too
     print(f"\ncheck of a LightGBM classifier and its gemm form: {time.perf_counter() - started:.1f} s\n{out}")
     assert code == 0, f"exit {code}\n{out}\n{err}"
     report = json.loads(report_path.read_text())
@@ -95,8 +117,9 @@ LOADS = """async ([model]) => {
 }"""
 
 
-def test_the_plan_runs_webgpu_through_the_gemm_form_and_chooses_by_measurement(chromium_webgpu, serve_repository,
-                                                                               trees_repository):
+def test_the_plan_runs_webgpu_through_the_gemm_form_and_chooses_by_measurement(
+    chromium_webgpu, serve_repository, trees_repository
+):
     from onnxport import tensor_json
 
     base = serve_repository(trees_repository)

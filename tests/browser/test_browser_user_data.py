@@ -51,8 +51,10 @@ def bool_model(tmp_path_factory) -> tuple[Path, str]:
 
     graph = helper.make_graph(
         [helper.make_node("Where", ["cond", "x", "y"], ["out"]), helper.make_node("Not", ["cond"], ["flipped"])],
-        "where", [spec("cond", TensorProto.BOOL), spec("x", TensorProto.FLOAT), spec("y", TensorProto.FLOAT)],
-        [spec("out", TensorProto.FLOAT), spec("flipped", TensorProto.BOOL)])
+        "where",
+        [spec("cond", TensorProto.BOOL), spec("x", TensorProto.FLOAT), spec("y", TensorProto.FLOAT)],
+        [spec("out", TensorProto.FLOAT), spec("flipped", TensorProto.BOOL)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     onnx.checker.check_model(model, full_check=True)
     onnx.save(model, folder / "where.onnx")
@@ -68,11 +70,16 @@ def dense(tmp_path_factory) -> tuple[Path, str]:
     rng = np.random.default_rng(0)
     weights = {"W": rng.normal(0, 0.1, (256, 64)).astype(np.float32), "b": rng.normal(0, 0.1, 64).astype(np.float32)}
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "W"], ["h"]), helper.make_node("Add", ["h", "b"], ["a"]),
-         helper.make_node("Relu", ["a"], ["y"])],
-        "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 256])],
+        [
+            helper.make_node("MatMul", ["x", "W"], ["h"]),
+            helper.make_node("Add", ["h", "b"], ["a"]),
+            helper.make_node("Relu", ["a"], ["y"]),
+        ],
+        "dense",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 256])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 64])],
-        [onnx.numpy_helper.from_array(v, k) for k, v in weights.items()])
+        [onnx.numpy_helper.from_array(v, k) for k, v in weights.items()],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     onnx.save(model, folder / "dense.onnx")
     np.savez(folder / "rows.npz", x=rng.uniform(0, 1, (16, 256)).astype(np.float32))
@@ -96,18 +103,35 @@ def forest(tmp_path_factory) -> tuple[Path, str, np.ndarray, object]:
     features, labels = load_iris(return_X_y=True)
     features = features.astype(np.float32)
     classifier = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(features, labels)
-    model = convert_sklearn(classifier, initial_types=[("features", FloatTensorType([None, 4]))],
-                            options={id(classifier): {"zipmap": False}}, target_opset={"": 17, "ai.onnx.ml": 3})
+    model = convert_sklearn(
+        classifier,
+        initial_types=[("features", FloatTensorType([None, 4]))],
+        options={id(classifier): {"zipmap": False}},
+        target_opset={"": 17, "ai.onnx.ml": 3},
+    )
     onnx.save(model, folder / "forest.onnx")
     np.savez(folder / "rows.npz", features=features[::5])
-    entry = _import(folder / "repository", folder / "forest.onnx", "forest", "--inputs", str(folder / "rows.npz"),
-                    "--task", "classification", "--metric-output", "probabilities", "--forms", "none")
+    entry = _import(
+        folder / "repository",
+        folder / "forest.onnx",
+        "forest",
+        "--inputs",
+        str(folder / "rows.npz"),
+        "--task",
+        "classification",
+        "--metric-output",
+        "probabilities",
+        "--forms",
+        "none",
+    )
     assert "ai.onnx.ml/TreeEnsembleClassifier" in entry["variants"]["fp32"]["operator_types"]
     return folder / "repository", "forest", features, classifier
 
 
 def test_a_bool_model_runs_on_the_server_with_pasted_json_and_says_it_was_judged_on_noise(
-    bool_model, serve_repository, open_tab,
+    bool_model,
+    serve_repository,
+    open_tab,
 ):
     repository, name = bool_model
     base_url = serve_repository(repository)
@@ -131,21 +155,29 @@ def test_a_bool_model_runs_on_the_server_with_pasted_json_and_says_it_was_judged
 
     choose_source(page, "json")
     by_testid(page, "json-input").fill(
-        json.dumps({"cond": [[True, False, True]], "x": [[1, 2, 3]], "y": [[-1, -2, -3]]}))
+        json.dumps({"cond": [[True, False, True]], "x": [[1, 2, 3]], "y": [[-1, -2, -3]]})
+    )
     expect_ran_on(page, "server", "fp32")
     for card in ("browser-result", "server-result"):
         rows = outputs_rows(page, card)
         assert rows["out"] | {"reading": "-"} == {
-            "name": "out", "shape": "[1, 3]", "dtype": "float32", "first": "1, -2, 3", "reading": "-"}, rows
+            "name": "out",
+            "shape": "[1, 3]",
+            "dtype": "float32",
+            "first": "1, -2, 3",
+            "reading": "-",
+        }, rows
         assert (rows["flipped"]["dtype"], rows["flipped"]["first"]) == ("bool", "false, true, false"), rows
     assert tab.artifact_requests() == [], "the server runs it: nothing is downloaded"
 
     # A mistake in the paste is named before anything runs.
     by_testid(page, "json-input").fill(
-        json.dumps({"cond": [[1.5, False, True]], "x": [[1, 2, 3]], "y": [[-1, -2, -3]]}))
+        json.dumps({"cond": [[1.5, False, True]], "x": [[1, 2, 3]], "y": [[-1, -2, -3]]})
+    )
     expect(run(page)).to_have_text("Failed.")
     expect(by_testid(page, "results").get_by_test_id("error")).to_have_text(
-        'the pasted JSON: input "cond": element 0 is 1.5; a bool input takes true/false (or 0/1)')
+        'the pasted JSON: input "cond": element 0 is 1.5; a bool input takes true/false (or 0/1)'
+    )
     assert tab.console_errors == [], tab.console_errors
 
 
@@ -159,7 +191,11 @@ def test_onnxport_check_passes_on_a_bool_model(bool_model, check_cli, tmp_path):
 
 
 def test_a_forest_leaves_webgpu_out_before_any_download_and_runs_an_uploaded_npy(
-    forest, serve_repository, open_tab, chromium_webgpu, tmp_path,
+    forest,
+    serve_repository,
+    open_tab,
+    chromium_webgpu,
+    tmp_path,
 ):
     repository, name, features, classifier = forest
     manifest = json.loads((repository / "manifest.json").read_text())["models"][name]
@@ -187,16 +223,20 @@ def test_a_forest_leaves_webgpu_out_before_any_download_and_runs_an_uploaded_npy
     verdict = by_testid(page, "verdict")
     expect(verdict).to_have_attribute("data-ok", "true")
     expect(verdict).to_have_attribute("data-basis", "floor")
-    expect(verdict).to_contain_text(re.compile(  # wasm or wasm-1t: the threads measured to pay
-        r"Verdict: pass\. fp32 file: element-wise against the server's output of this file, "
-        r"within the wasm(-1t)? floor \("))
+    expect(verdict).to_contain_text(
+        re.compile(  # wasm or wasm-1t: the threads measured to pay
+            r"Verdict: pass\. fp32 file: element-wise against the server's output of this file, "
+            r"within the wasm(-1t)? floor \("
+        )
+    )
 
     # A float64 array is refused by name, not cast.
     np.save(tmp_path / "wide.npy", rows.astype(np.float64))
     by_testid(page, "file-input").set_input_files(tmp_path / "wide.npy")
     expect(run(page)).to_have_text("Failed.")
     expect(by_testid(page, "results").get_by_test_id("error")).to_have_text(
-        'wide.npy: input "features": expected dtype float32, got float64 (save it with .astype(np.float32))')
+        'wide.npy: input "features": expected dtype float32, got float64 (save it with .astype(np.float32))'
+    )
 
     # Pinned to WebGPU, nothing is left to try: the page says why before any download.
     downloaded = tab.artifact_requests()
@@ -206,7 +246,9 @@ def test_a_forest_leaves_webgpu_out_before_any_download_and_runs_an_uploaded_npy
 
 
 def test_an_int8_variant_is_judged_by_its_budget_against_fp32_with_the_difference_as_a_diagnostic(
-    dense, serve_repository, open_tab,
+    dense,
+    serve_repository,
+    open_tab,
 ):
     repository, name = dense
     manifest = json.loads((repository / "manifest.json").read_text())
@@ -223,4 +265,5 @@ def test_an_int8_variant_is_judged_by_its_budget_against_fp32_with_the_differenc
     expect(verdict).to_contain_text(" against the server's fp32 on these inputs, within its budget (")
     expect(verdict).to_contain_text(bound)
     expect(by_testid(page, "diagnostic")).to_contain_text(
-        "Diagnostic, not the verdict: element-wise vs the server's output of this file: max abs ")
+        "Diagnostic, not the verdict: element-wise vs the server's output of this file: max abs "
+    )

@@ -30,7 +30,10 @@ def vad_repository(run_cli, tmp_path) -> tuple[Path, str]:
 
 
 def test_webgpu_wrong_on_a_real_model_is_caught_at_first_use_and_skipped_after_reload(
-    vad_repository, serve_repository, open_tab, chromium_webgpu,
+    vad_repository,
+    serve_repository,
+    open_tab,
+    chromium_webgpu,
 ):
     repository, name = vad_repository
     record = json.loads((repository / "manifest.json").read_text())["models"][name]["variants"]["fp32"]
@@ -38,8 +41,11 @@ def test_webgpu_wrong_on_a_real_model_is_caught_at_first_use_and_skipped_after_r
     tab = open_tab("#/", base_url=base_url, browser=chromium_webgpu)
     page = tab.page
     # As on a laptop whose GPU this browser measured fastest: WebGPU fp32 ranks first.
-    page.evaluate("""sha => localStorage.setItem('onnxport-speeds-v2',
-        JSON.stringify({[`${sha}|webgpu`]: {warm_ms: 0.001, runs: 1}}))""", record["sha256"])
+    page.evaluate(
+        """sha => localStorage.setItem('onnxport-speeds-v2',
+        JSON.stringify({[`${sha}|webgpu`]: {warm_ms: 0.001, runs: 1}}))""",
+        record["sha256"],
+    )
     seed_threads(page)  # no thread trial: it would read the reference again after the reload
     tab.goto(f"#/play/{name}?variant=fp32")
     steps = plan_steps(page)
@@ -51,8 +57,9 @@ def test_webgpu_wrong_on_a_real_model_is_caught_at_first_use_and_skipped_after_r
     expect(attempt).to_have_attribute("data-wrong", "true")
     expect(attempt).to_contain_text("webgpu gave wrong results for this model on this device (max error")
     expect(attempt).to_contain_text("; using wasm")
-    browser_value, server_value = (float(by_testid(page, t).get_attribute("data-value"))
-                                   for t in ("browser-result", "server-result"))
+    browser_value, server_value = (
+        float(by_testid(page, t).get_attribute("data-value")) for t in ("browser-result", "server-result")
+    )
     assert abs(browser_value - server_value) < 1e-4, (browser_value, server_value)
     downloaded = tab.artifact_requests()
     assert downloaded == [f"{base_url}/repository/{record['file']}"], downloaded

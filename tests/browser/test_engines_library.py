@@ -65,8 +65,7 @@ class Driven:
 @contextlib.contextmanager
 def driven(engine: str, base_url: str, *, webgpu: bool):
     if engine not in browser_engines.installed():
-        pytest.skip(f"{engine} is not installed here "
-                    f"({importlib.import_module(f'onnxport.harness.{engine}').INSTALL})")
+        pytest.skip(f"{engine} is not installed here ({importlib.import_module(f'onnxport.harness.{engine}').INSTALL})")
     opened = Driven(engine, base_url, webgpu=webgpu)
     try:
         yield opened
@@ -105,18 +104,22 @@ def test_webkit_says_why_there_is_no_webgpu_and_runs_no_more_threads_than_measur
     at_load, after, again = got["atLoad"], got["afterTrial"], got["again"]
     [trial] = got["trials"]
     measured = trial["files"][next(iter(trial["files"]))]
-    print(f"\nwebkit: hardwareConcurrency {device['hardwareConcurrency']} on {os.cpu_count()} cores; ceiling "
-          f"{ceiling['threads']}; minilm int8-dynamic median of {measured['pairs']} paired runs: {measured['many']} "
-          f"threads {measured['many_ms']:.1f} ms, 1 thread {measured['one_ms']:.1f} ms -> {after['threads']} "
-          f"thread(s); "
-          f"load {at_load['ms']:.0f} ms, trial done {after['ms']:.0f} ms after it began, second load "
-          f"{again['ms']:.0f} ms\n  why: {after['why']}")
+    print(
+        f"\nwebkit: hardwareConcurrency {device['hardwareConcurrency']} on {os.cpu_count()} cores; ceiling "
+        f"{ceiling['threads']}; minilm int8-dynamic median of {measured['pairs']} paired runs: {measured['many']} "
+        f"threads {measured['many_ms']:.1f} ms, 1 thread {measured['one_ms']:.1f} ms -> {after['threads']} "
+        f"thread(s); "
+        f"load {at_load['ms']:.0f} ms, trial done {after['ms']:.0f} ms after it began, second load "
+        f"{again['ms']:.0f} ms\n  why: {after['why']}"
+    )
     # No WebGPU, said in words, and no error on the way.
     assert (device["webgpu"], device["webgpuReason"]) == (False, "this browser has no WebGPU (navigator.gpu is null)")
     assert device["webnnReason"] == "this browser has no WebNN (navigator.ml is missing)"
     for choice in (at_load, after, again):
-        assert choice["why"].endswith("; not webgpu: this browser has no WebGPU (navigator.gpu is null); "
-                                      "not webnn: this browser has no WebNN (navigator.ml is missing)"), choice["why"]
+        assert choice["why"].endswith(
+            "; not webgpu: this browser has no WebGPU (navigator.gpu is null); "
+            "not webnn: this browser has no WebNN (navigator.ml is missing)"
+        ), choice["why"]
         assert (choice["runtime"], choice["attempts"]) == ("wasm", []), choice
     # WebKit's hardwareConcurrency overstates the cores: the load runs one thread, its trial measures the ceiling.
     assert device["sharedMemory"] is True and ceiling["threads"] > 1, (device, ceiling)
@@ -183,8 +186,10 @@ def test_firefox_software_webgpu_is_ranked_last_and_its_fp16_failure_falls_back_
     with driven("firefox", live_server, webgpu=True) as firefox:
         got = firefox.evaluate(FIREFOX_WEBGPU)
     device, fell_back, after = got["device"], got["fellBack"], got["after"]
-    print(f"\nfirefox: adapter {device['adapter']}, shader-f16 {device['shaderF16']}, kind {got['kind']!r}; "
-          f"minilm fp16 attempts: {fell_back['attempts']}")
+    print(
+        f"\nfirefox: adapter {device['adapter']}, shader-f16 {device['shaderF16']}, kind {got['kind']!r}; "
+        f"minilm fp16 attempts: {fell_back['attempts']}"
+    )
     if not device["webgpu"]:
         pytest.skip(f"Firefox found no WebGPU adapter here: {device['webgpuReason']}")
     # Lavapipe: isFallbackAdapter with an empty adapter info; a software adapter, named as such, ranked last.
@@ -196,8 +201,10 @@ def test_firefox_software_webgpu_is_ranked_last_and_its_fp16_failure_falls_back_
     # Measured fast, WebGPU fp16 is tried first; Firefox fails it, and the load goes on to WebAssembly.
     assert got["firstPlan"][0] == "webgpu", got["firstPlan"]
     if fell_back["runtime"] == "webgpu":
-        pytest.fail("Firefox's WebGPU ran minilm fp16 here: the lavapipe failure this test stands on is gone "
-                    f"(adapter {device['adapter']})")
+        pytest.fail(
+            "Firefox's WebGPU ran minilm fp16 here: the lavapipe failure this test stands on is gone "
+            f"(adapter {device['adapter']})"
+        )
     [attempt] = fell_back["attempts"]
     assert (attempt["runtime"], attempt["variant"], attempt["wrong"]) == ("webgpu", "fp16", False), attempt
     assert attempt["error"].startswith("webgpu failed its first run on this device: "), attempt
@@ -228,9 +235,11 @@ def test_each_engine_reports_under_its_own_device_class(engine, engine_name, spa
     """Fleet reports (docs/fleet.md) from Firefox's lavapipe (an adapter with empty info) and WebKitGTK (no WebGPU,
     no version): the server files each under the class the library named, one passing client."""
     port = free_port()
-    base_url = spawn_server(["serve", "--repository", str(demo_repository), "--port", str(port)], port,
-                            env={"ONNXPORT_FLEET_DB": str(tmp_path / "fleet.sqlite3"),
-                                 "ONNXPORT_FLEET_MIN_CLIENTS": "1"})
+    base_url = spawn_server(
+        ["serve", "--repository", str(demo_repository), "--port", str(port)],
+        port,
+        env={"ONNXPORT_FLEET_DB": str(tmp_path / "fleet.sqlite3"), "ONNXPORT_FLEET_MIN_CLIENTS": "1"},
+    )
     with driven(engine, base_url, webgpu=True) as page:
         got = page.evaluate(REPORT_LOAD)
     assert (got["status"], got["verification"]) == (202, "passed"), got

@@ -33,8 +33,9 @@ EXAMPLES = PROJECT_ROOT / "web" / "examples"
 
 def onnxport(*args: object, cwd: Path) -> None:
     """`onnxport ARGS` as a user runs it; fails the test with its stderr."""
-    done = subprocess.run([sys.executable, "-m", "onnxport", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "onnxport", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=900
+    )
     assert done.returncode == 0, f"onnxport {' '.join(map(str, args))} exited {done.returncode}: {done.stderr[-2000:]}"
 
 
@@ -46,22 +47,32 @@ def own_project(tmp_path_factory):
     repository = root / "repository"
     started = time.perf_counter()
     onnxport("init", "project", cwd=root)
-    onnxport("--repository", repository, "build", "--recipes", root / "project" / "models", "--quiet",
-             "--forms", "none", cwd=root)
-    onnxport("--repository", repository, "import", BACKEND_TEST, "--name", "linear", "--quiet", "--forms", "none",
-             cwd=root)
+    onnxport(
+        "--repository",
+        repository,
+        "build",
+        "--recipes",
+        root / "project" / "models",
+        "--quiet",
+        "--forms",
+        "none",
+        cwd=root,
+    )
+    onnxport(
+        "--repository", repository, "import", BACKEND_TEST, "--name", "linear", "--quiet", "--forms", "none", cwd=root
+    )
     print(f"\ninit template built and a test directory imported in {time.perf_counter() - started:.1f} s")
     names = list(json.loads((repository / "manifest.json").read_text())["models"])
     assert sorted(names) == ["example", "linear"], names
     port = free_port()
-    server = start_test_server(["serve", "--repository", str(repository), "--port", str(port)], port,
-                               root / "server.log")
+    server = start_test_server(
+        ["serve", "--repository", str(repository), "--port", str(port)], port, root / "server.log"
+    )
     yield server.base_url, repository, names
     server.stop()
 
 
-def test_by_default_the_page_runs_the_first_served_model_and_agrees_with_the_server(open_tab, own_project,
-                                                                                   v2_codec):
+def test_by_default_the_page_runs_the_first_served_model_and_agrees_with_the_server(open_tab, own_project, v2_codec):
     base_url, _, names = own_project
     tab = open_tab(base_url=base_url)
     tab.page.goto(f"{base_url}/web/examples/index.html")
@@ -83,7 +94,8 @@ def test_model_in_the_query_runs_that_model_on_its_own_test_data(open_tab, own_p
     assert run["model"] == "linear"
     entry = json.loads((repository / "manifest.json").read_text())["models"]["linear"]
     assert [(name, list(value.shape)) for name, value in run["inputs"].items()] == [
-        (spec["name"], spec["shape"]) for spec in entry["inputs"]], (run["inputs"], entry["inputs"])
+        (spec["name"], spec["shape"]) for spec in entry["inputs"]
+    ], (run["inputs"], entry["inputs"])
     assert any(value.any() for value in run["inputs"].values()), "the test directory's data, not zeros"
     assert_matches_server(run, base_url, v2_codec)
 
@@ -126,9 +138,9 @@ def test_the_text_page_names_the_models_with_a_text_pipeline_and_no_cors_setting
     assert status == f"Failed: example has no text pipeline; models with one on {base_url}/: none", status
 
 
-def test_across_origins_the_page_says_which_setting_lets_it_in_and_runs_once_it_is_set(open_tab, own_project,
-                                                                                      spawn_server, tmp_path,
-                                                                                      v2_codec):
+def test_across_origins_the_page_says_which_setting_lets_it_in_and_runs_once_it_is_set(
+    open_tab, own_project, spawn_server, tmp_path, v2_codec
+):
     """A copy of the page on another origin: refused by a server that does not list it, with the hint naming the
     setting and the origin to add; run by a server started with that origin in --cors-origins."""
     base_url, repository, names = own_project
@@ -141,12 +153,15 @@ def test_across_origins_the_page_says_which_setting_lets_it_in_and_runs_once_it_
         tab.page.goto(f"{elsewhere}index.html?server={base_url}/")
         status = status_when_done(tab.page)
         assert status.startswith("Failed: "), status
-        assert status.endswith(f"(a page on {origin} needs that origin in the server's cors_origins: "
-                               f"onnxport serve --cors-origins {origin})"), status
+        assert status.endswith(
+            f"(a page on {origin} needs that origin in the server's cors_origins: "
+            f"onnxport serve --cors-origins {origin})"
+        ), status
 
         port = free_port()
-        listed = spawn_server(["serve", "--repository", str(repository), "--port", str(port),
-                               "--cors-origins", origin], port)
+        listed = spawn_server(
+            ["serve", "--repository", str(repository), "--port", str(port), "--cors-origins", origin], port
+        )
         tab = open_tab(base_url=listed)
         tab.page.goto(f"{elsewhere}index.html?server={listed}/")
         run = example_run(tab.page)

@@ -20,8 +20,19 @@ from onnxport.harness.process import free_port
 MODEL = "digits"
 REPORT_PATH = "/api/fleet/reports"
 CLASS_FIELDS = {"engine", "engine_major", "adapter_vendor", "adapter_architecture", "software_adapter", "cores"}
-RESULT_FIELDS = {"model", "variant", "form", "sha256", "runtime", "threads", "verdict", "metric", "create_ms",
-                 "first_run_ms", "warm_run_ms"}
+RESULT_FIELDS = {
+    "model",
+    "variant",
+    "form",
+    "sha256",
+    "runtime",
+    "threads",
+    "verdict",
+    "metric",
+    "create_ms",
+    "first_run_ms",
+    "warm_run_ms",
+}
 
 # One load in a page of the server: plan, load, then the first result on the model's golden inputs, timed from the
 # load's start (the golden set is read before it). Returns what the plan and the choice said.
@@ -66,8 +77,14 @@ def _tab(open_tab, base_url, bodies: list | None = None):
 
     def record(context):
         if bodies is not None:
-            context.on("request", lambda r: bodies.append((r.method, r.url, r.post_data, r.headers))
-                       if r.post_data is not None or r.method != "GET" else None)
+            context.on(
+                "request",
+                lambda r: (
+                    bodies.append((r.method, r.url, r.post_data, r.headers))
+                    if r.post_data is not None or r.method != "GET"
+                    else None
+                ),
+            )
 
     return open_tab("#/", base_url=base_url, setup=record)
 
@@ -84,10 +101,15 @@ def _get(url: str) -> dict:
 
 
 def test_a_new_device_of_a_seen_class_skips_the_failing_runtime_and_plans_on_the_fleets_times(
-        open_tab, spawn_server, demo_repository, demo_manifest, tmp_path):
+    open_tab, spawn_server, demo_repository, demo_manifest, tmp_path
+):
     variants = demo_manifest["models"][MODEL]["variants"]
-    files = [(key, record["sha256"], MODEL, name) for name, record in variants.items() if record["status"] == "ok"
-             for key in ("wasm", "wasm-1t")]
+    files = [
+        (key, record["sha256"], MODEL, name)
+        for name, record in variants.items()
+        if record["status"] == "ok"
+        for key in ("wasm", "wasm-1t")
+    ]
     # Each file its own speed, 1.5x apart: the plan weighs 1000 warm runs, so among equally fast files the fleet's
     # sampling noise would pick, with liars or without.
     served = sorted(name for name, record in variants.items() if record["status"] == "ok")
@@ -99,8 +121,17 @@ def test_a_new_device_of_a_seen_class_skips_the_failing_runtime_and_plans_on_the
         browser_class = _tab(open_tab, base_url).page.evaluate(DEVICE_CLASS)
         if fleet_name == "honest":  # before any report: the same device's load without a fleet
             runs["no fleet"], _ = _load(open_tab, base_url, perturb="wasm-1t:negate")
-        summary = simulate_fleet(base_url, browser_class, files, wrong_runtimes={"wasm-1t"}, liars=liars,
-                                 devices=1000, classes=12, seed=len(runs), file_speed=file_speed)
+        summary = simulate_fleet(
+            base_url,
+            browser_class,
+            files,
+            wrong_runtimes={"wasm-1t"},
+            liars=liars,
+            devices=1000,
+            classes=12,
+            seed=len(runs),
+            file_speed=file_speed,
+        )
         fleet = _get(f"{base_url}/api/fleet")
         assert summary.devices >= 1000 and len({g["class_key"] for g in fleet["groups"]}) >= 10
         failed = [g for g in fleet["groups"] if g["class"] == browser_class and g["runtime"] == "wasm-1t"]
@@ -119,23 +150,29 @@ def test_a_new_device_of_a_seen_class_skips_the_failing_runtime_and_plans_on_the
         assert run["trial"] is False
         assert run["choice"]["verification"] == "passed"
         assert not [b for b in bodies if b[0] != "GET"], "reports are off by default"
-        print(f"\n{fleet_name}: {run['choice']['variant']} on {run['choice']['key']}, first result in "
-              f"{run['firstResultMs']:.0f} ms: {run['choice']['why']}")
+        print(
+            f"\n{fleet_name}: {run['choice']['variant']} on {run['choice']['key']}, first result in "
+            f"{run['firstResultMs']:.0f} ms: {run['choice']['why']}"
+        )
     # The fastest file by the honest reports, liars or not (their 0.01 ms runs are not in the medians).
-    assert {(runs[name]["choice"]["variant"], runs[name]["choice"]["key"]) for name in ("honest", "30% liars")} == \
-        {(served[0], "wasm")}, {name: runs[name]["choice"]["why"] for name in ("honest", "30% liars")}
+    assert {(runs[name]["choice"]["variant"], runs[name]["choice"]["key"]) for name in ("honest", "30% liars")} == {
+        (served[0], "wasm")
+    }, {name: runs[name]["choice"]["why"] for name in ("honest", "30% liars")}
     before = runs["no fleet"]
     # Without the fleet the page's 2 threads come first (the prior), and the wrong one thread is met by the trial.
     assert (before["choice"]["key"], before["choice"]["threads"], before["trial"]) == ("wasm", 2, True), before
     assert all(a["wrong"] for a in before["choice"]["attempts"]), before["choice"]["attempts"]
     after = {name: f"{runs[name]['firstResultMs']:.0f} ms" for name in ("honest", "30% liars")}
-    print(f"no fleet: {before['choice']['variant']} on {before['choice']['key']} after "
-          f"{len(before['choice']['attempts'])} wrong steps, first result in {before['firstResultMs']:.0f} ms "
-          f"(with the fleet: {after})")
+    print(
+        f"no fleet: {before['choice']['variant']} on {before['choice']['key']} after "
+        f"{len(before['choice']['attempts'])} wrong steps, first result in {before['firstResultMs']:.0f} ms "
+        f"(with the fleet: {after})"
+    )
 
 
-def test_a_second_profile_plans_with_the_first_profiles_reported_times(open_tab, spawn_server, demo_repository,
-                                                                       tmp_path):
+def test_a_second_profile_plans_with_the_first_profiles_reported_times(
+    open_tab, spawn_server, demo_repository, tmp_path
+):
     base_url = _server(spawn_server, demo_repository, tmp_path, fleet_min_clients=1)
     first_bodies: list = []
     first, _ = _load(open_tab, base_url, report=True, bodies=first_bodies)

@@ -26,16 +26,35 @@ from fixtures.servers import start_test_server
 from onnxport.harness.process import free_port
 
 K = 3
-NO_REPORTS = ("No reports yet. Pages report when they connect with connect(server, { report: true }) — "
-              "see docs/fleet.md.")
+NO_REPORTS = (
+    "No reports yet. Pages report when they connect with connect(server, { report: true }) — see docs/fleet.md."
+)
 REPORTS_OFF = "This server has fleet reports off (setting fleet_reports): GET /api/fleet answered 204, no fleet."
 WRONG_WORDS = re.compile(r"\b(?:null|undefined|NaN)\b|\[object Object\]")
-CHROME = {"engine": "Chrome", "engine_major": 131, "adapter_vendor": "google", "adapter_architecture": "swiftshader",
-          "software_adapter": True, "cores": "2"}
-WEBKIT = {"engine": "WebKitGTK", "engine_major": None, "adapter_vendor": "none", "adapter_architecture": "",
-          "software_adapter": False, "cores": "3-4"}
-FIREFOX = {"engine": "Firefox", "engine_major": 128, "adapter_vendor": "", "adapter_architecture": "",
-           "software_adapter": True, "cores": "2"}
+CHROME = {
+    "engine": "Chrome",
+    "engine_major": 131,
+    "adapter_vendor": "google",
+    "adapter_architecture": "swiftshader",
+    "software_adapter": True,
+    "cores": "2",
+}
+WEBKIT = {
+    "engine": "WebKitGTK",
+    "engine_major": None,
+    "adapter_vendor": "none",
+    "adapter_architecture": "",
+    "software_adapter": False,
+    "cores": "3-4",
+}
+FIREFOX = {
+    "engine": "Firefox",
+    "engine_major": 128,
+    "adapter_vendor": "",
+    "adapter_architecture": "",
+    "software_adapter": True,
+    "cores": "2",
+}
 CHROME_KEY = "Chrome 131 · 2 cores · google swiftshader (software)"
 WEBKIT_KEY = "WebKitGTK · 3-4 cores · no WebGPU"
 FIREFOX_KEY = "Firefox 128 · 2 cores · unnamed WebGPU adapter (software)"
@@ -44,10 +63,14 @@ FIREFOX_KEY = "Firefox 128 · 2 cores · unnamed WebGPU adapter (software)"
 def serve(demo_repository, folder, **settings: str):
     """A real `onnxport serve` on the demo repository with its own fleet store in memory and these settings."""
     port = free_port()
-    env = {"ONNXPORT_FLEET_DB": ":memory:", "ONNXPORT_FLEET_MIN_CLIENTS": str(K),
-           **{f"ONNXPORT_{name.upper()}": value for name, value in settings.items()}}
-    return start_test_server(["serve", "--repository", str(demo_repository), "--port", str(port)], port,
-                             folder / "server.log", env=env)
+    env = {
+        "ONNXPORT_FLEET_DB": ":memory:",
+        "ONNXPORT_FLEET_MIN_CLIENTS": str(K),
+        **{f"ONNXPORT_{name.upper()}": value for name, value in settings.items()},
+    }
+    return start_test_server(
+        ["serve", "--repository", str(demo_repository), "--port", str(port)], port, folder / "server.log", env=env
+    )
 
 
 @pytest.fixture
@@ -66,11 +89,13 @@ def fleet_server(demo_repository, tmp_path):
         server.stop()
 
 
-def result(manifest: dict, model: str, runtime: str, verdict: str, *, metric: float | None = None,
-           warm: float | None = None) -> dict:
+def result(
+    manifest: dict, model: str, runtime: str, verdict: str, *, metric: float | None = None, warm: float | None = None
+) -> dict:
     """One result of a report, for the demo build's file of `model`'s fp32."""
-    return fleet.result(manifest["models"][model]["variants"]["fp32"]["sha256"], model, "fp32", runtime, verdict, warm,
-                        metric)
+    return fleet.result(
+        manifest["models"][model]["variants"]["fp32"]["sha256"], model, "fp32", runtime, verdict, warm, metric
+    )
 
 
 NETWORKS = itertools.count()  # each report from a network of its own: the server counts networks, not tokens
@@ -115,37 +140,52 @@ def class_rows(tab: Tab, key: str) -> list[list[str]]:
 
 def drawn_pixels(tab: Tab, testid: str) -> int:
     """How many pixels of the chart's canvas are painted (0: Chart.js drew nothing)."""
-    return tab.page.evaluate("""(testid) => {
+    return tab.page.evaluate(
+        """(testid) => {
       const canvas = document.querySelector(`[data-testid="${testid}"] canvas`);
       if (!canvas || !globalThis.Chart.getChart(canvas)) return 0;
       const { data } = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height);
       let painted = 0;
       for (let i = 3; i < data.length; i += 4) if (data[i]) painted += 1;
       return painted;
-    }""", testid)
+    }""",
+        testid,
+    )
 
 
 def test_the_page_shows_each_class_its_verdicts_and_a_time_chart(fleet_server, demo_manifest, open_tab):
     base_url = fleet_server()
     # Chrome on SwiftShader: minilm's WebGPU fails on 4 of 4 devices, its WebAssembly passes on 4 with times.
     for i in range(4):
-        post_report(base_url, CHROME, [result(demo_manifest, "minilm", "webgpu", "fail", metric=0.40 + 0.01 * i),
-                                       result(demo_manifest, "minilm", "wasm", "pass", warm=30.0 + i)])
+        post_report(
+            base_url,
+            CHROME,
+            [
+                result(demo_manifest, "minilm", "webgpu", "fail", metric=0.40 + 0.01 * i),
+                result(demo_manifest, "minilm", "wasm", "pass", warm=30.0 + i),
+            ],
+        )
     # WebKitGTK: iris passes on 2 devices, too few for a verdict or a time.
     for _ in range(2):
         post_report(base_url, WEBKIT, [result(demo_manifest, "iris", "wasm", "pass", warm=0.5)])
     # Firefox: minilm's single-threaded WebAssembly passes on 2 and fails on 2: mixed.
     for i in range(4):
         verdict = "pass" if i % 2 else "fail"
-        post_report(base_url, FIREFOX, [result(demo_manifest, "minilm", "wasm-1t", verdict,
-                                               metric=None if verdict == "pass" else 0.5, warm=50.0)])
+        post_report(
+            base_url,
+            FIREFOX,
+            [result(demo_manifest, "minilm", "wasm-1t", verdict, metric=None if verdict == "pass" else 0.5, warm=50.0)],
+        )
     published = get_fleet(base_url)
 
     tab = open_fleet(open_tab, base_url)
     summary = by_testid(tab.page, "fleet-summary")
-    expect(summary).to_have_text(re.compile(
-        rf"^{published['reports']} reports? accepted · k = {K} .* · 3 device classes · 2 models · verdicts: "
-        r"1 fail, 1 mixed, 1 pass, 1 few$"))
+    expect(summary).to_have_text(
+        re.compile(
+            rf"^{published['reports']} reports? accepted · k = {K} .* · 3 device classes · 2 models · verdicts: "
+            r"1 fail, 1 mixed, 1 pass, 1 few$"
+        )
+    )
     expect(tab.page.locator("[data-testid=fleet-class]")).to_have_count(3)
 
     chrome = class_rows(tab, CHROME_KEY)
@@ -163,8 +203,11 @@ def test_the_page_shows_each_class_its_verdicts_and_a_time_chart(fleet_server, d
     assert firefox[0][:7] == ["minilm", "fp32", "wasm-1t", "4", "2", "2", mixed], firefox
 
     # The Chrome class's times (4 passing devices >= k) are a chart; the others have none yet (fewer than k passed).
-    [chart_id] = [s.get_attribute("data-testid") for s in tab.page.locator("[data-testid^=fleet-chart-]").all()
-                  if s.locator("canvas").count()]
+    [chart_id] = [
+        s.get_attribute("data-testid")
+        for s in tab.page.locator("[data-testid^=fleet-chart-]").all()
+        if s.locator("canvas").count()
+    ]
     chart = by_testid(tab.page, chart_id)
     warm_title = re.compile(rf"^{re.escape(CHROME_KEY)}: warm run time")
     expect(chart.locator("canvas")).to_have_attribute("aria-label", warm_title)
@@ -202,16 +245,38 @@ def test_a_server_with_reports_off_shows_an_error_box(fleet_server, open_tab):
 
 
 def _time(median: float, clients: int = 5) -> dict:
-    return {"median": median, "p10": median * 0.7, "p25": median * 0.85, "p75": median * 1.2, "p90": median * 1.5,
-            "clients": clients}
+    return {
+        "median": median,
+        "p10": median * 0.7,
+        "p25": median * 0.85,
+        "p75": median * 1.2,
+        "p90": median * 1.5,
+        "clients": clients,
+    }
 
 
 CONTRACT_FLEET = {
-    "schema": 1, "k": 3, "fail_share": 0.667, "generated": "2026-12-05T01:00:00Z", "reports": 12345,
+    "schema": 1,
+    "k": 3,
+    "fail_share": 0.667,
+    "generated": "2026-12-05T01:00:00Z",
+    "reports": 12345,
     "groups": [
-        {"sha256": "a" * 64, "runtime": runtime, "model": "minilm", "variant": "fp32", "form": None, "class": CHROME,
-         "class_key": CHROME_KEY, "clients": 14, "pass": 14, "fail": 0, "verdict": "pass", "metric": None,
-         "times": {"create_ms": _time(create), "first_run_ms": None, "warm_run_ms": _time(warm)}}
+        {
+            "sha256": "a" * 64,
+            "runtime": runtime,
+            "model": "minilm",
+            "variant": "fp32",
+            "form": None,
+            "class": CHROME,
+            "class_key": CHROME_KEY,
+            "clients": 14,
+            "pass": 14,
+            "fail": 0,
+            "verdict": "pass",
+            "metric": None,
+            "times": {"create_ms": _time(create), "first_run_ms": None, "warm_run_ms": _time(warm)},
+        }
         for runtime, warm, create in (("wasm", 2.0, 40.0), ("webgpu", 900.0, 3000.0))
     ],
 }
@@ -220,9 +285,12 @@ CONTRACT_FLEET = {
 def test_a_wide_range_of_times_is_drawn_on_a_log_axis(live_server, open_tab):
     """A document of the contract's shape served in the server's place: WebGPU on SwiftShader 450x slower than
     WebAssembly is drawn on a log axis, and the select offers the times the groups have (no first run here)."""
+
     def setup(context):
-        context.route("**/api/fleet", lambda route: route.fulfill(status=200, content_type="application/json",
-                                                                  body=json.dumps(CONTRACT_FLEET)))
+        context.route(
+            "**/api/fleet",
+            lambda route: route.fulfill(status=200, content_type="application/json", body=json.dumps(CONTRACT_FLEET)),
+        )
 
     tab = open_fleet(open_tab, live_server, setup=setup)
     summary = re.compile(r"^12,345 reports accepted · k = 3 .* · 1 device class · 1 model · verdicts: 2 pass$")

@@ -52,25 +52,30 @@ EMPTY_CANVAS = "The canvas is empty: draw a digit on it (or choose an image file
 # --------------------------------------------------------------------------- the repository
 
 
-
 def convnet_model() -> onnx.ModelProto:
     """Two 3x3 convolutions (46,080 weights) and a 64x32 MatMul head (2,048): 4-bit blocks take the head only, so
     the int4 file is within a few percent of int8-weights, which stores the convolutions in int8 as int4 does."""
     r = np.random.default_rng(44)
-    weights = {"w1": (r.normal(size=(64, 16, 3, 3)) * 0.1).astype(np.float32),
-               "w2": (r.normal(size=(64, 64, 3, 3)) * 0.05).astype(np.float32),
-               "w3": (r.normal(size=(64, 32)) * 0.2).astype(np.float32)}
+    weights = {
+        "w1": (r.normal(size=(64, 16, 3, 3)) * 0.1).astype(np.float32),
+        "w2": (r.normal(size=(64, 64, 3, 3)) * 0.05).astype(np.float32),
+        "w3": (r.normal(size=(64, 32)) * 0.2).astype(np.float32),
+    }
     graph = helper.make_graph(
-        [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
-         helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
-         helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1], name="conv2"),
-         helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
-         helper.make_node("GlobalAveragePool", ["r2"], ["pooled"], name="pool"),
-         helper.make_node("Flatten", ["pooled"], ["flat"], name="flatten"),
-         helper.make_node("MatMul", ["flat", "w3"], ["y"], name="head")],
-        "convnet", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16, 8, 8])],
+        [
+            helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+            helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+            helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1], name="conv2"),
+            helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+            helper.make_node("GlobalAveragePool", ["r2"], ["pooled"], name="pool"),
+            helper.make_node("Flatten", ["pooled"], ["flat"], name="flatten"),
+            helper.make_node("MatMul", ["flat", "w3"], ["y"], name="head"),
+        ],
+        "convnet",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16, 8, 8])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 32])],
-        [numpy_helper.from_array(v, k) for k, v in weights.items()])
+        [numpy_helper.from_array(v, k) for k, v in weights.items()],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
@@ -80,17 +85,24 @@ def cubic_model() -> onnx.ModelProto:
     """A cubic Resize between convolutions, its scales computed from constants (tests/convert/test_fp16_refusals.py):
     onnxruntime refuses its fp16 file with a message of several clauses."""
     r = np.random.default_rng(32)
-    weights = {"w1": (r.normal(size=(32, 3, 3, 3)) * 0.2).astype(np.float32),
-               "w2": (r.normal(size=(16, 32, 3, 3)) * 0.1).astype(np.float32),
-               "percent": np.array([100, 100, 50, 50], np.float32), "hundredth": np.array([0.01], np.float32)}
+    weights = {
+        "w1": (r.normal(size=(32, 3, 3, 3)) * 0.2).astype(np.float32),
+        "w2": (r.normal(size=(16, 32, 3, 3)) * 0.1).astype(np.float32),
+        "percent": np.array([100, 100, 50, 50], np.float32),
+        "hundredth": np.array([0.01], np.float32),
+    }
     graph = helper.make_graph(
-        [helper.make_node("Conv", ["x", "w1"], ["features"], pads=[1, 1, 1, 1], name="conv1"),
-         helper.make_node("Mul", ["percent", "hundredth"], ["scales"], name="scales"),
-         helper.make_node("Resize", ["features", "", "scales"], ["resized"], mode="cubic", name="resize"),
-         helper.make_node("Conv", ["resized", "w2"], ["y"], pads=[1, 1, 1, 1], name="conv2")],
-        "cubic", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [
+            helper.make_node("Conv", ["x", "w1"], ["features"], pads=[1, 1, 1, 1], name="conv1"),
+            helper.make_node("Mul", ["percent", "hundredth"], ["scales"], name="scales"),
+            helper.make_node("Resize", ["features", "", "scales"], ["resized"], mode="cubic", name="resize"),
+            helper.make_node("Conv", ["resized", "w2"], ["y"], pads=[1, 1, 1, 1], name="conv2"),
+        ],
+        "cubic",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 8, 8])],
-        [numpy_helper.from_array(v, k) for k, v in weights.items()])
+        [numpy_helper.from_array(v, k) for k, v in weights.items()],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
@@ -114,21 +126,38 @@ def overview(tmp_path_factory):
         patch.chdir(root)
         _onnxport("--repository", repository, "build", "--recipes", recipes, "--quiet", "--forms", "none")
         r = np.random.default_rng(8)
-        inputs = {"quantized": {"x": r.normal(size=(6, 64))}, "convnet": {"x": r.normal(size=(4, 16, 8, 8))},
-                  "cubic": {"x": r.normal(size=(1, 3, 16, 16))}}
+        inputs = {
+            "quantized": {"x": r.normal(size=(6, 64))},
+            "convnet": {"x": r.normal(size=(4, 16, 8, 8))},
+            "cubic": {"x": r.normal(size=(1, 3, 16, 16))},
+        }
         for name, model in (("quantized", quantized_model()), ("convnet", convnet_model()), ("cubic", cubic_model())):
             onnx.save(model, root / f"{name}.onnx")
             np.savez(root / f"{name}.npz", **{k: v.astype(np.float32) for k, v in inputs[name].items()})
             if name == "cubic":  # no Resize rule, no retry: the fp16 variant is rejected by onnxruntime
                 patch.setattr(fp16, "folded_resize_inputs", lambda model: (set(), set()))
                 patch.setattr(fp16_refusals, "MAX_TRIES", 0)
-            _onnxport("--repository", repository, "import", root / f"{name}.onnx", "--name", name, "--task",
-                      "generic", "--inputs", root / f"{name}.npz", "--quiet", "--forms", "none")
+            _onnxport(
+                "--repository",
+                repository,
+                "import",
+                root / f"{name}.onnx",
+                "--name",
+                name,
+                "--task",
+                "generic",
+                "--inputs",
+                root / f"{name}.npz",
+                "--quiet",
+                "--forms",
+                "none",
+            )
     print(f"\nthe overview repository made in {time.perf_counter() - started:.1f} s")
     manifest = json.loads((repository / "manifest.json").read_text())
     port = free_port()
-    server = start_test_server(["serve", "--repository", str(repository), "--port", str(port)], port,
-                               root / "server.log")
+    server = start_test_server(
+        ["serve", "--repository", str(repository), "--port", str(port)], port, root / "server.log"
+    )
     yield server.base_url, manifest
     server.stop()
 
@@ -146,8 +175,10 @@ def test_the_repository_holds_each_case_the_pages_must_say(overview):
         assert variants["int4"]["status"] == "ok" and variants["int4"]["precision"] == "int8", variants["int4"]
     assert digits["int4"]["settings"]["weights_4bit"] > 0
     assert digits["int4"]["bytes"] < 0.9 * digits["int8-weights"]["bytes"]
-    assert convnet["int4"]["bytes"] > 0.9 * convnet["int8-weights"]["bytes"], (convnet["int4"]["bytes"],
-                                                                              convnet["int8-weights"]["bytes"])
+    assert convnet["int4"]["bytes"] > 0.9 * convnet["int8-weights"]["bytes"], (
+        convnet["int4"]["bytes"],
+        convnet["int8-weights"]["bytes"],
+    )
     assert models["quantized"]["variants"]["fp32"]["label"] == "original (int8)"
     refused = models["cubic"]["variants"]["fp16"]
     assert refused["status"] == "rejected" and "[ONNXRuntimeError]" in refused["detail"], refused
@@ -210,15 +241,26 @@ def test_the_precision_is_what_each_file_stores(overview, open_tab):
     and no precision for a variant that has no file."""
     base_url, manifest = overview
     page = open_models_page(open_tab, base_url).page
-    cells = {(name, variant): page.locator(f'section[data-model="{name}"] tr[data-variant="{variant}"] td')
-             for name, variant in [("digits", "int4"), ("convnet", "int4"), ("digits", "int8-weights"),
-                                   ("quantized", "fp32"), ("digits", "fp16")]}
+    cells = {
+        (name, variant): page.locator(f'section[data-model="{name}"] tr[data-variant="{variant}"] td')
+        for name, variant in [
+            ("digits", "int4"),
+            ("convnet", "int4"),
+            ("digits", "int8-weights"),
+            ("quantized", "fp32"),
+            ("digits", "fp16"),
+        ]
+    }
     words = {key: locator.all_inner_texts()[:2] for key, locator in cells.items()}
     # convnet's one MatMul may fail 4 bits' budget and stay in 8-bit blocks: its file then stores int8.
     convnet = "int4" if manifest["models"]["convnet"]["variants"]["int4"]["settings"]["weights_4bit"] else "int8"
-    assert words == {("digits", "int4"): ["int4", "int4"], ("convnet", "int4"): ["int4", convnet],
-                     ("digits", "int8-weights"): ["int8-weights", "int8"],
-                     ("quantized", "fp32"): ["original (int8)", "int8"], ("digits", "fp16"): ["fp16", "fp16"]}, words
+    assert words == {
+        ("digits", "int4"): ["int4", "int4"],
+        ("convnet", "int4"): ["int4", convnet],
+        ("digits", "int8-weights"): ["int8-weights", "int8"],
+        ("quantized", "fp32"): ["original (int8)", "int8"],
+        ("digits", "fp16"): ["fp16", "fp16"],
+    }, words
     # The model page: every int4 row says int4 or, with no file, nothing.
     for name in ("digits", "lgbm_cancer"):
         page.goto(f"{base_url}/#/model/{name}")
@@ -232,8 +274,10 @@ def test_no_cell_holds_a_whole_runtime_error_and_the_whole_text_is_on_demand(ove
     base_url, manifest = overview
     reason = whole_reason(manifest["models"]["cubic"]["variants"]["fp16"])
     page = open_models_page(open_tab, base_url).page
-    for route, row in (("#/", '[data-model="cubic"] tr[data-variant="fp16"]'),
-                       ("#/model/cubic", 'table.variants tr[data-variant="fp16"]')):
+    for route, row in (
+        ("#/", '[data-model="cubic"] tr[data-variant="fp16"]'),
+        ("#/model/cubic", 'table.variants tr[data-variant="fp16"]'),
+    ):
         page.goto(f"{base_url}/{route}")
         status = page.locator(f"{row} td:last-child")
         expect(status).to_be_visible(timeout=PAGE_TIMEOUT_MS)
@@ -241,8 +285,9 @@ def test_no_cell_holds_a_whole_runtime_error_and_the_whole_text_is_on_demand(ove
         assert not long, f"{route}: cells longer than {LONGEST_CELL} characters: {long}"
         text = page.locator("body").inner_text()
         assert "[ONNXRuntimeError]" not in text, f"{route} shows onnxruntime's raw error: {text}"
-        expect(status).to_have_text(re.compile(r"^rejected: onnxruntime (\S+ )?(cannot load|failed to run) it$"),
-                                    use_inner_text=True)
+        expect(status).to_have_text(
+            re.compile(r"^rejected: onnxruntime (\S+ )?(cannot load|failed to run) it$"), use_inner_text=True
+        )
         folded = status.locator("details.reason")
         assert folded.get_attribute("title") == reason
         folded.locator("summary").click()
@@ -271,9 +316,11 @@ def test_the_model_page_names_the_tools_that_made_the_model(overview, open_tab):
     torch for digits, neither for an imported file."""
     base_url, manifest = overview
     page = open_tab(base_url=base_url).page
-    wanted = {"lgbm_cancer": ({"lightgbm", "onnxmltools"}, {"torch", "xgboost-cpu", "transformers"}),
-              "digits": ({"torch"}, {"lightgbm", "xgboost-cpu", "onnxmltools", "transformers"}),
-              "convnet": ({"onnx", "onnxruntime"}, {"torch", "lightgbm", "xgboost-cpu", "scikit-learn"})}
+    wanted = {
+        "lgbm_cancer": ({"lightgbm", "onnxmltools"}, {"torch", "xgboost-cpu", "transformers"}),
+        "digits": ({"torch"}, {"lightgbm", "xgboost-cpu", "onnxmltools", "transformers"}),
+        "convnet": ({"onnx", "onnxruntime"}, {"torch", "lightgbm", "xgboost-cpu", "scikit-learn"}),
+    }
     for name, (used, unused) in wanted.items():
         tools = manifest["models"][name]["provenance"]["tools"]
         assert used <= set(tools) and not unused & set(tools), (name, tools)
@@ -348,8 +395,9 @@ def test_an_unknown_route_says_so_and_links_to_the_models_page(route, overview, 
 def test_a_model_route_without_a_model_names_the_models(overview, open_tab):
     base_url, _ = overview
     page = open_tab("#/play", base_url=base_url).page
-    expect(by_testid(page, "error")).to_have_text(re.compile(r"^#/play needs a model: #/play/<model>; models: "),
-                                                  timeout=PAGE_TIMEOUT_MS)
+    expect(by_testid(page, "error")).to_have_text(
+        re.compile(r"^#/play needs a model: #/play/<model>; models: "), timeout=PAGE_TIMEOUT_MS
+    )
 
 
 # --------------------------------------------------------------------------- the other engines

@@ -53,8 +53,9 @@ MAIN_JS = PROJECT_ROOT / "web" / "app" / "main.js"
 
 def onnxport(*args: object, cwd: Path) -> str:
     """`onnxport ARGS` as a user runs it (a process of its own); fails the test with its stderr."""
-    done = subprocess.run([sys.executable, "-m", "onnxport", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "onnxport", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=900
+    )
     assert done.returncode == 0, f"onnxport {' '.join(map(str, args))} exited {done.returncode}: {done.stderr[-2000:]}"
     return done.stdout
 
@@ -74,13 +75,26 @@ def own_models(tmp_path_factory):
     built = time.perf_counter()
     template = set(json.loads((repository / "manifest.json").read_text())["models"])
     assert len(template) == 1, f"the init template should build one model, built {sorted(template)}"
-    onnxport("--repository", repository, "import", corpus, "--name", "orientation", "--task", "classification",
-             "--quiet", "--forms", "none", cwd=root)
+    onnxport(
+        "--repository",
+        repository,
+        "import",
+        corpus,
+        "--name",
+        "orientation",
+        "--task",
+        "classification",
+        "--quiet",
+        "--forms",
+        "none",
+        cwd=root,
+    )
     imported = time.perf_counter() - built
     print(f"\ninit template built in {built - started:.1f} s, {IMPORTED} imported in {imported:.1f} s")
     port = free_port()
-    server = start_test_server(["serve", "--repository", str(repository), "--port", str(port)], port,
-                               root / "server.log")
+    server = start_test_server(
+        ["serve", "--repository", str(repository), "--port", str(port)], port, root / "server.log"
+    )
     yield server.base_url, {"template": template.pop(), "imported": "orientation"}
     server.stop()
 
@@ -88,6 +102,7 @@ def own_models(tmp_path_factory):
 @pytest.fixture
 def served_models(live_server, own_models):
     """served_models(which) -> (base URL, [model names]): "demo" (the demo repository) or "own" (own_models)."""
+
     def pick(which: str) -> tuple[str, list[str]]:
         if which == "demo":
             return live_server, list(DEMO)
@@ -129,7 +144,8 @@ def _play_ready(tab: Tab, name: str) -> None:
     path = run(tab.page)
     expect(by_testid(tab.page, "judgement")).to_be_visible(timeout=RUN_TIMEOUT_MS)
     assert path.inner_text().startswith("Ran on "), (
-        f"#/play/{name} did not run: {path.inner_text()!r}; results: {by_testid(tab.page, 'results').inner_text()!r}")
+        f"#/play/{name} did not run: {path.inner_text()!r}; results: {by_testid(tab.page, 'results').inner_text()!r}"
+    )
 
 
 # page name in main.js -> (route, ready); a route with {name} is visited for each model.
@@ -164,7 +180,7 @@ def test_the_pages_visited_are_every_page_of_the_router():
     """main.js's route() names each page (`page === "..."`; anything else is the models page): a page added there
     and not here fails this test, so the text test below keeps visiting all of them."""
     named = set(re.findall(r'page === "(\w+)"', MAIN_JS.read_text()))
-    assert named, f"no `page === \"...\"` in {MAIN_JS}: the router changed shape; update PAGES"
+    assert named, f'no `page === "..."` in {MAIN_JS}: the router changed shape; update PAGES'
     routed = named | {"models"}
     assert routed == set(PAGES), f"main.js routes {sorted(routed)}, the test visits {sorted(PAGES)}"
 
@@ -235,16 +251,26 @@ def test_a_tabular_field_that_is_not_a_number_is_one_error_naming_it(live_server
 # --------------------------------------------------------------------------- a file that is no image
 
 
-@pytest.mark.parametrize(("file_name", "content", "said"), [
-    ("digits.png", b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4,
-     "digits.png: a PNG file (1.0 KB) that does not decode: damaged or cut short; "
-     "expected a PNG, JPEG, WebP, GIF or BMP image"),
-    ("notes.png", b"these are my notes, not a digit",
-     'notes.png: expected a PNG, JPEG, WebP, GIF or BMP image, got 31 B starting "these are my"'),
-    ("empty.jpg", b"", "empty.jpg: expected a PNG, JPEG, WebP, GIF or BMP image, got an empty file"),
-])
+@pytest.mark.parametrize(
+    ("file_name", "content", "said"),
+    [
+        (
+            "digits.png",
+            b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4,
+            "digits.png: a PNG file (1.0 KB) that does not decode: damaged or cut short; "
+            "expected a PNG, JPEG, WebP, GIF or BMP image",
+        ),
+        (
+            "notes.png",
+            b"these are my notes, not a digit",
+            'notes.png: expected a PNG, JPEG, WebP, GIF or BMP image, got 31 B starting "these are my"',
+        ),
+        ("empty.jpg", b"", "empty.jpg: expected a PNG, JPEG, WebP, GIF or BMP image, got an empty file"),
+    ],
+)
 def test_a_corrupt_image_in_the_digits_playground_is_one_error_naming_the_file(
-        file_name, content, said, live_server, open_tab, tmp_path):
+    file_name, content, said, live_server, open_tab, tmp_path
+):
     """Chosen, then run: the error shows once (not again as "unexpected error: ..."), names the file, what was
     expected and what came; the run does not go on with a blank canvas."""
     path = tmp_path / file_name
@@ -288,8 +314,9 @@ def test_every_page_has_a_favicon(live_server, open_tab):
 # --------------------------------------------------------------------------- the performance page's progress
 
 
-def test_the_performance_page_says_which_step_of_how_many_and_each_failure(demo_repository, tmp_path,
-                                                                             serve_repository, open_tab):
+def test_the_performance_page_says_which_step_of_how_many_and_each_failure(
+    demo_repository, tmp_path, serve_repository, open_tab
+):
     """Measuring iris in this browser: the page says step k of n (model, variant or form, runtime) and the stage,
     and a step that fails (fp16's file corrupted: its sha256 no longer matches) is said at once, naming the step
     and why; at the end, how many steps ran and failed."""
@@ -313,10 +340,12 @@ def test_the_performance_page_says_which_step_of_how_many_and_each_failure(demo_
     steps = int(step.match(first)[2])
     done = progress.inner_text()
     lines = [li.inner_text() for li in failures.all()]
-    print(f"\nperformance page: {steps} steps in {seconds:.1f} s; first line {first!r}; last {done!r}; "
-          f"failures: {lines}")
-    assert lines and all(re.match(rf"^Step \d+ of {steps} failed \(iris fp16 on wasm(-1t)?\): .*sha256", line)
-                         for line in lines), lines
+    print(
+        f"\nperformance page: {steps} steps in {seconds:.1f} s; first line {first!r}; last {done!r}; failures: {lines}"
+    )
+    assert lines and all(
+        re.match(rf"^Step \d+ of {steps} failed \(iris fp16 on wasm(-1t)?\): .*sha256", line) for line in lines
+    ), lines
     assert done == f"Done: {steps} steps measured, {len(lines)} failed (below).", done
     rows = page.locator("[data-testid=own-bench] table tbody tr")
     expect(rows.first).to_be_visible()

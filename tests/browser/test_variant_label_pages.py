@@ -32,9 +32,26 @@ def quantized_repository(tmp_path_factory):
     """A repository holding `quantized`, the int8 file imported as it is (1 s)."""
     folder = tmp_path_factory.mktemp("quantized")
     np.savez(folder / "inputs.npz", x=np.random.default_rng(8).normal(size=(6, 64)).astype(np.float32))
-    code = cli.main([str(a) for a in ("--repository", folder / "repo", "import", quantized_file(folder), "--name",
-                                      "quantized", "--task", "generic", "--inputs", folder / "inputs.npz", "--quiet",
-                                      "--forms", "none")])
+    code = cli.main(
+        [
+            str(a)
+            for a in (
+                "--repository",
+                folder / "repo",
+                "import",
+                quantized_file(folder),
+                "--name",
+                "quantized",
+                "--task",
+                "generic",
+                "--inputs",
+                folder / "inputs.npz",
+                "--quiet",
+                "--forms",
+                "none",
+            )
+        ]
+    )
     assert code == 0
     return folder / "repo"
 
@@ -44,9 +61,24 @@ def quantized_bench(quantized_repository):
     """(bench.json, printed tables, stderr) of one `onnxport bench` of it: 3 runs, wasm in Chromium (about 20 s).
     The repository keeps the bench.json, which the performance page charts."""
     run = subprocess.run(
-        [sys.executable, "-m", "onnxport", "--repository", str(quantized_repository), "bench", "--runs", "3",
-         "--runtimes", "wasm", "--browsers", "chromium"],
-        capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "onnxport",
+            "--repository",
+            str(quantized_repository),
+            "bench",
+            "--runs",
+            "3",
+            "--runtimes",
+            "wasm",
+            "--browsers",
+            "chromium",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads((quantized_repository / "bench.json").read_text()), run.stdout, run.stderr
 
@@ -58,11 +90,12 @@ def column(table_text: str, header: str, name: str, rows: int) -> list[str]:
     at = next(i for i, line in enumerate(lines) if re.match(header, line))
     start = lines[at].index(name)
     end = lines[at + 1].find(" ", start)  # a column is as wide as its dashes under the header
-    return [line[start:end if end >= 0 else None].strip() for line in lines[at + 2:at + 2 + rows]]
+    return [line[start : end if end >= 0 else None].strip() for line in lines[at + 2 : at + 2 + rows]]
 
 
-def test_the_pages_name_an_int8_original_by_what_it_is(tmp_path, quantized_repository, quantized_bench,
-                                                       serve_repository, chromium):
+def test_the_pages_name_an_int8_original_by_what_it_is(
+    tmp_path, quantized_repository, quantized_bench, serve_repository, chromium
+):
     base = serve_repository(quantized_repository)
     context = chromium.new_context()
     try:
@@ -126,8 +159,9 @@ def test_the_pages_name_an_int8_original_by_what_it_is(tmp_path, quantized_repos
 
 
 def test_check_names_it_by_what_it_is_in_its_table_html_and_rows(check_cli, tmp_path, quantized_repository):
-    code, out, err = check_cli("--repository", quantized_repository, "check", "--runtimes", "wasm-1t",
-                               "--json", tmp_path / "check.json")
+    code, out, err = check_cli(
+        "--repository", quantized_repository, "check", "--runtimes", "wasm-1t", "--json", tmp_path / "check.json"
+    )
     assert code == 0, err
     report = json.loads((tmp_path / "check.json").read_text())
     rows = [(r["variant"], r.get("label"), r["runtime"], r["status"]) for r in report["results"]]

@@ -15,13 +15,21 @@ from onnxport import cli
 def mlp_file(folder: Path, seed: int) -> Path:
     """y = relu(x @ W1) @ W2, x: [batch, 64] float32, checked and saved as folder/mlp-<seed>.onnx."""
     rng = np.random.default_rng(seed)
-    weights = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32) / 8, name)
-               for name, shape in (("W1", (64, 128)), ("W2", (128, 10)))]
+    weights = [
+        numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32) / 8, name)
+        for name, shape in (("W1", (64, 128)), ("W2", (128, 10)))
+    ]
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "W1"], ["h"], name="hidden"), helper.make_node("Relu", ["h"], ["r"]),
-         helper.make_node("MatMul", ["r", "W2"], ["y"], name="scores")], "mlp",
+        [
+            helper.make_node("MatMul", ["x", "W1"], ["h"], name="hidden"),
+            helper.make_node("Relu", ["h"], ["r"]),
+            helper.make_node("MatMul", ["r", "W2"], ["y"], name="scores"),
+        ],
+        "mlp",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 64])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])], weights)
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])],
+        weights,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.checker.check_model(model, full_check=True)
@@ -37,8 +45,22 @@ def two_model_repository(root: Path) -> Path:
     repository = root / "repository"
     for name, seed in (("mlp-a", 0), ("mlp-b", 1)):
         path = mlp_file(root / "models", seed)
-        code = cli.main(["--repository", str(repository), "import", str(path), "--name", name, "--task",
-                         "classification", "--inputs", str(path.with_name(f"mlp-{seed}-inputs.npz")), "--forms", "all",
-                         "--quiet"])
+        code = cli.main(
+            [
+                "--repository",
+                str(repository),
+                "import",
+                str(path),
+                "--name",
+                name,
+                "--task",
+                "classification",
+                "--inputs",
+                str(path.with_name(f"mlp-{seed}-inputs.npz")),
+                "--forms",
+                "all",
+                "--quiet",
+            ]
+        )
         assert code == 0, f"importing {name} failed; see the captured stderr"
     return repository

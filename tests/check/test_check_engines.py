@@ -30,14 +30,36 @@ def test_the_demo_in_firefox_and_webkit_one_report(check_cli, demo_repository, d
     started = time.monotonic()
     # WebGPU on iris and digits only: minilm's on Firefox's software adapter is a minute of this test, and
     # its fp16 failure is the library's test (tests/browser/test_engines_library.py).
-    code, out, err = check_cli("--repository", demo_repository, "check", "--browsers", "firefox,webkit",
-                               "--runtimes", "wasm", "--json", report_path)
+    code, out, err = check_cli(
+        "--repository",
+        demo_repository,
+        "check",
+        "--browsers",
+        "firefox,webkit",
+        "--runtimes",
+        "wasm",
+        "--json",
+        report_path,
+    )
     gpu_path = tmp_path / "webgpu.json"
-    gpu_code, _, gpu_err = check_cli("--repository", demo_repository, "check", "iris", "digits",
-                                     "--browsers", "firefox,webkit", "--runtimes", "webgpu", "--json", gpu_path)
+    gpu_code, _, gpu_err = check_cli(
+        "--repository",
+        demo_repository,
+        "check",
+        "iris",
+        "digits",
+        "--browsers",
+        "firefox,webkit",
+        "--runtimes",
+        "webgpu",
+        "--json",
+        gpu_path,
+    )
     with capsys.disabled():
-        print(f"\n[test_check_engines] the demo on wasm, iris and digits on webgpu, in firefox and webkit: "
-              f"{time.monotonic() - started:.1f} s")
+        print(
+            f"\n[test_check_engines] the demo on wasm, iris and digits on webgpu, in firefox and webkit: "
+            f"{time.monotonic() - started:.1f} s"
+        )
     report, gpu_report = json.loads(report_path.read_text()), json.loads(gpu_path.read_text())
     failing = [r for r in report["results"] if r["status"] in runner.FAILING]
     assert code == (1 if failing else 0), f"exit {code}\n{out}\n{err}"
@@ -47,8 +69,11 @@ def test_the_demo_in_firefox_and_webkit_one_report(check_cli, demo_repository, d
     for engine in OTHER_ENGINES:
         rows = [r for r in report["results"] if r.get("browser") == engine]
         for name, entry in demo_manifest["models"].items():
-            expected = sorted((variant, form) for variant in served_variants(entry)
-                              for form in ["-", *served_forms(entry, variant, "wasm")])
+            expected = sorted(
+                (variant, form)
+                for variant in served_variants(entry)
+                for form in ["-", *served_forms(entry, variant, "wasm")]
+            )
             wasm = [r for r in rows if r["model"] == name and r["runtime"] == "wasm"]
             assert sorted((r["variant"], r.get("form") or "-") for r in wasm) == expected, (engine, name)
             assert {r["status"] for r in wasm} == {"pass"}, [r for r in wasm if r["status"] != "pass"]
@@ -84,8 +109,9 @@ def test_the_demo_in_firefox_and_webkit_one_report(check_cli, demo_repository, d
 
 
 @pytest.mark.parametrize("browsers, bad", [("safari", "safari"), ("chromium,edge", "edge")])
-def test_an_unknown_browser_is_one_error_line_before_a_server_starts(check_cli, assert_one_line_error, tmp_path,
-                                                                     monkeypatch, browsers, bad):
+def test_an_unknown_browser_is_one_error_line_before_a_server_starts(
+    check_cli, assert_one_line_error, tmp_path, monkeypatch, browsers, bad
+):
     monkeypatch.setattr(runner, "running_server", lambda *a, **k: pytest.fail("a server started"))
     code, out, err = check_cli("--repository", tmp_path / "repository", "check", "--browsers", browsers)
     assert code == 2
@@ -93,14 +119,29 @@ def test_an_unknown_browser_is_one_error_line_before_a_server_starts(check_cli, 
     assert out == ""
 
 
-def test_an_engine_not_installed_is_one_error_line_before_a_server_starts(check_cli, assert_one_line_error, tmp_path,
-                                                                          monkeypatch):
+def test_an_engine_not_installed_is_one_error_line_before_a_server_starts(
+    check_cli, assert_one_line_error, tmp_path, monkeypatch
+):
     monkeypatch.setattr(runner, "running_server", lambda *a, **k: pytest.fail("a server started"))
     from onnxport import cli
 
     # A repository with a model: an empty one is the command line's mistake, said first (exit 2).
-    assert cli.main(["--repository", str(tmp_path / "repository"), "import", str(matmul_file(tmp_path / "models")),
-                     "--name", "mm", "--quiet", "--forms", "none"]) == 0
+    assert (
+        cli.main(
+            [
+                "--repository",
+                str(tmp_path / "repository"),
+                "import",
+                str(matmul_file(tmp_path / "models")),
+                "--name",
+                "mm",
+                "--quiet",
+                "--forms",
+                "none",
+            ]
+        )
+        == 0
+    )
     monkeypatch.setenv("PATH", str(tmp_path))  # nothing on it
     code, out, err = check_cli("--repository", tmp_path / "repository", "check", "--browsers", "firefox")
     assert code == 1
@@ -110,32 +151,64 @@ def test_an_engine_not_installed_is_one_error_line_before_a_server_starts(check_
 # --------------------------------------------------------------------------- engine_findings.compare
 
 
-def row(browser: str | None, status: str, *, runtime: str = "wasm", max_abs: float | None = None,
-        variant: str = "fp32", form: str | None = None, reason: str | None = None) -> dict:
+def row(
+    browser: str | None,
+    status: str,
+    *,
+    runtime: str = "wasm",
+    max_abs: float | None = None,
+    variant: str = "fp32",
+    form: str | None = None,
+    reason: str | None = None,
+) -> dict:
     outputs = {"probabilities": {"max_abs": max_abs}, "label": {"max_abs": 0.0}} if max_abs is not None else {}
-    return {"model": "iris", "variant": variant, "form": form, "runtime": runtime, "browser": browser,
-            "status": status, "reason": reason, "outputs": outputs}
+    return {
+        "model": "iris",
+        "variant": variant,
+        "form": form,
+        "runtime": runtime,
+        "browser": browser,
+        "status": status,
+        "reason": reason,
+        "outputs": outputs,
+    }
 
 
 def test_a_status_that_differs_between_engines_is_a_finding_with_each_reason():
-    findings = compare([row("chromium", "pass", max_abs=1e-7), row("firefox", "fail", reason="output 0 at 3: ..."),
-                        row("webkit", "pass", max_abs=1e-7)])
-    assert findings == [{
-        "model": "iris", "variant": "fp32", "form": None, "runtime": "wasm", "kind": "status",
-        "statuses": {"chromium": "pass", "firefox": "fail", "webkit": "pass"},
-        "reasons": {"firefox": "output 0 at 3: ..."}, "text": "chromium pass, firefox fail, webkit pass"}]
+    findings = compare(
+        [
+            row("chromium", "pass", max_abs=1e-7),
+            row("firefox", "fail", reason="output 0 at 3: ..."),
+            row("webkit", "pass", max_abs=1e-7),
+        ]
+    )
+    assert findings == [
+        {
+            "model": "iris",
+            "variant": "fp32",
+            "form": None,
+            "runtime": "wasm",
+            "kind": "status",
+            "statuses": {"chromium": "pass", "firefox": "fail", "webkit": "pass"},
+            "reasons": {"firefox": "output 0 at 3: ..."},
+            "text": "chromium pass, firefox fail, webkit pass",
+        }
+    ]
 
 
 def test_different_numbers_on_webassembly_are_a_finding():
     findings = compare([row("chromium", "pass", max_abs=1.2e-7), row("firefox", "pass", max_abs=3e-6)])
     assert [(f["kind"], f["max_abs"], f["text"]) for f in findings] == [
-        ("numbers", {"chromium": 1.2e-7, "firefox": 3e-6}, "max abs to the server: chromium 1.2e-07, firefox 3e-06")]
+        ("numbers", {"chromium": 1.2e-7, "firefox": 3e-6}, "max abs to the server: chromium 1.2e-07, firefox 3e-06")
+    ]
 
 
 def test_the_same_numbers_and_webgpu_numbers_are_no_finding():
     same = [row("chromium", "pass", max_abs=1.2e-7), row("webkit", "pass", max_abs=1.2e-7)]
-    webgpu = [row("chromium", "pass", runtime="webgpu", max_abs=1e-4), row("firefox", "pass", runtime="webgpu",
-                                                                            max_abs=2e-3)]
+    webgpu = [
+        row("chromium", "pass", runtime="webgpu", max_abs=1e-4),
+        row("firefox", "pass", runtime="webgpu", max_abs=2e-3),
+    ]
     assert compare(same) == [] and compare(webgpu) == []
 
 
@@ -146,15 +219,31 @@ def test_one_engine_alone_is_no_finding_even_failing():
 
 def test_skipped_rows_are_not_compared():
     # WebKit has no WebGPU adapter: its webgpu rows are skipped, which its engine line says, not a finding.
-    assert compare([row("chromium", "pass", runtime="webgpu"), row("firefox", "pass", runtime="webgpu"),
-                    row("webkit", "skipped", runtime="webgpu", reason="no WebGPU adapter")]) == []
+    assert (
+        compare(
+            [
+                row("chromium", "pass", runtime="webgpu"),
+                row("firefox", "pass", runtime="webgpu"),
+                row("webkit", "skipped", runtime="webgpu", reason="no WebGPU adapter"),
+            ]
+        )
+        == []
+    )
     # A row an engine tried and refused still is one.
-    findings = compare([row("chromium", "pass", runtime="webgpu"), row("webkit", "skipped", runtime="webgpu"),
-                        row("firefox", "unsupported", runtime="webgpu", reason="ShaderModule with 'Clip' label")])
+    findings = compare(
+        [
+            row("chromium", "pass", runtime="webgpu"),
+            row("webkit", "skipped", runtime="webgpu"),
+            row("firefox", "unsupported", runtime="webgpu", reason="ShaderModule with 'Clip' label"),
+        ]
+    )
     assert [(f["statuses"], f["reasons"]) for f in findings] == [
-        ({"chromium": "pass", "firefox": "unsupported"}, {"firefox": "ShaderModule with 'Clip' label"})]
+        ({"chromium": "pass", "firefox": "unsupported"}, {"firefox": "ShaderModule with 'Clip' label"})
+    ]
 
 
 def test_each_form_and_variant_is_its_own_row():
-    assert compare([row("chromium", "pass", form="basic"), row("firefox", "fail"),
-                    row("webkit", "fail", variant="fp16")]) == []
+    assert (
+        compare([row("chromium", "pass", form="basic"), row("firefox", "fail"), row("webkit", "fail", variant="fp16")])
+        == []
+    )

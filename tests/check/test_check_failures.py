@@ -46,8 +46,9 @@ def test_a_broken_fp32_artifact_fails_the_source_row(check_cli, repository_copy,
     repository = repository_copy(["digits"])
     record = break_digits_fp32(repository)
     report_path = tmp_path / "broken.json"
-    code, out, err = check_cli("--repository", repository, "check", "digits", "--runtimes", "wasm",
-                               "--json", report_path)
+    code, out, err = check_cli(
+        "--repository", repository, "check", "digits", "--runtimes", "wasm", "--json", report_path
+    )
     assert code == 1, f"exit {code}\n{out}\n{err}"
     assert "onnxport: error" not in err  # a failed check, not a failed command
 
@@ -93,8 +94,19 @@ def test_locate_names_the_first_node_that_differs_at_all(check_cli, repository_c
     exact = tmp_path / "exact.json"
     exact.write_text(json.dumps({"fp32/wasm": {"abs": 0, "rel": 0}}))  # only bit-equal values pass
     report_path = tmp_path / "located.json"
-    code, out, err = check_cli("--repository", demo_repository, "check", "digits", "--runtimes", "wasm",
-                               "--tolerances", exact, "--locate", "--json", report_path)
+    code, out, err = check_cli(
+        "--repository",
+        demo_repository,
+        "check",
+        "digits",
+        "--runtimes",
+        "wasm",
+        "--tolerances",
+        exact,
+        "--locate",
+        "--json",
+        report_path,
+    )
     assert code == 1, f"exit {code}\n{out}\n{err}"
     report = json.loads(report_path.read_text())
     assert_report_consistent(report, out)

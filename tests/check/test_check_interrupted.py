@@ -28,8 +28,22 @@ def test_an_interrupted_check_counts_what_ran_per_engine_and_runtime(repository,
     if engine not in browser_engines.installed():
         pytest.skip(f"{engine} is not installed here (`make browsers` installs it)")
     report_path = tmp_path / "report.json"
-    with running_check([sys.executable, "-m", "onnxport", "--repository", str(repository), "check", "--browsers",
-                        engine, "--runtimes", "wasm,webgpu", "--json", str(report_path)]) as check:
+    with running_check(
+        [
+            sys.executable,
+            "-m",
+            "onnxport",
+            "--repository",
+            str(repository),
+            "check",
+            "--browsers",
+            engine,
+            "--runtimes",
+            "wasm,webgpu",
+            "--json",
+            str(report_path),
+        ]
+    ) as check:
         # The first WebGPU row follows fp32's wasm rows, with many rows after it: interrupted right after it.
         check.until(lambda line: f"[{engine}] mlp-a fp32 webgpu: pass" in line, "first webgpu row")
         code = check.stop(signal.SIGINT)
@@ -43,16 +57,19 @@ def test_an_interrupted_check_counts_what_ran_per_engine_and_runtime(repository,
     assert 2 <= len(rows) < planned, (len(rows), planned)
     counts = Counter((r["runtime"], r["status"]) for r in rows)
     assert counts[("webgpu", "pass")] >= 1, counts
-    by_runtime = "; ".join(f"{runtime} " + ", ".join(f"{n} {status}" for (rt, status), n in sorted(counts.items())
-                                                     if rt == runtime)
-                           for runtime in dict.fromkeys(r["runtime"] for r in rows))
+    by_runtime = "; ".join(
+        f"{runtime} " + ", ".join(f"{n} {status}" for (rt, status), n in sorted(counts.items()) if rt == runtime)
+        for runtime in dict.fromkeys(r["runtime"] for r in rows)
+    )
     identity = report["browsers"][engine]
     line = next((line for line in printed.splitlines() if line.startswith(f"{engine} {identity['version']}: ")), None)
     print(f"\n{engine} interrupted after {len(rows)} of {planned} rows: {line}")
     assert line is not None, printed
     # What ran, of what was planned, by runtime; the adapter and threads the page had, not "none" and "no".
-    assert line.startswith(f"{engine} {identity['version']}: {len(rows)} of {planned} page rows ran: {by_runtime} "
-                           "(WebGPU: a software adapter"), line
+    assert line.startswith(
+        f"{engine} {identity['version']}: {len(rows)} of {planned} page rows ran: {by_runtime} "
+        "(WebGPU: a software adapter"
+    ), line
     assert identity["webgpu"] is True and identity["adapter"]["fallback"] is True, identity
     assert f"threads: {identity['threads']['why']})" in line and identity["threads"]["most"] >= 2, line
     assert text.count(f"  [{engine}] ") == len(rows)  # every row streamed is in the report and counted

@@ -34,10 +34,12 @@ def _classifier(folder: Path) -> None:
     rng = np.random.default_rng(21)
     weight = rng.standard_normal((FEATURES, CLASSES)).astype(np.float32)
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "W"], ["logits"], name="matmul")], "classifier",
+        [helper.make_node("MatMul", ["x", "W"], ["logits"], name="matmul")],
+        "classifier",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", FEATURES])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", CLASSES])],
-        [numpy_helper.from_array(weight, "W")])
+        [numpy_helper.from_array(weight, "W")],
+    )
     folder.mkdir(parents=True)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), folder / "model.onnx")
     classes = np.arange(ROWS) % CLASSES
@@ -52,8 +54,23 @@ def _classifier(folder: Path) -> None:
 def imported(tmp_path) -> tuple[Path, dict]:
     _classifier(tmp_path / "clf")
     repository = tmp_path / "repository"
-    code = cli.main(["--repository", str(repository), "import", str(tmp_path / "clf"), "--name", "clf",
-                     "--task", "classification", "--metric-output", "logits", "--forms", "none", "--quiet"])
+    code = cli.main(
+        [
+            "--repository",
+            str(repository),
+            "import",
+            str(tmp_path / "clf"),
+            "--name",
+            "clf",
+            "--task",
+            "classification",
+            "--metric-output",
+            "logits",
+            "--forms",
+            "none",
+            "--quiet",
+        ]
+    )
     assert code == 0, "the import failed; see the captured stderr"
     manifest = json.loads((repository / "manifest.json").read_text())
     entry = manifest["models"]["clf"]
@@ -72,7 +89,8 @@ def test_one_wrong_element_fails_fp32_by_the_floor_and_int8_passes_by_its_budget
         page.goto(f"{base}/conformance?autorun=1&models=clf&runtimes=wasm&perturb=wasm")
         page.wait_for_function(
             "() => document.querySelector('[data-testid=conformance-status]')?.dataset.done === 'true'",
-            timeout=TIMEOUT_MS)
+            timeout=TIMEOUT_MS,
+        )
         report = page.evaluate("() => window.onnxportReport")
         assert report, page.get_by_test_id("conformance-status").get_attribute("data-error")
         rows = {r["variant"]: r for r in report["results"] if r["form"] is None}
@@ -85,8 +103,9 @@ def test_one_wrong_element_fails_fp32_by_the_floor_and_int8_passes_by_its_budget
         assert fp32["reason"].startswith("output 'logits' at [0, 0]: expected "), fp32["reason"]
         # The wasm floor (abs 1e-4, rel 1e-6) loosened to the import's export tolerance (rel 1e-3).
         assert fp32["reason"].endswith("floor abs 0.0001, rel 0.001)"), fp32["reason"]
-        assert fp32["floor"] == judgement.fp32_floor(browser_tolerances.table()["fp32/wasm"],
-                                                     {"tolerance": {"abs": 1e-5, "rel": 1e-3}})
+        assert fp32["floor"] == judgement.fp32_floor(
+            browser_tolerances.table()["fp32/wasm"], {"tolerance": {"abs": 1e-5, "rel": 1e-3}}
+        )
 
         # int8: the same wrong element, but every top class still fp32's: within budget, with a diagnostic.
         int8 = rows["int8-dynamic"]
@@ -117,7 +136,8 @@ def test_one_wrong_element_fails_fp32_by_the_floor_and_int8_passes_by_its_budget
         assert page.locator("td[data-cell='clf/fp32/wasm']").get_attribute("data-basis") == "floor"
 
         # First-use verification in the library, same page, same wrong element: the same two verdicts.
-        verified = page.evaluate("""async (base) => {
+        verified = page.evaluate(
+            """async (base) => {
             const { connect } = await import(`${base}/web/lib/index.js`);
             const client = connect(`${base}/`, { testing: { perturb: "wasm" } });
             const int8 = await client.load("clf", { runtime: "wasm", variant: "int8-dynamic", verify: "always" });
@@ -132,7 +152,9 @@ def test_one_wrong_element_fails_fp32_by_the_floor_and_int8_passes_by_its_budget
               await fp32.dispose();
             } catch (error) { attempts = error.attempts; }
             return { choice, attempts };
-        }""", base)
+        }""",
+            base,
+        )
         check = verified["choice"]["verification"]
         assert (verified["choice"]["runtime"], verified["choice"]["variant"]) == ("wasm", "int8-dynamic"), verified
         assert (check["status"], check["basis"], check["rule"]) == ("passed", "budget", "budget"), check

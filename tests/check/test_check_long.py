@@ -41,8 +41,20 @@ def test_rows_past_their_time_limit_are_timeout_rows_and_the_rest_go_on(check_cl
     repository = repository_copy(["iris"])
     report_path = tmp_path / "report.json"
     started = time.monotonic()
-    code, out, err = check_cli("--repository", repository, "check", "iris", "--browsers", "chromium",
-                               "--runtimes", "wasm", "--row-timeout", "0.001", "--json", report_path)
+    code, out, err = check_cli(
+        "--repository",
+        repository,
+        "check",
+        "iris",
+        "--browsers",
+        "chromium",
+        "--runtimes",
+        "wasm",
+        "--row-timeout",
+        "0.001",
+        "--json",
+        report_path,
+    )
     print(f"\n--row-timeout 0.001: exit {code} after {time.monotonic() - started:.1f} s")
     assert code == 1, f"exit {code}\n{out}\n{err}"
     assert "Traceback" not in err and "onnxport: error" not in err, err
@@ -60,14 +72,27 @@ def test_a_check_past_its_time_writes_its_finished_rows_and_exits_3(check_cli, r
     repository = repository_copy(["iris"])
     report_path = tmp_path / "report.json"
     started = time.monotonic()
-    code, out, err = check_cli("--repository", repository, "check", "iris", "--browsers", "chromium",
-                               "--runtimes", "wasm", "--timeout", "1", "--json", report_path)
+    code, out, err = check_cli(
+        "--repository",
+        repository,
+        "check",
+        "iris",
+        "--browsers",
+        "chromium",
+        "--runtimes",
+        "wasm",
+        "--timeout",
+        "1",
+        "--json",
+        report_path,
+    )
     print(f"\n--timeout 1: exit {code} after {time.monotonic() - started:.1f} s; {err.splitlines()[-1]}")
     assert code == 3, f"exit {code}\n{out}\n{err}"
     # The limit falls before Chromium starts or inside its page, as the server's start took: either says so.
     report = json.loads(report_path.read_text())
-    assert re.fullmatch(r"the check's time limit \(1 s, --timeout\) ran out (before|in) chromium",
-                        report["incomplete"]), report["incomplete"]
+    assert re.fullmatch(
+        r"the check's time limit \(1 s, --timeout\) ran out (before|in) chromium", report["incomplete"]
+    ), report["incomplete"]
     assert_incomplete_line(err, report["incomplete"], f"{len(report['results'])} finished rows are in {report_path}")
     assert report["results"][0]["runtime"] == "source" and {r["status"] for r in report["results"]} == {"pass"}
     assert "Incomplete:" in report_path.with_suffix(".html").read_text()
@@ -79,19 +104,35 @@ def test_a_check_stopped_mid_page_by_its_time_keeps_the_rows_it_has(check_cli, r
     repository = repository_copy(["digits"])
     report_path = tmp_path / "report.json"
     started = time.monotonic()
-    code, out, err = check_cli("--repository", repository, "check", "--browsers", "chromium",
-                               "--runtimes", "wasm,wasm-1t,webgpu", "--timeout", "10", "--json", report_path)
+    code, out, err = check_cli(
+        "--repository",
+        repository,
+        "check",
+        "--browsers",
+        "chromium",
+        "--runtimes",
+        "wasm,wasm-1t,webgpu",
+        "--timeout",
+        "10",
+        "--json",
+        report_path,
+    )
     report = json.loads(report_path.read_text())
     rows = [r for r in report["results"] if r.get("browser") == "chromium"]
     planned = (report["plans"].get("chromium") or {}).get("rows") or 1  # none: stopped before the page planned
-    print(f"\n--timeout 10: exit {code} after {time.monotonic() - started:.1f} s, {len(rows)} of {planned} "
-          "chromium rows")
+    print(
+        f"\n--timeout 10: exit {code} after {time.monotonic() - started:.1f} s, {len(rows)} of {planned} chromium rows"
+    )
     assert code == 3, f"exit {code}\n{out}\n{err}"
     assert_incomplete_line(err, "the check's time limit (10 s, --timeout) ran out in chromium")
     assert report["incomplete"] == "the check's time limit (10 s, --timeout) ran out in chromium"
     # SwiftShader has no shader-f16: fp16's WebGPU rows are skipped up front, the rest of what ran passed.
-    unfinished = [(r["variant"], r["runtime"], r["status"], r.get("reason")) for r in rows if r["status"] != "pass"
-                  and not (r["status"] == "skipped" and r["runtime"] == "webgpu" and "shader-f16" in r["reason"])]
+    unfinished = [
+        (r["variant"], r["runtime"], r["status"], r.get("reason"))
+        for r in rows
+        if r["status"] != "pass"
+        and not (r["status"] == "skipped" and r["runtime"] == "webgpu" and "shader-f16" in r["reason"])
+    ]
     assert len(rows) < planned and not unfinished, unfinished
     assert err.count("  [chromium] ") == len(rows)  # every row streamed is in the report, and only those
     assert not [r for r in rows if r["runtime"] in ("preprocessing", "answers")]  # the page did not finish
@@ -126,10 +167,16 @@ def descendants(root: int) -> dict[int, tuple[str, str]]:
 def still_running(processes: dict[int, tuple[str, str]], repository: Path) -> list[str]:
     """Those of `processes` still running (same pid, same start), and any process naming `repository`."""
     table = process_table()
-    left = [f"{pid} {command[:120]}" for pid, (start, command) in processes.items()
-            if pid in table and table[pid][1] == start]
-    left += [f"{pid} {command[:120]}" for pid, (_, _, command) in table.items()
-             if str(repository) in command and pid not in processes]
+    left = [
+        f"{pid} {command[:120]}"
+        for pid, (start, command) in processes.items()
+        if pid in table and table[pid][1] == start
+    ]
+    left += [
+        f"{pid} {command[:120]}"
+        for pid, (_, _, command) in table.items()
+        if str(repository) in command and pid not in processes
+    ]
     return left
 
 
@@ -139,8 +186,20 @@ def test_a_check_stopped_by_a_signal_keeps_its_rows_and_leaves_no_process(reposi
     report_path = tmp_path / "report.json"
     children: dict[int, tuple[str, str]] = {}
     try:
-        with running_check([str(ONNXPORT), "--repository", str(repository), "check", "--browsers", "chromium",
-                            "--runtimes", "wasm,wasm-1t", "--json", str(report_path)]) as check:
+        with running_check(
+            [
+                str(ONNXPORT),
+                "--repository",
+                str(repository),
+                "check",
+                "--browsers",
+                "chromium",
+                "--runtimes",
+                "wasm,wasm-1t",
+                "--json",
+                str(report_path),
+            ]
+        ) as check:
             check.until(lambda line: "  [chromium] " in line, "first chromium row")
             children = descendants(check.process.pid)
             assert any(f"serve --repository {repository}" in c for _, c in children.values()), children
@@ -154,9 +213,11 @@ def test_a_check_stopped_by_a_signal_keeps_its_rows_and_leaves_no_process(reposi
             time.sleep(0.2)
             left = still_running(children, repository)
         text = "".join(check.err)
-        print(f"\n{stop.name} after {text.count('  [chromium] ')} chromium rows: exit {code} in {stopped_in:.1f} s, "
-              f"{len(children)} processes under the check, {len(left)} left after "
-              f"{time.monotonic() - waited:.1f} s more")
+        print(
+            f"\n{stop.name} after {text.count('  [chromium] ')} chromium rows: exit {code} in {stopped_in:.1f} s, "
+            f"{len(children)} processes under the check, {len(left)} left after "
+            f"{time.monotonic() - waited:.1f} s more"
+        )
         assert code == 3, f"exit {code}\n{text}"
         assert_incomplete_line(text, "check incomplete: interrupted", f"finished rows are in {report_path}")
         assert not left, f"still running after the check exited: {left}"

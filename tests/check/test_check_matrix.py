@@ -27,8 +27,12 @@ def expected_keys(manifest: dict, models: list[str], runtimes=RUNTIMES) -> list[
         keys.append((model, "fp32", "-", "source"))
         if entry.get("pipeline"):  # its raw-input pipeline: the tensors, then the answers end to end
             keys += [(model, "-", "-", "preprocessing"), (model, "fp32", "-", "answers")]
-        keys += [(model, variant, form, runtime) for variant in served_variants(entry) for runtime in runtimes
-                 for form in ["-", *served_forms(entry, variant, runtime)]]
+        keys += [
+            (model, variant, form, runtime)
+            for variant in served_variants(entry)
+            for runtime in runtimes
+            for form in ["-", *served_forms(entry, variant, runtime)]
+        ]
     return sorted(keys)
 
 
@@ -39,8 +43,9 @@ def keys_of(report: dict) -> list[tuple[str, str, str, str]]:
 # --------------------------------------------------------------------------- the full demo matrix
 
 
-def test_the_full_demo_matrix_passes_in_every_browser_runtime(check_cli, demo_repository, demo_manifest, tmp_path,
-                                                              capsys):
+def test_the_full_demo_matrix_passes_in_every_browser_runtime(
+    check_cli, demo_repository, demo_manifest, tmp_path, capsys
+):
     report_path = tmp_path / "conformance.json"
     started = time.monotonic()
     # Every WebGPU row too: on this machine's software adapter the default runs one per model.
@@ -130,8 +135,12 @@ def test_the_full_demo_matrix_passes_in_every_browser_runtime(check_cli, demo_re
         forms = [r for r in report["results"] if r["model"] == model and r.get("form")]
         assert {r["form"] for r in forms} >= {"ort", "basic"}, model
         assert all(r["status"] == "pass" for r in forms if r["runtime"] != "webgpu"), model
-        form_files = {f["sha256"] for v in demo_manifest["models"][model]["variants"].values()
-                      for f in v.get("forms", {}).values() if f["status"] == "ok"}
+        form_files = {
+            f["sha256"]
+            for v in demo_manifest["models"][model]["variants"].values()
+            for f in v.get("forms", {}).values()
+            if f["status"] == "ok"
+        }
         assert {r["sha256"] for r in forms} == form_files, model
     minilm_forms = {r["form"] for r in report["results"] if r["model"] == "minilm" and r.get("form")}
     assert minilm_forms == {"ort", "basic", "fused"}
@@ -151,8 +160,10 @@ def test_the_full_demo_matrix_passes_in_every_browser_runtime(check_cli, demo_re
     assert "<table>" in html and "</table>" in html
     assert html.count("<tr class=") == len(report["results"])
     for r in report["results"]:
-        assert (f"<td>{r['model']}</td><td>{r['variant']}</td><td>{r.get('form') or '-'}</td><td>{r['runtime']}</td>"
-                f"<td>{r['status']}</td>") in html
+        assert (
+            f"<td>{r['model']}</td><td>{r['variant']}</td><td>{r.get('form') or '-'}</td><td>{r['runtime']}</td>"
+            f"<td>{r['status']}</td>"
+        ) in html
 
 
 # --------------------------------------------------------------------------- an imported model
@@ -167,8 +178,9 @@ def backend_data() -> Path:
 
 def test_a_model_imported_from_onnx_backend_test_data_is_checked(check_cli, backend_data, tmp_path):
     repository = tmp_path / "imported"
-    code, out, err = check_cli("--repository", repository, "import", backend_data / "test_Conv2d",
-                               "--name", "conv2d", "--quiet")
+    code, out, err = check_cli(
+        "--repository", repository, "import", backend_data / "test_Conv2d", "--name", "conv2d", "--quiet"
+    )
     assert code == 0, err
     manifest = json.loads((repository / "manifest.json").read_text())
     assert list(manifest["models"]) == ["conv2d"]
@@ -176,14 +188,26 @@ def test_a_model_imported_from_onnx_backend_test_data_is_checked(check_cli, back
     report_path = tmp_path / "out" / "conv2d.json"
     report_path.parent.mkdir()
     html_path = tmp_path / "elsewhere.html"
-    code, out, err = check_cli("--repository", repository, "check", "conv2d", "--runtimes", "wasm,wasm-1t,webgpu",
-                               "--full-webgpu", "--json", report_path, "--html", html_path)
+    code, out, err = check_cli(
+        "--repository",
+        repository,
+        "check",
+        "conv2d",
+        "--runtimes",
+        "wasm,wasm-1t,webgpu",
+        "--full-webgpu",
+        "--json",
+        report_path,
+        "--html",
+        html_path,
+    )
     assert code == 0, f"exit {code}\n{out}\n{err}"
     report = json.loads(report_path.read_text())
     assert keys_of(report) == expected_keys(manifest, ["conv2d"])
     entry = manifest["models"]["conv2d"]
-    assert len(report["results"]) == 1 + sum(1 + len(served_forms(entry, variant, runtime))
-                                             for variant in served_variants(entry) for runtime in RUNTIMES)
+    assert len(report["results"]) == 1 + sum(
+        1 + len(served_forms(entry, variant, runtime)) for variant in served_variants(entry) for runtime in RUNTIMES
+    )
     assert_report_consistent(report, out)
 
     source = result(report, "conv2d", "fp32", "source")

@@ -15,8 +15,12 @@ def test_the_demo_pipelines_pass_in_the_browser_and_in_python(chromium, live_ser
     manifest = json.loads(urllib.request.urlopen(f"{live_server}/api/manifest").read())
     rows = preprocessing.pipeline_rows(chromium, live_server, manifest, ["iris", "minilm", "digits"])
     keys = [(r["model"], r["runtime"]) for r in rows]
-    assert keys == [("minilm", "preprocessing"), ("minilm", "answers"), ("digits", "preprocessing"),
-                    ("digits", "answers")]  # iris has no pipeline
+    assert keys == [
+        ("minilm", "preprocessing"),
+        ("minilm", "answers"),
+        ("digits", "preprocessing"),
+        ("digits", "answers"),
+    ]  # iris has no pipeline
     for row in rows:
         assert row["status"] == "pass", row
     assert rows[0]["inputs"] == 22 and "input_ids, attention_mask equal" in rows[0]["reason"]

@@ -34,8 +34,15 @@ def phonemes_model() -> onnx.ModelProto:
     f0 = helper.make_tensor_value_info("f0", TensorProto.FLOAT, ["n"])
     out = helper.make_tensor_value_info("out", TensorProto.FLOAT, ["n"])
     nodes = [
-        helper.make_node("LabelEncoder", ["phs"], ["code"], domain="ai.onnx.ml", keys_strings=["a", "b", "sil"],
-                         values_floats=[1.0, 2.0, 0.0], default_float=-1.0),
+        helper.make_node(
+            "LabelEncoder",
+            ["phs"],
+            ["code"],
+            domain="ai.onnx.ml",
+            keys_strings=["a", "b", "sil"],
+            values_floats=[1.0, 2.0, 0.0],
+            default_float=-1.0,
+        ),
         helper.make_node("Mul", ["code", "f0"], ["out"]),
     ]
     return helper.make_model(helper.make_graph(nodes, "phonemes", [phs, f0], [out]), opset_imports=ML_OPSETS)
@@ -64,15 +71,33 @@ def build_repository(tmp_path: Path, run_cli) -> Path:
     repository = tmp_path / "repository"
     models = {
         "scale": (scale_model(), {"x": rng.standard_normal((4, 3)).astype(np.float32)}),
-        "phonemes": (phonemes_model(), {"phs": np.array([b"a", b"sil", b"b", b"zz", b"a"], dtype=object),
-                                        "f0": np.array([220, 0, 233, 1, 246], np.float32)}),
+        "phonemes": (
+            phonemes_model(),
+            {
+                "phs": np.array([b"a", b"sil", b"b", b"zz", b"a"], dtype=object),
+                "f0": np.array([220, 0, 233, 1, 246], np.float32),
+            },
+        ),
         "bin": (binarizer_model(), {"x": rng.standard_normal((4, 3)).astype(np.float32)}),
     }
     for name, (model, inputs) in models.items():
         onnx.save(model, tmp_path / f"{name}.onnx")
         data = write_test_set(tmp_path / f"{name}-inputs", inputs)
-        code, _, err = run_cli("--repository", repository, "import", tmp_path / f"{name}.onnx", "--name", name,
-                               "--task", "regression", "--inputs", data, "--quiet", "--forms", "none")
+        code, _, err = run_cli(
+            "--repository",
+            repository,
+            "import",
+            tmp_path / f"{name}.onnx",
+            "--name",
+            name,
+            "--task",
+            "regression",
+            "--inputs",
+            data,
+            "--quiet",
+            "--forms",
+            "none",
+        )
         assert code == 0, f"import {name}: {err}"
     return repository
 
@@ -114,8 +139,14 @@ def test_a_string_input_model_is_skipped_and_the_others_are_checked(check_cli, r
     # The repository's verdicts keep the skips beside the verdicts, with their reason.
     recorded = json.loads((repository / verdict_file.VERDICTS_FILE).read_text())["verdicts"]
     statuses = {(e["model"], e["runtime"]): e["status"] for e in recorded}
-    assert statuses == {("bin", "wasm"): "pass", ("bin", "webgpu"): "unsupported", ("phonemes", "wasm"): "skipped",
-                        ("phonemes", "webgpu"): "skipped", ("scale", "wasm"): "pass", ("scale", "webgpu"): "pass"}
+    assert statuses == {
+        ("bin", "wasm"): "pass",
+        ("bin", "webgpu"): "unsupported",
+        ("phonemes", "wasm"): "skipped",
+        ("phonemes", "webgpu"): "skipped",
+        ("scale", "wasm"): "pass",
+        ("scale", "webgpu"): "pass",
+    }
     assert all(e["reason"].startswith(STRING_REASON) for e in recorded if e["model"] == "phonemes")
 
 

@@ -34,20 +34,35 @@ def software_engines():
 
 
 def webgpu_rows(report: dict, engine: str) -> list[tuple[str, str, str | None, str]]:
-    return [(r["model"], r["variant"], r.get("form"), r["status"]) for r in report["results"]
-            if r.get("browser") == engine and r["runtime"] == "webgpu"]
+    return [
+        (r["model"], r["variant"], r.get("form"), r["status"])
+        for r in report["results"]
+        if r.get("browser") == engine and r["runtime"] == "webgpu"
+    ]
 
 
-def test_one_webgpu_row_per_model_on_a_software_adapter_said_once_with_progress(check_cli, repository,
-                                                                                software_engines, tmp_path, capsys):
+def test_one_webgpu_row_per_model_on_a_software_adapter_said_once_with_progress(
+    check_cli, repository, software_engines, tmp_path, capsys
+):
     report_path = tmp_path / "report.json"
     started = time.monotonic()
-    code, out, err = check_cli("--repository", repository, "check", "--browsers", ",".join(software_engines),
-                               "--runtimes", "wasm,webgpu", "--json", report_path)
+    code, out, err = check_cli(
+        "--repository",
+        repository,
+        "check",
+        "--browsers",
+        ",".join(software_engines),
+        "--runtimes",
+        "wasm,webgpu",
+        "--json",
+        report_path,
+    )
     report = json.loads(report_path.read_text())
     with capsys.disabled():
-        print(f"\n[software webgpu] default check of 2 models in {', '.join(software_engines)}: "
-              f"{time.monotonic() - started:.1f} s, {len(report['results'])} rows")
+        print(
+            f"\n[software webgpu] default check of 2 models in {', '.join(software_engines)}: "
+            f"{time.monotonic() - started:.1f} s, {len(report['results'])} rows"
+        )
     assert code == 0, f"exit {code}\n{out}\n{err}"
     manifest = json.loads((repository / "manifest.json").read_text())
     for engine in software_engines:
@@ -56,15 +71,25 @@ def test_one_webgpu_row_per_model_on_a_software_adapter_said_once_with_progress(
         # fp32, as built: the one row of each model; every other variant and form is left out, and counted.
         assert webgpu_rows(report, engine) == [(m, "fp32", None, "pass") for m in MODELS], webgpu_rows(report, engine)
         plan = report["plans"][engine]["webgpu"]
-        full = sum(1 + sum(1 for f in record["forms"].values() if f["status"] == "ok" and f["runtimes"] is None)
-                   for m in MODELS for record in manifest["models"][m]["variants"].values() if record["status"] == "ok")
-        assert plan == {"scope": "one per model", "adapter": plan["adapter"], "chosen": dict.fromkeys(MODELS, "fp32"),
-                        "left_out": full - len(MODELS)}, plan
+        full = sum(
+            1 + sum(1 for f in record["forms"].values() if f["status"] == "ok" and f["runtimes"] is None)
+            for m in MODELS
+            for record in manifest["models"][m]["variants"].values()
+            if record["status"] == "ok"
+        )
+        assert plan == {
+            "scope": "one per model",
+            "adapter": plan["adapter"],
+            "chosen": dict.fromkeys(MODELS, "fp32"),
+            "left_out": full - len(MODELS),
+        }, plan
         # Said in one line before the rows, and in the summary's engine line.
         notes = [line for line in err.splitlines() if "one webgpu row per model" in line]
         name = identity["adapter"]["architecture"] or "unnamed"
-        assert f"  WebGPU adapter is software ({name}): one webgpu row per model (mlp-a fp32, mlp-b fp32), " \
-               f"{plan['left_out']} left out; --full-webgpu runs them all (up to a minute each)" in notes, err
+        assert (
+            f"  WebGPU adapter is software ({name}): one webgpu row per model (mlp-a fp32, mlp-b fp32), "
+            f"{plan['left_out']} left out; --full-webgpu runs them all (up to a minute each)" in notes
+        ), err
         engine_line = next(line for line in out.splitlines() if line.startswith(f"{engine} {identity['version']}: "))
         assert f"one row per model ({plan['left_out']} left out: --full-webgpu runs them)" in engine_line, engine_line
         assert_progress(err, engine, report)
@@ -90,20 +115,34 @@ def assert_progress(err: str, engine: str, report: dict) -> None:
 
 def test_full_webgpu_runs_every_variant_and_form_on_the_software_adapter(check_cli, repository, tmp_path):
     report_path = tmp_path / "report.json"
-    code, out, err = check_cli("--repository", repository, "check", "--browsers", "chromium", "--runtimes", "webgpu",
-                               "--full-webgpu", "--json", report_path)
+    code, out, err = check_cli(
+        "--repository",
+        repository,
+        "check",
+        "--browsers",
+        "chromium",
+        "--runtimes",
+        "webgpu",
+        "--full-webgpu",
+        "--json",
+        report_path,
+    )
     assert code == 0, f"exit {code}\n{out}\n{err}"
     report = json.loads(report_path.read_text())
     manifest = json.loads((repository / "manifest.json").read_text())
     variants = [(m, variant, record) for m in MODELS for variant, record in manifest["models"][m]["variants"].items()]
-    expected = sorted((m, variant, form) for m, variant, record in variants if record["status"] == "ok"
-                      for form in ["-", *(f for f, r in record["forms"].items() if r["status"] == "ok"
-                                          and r["runtimes"] is None)])
+    expected = sorted(
+        (m, variant, form)
+        for m, variant, record in variants
+        if record["status"] == "ok"
+        for form in ["-", *(f for f, r in record["forms"].items() if r["status"] == "ok" and r["runtimes"] is None)]
+    )
     rows = webgpu_rows(report, "chromium")
     assert sorted((m, v, f or "-") for m, v, f, _ in rows) == expected
     # SwiftShader has no shader-f16: fp16's rows are skipped with why; the others ran.
     assert {s for m, v, f, s in rows if v != "fp16"} == {"pass"} and {s for m, v, f, s in rows if v == "fp16"} == {
-        "skipped"}, rows
+        "skipped"
+    }, rows
     assert report["plans"]["chromium"]["webgpu"] == {"scope": "full"}
     assert "WebGPU adapter is software (swiftshader), --full-webgpu: every webgpu row runs" in err, err
     assert "left out" not in out

@@ -55,8 +55,9 @@ def test_the_app_header_says_the_threads_the_page_has(repository, serve_reposito
     assert got["isolated"] is True and got["sharedMemory"] is shared_memory, got
     assert got["available"] == ("true" if shared_memory else "false"), got
     if shared_memory:
-        assert got["text"].startswith(f"threads: yes, up to {min(4, got['cores'])} threads (the browser reports "
-                                      f"{got['cores']} cores"), got["text"]
+        assert got["text"].startswith(
+            f"threads: yes, up to {min(4, got['cores'])} threads (the browser reports {got['cores']} cores"
+        ), got["text"]
     else:
         assert got["text"] == f"threads: no ({NO_SHARED_MEMORY})", got["text"]
 
@@ -66,8 +67,18 @@ def test_the_check_says_the_threads_webkits_page_has(check_cli, repository, monk
     if not shared_memory:
         without_shared_memory(monkeypatch)
     report_path = tmp_path / "report.json"
-    code, out, err = check_cli("--repository", repository, "check", "mlp-a", "--browsers", "webkit", "--runtimes",
-                               "wasm", "--json", report_path)
+    code, out, err = check_cli(
+        "--repository",
+        repository,
+        "check",
+        "mlp-a",
+        "--browsers",
+        "webkit",
+        "--runtimes",
+        "wasm",
+        "--json",
+        report_path,
+    )
     assert code == 0, f"exit {code}\n{out}\n{err}"
     report = json.loads(report_path.read_text())
     identity = report["browsers"]["webkit"]

@@ -32,16 +32,18 @@ def test_an_unknown_runtime_is_one_error_line_naming_it(check_cli, demo_reposito
 
 
 @pytest.mark.parametrize("option", [["--locate"], ["--tolerances", "t.json"]], ids=["locate", "tolerances"])
-def test_url_with_options_needing_the_checks_own_server_is_an_error(check_cli, demo_repository,
-                                                                    assert_one_line_error, tmp_path, option):
+def test_url_with_options_needing_the_checks_own_server_is_an_error(
+    check_cli, demo_repository, assert_one_line_error, tmp_path, option
+):
     (tmp_path / "t.json").write_text("{}")
     code, out, err = check_cli("--repository", demo_repository, "check", "--url", "http://127.0.0.1:9", *option)
     assert code == 2
     assert_one_line_error(err, "--url", option[0])
 
 
-def test_a_bad_tolerances_file_fails_before_anything_starts(check_cli, demo_repository, assert_one_line_error,
-                                                            tmp_path, monkeypatch):
+def test_a_bad_tolerances_file_fails_before_anything_starts(
+    check_cli, demo_repository, assert_one_line_error, tmp_path, monkeypatch
+):
     started = []
     monkeypatch.setattr(runner, "running_server", lambda *a, **k: started.append(a) or pytest.fail("server started"))
     bad = tmp_path / "bad.json"
@@ -70,20 +72,26 @@ def test_a_relative_repository_is_the_callers(check_cli, repository_copy, tmp_pa
 
 
 @pytest.mark.parametrize("command", ["check", "bench"])
-@pytest.mark.parametrize("where, says", [
-    ("missing/report.json", "the folder {tmp}/missing does not exist; create it first"),
-    (".", "is a folder; expected a file name, e.g. {tmp}/report.json"),
-], ids=["no-folder", "a-folder"])
-def test_a_report_file_that_cannot_be_written_is_refused_before_any_work(run_cli, assert_one_line_error, tmp_path,
-                                                                          monkeypatch, command, where, says):
+@pytest.mark.parametrize(
+    "where, says",
+    [
+        ("missing/report.json", "the folder {tmp}/missing does not exist; create it first"),
+        (".", "is a folder; expected a file name, e.g. {tmp}/report.json"),
+    ],
+    ids=["no-folder", "a-folder"],
+)
+def test_a_report_file_that_cannot_be_written_is_refused_before_any_work(
+    run_cli, assert_one_line_error, tmp_path, monkeypatch, command, where, says
+):
     """Found before minutes of measurement, not after them (a traceback once, past a check's last row)."""
     monkeypatch.setattr(runner, "running_server", lambda *a, **k: pytest.fail("a server started"))
     from onnxport.bench import bench_run
 
     monkeypatch.setattr(bench_run, "run_bench", lambda *a, **k: pytest.fail("a bench started"))
     path = tmp_path / where if where != "." else tmp_path
-    code, out, err = run_cli("--repository", tmp_path / "repository", command, "--json", path, "--runtimes", "wasm",
-                             "--browsers", "chromium")
+    code, out, err = run_cli(
+        "--repository", tmp_path / "repository", command, "--json", path, "--runtimes", "wasm", "--browsers", "chromium"
+    )
     assert code == 2
     assert_one_line_error(err, f"--json {path}: " + says.format(tmp=tmp_path))
     assert out == ""

@@ -26,8 +26,9 @@ def test_the_conformance_page_fills_the_matrix_and_offers_the_report(open_tab, d
     assert matrix.locator("thead th").all_inner_texts() == ["model", "variant", "wasm"]
     # A row per variant as built and per form of it made for WebAssembly.
     entry = demo_manifest["models"]["iris"]
-    expected = [f"iris/{v}/wasm" for v in variants] + [f"iris/{v}+{f}/wasm" for v in variants
-                                                       for f in served_forms(entry, v, "wasm")]
+    expected = [f"iris/{v}/wasm" for v in variants] + [
+        f"iris/{v}+{f}/wasm" for v in variants for f in served_forms(entry, v, "wasm")
+    ]
     assert len(expected) > len(variants)
     cells = matrix.locator("td[data-cell]")
     expect(cells).to_have_count(len(expected))
@@ -42,8 +43,9 @@ def test_the_conformance_page_fills_the_matrix_and_offers_the_report(open_tab, d
         link.click()
     report = json.loads(Path(download_info.value.path()).read_text())
     assert report["schema"] == "onnxport.conformance" and report["schema_version"] == 1
-    assert sorted(f"{r['model']}/{r['variant']}{'+' + r['form'] if r['form'] else ''}/{r['runtime']}"
-                  for r in report["results"]) == sorted(expected)
+    assert sorted(
+        f"{r['model']}/{r['variant']}{'+' + r['form'] if r['form'] else ''}/{r['runtime']}" for r in report["results"]
+    ) == sorted(expected)
     assert {r["status"] for r in report["results"]} == {"pass"}
     assert tab.console_errors == []
 

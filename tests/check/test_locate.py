@@ -32,11 +32,14 @@ def small_model() -> onnx.ModelProto:
         helper.make_node("Greater", ["y", "half"], ["mask"], name="greater"),
     ]
     graph = helper.make_graph(
-        nodes, "small",
+        nodes,
+        "small",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4]),
-         helper.make_tensor_value_info("label", TensorProto.INT64, ["batch"]),
-         helper.make_tensor_value_info("mask", TensorProto.BOOL, ["batch", 4])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4]),
+            helper.make_tensor_value_info("label", TensorProto.INT64, ["batch"]),
+            helper.make_tensor_value_info("mask", TensorProto.BOOL, ["batch", 4]),
+        ],
         [two, bias, half],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -101,8 +104,13 @@ def test_reference_outputs_run_the_debug_model_on_the_server_runtime(tmp_path, v
 
 def test_feeds_and_outputs_survive_the_trip_through_the_page(values):
     """tensor_json.encode is what the page decodes; tensor_json.decode reads what runDebugModel encodes."""
-    tensors = {"x": values["x"], "label": values["label"], "mask": values["mask"],
-               "scalar": np.array(1.5, np.float32), "h": np.arange(6, dtype=np.float16).reshape(2, 3)}
+    tensors = {
+        "x": values["x"],
+        "label": values["label"],
+        "mask": values["mask"],
+        "scalar": np.array(1.5, np.float32),
+        "h": np.arange(6, dtype=np.float16).reshape(2, 3),
+    }
     encoded = tensor_json.encode(tensors)
     assert json.loads(json.dumps(encoded)) == encoded
     assert encoded["mask"]["dtype"] == "bool" and encoded["label"]["dtype"] == "int64"
@@ -268,9 +276,12 @@ def test_float16_values_are_compared_as_floats(values):
 
 @pytest.mark.parametrize("got", [np.nan, np.inf], ids=["nan", "inf"])
 def test_a_divergence_whose_only_difference_is_not_finite_is_strict_json(got):
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
     model = helper.make_model(graph)
     found = locate.first_divergence(model, {"y": np.array([1.0], np.float32)}, {"y": np.array([got], np.float32)}, TOL)
     assert found["index"] == [0] and found["got"] == str(got)

@@ -15,8 +15,9 @@ from onnxport.check import locate
 
 
 @pytest.mark.parametrize(("model", "variant"), MODEL_VARIANTS)
-def test_debug_model_of_each_demo_artifact_exposes_every_node_output(demo_repository, demo_manifest, served, model,
-                                                                     variant):
+def test_debug_model_of_each_demo_artifact_exposes_every_node_output(
+    demo_repository, demo_manifest, served, model, variant
+):
     served(model, variant)
     record = demo_manifest["models"][model]["variants"][variant]
     artifact = onnx.load(str(demo_repository / record["file"]))

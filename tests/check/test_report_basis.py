@@ -4,23 +4,50 @@ from __future__ import annotations
 
 from onnxport.check import check_report
 
-DIAGNOSTIC = ("element-wise vs the server's output of this file: max abs 0.5 in 'logits', first outside the floor at "
-              "logits[0, 0]; the element rule would have needed abs 0.5")
+DIAGNOSTIC = (
+    "element-wise vs the server's output of this file: max abs 0.5 in 'logits', first outside the floor at "
+    "logits[0, 0]; the element rule would have needed abs 0.5"
+)
 
 
 def _report() -> dict:
     common = {"model": "m", "form": None, "task": "classification", "timings": {"warm_run_ms": 1.5}}
-    return {"results": [
-        {**common, "variant": "fp32", "runtime": "source", "status": "pass", "outputs": {"logits": {"max_abs": 1e-7}},
-         "metric": {"top1_agreement": 1.0}},
-        {**common, "variant": "fp32", "runtime": "wasm", "status": "fail", "basis": "floor",
-         "reason": "output 'logits' at [0, 0]: expected 1.0, got 1.001 (max abs 0.001; floor abs 0.0001, rel 1e-06)",
-         "outputs": {"logits": {"max_abs": 1e-3}}, "metric": {"top1_agreement": 1.0}},
-        {**common, "variant": "int8-dynamic", "runtime": "wasm", "status": "pass", "basis": "budget", "reason": None,
-         "outputs": {"logits": {"max_abs": 0.5}}, "metric": {"top1_agreement": 0.75},
-         "metric_vs_fp32": {"top1_agreement": 1.0}, "diagnostic": {"max_abs": 0.5, "text": DIAGNOSTIC}},
-        {**common, "variant": "fp16", "runtime": "webgpu", "status": "skipped", "reason": "no shader-f16"},
-    ], "summary": {"pass": 2, "fail": 1, "skipped": 1}}
+    return {
+        "results": [
+            {
+                **common,
+                "variant": "fp32",
+                "runtime": "source",
+                "status": "pass",
+                "outputs": {"logits": {"max_abs": 1e-7}},
+                "metric": {"top1_agreement": 1.0},
+            },
+            {
+                **common,
+                "variant": "fp32",
+                "runtime": "wasm",
+                "status": "fail",
+                "basis": "floor",
+                "reason": "output 'logits' at [0, 0]: expected 1.0, got 1.001 (max abs 0.001; floor abs 0.0001, rel 1e-06)",  # noqa: E501
+                "outputs": {"logits": {"max_abs": 1e-3}},
+                "metric": {"top1_agreement": 1.0},
+            },
+            {
+                **common,
+                "variant": "int8-dynamic",
+                "runtime": "wasm",
+                "status": "pass",
+                "basis": "budget",
+                "reason": None,
+                "outputs": {"logits": {"max_abs": 0.5}},
+                "metric": {"top1_agreement": 0.75},
+                "metric_vs_fp32": {"top1_agreement": 1.0},
+                "diagnostic": {"max_abs": 0.5, "text": DIAGNOSTIC},
+            },
+            {**common, "variant": "fp16", "runtime": "webgpu", "status": "skipped", "reason": "no shader-f16"},
+        ],
+        "summary": {"pass": 2, "fail": 1, "skipped": 1},
+    }
 
 
 def test_the_table_has_the_basis_the_judged_metric_and_the_diagnostic():

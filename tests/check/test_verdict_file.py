@@ -17,8 +17,11 @@ from onnxport.repository.store import empty_manifest
 from onnxport.serving.app import create_app
 
 SHA = {name: name[0] * 64 for name in ("aaa", "bbb", "ccc", "ddd")}
-CHROME = {"user_agent": "Mozilla/5.0 HeadlessChrome/140", "cross_origin_isolated": True,
-          "adapter": {"vendor": "google", "architecture": "swiftshader", "fallback": True}}
+CHROME = {
+    "user_agent": "Mozilla/5.0 HeadlessChrome/140",
+    "cross_origin_isolated": True,
+    "adapter": {"vendor": "google", "architecture": "swiftshader", "fallback": True},
+}
 LAPTOP = {"user_agent": "Mozilla/5.0 Chrome/141", "adapter": {"vendor": "apple", "architecture": "metal-3"}}
 
 
@@ -30,16 +33,28 @@ def manifest(**variants: str) -> dict:
 
 
 def row(variant: str = "fp32", runtime: str = "wasm", status: str = "pass", **extra) -> dict:
-    return {"model": "m", "variant": variant, "runtime": runtime, "task": "classification", "status": status,
-            "reason": None if status == "pass" else f"{status} for a reason",
-            "basis": "floor" if variant == "fp32" else "budget",
-            "outputs": {"label": {"max_abs": 0.0}, "probabilities": {"max_abs": 2.5e-7, "max_rel": 1.0}},
-            "identity": {"threads": 4, "onnxruntime_web": "1.30.0"}, **extra}
+    return {
+        "model": "m",
+        "variant": variant,
+        "runtime": runtime,
+        "task": "classification",
+        "status": status,
+        "reason": None if status == "pass" else f"{status} for a reason",
+        "basis": "floor" if variant == "fp32" else "budget",
+        "outputs": {"label": {"max_abs": 0.0}, "probabilities": {"max_abs": 2.5e-7, "max_rel": 1.0}},
+        "identity": {"threads": 4, "onnxruntime_web": "1.30.0"},
+        **extra,
+    }
 
 
 def report(*rows: dict, browser: dict = CHROME, created: str = "2025-06-01T12:00:00.000Z") -> dict:
-    return {"schema": "onnxport.conformance", "schema_version": 1, "created": created, "browser": browser,
-            "results": list(rows)}
+    return {
+        "schema": "onnxport.conformance",
+        "schema_version": 1,
+        "created": created,
+        "browser": browser,
+        "results": list(rows),
+    }
 
 
 def entries_of(path: Path) -> list[dict]:
@@ -60,19 +75,35 @@ def test_one_entry_per_decided_browser_row():
     checked = manifest(fp32=SHA["aaa"], fp16=SHA["bbb"])
     rows = [
         {"model": "m", "variant": "fp32", "runtime": "source", "status": "pass", "outputs": {"p": {"max_abs": 1.0}}},
-        row("fp32", "wasm"), row("fp32", "wasm-1t", "fail"), row("fp32", "webgpu", "error", outputs={}),
+        row("fp32", "wasm"),
+        row("fp32", "wasm-1t", "fail"),
+        row("fp32", "webgpu", "error", outputs={}),
         row("fp16", "wasm", "unsupported", outputs=None, identity=None),
         row("fp16", "webgpu", "skipped"),
     ]
     entries = verdict_file.from_report(report(*rows), checked)
-    assert keys_of(entries) == [("fp32", "wasm", "pass"), ("fp32", "wasm-1t", "fail"), ("fp32", "webgpu", "error"),
-                                ("fp16", "wasm", "unsupported"), ("fp16", "webgpu", "skipped")]
+    assert keys_of(entries) == [
+        ("fp32", "wasm", "pass"),
+        ("fp32", "wasm-1t", "fail"),
+        ("fp32", "webgpu", "error"),
+        ("fp16", "wasm", "unsupported"),
+        ("fp16", "webgpu", "skipped"),
+    ]
     first = entries[0]
     assert first == {
-        "model": "m", "variant": "fp32", "form": None, "runtime": "wasm", "sha256": SHA["aaa"], "status": "pass",
-        "reason": None, "basis": "floor", "max_abs": 2.5e-7,
-        "device_kind": "Mozilla/5.0 HeadlessChrome/140 | google/swiftshader", "browser": CHROME,
-        "onnxruntime_web": "1.30.0", "checked": "2025-06-01T12:00:00.000Z",
+        "model": "m",
+        "variant": "fp32",
+        "form": None,
+        "runtime": "wasm",
+        "sha256": SHA["aaa"],
+        "status": "pass",
+        "reason": None,
+        "basis": "floor",
+        "max_abs": 2.5e-7,
+        "device_kind": "Mozilla/5.0 HeadlessChrome/140 | google/swiftshader",
+        "browser": CHROME,
+        "onnxruntime_web": "1.30.0",
+        "checked": "2025-06-01T12:00:00.000Z",
     }
     assert entries[1]["reason"] == "fail for a reason"
     assert entries[2]["max_abs"] is None  # no outputs compared
@@ -128,8 +159,9 @@ def test_merge_into_a_new_file(tmp_path):
 
 def test_a_new_verdict_replaces_the_old_one_of_the_same_device_kind(tmp_path):
     current = manifest(fp32=SHA["aaa"], fp16=SHA["bbb"])
-    verdict_file.record(tmp_path, report(row("fp32", "wasm"), row("fp16", "wasm"), created="2025-06-01T00:00:00Z"),
-                    current, current)
+    verdict_file.record(
+        tmp_path, report(row("fp32", "wasm"), row("fp16", "wasm"), created="2025-06-01T00:00:00Z"), current, current
+    )
     verdict_file.record(tmp_path, report(row("fp32", "wasm", "fail"), created="2025-06-02T00:00:00Z"), current, current)
     entries = entries_of(tmp_path / "conformance.json")
     assert keys_of(entries) == [("fp32", "wasm", "fail"), ("fp16", "wasm", "pass")]  # fp16 untouched
@@ -143,16 +175,26 @@ def test_another_device_kind_is_kept_beside(tmp_path):
     entries = entries_of(tmp_path / "conformance.json")
     assert sorted((e["device_kind"], e["status"]) for e in entries) == [
         ("Mozilla/5.0 Chrome/141 | apple/metal-3", "fail"),
-        ("Mozilla/5.0 HeadlessChrome/140 | google/swiftshader", "pass")]
+        ("Mozilla/5.0 HeadlessChrome/140 | google/swiftshader", "pass"),
+    ]
 
 
 def test_verdicts_of_artifacts_no_longer_served_are_dropped(tmp_path):
     before = manifest(fp32=SHA["aaa"], fp16=SHA["bbb"])
-    verdict_file.record(tmp_path, report(row("fp32", "wasm"), row("fp16", "wasm"), row("fp16", "webgpu")), before,
-                        before)
+    verdict_file.record(
+        tmp_path, report(row("fp32", "wasm"), row("fp16", "wasm"), row("fp16", "webgpu")), before, before
+    )
     # A new build: fp32 has a new artifact, fp16 is no longer served; then only fp32 on webgpu is checked.
-    after = {"models": {"m": {"variants": {"fp32": {"status": "ok", "sha256": SHA["ccc"]},
-                                           "fp16": {"status": "rejected", "sha256": SHA["bbb"]}}}}}
+    after = {
+        "models": {
+            "m": {
+                "variants": {
+                    "fp32": {"status": "ok", "sha256": SHA["ccc"]},
+                    "fp16": {"status": "rejected", "sha256": SHA["bbb"]},
+                }
+            }
+        }
+    }
     verdict_file.record(tmp_path, report(row("fp32", "webgpu")), after, after)
     entries = entries_of(tmp_path / "conformance.json")
     assert [(e["variant"], e["runtime"], e["sha256"]) for e in entries] == [("fp32", "webgpu", SHA["ccc"])]
@@ -174,10 +216,23 @@ def test_a_model_removed_from_the_manifest_loses_its_verdicts(tmp_path):
 
 def test_order_is_model_variant_runtime():
     current = manifest(fp32=SHA["aaa"], fp16=SHA["bbb"], **{"int8-dynamic": SHA["ccc"]})
-    new = verdict_file.from_report(report(row("int8-dynamic", "webgpu"), row("fp16", "wasm-1t"), row("fp32", "webgpu"),
-                                      row("fp16", "wasm"), row("fp32", "wasm")), current)
+    new = verdict_file.from_report(
+        report(
+            row("int8-dynamic", "webgpu"),
+            row("fp16", "wasm-1t"),
+            row("fp32", "webgpu"),
+            row("fp16", "wasm"),
+            row("fp32", "wasm"),
+        ),
+        current,
+    )
     assert [(e["variant"], e["runtime"]) for e in verdict_file.merge([], new, current)] == [
-        ("fp32", "wasm"), ("fp32", "webgpu"), ("fp16", "wasm"), ("fp16", "wasm-1t"), ("int8-dynamic", "webgpu")]
+        ("fp32", "wasm"),
+        ("fp32", "webgpu"),
+        ("fp16", "wasm"),
+        ("fp16", "wasm-1t"),
+        ("int8-dynamic", "webgpu"),
+    ]
 
 
 def test_malformed_old_entries_are_dropped_not_fatal():
@@ -212,12 +267,15 @@ def test_a_failed_write_keeps_the_old_file_and_no_temporary_file(tmp_path, monke
     assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "conformance.json"]
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("{half a file", "not readable JSON"),
-    ("[1, 2]", "expected schema 'onnxport.verdicts' version 1"),
-    ('{"schema": "onnxport.verdicts", "schema_version": 2, "verdicts": []}', "got ('onnxport.verdicts', 2)"),
-    ('{"schema": "onnxport.verdicts", "schema_version": 1, "verdicts": {}}', "with a verdicts list"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("{half a file", "not readable JSON"),
+        ("[1, 2]", "expected schema 'onnxport.verdicts' version 1"),
+        ('{"schema": "onnxport.verdicts", "schema_version": 2, "verdicts": []}', "got ('onnxport.verdicts', 2)"),
+        ('{"schema": "onnxport.verdicts", "schema_version": 1, "verdicts": {}}', "with a verdicts list"),
+    ],
+)
 def test_an_unreadable_file_is_replaced_with_a_warning(tmp_path, text, fragment):
     (tmp_path / "conformance.json").write_text(text)
     warnings: list[str] = []
@@ -238,8 +296,9 @@ def test_the_default_warning_goes_to_stderr(tmp_path, capsys):
 
 
 def test_the_check_warns_instead_of_failing_when_the_repository_takes_no_verdicts(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(verdict_file, "write",
-                        lambda path, entries: (_ for _ in ()).throw(PermissionError("read-only")))
+    monkeypatch.setattr(
+        verdict_file, "write", lambda path, entries: (_ for _ in ()).throw(PermissionError("read-only"))
+    )
     (tmp_path / "manifest.json").write_text(json.dumps({**empty_manifest(), **manifest(fp32=SHA["aaa"])}))
     runner._record_verdicts(tmp_path, report(row()), manifest(fp32=SHA["aaa"]))
     err = capsys.readouterr().err
@@ -284,4 +343,6 @@ def test_api_conformance_answers_the_recorded_verdicts(repository_copy, client_o
     assert body["schema"] == "onnxport.verdicts"
     iris = current["models"]["iris"]["variants"]
     assert [(e["variant"], e["sha256"]) for e in body["verdicts"]] == [
-        ("fp32", iris["fp32"]["sha256"]), ("fp16", iris["fp16"]["sha256"])]
+        ("fp32", iris["fp32"]["sha256"]),
+        ("fp16", iris["fp16"]["sha256"]),
+    ]

@@ -98,16 +98,31 @@ def test_a_failed_load_leaves_no_repository_behind(run_cli, assert_one_line_erro
     assert not repository.exists()
 
 
-def test_a_recipe_pipeline_that_does_not_fit_its_model_fails_the_build(run_cli, assert_one_line_error, repository,
-                                                                       write_recipe):
+def test_a_recipe_pipeline_that_does_not_fit_its_model_fails_the_build(
+    run_cli, assert_one_line_error, repository, write_recipe
+):
     """A recipe's pipeline spec is checked against its exported model (an import's is checked by the importer)."""
-    spec = {"image": {"input": "pixels", "mode": "L", "resize": {"width": 2, "height": 2, "filter": "bilinear"},
-                      "crop": None, "invert": False, "scale": 1.0, "mean": [0.0], "std": [1.0], "layout": "flat",
-                      "dtype": "float32"},
-            "answer": {"output": "probabilities", "steps": [{"op": "argmax"}]}}
+    spec = {
+        "image": {
+            "input": "pixels",
+            "mode": "L",
+            "resize": {"width": 2, "height": 2, "filter": "bilinear"},
+            "crop": None,
+            "invert": False,
+            "scale": 1.0,
+            "mean": [0.0],
+            "std": [1.0],
+            "layout": "flat",
+            "dtype": "float32",
+        },
+        "answer": {"output": "probabilities", "steps": [{"op": "argmax"}]},
+    }
     path = write_recipe("piped")
-    path.write_text(path.read_text().replace('    metric_output="probabilities",\n',
-                                             f'    metric_output="probabilities",\n    pipeline={spec!r},\n'))
+    path.write_text(
+        path.read_text().replace(
+            '    metric_output="probabilities",\n', f'    metric_output="probabilities",\n    pipeline={spec!r},\n'
+        )
+    )
     code, _, err = run_cli("--repository", repository, "build", "--quiet", "--recipes", path.parent, "piped")
     assert code == 1
     assert_one_line_error(err, "piped: pipeline.image.input 'pixels' is not one of the model's inputs (features)")

@@ -16,14 +16,16 @@ def repository(tmp_path):
 
 
 def imported(run_cli, repository, path, name, *extra) -> None:
-    code, _, err = run_cli("--repository", repository, "import", path, "--name", name, "--quiet", "--forms", "none",
-                           *extra)
+    code, _, err = run_cli(
+        "--repository", repository, "import", path, "--name", name, "--quiet", "--forms", "none", *extra
+    )
     assert code == 0, err
 
 
 @pytest.mark.parametrize("name", BAD_NAMES)
-def test_each_bad_name_exits_2_with_the_rule_and_writes_nothing(run_cli, assert_one_line_error, tmp_path,
-                                                                repository, name):
+def test_each_bad_name_exits_2_with_the_rule_and_writes_nothing(
+    run_cli, assert_one_line_error, tmp_path, repository, name
+):
     path = matmul_file(tmp_path / "models")
     code, out, err = run_cli("--repository", repository, "import", path, f"--name={name}", "--quiet")  # '-flag' too
     assert code == 2
@@ -60,8 +62,9 @@ def test_a_taken_name_is_refused_unless_replace(run_cli, assert_one_line_error, 
     assert files_of(repository) != before
 
 
-def test_import_and_recipe_build_do_not_take_each_others_names(run_cli, assert_one_line_error, tmp_path, repository,
-                                                               recipes_dir):
+def test_import_and_recipe_build_do_not_take_each_others_names(
+    run_cli, assert_one_line_error, tmp_path, repository, recipes_dir
+):
     # `tiny` is a recipe in recipes_dir; a user imports a model of that name first.
     imported(run_cli, repository, matmul_file(tmp_path), "tiny")
     before = files_of(repository)
@@ -70,8 +73,9 @@ def test_import_and_recipe_build_do_not_take_each_others_names(run_cli, assert_o
     assert_one_line_error(err, "'tiny'", "imported from", "build --replace", "onnxport remove")
     assert files_of(repository) == before
 
-    code, _, err = run_cli("--repository", repository, "build", "--quiet", "--forms", "none", "--recipes", recipes_dir,
-                           "--replace")
+    code, _, err = run_cli(
+        "--repository", repository, "build", "--quiet", "--forms", "none", "--recipes", recipes_dir, "--replace"
+    )
     assert code == 0, err
     assert manifest_of(repository)["models"]["tiny"]["kind"] == "sklearn"
     before = files_of(repository)
@@ -82,8 +86,9 @@ def test_import_and_recipe_build_do_not_take_each_others_names(run_cli, assert_o
     assert files_of(repository) == before
 
 
-def test_a_recipe_file_with_a_bad_name_is_refused_before_it_runs(run_cli, assert_one_line_error, repository,
-                                                                 write_recipe):
+def test_a_recipe_file_with_a_bad_name_is_refused_before_it_runs(
+    run_cli, assert_one_line_error, repository, write_recipe
+):
     # Were its code run, the error would be this SystemExit, not the name.
     path = write_recipe("Bad Name", "raise SystemExit('the recipe ran')\n")
     code, _, err = run_cli("--repository", repository, "build", "--quiet", "--recipes", path.parent, "Bad Name")
@@ -92,14 +97,15 @@ def test_a_recipe_file_with_a_bad_name_is_refused_before_it_runs(run_cli, assert
     assert not repository.exists()
 
 
-def test_remove_is_all_or_nothing_and_deletes_only_unshared_files(run_cli, assert_one_line_error, tmp_path,
-                                                                  repository):
+def test_remove_is_all_or_nothing_and_deletes_only_unshared_files(run_cli, assert_one_line_error, tmp_path, repository):
     imported(run_cli, repository, matmul_file(tmp_path, 0), "a")
     imported(run_cli, repository, matmul_file(tmp_path, 1), "b")
     imported(run_cli, repository, matmul_file(tmp_path, 1), "b-twin")  # the same file: shared artifacts
     manifest = manifest_of(repository)
-    files = {name: {v["file"] for v in entry["variants"].values() if v.get("file")}
-             for name, entry in manifest["models"].items()}
+    files = {
+        name: {v["file"] for v in entry["variants"].values() if v.get("file")}
+        for name, entry in manifest["models"].items()
+    }
     assert files["b"] == files["b-twin"] and not files["a"] & files["b"]
 
     before = files_of(repository)

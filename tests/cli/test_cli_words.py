@@ -25,6 +25,7 @@ def _row(out: str, model: str, variant: str) -> str:
 
 # --------------------------------------------------------------------------- a recipe's build
 
+
 @pytest.fixture
 def built(run_cli, tmp_path, recipes_dir):
     """The tiny recipe built (int4 made but not 1.5x smaller than fp32): (repository, the build's stdout)."""
@@ -47,7 +48,8 @@ def test_a_rebuild_says_unchanged_not_skipped(run_cli, built, recipes_dir):
     assert _row(out, "tiny", "fp32") == "ok (unchanged, not rebuilt)", out
     assert "skipped" not in _row(out, "tiny", "fp16"), out
     assert _row(out, "tiny", "int4").startswith("skipped: 4-bit") and _row(out, "tiny", "int4").endswith(
-        "(unchanged, not rebuilt)"), out
+        "(unchanged, not rebuilt)"
+    ), out
 
 
 def test_info_summarizes_a_long_reason_pointing_below_not_at_itself(run_cli, built):
@@ -79,8 +81,18 @@ def test_a_4_bit_file_not_meaningfully_smaller_than_int8_weights_is_said_to_have
 def test_an_already_int8_model_is_compared_with_the_original_not_an_fp32_it_does_not_have(run_cli, tmp_path):
     inputs = tmp_path / "inputs.npz"
     np.savez(inputs, x=np.random.default_rng(8).normal(size=(6, 64)).astype(np.float32))
-    code, out, err = run_cli("--repository", tmp_path / "r", "import", quantized_file(tmp_path), "--name", "q",
-                             "--inputs", inputs, "--forms", "none")
+    code, out, err = run_cli(
+        "--repository",
+        tmp_path / "r",
+        "import",
+        quantized_file(tmp_path),
+        "--name",
+        "q",
+        "--inputs",
+        inputs,
+        "--forms",
+        "none",
+    )
     assert code == 0, err
     variants = manifest_of(tmp_path / "r")["models"]["q"]["variants"]
     assert variants["fp32"]["label"] == "original (int8)"
@@ -91,8 +103,10 @@ def test_an_already_int8_model_is_compared_with_the_original_not_an_fp32_it_does
     code, out, err = run_cli("--repository", tmp_path / "r", "info", "q")
     assert code == 0, err
     golden = next(line for line in out.splitlines() if line.startswith("  golden "))
-    assert golden == (f"  golden     real: 1 set from --inputs {inputs}; expected outputs from onnxruntime running "
-                      "the file as given (it computes in int8; there is no fp32 model)"), golden
+    assert golden == (
+        f"  golden     real: 1 set from --inputs {inputs}; expected outputs from onnxruntime running "
+        "the file as given (it computes in int8; there is no fp32 model)"
+    ), golden
 
 
 def test_a_float_imports_reference_is_fp32_onnxruntime_and_sets_are_counted(run_cli, tmp_path):
@@ -100,15 +114,28 @@ def test_a_float_imports_reference_is_fp32_onnxruntime_and_sets_are_counted(run_
 
     inputs = tmp_path / "inputs.npz"
     np.savez(inputs, **{"0/x": np.ones((2, 8), np.float32), "1/x": np.zeros((2, 8), np.float32)})
-    code, _, err = run_cli("--repository", tmp_path / "r", "import", matmul_file(tmp_path / "m"), "--name", "m",
-                           "--inputs", inputs, "--quiet", "--forms", "none")
+    code, _, err = run_cli(
+        "--repository",
+        tmp_path / "r",
+        "import",
+        matmul_file(tmp_path / "m"),
+        "--name",
+        "m",
+        "--inputs",
+        inputs,
+        "--quiet",
+        "--forms",
+        "none",
+    )
     assert code == 0, err
     code, out, _ = run_cli("--repository", tmp_path / "r", "info", "m")
-    assert f"  golden     real: 2 sets from --inputs {inputs}; expected outputs from fp32 onnxruntime" in \
-        out.splitlines(), out
+    assert (
+        f"  golden     real: 2 sets from --inputs {inputs}; expected outputs from fp32 onnxruntime" in out.splitlines()
+    ), out
 
 
 # --------------------------------------------------------------------------- a file that is no model
+
 
 def _wheel(path):
     with zipfile.ZipFile(path, "w") as archive:

@@ -24,8 +24,9 @@ def served(tmp_path_factory):
     """A repository holding one imported model, `mm` (fp32 only, no forms), and the model's file."""
     root = tmp_path_factory.mktemp("served")
     model = matmul_file(root / "models")
-    code = cli.main(["--repository", str(root / "repository"), "import", str(model), "--name", "mm", "--quiet",
-                     "--forms", "none"])
+    code = cli.main(
+        ["--repository", str(root / "repository"), "import", str(model), "--name", "mm", "--quiet", "--forms", "none"]
+    )
     assert code == 0, "importing the matmul model failed; see the captured stderr"
     return root / "repository", model
 
@@ -56,70 +57,124 @@ def _args(template: list[str], work: dict) -> list[str]:
 USAGE_ERRORS = {
     "no-command": (["--repository", "{repo}", "nosuch"], "invalid choice"),
     "import-no-name": (["--repository", "{repo}", "import", "{model}"], "--name"),
-    "import-missing-model": (["--repository", "{tmp}/r", "import", "{tmp}/nowhere.onnx", "--name", "x"],
-                             "nowhere.onnx: no such file or folder"),
-    "import-not-onnx": (["--repository", "{tmp}/r", "import", "{tmp}/notes.onnx", "--name", "x", "--quiet"],
-                        "not an ONNX model"),
-    "import-empty-file": (["--repository", "{tmp}/r", "import", "{tmp}/empty.onnx", "--name", "x", "--quiet"],
-                          "is empty"),
-    "import-folder-without-model": (["--repository", "{tmp}/r", "import", "{tmp}/folder", "--name", "x"],
-                                    "must contain model.onnx"),
-    "import-missing-inputs": (["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--inputs",
-                               "{tmp}/in.npz"], "--inputs {tmp}/in.npz: no such file or folder"),
-    "import-missing-calibration": (["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--calibration",
-                                    "{tmp}/cal.npz"], "--calibration {tmp}/cal.npz: no such file or folder"),
-    "import-pipeline-folder": (["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--pipeline",
-                                "{tmp}/folder"], "--pipeline {tmp}/folder: is a folder; expected a file"),
-    "import-missing-asset": (["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--asset",
-                              "{tmp}/tokenizer.json"], "--asset {tmp}/tokenizer.json: no such file"),
+    "import-missing-model": (
+        ["--repository", "{tmp}/r", "import", "{tmp}/nowhere.onnx", "--name", "x"],
+        "nowhere.onnx: no such file or folder",
+    ),
+    "import-not-onnx": (
+        ["--repository", "{tmp}/r", "import", "{tmp}/notes.onnx", "--name", "x", "--quiet"],
+        "not an ONNX model",
+    ),
+    "import-empty-file": (
+        ["--repository", "{tmp}/r", "import", "{tmp}/empty.onnx", "--name", "x", "--quiet"],
+        "is empty",
+    ),
+    "import-folder-without-model": (
+        ["--repository", "{tmp}/r", "import", "{tmp}/folder", "--name", "x"],
+        "must contain model.onnx",
+    ),
+    "import-missing-inputs": (
+        ["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--inputs", "{tmp}/in.npz"],
+        "--inputs {tmp}/in.npz: no such file or folder",
+    ),
+    "import-missing-calibration": (
+        ["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--calibration", "{tmp}/cal.npz"],
+        "--calibration {tmp}/cal.npz: no such file or folder",
+    ),
+    "import-pipeline-folder": (
+        ["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--pipeline", "{tmp}/folder"],
+        "--pipeline {tmp}/folder: is a folder; expected a file",
+    ),
+    "import-missing-asset": (
+        ["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--asset", "{tmp}/tokenizer.json"],
+        "--asset {tmp}/tokenizer.json: no such file",
+    ),
     "import-bad-name": (["--repository", "{tmp}/r", "import", "{model}", "--name", "../x"], "--name '../x'"),
-    "import-taken-name": (["--repository", "{repo}", "import", "{model}", "--name", "mm", "--task", "regression"],
-                          "already in the repository"),
-    "import-bad-forms": (["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--forms", "tiny"],
-                         "unknown form 'tiny'"),
-    "import-unknown-task": (["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--task", "segmentation"],
-                            "import: argument --task: invalid choice: 'segmentation'"),
-    "import-bad-max-nodes": (["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--max-nodes", "many"],
-                             "--max-nodes 'many'"),
-    "import-two-line-description": (["--repository", "{tmp}/r", "import", "{model}", "--name", "x",
-                                     "--description", "one\ntwo"], "has '\\n', which is not printable"),
-    "import-long-description": (["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--description",
-                                 "d" * 201], "201 characters, more than 200"),
-    "build-missing-recipes": (["--repository", "{tmp}/r", "build", "--recipes", "{tmp}/nowhere"],
-                              "--recipes {tmp}/nowhere: no such folder"),
-    "build-recipes-file": (["--repository", "{tmp}/r", "build", "--recipes", "{tmp}/recipes.txt"],
-                           "is a file; expected a folder"),
-    "build-unknown-recipe": (["--repository", "{tmp}/r", "build", "--recipes", "{tmp}/folder", "nosuch"],
-                             "unknown model 'nosuch'"),
+    "import-taken-name": (
+        ["--repository", "{repo}", "import", "{model}", "--name", "mm", "--task", "regression"],
+        "already in the repository",
+    ),
+    "import-bad-forms": (
+        ["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--forms", "tiny"],
+        "unknown form 'tiny'",
+    ),
+    "import-unknown-task": (
+        ["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--task", "segmentation"],
+        "import: argument --task: invalid choice: 'segmentation'",
+    ),
+    "import-bad-max-nodes": (
+        ["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--max-nodes", "many"],
+        "--max-nodes 'many'",
+    ),
+    "import-two-line-description": (
+        ["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--description", "one\ntwo"],
+        "has '\\n', which is not printable",
+    ),
+    "import-long-description": (
+        ["--repository", "{tmp}/r", "import", "{model}", "--name", "x", "--description", "d" * 201],
+        "201 characters, more than 200",
+    ),
+    "build-missing-recipes": (
+        ["--repository", "{tmp}/r", "build", "--recipes", "{tmp}/nowhere"],
+        "--recipes {tmp}/nowhere: no such folder",
+    ),
+    "build-recipes-file": (
+        ["--repository", "{tmp}/r", "build", "--recipes", "{tmp}/recipes.txt"],
+        "is a file; expected a folder",
+    ),
+    "build-unknown-recipe": (
+        ["--repository", "{tmp}/r", "build", "--recipes", "{tmp}/folder", "nosuch"],
+        "unknown model 'nosuch'",
+    ),
     "info-unknown": (["--repository", "{repo}", "info", "ghost"], "unknown model 'ghost'; the repository has: mm"),
     "remove-unknown": (["--repository", "{repo}", "remove", "ghost"], "no model 'ghost'"),
-    "check-unknown-model": (["--repository", "{repo}", "check", "ghost", "--browsers", "chromium"],
-                            "unknown model 'ghost'; the repository has: mm"),
-    "check-unknown-runtime": (["--repository", "{repo}", "check", "--runtimes", "cuda", "--browsers", "chromium"],
-                              "unknown runtime 'cuda'"),
+    "check-unknown-model": (
+        ["--repository", "{repo}", "check", "ghost", "--browsers", "chromium"],
+        "unknown model 'ghost'; the repository has: mm",
+    ),
+    "check-unknown-runtime": (
+        ["--repository", "{repo}", "check", "--runtimes", "cuda", "--browsers", "chromium"],
+        "unknown runtime 'cuda'",
+    ),
     "check-unknown-browser": (["--repository", "{repo}", "check", "--browsers", "safari"], "unknown browser 'safari'"),
-    "check-missing-browser-file": (["--repository", "{repo}", "check", "--browsers", "chromium", "--browser",
-                                    "{tmp}/no-chromium"], "--browser {tmp}/no-chromium: no such file"),
-    "check-missing-tolerances": (["--repository", "{repo}", "check", "--browsers", "chromium", "--tolerances",
-                                  "{tmp}/t.json"], "--tolerances {tmp}/t.json: no such file"),
-    "check-url-and-locate": (["--repository", "{repo}", "check", "--browsers", "chromium", "--url",
-                              "http://127.0.0.1:9", "--locate"], "drop --url"),
-    "check-report-folder-missing": (["--repository", "{repo}", "check", "--browsers", "chromium", "--json",
-                                     "{tmp}/no/report.json"], "does not exist; create it first"),
+    "check-missing-browser-file": (
+        ["--repository", "{repo}", "check", "--browsers", "chromium", "--browser", "{tmp}/no-chromium"],
+        "--browser {tmp}/no-chromium: no such file",
+    ),
+    "check-missing-tolerances": (
+        ["--repository", "{repo}", "check", "--browsers", "chromium", "--tolerances", "{tmp}/t.json"],
+        "--tolerances {tmp}/t.json: no such file",
+    ),
+    "check-url-and-locate": (
+        ["--repository", "{repo}", "check", "--browsers", "chromium", "--url", "http://127.0.0.1:9", "--locate"],
+        "drop --url",
+    ),
+    "check-report-folder-missing": (
+        ["--repository", "{repo}", "check", "--browsers", "chromium", "--json", "{tmp}/no/report.json"],
+        "does not exist; create it first",
+    ),
     "bench-unknown-model": (["--repository", "{repo}", "bench", "ghost", "--runtimes", ""], "unknown model 'ghost'"),
     # Refused at once: a server on an empty repository is never ready (a 60 s wait, then its log, before).
     "bench-empty-repository": (["--repository", "{tmp}/r", "bench", "--runtimes", ""], "no models in the repository"),
-    "check-empty-repository": (["--repository", "{tmp}/r", "check", "--browsers", "chromium"],
-                               "no models in the repository"),
+    "check-empty-repository": (
+        ["--repository", "{tmp}/r", "check", "--browsers", "chromium"],
+        "no models in the repository",
+    ),
     "bench-unknown-browser": (["--repository", "{repo}", "bench", "--browsers", "safari"], "unknown browser 'safari'"),
-    "bench-bad-replicas": (["--repository", "{repo}", "bench", "--runtimes", "", "--engine", "ray", "--replicas",
-                            "0"], "--replicas '0'"),
+    "bench-bad-replicas": (
+        ["--repository", "{repo}", "bench", "--runtimes", "", "--engine", "ray", "--replicas", "0"],
+        "--replicas '0'",
+    ),
     "serve-bad-port": (["--repository", "{repo}", "serve", "--port", "99999"], "--port '99999'"),
     "export-existing-folder": (["--repository", "{repo}", "export", "triton", "{tmp}/taken"], "already exists"),
-    "export-kserve-bad-uri": (["--repository", "{repo}", "export", "kserve", "{tmp}/out", "--storage-uri", "bucket"],
-                              "--storage-uri 'bucket'"),
-    "deploy-ray-bad-autoscale": (["--repository", "{repo}", "deploy", "ray", "--out", "{tmp}/ray", "--autoscale",
-                                  "4:1", "--image", IMAGE], "--autoscale '4:1'"),
+    "export-kserve-bad-uri": (
+        ["--repository", "{repo}", "export", "kserve", "{tmp}/out", "--storage-uri", "bucket"],
+        "--storage-uri 'bucket'",
+    ),
+    "deploy-ray-bad-autoscale": (
+        ["--repository", "{repo}", "deploy", "ray", "--out", "{tmp}/ray", "--autoscale", "4:1", "--image", IMAGE],
+        "--autoscale '4:1'",
+    ),
     "init-folder-with-files": (["init", "{tmp}/taken"], "new or empty folder"),
 }
 
@@ -173,8 +228,22 @@ def test_a_failure_of_the_work_exits_1(run_cli, assert_one_line_error, tmp_path,
 
 def test_the_process_exit_code_is_the_one_documented(tmp_path):
     """The installed command, not only main()'s return: a missing model path exits 2, one line."""
-    done = subprocess.run([sys.executable, "-m", "onnxport", "--repository", str(tmp_path / "r"), "import",
-                           str(tmp_path / "missing.onnx"), "--name", "m"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "onnxport",
+            "--repository",
+            str(tmp_path / "r"),
+            "import",
+            str(tmp_path / "missing.onnx"),
+            "--name",
+            "m",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [f"onnxport: error: {tmp_path / 'missing.onnx'}: no such file or folder"]
     assert done.stdout == ""

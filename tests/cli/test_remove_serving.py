@@ -30,8 +30,9 @@ class Reply:
 
 def post(base_url: str, path: str) -> Reply:
     """One V2 request to a real server; any status returned rather than raised."""
-    request = urllib.request.Request(base_url + path, data=BODY.encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        base_url + path, data=BODY.encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
             return Reply(response.status, response.headers, response.read())
@@ -45,8 +46,17 @@ def repository(tmp_path, run_cli):
     """Models `a` and `b`, two different files (fp32 only)."""
     root = tmp_path / "repository"
     for seed, name in enumerate(["a", "b"]):
-        code, _, err = run_cli("--repository", root, "import", matmul_file(tmp_path / "models", seed), "--name", name,
-                               "--quiet", "--forms", "none")
+        code, _, err = run_cli(
+            "--repository",
+            root,
+            "import",
+            matmul_file(tmp_path / "models", seed),
+            "--name",
+            name,
+            "--quiet",
+            "--forms",
+            "none",
+        )
         assert code == 0, err
     return root
 
@@ -102,7 +112,9 @@ def test_a_hand_edited_bad_name_is_not_served(assert_json_error, repository, bad
     assert app.extensions["onnxport"].sessions.loaded() == []
     assert client.post("/v2/models/b/infer", data=BODY, content_type="application/json").status_code == 200
     if "/" not in bad:  # a name that is a URL segment: the 404 says why it is not served
-        for response in (client.get(f"/v2/models/{bad}"),
-                         client.post(f"/v2/models/{bad}/infer", data=BODY, content_type="application/json")):
+        for response in (
+            client.get(f"/v2/models/{bad}"),
+            client.post(f"/v2/models/{bad}/infer", data=BODY, content_type="application/json"),
+        ):
             assert_json_error(response, 404, repr(bad), "name rule", RULE, "onnxport remove")
     assert app.extensions["onnxport"].sessions.loaded() == [fp32_sha(repository, "b")]

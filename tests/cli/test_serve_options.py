@@ -26,8 +26,14 @@ ORIGIN_RULE = "expected scheme://host[:port] with no path"
 
 def onnxport(*args: object, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`onnxport ARGS` as a process configured by `env` only (the suite's ONNXPORT_* are not passed on)."""
-    return subprocess.run([sys.executable, "-m", "onnxport", *map(str, args)], cwd=PROJECT_ROOT, capture_output=True,
-                          text=True, timeout=60, env=server_environment(env, inherit_onnxport=False))
+    return subprocess.run(
+        [sys.executable, "-m", "onnxport", *map(str, args)],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_environment(env, inherit_onnxport=False),
+    )
 
 
 def get(url: str, origin: str | None = None) -> tuple[int, dict[str, str]]:
@@ -52,9 +58,21 @@ def test_the_port_rule_refuses_the_rest(value):
         port_number(value)
 
 
-@pytest.mark.parametrize("host, ok", [("127.0.0.1", True), (" localhost ", True), ("::1", True), ("[::1]", True),
-                                      ("0.0.0.0", True), ("", False), ("  ", False), ("localhost:8000", False),
-                                      ("http://localhost", False), ("my host", False)])
+@pytest.mark.parametrize(
+    "host, ok",
+    [
+        ("127.0.0.1", True),
+        (" localhost ", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", True),
+        ("", False),
+        ("  ", False),
+        ("localhost:8000", False),
+        ("http://localhost", False),
+        ("my host", False),
+    ],
+)
 def test_the_host_rule_checks_the_form(host, ok):
     if ok:
         assert listen_host(host) == host.strip()
@@ -64,26 +82,36 @@ def test_the_host_rule_checks_the_form(host, ok):
 
 
 # The same rules through the command line, each case as a process of its own.
-@pytest.mark.parametrize("option, value, fragments", [
-    ("--port", "99999", ["--port '99999'", "0 to 65535", "0: any free port"]),
-    ("--port", "http", ["--port 'http'", "whole number"]),
-    ("--host", "", ["--host ''", "host name or IP address", "0.0.0.0"]),
-    ("--cors-origins", "https://a.example,app.example/x", ["--cors-origins", "'app.example/x' is not an origin",
-                                                           ORIGIN_RULE]),
-])
+@pytest.mark.parametrize(
+    "option, value, fragments",
+    [
+        ("--port", "99999", ["--port '99999'", "0 to 65535", "0: any free port"]),
+        ("--port", "http", ["--port 'http'", "whole number"]),
+        ("--host", "", ["--host ''", "host name or IP address", "0.0.0.0"]),
+        (
+            "--cors-origins",
+            "https://a.example,app.example/x",
+            ["--cors-origins", "'app.example/x' is not an origin", ORIGIN_RULE],
+        ),
+    ],
+)
 def test_a_bad_value_exits_2_with_one_line(assert_one_line_error, repository, option, value, fragments):
     done = onnxport("serve", "--repository", repository, option, value)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert_one_line_error(done.stderr, *fragments)
 
 
-@pytest.mark.parametrize("env, args, fragments", [
-    ({"ONNXPORT_PORT": "99999"}, [], ["$ONNXPORT_PORT", "'99999'", "0 to 65535"]),
-    ({}, ["--engine", "ray", "--port", "0"], ["port 0", "fixed --port"]),
-    ({}, ["--engine", "ray", "--cors-origins", "https://a.example"], ["--cors-origins is for the waitress engine"]),
-])
-def test_what_the_engine_or_the_environment_cannot_take_exits_2(assert_one_line_error, repository, env, args,
-                                                                fragments):
+@pytest.mark.parametrize(
+    "env, args, fragments",
+    [
+        ({"ONNXPORT_PORT": "99999"}, [], ["$ONNXPORT_PORT", "'99999'", "0 to 65535"]),
+        ({}, ["--engine", "ray", "--port", "0"], ["port 0", "fixed --port"]),
+        ({}, ["--engine", "ray", "--cors-origins", "https://a.example"], ["--cors-origins is for the waitress engine"]),
+    ],
+)
+def test_what_the_engine_or_the_environment_cannot_take_exits_2(
+    assert_one_line_error, repository, env, args, fragments
+):
     done = onnxport("serve", "--repository", repository, *args, env=env)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert_one_line_error(done.stderr, *fragments)
@@ -104,7 +132,11 @@ def test_port_0_takes_a_free_port_and_prints_the_one_it_got(repository, tmp_path
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "onnxport", "serve", "--repository", str(repository), "--port", "0"],
-            cwd=PROJECT_ROOT, env=server_environment(inherit_onnxport=False), stdout=log, stderr=subprocess.STDOUT)
+            cwd=PROJECT_ROOT,
+            env=server_environment(inherit_onnxport=False),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     server = ServerProcess(process=process, base_url="", log_path=log_path)
     try:
         url = wait_for_url(server)
@@ -117,9 +149,20 @@ def test_port_0_takes_a_free_port_and_prints_the_one_it_got(repository, tmp_path
 
 def test_cors_origins_from_the_command_line_win_over_the_environment(spawn_server, repository):
     port = free_port()
-    base = spawn_server(["serve", "--repository", repository, "--port", port,
-                         "--cors-origins", "https://app.example:443, http://localhost:3000"],
-                        port, env={"ONNXPORT_CORS_ORIGINS": "https://env.example"}, probe=LIVE)
+    base = spawn_server(
+        [
+            "serve",
+            "--repository",
+            repository,
+            "--port",
+            port,
+            "--cors-origins",
+            "https://app.example:443, http://localhost:3000",
+        ],
+        port,
+        env={"ONNXPORT_CORS_ORIGINS": "https://env.example"},
+        probe=LIVE,
+    )
     # Normalised as browsers send the Origin header: the scheme's default port dropped.
     for origin in ("https://app.example", "http://localhost:3000"):
         status, headers = get(base + LIVE, origin)
@@ -132,11 +175,20 @@ def make_run(*make_args: str, env: dict[str, str] | None = None) -> list[str]:
     """The `onnxport serve ...` line of `make -n run ARGS` (a dry run: nothing is built or started), as
     arguments after the program. A parent make's variables (MAKEFLAGS, under `make check`) and any HOST,
     PORT or ONNXPORT_* of the caller stay out, so only the arguments and `env` reach it."""
-    inherited = {k: v for k, v in os.environ.items()
-                 if k not in ("HOST", "PORT", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
-                 and not k.startswith("ONNXPORT_")}
-    done = subprocess.run(["make", "--no-print-directory", "-n", "run", *make_args], cwd=PROJECT_ROOT,
-                          capture_output=True, text=True, timeout=60, env={**inherited, **(env or {})})
+    inherited = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("HOST", "PORT", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+        and not k.startswith("ONNXPORT_")
+    }
+    done = subprocess.run(
+        ["make", "--no-print-directory", "-n", "run", *make_args],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**inherited, **(env or {})},
+    )
     assert done.returncode == 0, done.stderr
     lines = [shlex.split(line) for line in done.stdout.splitlines() if line.split()[1:2] == ["serve"]]
     assert len(lines) == 1, done.stdout

@@ -24,11 +24,12 @@ def _summarized(status: str, reason: str) -> None:
     kept, more = status.split(" … (", 1)
     assert more.endswith("has it all)"), status
     assert reason.startswith(kept), (kept, reason)
-    rest = reason[len(kept):]
+    rest = reason[len(kept) :]
     assert rest.startswith(BOUNDARIES) or rest[:1] in ".;:,", f"cut mid-clause: {kept!r} | {rest[:30]!r}"
 
 
 # --------------------------------------------------------------------------- tables and summaries
+
 
 def test_a_table_pads_no_line_with_trailing_spaces():
     text = table(["model", "status"], [["m", "ok"], ["m", "skipped: " + "x" * 250]])
@@ -36,16 +37,21 @@ def test_a_table_pads_no_line_with_trailing_spaces():
     assert max(len(line) for line in text.splitlines()) == len("m      skipped: ") + 250
 
 
-CUBIC = ("conversion failed: Fail: [ONNXRuntimeError] : 1 : FAIL : Load model failed: Node (resize) Op (Resize) "
-         "[ShapeInferenceError] ScalesValidation 'Cubic' mode only supports: * 'align_corners' false, "
-         "* 'half_pixel' or 'pytorch_half_pixel' (scales 1, 1, 2, 2); the fallback kept nothing")
+CUBIC = (
+    "conversion failed: Fail: [ONNXRuntimeError] : 1 : FAIL : Load model failed: Node (resize) Op (Resize) "
+    "[ShapeInferenceError] ScalesValidation 'Cubic' mode only supports: * 'align_corners' false, "
+    "* 'half_pixel' or 'pytorch_half_pixel' (scales 1, 1, 2, 2); the fallback kept nothing"
+)
 
 
-@pytest.mark.parametrize("reason", [
-    CUBIC,
-    "int8 file 4,267 bytes is 1.84x the size of fp32 (2,313 bytes): not at least 1.5x smaller, so not worth serving",
-    "output 'y' differs: " + "; ".join(f"set {i} (index {i}, {i + 1}) off by {i}.5" for i in range(12)),
-])
+@pytest.mark.parametrize(
+    "reason",
+    [
+        CUBIC,
+        "int8 file 4,267 bytes is 1.84x the size of fp32 (2,313 bytes): not at least 1.5x smaller, so not worth serving",  # noqa: E501
+        "output 'y' differs: " + "; ".join(f"set {i} (index {i}, {i + 1}) off by {i}.5" for i in range(12)),
+    ],
+)
 def test_a_long_reason_is_summarized_at_a_boundary_never_inside_brackets(reason):
     text = summary(reason, MORE)
     assert len(reason) > 100 and text != reason
@@ -65,13 +71,15 @@ def test_a_short_reason_and_a_long_first_clause_are_kept_whole():
 
 # --------------------------------------------------------------------------- import and info, as a user sees them
 
+
 @pytest.fixture
 def imported(run_cli, tmp_path):
     """`onnxport import` of a y = x @ W model (its fp16 and int8 skipped with long reasons), not quiet:
     (repository, stdout, stderr)."""
     repository = tmp_path / "repository"
-    code, out, err = run_cli("--repository", repository, "import", matmul_file(tmp_path / "models"), "--name", "m",
-                             "--forms", "all")
+    code, out, err = run_cli(
+        "--repository", repository, "import", matmul_file(tmp_path / "models"), "--name", "m", "--forms", "all"
+    )
     assert code == 0, err
     return repository, out, err
 
@@ -116,8 +124,11 @@ def test_the_import_says_the_disk_each_variant_and_form_takes_and_how_to_skip_fo
     assert row.split()[:2] == ["m", "fp32"] and row.split()[-2:] == _bytes_text(sum(files.values())).split()
     assert f"on disk: {_bytes_text(sum(files.values()))} for 1 served variant" in disk
     assert "their optimized forms" in disk and "`onnxport import ... --forms none` makes none" in disk
-    on_disk = sum(p.stat().st_size for p in (repository / "artifacts").iterdir()
-                  if p.stem in files and p.suffix in (".onnx", ".ort"))
+    on_disk = sum(
+        p.stat().st_size
+        for p in (repository / "artifacts").iterdir()
+        if p.stem in files and p.suffix in (".onnx", ".ort")
+    )
     assert on_disk == sum(files.values())
 
 
@@ -138,19 +149,31 @@ def _bytes_text(count: int) -> str:
 
 # --------------------------------------------------------------------------- --quiet
 
+
 def test_quiet_prints_nothing_but_errors(run_cli, tmp_path, recipes_dir):
     # A model judged on synthetic inputs: its warning too is left out (info and the manifest say it).
-    code, out, err = run_cli("--repository", tmp_path / "r", "import", matmul_file(tmp_path / "models"), "--name",
-                             "m", "--quiet", "--forms", "none")
+    code, out, err = run_cli(
+        "--repository",
+        tmp_path / "r",
+        "import",
+        matmul_file(tmp_path / "models"),
+        "--name",
+        "m",
+        "--quiet",
+        "--forms",
+        "none",
+    )
     assert (code, out, err) == (0, "", "")
-    code, out, err = run_cli("--repository", tmp_path / "r", "build", "--quiet", "--forms", "none", "--recipes",
-                             recipes_dir)
+    code, out, err = run_cli(
+        "--repository", tmp_path / "r", "build", "--quiet", "--forms", "none", "--recipes", recipes_dir
+    )
     assert (code, out, err) == (0, "", "")
     code, out, err = run_cli("--repository", tmp_path / "r", "info", "m")
     assert code == 0 and "golden     synthetic" in out
 
 
 # --------------------------------------------------------------------------- where the data came from
+
 
 def test_info_says_where_an_imports_golden_and_calibration_data_came_from(run_cli, tmp_path):
     model = matmul_file(tmp_path / "models")
@@ -160,26 +183,44 @@ def test_info_says_where_an_imports_golden_and_calibration_data_came_from(run_cl
     calibration.mkdir()
     for index in range(3):
         np.savez(calibration / f"batch-{index}.npz", x=rng.standard_normal((2, 8)).astype(np.float32))
-    code, _, err = run_cli("--repository", tmp_path / "r", "import", model, "--name", "m", "--quiet", "--forms",
-                           "none", "--inputs", tmp_path / "inputs.npz", "--calibration", calibration)
+    code, _, err = run_cli(
+        "--repository",
+        tmp_path / "r",
+        "import",
+        model,
+        "--name",
+        "m",
+        "--quiet",
+        "--forms",
+        "none",
+        "--inputs",
+        tmp_path / "inputs.npz",
+        "--calibration",
+        calibration,
+    )
     assert code == 0, err
     code, out, err = run_cli("--repository", tmp_path / "r", "info", "m")
     assert code == 0, err
     lines = out.splitlines()
-    assert f"  golden     real: 1 set from --inputs {tmp_path / 'inputs.npz'}; expected outputs from fp32 " \
-           "onnxruntime" in lines, out
+    assert (
+        f"  golden     real: 1 set from --inputs {tmp_path / 'inputs.npz'}; expected outputs from fp32 "
+        "onnxruntime" in lines
+    ), out
     assert f"  calibration real: 3 batches from {calibration}" in lines, out
 
 
 def test_info_says_where_a_recipes_golden_and_calibration_data_came_from(run_cli, tmp_path, recipes_dir):
-    code, _, err = run_cli("--repository", tmp_path / "r", "build", "--quiet", "--forms", "none", "--recipes",
-                           recipes_dir)
+    code, _, err = run_cli(
+        "--repository", tmp_path / "r", "build", "--quiet", "--forms", "none", "--recipes", recipes_dir
+    )
     assert code == 0, err
     code, out, err = run_cli("--repository", tmp_path / "r", "info", "tiny")
     assert code == 0, err
     entry = manifest_of(tmp_path / "r")["models"]["tiny"]
-    assert "  golden     real: the recipe tiny.py's golden inputs (1 set); expected outputs from the source " \
-           "framework" in out.splitlines(), out
+    assert (
+        "  golden     real: the recipe tiny.py's golden inputs (1 set); expected outputs from the source "
+        "framework" in out.splitlines()
+    ), out
     calibration = next(line for line in out.splitlines() if line.startswith("  calibration "))
     assert calibration.startswith("  calibration real: the recipe tiny.py's calibration inputs ("), calibration
     assert entry["provenance"]["calibration_sha256"][:12] in calibration
@@ -187,11 +228,23 @@ def test_info_says_where_a_recipes_golden_and_calibration_data_came_from(run_cli
 
 # --------------------------------------------------------------------------- --description
 
+
 def test_an_import_description_is_stored_shown_by_info_and_served_to_the_pages(run_cli, tmp_path):
     model = matmul_file(tmp_path / "models")
     text = "Saliency map of a photo, 224x224 RGB (ViT)"
-    code, _, err = run_cli("--repository", tmp_path / "r", "import", model, "--name", "m", "--quiet", "--forms",
-                           "none", "--description", f"  {text} ")
+    code, _, err = run_cli(
+        "--repository",
+        tmp_path / "r",
+        "import",
+        model,
+        "--name",
+        "m",
+        "--quiet",
+        "--forms",
+        "none",
+        "--description",
+        f"  {text} ",
+    )
     assert code == 0, err
     assert manifest_of(tmp_path / "r")["models"]["m"]["description"] == text
     code, out, _ = run_cli("--repository", tmp_path / "r", "info", "m")
@@ -199,11 +252,34 @@ def test_an_import_description_is_stored_shown_by_info_and_served_to_the_pages(r
     pages = create_app({"repository": tmp_path / "r"}).test_client().get("/api/manifest")
     assert json.loads(pages.data)["models"]["m"]["description"] == text
     # Another description of the same file is another import: refused without --replace, then replaced.
-    code, _, err = run_cli("--repository", tmp_path / "r", "import", model, "--name", "m", "--quiet", "--forms",
-                           "none", "--description", "Something else")
+    code, _, err = run_cli(
+        "--repository",
+        tmp_path / "r",
+        "import",
+        model,
+        "--name",
+        "m",
+        "--quiet",
+        "--forms",
+        "none",
+        "--description",
+        "Something else",
+    )
     assert code == 2 and "already in the repository" in err
-    code, _, err = run_cli("--repository", tmp_path / "r", "import", model, "--name", "m", "--quiet", "--forms",
-                           "none", "--description", "Something else", "--replace")
+    code, _, err = run_cli(
+        "--repository",
+        tmp_path / "r",
+        "import",
+        model,
+        "--name",
+        "m",
+        "--quiet",
+        "--forms",
+        "none",
+        "--description",
+        "Something else",
+        "--replace",
+    )
     assert code == 0 and manifest_of(tmp_path / "r")["models"]["m"]["description"] == "Something else"
 
 

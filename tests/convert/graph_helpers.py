@@ -16,10 +16,14 @@ from onnx import TensorProto, helper, numpy_helper
 # weights, within 0.05 on a VNNI CPU). onnxruntime's session.x64quantprecision, which takes exact kernels,
 # failed to load minilm's int8 files in 1.30. The tests whose figures assume exact int8 kernels say so.
 _CPUINFO = Path("/proc/cpuinfo")
-NO_VNNI = platform.machine() == "x86_64" and _CPUINFO.exists() and not re.search(
-    r"\b(avx512_vnni|avx_vnni)\b", _CPUINFO.read_text())
-saturates_without_vnni = pytest.mark.xfail(NO_VNNI, strict=True,
-                                           reason="int8 x int8 products saturate on an x86 CPU without VNNI")
+NO_VNNI = (
+    platform.machine() == "x86_64"
+    and _CPUINFO.exists()
+    and not re.search(r"\b(avx512_vnni|avx_vnni)\b", _CPUINFO.read_text())
+)
+saturates_without_vnni = pytest.mark.xfail(
+    NO_VNNI, strict=True, reason="int8 x int8 products saturate on an x86 CPU without VNNI"
+)
 
 
 def rng(seed: int = 0) -> np.random.Generator:
@@ -28,7 +32,10 @@ def rng(seed: int = 0) -> np.random.Generator:
 
 def make_model(nodes, initializers, inputs, outputs, opsets=(("", 17),)) -> onnx.ModelProto:
     graph = helper.make_graph(
-        nodes, "test", inputs, outputs,
+        nodes,
+        "test",
+        inputs,
+        outputs,
         [numpy_helper.from_array(np.asarray(v), name) for name, v in initializers.items()],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])

@@ -115,8 +115,10 @@ def test_golden_data_is_in_onnx_test_layout(demo_repository, model):
     assert entry["golden"]["sets"] == 1
     assert sorted(p.name for p in folder.iterdir()) == ["test_data_set_0"]
     names = sorted(p.name for p in (folder / "test_data_set_0").iterdir())
-    assert names == sorted([f"input_{k}.pb" for k in range(len(entry["inputs"]))]
-                           + [f"output_{k}.pb" for k in range(len(entry["outputs"]))])
+    assert names == sorted(
+        [f"input_{k}.pb" for k in range(len(entry["inputs"]))]
+        + [f"output_{k}.pb" for k in range(len(entry["outputs"]))]
+    )
     inputs, outputs = golden_set(demo_repository, entry)
     for value in entry["inputs"] + entry["outputs"]:
         tensor = {**inputs, **outputs}[value["name"]]
@@ -143,7 +145,7 @@ def test_info_shows_the_variant_table(run_cli, demo_repository):
     lines = out.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("model ") and " variant " in line)
     rows = []
-    for line in lines[header + 2:]:
+    for line in lines[header + 2 :]:
         if not line.startswith("minilm "):
             break
         rows.append(line)

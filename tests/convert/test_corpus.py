@@ -28,8 +28,10 @@ pytestmark = pytest.mark.slow
 RECORDED = json.loads(corpus_rows.TABLE.read_text())
 NAMES = sorted(RECORDED["models"])
 TABLE = corpus_rows.TABLE.relative_to(ROOT)
-RERECORD = (f"If the change is intended, re-record: `{corpus_rows.REWRITE}`, review the diff of {TABLE} "
-            "and paste the printed table into docs/measurements.md.")
+RERECORD = (
+    f"If the change is intended, re-record: `{corpus_rows.REWRITE}`, review the diff of {TABLE} "
+    "and paste the printed table into docs/measurements.md."
+)
 MAKE_TESTDATA = "run `make testdata` (scripts/testdata/fetch_third_party.py)"
 JOBS = 2  # imports at a time: much of an import is single-threaded Python, so two use both cores
 
@@ -89,17 +91,21 @@ def corpus_import(request, tmp_path_factory):
     """
     repository = tmp_path_factory.mktemp("corpus")
     selected = [item for item in request.session.items if item.module is sys.modules[__name__]]
-    wanted = list(dict.fromkeys(
-        name for item in selected
-        for name in ([item.callspec.params["name"]] if hasattr(item, "callspec") else NAMES)
-    ))
+    wanted = list(
+        dict.fromkeys(
+            name
+            for item in selected
+            for name in ([item.callspec.params["name"]] if hasattr(item, "callspec") else NAMES)
+        )
+    )
     pool = ThreadPoolExecutor(JOBS)
     futures: dict[str, Future] = {}
 
     def submit(name: str) -> Future:
         if name not in futures:
-            futures[name] = pool.submit(corpus_rows.import_model, corpus_rows.CORPUS / name, name, repository / name,
-                                        RECORDED["tasks"][name])
+            futures[name] = pool.submit(
+                corpus_rows.import_model, corpus_rows.CORPUS / name, name, repository / name, RECORDED["tasks"][name]
+            )
         return futures[name]
 
     present = [name for name in wanted if (corpus_rows.CORPUS / name / "model.onnx").is_file()]
@@ -178,32 +184,44 @@ def _differences(name: str, variant: str, recorded: dict | None, got: dict | Non
         # MatMulNBits at accuracy level 4 multiplies int8 activations by the 4-bit weights; on this AVX2-only
         # EPYC the same commit's rapidocr-rec-v4 int4 gave per-step agreement 0.642 in one run and 0.983 in the
         # next (the int8 saturation of docs/build-and-import.md#limits is the suspect, not proven): said, not failed.
-        print(f"{name} int4: {got['status']} at {got['error']}, recorded {recorded['status']} at {recorded['error']} "
-              f"({_cpu_note()}, no VNNI)")
+        print(
+            f"{name} int4: {got['status']} at {got['error']}, recorded {recorded['status']} at {recorded['error']} "
+            f"({_cpu_note()}, no VNNI)"
+        )
         return []
     if recorded["status"] != got["status"]:
-        if not _same_cpu() and _near_budget(name, variant, recorded, got) and (
-                got["status"] == "ok" or got["reason_kind"] == "over budget"):
+        if (
+            not _same_cpu()
+            and _near_budget(name, variant, recorded, got)
+            and (got["status"] == "ok" or got["reason_kind"] == "over budget")
+        ):
             # Another CPU's kernels moved a figure across a budget it was near: noise, not a regression.
-            print(f"{name} {variant}: {got['status']} at {got['error']}, recorded {recorded['status']} at "
-                  f"{recorded['error']}, near the budget ({_cpu_note()})")
+            print(
+                f"{name} {variant}: {got['status']} at {got['error']}, recorded {recorded['status']} at "
+                f"{recorded['error']}, near the budget ({_cpu_note()})"
+            )
             return []
         near = " (near the budget: CPU noise?)" if _near_budget(name, variant, recorded, got) else ""
         problems.append(
             f"{variant}: status {got['status']!r}, recorded {recorded['status']!r} "
             f"(error {got['error']}, recorded {recorded['error']}; reason now: {got['reason']!r}; "
-            f"recorded: {recorded['reason']!r}){near}; {_cpu_note()}")
+            f"recorded: {recorded['reason']!r}){near}; {_cpu_note()}"
+        )
     elif recorded["reason_kind"] != got["reason_kind"]:
-        problems.append(f"{variant}: not served because of {got['reason_kind']!r} ({got['reason']!r}), recorded "
-                        f"{recorded['reason_kind']!r} ({recorded['reason']!r})")
+        problems.append(
+            f"{variant}: not served because of {got['reason_kind']!r} ({got['reason']!r}), recorded "
+            f"{recorded['reason_kind']!r} ({recorded['reason']!r})"
+        )
     kept = bool(recorded["fallback_kept_float"] or got["fallback_kept_float"])
     slack = RESCUED_SIZE_SLACK if kept else SIZE_SLACK
     r, g = recorded["size_ratio"], got["size_ratio"]
     if (r is None) != (g is None) or (r is not None and abs(r - g) > slack):
         problems.append(f"{variant}: size {_size(g)}, recorded {_size(r)} (allowed: +/-{slack})")
     if not (kept and got["status"] == "ok") and not _errors_agree(recorded, got):
-        problems.append(f"{variant}: error vs fp32 ({got['metric']}) {got['error']}, recorded {recorded['error']} "
-                        f"(allowed: a factor {ERROR_FACTOR:g}, or both under {ERROR_FLOOR:g})")
+        problems.append(
+            f"{variant}: error vs fp32 ({got['metric']}) {got['error']}, recorded {recorded['error']} "
+            f"(allowed: a factor {ERROR_FACTOR:g}, or both under {ERROR_FLOOR:g})"
+        )
     return problems
 
 
@@ -213,17 +231,19 @@ def test_corpus_model_imports_as_recorded(name, corpus_import):
     recorded = RECORDED["models"][name]
     assert corpus_rows.data_sha256(folder) == recorded["data_sha256"], (
         f"{name}: {folder} is not the model and test data {TABLE} was recorded with "
-        f"(scripts/testdata/fetch_third_party.py changed?). {RERECORD}")
+        f"(scripts/testdata/fetch_third_party.py changed?). {RERECORD}"
+    )
     got = corpus_import(name)
     assert (got["import_error"] is None) == (recorded["import_error"] is None), (
         f"{name}: import {'failed: ' + got['import_error'] if got['import_error'] else 'succeeded'}, recorded "
-        f"{'failing: ' + recorded['import_error'] if recorded['import_error'] else 'succeeding'}. {RERECORD}")
+        f"{'failing: ' + recorded['import_error'] if recorded['import_error'] else 'succeeding'}. {RERECORD}"
+    )
     problems = [
         problem
         for variant in sorted(set(recorded["variants"]) | set(got["variants"]), key=corpus_rows.VARIANTS.index)
         for problem in _differences(name, variant, recorded["variants"].get(variant), got["variants"].get(variant))
     ]
-    assert not problems, (f"{name} differs from {TABLE}:\n  " + "\n  ".join(problems) + f"\n{RERECORD}")
+    assert not problems, f"{name} differs from {TABLE}:\n  " + "\n  ".join(problems) + f"\n{RERECORD}"
 
 
 def test_raw_tools_serve_no_more_variants_of_any_kind_than_we_do(corpus_import):
@@ -235,16 +255,20 @@ def test_raw_tools_serve_no_more_variants_of_any_kind_than_we_do(corpus_import):
     pinned = ("onnx", "onnxruntime", "onnxconverter-common")
     installed = {package: metadata.version(package) for package in pinned}
     changed = {p: (RECORDED["tools"][p], installed[p]) for p in pinned if RECORDED["tools"][p] != installed[p]}
-    assert not changed, (f"the raw tools' rows were recorded with other versions (recorded, installed): {changed}. "
-                         f"{RERECORD}")
+    assert not changed, (
+        f"the raw tools' rows were recorded with other versions (recorded, installed): {changed}. {RERECORD}"
+    )
     raw = {name: RECORDED["models"][name]["raw"] for name in NAMES}
     assert corpus_rows.served(raw) == RECORDED["counts"]["raw_served"], f"{TABLE}: counts do not match its rows"
     for name in NAMES:
         _require_corpus(name)
     ours = corpus_rows.served({name: corpus_import(name)["variants"] for name in NAMES})
     raw_served = corpus_rows.served(raw)
-    fewer = {kind: f"ours {ours[kind]}, raw tools {raw_served[kind]}" for kind in corpus_rows.KINDS
-             if ours[kind] < raw_served[kind]}
+    fewer = {
+        kind: f"ours {ours[kind]}, raw tools {raw_served[kind]}"
+        for kind in corpus_rows.KINDS
+        if ours[kind] < raw_served[kind]
+    }
     assert not fewer, f"of {len(NAMES)} corpus models, we serve fewer variants than the raw tools: {fewer}"
 
 
@@ -262,22 +286,43 @@ def test_corpus_imports_stay_within_the_memory_bound(corpus_import, capsys):
         model_mb = (folder / "model.onnx").stat().st_size / 2**20
         largest_mb = _largest_mb(folder)
         bound = BASE_MB + MEMORY_FACTOR * (model_mb + largest_mb)
-        rows[name] = {"peak_rss_mb": got["peak_rss_mb"], "seconds": got["seconds"], "cpu_seconds": got["cpu_seconds"],
-                      "model_mb": round(model_mb, 1), "largest_intermediate_mb": round(largest_mb, 1),
-                      "bound_mb": round(bound)}
+        rows[name] = {
+            "peak_rss_mb": got["peak_rss_mb"],
+            "seconds": got["seconds"],
+            "cpu_seconds": got["cpu_seconds"],
+            "model_mb": round(model_mb, 1),
+            "largest_intermediate_mb": round(largest_mb, 1),
+            "bound_mb": round(bound),
+        }
         if got["peak_rss_mb"] > bound:
-            over.append(f"{name}: peak RSS {got['peak_rss_mb']} MB > {BASE_MB} + {MEMORY_FACTOR} x ({model_mb:.1f} MB "
-                        f"model + {largest_mb:.1f} MB largest intermediate) = {bound:.0f} MB")
+            over.append(
+                f"{name}: peak RSS {got['peak_rss_mb']} MB > {BASE_MB} + {MEMORY_FACTOR} x ({model_mb:.1f} MB "
+                f"model + {largest_mb:.1f} MB largest intermediate) = {bound:.0f} MB"
+            )
     worst = max(rows, key=lambda n: rows[n]["peak_rss_mb"])
     slowest = max(rows, key=lambda n: rows[n]["seconds"])
-    RESOURCES.write_text(json.dumps({"bound": f"peak RSS <= {BASE_MB} MB + {MEMORY_FACTOR} x (model + largest "
-                                              "intermediate)", "largest_peak": worst, "slowest": slowest,
-                                     "models": rows}, indent=1) + "\n")
+    RESOURCES.write_text(
+        json.dumps(
+            {
+                "bound": f"peak RSS <= {BASE_MB} MB + {MEMORY_FACTOR} x (model + largest intermediate)",
+                "largest_peak": worst,
+                "slowest": slowest,
+                "models": rows,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     lines = [f"{'model':30s} {'peak RSS':>9s} {'bound':>7s} {'wall s':>7s} {'CPU s':>6s} {'model':>7s} {'largest':>8s}"]
-    lines += [f"{n:30s} {r['peak_rss_mb']:6d} MB {r['bound_mb']:4d} MB {r['seconds']:7.1f} {r['cpu_seconds']:6.1f} "
-              f"{r['model_mb']:4.1f} MB {r['largest_intermediate_mb']:5.1f} MB" for n, r in rows.items()]
-    lines.append(f"largest peak: {worst} {rows[worst]['peak_rss_mb']} MB; "
-                 f"slowest: {slowest} {rows[slowest]['seconds']} s (also in {RESOURCES.relative_to(ROOT)})")
+    lines += [
+        f"{n:30s} {r['peak_rss_mb']:6d} MB {r['bound_mb']:4d} MB {r['seconds']:7.1f} {r['cpu_seconds']:6.1f} "
+        f"{r['model_mb']:4.1f} MB {r['largest_intermediate_mb']:5.1f} MB"
+        for n, r in rows.items()
+    ]
+    lines.append(
+        f"largest peak: {worst} {rows[worst]['peak_rss_mb']} MB; "
+        f"slowest: {slowest} {rows[slowest]['seconds']} s (also in {RESOURCES.relative_to(ROOT)})"
+    )
     with capsys.disabled():
         print("\n" + "\n".join(lines))
     assert not over, "imports over the memory bound:\n  " + "\n  ".join(over)

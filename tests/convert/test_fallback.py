@@ -58,11 +58,18 @@ def chain_model() -> onnx.ModelProto:
     """x -> MatMul(w1) -> Relu -> MatMul(w2) -> y, named nodes."""
     rng = np.random.default_rng(0)
     w1, w2 = (numpy_helper.from_array(rng.standard_normal((4, 4)).astype(np.float32), n) for n in ("w1", "w2"))
-    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"], name="first"),
-             helper.make_node("Relu", ["h"], ["r"], name="relu"),
-             helper.make_node("MatMul", ["r", "w2"], ["y"], name="second")]
-    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], [w1, w2])
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"], name="first"),
+        helper.make_node("Relu", ["h"], ["r"], name="relu"),
+        helper.make_node("MatMul", ["r", "w2"], ["y"], name="second"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+        [w1, w2],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 

@@ -20,8 +20,10 @@ def folding_file(folder, steps: int = 300, size: int = 128):
     or `ort` form did once at build time (constant folding), which the variant as built redoes at every
     session creation (here about 17 ms of CPU against 0.6 ms; 100 steps were 6.5 ms, too near the 5 ms bar)."""
     rng = np.random.default_rng(0)
-    initializers = [numpy_helper.from_array(rng.standard_normal((size, size)).astype(np.float32) * 0.01, "c0"),
-                    numpy_helper.from_array(np.full((size, size), 0.5, np.float32), "k")]
+    initializers = [
+        numpy_helper.from_array(rng.standard_normal((size, size)).astype(np.float32) * 0.01, "c0"),
+        numpy_helper.from_array(np.full((size, size), 0.5, np.float32), "k"),
+    ]
     nodes, previous = [], "c0"
     for index in range(steps):
         nodes.append(helper.make_node("Mul" if index % 2 else "Add", [previous, "k"], [f"t{index}"], name=f"n{index}"))
@@ -78,8 +80,10 @@ def test_auto_is_another_build_key_than_all(run_cli, tmp_path):
     assert code == 2 and "already in the repository" in err  # not silently "unchanged"
 
 
-@pytest.mark.parametrize("as_built, form, kept", [(20.0, 1.0, True), (60.0, 50.0, True), (4.0, 0.5, False),
-                                                  (100.0, 95.0, False), (1.0, 2.0, False)])
+@pytest.mark.parametrize(
+    "as_built, form, kept",
+    [(20.0, 1.0, True), (60.0, 50.0, True), (4.0, 0.5, False), (100.0, 95.0, False), (1.0, 2.0, False)],
+)
 def test_the_bar_is_ten_percent_and_five_ms(monkeypatch, as_built, form, kept):
     monkeypatch.setattr(form_gain, "fastest", lambda *a, **k: (as_built, form))
     reason = form_gain.short_of(b"variant", b"form", "basic", "m fp32 (basic form)")

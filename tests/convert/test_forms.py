@@ -23,7 +23,8 @@ def served(manifest: dict):
 
 
 def test_every_served_variant_has_its_forms_and_each_is_a_real_file_with_its_own_reference(
-    demo_repository, demo_manifest,
+    demo_repository,
+    demo_manifest,
 ):
     for model, variant, record in served(demo_manifest):
         expected = {"ort", "basic"} | ({"fused"} if (model, variant) == ("minilm", "fp32") else set())

@@ -18,7 +18,10 @@ FLOAT, FLOAT16 = TensorProto.FLOAT, TensorProto.FLOAT16
 
 def make_model(nodes, initializers, inputs, outputs, opset=17) -> onnx.ModelProto:
     graph = helper.make_graph(
-        nodes, "test", inputs, outputs,
+        nodes,
+        "test",
+        inputs,
+        outputs,
         [numpy_helper.from_array(np.asarray(v), name) for name, v in initializers.items()],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
@@ -45,10 +48,13 @@ def checked(model: onnx.ModelProto) -> dict[str, int]:
     onnx.checker.check_model(model, full_check=True)
     inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True, check_type=True)
     types = {i.name: i.data_type for g in graphs(inferred.graph) for i in g.initializer}
-    types.update({
-        v.name: v.type.tensor_type.elem_type
-        for g in graphs(inferred.graph) for v in [*g.value_info, *g.input, *g.output]
-    })
+    types.update(
+        {
+            v.name: v.type.tensor_type.elem_type
+            for g in graphs(inferred.graph)
+            for v in [*g.value_info, *g.input, *g.output]
+        }
+    )
     return types
 
 
@@ -77,7 +83,8 @@ def test_unnamed_nodes_give_unique_value_names():
             helper.make_node("Add", ["doubled", "resized"], ["y"]),
         ],
         {"two": np.float32(2), "scales": np.array([1, 1, 1, 1], np.float32)},
-        [tensor("x", 1, 2, 3, 3)], [tensor("y", 1, 2, 3, 3)],
+        [tensor("x", 1, 2, 3, 3)],
+        [tensor("y", 1, 2, 3, 3)],
     )
     feeds = {"x": weights(0, 1, 2, 3, 3)}
     converted, settings = fp16.make_fp16(model, [feeds])
@@ -99,15 +106,20 @@ def branch(name: str, offset: float, local_weights: bool = False) -> onnx.GraphP
     conv_w, mat_w = "conv_w", "mat_w"
     if local_weights:
         conv_w, mat_w = f"{name}_conv_w", f"{name}_mat_w"
-        initializers += [numpy_helper.from_array(weights(1, 2, 2, 3, 3), conv_w),
-                         numpy_helper.from_array(weights(2, 4, 4), mat_w)]
+        initializers += [
+            numpy_helper.from_array(weights(1, 2, 2, 3, 3), conv_w),
+            numpy_helper.from_array(weights(2, 4, 4), mat_w),
+        ]
     return helper.make_graph(
         [
             helper.make_node("Conv", ["x", conv_w], [f"{name}_conv"], name=f"{name}_conv", pads=[1, 1, 1, 1]),
             helper.make_node("MatMul", [f"{name}_conv", mat_w], [f"{name}_mm"], name=f"{name}_matmul"),
             helper.make_node("Add", [f"{name}_mm", f"{name}_bias"], [f"{name}_out"], name=f"{name}_add"),
         ],
-        name, [], [helper.make_tensor_value_info(f"{name}_out", FLOAT, None)], initializers,
+        name,
+        [],
+        [helper.make_tensor_value_info(f"{name}_out", FLOAT, None)],
+        initializers,
     )
 
 
@@ -115,13 +127,20 @@ def if_model(outer_ops: bool, local_weights: bool = False) -> onnx.ModelProto:
     """flag ? then(x) : else(x); with outer_ops the If's output goes through an outer Relu
     (fp16 work in the main graph too), else through an Identity."""
     nodes = [
-        helper.make_node("If", ["flag"], ["chosen"], name="if", then_branch=branch("then", 0.5, local_weights),
-                         else_branch=branch("else", -0.5, local_weights)),
+        helper.make_node(
+            "If",
+            ["flag"],
+            ["chosen"],
+            name="if",
+            then_branch=branch("then", 0.5, local_weights),
+            else_branch=branch("else", -0.5, local_weights),
+        ),
         helper.make_node("Relu" if outer_ops else "Identity", ["chosen"], ["y"], name="last"),
     ]
     outer = {} if local_weights else {"conv_w": weights(1, 2, 2, 3, 3), "mat_w": weights(2, 4, 4)}
-    return make_model(nodes, outer, [tensor("x", 1, 2, 4, 4), tensor("flag", elem=TensorProto.BOOL)],
-                      [tensor("y", 1, 2, 4, 4)])
+    return make_model(
+        nodes, outer, [tensor("x", 1, 2, 4, 4), tensor("flag", elem=TensorProto.BOOL)], [tensor("y", 1, 2, 4, 4)]
+    )
 
 
 def if_feeds(seed: int) -> list[dict[str, np.ndarray]]:
@@ -170,18 +189,26 @@ def test_overflow_inside_a_branch_is_kept_fp32():
             helper.make_node("Mul", ["x", "big"], ["hot"], name="grow"),
             helper.make_node("Mul", ["hot", "small"], ["cool"], name="shrink"),
         ],
-        "then", [], [helper.make_tensor_value_info("cool", FLOAT, None)],
+        "then",
+        [],
+        [helper.make_tensor_value_info("cool", FLOAT, None)],
         [numpy_helper.from_array(np.float32(1e5), "big"), numpy_helper.from_array(np.float32(1e-5), "small")],
     )
-    other = helper.make_graph([helper.make_node("Neg", ["x"], ["negated"], name="negate")], "else", [],
-                              [helper.make_tensor_value_info("negated", FLOAT, None)])
+    other = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["negated"], name="negate")],
+        "else",
+        [],
+        [helper.make_tensor_value_info("negated", FLOAT, None)],
+    )
     model = make_model(
         [
             helper.make_node("Greater", ["flag", "zero"], ["cond"], name="cond"),
             helper.make_node("If", ["cond"], ["chosen"], name="if", then_branch=then, else_branch=other),
             helper.make_node("Add", ["chosen", "x"], ["y"], name="add"),
         ],
-        {"zero": np.float32(0)}, [tensor("x", 8), tensor("flag")], [tensor("y", 8)],
+        {"zero": np.float32(0)},
+        [tensor("x", 8), tensor("flag")],
+        [tensor("y", 8)],
     )
     feeds = {"x": np.linspace(0.5, 1, 8, dtype=np.float32), "flag": np.array(1, np.float32)}
     converted, settings = fp16.make_fp16(model, [feeds])
@@ -204,7 +231,8 @@ def loop_model() -> onnx.ModelProto:
             helper.make_node("Identity", ["h_out"], ["h_scan"], name="body_scan"),
             helper.make_node("Identity", ["cond_in"], ["cond_out"], name="body_cond"),
         ],
-        "body", [tensor("i", elem=TensorProto.INT64), tensor("cond_in", elem=TensorProto.BOOL), tensor("h_in", 1, 4)],
+        "body",
+        [tensor("i", elem=TensorProto.INT64), tensor("cond_in", elem=TensorProto.BOOL), tensor("h_in", 1, 4)],
         [tensor("cond_out", elem=TensorProto.BOOL), tensor("h_out", 1, 4), tensor("h_scan", 1, 4)],
         [numpy_helper.from_array(np.float32(1e-5), "small")],
     )
@@ -213,9 +241,15 @@ def loop_model() -> onnx.ModelProto:
             helper.make_node("Loop", ["steps", "go", "h0"], ["h_final", "hs"], name="loop", body=body),
             helper.make_node("Relu", ["hs"], ["y"], name="relu"),
         ],
-        {"w": weights(13, 4, 4), "b": weights(14, 4), "big": np.float32(1e5), "steps": np.int64(3),
-         "go": np.array(True)},
-        [tensor("h0", 1, 4)], [tensor("y", 3, 1, 4), tensor("h_final", 1, 4)],
+        {
+            "w": weights(13, 4, 4),
+            "b": weights(14, 4),
+            "big": np.float32(1e5),
+            "steps": np.int64(3),
+            "go": np.array(True),
+        },
+        [tensor("h0", 1, 4)],
+        [tensor("y", 3, 1, 4), tensor("h_final", 1, 4)],
     )
 
 
@@ -229,7 +263,9 @@ def scan_model() -> onnx.ModelProto:
             helper.make_node("Add", ["s_in", "step"], ["s_out"], name="body_add"),
             helper.make_node("Identity", ["s_out"], ["s_scan"], name="body_scan"),
         ],
-        "body", [tensor("s_in", 4), tensor("x_t", 4)], [tensor("s_out", 4), tensor("s_scan", 4)],
+        "body",
+        [tensor("s_in", 4), tensor("x_t", 4)],
+        [tensor("s_out", 4), tensor("s_scan", 4)],
         [numpy_helper.from_array(np.float32(1e-5), "small")],
     )
     return make_model(
@@ -238,14 +274,19 @@ def scan_model() -> onnx.ModelProto:
             helper.make_node("Relu", ["ss"], ["y"], name="relu"),
         ],
         {"w": weights(15, 4, 4), "big": np.float32(1e5)},
-        [tensor("s0", 4), tensor("xs", 5, 4)], [tensor("y", 5, 4), tensor("s_final", 4)],
+        [tensor("s0", 4), tensor("xs", 5, 4)],
+        [tensor("y", 5, 4), tensor("s_final", 4)],
     )
 
 
-@pytest.mark.parametrize("make, feeds", [
-    (loop_model, {"h0": weights(16, 1, 4)}),
-    (scan_model, {"s0": weights(17, 4), "xs": weights(18, 5, 4)}),
-], ids=["loop", "scan"])
+@pytest.mark.parametrize(
+    "make, feeds",
+    [
+        (loop_model, {"h0": weights(16, 1, 4)}),
+        (scan_model, {"s0": weights(17, 4), "xs": weights(18, 5, 4)}),
+    ],
+    ids=["loop", "scan"],
+)
 def test_loop_and_scan_bodies_convert_and_keep_their_hot_values(make, feeds):
     """The body's state crosses the boundary in fp16, its MatMul reads the outer w as fp16, and
     the 1e5 inside it (seen through the running peak the probe carries out) stays fp32."""
@@ -278,9 +319,14 @@ def quantized_model() -> onnx.ModelProto:
             helper.make_node("MatMul", ["x", "w"], ["float_out"], name="float_matmul"),
             helper.make_node("Add", ["quantized_out", "float_out"], ["y"], name="add"),
         ],
-        {"w_q": r.integers(0, 255, (16, 8)).astype(np.uint8), "w_zero": np.uint8(128),
-         "w_scale": np.float32(0.002), "w": weights(5, 16, 8)},
-        [tensor("x", 4, 16)], [tensor("y", 4, 8)],
+        {
+            "w_q": r.integers(0, 255, (16, 8)).astype(np.uint8),
+            "w_zero": np.uint8(128),
+            "w_scale": np.float32(0.002),
+            "w": weights(5, 16, 8),
+        },
+        [tensor("x", 4, 16)],
+        [tensor("y", 4, 8)],
     )
 
 
@@ -313,7 +359,8 @@ def test_integer_arithmetic_in_float_stays_exact():
             helper.make_node("Mul", ["x", "w"], ["y"], name="scale"),
         ],
         {"half": np.array([0.5, 0.5], np.float32), "w": np.float32(3)},
-        [tensor("x", 1, 4099)], [tensor("y", 1, 4099), tensor("size", 2, elem=TensorProto.INT64)],
+        [tensor("x", 1, 4099)],
+        [tensor("y", 1, 4099), tensor("size", 2, elem=TensorProto.INT64)],
     )
     feeds = {"x": weights(7, 1, 4099)}
     converted, settings = fp16.make_fp16(model, [feeds])
@@ -371,10 +418,15 @@ def test_batch_normalization_stays_fp32():
             helper.make_node("Conv", ["x", "w"], ["conv"], name="conv"),
             helper.make_node("BatchNormalization", ["conv", "scale", "bias", "mean", "var"], ["y"], name="bn"),
         ],
-        {"w": weights(11, channels, 2, 1, 1), "scale": r.uniform(1, 2, channels).astype(np.float32),
-         "bias": r.uniform(-1, 1, channels).astype(np.float32),
-         "mean": r.uniform(5, 6, channels).astype(np.float32), "var": np.full(channels, 4e-4, np.float32)},
-        [tensor("x", 1, 2, 3, 3)], [tensor("y", 1, channels, 3, 3)],
+        {
+            "w": weights(11, channels, 2, 1, 1),
+            "scale": r.uniform(1, 2, channels).astype(np.float32),
+            "bias": r.uniform(-1, 1, channels).astype(np.float32),
+            "mean": r.uniform(5, 6, channels).astype(np.float32),
+            "var": np.full(channels, 4e-4, np.float32),
+        },
+        [tensor("x", 1, 2, 3, 3)],
+        [tensor("y", 1, channels, 3, 3)],
     )
     feeds = {"x": weights(12, 1, 2, 3, 3)}
     converted, settings = fp16.make_fp16(model, [feeds])
@@ -394,7 +446,9 @@ def test_movement_ops_follow_a_producer_kept_in_fp32():
             helper.make_node("Reshape", ["mm", "shape"], ["flat"], name="reshape"),
             helper.make_node("Mul", ["flat", "flat"], ["y"], name="square"),
         ],
-        {"w": weights(19, 4, 4), "shape": np.array([-1], np.int64)}, [tensor("x", 2, 4)], [tensor("y", 8)],
+        {"w": weights(19, 4, 4), "shape": np.array([-1], np.int64)},
+        [tensor("x", 2, 4)],
+        [tensor("y", 8)],
     )
     feeds = {"x": weights(20, 2, 4)}
     converted, settings = fp16.make_fp16(model, [feeds], keep_float=["matmul"])

@@ -32,8 +32,10 @@ from onnxport.serving.app import create_app
 CUBIC_REFUSAL = "ScalesValidation 'Cubic' mode only supports: * 2-D inputs ('Bicubic') or * 4-D inputs"
 REFUSAL_END = "in the Resize operator"  # the last words of onnxruntime's message: the detail is whole
 # The variant's one-line reason: the node, its operator, onnxruntime's reason (its list cut), fp32 runs.
-ONE_LINE = (f"onnxruntime {runtime.VERSION} failed to run it: Resize node resize: 'Cubic' mode only supports: "
-            "2-D inputs ('Bicubic') or 4-D inputs with")
+ONE_LINE = (
+    f"onnxruntime {runtime.VERSION} failed to run it: Resize node resize: 'Cubic' mode only supports: "
+    "2-D inputs ('Bicubic') or 4-D inputs with"
+)
 FP32_RUNS = "; fp32 runs on the same onnxruntime and inputs"
 
 
@@ -46,14 +48,20 @@ def refusals_only(monkeypatch):
 def cubic_model() -> onnx.ModelProto:
     r = rng(32)
     return make_model(
-        [helper.make_node("Conv", ["x", "w1"], ["features"], pads=[1, 1, 1, 1], name="conv1"),
-         helper.make_node("Mul", ["percent", "hundredth"], ["scales"], name="scales"),
-         helper.make_node("Resize", ["features", "", "scales"], ["resized"], mode="cubic", name="resize"),
-         helper.make_node("Conv", ["resized", "w2"], ["y"], pads=[1, 1, 1, 1], name="conv2")],
-        {"w1": (r.normal(size=(32, 3, 3, 3)) * 0.2).astype(np.float32),
-         "w2": (r.normal(size=(16, 32, 3, 3)) * 0.1).astype(np.float32),
-         "percent": np.array([100, 100, 50, 50], np.float32), "hundredth": np.array([0.01], np.float32)},
-        [tensor("x", 1, 3, 16, 16)], [tensor("y", 1, 16, 8, 8)],
+        [
+            helper.make_node("Conv", ["x", "w1"], ["features"], pads=[1, 1, 1, 1], name="conv1"),
+            helper.make_node("Mul", ["percent", "hundredth"], ["scales"], name="scales"),
+            helper.make_node("Resize", ["features", "", "scales"], ["resized"], mode="cubic", name="resize"),
+            helper.make_node("Conv", ["resized", "w2"], ["y"], pads=[1, 1, 1, 1], name="conv2"),
+        ],
+        {
+            "w1": (r.normal(size=(32, 3, 3, 3)) * 0.2).astype(np.float32),
+            "w2": (r.normal(size=(16, 32, 3, 3)) * 0.1).astype(np.float32),
+            "percent": np.array([100, 100, 50, 50], np.float32),
+            "hundredth": np.array([0.01], np.float32),
+        },
+        [tensor("x", 1, 3, 16, 16)],
+        [tensor("y", 1, 16, 8, 8)],
     )
 
 
@@ -64,8 +72,21 @@ def feeds(seed: int) -> dict[str, np.ndarray]:
 def imported(run_cli, tmp_path: Path, model: onnx.ModelProto, name: str) -> dict:
     onnx.save(model, tmp_path / f"{name}.onnx")
     np.savez(tmp_path / "inputs.npz", **feeds(1))
-    code, _, err = run_cli("--repository", tmp_path / "repo", "import", tmp_path / f"{name}.onnx", "--name", name,
-                           "--task", "generic", "--inputs", tmp_path / "inputs.npz", "--quiet", "--forms", "none")
+    code, _, err = run_cli(
+        "--repository",
+        tmp_path / "repo",
+        "import",
+        tmp_path / f"{name}.onnx",
+        "--name",
+        name,
+        "--task",
+        "generic",
+        "--inputs",
+        tmp_path / "inputs.npz",
+        "--quiet",
+        "--forms",
+        "none",
+    )
     assert code == 0, err
     return json.loads((tmp_path / "repo" / "manifest.json").read_text())["models"][name]
 
@@ -111,12 +132,15 @@ def test_a_refused_fp16_variant_is_saved_by_keeping_in_float_what_the_error_name
     assert CUBIC_REFUSAL in learned["error"] and learned["error"].endswith(REFUSAL_END), learned["error"]
     assert "scales" in fp16["settings"]["blocked_nodes"]
     assert fp16["size_ratio"] < 0.6, fp16["size_ratio"]  # the convolutions are fp16: it halves the file
-    print(f"fp16 saved: {fp16['size_ratio']}x of fp32, metric {fp16['vs_fp32'].get('metric')}, "
-          f"kept {learned['kept']} after: {learned['error'][:120]}...")
+    print(
+        f"fp16 saved: {fp16['size_ratio']}x of fp32, metric {fp16['vs_fp32'].get('metric')}, "
+        f"kept {learned['kept']} after: {learned['error'][:120]}..."
+    )
 
 
 def test_a_refusal_s_reason_is_one_line_and_its_detail_whole_in_the_manifest_info_and_the_404(
-        run_cli, tmp_path, monkeypatch, assert_json_error, refusals_only):
+    run_cli, tmp_path, monkeypatch, assert_json_error, refusals_only
+):
     """With no retry allowed, the variant is rejected with one line naming the node, its operator and
     onnxruntime's reason, and saying fp32 runs; onnxruntime's whole message, on one line, is its detail
     (the reason was the whole message, source positions and codes included)."""
@@ -141,10 +165,15 @@ def test_the_error_names_the_node_or_only_the_operator(refusals_only):
     at_run = refusal(make_fp16(model, [feeds(1)])[0])
     assert fp16_refusals.named(at_run) == ({"resize"}, {"Resize"})
     nhwc = make_model(
-        [helper.make_node("Transpose", ["x"], ["nchw"], perm=[0, 3, 1, 2], name="to_nchw"),
-         helper.make_node("Resize", ["nchw", "", "scales"], ["small"], mode="cubic", name="shrink"),
-         helper.make_node("Transpose", ["small"], ["y"], perm=[0, 2, 3, 1], name="to_nhwc")],
-        {"scales": np.array([1, 1, 0.5, 0.5], np.float32)}, [tensor("x", 1, 8, 8, 4)], [tensor("y", 1, 4, 4, 4)])
+        [
+            helper.make_node("Transpose", ["x"], ["nchw"], perm=[0, 3, 1, 2], name="to_nchw"),
+            helper.make_node("Resize", ["nchw", "", "scales"], ["small"], mode="cubic", name="shrink"),
+            helper.make_node("Transpose", ["small"], ["y"], perm=[0, 2, 3, 1], name="to_nhwc"),
+        ],
+        {"scales": np.array([1, 1, 0.5, 0.5], np.float32)},
+        [tensor("x", 1, 8, 8, 4)],
+        [tensor("y", 1, 4, 4, 4)],
+    )
     with pytest.raises(ModelFileError) as caught:
         runtime.create_session(nhwc.SerializeToString(), label="nhwc")
     assert fp16_refusals.named(str(caught.value)) == (set(), {"Resize"})
@@ -164,8 +193,10 @@ def test_what_is_kept_next_goes_from_the_named_node_to_its_parameters_to_its_nei
     # A Cast make_fp16 added stands for the model's nodes on either side of it.
     cast = next(n.name for n in fp16.graph.node if n.op_type == "Cast" and n.name not in valid)
     named = f"Non-zero status code returned while running Cast node. Name:'{cast}' Status Message: refused"
-    assert fp16_refusals.keep_more(fp16, settings, named, valid) and fp16_refusals.keep_more(
-        fp16, settings, named, valid) <= valid
+    assert (
+        fp16_refusals.keep_more(fp16, settings, named, valid)
+        and fp16_refusals.keep_more(fp16, settings, named, valid) <= valid
+    )
     assert fp16_refusals.keep_more(fp16, settings, "out of memory", valid) == set()  # names nothing: no retry
 
 
@@ -174,16 +205,24 @@ def test_parameters_computed_from_values_kept_in_fp32_are_kept_too(refusals_only
     the integer rule, `ratio`) over the grid's, concatenated with constant ones in fp16 (`scales`)."""
     r = rng(1)
     model = make_model(
-        [helper.make_node("Conv", ["x", "w"], ["f"], pads=[1, 1, 1, 1], name="conv"),
-         helper.make_node("Shape", ["f"], ["shape"], start=2, name="shape"),
-         helper.make_node("Cast", ["shape"], ["size"], to=onnx.TensorProto.FLOAT, name="size"),
-         helper.make_node("Div", ["size", "grid"], ["ratio"], name="ratio"),
-         helper.make_node("Concat", ["ones", "ratio"], ["scales"], axis=0, name="scales"),
-         helper.make_node("Resize", ["pos", "", "scales"], ["pos_big"], mode="cubic", name="resize"),
-         helper.make_node("Add", ["f", "pos_big"], ["y"], name="add")],
-        {"w": r.normal(size=(8, 3, 3, 3)).astype(np.float32), "grid": np.array([4, 4], np.float32),
-         "ones": np.array([1, 1], np.float32), "pos": r.normal(size=(1, 8, 4, 4)).astype(np.float32)},
-        [tensor("x", 1, 3, "h", "w")], [tensor("y", 1, 8, "h", "w")])
+        [
+            helper.make_node("Conv", ["x", "w"], ["f"], pads=[1, 1, 1, 1], name="conv"),
+            helper.make_node("Shape", ["f"], ["shape"], start=2, name="shape"),
+            helper.make_node("Cast", ["shape"], ["size"], to=onnx.TensorProto.FLOAT, name="size"),
+            helper.make_node("Div", ["size", "grid"], ["ratio"], name="ratio"),
+            helper.make_node("Concat", ["ones", "ratio"], ["scales"], axis=0, name="scales"),
+            helper.make_node("Resize", ["pos", "", "scales"], ["pos_big"], mode="cubic", name="resize"),
+            helper.make_node("Add", ["f", "pos_big"], ["y"], name="add"),
+        ],
+        {
+            "w": r.normal(size=(8, 3, 3, 3)).astype(np.float32),
+            "grid": np.array([4, 4], np.float32),
+            "ones": np.array([1, 1], np.float32),
+            "pos": r.normal(size=(1, 8, 4, 4)).astype(np.float32),
+        },
+        [tensor("x", 1, 3, "h", "w")],
+        [tensor("y", 1, 8, "h", "w")],
+    )
     fp16, settings = make_fp16(model, [{"x": r.normal(size=(1, 3, 16, 16)).astype(np.float32)}])
     assert "ratio" in settings["blocked_nodes"] and "scales" not in settings["blocked_nodes"]
     message = "FAIL : upsamplebase.h:579 ScalesValidation refused in the Resize operator"

@@ -33,8 +33,10 @@ from onnxport.serving import config
 
 def chain(nodes: int, op: str = "Relu") -> onnx.ModelProto:
     """x [n, 4] -> op -> op -> ... -> y: the attack's shape (legal, one node after another)."""
-    made = [helper.make_node(op, [f"v{i}" if i else "x"], ["y" if i == nodes - 1 else f"v{i + 1}"], name=f"n{i}")
-            for i in range(nodes)]
+    made = [
+        helper.make_node(op, [f"v{i}" if i else "x"], ["y" if i == nodes - 1 else f"v{i + 1}"], name=f"n{i}")
+        for i in range(nodes)
+    ]
     graph = helper.make_graph(made, "chain", [tensor("x", "n", 4)], [tensor("y", "n", 4)])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
@@ -53,8 +55,14 @@ def onnxport(*args: object, timeout: float = 600) -> tuple[int, str, float, floa
         rss_file = Path(folder) / "rss"
         timer = ["/usr/bin/time", "-f", "%M", "-o", str(rss_file)] if Path("/usr/bin/time").exists() else []
         start = time.perf_counter()
-        done = subprocess.run([*timer, sys.executable, "-m", "onnxport", *map(str, args)], cwd=PROJECT_ROOT, env=env,
-                              capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            [*timer, sys.executable, "-m", "onnxport", *map(str, args)],
+            cwd=PROJECT_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         seconds = time.perf_counter() - start
         rss = int(rss_file.read_text().split()[-1]) / 1024 if timer and rss_file.exists() else None
     return done.returncode, done.stderr, seconds, rss
@@ -65,8 +73,10 @@ def test_the_100000_node_chain_is_refused_by_the_node_limit_at_once(tmp_path):
     onnx.save(chain(100_000), path)
     repository = tmp_path / "repository"
     code, err, seconds, rss = onnxport("--repository", repository, "import", path, "--name", "chain", "--quiet")
-    print(f"\n100,000-node chain ({path.stat().st_size / 1e6:.1f} MB), default limits: exit {code} in {seconds:.1f} s, "
-          f"peak RSS {'unknown (no /usr/bin/time)' if rss is None else f'{rss:.0f} MB'}")
+    print(
+        f"\n100,000-node chain ({path.stat().st_size / 1e6:.1f} MB), default limits: exit {code} in {seconds:.1f} s, "
+        f"peak RSS {'unknown (no /usr/bin/time)' if rss is None else f'{rss:.0f} MB'}"
+    )
     assert code == 2, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("onnxport: error:"), err
@@ -84,17 +94,31 @@ def test_the_default_node_limit_is_the_settings(tmp_path, run_cli, assert_one_li
     code, _, err = run_cli("--repository", tmp_path / "repo", "import", path, "--name", "chain", "--quiet")
     assert code == 2
     assert_one_line_error(err, "40 nodes", "limit of 30", "--max-nodes", "import_max_nodes")
-    code, _, err = run_cli("--repository", tmp_path / "repo", "import", path, "--name", "chain", "--quiet",
-                           "--forms", "none", "--max-nodes", "40")
+    code, _, err = run_cli(
+        "--repository",
+        tmp_path / "repo",
+        "import",
+        path,
+        "--name",
+        "chain",
+        "--quiet",
+        "--forms",
+        "none",
+        "--max-nodes",
+        "40",
+    )
     assert code == 0, err  # the option wins over the setting
 
 
-@pytest.mark.parametrize("option, value, fragment", [
-    ("--max-nodes", "0", "a whole number, 1 or more"),
-    ("--max-nodes", "many", "a whole number, 1 or more"),
-    ("--time-limit", "-1", "seconds, 0 or more"),
-    ("--time-limit", "soon", "seconds, 0 or more"),
-])
+@pytest.mark.parametrize(
+    "option, value, fragment",
+    [
+        ("--max-nodes", "0", "a whole number, 1 or more"),
+        ("--max-nodes", "many", "a whole number, 1 or more"),
+        ("--time-limit", "-1", "seconds, 0 or more"),
+        ("--time-limit", "soon", "seconds, 0 or more"),
+    ],
+)
 def test_a_bad_limit_is_one_line(tmp_path, run_cli, assert_one_line_error, option, value, fragment):
     path = tmp_path / "chain.onnx"
     onnx.save(chain(3), path)
@@ -127,13 +151,25 @@ def test_a_chain_under_a_raised_limit_is_imported_with_every_pass(tmp_path, run_
     path = tmp_path / "chain.onnx"
     onnx.save(chain(5_000), path)
     repository = tmp_path / "repo"
-    code, _, err = run_cli("--repository", repository, "import", path, "--name", "chain", "--quiet",
-                           "--max-nodes", "4000")
+    code, _, err = run_cli(
+        "--repository", repository, "import", path, "--name", "chain", "--quiet", "--max-nodes", "4000"
+    )
     assert code == 2
     assert_one_line_error(err, "5,000 nodes", "limit of 4,000")
     start = time.process_time()
-    code, _, err = run_cli("--repository", repository, "import", path, "--name", "chain", "--quiet",
-                           "--max-nodes", "5000", "--forms", "none")
+    code, _, err = run_cli(
+        "--repository",
+        repository,
+        "import",
+        path,
+        "--name",
+        "chain",
+        "--quiet",
+        "--max-nodes",
+        "5000",
+        "--forms",
+        "none",
+    )
     seconds = time.process_time() - start
     print(f"\n5,000-node chain under --max-nodes 5000: exit {code} in {seconds:.1f} CPU-s")
     assert code == 0, err
@@ -153,17 +189,24 @@ def test_the_overflow_probe_grows_linearly_with_the_graph():
     small, large = 2_000, 16_000
     times = [_overflow_seconds(small), _overflow_seconds(large)]
     ratio = times[1] / times[0]
-    print(f"\noverflow probe: {small:,} nodes {times[0]:.2f} CPU-s, {large:,} nodes {times[1]:.2f} CPU-s: "
-          f"{ratio:.1f}x for {large // small}x the nodes")
+    print(
+        f"\noverflow probe: {small:,} nodes {times[0]:.2f} CPU-s, {large:,} nodes {times[1]:.2f} CPU-s: "
+        f"{ratio:.1f}x for {large // small}x the nodes"
+    )
     assert ratio < 2 * large / small, "the probe's time grows faster than the graph"
 
 
 def test_pieces_hold_at_most_their_size_and_give_the_whole_graphs_peaks(monkeypatch):
     """A graph with an If reading an outer value, cut into pieces of 2 nodes, peaks as one session does."""
-    then = helper.make_graph([helper.make_node("Mul", ["scaled", "two"], ["doubled"], name="double")], "then", [],
-                             [tensor("doubled", "n", 4)])
-    other = helper.make_graph([helper.make_node("Neg", ["x"], ["negated"], name="negate")], "else", [],
-                              [tensor("negated", "n", 4)])
+    then = helper.make_graph(
+        [helper.make_node("Mul", ["scaled", "two"], ["doubled"], name="double")],
+        "then",
+        [],
+        [tensor("doubled", "n", 4)],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["negated"], name="negate")], "else", [], [tensor("negated", "n", 4)]
+    )
     nodes = [
         helper.make_node("Mul", ["x", "big"], ["scaled"], name="scale"),
         helper.make_node("Relu", ["x"], ["relu"], name="relu"),
@@ -171,8 +214,12 @@ def test_pieces_hold_at_most_their_size_and_give_the_whole_graphs_peaks(monkeypa
         helper.make_node("If", ["flag"], ["branch"], name="choose", then_branch=then, else_branch=other),
         helper.make_node("Add", ["branch", "relu"], ["y"], name="add"),
     ]
-    model = make_model(nodes, {"big": np.float32(1e5), "two": np.float32(2)},
-                       [tensor("x", "n", 4), tensor("flag", elem=TensorProto.BOOL)], [tensor("y", "n", 4)])
+    model = make_model(
+        nodes,
+        {"big": np.float32(1e5), "two": np.float32(2)},
+        [tensor("x", "n", 4), tensor("flag", elem=TensorProto.BOOL)],
+        [tensor("y", "n", 4)],
+    )
     feeds = [{"x": rng(1).normal(size=(3, 4)).astype(np.float32), "flag": np.array(flag)} for flag in (True, False)]
     whole = fp16_overflow._overflow(model, feeds)
     made = []
@@ -201,8 +248,12 @@ def test_fp16_skips_a_graph_past_its_size_with_the_reason(monkeypatch):
 
 
 def matmul_chain(matmuls: int) -> onnx.ModelProto:
-    nodes = [helper.make_node("MatMul", [f"v{i}" if i else "x", f"w{i}"], ["y" if i == matmuls - 1 else f"v{i + 1}"],
-                              name=f"m{i}") for i in range(matmuls)]
+    nodes = [
+        helper.make_node(
+            "MatMul", [f"v{i}" if i else "x", f"w{i}"], ["y" if i == matmuls - 1 else f"v{i + 1}"], name=f"m{i}"
+        )
+        for i in range(matmuls)
+    ]
     weights = {f"w{i}": rng(i).normal(size=(16, 16)).astype(np.float32) for i in range(matmuls)}
     return make_model(nodes, weights, [tensor("x", "n", 16)], [tensor("y", "n", 16)])
 
@@ -223,8 +274,18 @@ def test_the_variant_table_records_the_size_skips(tmp_path, run_cli, monkeypatch
     onnx.save(matmul_chain(40), path)
     monkeypatch.setattr(fp16, "FP16_MAX_NODES", 39)
     monkeypatch.setattr(int8, "INT8_MAX_WORK", 100)
-    code, out, err = run_cli("--repository", tmp_path / "repo", "import", path, "--name", "mm",
-                             "--forms", "none", "--calibration", _calibration(tmp_path))
+    code, out, err = run_cli(
+        "--repository",
+        tmp_path / "repo",
+        "import",
+        path,
+        "--name",
+        "mm",
+        "--forms",
+        "none",
+        "--calibration",
+        _calibration(tmp_path),
+    )
     assert code == 0, err
     variants = json.loads((tmp_path / "repo" / "manifest.json").read_text())["models"]["mm"]["variants"]
     assert variants["fp32"]["status"] == "ok"
@@ -247,15 +308,18 @@ def test_no_fallback_search_past_its_size(tmp_path, run_cli, monkeypatch):
     variant is rejected with the reason instead."""
     w1 = rng(2).normal(size=(4, 4096)).astype(np.float32)
     w2 = (w1 * (1 + 1e-4 * rng(3).normal(size=w1.shape))).astype(np.float32)
-    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h1"], name="first"),
-             helper.make_node("MatMul", ["x", "w2"], ["h2"], name="second"),
-             helper.make_node("Sub", ["h1", "h2"], ["z"], name="difference")]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h1"], name="first"),
+        helper.make_node("MatMul", ["x", "w2"], ["h2"], name="second"),
+        helper.make_node("Sub", ["h1", "h2"], ["z"], name="difference"),
+    ]
     model = make_model(nodes, {"w1": w1, "w2": w2}, [tensor("x", "n", 4)], [tensor("z", "n", 4096)])
     path = tmp_path / "offset.onnx"
     onnx.save(model, path)
     monkeypatch.setattr(variant_maker, "FALLBACK_MAX_NODES", 2)
-    code, _, err = run_cli("--repository", tmp_path / "repo", "import", path, "--name", "offset", "--quiet",
-                           "--forms", "none")
+    code, _, err = run_cli(
+        "--repository", tmp_path / "repo", "import", path, "--name", "offset", "--quiet", "--forms", "none"
+    )
     assert code == 0, err
     fp16_record = json.loads((tmp_path / "repo" / "manifest.json").read_text())["models"]["offset"]["variants"]["fp16"]
     assert fp16_record["status"] == "rejected", fp16_record

@@ -27,8 +27,11 @@ def chain_model():
         helper.make_node("Relu", ["h2"], ["r2"], name="relu2"),
         helper.make_node("MatMul", ["r2", "w3"], ["y"], name="third"),
     ]
-    weights = {"w1": r.normal(size=(8, 64)).astype(np.float32), "w2": r.normal(size=(64, 8)).astype(np.float32) / 8,
-               "w3": r.normal(size=(8, 4)).astype(np.float32)}
+    weights = {
+        "w1": r.normal(size=(8, 64)).astype(np.float32),
+        "w2": r.normal(size=(64, 8)).astype(np.float32) / 8,
+        "w3": r.normal(size=(8, 4)).astype(np.float32),
+    }
     return make_model(nodes, weights, [tensor("x", "n", 8)], [tensor("y", "n", 4)])
 
 
@@ -75,14 +78,18 @@ def test_errors_measured_in_pieces_rank_as_all_at_once(monkeypatch, precision):
 def test_overflow_probe_peaks_without_exposing_values():
     """Peaks from in-graph reductions: the largest magnitude, inf for a non-finite entry, none for an empty value."""
     nodes = [
-        helper.make_node("Mul", ["x", "big"], ["scaled"], name="scale"),   # past fp16's range
-        helper.make_node("Log", ["x"], ["logged"], name="log"),            # log of a negative: NaN
+        helper.make_node("Mul", ["x", "big"], ["scaled"], name="scale"),  # past fp16's range
+        helper.make_node("Log", ["x"], ["logged"], name="log"),  # log of a negative: NaN
         helper.make_node("Slice", ["x", "zero", "zero", "zero"], ["empty"], name="slice"),
         helper.make_node("Abs", ["x"], ["y"], name="abs"),
     ]
     consts = {"big": np.float32(1e5), "zero": np.array([0], np.int64)}
-    model = make_model(nodes, consts, [tensor("x", 2, 3)],
-                       [tensor("scaled", 2, 3), tensor("logged", 2, 3), tensor("empty", 0, 3), tensor("y", 2, 3)])
+    model = make_model(
+        nodes,
+        consts,
+        [tensor("x", 2, 3)],
+        [tensor("scaled", 2, 3), tensor("logged", 2, 3), tensor("empty", 0, 3), tensor("y", 2, 3)],
+    )
     x = np.array([[1, -2, 0.5], [0.25, 3, -1]], np.float32)
     hot, peaks = fp16_overflow._overflow(model, [{"x": x}])
     assert peaks["x"] == 3.0 and peaks["y"] == 3.0

@@ -62,22 +62,32 @@ WITHOUT_PRE_CHECKS = textwrap.dedent("""
 
 
 def chain(nodes: int) -> onnx.ModelProto:
-    made = [helper.make_node("Relu", [f"v{i}" if i else "x"], ["y" if i == nodes - 1 else f"v{i + 1}"], name=f"n{i}")
-            for i in range(nodes)]
+    made = [
+        helper.make_node("Relu", [f"v{i}" if i else "x"], ["y" if i == nodes - 1 else f"v{i + 1}"], name=f"n{i}")
+        for i in range(nodes)
+    ]
     value = helper.make_tensor_value_info
-    graph = helper.make_graph(made, "chain", [value("x", TensorProto.FLOAT, ["n", 4])],
-                              [value("y", TensorProto.FLOAT, ["n", 4])])
+    graph = helper.make_graph(
+        made, "chain", [value("x", TensorProto.FLOAT, ["n", 4])], [value("y", TensorProto.FLOAT, ["n", 4])]
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
 def constant_of_shape(rows: int = 30_000, cols: int = 30_000) -> onnx.ModelProto:
     """x [1] -> x + sum(ConstantOfShape([rows, cols])): 225 bytes that compute rows x cols float32 values."""
     shape = helper.make_tensor("shape", TensorProto.INT64, [2], [rows, cols])
-    nodes = [helper.make_node("Constant", [], ["shape"], value=shape),
-             helper.make_node("ConstantOfShape", ["shape"], ["big"], name="fill",
-                              value=helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])),
-             helper.make_node("ReduceSum", ["big"], ["total"], keepdims=0),
-             helper.make_node("Add", ["x", "total"], ["y"])]
+    nodes = [
+        helper.make_node("Constant", [], ["shape"], value=shape),
+        helper.make_node(
+            "ConstantOfShape",
+            ["shape"],
+            ["big"],
+            name="fill",
+            value=helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0]),
+        ),
+        helper.make_node("ReduceSum", ["big"], ["total"], keepdims=0),
+        helper.make_node("Add", ["x", "total"], ["y"]),
+    ]
     value = helper.make_tensor_value_info
     graph = helper.make_graph(nodes, "fill", [value("x", TensorProto.FLOAT, [1])], [value("y", TensorProto.FLOAT, [1])])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
@@ -95,8 +105,17 @@ def template(tmp_path_factory) -> Path:
     """A repository holding one small imported model, so that "the manifest is unchanged" means something."""
     folder = tmp_path_factory.mktemp("template")
     onnx.save(chain(3), folder / "small.onnx")
-    code, err, _ = onnxport("--repository", folder / "repository", "import", folder / "small.onnx", "--name", "small",
-                            "--quiet", "--forms", "none")
+    code, err, _ = onnxport(
+        "--repository",
+        folder / "repository",
+        "import",
+        folder / "small.onnx",
+        "--name",
+        "small",
+        "--quiet",
+        "--forms",
+        "none",
+    )
     assert code == 0, err
     return folder / "repository"
 
@@ -113,22 +132,40 @@ def onnxport(*args: object, driver: str | None = None, timeout: float = 300) -> 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONNXPORT_")}
     command = [sys.executable, "-c", driver] if driver else [sys.executable, "-m", "onnxport"]
     start = time.perf_counter()
-    done = subprocess.run([*command, *map(str, args)], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    done = subprocess.run(
+        [*command, *map(str, args)], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
     return done.returncode, done.stderr, time.perf_counter() - start
 
 
 def snapshot(repository: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(repository)): p.read_bytes() for p in sorted(repository.rglob("*"))
-            if p.is_file() and p.name != layout.LOCK_FILE}
+    return {
+        str(p.relative_to(repository)): p.read_bytes()
+        for p in sorted(repository.rglob("*"))
+        if p.is_file() and p.name != layout.LOCK_FILE
+    }
 
 
-def attack(repository: Path, model: Path, *options: object, driver: str | None = None,
-           expect: tuple[int, ...] = (1, 2)) -> str:
+def attack(
+    repository: Path, model: Path, *options: object, driver: str | None = None, expect: tuple[int, ...] = (1, 2)
+) -> str:
     """Import `model` into `repository`: one line, an expected exit code, nothing written; returns the line."""
     before = snapshot(repository)
-    code, err, seconds = onnxport("--repository", repository, "import", model, "--name", "attack", "--quiet",
-                                  "--forms", "none", "--memory-limit", LIMIT, *options, driver=driver)
+    code, err, seconds = onnxport(
+        "--repository",
+        repository,
+        "import",
+        model,
+        "--name",
+        "attack",
+        "--quiet",
+        "--forms",
+        "none",
+        "--memory-limit",
+        LIMIT,
+        *options,
+        driver=driver,
+    )
     print(f"\n{model.name}: exit {code} in {seconds:.1f} s: {err.strip()}")
     assert code >= 0, f"killed by {signal.Signals(-code).name}: {err}"
     assert code in expect, err
@@ -195,13 +232,22 @@ def test_native_code_that_crashes_on_a_file_is_one_line_past_the_pre_checks(case
     assert "at step '" in line and "nothing was written" in line
 
 
-@pytest.mark.parametrize("case, field", [("lightgbm num_class=1e9", "num_class"),
-                                         ("xgboost num_feature=2e9", "num_feature"),
-                                         ("xgboost num_class=1e9", "num_class")])
-def test_a_tree_file_that_allocates_without_end_stops_at_the_memory_limit(case, field, tree_files, repository,
-                                                                           tmp_path):
-    model = (lightgbm_with(tree_files, tmp_path, field, 1_000_000_000) if case.startswith("lightgbm")
-             else xgboost_with(tree_files, tmp_path, field))
+@pytest.mark.parametrize(
+    "case, field",
+    [
+        ("lightgbm num_class=1e9", "num_class"),
+        ("xgboost num_feature=2e9", "num_feature"),
+        ("xgboost num_class=1e9", "num_class"),
+    ],
+)
+def test_a_tree_file_that_allocates_without_end_stops_at_the_memory_limit(
+    case, field, tree_files, repository, tmp_path
+):
+    model = (
+        lightgbm_with(tree_files, tmp_path, field, 1_000_000_000)
+        if case.startswith("lightgbm")
+        else xgboost_with(tree_files, tmp_path, field)
+    )
     line = attack(repository, model, driver=WITHOUT_PRE_CHECKS, expect=(1,))
     for fragment in ("reached the 1 GiB address-space limit", "import_memory_limit", "--memory-limit"):
         assert fragment in line, line
@@ -220,8 +266,15 @@ def test_a_value_over_its_budget_is_refused_by_its_inferred_shape():
     with pytest.raises(UsageError) as refused:
         check_and_infer(constant_of_shape(), "fill.onnx", max_value_bytes=value_budget.budget_for(8 << 30))
     line = str(refused.value)
-    for fragment in ("fill.onnx", "'fill' (ConstantOfShape)", "[30000, 30000]", "3.35 GiB", "2 GiB",
-                     "import_memory_limit", "--memory-limit"):
+    for fragment in (
+        "fill.onnx",
+        "'fill' (ConstantOfShape)",
+        "[30000, 30000]",
+        "3.35 GiB",
+        "2 GiB",
+        "import_memory_limit",
+        "--memory-limit",
+    ):
         assert fragment in line, line
     check_and_infer(constant_of_shape(), "fill.onnx")  # no budget, no check
     check_and_infer(constant_of_shape(100, 100), "fill.onnx", max_value_bytes=40_000)  # 40,000 bytes: within
@@ -237,17 +290,44 @@ def test_the_cpu_limit_stops_the_import_and_writes_nothing(repository, tmp_path)
 
 
 def test_a_normal_tree_import_runs_through_the_boundary(tree_files, repository):
-    code, err, _ = onnxport("--repository", repository, "import", tree_files / "lgb.txt", "--name", "trees",
-                            "--quiet", "--forms", "none", "--memory-limit", "2GiB")
+    code, err, _ = onnxport(
+        "--repository",
+        repository,
+        "import",
+        tree_files / "lgb.txt",
+        "--name",
+        "trees",
+        "--quiet",
+        "--forms",
+        "none",
+        "--memory-limit",
+        "2GiB",
+    )
     assert code == 0, err
     assert "trees" in json.loads((repository / "manifest.json").read_text())["models"]
 
 
 def start_import(repository: Path, model: Path) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONNXPORT_")}
-    return subprocess.Popen([sys.executable, "-m", "onnxport", "--repository", str(repository), "import", str(model),
-                             "--name", "chain", "--quiet"], cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "onnxport",
+            "--repository",
+            str(repository),
+            "import",
+            str(model),
+            "--name",
+            "chain",
+            "--quiet",
+        ],
+        cwd=PROJECT_ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_until_staged(process: subprocess.Popen, repository: Path) -> None:
@@ -279,8 +359,9 @@ def test_killing_the_import_kills_its_child(repository, tmp_path):
     onnx.save(chain(3_000), model)
     process = start_import(repository, model)
     wait_until_staged(process, repository)
-    children = [int(pid) for path in Path(f"/proc/{process.pid}/task").glob("*/children")
-                for pid in path.read_text().split()]
+    children = [
+        int(pid) for path in Path(f"/proc/{process.pid}/task").glob("*/children") for pid in path.read_text().split()
+    ]
     assert children, "the import runs in a child process"
     process.kill()
     process.communicate(timeout=60)
@@ -303,9 +384,11 @@ def test_the_limits_are_settings_with_their_options(tmp_path, run_cli, assert_on
     assert config.load({"import_memory_limit": "512MiB"})["import_memory_limit"] == 512 << 20
     model = tmp_path / "chain.onnx"
     onnx.save(chain(3), model)
-    for option, value, fragment in (("--memory-limit", "lots", "at least 256 MiB"),
-                                    ("--memory-limit", "1MiB", "at least 256 MiB"),
-                                    ("--cpu-limit", "-1", "seconds, 0 or more")):
+    for option, value, fragment in (
+        ("--memory-limit", "lots", "at least 256 MiB"),
+        ("--memory-limit", "1MiB", "at least 256 MiB"),
+        ("--cpu-limit", "-1", "seconds, 0 or more"),
+    ):
         code, _, err = run_cli("--repository", tmp_path / "repo", "import", model, "--name", "chain", option, value)
         assert code == 2
         assert_one_line_error(err, option, repr(value), fragment)

@@ -31,8 +31,9 @@ def _one_line_error(err: str, *fragments: str) -> None:
 
 
 def _listing(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file() and p.name != ".lock"}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != ".lock"
+    }
 
 
 def _matmul_model(opset: int = 17) -> onnx.ModelProto:
@@ -59,11 +60,13 @@ def backend_data() -> Path:
     return BACKEND
 
 
-@pytest.mark.parametrize("directory",
-                         ["test_Conv2d", "test_conv_with_strides_padding", "test_matmul_2d", "test_Linear"])
+@pytest.mark.parametrize(
+    "directory", ["test_Conv2d", "test_conv_with_strides_padding", "test_matmul_2d", "test_Linear"]
+)
 def test_backend_test_directory_imports_and_fp32_matches_expected_outputs(capsys, repository, backend_data, directory):
-    code, out, err = _cli(capsys, "--repository", str(repository), "import", str(backend_data / directory),
-                          "--name", "imported")
+    code, out, err = _cli(
+        capsys, "--repository", str(repository), "import", str(backend_data / directory), "--name", "imported"
+    )
     assert code == 0, err
     entry = json.loads((repository / "manifest.json").read_text())["models"]["imported"]
     assert entry["kind"] == "onnx"
@@ -77,8 +80,16 @@ def test_backend_test_directory_imports_and_fp32_matches_expected_outputs(capsys
 
 
 def test_old_opset_is_upgraded_so_onnxruntime_can_run_it(capsys, repository, backend_data):
-    code, _, err = _cli(capsys, "--repository", str(repository), "import", str(backend_data / "test_Linear"),
-                        "--name", "linear", "--quiet")
+    code, _, err = _cli(
+        capsys,
+        "--repository",
+        str(repository),
+        "import",
+        str(backend_data / "test_Linear"),
+        "--name",
+        "linear",
+        "--quiet",
+    )
     assert code == 0, err
     entry = json.loads((repository / "manifest.json").read_text())["models"]["linear"]
     assert entry["facts"]["opset_upgraded"].endswith("-> 13")
@@ -104,11 +115,13 @@ def test_onnx_file_without_test_data_gets_seeded_golden_inputs(capsys, tmp_path,
 def test_external_data_inside_the_folder_is_inlined(capsys, tmp_path, repository):
     folder = tmp_path / "model"
     folder.mkdir()
-    onnx.save(_matmul_model(), folder / "model.onnx", save_as_external_data=True, location="weights.bin",
-              size_threshold=0)
+    onnx.save(
+        _matmul_model(), folder / "model.onnx", save_as_external_data=True, location="weights.bin", size_threshold=0
+    )
     assert (folder / "weights.bin").exists()
-    code, _, err = _cli(capsys, "--repository", str(repository), "import", str(folder / "model.onnx"),
-                        "--name", "ext", "--quiet")
+    code, _, err = _cli(
+        capsys, "--repository", str(repository), "import", str(folder / "model.onnx"), "--name", "ext", "--quiet"
+    )
     assert code == 0, err
     entry = json.loads((repository / "manifest.json").read_text())["models"]["ext"]
     stored = onnx.load(str(repository / entry["variants"]["fp32"]["file"]), load_external_data=False)

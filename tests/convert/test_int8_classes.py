@@ -45,7 +45,7 @@ def ops(model: onnx.ModelProto) -> list[str]:
         for node in graph.node:
             found.append(node.op_type)
             for attr in node.attribute:
-                for sub in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs):
+                for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
                     walk(sub)
 
     walk(model.graph)
@@ -78,7 +78,9 @@ def constant_weights_model() -> onnx.ModelProto:
             constant("dense_w", (r.normal(size=(16 * 64, 32)) / 30).astype(np.float32)),
             helper.make_node("MatMul", ["flat", "dense_w"], ["y"], name="dense"),
         ],
-        {}, [tensor("x", "batch", 3, 8, 8)], [tensor("y", "batch", 32)],
+        {},
+        [tensor("x", "batch", 3, 8, 8)],
+        [tensor("y", "batch", 32)],
     )
 
 
@@ -111,10 +113,14 @@ def test_weights_in_constant_nodes_are_quantized_by_static_int8():
 def test_opset_11_conv_gets_a_checked_per_channel_qdq_model():
     r = rng()
     model = make_model(
-        [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-         helper.make_node("Relu", ["c"], ["y"], name="relu")],
+        [
+            helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c"], ["y"], name="relu"),
+        ],
         {"w": r.normal(size=(8, 3, 3, 3)).astype(np.float32), "b": r.normal(size=8).astype(np.float32)},
-        [tensor("x", "batch", 3, 8, 8)], [tensor("y", "batch", 8, 8, 8)], opsets=(("", 11),),
+        [tensor("x", "batch", 3, 8, 8)],
+        [tensor("y", "batch", 8, 8, 8)],
+        opsets=(("", 11),),
     )
     feeds = {"x": r.uniform(size=(2, 3, 8, 8)).astype(np.float32)}
     quantized, settings = int8.make_int8_static(model, [feeds])
@@ -143,22 +149,24 @@ def if_model(op: str) -> onnx.ModelProto:
             return helper.make_node("MatMul", ["x", "w"], [out], name=f"{out}_matmul")
         return helper.make_node("Conv", ["x", "w", "b"], [out], name=f"{out}_conv", pads=[1, 1, 1, 1])
 
-    then_branch = helper.make_graph([core("then_y")], "then", [],
-                                    [helper.make_tensor_value_info("then_y", TensorProto.FLOAT, None)])
+    then_branch = helper.make_graph(
+        [core("then_y")], "then", [], [helper.make_tensor_value_info("then_y", TensorProto.FLOAT, None)]
+    )
     else_branch = helper.make_graph(
         [core("else_p"), helper.make_node("Mul", ["else_p", "minus"], ["else_y"], name="negate")],
-        "else", [], [helper.make_tensor_value_info("else_y", TensorProto.FLOAT, None)],
+        "else",
+        [],
+        [helper.make_tensor_value_info("else_y", TensorProto.FLOAT, None)],
     )
     return make_model(
         [helper.make_node("If", ["flag"], ["y"], name="branch", then_branch=then_branch, else_branch=else_branch)],
         {**weights, "minus": np.array(-1.0, np.float32)},
-        [tensor("flag", elem=TensorProto.BOOL), x], [y],
+        [tensor("flag", elem=TensorProto.BOOL), x],
+        [y],
     )
 
 
-@pytest.mark.parametrize("op", [
-    pytest.param("MatMul", marks=saturates_without_vnni),
-    "Conv"])
+@pytest.mark.parametrize("op", [pytest.param("MatMul", marks=saturates_without_vnni), "Conv"])
 def test_dynamic_int8_quantizes_inside_if_branches(op):
     model = if_model(op)
     shape = (3, 16) if op == "MatMul" else (3, 2, 8, 8)
@@ -197,13 +205,16 @@ def test_an_already_quantized_model_is_not_quantized_again():
     r = rng()
     weights = r.integers(-127, 128, size=(16, 8)).astype(np.int8)
     model = make_model(
-        [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="quantize_x"),
-         helper.make_node("MatMulInteger", ["xq", "w", "xz", "wz"], ["acc"], name="matmul"),
-         helper.make_node("Cast", ["acc"], ["acc_f"], name="cast", to=TensorProto.FLOAT),
-         helper.make_node("Mul", ["xs", "ws"], ["scale"], name="scales"),
-         helper.make_node("Mul", ["acc_f", "scale"], ["y"], name="rescale")],
+        [
+            helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="quantize_x"),
+            helper.make_node("MatMulInteger", ["xq", "w", "xz", "wz"], ["acc"], name="matmul"),
+            helper.make_node("Cast", ["acc"], ["acc_f"], name="cast", to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["xs", "ws"], ["scale"], name="scales"),
+            helper.make_node("Mul", ["acc_f", "scale"], ["y"], name="rescale"),
+        ],
         {"w": weights, "wz": np.array(0, np.int8), "ws": np.array(0.01, np.float32)},
-        [tensor("x", "batch", 16)], [tensor("y", "batch", 8)],
+        [tensor("x", "batch", 16)],
+        [tensor("y", "batch", 8)],
     )
     calibration = [{"x": r.normal(size=(2, 16)).astype(np.float32)}]
     for make in (lambda: int8.make_int8_dynamic(model), lambda: int8.make_int8_static(model, calibration)):
@@ -222,7 +233,8 @@ def test_dynamic_conv_weights_are_quantized_per_output_channel():
     model = make_model(
         [helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv", pads=[1, 1, 1, 1])],
         {"w": w.astype(np.float32), "b": np.zeros(8, np.float32)},
-        [tensor("x", "batch", 4, 8, 8)], [tensor("y", "batch", 8, 8, 8)],
+        [tensor("x", "batch", 4, 8, 8)],
+        [tensor("y", "batch", 8, 8, 8)],
     )
     feeds = {"x": r.uniform(size=(2, 4, 8, 8)).astype(np.float32)}
     quantized, settings = int8.make_int8_dynamic(model)
@@ -241,12 +253,19 @@ def two_dense_model() -> onnx.ModelProto:
     dense2_MatMul + dense2_Add."""
     r = rng()
     return make_model(
-        [helper.make_node("MatMul", ["x", "w1"], ["h0"], name="dense1"),
-         helper.make_node("Add", ["h0", "b1"], ["h"], name="dense1_bias"),
-         helper.make_node("Gemm", ["h", "w2", "b2"], ["y"], name="dense2", transB=1)],
-        {"w1": r.normal(size=(16, 16)).astype(np.float32), "b1": r.normal(size=16).astype(np.float32),
-         "w2": r.normal(size=(8, 16)).astype(np.float32), "b2": r.normal(size=8).astype(np.float32)},
-        [tensor("x", "batch", 16)], [tensor("y", "batch", 8)],
+        [
+            helper.make_node("MatMul", ["x", "w1"], ["h0"], name="dense1"),
+            helper.make_node("Add", ["h0", "b1"], ["h"], name="dense1_bias"),
+            helper.make_node("Gemm", ["h", "w2", "b2"], ["y"], name="dense2", transB=1),
+        ],
+        {
+            "w1": r.normal(size=(16, 16)).astype(np.float32),
+            "b1": r.normal(size=16).astype(np.float32),
+            "w2": r.normal(size=(8, 16)).astype(np.float32),
+            "b2": r.normal(size=8).astype(np.float32),
+        },
+        [tensor("x", "batch", 16)],
+        [tensor("y", "batch", 8)],
     )
 
 
@@ -256,8 +275,9 @@ def test_dynamic_int8_keeps_float_the_fp32_nodes_it_is_given(kept):
     quantized, settings = int8.make_int8_dynamic(model, keep_float=[kept])
     assert settings["kept_float"] == [kept]
     assert ops(quantized).count("MatMulInteger") == 1  # the other one
-    float_weights = {i.name for i in quantized.graph.initializer
-                     if i.data_type == TensorProto.FLOAT and len(i.dims) == 2}
+    float_weights = {
+        i.name for i in quantized.graph.initializer if i.data_type == TensorProto.FLOAT and len(i.dims) == 2
+    }
     assert float_weights == {"w1_matmul" if kept == "dense1" else "w2_matmul"}
     feeds = {"x": rng(1).normal(size=(4, 16)).astype(np.float32)}
     assert scaled_error(run(model, feeds)["y"], run(quantized, feeds)["y"]) < 0.05

@@ -16,10 +16,17 @@ def mostly_unquantizable(folder) -> None:
     rng = np.random.default_rng(0)
     weight = numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), "w")
     bias = numpy_helper.from_array(rng.standard_normal((256, 8)).astype(np.float32), "big")
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="matmul"),
-             helper.make_node("Add", ["h", "big"], ["y"], name="add")]
-    graph = helper.make_graph(nodes, "mostly-float", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [256, 8])], [weight, bias])
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h"], name="matmul"),
+        helper.make_node("Add", ["h", "big"], ["y"], name="add"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "mostly-float",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [256, 8])],
+        [weight, bias],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     folder.mkdir()
     onnx.save(model, folder / "model.onnx")

@@ -29,27 +29,45 @@ def vit_position_model() -> onnx.ModelProto:
     r = rng(44)
     int64 = onnx.TensorProto.INT64
     return make_model(
-        [helper.make_node("Pow", ["count", "half"], ["side_f"], name="side_sqrt"),
-         helper.make_node("Cast", ["side_f"], ["side"], to=int64, name="side_int"),
-         helper.make_node("Concat", ["one", "side", "side", "minus_one"], ["grid_shape"], axis=0, name="grid_shape"),
-         helper.make_node("Reshape", ["pos", "grid_shape"], ["grid"], name="pos_grid"),
-         helper.make_node("Transpose", ["grid"], ["grid_nchw"], perm=[0, 3, 1, 2], name="pos_nchw"),
-         helper.make_node("Shape", ["grid_nchw"], ["grid_dims"], name="grid_dims"),
-         helper.make_node("Slice", ["grid_dims", "zero", "two"], ["batch_channels"], name="batch_channels"),
-         helper.make_node("Concat", ["batch_channels", "token_grid"], ["sizes"], axis=0, name="sizes"),
-         helper.make_node("Resize", ["grid_nchw", "", "", "sizes"], ["resized"], mode="cubic",
-                          coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75, name="pos_resize"),
-         helper.make_node("Transpose", ["resized"], ["resized_nhwc"], perm=[0, 2, 3, 1], name="pos_nhwc"),
-         helper.make_node("Reshape", ["resized_nhwc", "flat_shape"], ["pos_tokens"], name="pos_tokens"),
-         helper.make_node("Add", ["x", "pos_tokens"], ["embedded"], name="embed"),
-         helper.make_node("MatMul", ["embedded", "w"], ["y"], name="project")],
-        {"count": np.array([GRID], np.float32), "half": np.array(0.5, np.float32),
-         "one": np.array([1], np.int64), "minus_one": np.array([-1], np.int64),
-         "zero": np.array([0], np.int64), "two": np.array([2], np.int64),
-         "token_grid": np.array([4, 4], np.int64), "flat_shape": np.array([1, TOKENS, WIDTH], np.int64),
-         "pos": (r.normal(size=(1, GRID, WIDTH)) * 0.5).astype(np.float32),
-         "w": (r.normal(size=(WIDTH, WIDTH)) * 0.2).astype(np.float32)},
-        [tensor("x", 1, TOKENS, WIDTH)], [tensor("y", 1, TOKENS, WIDTH)], opsets=(("", 14),))
+        [
+            helper.make_node("Pow", ["count", "half"], ["side_f"], name="side_sqrt"),
+            helper.make_node("Cast", ["side_f"], ["side"], to=int64, name="side_int"),
+            helper.make_node("Concat", ["one", "side", "side", "minus_one"], ["grid_shape"], axis=0, name="grid_shape"),
+            helper.make_node("Reshape", ["pos", "grid_shape"], ["grid"], name="pos_grid"),
+            helper.make_node("Transpose", ["grid"], ["grid_nchw"], perm=[0, 3, 1, 2], name="pos_nchw"),
+            helper.make_node("Shape", ["grid_nchw"], ["grid_dims"], name="grid_dims"),
+            helper.make_node("Slice", ["grid_dims", "zero", "two"], ["batch_channels"], name="batch_channels"),
+            helper.make_node("Concat", ["batch_channels", "token_grid"], ["sizes"], axis=0, name="sizes"),
+            helper.make_node(
+                "Resize",
+                ["grid_nchw", "", "", "sizes"],
+                ["resized"],
+                mode="cubic",
+                coordinate_transformation_mode="half_pixel",
+                cubic_coeff_a=-0.75,
+                name="pos_resize",
+            ),
+            helper.make_node("Transpose", ["resized"], ["resized_nhwc"], perm=[0, 2, 3, 1], name="pos_nhwc"),
+            helper.make_node("Reshape", ["resized_nhwc", "flat_shape"], ["pos_tokens"], name="pos_tokens"),
+            helper.make_node("Add", ["x", "pos_tokens"], ["embedded"], name="embed"),
+            helper.make_node("MatMul", ["embedded", "w"], ["y"], name="project"),
+        ],
+        {
+            "count": np.array([GRID], np.float32),
+            "half": np.array(0.5, np.float32),
+            "one": np.array([1], np.int64),
+            "minus_one": np.array([-1], np.int64),
+            "zero": np.array([0], np.int64),
+            "two": np.array([2], np.int64),
+            "token_grid": np.array([4, 4], np.int64),
+            "flat_shape": np.array([1, TOKENS, WIDTH], np.int64),
+            "pos": (r.normal(size=(1, GRID, WIDTH)) * 0.5).astype(np.float32),
+            "w": (r.normal(size=(WIDTH, WIDTH)) * 0.2).astype(np.float32),
+        },
+        [tensor("x", 1, TOKENS, WIDTH)],
+        [tensor("y", 1, TOKENS, WIDTH)],
+        opsets=(("", 14),),
+    )
 
 
 def feeds() -> dict[str, np.ndarray]:
@@ -74,8 +92,16 @@ def test_the_resize_inputs_are_what_onnxruntime_folds_in_fp32():
     model = vit_position_model()
     nodes, weights = folded_resize_inputs(model)
     assert weights == {"pos", "count", "half", "one", "minus_one", "zero", "two", "token_grid"}
-    assert nodes == {"side_sqrt", "side_int", "grid_shape", "pos_grid", "pos_nchw", "grid_dims", "batch_channels",
-                     "sizes"}
+    assert nodes == {
+        "side_sqrt",
+        "side_int",
+        "grid_shape",
+        "pos_grid",
+        "pos_nchw",
+        "grid_dims",
+        "batch_channels",
+        "sizes",
+    }
     run(model, "fp32")  # folded at load: the cubic kernel never sees the channels-last grid
 
 

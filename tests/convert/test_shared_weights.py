@@ -15,16 +15,19 @@ from onnxport.convert.int8.shared_weights import share_identical_initializers
 def branch(name: str, weight: np.ndarray) -> onnx.GraphProto:
     n = len(weight)
     """x @ w twice, with two copies of w (what the quantizers leave for a weight read twice)."""
-    nodes = [helper.make_node("MatMul", ["x", f"{name}_w0"], [f"{name}_h"], name=f"{name}_mm0"),
-             helper.make_node("MatMul", [f"{name}_h", f"{name}_w1"], [f"{name}_y"], name=f"{name}_mm1")]
+    nodes = [
+        helper.make_node("MatMul", ["x", f"{name}_w0"], [f"{name}_h"], name=f"{name}_mm0"),
+        helper.make_node("MatMul", [f"{name}_h", f"{name}_w1"], [f"{name}_y"], name=f"{name}_mm1"),
+    ]
     inits = [numpy_helper.from_array(weight, f"{name}_w0"), numpy_helper.from_array(weight.copy(), f"{name}_w1")]
     return helper.make_graph(nodes, name, [], [tensor(f"{name}_y", 2, n)], inits)
 
 
 def if_model(weight: np.ndarray, other: np.ndarray) -> onnx.ModelProto:
     n = len(weight)
-    node = helper.make_node("If", ["c"], ["y"], name="if", then_branch=branch("then", weight),
-                            else_branch=branch("else", other))
+    node = helper.make_node(
+        "If", ["c"], ["y"], name="if", then_branch=branch("then", weight), else_branch=branch("else", other)
+    )
     return make_model([node], {}, [tensor("c", elem=onnx.TensorProto.BOOL), tensor("x", 2, n)], [tensor("y", 2, n)])
 
 

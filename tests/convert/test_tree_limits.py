@@ -52,9 +52,27 @@ def _import(run_cli, tmp_path: Path, path: Path, **settings: str) -> tuple[int, 
     ONNXPORT_* settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONNXPORT_")}
     env.update({f"ONNXPORT_{k.upper()}": v for k, v in settings.items()})
-    done = subprocess.run([sys.executable, "-m", "onnxport", "--repository", str(tmp_path / "repository"), "import",
-                           str(path), "--name", "mine", "--forms", "none", "--quiet"], cwd=PROJECT_ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "onnxport",
+            "--repository",
+            str(tmp_path / "repository"),
+            "import",
+            str(path),
+            "--name",
+            "mine",
+            "--forms",
+            "none",
+            "--quiet",
+        ],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return done.returncode, done.stderr
 
 
@@ -65,18 +83,27 @@ def _refused(run_cli, assert_one_line_error, tmp_path, path, *fragments, **setti
     assert not (tmp_path / "repository" / "manifest.json").exists()
 
 
-@pytest.mark.parametrize("edit, fragments", [
-    (("num_class=3\n", "num_class=1000000000\n"), ("num_class is 1,000,000,000", "10,000", "import_max_tree_classes")),
-    (("num_leaves=4\n", "num_leaves=1000000000\n"),
-     ("Tree=0 num_leaves is 1,000,000,000", "1,000,000", "import_max_tree_leaves")),
-    (("num_leaves=4\n", "num_leaves=1e9\n"), ("Tree=0 num_leaves is '1e9'", "expected a whole number")),
-    (("max_feature_idx=12\n", "max_feature_idx=2000000000\n"), ("max_feature_idx", "import_max_tree_features")),
-    (("split_feature=12 ", "split_feature=2000000000 "), ("Tree=0 split_feature[0] is 2000000000", "0 to 12")),
-    (("left_child=", "left_child=-9 "), ("Tree=0 left_child", "entries")),
-    (("tree_sizes=", "tree_sizes=9"), ("tree_sizes[0]", "bytes long")),
-])
-def test_a_lightgbm_file_declaring_too_much_is_one_line(run_cli, assert_one_line_error, tmp_path, lightgbm_text,
-                                                        edit, fragments):
+@pytest.mark.parametrize(
+    "edit, fragments",
+    [
+        (
+            ("num_class=3\n", "num_class=1000000000\n"),
+            ("num_class is 1,000,000,000", "10,000", "import_max_tree_classes"),
+        ),
+        (
+            ("num_leaves=4\n", "num_leaves=1000000000\n"),
+            ("Tree=0 num_leaves is 1,000,000,000", "1,000,000", "import_max_tree_leaves"),
+        ),
+        (("num_leaves=4\n", "num_leaves=1e9\n"), ("Tree=0 num_leaves is '1e9'", "expected a whole number")),
+        (("max_feature_idx=12\n", "max_feature_idx=2000000000\n"), ("max_feature_idx", "import_max_tree_features")),
+        (("split_feature=12 ", "split_feature=2000000000 "), ("Tree=0 split_feature[0] is 2000000000", "0 to 12")),
+        (("left_child=", "left_child=-9 "), ("Tree=0 left_child", "entries")),
+        (("tree_sizes=", "tree_sizes=9"), ("tree_sizes[0]", "bytes long")),
+    ],
+)
+def test_a_lightgbm_file_declaring_too_much_is_one_line(
+    run_cli, assert_one_line_error, tmp_path, lightgbm_text, edit, fragments
+):
     old, new = edit
     assert old in lightgbm_text
     path = tmp_path / "hostile.txt"
@@ -96,17 +123,25 @@ def _tree(document: dict) -> dict:
     return document["learner"]["gradient_booster"]["model"]["trees"][0]
 
 
-@pytest.mark.parametrize("change, fragments", [
-    (lambda d: d["learner"]["learner_model_param"].update(num_class="1000000000"),
-     ("learner.learner_model_param.num_class is 1,000,000,000", "import_max_tree_classes")),
-    (lambda d: d["learner"]["learner_model_param"].update(num_feature="2000000000"),
-     ("num_feature is 2,000,000,000", "1,000,000", "import_max_tree_features")),
-    (lambda d: _tree(d)["left_children"].__setitem__(0, 99999), ("tree 0 left_children[0] is 99999",)),
-    (lambda d: _tree(d)["split_indices"].__setitem__(0, 2000000000), ("tree 0 split_indices", "num_feature=13")),
-    (lambda d: _tree(d)["right_children"].pop(), ("tree 0 right_children has 6 entries",)),
-])
-def test_an_xgboost_file_declaring_too_much_is_one_line(run_cli, assert_one_line_error, tmp_path, xgboost_json,
-                                                        change, fragments):
+@pytest.mark.parametrize(
+    "change, fragments",
+    [
+        (
+            lambda d: d["learner"]["learner_model_param"].update(num_class="1000000000"),
+            ("learner.learner_model_param.num_class is 1,000,000,000", "import_max_tree_classes"),
+        ),
+        (
+            lambda d: d["learner"]["learner_model_param"].update(num_feature="2000000000"),
+            ("num_feature is 2,000,000,000", "1,000,000", "import_max_tree_features"),
+        ),
+        (lambda d: _tree(d)["left_children"].__setitem__(0, 99999), ("tree 0 left_children[0] is 99999",)),
+        (lambda d: _tree(d)["split_indices"].__setitem__(0, 2000000000), ("tree 0 split_indices", "num_feature=13")),
+        (lambda d: _tree(d)["right_children"].pop(), ("tree 0 right_children has 6 entries",)),
+    ],
+)
+def test_an_xgboost_file_declaring_too_much_is_one_line(
+    run_cli, assert_one_line_error, tmp_path, xgboost_json, change, fragments
+):
     document = json.loads(json.dumps(xgboost_json))
     change(document)
     path = tmp_path / "hostile.json"
@@ -132,20 +167,29 @@ def test_an_xgboost_ubjson_file_is_read_and_checked(run_cli, assert_one_line_err
     data = (tmp_path / "model.ubj").read_bytes()
     marker = data.index(b"split_indices[$l#")
     count_at = marker + len(b"split_indices[$l#")
-    first = count_at + 1 + {b"L": 8, b"l": 4, b"I": 2, b"U": 1, b"i": 1}[data[count_at:count_at + 1]]
+    first = count_at + 1 + {b"L": 8, b"l": 4, b"I": 2, b"U": 1, b"i": 1}[data[count_at : count_at + 1]]
     hostile = tmp_path / "hostile.ubj"
-    hostile.write_bytes(data[:first] + (2_000_000_000).to_bytes(4, "big") + data[first + 4:])
+    hostile.write_bytes(data[:first] + (2_000_000_000).to_bytes(4, "big") + data[first + 4 :])
     _refused(run_cli, assert_one_line_error, tmp_path / "another", hostile, "split_indices", "2000000000")
 
 
 def test_the_limits_are_settings_with_the_same_defaults(run_cli, assert_one_line_error, tmp_path, lightgbm_text):
     loaded = config.load({})
     assert ImportBudgets.from_settings(loaded) == ImportBudgets()
-    assert {SETTINGS[f]: getattr(TreeLimits(), f) for f in SETTINGS} == {SETTINGS[f]: loaded[SETTINGS[f]]
-                                                                         for f in SETTINGS}
+    assert {SETTINGS[f]: getattr(TreeLimits(), f) for f in SETTINGS} == {
+        SETTINGS[f]: loaded[SETTINGS[f]] for f in SETTINGS
+    }
     path = tmp_path / "model.txt"
     path.write_text(lightgbm_text)
-    _refused(run_cli, assert_one_line_error, tmp_path, path, "Tree=0 num_leaves is 4", "limit of 3",
-             "import_max_tree_leaves", import_max_tree_leaves="3")
+    _refused(
+        run_cli,
+        assert_one_line_error,
+        tmp_path,
+        path,
+        "Tree=0 num_leaves is 4",
+        "limit of 3",
+        "import_max_tree_leaves",
+        import_max_tree_leaves="3",
+    )
     code, err = _import(run_cli, tmp_path, path)
     assert code == 0, err

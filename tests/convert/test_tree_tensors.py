@@ -370,9 +370,26 @@ def test_the_default_forms_keep_gemm_though_it_starts_no_sooner(tmp_path, data):
     model, x = _model("XGBoost classifier binary, trained with NaN", data)
     onnx.save(model, tmp_path / "xgb.onnx")
     np.savez(tmp_path / "inputs.npz", input=x[-20:])
-    code = cli.main([str(a) for a in ("--repository", tmp_path / "repo", "import", tmp_path / "xgb.onnx", "--name",
-                                      "xgb", "--task", "classification", "--metric-output", "probabilities",
-                                      "--inputs", tmp_path / "inputs.npz", "--quiet")])
+    code = cli.main(
+        [
+            str(a)
+            for a in (
+                "--repository",
+                tmp_path / "repo",
+                "import",
+                tmp_path / "xgb.onnx",
+                "--name",
+                "xgb",
+                "--task",
+                "classification",
+                "--metric-output",
+                "probabilities",
+                "--inputs",
+                tmp_path / "inputs.npz",
+                "--quiet",
+            )
+        ]
+    )
     assert code == 0
     forms = json.loads((tmp_path / "repo" / "manifest.json").read_text())["models"]["xgb"]["variants"]["fp32"]["forms"]
     assert forms["gemm"]["status"] == "ok", forms["gemm"]

@@ -26,8 +26,9 @@ BUILT = (*COMPARED, "lgbm_wine", "lgbm_rank")
 @pytest.fixture(scope="module")
 def trees_repository(tmp_path_factory) -> Path:
     repository = tmp_path_factory.mktemp("trees") / "repository"
-    code = cli.main(["--repository", str(repository), "build", "--recipes", str(TREES), "--forms", "none",
-                     "--quiet", *BUILT])
+    code = cli.main(
+        ["--repository", str(repository), "build", "--recipes", str(TREES), "--forms", "none", "--quiet", *BUILT]
+    )
     assert code == 0
     return repository
 
@@ -54,8 +55,10 @@ def test_onnx_answers_what_the_library_predicts(trees_repository, name):
         error = np.abs(got[output] - want)
         bound = np.maximum(tolerance["abs"], tolerance["rel"] * np.abs(want))
         worst = int(np.argmax(error - bound))
-        assert (error <= bound).all(), (f"{name} {output}: index {worst}: expected {want.flat[worst]}, "
-                                        f"got {got[output].flat[worst]} (tolerance {tolerance})")
+        assert (error <= bound).all(), (
+            f"{name} {output}: index {worst}: expected {want.flat[worst]}, "
+            f"got {got[output].flat[worst]} (tolerance {tolerance})"
+        )
     assert entry["kind"] == source.framework
     assert {o["name"] for o in entry["outputs"]} == set(source.output_names)
 
@@ -68,17 +71,27 @@ def test_a_tree_ensemble_has_nothing_for_int8_and_no_smaller_fp16(trees_reposito
         assert "file" not in variants["fp16"], (name, variants["fp16"])
 
 
-def test_thresholds_rounded_to_nearest_are_refused_by_the_check(run_cli, tmp_path, monkeypatch,
-                                                                assert_one_line_error):
+def test_thresholds_rounded_to_nearest_are_refused_by_the_check(run_cli, tmp_path, monkeypatch, assert_one_line_error):
     # onnxmltools on its own stores LightGBM's double thresholds rounded to the nearest float32, which sends one
     # held-back diabetes row down the other branch; the build's check against LightGBM must refuse it.
-    monkeypatch.setattr(export_trees, "export_trees",
-                        functools.partial(export_trees.export_trees, round_thresholds=False))
-    code, _, err = run_cli("--repository", tmp_path / "repository", "build", "--recipes", TREES, "--forms", "none",
-                           "--quiet", "lgbm_diabetes")
+    monkeypatch.setattr(
+        export_trees, "export_trees", functools.partial(export_trees.export_trees, round_thresholds=False)
+    )
+    code, _, err = run_cli(
+        "--repository",
+        tmp_path / "repository",
+        "build",
+        "--recipes",
+        TREES,
+        "--forms",
+        "none",
+        "--quiet",
+        "lgbm_diabetes",
+    )
     assert code == 1
-    assert_one_line_error(err, "lgbm_diabetes: fp32 export differs from the lightgbm source on output 'prediction'",
-                          "tolerance abs 0.001")
+    assert_one_line_error(
+        err, "lgbm_diabetes: fp32 export differs from the lightgbm source on output 'prediction'", "tolerance abs 0.001"
+    )
     assert "max abs error 3.41" in err
 
 
@@ -106,32 +119,46 @@ def _one_recipe(folder: Path, name: str, body: str) -> Path:
     return folder
 
 
-@pytest.mark.parametrize(("body", "fragments"), [
-    # float64 features where the converter takes float32.
-    ("""
+@pytest.mark.parametrize(
+    ("body", "fragments"),
+    [
+        # float64 features where the converter takes float32.
+        (
+            """
      from lightgbm import LGBMRegressor
      FRAMEWORK = "lightgbm"
      model = LGBMRegressor(n_estimators=3, verbose=-1).fit(x, y)
-     """, ["input 'features': lightgbm's converter (onnxmltools) expects float32 features", "got float64"]),
-    # Linear leaves, which the converter would drop.
-    ("""
+     """,
+            ["input 'features': lightgbm's converter (onnxmltools) expects float32 features", "got float64"],
+        ),
+        # Linear leaves, which the converter would drop.
+        (
+            """
      from lightgbm import LGBMRegressor
      FRAMEWORK = "lightgbm"
      x = x.astype(np.float32)
      model = LGBMRegressor(n_estimators=3, verbose=-1, linear_tree=True).fit(x, y)
-     """, ["a LightGBM model trained with linear_tree=True: onnxmltools drops the leaves' linear models"]),
-    # A model kind onnxmltools does not convert.
-    ("""
+     """,
+            ["a LightGBM model trained with linear_tree=True: onnxmltools drops the leaves' linear models"],
+        ),
+        # A model kind onnxmltools does not convert.
+        (
+            """
      from xgboost import XGBRanker
      FRAMEWORK = "xgboost"
      x = x.astype(np.float32)
      model = XGBRanker(n_estimators=3).fit(x[:400], (y[:400] > 150).astype(int), qid=np.repeat(np.arange(40), 10))
-     """, ["onnxmltools cannot convert this XGBRanker", "it converts XGBClassifier and XGBRegressor"]),
-], ids=["float64", "linear_tree", "xgbranker"])
+     """,
+            ["onnxmltools cannot convert this XGBRanker", "it converts XGBClassifier and XGBRegressor"],
+        ),
+    ],
+    ids=["float64", "linear_tree", "xgbranker"],
+)
 def test_what_the_converter_cannot_take_is_named(run_cli, tmp_path, assert_one_line_error, body, fragments):
     recipes = _one_recipe(tmp_path / "recipes", "tree", body)
-    code, _, err = run_cli("--repository", tmp_path / "repository", "build", "--recipes", recipes, "--forms", "none",
-                           "--quiet")
+    code, _, err = run_cli(
+        "--repository", tmp_path / "repository", "build", "--recipes", recipes, "--forms", "none", "--quiet"
+    )
     assert code == 1
     assert_one_line_error(err, *fragments)
 
@@ -149,9 +176,21 @@ def test_a_converted_xgboost_file_imports_with_inputs(run_cli, tmp_path):
     converted = convert_xgboost(model, initial_types=[("features", FloatTensorType([None, x.shape[1]]))])
     onnx.save_model(converted, tmp_path / "wine.onnx")
     np.savez(tmp_path / "rows.npz", features=x[::10])
-    code, out, err = run_cli("--repository", tmp_path / "repository", "import", tmp_path / "wine.onnx",
-                             "--name", "wine", "--task", "classification", "--inputs", tmp_path / "rows.npz",
-                             "--forms", "none", "--quiet")
+    code, out, err = run_cli(
+        "--repository",
+        tmp_path / "repository",
+        "import",
+        tmp_path / "wine.onnx",
+        "--name",
+        "wine",
+        "--task",
+        "classification",
+        "--inputs",
+        tmp_path / "rows.npz",
+        "--forms",
+        "none",
+        "--quiet",
+    )
     assert code == 0, err
     entry = json.loads((tmp_path / "repository" / "manifest.json").read_text())["models"]["wine"]
     assert entry["kind"] == "onnx"
@@ -166,13 +205,21 @@ def test_a_converted_xgboost_file_imports_with_inputs(run_cli, tmp_path):
 def test_the_readme_recipe_builds(run_cli, tmp_path):
     # The front page's LightGBM recipe, as printed, under 30 lines.
     readme = (PROJECT_ROOT / "README.md").read_text()
-    section = readme[readme.index("## A recipe"):]
-    code = section[section.index("```python\n") + len("```python\n"):section.index("```\n", 10)]
+    section = readme[readme.index("## A recipe") :]
+    code = section[section.index("```python\n") + len("```python\n") : section.index("```\n", 10)]
     assert len(code.splitlines()) < 30
     (tmp_path / "recipes").mkdir()
     (tmp_path / "recipes" / "cancer.py").write_text(code)
-    exit_code, _, err = run_cli("--repository", tmp_path / "repository", "build", "--recipes", tmp_path / "recipes",
-                                "--forms", "none", "--quiet")
+    exit_code, _, err = run_cli(
+        "--repository",
+        tmp_path / "repository",
+        "build",
+        "--recipes",
+        tmp_path / "recipes",
+        "--forms",
+        "none",
+        "--quiet",
+    )
     assert exit_code == 0, err
     entry = json.loads((tmp_path / "repository" / "manifest.json").read_text())["models"]["cancer"]
     assert entry["kind"] == "lightgbm" and "fp32" in entry["variants"]
@@ -188,14 +235,27 @@ def test_a_zipmap_output_is_refused_at_import_by_name(run_cli, tmp_path, assert_
     x = x.astype(np.float32)
     model = LGBMClassifier(n_estimators=5, verbose=-1).fit(x, y)
     # onnxmltools' default: probabilities as a ZipMap (a sequence of maps), which nothing downstream carries.
-    onnx.save_model(convert_lightgbm(model, initial_types=[("features", FloatTensorType([None, 13]))]),
-                    tmp_path / "zip.onnx")
+    onnx.save_model(
+        convert_lightgbm(model, initial_types=[("features", FloatTensorType([None, 13]))]), tmp_path / "zip.onnx"
+    )
     np.savez(tmp_path / "rows.npz", features=x[::10])
-    code, _, err = run_cli("--repository", tmp_path / "repository", "import", tmp_path / "zip.onnx", "--name", "zip",
-                           "--task", "classification", "--inputs", tmp_path / "rows.npz", "--quiet")
+    code, _, err = run_cli(
+        "--repository",
+        tmp_path / "repository",
+        "import",
+        tmp_path / "zip.onnx",
+        "--name",
+        "zip",
+        "--task",
+        "classification",
+        "--inputs",
+        tmp_path / "rows.npz",
+        "--quiet",
+    )
     assert code == 2
-    assert_one_line_error(err, "zip.onnx: output 'probabilities' is a sequence of maps (a ZipMap's); expected a tensor",
-                          "zipmap=False")
+    assert_one_line_error(
+        err, "zip.onnx: output 'probabilities' is a sequence of maps (a ZipMap's); expected a tensor", "zipmap=False"
+    )
 
 
 def test_lightgbm_categorical_splits_convert_on_integer_codes():
@@ -208,11 +268,20 @@ def test_lightgbm_categorical_splits_convert_on_integer_codes():
     x, y = load_diabetes(return_X_y=True)
     codes = np.random.default_rng(0).integers(0, 5, len(x))
     features = np.column_stack([x, codes]).astype(np.float32)  # the category as its integer code, in float32
-    model = LGBMRegressor(n_estimators=30, verbose=-1, random_state=0).fit(features, y + 30 * codes,
-                                                                          categorical_feature=[10])
-    source = SourceModel(framework="lightgbm", model=model, input_names=["features"], output_names=["prediction"],
-                         dynamic_axes={}, sample_inputs={"features": features[:1]},
-                         golden_inputs={"features": features}, calibration_inputs=[], run=model.predict)
+    model = LGBMRegressor(n_estimators=30, verbose=-1, random_state=0).fit(
+        features, y + 30 * codes, categorical_feature=[10]
+    )
+    source = SourceModel(
+        framework="lightgbm",
+        model=model,
+        input_names=["features"],
+        output_names=["prediction"],
+        dynamic_axes={},
+        sample_inputs={"features": features[:1]},
+        golden_inputs={"features": features},
+        calibration_inputs=[],
+        run=model.predict,
+    )
     converted = export(source, 17)
     trees = next(n for n in converted.graph.node if n.op_type == "TreeEnsembleRegressor")
     modes = next(a for a in trees.attribute if a.name == "nodes_modes").strings
@@ -221,9 +290,14 @@ def test_lightgbm_categorical_splits_convert_on_integer_codes():
     np.testing.assert_allclose(got.ravel(), model.predict(features), rtol=1e-5, atol=1e-3)
 
 
-@pytest.mark.parametrize(("library", "suffix", "loader"), [
-    ("lightgbm", "txt", "load_breast_cancer"), ("xgboost", "json", "load_wine"), ("xgboost", "ubj", "load_diabetes"),
-])
+@pytest.mark.parametrize(
+    ("library", "suffix", "loader"),
+    [
+        ("lightgbm", "txt", "load_breast_cancer"),
+        ("xgboost", "json", "load_wine"),
+        ("xgboost", "ubj", "load_diabetes"),
+    ],
+)
 def test_a_model_file_saved_by_the_library_imports_checked_against_it(run_cli, tmp_path, library, suffix, loader):
     import sklearn.datasets
 
@@ -242,9 +316,21 @@ def test_a_model_file_saved_by_the_library_imports_checked_against_it(run_cli, t
         model.save_model(tmp_path / f"model.{suffix}")
     rows = x[::7]
     np.savez(tmp_path / "rows.npz", features=rows)
-    code, _, err = run_cli("--repository", tmp_path / "repository", "import", tmp_path / f"model.{suffix}",
-                           "--name", "mine", "--task", "regression" if regressor else "classification",
-                           "--inputs", tmp_path / "rows.npz", "--forms", "none", "--quiet")
+    code, _, err = run_cli(
+        "--repository",
+        tmp_path / "repository",
+        "import",
+        tmp_path / f"model.{suffix}",
+        "--name",
+        "mine",
+        "--task",
+        "regression" if regressor else "classification",
+        "--inputs",
+        tmp_path / "rows.npz",
+        "--forms",
+        "none",
+        "--quiet",
+    )
     assert code == 0, err
     entry = json.loads((tmp_path / "repository" / "manifest.json").read_text())["models"]["mine"]
     assert entry["facts"]["converted_from"] == f"{library} model file"

@@ -33,8 +33,9 @@ def _cli(capsys, *args) -> tuple[int, str, str]:
 
 
 def _import(capsys, repository: Path, model_path: Path, *extra) -> tuple[int, str, str]:
-    return _cli(capsys, "--repository", repository, "import", model_path, "--name", "mine", "--quiet",
-                "--forms", "none", *extra)
+    return _cli(
+        capsys, "--repository", repository, "import", model_path, "--name", "mine", "--quiet", "--forms", "none", *extra
+    )
 
 
 def _entry(repository: Path) -> dict:
@@ -42,23 +43,33 @@ def _entry(repository: Path) -> dict:
 
 
 def _files(repository: Path) -> list[str]:
-    return sorted(str(p.relative_to(repository)) for p in repository.rglob("*") if p.is_file() and p.name != ".lock") \
-        if repository.exists() else []
+    return (
+        sorted(str(p.relative_to(repository)) for p in repository.rglob("*") if p.is_file() and p.name != ".lock")
+        if repository.exists()
+        else []
+    )
 
 
 def _add_model() -> onnx.ModelProto:
     """z = x + y * W over [batch, 3]: two inputs whose named first dimension must agree."""
     return make_model(
-        [helper.make_node("Mul", ["y", "W"], ["yw"], name="mul"),
-         helper.make_node("Add", ["x", "yw"], ["z"], name="add")],
+        [
+            helper.make_node("Mul", ["y", "W"], ["yw"], name="mul"),
+            helper.make_node("Add", ["x", "yw"], ["z"], name="add"),
+        ],
         {"W": np.full(3, 2.0, np.float32)},
-        [tensor("x", "batch", 3), tensor("y", "batch", 3)], [tensor("z", "batch", 3)])
+        [tensor("x", "batch", 3), tensor("y", "batch", 3)],
+        [tensor("z", "batch", 3)],
+    )
 
 
 def _one_input_model() -> onnx.ModelProto:
-    return make_model([helper.make_node("MatMul", ["x", "W"], ["y"], name="matmul")],
-                      {"W": rng().standard_normal((3, 2)).astype(np.float32)},
-                      [tensor("x", "batch", 3)], [tensor("y", "batch", 2)])
+    return make_model(
+        [helper.make_node("MatMul", ["x", "W"], ["y"], name="matmul")],
+        {"W": rng().standard_normal((3, 2)).astype(np.float32)},
+        [tensor("x", "batch", 3)],
+        [tensor("y", "batch", 2)],
+    )
 
 
 def _save(model: onnx.ModelProto, folder: Path, name: str = "model.onnx") -> Path:
@@ -72,6 +83,7 @@ def _golden_inputs(repository: Path, entry: dict) -> list[dict[str, np.ndarray]]
 
 
 # --------------------------------------------------------------------------- accepted forms
+
 
 def test_an_npz_is_one_golden_set_of_real_data(capsys, tmp_path):
     model_path = _save(_add_model(), tmp_path)
@@ -124,8 +136,17 @@ def test_a_folder_or_set_keys_give_several_sets_in_order(capsys, tmp_path, layou
 
 # --------------------------------------------------------------------------- refused up front, exit 2
 
-def _refused(capsys, tmp_path, model: onnx.ModelProto, arrays: dict | np.ndarray | None, *fragments: str,
-             option: str = "--inputs", extra: tuple = (), suffix: str = ".npz") -> str:
+
+def _refused(
+    capsys,
+    tmp_path,
+    model: onnx.ModelProto,
+    arrays: dict | np.ndarray | None,
+    *fragments: str,
+    option: str = "--inputs",
+    extra: tuple = (),
+    suffix: str = ".npz",
+) -> str:
     model_path = _save(model, tmp_path)
     args = list(extra)
     if arrays is not None:
@@ -147,22 +168,39 @@ def _refused(capsys, tmp_path, model: onnx.ModelProto, arrays: dict | np.ndarray
 F32 = np.float32
 
 
-@pytest.mark.parametrize(("arrays", "fragments"), [
-    pytest.param({"x": np.ones((2, 4), F32), "y": np.ones((2, 3), F32)},
-                 ["data.npz", "input 'x' has shape [2, 4]", "expects float32 [batch, 3] (dimension 1 is 3)"],
-                 id="shape"),
-    pytest.param({"x": np.ones((2, 3), np.float64), "y": np.ones((2, 3), F32)},
-                 ["input 'x' is float64 [2, 3]", "expects float32 [batch, 3]", "astype(np.float32)"], id="dtype"),
-    pytest.param({"x": np.ones((2, 3), F32)},
-                 ["no array for input 'y' (float32 [batch, 3])", "given: 'x'"], id="missing"),
-    pytest.param({"x": np.ones((2, 3), F32), "y": np.ones((2, 3), F32), "mask": np.ones(3, F32)},
-                 ["key 'mask' is not an input of the model", "its inputs are 'x' (float32 [batch, 3]), 'y'"],
-                 id="extra"),
-    pytest.param({"x": np.ones((2, 3, 1), F32), "y": np.ones((2, 3), F32)},
-                 ["input 'x' has shape [2, 3, 1] (rank 3)", "expects rank 2: float32 [batch, 3]"], id="rank"),
-    pytest.param({"x": np.ones((2, 3), F32), "y": np.ones((5, 3), F32)},
-                 ["dimension 'batch' is 2 in input 'x' dimension 0 but 5 in input 'y' dimension 0"], id="named-dims"),
-])
+@pytest.mark.parametrize(
+    ("arrays", "fragments"),
+    [
+        pytest.param(
+            {"x": np.ones((2, 4), F32), "y": np.ones((2, 3), F32)},
+            ["data.npz", "input 'x' has shape [2, 4]", "expects float32 [batch, 3] (dimension 1 is 3)"],
+            id="shape",
+        ),
+        pytest.param(
+            {"x": np.ones((2, 3), np.float64), "y": np.ones((2, 3), F32)},
+            ["input 'x' is float64 [2, 3]", "expects float32 [batch, 3]", "astype(np.float32)"],
+            id="dtype",
+        ),
+        pytest.param(
+            {"x": np.ones((2, 3), F32)}, ["no array for input 'y' (float32 [batch, 3])", "given: 'x'"], id="missing"
+        ),
+        pytest.param(
+            {"x": np.ones((2, 3), F32), "y": np.ones((2, 3), F32), "mask": np.ones(3, F32)},
+            ["key 'mask' is not an input of the model", "its inputs are 'x' (float32 [batch, 3]), 'y'"],
+            id="extra",
+        ),
+        pytest.param(
+            {"x": np.ones((2, 3, 1), F32), "y": np.ones((2, 3), F32)},
+            ["input 'x' has shape [2, 3, 1] (rank 3)", "expects rank 2: float32 [batch, 3]"],
+            id="rank",
+        ),
+        pytest.param(
+            {"x": np.ones((2, 3), F32), "y": np.ones((5, 3), F32)},
+            ["dimension 'batch' is 2 in input 'x' dimension 0 but 5 in input 'y' dimension 0"],
+            id="named-dims",
+        ),
+    ],
+)
 def test_inputs_that_do_not_fit_the_model_are_refused_naming_what_and_why(capsys, tmp_path, arrays, fragments):
     message = _refused(capsys, tmp_path, _add_model(), arrays, "--inputs", *fragments)
     if "mask" in arrays:  # the extra key is named, never an input that fits
@@ -170,19 +208,44 @@ def test_inputs_that_do_not_fit_the_model_are_refused_naming_what_and_why(capsys
 
 
 def test_an_npy_for_a_two_input_model_is_refused(capsys, tmp_path):
-    _refused(capsys, tmp_path, _add_model(), np.ones((2, 3), F32), "data.npy", "a .npy holds one array",
-             "the model has 2 inputs (x, y)", "give a .npz", suffix=".npy")
+    _refused(
+        capsys,
+        tmp_path,
+        _add_model(),
+        np.ones((2, 3), F32),
+        "data.npy",
+        "a .npy holds one array",
+        "the model has 2 inputs (x, y)",
+        "give a .npz",
+        suffix=".npy",
+    )
 
 
 def test_a_metric_output_that_is_not_an_output_is_refused_listing_the_outputs(capsys, tmp_path):
-    _refused(capsys, tmp_path, _add_model(), None, "--metric-output 'nope' is not an output", "its outputs are 'z'",
-             extra=("--metric-output", "nope"))
+    _refused(
+        capsys,
+        tmp_path,
+        _add_model(),
+        None,
+        "--metric-output 'nope' is not an output",
+        "its outputs are 'z'",
+        extra=("--metric-output", "nope"),
+    )
 
 
 def test_a_wrong_shaped_calibration_file_is_refused_before_any_variant(capsys, tmp_path):
     arrays = {"x": np.ones((2, 3), F32), "y": np.ones((2, 5), F32)}
-    _refused(capsys, tmp_path, _add_model(), arrays, "--calibration", "data.npz", "input 'y' has shape [2, 5]",
-             "(dimension 1 is 3)", option="--calibration")
+    _refused(
+        capsys,
+        tmp_path,
+        _add_model(),
+        arrays,
+        "--calibration",
+        "data.npz",
+        "input 'y' has shape [2, 5]",
+        "(dimension 1 is 3)",
+        option="--calibration",
+    )
 
 
 def test_inputs_onnxruntime_cannot_run_name_the_set(capsys, tmp_path):
@@ -203,8 +266,12 @@ def test_the_checks_name_the_file_of_a_folder_set(tmp_path):
 
 def test_placeholder_dimension_names_need_not_agree():
     # paddle2onnx writes "?" for every unknown dimension: a placeholder, not a name shared by all of them.
-    model = make_model([helper.make_node("Relu", ["x"], ["y"], name="relu")], {},
-                       [tensor("x", "?", 3, "?", "?")], [tensor("y", "?", 3, "?", "?")])
+    model = make_model(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        {},
+        [tensor("x", "?", 3, "?", "?")],
+        [tensor("y", "?", 3, "?", "?")],
+    )
     [spec] = user_data.signature(model)
     assert spec.shape == (None, 3, None, None)
     assert user_data.check({"x": np.ones((1, 3, 48, 192), F32)}, "x.npz", [spec])["x"].shape == (1, 3, 48, 192)
@@ -241,11 +308,13 @@ def test_the_digest_changes_with_the_data(tmp_path):
 
 # --------------------------------------------------------------------------- honest without data
 
+
 def test_without_data_the_import_warns_and_the_manifest_says_synthetic(capsys, tmp_path):
     model_path = _save(_add_model(), tmp_path)
     # Not --quiet, which prints nothing but errors (the manifest and `info` still say it).
-    code, _, err = _cli(capsys, "--repository", tmp_path / "repo", "import", model_path, "--name", "mine", "--forms",
-                        "none")
+    code, _, err = _cli(
+        capsys, "--repository", tmp_path / "repo", "import", model_path, "--name", "mine", "--forms", "none"
+    )
     assert code == 0, err
     paragraph = " ".join(err.split())
     assert "warning: mine is judged on synthetic inputs" in paragraph and "--inputs FILE.npz" in paragraph, err
@@ -257,12 +326,21 @@ def test_without_data_the_import_warns_and_the_manifest_says_synthetic(capsys, t
 
 # --------------------------------------------------------------------------- graphs onnxruntime runs
 
+
 def _reversed_model() -> onnx.ModelProto:
     """x -> Relu (unnamed) -> Mul -> Add -> y, its nodes listed last first."""
-    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Mul", ["a", "W"], ["b"], name="mul"),
-             helper.make_node("Add", ["b", "C"], ["y"], name="add")]
-    graph = helper.make_graph(nodes[::-1], "reversed", [tensor("x", "batch", 3)], [tensor("y", "batch", 3)],
-                              [numpy_helper.from_array(np.full(3, v, F32), n) for n, v in (("W", 2.0), ("C", 1.0))])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"]),
+        helper.make_node("Mul", ["a", "W"], ["b"], name="mul"),
+        helper.make_node("Add", ["b", "C"], ["y"], name="add"),
+    ]
+    graph = helper.make_graph(
+        nodes[::-1],
+        "reversed",
+        [tensor("x", "batch", 3)],
+        [tensor("y", "batch", 3)],
+        [numpy_helper.from_array(np.full(3, v, F32), n) for n, v in (("W", 2.0), ("C", 1.0))],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
@@ -283,15 +361,27 @@ def test_a_graph_with_unsorted_nodes_is_sorted_and_imported(capsys, tmp_path):
 
 def test_sorting_reaches_subgraphs_and_their_outer_scope_inputs():
     # The If reads `a` (made after it in the list) from its branch: that is a dependency too.
-    branch = helper.make_graph([helper.make_node("Identity", ["b"], ["out"], name="inner_id"),
-                                helper.make_node("Neg", ["a"], ["b"], name="inner_neg")],
-                               "then", [], [tensor("out", 3)])
-    other = helper.make_graph([helper.make_node("Identity", ["a"], ["out2"], name="else_id")],
-                              "else", [], [tensor("out2", 3)])
+    branch = helper.make_graph(
+        [
+            helper.make_node("Identity", ["b"], ["out"], name="inner_id"),
+            helper.make_node("Neg", ["a"], ["b"], name="inner_neg"),
+        ],
+        "then",
+        [],
+        [tensor("out", 3)],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["a"], ["out2"], name="else_id")], "else", [], [tensor("out2", 3)]
+    )
     graph = helper.make_graph(
-        [helper.make_node("If", ["cond"], ["y"], then_branch=branch, else_branch=other, name="if"),
-         helper.make_node("Relu", ["x"], ["a"], name="relu")],
-        "outer", [tensor("x", 3), tensor("cond", elem=TensorProto.BOOL)], [tensor("y", 3)])
+        [
+            helper.make_node("If", ["cond"], ["y"], then_branch=branch, else_branch=other, name="if"),
+            helper.make_node("Relu", ["x"], ["a"], name="relu"),
+        ],
+        "outer",
+        [tensor("x", 3), tensor("cond", elem=TensorProto.BOOL)],
+        [tensor("y", 3)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     assert sort_nodes(model.graph) == 4  # two in the branch, two outside
     assert [n.name for n in model.graph.node] == ["relu", "if"]
@@ -322,8 +412,12 @@ def test_an_import_refused_by_the_checker_says_so_on_one_line(capsys, tmp_path):
 
 def _sequence_model() -> onnx.ModelProto:
     """y = table[idx]: two 1-D inputs with dynamic lengths; their first dimension is not a batch."""
-    return make_model([helper.make_node("Gather", ["table", "idx"], ["y"], name="gather", axis=0)], {},
-                      [tensor("table", "length"), tensor("idx", None, elem=TensorProto.INT64)], [tensor("y", None)])
+    return make_model(
+        [helper.make_node("Gather", ["table", "idx"], ["y"], name="gather", axis=0)],
+        {},
+        [tensor("table", "length"), tensor("idx", None, elem=TensorProto.INT64)],
+        [tensor("y", None)],
+    )
 
 
 def test_one_dimensional_sequence_inputs_are_never_cut(capsys, tmp_path):
@@ -342,20 +436,23 @@ def test_one_dimensional_sequence_inputs_are_never_cut(capsys, tmp_path):
     np.testing.assert_array_equal(outputs["y"], table[idx])
 
 
-@pytest.mark.parametrize(("inputs", "outputs", "expected"), [
-    ([["batch", 3]], [["batch", 2]], True),
-    ([[-1, 3], ["n", 4]], [["n"]], True),  # unnamed and named agree; a 1-D output (labels) is fine
-    ([["length"]], [["length"]], False),  # a 1-D input is a sequence
-    ([[1, 3]], [[1, 2]], False),  # fixed
-    ([["batch", 3]], [[4, 2]], False),  # an output with a fixed first dimension
-    ([["batch", 3], ["n", 3]], [["batch", 3]], False),  # names that disagree
-    ([["batch", 4]], [["unk__0"], ["batch", 3]], True),  # outputs' names are shape inference's own
-    ([["batch", 4], ["unk__3", 2]], [["batch"]], True),  # a placeholder input name agrees with any
-    ([["batch", 4], ["?", 2]], [["batch"]], True),
-    ([[]], [["batch"]], False),  # a scalar input
-    ([None], [["batch", 2]], False),  # no shape
-    ([], [["batch", 2]], False),  # no inputs
-])
+@pytest.mark.parametrize(
+    ("inputs", "outputs", "expected"),
+    [
+        ([["batch", 3]], [["batch", 2]], True),
+        ([[-1, 3], ["n", 4]], [["n"]], True),  # unnamed and named agree; a 1-D output (labels) is fine
+        ([["length"]], [["length"]], False),  # a 1-D input is a sequence
+        ([[1, 3]], [[1, 2]], False),  # fixed
+        ([["batch", 3]], [[4, 2]], False),  # an output with a fixed first dimension
+        ([["batch", 3], ["n", 3]], [["batch", 3]], False),  # names that disagree
+        ([["batch", 4]], [["unk__0"], ["batch", 3]], True),  # outputs' names are shape inference's own
+        ([["batch", 4], ["unk__3", 2]], [["batch"]], True),  # a placeholder input name agrees with any
+        ([["batch", 4], ["?", 2]], [["batch"]], True),
+        ([[]], [["batch"]], False),  # a scalar input
+        ([None], [["batch", 2]], False),  # no shape
+        ([], [["batch", 2]], False),  # no inputs
+    ],
+)
 def test_the_batch_axis_rule(inputs, outputs, expected):
     values = lambda shapes: [{"name": f"v{k}", "shape": s} for k, s in enumerate(shapes)]  # noqa: E731
     assert batch_axis(values(inputs), values(outputs)) is expected
@@ -365,10 +462,20 @@ def test_string_inputs_come_as_texts_in_an_npz(capsys, tmp_path):
     # A .npz holds texts as fixed-width str or bytes; an object array would need pickle, which is refused.
     phs = helper.make_tensor_value_info("phs", TensorProto.STRING, ["n"])
     code = helper.make_tensor_value_info("code", TensorProto.FLOAT, ["n"])
-    encoder = helper.make_node("LabelEncoder", ["phs"], ["code"], domain="ai.onnx.ml",
-                               keys_strings=["a", "b", "sil"], values_floats=[1.0, 2.0, 0.0], default_float=-1.0)
-    model = helper.make_model(helper.make_graph([encoder], "phonemes", [phs], [code]), ir_version=8,
-                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 2)])
+    encoder = helper.make_node(
+        "LabelEncoder",
+        ["phs"],
+        ["code"],
+        domain="ai.onnx.ml",
+        keys_strings=["a", "b", "sil"],
+        values_floats=[1.0, 2.0, 0.0],
+        default_float=-1.0,
+    )
+    model = helper.make_model(
+        helper.make_graph([encoder], "phonemes", [phs], [code]),
+        ir_version=8,
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 2)],
+    )
     model_path = _save(model, tmp_path)
     for texts in (np.array(["a", "sil", "b", "zz"]), np.array([b"a", b"sil", b"b", b"zz"])):
         np.savez(tmp_path / "inputs.npz", phs=texts)

@@ -15,16 +15,33 @@ from onnx import TensorProto, helper
 from onnxport.accuracy.budgets import BUDGETS
 
 
-def imported(run_cli, tmp_path: Path, model: onnx.ModelProto, name: str, *args: object,
-             inputs: dict[str, np.ndarray] | None = None) -> dict:
+def imported(
+    run_cli,
+    tmp_path: Path,
+    model: onnx.ModelProto,
+    name: str,
+    *args: object,
+    inputs: dict[str, np.ndarray] | None = None,
+) -> dict:
     """Import `model` (with `inputs` as its evaluation inputs when given); returns its manifest entry."""
     onnx.save(model, tmp_path / f"{name}.onnx")
     extra: list[object] = []
     if inputs is not None:
         np.savez(tmp_path / f"{name}-inputs.npz", **inputs)
         extra = ["--inputs", tmp_path / f"{name}-inputs.npz"]
-    code, _, err = run_cli("--repository", tmp_path / "repo", "import", tmp_path / f"{name}.onnx", "--name", name,
-                           "--quiet", "--forms", "none", *extra, *args)
+    code, _, err = run_cli(
+        "--repository",
+        tmp_path / "repo",
+        "import",
+        tmp_path / f"{name}.onnx",
+        "--name",
+        name,
+        "--quiet",
+        "--forms",
+        "none",
+        *extra,
+        *args,
+    )
     assert code == 0, err
     return json.loads((tmp_path / "repo" / "manifest.json").read_text())["models"][name]
 
@@ -38,16 +55,23 @@ def already_quantized_model() -> onnx.ModelProto:
     holds this graph (fp32 and fp16) is stored and judged, the int8 names are skipped."""
     r = rng(4)
     return make_model(
-        [helper.make_node("DynamicQuantizeLinear", ["x"], ["x_q", "x_scale", "x_zero"], name="quantize"),
-         helper.make_node("MatMulInteger", ["x_q", "w_q", "x_zero", "w_zero"], ["acc"], name="matmul_integer"),
-         helper.make_node("Cast", ["acc"], ["acc_float"], name="acc_to_float", to=TensorProto.FLOAT),
-         helper.make_node("Mul", ["x_scale", "w_scale"], ["scale"], name="scales"),
-         helper.make_node("Mul", ["acc_float", "scale"], ["quantized_out"], name="dequantize"),
-         helper.make_node("MatMul", ["x", "w"], ["float_out"], name="float_matmul"),
-         helper.make_node("Add", ["quantized_out", "float_out"], ["y"], name="add")],
-        {"w_q": r.integers(0, 255, (64, 128)).astype(np.uint8), "w_zero": np.uint8(128),
-         "w_scale": np.float32(0.002), "w": (r.normal(size=(64, 128)) * 0.05).astype(np.float32)},
-        [tensor("x", "batch", 64)], [tensor("y", "batch", 128)],
+        [
+            helper.make_node("DynamicQuantizeLinear", ["x"], ["x_q", "x_scale", "x_zero"], name="quantize"),
+            helper.make_node("MatMulInteger", ["x_q", "w_q", "x_zero", "w_zero"], ["acc"], name="matmul_integer"),
+            helper.make_node("Cast", ["acc"], ["acc_float"], name="acc_to_float", to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["x_scale", "w_scale"], ["scale"], name="scales"),
+            helper.make_node("Mul", ["acc_float", "scale"], ["quantized_out"], name="dequantize"),
+            helper.make_node("MatMul", ["x", "w"], ["float_out"], name="float_matmul"),
+            helper.make_node("Add", ["quantized_out", "float_out"], ["y"], name="add"),
+        ],
+        {
+            "w_q": r.integers(0, 255, (64, 128)).astype(np.uint8),
+            "w_zero": np.uint8(128),
+            "w_scale": np.float32(0.002),
+            "w": (r.normal(size=(64, 128)) * 0.05).astype(np.float32),
+        },
+        [tensor("x", "batch", 64)],
+        [tensor("y", "batch", 128)],
     )
 
 
@@ -68,22 +92,41 @@ def test_an_already_int8_model_gets_the_int8_budget_under_every_name_it_is_store
     # Shown as what they are (variant_table.label): the original, and its fp16 conversion, both int8 inside.
     assert (stored["fp32"]["label"], stored["fp16"]["label"]) == ("original (int8)", "fp16 (int8)")
     for name in ("int8-dynamic", "int8-static"):
-        assert variants[name] == {"precision": "int8", "status": "skipped",
-                                  "reason": "already quantized: 2 quantized operators"}, name
+        assert variants[name] == {
+            "precision": "int8",
+            "status": "skipped",
+            "reason": "already quantized: 2 quantized operators",
+        }, name
 
 
 def test_a_float_model_is_judged_by_each_variant_files_arithmetic(run_cli, tmp_path):
     r = rng(6)
-    model = make_model([helper.make_node("MatMul", ["x", "w"], ["y"], name="dense")],
-                       {"w": r.normal(size=(64, 32)).astype(np.float32)}, [tensor("x", "batch", 64)],
-                       [tensor("y", "batch", 32)])
+    model = make_model(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="dense")],
+        {"w": r.normal(size=(64, 32)).astype(np.float32)},
+        [tensor("x", "batch", 64)],
+        [tensor("y", "batch", 32)],
+    )
     calibration = tmp_path / "calibration.npz"
     np.savez(calibration, x=r.normal(size=(8, 64)).astype(np.float32))
-    entry = imported(run_cli, tmp_path, model, "dense", "--calibration", calibration,
-                     inputs={"x": r.normal(size=(8, 64)).astype(np.float32)})
+    entry = imported(
+        run_cli,
+        tmp_path,
+        model,
+        "dense",
+        "--calibration",
+        calibration,
+        inputs={"x": r.normal(size=(8, 64)).astype(np.float32)},
+    )
     got = {name: record.get("arithmetic") for name, record in entry["variants"].items()}
-    assert got == {"fp32": "fp32", "fp16": "fp16", "int8-dynamic": "int8", "int8-static": "int8",
-                   "int8-weights": "int8", "int4": "int8"}, entry["variants"]
+    assert got == {
+        "fp32": "fp32",
+        "fp16": "fp16",
+        "int8-dynamic": "int8",
+        "int8-static": "int8",
+        "int8-weights": "int8",
+        "int4": "int8",
+    }, entry["variants"]
     for record in entry["variants"].values():
         assert record["budget"] == BUDGETS[record["arithmetic"]].as_json()
 
@@ -96,11 +139,16 @@ def overflowing_model() -> onnx.ModelProto:
     weight), beside a small one that fp16 converts: the fp16 file is nearly fp32's size."""
     r = rng(7)
     return make_model(
-        [helper.make_node("MatMul", ["x", "big"], ["hot"], name="hot_matmul"),
-         helper.make_node("MatMul", ["x", "small"], ["cool"], name="cool_matmul")],
-        {"big": (np.abs(r.normal(size=(64, 256))) * 100 + 50).astype(np.float32),
-         "small": (r.normal(size=(64, 4)) * 1e-3).astype(np.float32)},
-        [tensor("x", "batch", 64)], [tensor("hot", "batch", 256), tensor("cool", "batch", 4)],
+        [
+            helper.make_node("MatMul", ["x", "big"], ["hot"], name="hot_matmul"),
+            helper.make_node("MatMul", ["x", "small"], ["cool"], name="cool_matmul"),
+        ],
+        {
+            "big": (np.abs(r.normal(size=(64, 256))) * 100 + 50).astype(np.float32),
+            "small": (r.normal(size=(64, 4)) * 1e-3).astype(np.float32),
+        },
+        [tensor("x", "batch", 64)],
+        [tensor("hot", "batch", 256), tensor("cool", "batch", 4)],
     )
 
 
@@ -121,16 +169,21 @@ def cancelling_model() -> onnx.ModelProto:
     w1 = r.normal(size=(64, 128)).astype(np.float32)
     w2 = (w1 + r.normal(size=w1.shape) * 1e-4).astype(np.float32)
     return make_model(
-        [helper.make_node("MatMul", ["x", "w1"], ["a"], name="first"),
-         helper.make_node("MatMul", ["x", "w2"], ["b"], name="second"),
-         helper.make_node("Sub", ["a", "b"], ["y"], name="difference")],
-        {"w1": w1, "w2": w2}, [tensor("x", "batch", 64)], [tensor("y", "batch", 128)],
+        [
+            helper.make_node("MatMul", ["x", "w1"], ["a"], name="first"),
+            helper.make_node("MatMul", ["x", "w2"], ["b"], name="second"),
+            helper.make_node("Sub", ["a", "b"], ["y"], name="difference"),
+        ],
+        {"w1": w1, "w2": w2},
+        [tensor("x", "batch", 64)],
+        [tensor("y", "batch", 128)],
     )
 
 
 def test_a_fallback_that_keeps_most_of_fp16_in_fp32_is_not_served(run_cli, tmp_path):
-    entry = imported(run_cli, tmp_path, cancelling_model(), "cancel",
-                     inputs={"x": rng(10).normal(size=(8, 64)).astype(np.float32)})
+    entry = imported(
+        run_cli, tmp_path, cancelling_model(), "cancel", inputs={"x": rng(10).normal(size=(8, 64)).astype(np.float32)}
+    )
     record = entry["variants"]["fp16"]
     assert record["status"] != "ok", record
     tries = record["fallback"]["tries"]
@@ -175,9 +228,12 @@ def test_a_tree_ensemble_has_nothing_to_quantize_and_says_what_it_has(run_cli, t
 @saturates_without_vnni
 def test_static_int8_without_real_calibration_data_is_skipped_with_how_to_give_it(run_cli, tmp_path):
     r = rng(11)
-    model = make_model([helper.make_node("MatMul", ["x", "w"], ["y"], name="dense")],
-                       {"w": r.normal(size=(64, 32)).astype(np.float32)}, [tensor("x", "batch", 64)],
-                       [tensor("y", "batch", 32)])
+    model = make_model(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="dense")],
+        {"w": r.normal(size=(64, 32)).astype(np.float32)},
+        [tensor("x", "batch", 64)],
+        [tensor("y", "batch", 32)],
+    )
     entry = imported(run_cli, tmp_path, model, "bare")  # no data: seeded random inputs
     variants = entry["variants"]
     static = variants["int8-static"]
@@ -192,9 +248,12 @@ def test_static_int8_without_real_calibration_data_is_skipped_with_how_to_give_i
 
 def test_real_calibration_data_makes_static_int8(run_cli, tmp_path):
     r = rng(12)
-    model = make_model([helper.make_node("MatMul", ["x", "w"], ["y"], name="dense")],
-                       {"w": r.normal(size=(64, 32)).astype(np.float32)}, [tensor("x", "batch", 64)],
-                       [tensor("y", "batch", 32)])
+    model = make_model(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="dense")],
+        {"w": r.normal(size=(64, 32)).astype(np.float32)},
+        [tensor("x", "batch", 64)],
+        [tensor("y", "batch", 32)],
+    )
     calibration = tmp_path / "calibration.npz"
     np.savez(calibration, x=r.normal(size=(16, 64)).astype(np.float32))
     entry = imported(run_cli, tmp_path, model, "calibrated", "--calibration", calibration)

@@ -24,12 +24,17 @@ from onnxport.serving.app import create_app
 def float_model() -> onnx.ModelProto:
     r = rng(7)
     return make_model(
-        [helper.make_node("MatMul", ["x", "w1"], ["hidden"], name="layer1"),
-         helper.make_node("Relu", ["hidden"], ["active"], name="relu"),
-         helper.make_node("MatMul", ["active", "w2"], ["y"], name="layer2")],
-        {"w1": (r.normal(size=(64, 256)) * 0.1).astype(np.float32),
-         "w2": (r.normal(size=(256, 32)) * 0.1).astype(np.float32)},
-        [tensor("x", "batch", 64)], [tensor("y", "batch", 32)],
+        [
+            helper.make_node("MatMul", ["x", "w1"], ["hidden"], name="layer1"),
+            helper.make_node("Relu", ["hidden"], ["active"], name="relu"),
+            helper.make_node("MatMul", ["active", "w2"], ["y"], name="layer2"),
+        ],
+        {
+            "w1": (r.normal(size=(64, 256)) * 0.1).astype(np.float32),
+            "w2": (r.normal(size=(256, 32)) * 0.1).astype(np.float32),
+        },
+        [tensor("x", "batch", 64)],
+        [tensor("y", "batch", 32)],
     )
 
 
@@ -43,8 +48,21 @@ def quantized_file(tmp_path: Path) -> Path:
 
 def imported(run_cli, tmp_path: Path, path: Path, name: str) -> dict:
     np.savez(tmp_path / "inputs.npz", x=rng(8).normal(size=(6, 64)).astype(np.float32))
-    code, _, err = run_cli("--repository", tmp_path / "repo", "import", path, "--name", name, "--task", "generic",
-                           "--inputs", tmp_path / "inputs.npz", "--quiet", "--forms", "none")
+    code, _, err = run_cli(
+        "--repository",
+        tmp_path / "repo",
+        "import",
+        path,
+        "--name",
+        name,
+        "--task",
+        "generic",
+        "--inputs",
+        tmp_path / "inputs.npz",
+        "--quiet",
+        "--forms",
+        "none",
+    )
     assert code == 0, err
     return json.loads((tmp_path / "repo" / "manifest.json").read_text())["models"][name]
 
@@ -56,7 +74,7 @@ def variant_cell(text: str, model: str) -> list[str]:
     start = lines[header].index("variant")
     end = lines[header].index("size", start)
     rows = []
-    for line in lines[header + 2:]:
+    for line in lines[header + 2 :]:
         if not line.startswith(model + " "):
             break
         rows.append(line[start:end].strip())

@@ -109,8 +109,12 @@ def square_model() -> onnx.ModelProto:
             helper.make_node("Mul", ["root", "small"], ["cool"], name="shrink"),
             helper.make_node("MatMul", ["cool", "w"], ["y"], name="last"),
         ],
-        {"big": np.float32(1e4), "ten": np.float32(10), "small": np.float32(1e-5),
-         "w": r.uniform(0.5, 1.5, (4, 3)).astype(np.float32)},
+        {
+            "big": np.float32(1e4),
+            "ten": np.float32(10),
+            "small": np.float32(1e-5),
+            "w": r.uniform(0.5, 1.5, (4, 3)).astype(np.float32),
+        },
         [tensor("x", "batch", 4)],
         [tensor("y", "batch", 3)],
     )
@@ -127,7 +131,8 @@ def test_fp16_blocks_a_node_that_reads_a_hot_value_twice():
 
 def test_fp16_of_a_graph_without_float_weights_or_ops_is_skipped():
     model = make_model(
-        [helper.make_node("Add", ["a", "b"], ["y"], name="add")], {},
+        [helper.make_node("Add", ["a", "b"], ["y"], name="add")],
+        {},
         [tensor("a", 2, elem=TensorProto.INT64), tensor("b", 2, elem=TensorProto.INT64)],
         [tensor("y", 2, elem=TensorProto.INT64)],
     )
@@ -190,7 +195,9 @@ def test_int8_dynamic_gives_conv_graphs_uint8_weights():
 def no_weights_model() -> onnx.ModelProto:
     return make_model(
         [helper.make_node("Relu", ["x"], ["r"], name="relu"), helper.make_node("Add", ["r", "x"], ["y"], name="add")],
-        {}, [tensor("x", "batch", 8)], [tensor("y", "batch", 8)],
+        {},
+        [tensor("x", "batch", 8)],
+        [tensor("y", "batch", 8)],
     )
 
 
@@ -226,10 +233,13 @@ def test_int8_static_is_qdq_and_close_on_its_calibration_range():
 def test_int8_static_leaves_keep_float_nodes_alone():
     r = rng(1)
     model = make_model(
-        [helper.make_node("MatMul", ["x", "w1"], ["h"], name="layer.0/dense/MatMul"),
-         helper.make_node("MatMul", ["h", "w2"], ["y"], name="layer.0/output/dense/MatMul")],
+        [
+            helper.make_node("MatMul", ["x", "w1"], ["h"], name="layer.0/dense/MatMul"),
+            helper.make_node("MatMul", ["h", "w2"], ["y"], name="layer.0/output/dense/MatMul"),
+        ],
         {"w1": r.normal(size=(8, 8)).astype(np.float32), "w2": r.normal(size=(8, 4)).astype(np.float32)},
-        [tensor("x", "batch", 8)], [tensor("y", "batch", 4)],
+        [tensor("x", "batch", 8)],
+        [tensor("y", "batch", 4)],
     )
     calibration = [{"x": r.normal(size=(8, 8)).astype(np.float32)}]
     quantized, settings = lower_precision.make_int8_static(model, calibration, (r"output/dense/MatMul$",))
@@ -247,9 +257,15 @@ def test_int8_dynamic_of_a_logistic_regression_export_does_not_crash():
     features = features.astype(np.float32)
     classifier = LogisticRegression(max_iter=1000).fit(features, labels)
     source = SourceModel(
-        framework="sklearn", model=classifier, input_names=["features"],
-        output_names=["label", "probabilities"], dynamic_axes={}, sample_inputs={"features": features[:1]},
-        golden_inputs={"features": features}, calibration_inputs=[], run=lambda feeds: {},
+        framework="sklearn",
+        model=classifier,
+        input_names=["features"],
+        output_names=["label", "probabilities"],
+        dynamic_axes={},
+        sample_inputs={"features": features[:1]},
+        golden_inputs={"features": features},
+        calibration_inputs=[],
+        run=lambda feeds: {},
     )
     try:
         lower_precision.make_int8_dynamic(export(source))

@@ -31,8 +31,7 @@ def ops(model: onnx.ModelProto) -> list[str]:
 
 
 def float_initializers(model: onnx.ModelProto, at_least: int = weights.MIN_ELEMENTS) -> list[str]:
-    return [i.name for i in model.graph.initializer
-            if i.data_type == TensorProto.FLOAT and np.prod(i.dims) >= at_least]
+    return [i.name for i in model.graph.initializer if i.data_type == TensorProto.FLOAT and np.prod(i.dims) >= at_least]
 
 
 def gru_model() -> onnx.ModelProto:
@@ -40,15 +39,20 @@ def gru_model() -> onnx.ModelProto:
     r = rng(2)
     hidden, inputs = 64, 32
     return make_model(
-        [helper.make_node("Gemm", ["x", "w_in", "b_in"], ["h0"], name="project", transB=1),
-         helper.make_node("Unsqueeze", ["h0", "axes"], ["seq"], name="as_sequence"),
-         helper.make_node("GRU", ["seq", "W", "R"], ["all", "y"], name="gru", hidden_size=hidden)],
-        {"w_in": r.normal(size=(inputs, 48)).astype(np.float32) * 0.2,
-         "b_in": r.normal(size=inputs).astype(np.float32),
-         "axes": np.array([0], np.int64),
-         "W": r.normal(size=(1, 3 * hidden, inputs)).astype(np.float32) * 0.2,
-         "R": r.normal(size=(1, 3 * hidden, hidden)).astype(np.float32) * 0.2},
-        [tensor("x", "batch", 48)], [tensor("y", 1, "batch", hidden)],
+        [
+            helper.make_node("Gemm", ["x", "w_in", "b_in"], ["h0"], name="project", transB=1),
+            helper.make_node("Unsqueeze", ["h0", "axes"], ["seq"], name="as_sequence"),
+            helper.make_node("GRU", ["seq", "W", "R"], ["all", "y"], name="gru", hidden_size=hidden),
+        ],
+        {
+            "w_in": r.normal(size=(inputs, 48)).astype(np.float32) * 0.2,
+            "b_in": r.normal(size=inputs).astype(np.float32),
+            "axes": np.array([0], np.int64),
+            "W": r.normal(size=(1, 3 * hidden, inputs)).astype(np.float32) * 0.2,
+            "R": r.normal(size=(1, 3 * hidden, hidden)).astype(np.float32) * 0.2,
+        },
+        [tensor("x", "batch", 48)],
+        [tensor("y", 1, "batch", hidden)],
     )
 
 
@@ -73,12 +77,17 @@ def matmul_stack() -> onnx.ModelProto:
     """Two MatMuls with constant 128 x 128 weights (MatMulNBits' blocks run along the 128 inputs)."""
     r = rng(4)
     return make_model(
-        [helper.make_node("MatMul", ["x", "w1"], ["h"], name="first"),
-         helper.make_node("Relu", ["h"], ["a"], name="relu"),
-         helper.make_node("MatMul", ["a", "w2"], ["y"], name="second")],
-        {"w1": r.normal(size=(128, 128)).astype(np.float32) / 8,
-         "w2": r.normal(size=(128, 128)).astype(np.float32) / 8},
-        [tensor("x", "batch", 128)], [tensor("y", "batch", 128)],
+        [
+            helper.make_node("MatMul", ["x", "w1"], ["h"], name="first"),
+            helper.make_node("Relu", ["h"], ["a"], name="relu"),
+            helper.make_node("MatMul", ["a", "w2"], ["y"], name="second"),
+        ],
+        {
+            "w1": r.normal(size=(128, 128)).astype(np.float32) / 8,
+            "w2": r.normal(size=(128, 128)).astype(np.float32) / 8,
+        },
+        [tensor("x", "batch", 128)],
+        [tensor("y", "batch", 128)],
     )
 
 
@@ -126,8 +135,12 @@ def test_the_fallbacks_nodes_keep_their_weights_in_float():
 
 
 def test_nothing_large_enough_is_skipped_with_the_threshold_named():
-    model = make_model([helper.make_node("MatMul", ["x", "w"], ["y"], name="small")],
-                       {"w": np.ones((8, 4), np.float32)}, [tensor("x", "batch", 8)], [tensor("y", "batch", 4)])
+    model = make_model(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="small")],
+        {"w": np.ones((8, 4), np.float32)},
+        [tensor("x", "batch", 8)],
+        [tensor("y", "batch", 4)],
+    )
     with pytest.raises(VariantSkipped, match="no float weight of at least 1,024 elements"):
         lower_precision.make_int8_weights(model)
 
@@ -165,12 +178,16 @@ def test_int4_stores_matmul_weights_in_symmetric_4bit_blocks_of_32_at_accuracy_l
     assert scaled_error(run(model, feeds)["y"], run(stored, feeds)["y"]) < 0.15
 
 
-@pytest.mark.parametrize("form", [nbits.Form(16, False, 4, 4), nbits.Form(32, True, 4, 4),
-                                  nbits.Form(64, True, 0, 4), nbits.Form(32, True, 4, 8)], ids=str)
+@pytest.mark.parametrize(
+    "form",
+    [nbits.Form(16, False, 4, 4), nbits.Form(32, True, 4, 4), nbits.Form(64, True, 0, 4), nbits.Form(32, True, 4, 8)],
+    ids=str,
+)
 def test_each_int4_form_is_made_as_it_says_and_runs(form):
     model = embedding_model(tied=False)
-    model.graph.initializer[0].CopyFrom(numpy_helper.from_array(rng(9).normal(size=(2048, 64)).astype(np.float32),
-                                                                "table"))  # above MIN_TABLE_ELEMENTS
+    model.graph.initializer[0].CopyFrom(
+        numpy_helper.from_array(rng(9).normal(size=(2048, 64)).astype(np.float32), "table")
+    )  # above MIN_TABLE_ELEMENTS
     stored, settings = lower_precision.make_int4(model, form=form)
     matmul = next(n for n in stored.graph.node if n.op_type == "MatMulNBits")
     attributes = {a.name: a.i for a in matmul.attribute}
@@ -185,8 +202,9 @@ def test_each_int4_form_is_made_as_it_says_and_runs(form):
 def test_int4_keeps_the_fallbacks_matmuls_in_8bit_blocks():
     model = matmul_stack()
     stored, settings = lower_precision.make_int4(model, ("second",))
-    bits = {n.input[0]: {a.name: a.i for a in n.attribute}["bits"] for n in stored.graph.node
-            if n.op_type == "MatMulNBits"}
+    bits = {
+        n.input[0]: {a.name: a.i for a in n.attribute}["bits"] for n in stored.graph.node if n.op_type == "MatMulNBits"
+    }
     assert bits == {"x": 4, "a": 8}
     assert settings["weights_8bit"] == 1 and settings["kept_float"] == ["second"]
     assert settings["weights"].endswith("; 1 kept nodes in 8-bit blocks of 128")
@@ -210,9 +228,12 @@ def test_int4_stores_a_gemm_as_a_matmul_and_the_rest_as_int8():
 
 def test_int4_has_nothing_to_do_without_a_constant_matmul_or_table():
     r = rng(6)
-    model = make_model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv")],
-                       {"w": r.normal(size=(64, 8, 3, 3)).astype(np.float32)},
-                       [tensor("x", "batch", 8, 6, 6)], [tensor("y", "batch", 64, 4, 4)])
+    model = make_model(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv")],
+        {"w": r.normal(size=(64, 8, 3, 3)).astype(np.float32)},
+        [tensor("x", "batch", 8, 6, 6)],
+        [tensor("y", "batch", 64, 4, 4)],
+    )
     with pytest.raises(VariantSkipped, match="nothing to store in 4 bits"):
         lower_precision.make_int4(model)
 
@@ -220,27 +241,45 @@ def test_int4_has_nothing_to_do_without_a_constant_matmul_or_table():
 def test_int4_stores_a_large_embedding_table_in_4bit_blocks():
     r = rng(7)
     table = r.normal(size=(2048, 64)).astype(np.float32)
-    model = make_model([helper.make_node("Gather", ["table", "ids"], ["y"], name="embed")], {"table": table},
-                       [tensor("ids", "batch", elem=TensorProto.INT64)], [tensor("y", "batch", 64)])
+    model = make_model(
+        [helper.make_node("Gather", ["table", "ids"], ["y"], name="embed")],
+        {"table": table},
+        [tensor("ids", "batch", elem=TensorProto.INT64)],
+        [tensor("y", "batch", 64)],
+    )
     stored, settings = lower_precision.make_int4(model)
     assert ops(stored) == ["GatherBlockQuantized"] and settings["weights_4bit"] == 1
     feeds = {"ids": np.array([0, 7, 2047], np.int64)}
     assert scaled_error(run(model, feeds)["y"], run(stored, feeds)["y"]) < 0.2
-    assert not any(numpy_helper.to_array(i).dtype == np.float32 and i.dims[0] == 2048 and len(i.dims) == 2
-                   and i.dims[1] == 64 for i in stored.graph.initializer)
+    assert not any(
+        numpy_helper.to_array(i).dtype == np.float32 and i.dims[0] == 2048 and len(i.dims) == 2 and i.dims[1] == 64
+        for i in stored.graph.initializer
+    )
 
 
 def test_a_weight_read_inside_if_branches_is_stored_once_in_the_main_graph():
     r = rng(8)
-    then_branch = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["then_y"], name="then_matmul")], "then",
-                                    [], [helper.make_tensor_value_info("then_y", TensorProto.FLOAT, None)])
-    else_branch = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["p"], name="else_matmul"),
-                                     helper.make_node("Neg", ["p"], ["else_y"], name="negate")], "else",
-                                    [], [helper.make_tensor_value_info("else_y", TensorProto.FLOAT, None)])
+    then_branch = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["then_y"], name="then_matmul")],
+        "then",
+        [],
+        [helper.make_tensor_value_info("then_y", TensorProto.FLOAT, None)],
+    )
+    else_branch = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["p"], name="else_matmul"),
+            helper.make_node("Neg", ["p"], ["else_y"], name="negate"),
+        ],
+        "else",
+        [],
+        [helper.make_tensor_value_info("else_y", TensorProto.FLOAT, None)],
+    )
     model = make_model(
         [helper.make_node("If", ["flag"], ["y"], name="branch", then_branch=then_branch, else_branch=else_branch)],
         {"w": r.normal(size=(64, 32)).astype(np.float32)},
-        [tensor("flag", elem=TensorProto.BOOL), tensor("x", "batch", 64)], [tensor("y", "batch", 32)])
+        [tensor("flag", elem=TensorProto.BOOL), tensor("x", "batch", 64)],
+        [tensor("y", "batch", 32)],
+    )
     stored, settings = lower_precision.make_int8_weights(model)
     assert settings["weights_stored"] == 1 and ops(stored) == ["DequantizeLinear", "If"]
     for flag in (True, False):

@@ -33,8 +33,9 @@ def export(run_cli, repository, out: Path, engine: str):
 
 @pytest.mark.parametrize("engine", ["triton", "kserve"])
 @pytest.mark.parametrize("bad", ["../evil", "", "Bad/Name", "../../../tmp/escape", "has space"])
-def test_a_model_name_that_would_leave_out_is_refused_and_nothing_is_written(run_cli, assert_one_line_error, tmp_path,
-                                                                             repository, bad, engine):
+def test_a_model_name_that_would_leave_out_is_refused_and_nothing_is_written(
+    run_cli, assert_one_line_error, tmp_path, repository, bad, engine
+):
     rename_by_hand(repository, "good", bad)
     work = tmp_path / "work"
     work.mkdir()
@@ -70,8 +71,9 @@ def test_two_variants_with_one_triton_name_are_refused(run_cli, assert_one_line_
     assert not (tmp_path / "out").exists()
 
 
-def test_a_record_naming_a_file_outside_the_repository_is_not_copied(run_cli, assert_one_line_error, tmp_path,
-                                                                     repository):
+def test_a_record_naming_a_file_outside_the_repository_is_not_copied(
+    run_cli, assert_one_line_error, tmp_path, repository
+):
     secret = tmp_path / "secret.onnx"
     secret.write_bytes(b"not yours")
     manifest = manifest_of(repository)
@@ -89,8 +91,10 @@ def test_the_writer_itself_refuses_a_path_outside_its_folder(tmp_path, repositor
     model, variant, entry, record = variants[0]
     out = tmp_path / "out"
     with pytest.raises(RepositoryError, match="not inside"):
-        triton.write_atomically(out, lambda folder: triton.write_models(
-            Repository(repository), [("../evil", variant, entry, record)], folder))
+        triton.write_atomically(
+            out,
+            lambda folder: triton.write_models(Repository(repository), [("../evil", variant, entry, record)], folder),
+        )
     assert not out.exists() and not (tmp_path / "evil").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")] == [], "no staging folder left"
 

@@ -22,8 +22,12 @@ COMMANDS = {
 
 def relu() -> onnx.ModelProto:
     value = helper.make_tensor_value_info
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "relu",
-                              [value("x", TensorProto.FLOAT, ["n", 4])], [value("y", TensorProto.FLOAT, ["n", 4])])
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "relu",
+        [value("x", TensorProto.FLOAT, ["n", 4])],
+        [value("y", TensorProto.FLOAT, ["n", 4])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
@@ -33,8 +37,9 @@ def listing(folder: Path) -> list[str]:
 
 @pytest.mark.parametrize("target", ["an empty folder", "nowhere", "a folder with a file"])
 @pytest.mark.parametrize("command", COMMANDS)
-def test_a_symlinked_out_is_one_line_and_writes_nothing(tmp_path, imported_repository, run_cli,
-                                                        assert_one_line_error, command, target):
+def test_a_symlinked_out_is_one_line_and_writes_nothing(
+    tmp_path, imported_repository, run_cli, assert_one_line_error, command, target
+):
     repository = imported_repository(relu(), "relu")
     place = tmp_path / "place"
     place.mkdir()

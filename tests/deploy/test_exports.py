@@ -43,8 +43,9 @@ def test_one_triton_model_per_served_variant(triton_export):
 
 
 @pytest.mark.parametrize("model, variant", MODEL_VARIANTS)
-def test_config_parses_as_model_config_and_matches_the_manifest(triton_export, demo_manifest, demo_repository,
-                                                                model, variant):
+def test_config_parses_as_model_config_and_matches_the_manifest(
+    triton_export, demo_manifest, demo_repository, model, variant
+):
     name = model_name(model, variant)
     config = text_format.Parse((triton_export / name / "config.pbtxt").read_text(), model_config_pb2().ModelConfig())
     entry = demo_manifest["models"][model]
@@ -69,21 +70,30 @@ def test_config_parses_as_model_config_and_matches_the_manifest(triton_export, d
 
 def test_kserve_export_is_an_inference_service_over_the_triton_repository(demo_repository, tmp_path, run_cli):
     out = tmp_path / "kserve"
-    code, stdout, err = run_cli("--repository", demo_repository, "export", "kserve", out, "--storage-uri", "s3://bucket/onnxport")
+    code, stdout, err = run_cli(
+        "--repository", demo_repository, "export", "kserve", out, "--storage-uri", "s3://bucket/onnxport"
+    )
     assert code == 0, err
     service = yaml.safe_load((out / "inferenceservice.yaml").read_text())
     assert service["apiVersion"] == "serving.kserve.io/v1beta1" and service["kind"] == "InferenceService"
     model = service["spec"]["predictor"]["model"]
-    assert model == {"modelFormat": {"name": "onnx"}, "protocolVersion": "v2", "runtime": "kserve-tritonserver",
-                     "storageUri": "s3://bucket/onnxport"}
+    assert model == {
+        "modelFormat": {"name": "onnx"},
+        "protocolVersion": "v2",
+        "runtime": "kserve-tritonserver",
+        "storageUri": "s3://bucket/onnxport",
+    }
     assert sorted(p.name for p in (out / "models").iterdir()) == sorted(model_name(m, v) for m, v in MODEL_VARIANTS)
     assert "kubectl apply" in stdout
 
 
-@pytest.mark.parametrize("args, fragments", [
-    (["--storage-uri", "bucket/onnxport"], ["--storage-uri", "s3://"]),
-    (["--storage-uri", "s3://b/p", "--name", "Onnx_Port"], ["--name", "'Onnx_Port'", "lower-case"]),
-])
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["--storage-uri", "bucket/onnxport"], ["--storage-uri", "s3://"]),
+        (["--storage-uri", "s3://b/p", "--name", "Onnx_Port"], ["--name", "'Onnx_Port'", "lower-case"]),
+    ],
+)
 def test_kserve_arguments_are_checked(demo_repository, tmp_path, run_cli, assert_one_line_error, args, fragments):
     code, _, err = run_cli("--repository", demo_repository, "export", "kserve", tmp_path / "out", *args)
     assert code == 2
@@ -100,8 +110,9 @@ def test_an_existing_folder_is_not_overwritten(demo_repository, tmp_path, run_cl
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["keep.txt"]
 
 
-def test_a_failed_export_leaves_nothing_behind(demo_repository, demo_manifest, tmp_path, run_cli,
-                                               assert_one_line_error):
+def test_a_failed_export_leaves_nothing_behind(
+    demo_repository, demo_manifest, tmp_path, run_cli, assert_one_line_error
+):
     broken = tmp_path / "repository"
     shutil.copytree(demo_repository, broken)
     (broken / demo_manifest["models"]["minilm"]["variants"]["fp16"]["file"]).unlink()

@@ -14,8 +14,9 @@ IMAGE = "registry.example/onnxport:0.1.0"
 @pytest.fixture
 def written(tmp_path, demo_repository, run_cli):
     out = tmp_path / "ray"
-    code, stdout, err = run_cli("--repository", demo_repository, "deploy", "ray", "--out", out, "--replicas", "3",
-                                "--image", IMAGE)
+    code, stdout, err = run_cli(
+        "--repository", demo_repository, "deploy", "ray", "--out", out, "--replicas", "3", "--image", IMAGE
+    )
     assert code == 0, err
     assert "serve deploy" in stdout and "kubectl apply" in stdout
     return out
@@ -41,15 +42,22 @@ def test_the_ray_service_runs_the_same_application(written):
     ServeDeploySchema.model_validate(serve_config)
     cluster = service["spec"]["rayClusterConfig"]
     assert cluster["rayVersion"] == importlib.import_module("ray").__version__
-    images = {c["image"] for group in [cluster["headGroupSpec"], *cluster["workerGroupSpecs"]]
-              for c in group["template"]["spec"]["containers"]}
+    images = {
+        c["image"]
+        for group in [cluster["headGroupSpec"], *cluster["workerGroupSpecs"]]
+        for c in group["template"]["spec"]["containers"]
+    }
     assert images == {IMAGE}
 
 
 def test_autoscale_instead_of_replicas(tmp_path, demo_repository, run_cli):
     out = tmp_path / "ray"
-    assert run_cli("--repository", demo_repository, "deploy", "ray", "--out", out, "--autoscale", "1:4",
-                   "--image", IMAGE)[0] == 0
+    assert (
+        run_cli("--repository", demo_repository, "deploy", "ray", "--out", out, "--autoscale", "1:4", "--image", IMAGE)[
+            0
+        ]
+        == 0
+    )
     (deployment,) = yaml.safe_load((out / "serve.yaml").read_text())["applications"][0]["deployments"]
     assert deployment["autoscaling_config"] == {"min_replicas": 1, "max_replicas": 4}
     assert "num_replicas" not in deployment

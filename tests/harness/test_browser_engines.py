@@ -22,8 +22,13 @@ from onnxport.harness.process import free_port
 
 # Every kind of value a page hands back: numbers (integer, fraction, tiny), text with quotes and a newline,
 # nested lists and objects, null and booleans.
-VALUES = {"numbers": [1, 2.5, -3e-7, 2**40], "text": 'héllo "q"\nsecond line', "nested": {"a": [{"b": None}, [[]]]},
-          "none": None, "flags": [True, False]}
+VALUES = {
+    "numbers": [1, 2.5, -3e-7, 2**40],
+    "text": 'héllo "q"\nsecond line',
+    "nested": {"a": [{"b": None}, [[]]]},
+    "none": None,
+    "flags": [True, False],
+}
 
 
 def require(engine: str) -> None:
@@ -83,8 +88,9 @@ def test_values_go_to_the_page_and_come_back_unchanged(driven):
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("throw", ["new Error('boom: the first line\\nthe second line')", "'boom: the first line'"],
-                         ids=["error", "string"])
+@pytest.mark.parametrize(
+    "throw", ["new Error('boom: the first line\\nthe second line')", "'boom: the first line'"], ids=["error", "string"]
+)
 def test_a_page_exception_is_one_engine_error_line_with_its_message(driven, throw):
     with pytest.raises(EngineError) as caught:
         driven.evaluate(f"async () => {{ throw {throw}; }}")
@@ -131,7 +137,7 @@ def children(name: str) -> set[int]:
     for stat in Path("/proc").glob("[0-9]*/stat"):
         with contextlib.suppress(OSError):
             text = stat.read_text()
-            comm, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+            comm, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
             if comm == name and int(rest[1]) == os.getpid():
                 found.add(int(stat.parent.name))
     return found
@@ -179,15 +185,20 @@ def test_webkit_without_a_display_starts_its_own_xvfb_and_stops_it_on_close(monk
         assert Path(f"/tmp/.X11-unix/X{display[1:]}").exists()
     assert wait_until(lambda: not Path(f"/proc/{xvfb}").exists()), f"Xvfb {xvfb} still runs after close"
     assert wait_until(lambda: not with_environment(f"DISPLAY={display}")), (
-        f"left on {display} after close: {with_environment(f'DISPLAY={display}')}")
+        f"left on {display} after close: {with_environment(f'DISPLAY={display}')}"
+    )
     assert not Path(f"/tmp/.X11-unix/X{display[1:]}").exists()
 
 
 @pytest.mark.browser
 def test_webkit_with_a_display_starts_no_xvfb_of_its_own(monkeypatch):
     require("webkit")
-    own = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0", "800x600x24", "-nolisten", "tcp"],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    own = subprocess.Popen(
+        ["Xvfb", "-displayfd", "1", "-screen", "0", "800x600x24", "-nolisten", "tcp"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         assert own.stdout is not None and select.select([own.stdout], [], [], 20)[0], "Xvfb did not start"
         display = f":{own.stdout.readline().decode().strip()}"
@@ -221,7 +232,8 @@ def test_an_engine_that_is_not_installed_is_refused_with_how_to_install_it(monke
         with pytest.raises(OnnxportError) as caught:
             browser_engines.parse(f"{engine}")
         assert str(caught.value).startswith(f"{engine} is not installed: apt-get install -y ") and package in str(
-            caught.value), caught.value
+            caught.value
+        ), caught.value
     with pytest.raises(OnnxportError, match="^no browser installed: apt-get install -y chromium"):
         browser_engines.parse(None)
 
@@ -254,9 +266,11 @@ def test_webkits_null_navigator_gpu_is_a_reason_in_the_probe_not_an_error(live_s
             const device = await probe();
             return { ...device, gpuIn: 'gpu' in navigator, gpuIsNull: navigator.gpu === null };
         }""")
-    print(f"\nwebkit {browser.version}: webgpuReason {device['webgpuReason']!r}, isolated "
-          f"{device['crossOriginIsolated']}, SharedArrayBuffer {device['sharedMemory']}, "
-          f"hardwareConcurrency {device['hardwareConcurrency']}")
+    print(
+        f"\nwebkit {browser.version}: webgpuReason {device['webgpuReason']!r}, isolated "
+        f"{device['crossOriginIsolated']}, SharedArrayBuffer {device['sharedMemory']}, "
+        f"hardwareConcurrency {device['hardwareConcurrency']}"
+    )
     assert (device["gpuIn"], device["gpuIsNull"]) == (webgpu, webgpu), f"navigator.gpu is not {gpu} in this WebKit"
     assert device["webgpu"] is False and device["adapter"] is None
     assert device["webgpuReason"] == f"this browser has no WebGPU (navigator.gpu is {gpu})"

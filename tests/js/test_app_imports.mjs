@@ -13,7 +13,9 @@ const LIB = join(WEB, "lib");
 // Every module specifier of a file: static imports and re-exports, and import("...") with a literal.
 function specifiers(source) {
   const found = [];
-  for (const match of source.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/gm)) {
+  for (const match of source.matchAll(
+    /^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/gm,
+  )) {
     found.push(match[1] ?? match[2] ?? match[3]);
   }
   return found;
@@ -27,14 +29,16 @@ function libImports(folder, allowed, ext = /\.(js|html)$/) {
     for (const spec of specifiers(readFileSync(file, "utf8"))) {
       if (!spec.startsWith(".")) continue; // bare names come from the import map
       const target = resolve(dirname(file), spec);
-      if (dirname(target) === LIB && !allowed.includes(relative(LIB, target))) bad.push([relative(WEB, file), relative(WEB, target)]);
+      if (dirname(target) === LIB && !allowed.includes(relative(LIB, target)))
+        bad.push([relative(WEB, file), relative(WEB, target)]);
     }
   }
   return bad;
 }
 
 test("the import scanner sees static, multi-line and dynamic imports", () => {
-  const source = 'import { a } from "../lib/a.js";\nimport {\n  b,\n} from "../lib/b.js";\nexport { c } from "./c.js";\nimport "./d.js";\nawait import("./e.js");';
+  const source =
+    'import { a } from "../lib/a.js";\nimport {\n  b,\n} from "../lib/b.js";\nexport { c } from "./c.js";\nimport "./d.js";\nawait import("./e.js");';
   assert.deepEqual(specifiers(source), ["../lib/a.js", "../lib/b.js", "./c.js", "./d.js", "./e.js"]);
 });
 

@@ -13,7 +13,8 @@ test("by default everything is on the server", () => {
 
 test("files from a CDN and inference from a Ray endpoint, independently", () => {
   const client = connect("http://server.example/", {
-    files: "https://cdn.example/onnxport/repository", inference: "http://ray.example:8000/",
+    files: "https://cdn.example/onnxport/repository",
+    inference: "http://ray.example:8000/",
   });
   assert.equal(client.files, "https://cdn.example/onnxport/repository/");
   assert.equal(client.inference, "http://ray.example:8000/");

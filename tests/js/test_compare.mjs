@@ -97,7 +97,11 @@ test("compareOutput: integer outputs are exact, bigints beyond 2^53 included", (
   const big = 2n ** 53n;
   assert.ok(compareOutput(i64([big]), i64([big + 1n]), { abs: 10, rel: 10 }).first_mismatch);
   const i32 = (values) => tensor("int32", [values.length], Int32Array.from(values));
-  assert.deepEqual(compareOutput(i32([5, 6, 7]), i32([5, 6, 8]), { abs: 5, rel: 5 }).first_mismatch, { index: [2], expected: 8, got: 7 });
+  assert.deepEqual(compareOutput(i32([5, 6, 7]), i32([5, 6, 8]), { abs: 5, rel: 5 }).first_mismatch, {
+    index: [2],
+    expected: 8,
+    got: 7,
+  });
 });
 
 test("compareOutput: bool outputs are exact", () => {
@@ -143,7 +147,10 @@ test("taskMetric: sequences, detection maps and other tasks, as Python's compare
   assert.deepEqual(taskMetric("sequence", f32([0, 2], []), f32([0, 2], [])), { step_agreement: 1 });
   // Errors scaled by the reference's largest finite magnitude (4 here).
   const map = f32([4], [1, -4, 0, 2]);
-  assert.deepEqual(taskMetric("detection-map", f32([4], [1, -4, 0.5, 2]), map), { scaled_mean_abs: 0.125 / 4, scaled_max_abs: 0.5 / 4 });
+  assert.deepEqual(taskMetric("detection-map", f32([4], [1, -4, 0.5, 2]), map), {
+    scaled_mean_abs: 0.125 / 4,
+    scaled_max_abs: 0.5 / 4,
+  });
   assert.deepEqual(taskMetric("regression", f32([4], [1, -4, 0.5, 2]), map), { scaled_max_abs: 0.5 / 4 });
   assert.deepEqual(taskMetric("regression", f32([4], [1, -4, NaN, 2]), map), { scaled_max_abs: Infinity });
   // numpy's argmax: a NaN counts as the top class.
@@ -168,18 +175,49 @@ test("compareOutput: mean error, the reference's scale and integer mismatches, a
 test("budgetCheck: Python's budgets.check, reasons and numbers as Python prints them", () => {
   const budget = { top1_min: 0.97, cosine_min: 0.98, scaled_max_abs: 0.1, scaled_mean_abs: 1e-2 };
   assert.equal(budgetCheck(budget, "classification", { top1_agreement: 0.97 }), null);
-  assert.equal(budgetCheck(budget, "classification", { top1_agreement: 0.5 }), "top-1 agreement with fp32 0.5000 < budget 0.97");
-  assert.equal(budgetCheck({ ...budget, cosine_min: 1e-5 }, "embedding", { cosine_min: NaN }), "min cosine similarity to fp32 nan < budget 1e-05");
-  assert.equal(budgetCheck(budget, "sequence", { step_agreement: 0.9 }, { against: "the server", bound: "floor" }),
-    "per-step top-1 agreement with the server 0.9000 < floor 0.97");
-  assert.equal(budgetCheck(budget, "detection-map", { scaled_mean_abs: 0.0123456, scaled_max_abs: 9 }), "mean error / max |fp32| 0.0123 > budget 0.01");
+  assert.equal(
+    budgetCheck(budget, "classification", { top1_agreement: 0.5 }),
+    "top-1 agreement with fp32 0.5000 < budget 0.97",
+  );
+  assert.equal(
+    budgetCheck({ ...budget, cosine_min: 1e-5 }, "embedding", { cosine_min: NaN }),
+    "min cosine similarity to fp32 nan < budget 1e-05",
+  );
+  assert.equal(
+    budgetCheck(budget, "sequence", { step_agreement: 0.9 }, { against: "the server", bound: "floor" }),
+    "per-step top-1 agreement with the server 0.9000 < floor 0.97",
+  );
+  assert.equal(
+    budgetCheck(budget, "detection-map", { scaled_mean_abs: 0.0123456, scaled_max_abs: 9 }),
+    "mean error / max |fp32| 0.0123 > budget 0.01",
+  );
   assert.equal(budgetCheck(budget, "other", { scaled_max_abs: 1.5e-7 + 1 }), "max error / max |fp32| 1 > budget 0.1");
   assert.equal(budgetCheck({ ...budget, top1_min: null }, "classification", { top1_agreement: 0 }), null);
 });
 
 test("pyRepr, pyG: numbers as Python's repr() and format(x, '.3g') write them", () => {
-  const repr = [[1, "1.0"], [0.98, "0.98"], [1e-4, "0.0001"], [1e-5, "1e-05"], [1.5e-7, "1.5e-07"], [1e16, "1e+16"], [-0, "-0.0"], [NaN, "nan"], [-Infinity, "-inf"], [null, "None"]];
+  const repr = [
+    [1, "1.0"],
+    [0.98, "0.98"],
+    [1e-4, "0.0001"],
+    [1e-5, "1e-05"],
+    [1.5e-7, "1.5e-07"],
+    [1e16, "1e+16"],
+    [-0, "-0.0"],
+    [NaN, "nan"],
+    [-Infinity, "-inf"],
+    [null, "None"],
+  ];
   for (const [x, text] of repr) assert.equal(pyRepr(x), text, String(x));
-  const g = [[0, "0"], [0.5000000223517418, "0.5"], [0.019999998807907104, "0.02"], [1.23456e-5, "1.23e-05"], [123456, "1.23e+05"], [999.6, "1e+03"], [12.5, "12.5"], [0.000123, "0.000123"]];
+  const g = [
+    [0, "0"],
+    [0.5000000223517418, "0.5"],
+    [0.019999998807907104, "0.02"],
+    [1.23456e-5, "1.23e-05"],
+    [123456, "1.23e+05"],
+    [999.6, "1e+03"],
+    [12.5, "12.5"],
+    [0.000123, "0.000123"],
+  ];
   for (const [x, text] of g) assert.equal(pyG(x), text, String(x));
 });

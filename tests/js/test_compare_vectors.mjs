@@ -20,7 +20,10 @@ function decode(dtype, dims, values) {
   if (dtype.startsWith("float")) data = values.map((v) => (typeof v === "string" ? NONFINITE[v] : v));
   else if (Array_ === BigInt64Array || Array_ === BigUint64Array) data = values.map((v) => BigInt(v));
   else data = values.map(Number);
-  assert.ok(data.every((v) => v !== undefined), `${dtype} ${JSON.stringify(values)}: unknown value`);
+  assert.ok(
+    data.every((v) => v !== undefined),
+    `${dtype} ${JSON.stringify(values)}: unknown value`,
+  );
   return tensor(dtype, dims, Array_.from(data));
 }
 
@@ -46,7 +49,13 @@ for (const c of VECTORS) {
     assert.equal(Boolean(report.shape_mismatch), Boolean(c.got_dims), c.name);
     if (!report.shape_mismatch) assert.equal(report.nonfinite, c.nonfinite ?? 0, c.name);
     // The judgement of an fp32 file (the floor basis) agrees with the figures.
-    const judged = judge({ task: "regression", arithmetic: "fp32", floor: tol, got: { out: got }, sameVariant: { out: expected } });
+    const judged = judge({
+      task: "regression",
+      arithmetic: "fp32",
+      floor: tol,
+      got: { out: got },
+      sameVariant: { out: expected },
+    });
     assert.equal(judged.ok, c.pass, `${c.name}: ${judged.reason}`);
     assert.equal(judged.basis, "floor");
   });

@@ -5,25 +5,54 @@ import { beforeEach, test } from "node:test";
 
 import { storage } from "./helpers/memory-storage.mjs";
 
-const { benchRow, byCost, cost, DEFAULT_EXPECTED_RUNS, MIN_GAIN, prior, startsSooner } = await import("../../web/lib/choice/cost.js");
+const { benchRow, byCost, cost, DEFAULT_EXPECTED_RUNS, MIN_GAIN, prior, startsSooner } = await import(
+  "../../web/lib/choice/cost.js"
+);
 const { runtime } = await import("../../web/lib/choice/runtimes.js");
 const { recordDownload, recordMeasured, recordRun } = await import("../../web/lib/remembered/speeds.js");
 const { RANK_BYTES_PER_MS } = await import("../../web/lib/choice/cost.js");
 
-const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
+const UA =
+  "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
 const SOFTWARE_GPU = { vendor: "google", architecture: "swiftshader", device: "", description: "", fallback: true };
-const DEVICE = { webgpu: false, adapter: null, shaderF16: false, webnn: false, crossOriginIsolated: true, hardwareConcurrency: 2, userAgent: UA };
+const DEVICE = {
+  webgpu: false,
+  adapter: null,
+  shaderF16: false,
+  webnn: false,
+  crossOriginIsolated: true,
+  hardwareConcurrency: 2,
+  userAgent: UA,
+};
 const SOFTWARE = { ...DEVICE, webgpu: true, adapter: SOFTWARE_GPU };
 const OTHER_KIND = { ...DEVICE, hardwareConcurrency: 8 };
 
 const MODEL = { name: "m" };
 const RECORD = { file: "artifacts/a.onnx", sha256: "sha-a", bytes: 1.25e6, speed: { native_ms: 10 } };
-const step = (extra = {}) => ({ model: MODEL, variant: "fp32", form: null, record: RECORD, runtime: "wasm", key: "wasm", ...extra });
+const step = (extra = {}) => ({
+  model: MODEL,
+  variant: "fp32",
+  form: null,
+  record: RECORD,
+  runtime: "wasm",
+  key: "wasm",
+  ...extra,
+});
 const NOT_CACHED = { cached: new Set(), fileUrl: (f) => `https://s/${f}` };
 
 function row(extra = {}) {
-  return { model: "m", variant: "fp32", form: null, runtime: "wasm", status: "ok", sha256: "sha-a", bytes: 1.25e6,
-    cached: { create_ms: 50, first_run_ms: 20, total_ms: 300 }, warm: { median_ms: 7 }, ...extra };
+  return {
+    model: "m",
+    variant: "fp32",
+    form: null,
+    runtime: "wasm",
+    status: "ok",
+    sha256: "sha-a",
+    bytes: 1.25e6,
+    cached: { create_ms: 50, first_run_ms: 20, total_ms: 300 },
+    warm: { median_ms: 7 },
+    ...extra,
+  };
 }
 const bench = (rows, device = DEVICE) => ({ browser: { device, results: rows } });
 
@@ -40,8 +69,12 @@ test("one bench-row lookup: the file's row on the runtime key, from a device of 
 
 test("a bench of several engines: the row measured in an engine of this kind", () => {
   const FIREFOX = { ...DEVICE, userAgent: "Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0" };
-  const inChromium = row({ warm: { median_ms: 7 } }), inFirefox = row({ warm: { median_ms: 9 } });
-  const sections = { chromium: { device: DEVICE, results: [inChromium] }, firefox: { device: FIREFOX, results: [inFirefox] } };
+  const inChromium = row({ warm: { median_ms: 7 } }),
+    inFirefox = row({ warm: { median_ms: 9 } });
+  const sections = {
+    chromium: { device: DEVICE, results: [inChromium] },
+    firefox: { device: FIREFOX, results: [inFirefox] },
+  };
   const several = { browser: sections.chromium, browsers: sections };
   assert.equal(benchRow(several, FIREFOX, step()), inFirefox);
   assert.equal(benchRow(several, DEVICE, step()), inChromium);
@@ -92,7 +125,10 @@ test("this browser's own measurements come before the bench's", () => {
   assert.deepEqual([warmOnly.run.ms, warmOnly.run.source], [3, "measured in this browser"]);
   assert.equal(warmOnly.start.source, "onnxport bench on this kind of device", "a start needs creation measured too");
   recordMeasured("sha-a", "wasm", { warmMs: 4, createMs: 30 });
-  assert.deepEqual(cost(step(), DEVICE, { ...NOT_CACHED, bench: bench([row()]) }).start, { ms: 34, source: "measured in this browser" });
+  assert.deepEqual(cost(step(), DEVICE, { ...NOT_CACHED, bench: bench([row()]) }).start, {
+    ms: 34,
+    source: "measured in this browser",
+  });
 });
 
 test("a software adapter: its own prior, and late until measured", () => {
@@ -102,15 +138,25 @@ test("a software adapter: its own prior, and late until measured", () => {
   assert.equal(prior("wasm", SOFTWARE), runtime("wasm").prior);
   const guessed = cost(gpu, SOFTWARE, NOT_CACHED);
   assert.equal(guessed.late, true);
-  assert.equal(guessed.run.ms, 10 * runtime("webgpu").software.prior.factor + runtime("webgpu").software.prior.overheadMs);
+  assert.equal(
+    guessed.run.ms,
+    10 * runtime("webgpu").software.prior.factor + runtime("webgpu").software.prior.overheadMs,
+  );
   assert.equal(cost(step(), SOFTWARE, NOT_CACHED).late, false, "WebAssembly on the same device is not late");
   recordRun("sha-a", "webgpu", 1, true);
   assert.equal(cost(gpu, SOFTWARE, NOT_CACHED).late, false, "measured: ranked by the measurement");
 });
 
 test("steps: late ones last, then by expected time", () => {
-  const steps = [{ n: 1, late: true, rankMs: 1 }, { n: 2, late: false, rankMs: 9 }, { n: 3, late: false, rankMs: 2 }];
-  assert.deepEqual(steps.sort(byCost).map((s) => s.n), [3, 2, 1]);
+  const steps = [
+    { n: 1, late: true, rankMs: 1 },
+    { n: 2, late: false, rankMs: 9 },
+    { n: 3, late: false, rankMs: 2 },
+  ];
+  assert.deepEqual(
+    steps.sort(byCost).map((s) => s.n),
+    [3, 2, 1],
+  );
 });
 
 test("a file starts sooner only when measured alike and more than 10% faster", () => {

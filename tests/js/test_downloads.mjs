@@ -13,7 +13,11 @@ const { bandwidth, MIN_MEASURED_BYTES } = await import("../../web/lib/remembered
 
 const BIG = new Uint8Array(4 * 1024 * 1024).map((_, i) => (i * 7919) % 251);
 const SMALL = BIG.subarray(0, 1000);
-const record = (file, bytes) => ({ file, bytes: bytes.byteLength, sha256: createHash("sha256").update(bytes).digest("hex") });
+const record = (file, bytes) => ({
+  file,
+  bytes: bytes.byteLength,
+  sha256: createHash("sha256").update(bytes).digest("hex"),
+});
 
 let server;
 let base;
@@ -38,8 +42,15 @@ test("a model file's download is timed and its bandwidth remembered for the serv
   const expected = BIG.byteLength / loaded.networkMs;
   console.log(`4 MiB over localhost in ${loaded.networkMs.toFixed(1)} ms: ${measured.source}`);
   assert.ok(Math.abs(measured.bytesPerMs - expected) <= expected * 1e-9, `${measured.bytesPerMs} vs ${expected}`);
-  assert.match(measured.source, new RegExp(`measured here on 4\\.0 MB from http://127\\.0\\.0\\.1:${server.address().port}$`));
-  assert.equal(bandwidth("https://cdn.example/repository/artifacts/big.onnx").bytesPerMs, null, "another origin is not measured");
+  assert.match(
+    measured.source,
+    new RegExp(`measured here on 4\\.0 MB from http://127\\.0\\.0\\.1:${server.address().port}$`),
+  );
+  assert.equal(
+    bandwidth("https://cdn.example/repository/artifacts/big.onnx").bytesPerMs,
+    null,
+    "another origin is not measured",
+  );
 });
 
 test("a small file measures latency, not bandwidth: nothing is remembered", async () => {

@@ -20,8 +20,21 @@ test("the frontier: points no other point beats on both size and time", () => {
 });
 
 test("the frontier: equal points both stay on it; a point without a figure is on nothing and beats nothing", () => {
-  assert.deepEqual(onFrontier([{ size: 2, ms: 3 }, { size: 2, ms: 3 }]), [true, true]);
-  assert.deepEqual(onFrontier([{ size: 1, ms: null }, { size: 2, ms: 3 }, { size: 1, ms: Number.NaN }]), [false, true, false]);
+  assert.deepEqual(
+    onFrontier([
+      { size: 2, ms: 3 },
+      { size: 2, ms: 3 },
+    ]),
+    [true, true],
+  );
+  assert.deepEqual(
+    onFrontier([
+      { size: 1, ms: null },
+      { size: 2, ms: 3 },
+      { size: 1, ms: Number.NaN },
+    ]),
+    [false, true, false],
+  );
   assert.deepEqual(onFrontier([]), []);
   assert.deepEqual(onFrontier([{ size: 7, ms: 7 }]), [true]);
 });
@@ -34,9 +47,16 @@ test("download time: bytes over megabits per second", () => {
 
 // Rows as bench.json holds them; the variant names are made up: the chart names none itself.
 const row = (variant, runtime, bytes, create, first, warm, extra = {}) => ({
-  model: "m", variant, form: null, runtime, status: "ok", bytes,
+  model: "m",
+  variant,
+  form: null,
+  runtime,
+  status: "ok",
+  bytes,
   cold: { total_ms: 9999, create_ms: create, first_run_ms: first, load_ms: 1, init_ms: 1 },
-  cached: { create_ms: 1, first_run_ms: 1, total_ms: 2 }, warm: { median_ms: warm }, ...extra,
+  cached: { create_ms: 1, first_run_ms: 1, total_ms: 2 },
+  warm: { median_ms: warm },
+  ...extra,
 });
 const ROWS = [
   row("big", "wasm", 8 * MB, 200, 100, 40),
@@ -51,20 +71,40 @@ const ROWS = [
 
 test("series: per measured runtime, every file of the model sorted by size, cold = download + create + first run", () => {
   const series = frontierSeries("m", ROWS, { variants: { big: { label: "the original" } } }, { mbps: 8 });
-  assert.deepEqual(series.map((s) => s.key), ["wasm-1t", "wasm"]); // one thread, all threads; the failed webgpu row left out
+  assert.deepEqual(
+    series.map((s) => s.key),
+    ["wasm-1t", "wasm"],
+  ); // one thread, all threads; the failed webgpu row left out
   const wasm = series[1].points;
-  assert.deepEqual(wasm.map((p) => p.name), ["small-slow", "mid (ort form)", "mid", "mid-worse", "the original"]);
+  assert.deepEqual(
+    wasm.map((p) => p.name),
+    ["small-slow", "mid (ort form)", "mid", "mid-worse", "the original"],
+  );
   const small = wasm[0];
   assert.equal(small.download, (MB * 8) / 8000); // 1 MB at 8 Mbit/s
   assert.equal(small.cold, small.download + 300 + 150);
   assert.equal(small.warm, 90);
-  assert.deepEqual(wasm.map((p) => p.warmFrontier), [true, true, true, false, true]);
+  assert.deepEqual(
+    wasm.map((p) => p.warmFrontier),
+    [true, true, true, false, true],
+  );
   // At 8 Mbit/s a MB costs 1049 ms, more than any session saves: the smallest file alone starts soonest.
-  assert.deepEqual(wasm.map((p) => p.coldFrontier), [true, false, false, false, false]);
+  assert.deepEqual(
+    wasm.map((p) => p.coldFrontier),
+    [true, false, false, false, false],
+  );
   // At 10 Gbit/s the download is next to nothing: the ort form starts sooner than every larger file.
   const fast = frontierSeries("m", ROWS, null, { mbps: 10_000 })[1].points;
-  assert.deepEqual(fast.map((p) => [p.name, p.coldFrontier]),
-    [["small-slow", true], ["mid (ort form)", true], ["mid", false], ["mid-worse", false], ["big", false]]);
+  assert.deepEqual(
+    fast.map((p) => [p.name, p.coldFrontier]),
+    [
+      ["small-slow", true],
+      ["mid (ort form)", true],
+      ["mid", false],
+      ["mid-worse", false],
+      ["big", false],
+    ],
+  );
 });
 
 test("config: a scatter with the cold panel above the warm one, log axes, the bandwidth stated, frontier lines apart", () => {
@@ -79,16 +119,37 @@ test("config: a scatter with the cold panel above the warm one, log axes, the ba
   assert.deepEqual(Object.keys(config.options.scales), ["x", "yWarm", "yCold"]);
   assert.match(yCold.title.text, /25 Mbit\/s/);
   assert.match(config.options.plugins.title.text, /download at 25 Mbit\/s/);
-  assert.deepEqual(config.data.datasets.map((d) => d.label), [
-    "wasm-1t cold start", "wasm-1t cold start frontier", "wasm-1t warm run", "wasm-1t warm run frontier",
-    "wasm cold start", "wasm cold start frontier", "wasm warm run", "wasm warm run frontier",
-  ]);
+  assert.deepEqual(
+    config.data.datasets.map((d) => d.label),
+    [
+      "wasm-1t cold start",
+      "wasm-1t cold start frontier",
+      "wasm-1t warm run",
+      "wasm-1t warm run frontier",
+      "wasm cold start",
+      "wasm cold start frontier",
+      "wasm warm run",
+      "wasm warm run frontier",
+    ],
+  );
   const warm = config.data.datasets.find((d) => d.label === "wasm warm run");
   assert.equal(warm.yAxisID, "yWarm");
-  assert.deepEqual(warm.data.map((p) => [p.x, p.y]), [[1, 90], [1.5, 65], [2, 60], [3, 70], [8, 40]]);
+  assert.deepEqual(
+    warm.data.map((p) => [p.x, p.y]),
+    [
+      [1, 90],
+      [1.5, 65],
+      [2, 60],
+      [3, 70],
+      [8, 40],
+    ],
+  );
   const line = config.data.datasets.find((d) => d.label === "wasm warm run frontier");
   assert.equal(line.showLine, true);
-  assert.deepEqual(line.data.map((p) => p.y), [90, 65, 60, 40]);
+  assert.deepEqual(
+    line.data.map((p) => p.y),
+    [90, 65, 60, 40],
+  );
   // Frontier points filled, the rest hollow; the lines have no legend entry and no tooltip.
   assert.equal(warm.backgroundColor[3], "#ffffff");
   assert.equal(warm.backgroundColor[0], warm.borderColor);

@@ -25,8 +25,19 @@ const LAYERS = [
   {
     // raw input to answer
     pipelines: ["pipelines/pipeline.js", "pipelines/text.js", "pipelines/image.js", "pipelines/answers.js"],
-    choice: ["choice/plan.js", "choice/threads.js", "choice/paired-runs.js", "choice/cost.js", "choice/kernels.js", "choice/forms.js",
-      "choice/artifact-verdicts.js", "choice/runtimes.js", "choice/probe.js", "choice/placement.js", "choice/fleet.js"], // which runtime, variant and form, and why
+    choice: [
+      "choice/plan.js",
+      "choice/threads.js",
+      "choice/paired-runs.js",
+      "choice/cost.js",
+      "choice/kernels.js",
+      "choice/forms.js",
+      "choice/artifact-verdicts.js",
+      "choice/runtimes.js",
+      "choice/probe.js",
+      "choice/placement.js",
+      "choice/fleet.js",
+    ], // which runtime, variant and form, and why
   },
   // the manifest, the files it names, the API's documents
   { files: ["files/documents.js", "files/downloads.js", "files/manifest.js", "files/cors.js"] },
@@ -42,7 +53,8 @@ const WORKER = ["worker/worker.js", "worker/ort-runtime.js", "worker/ort-log.js"
 function specifiers(source) {
   const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
   const found = [];
-  const forms = /^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/gm;
+  const forms =
+    /^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/gm;
   for (const match of code.matchAll(forms)) found.push(match[1] ?? match[2] ?? match[3]);
   return found;
 }
@@ -55,7 +67,8 @@ function libGraph() {
   for (const name of sources.sort()) {
     const file = join(LIB, name);
     const targets = specifiers(readFileSync(file, "utf8")).map((spec) =>
-      spec.startsWith(".") ? relative(LIB, resolve(dirname(file), spec)) : spec);
+      spec.startsWith(".") ? relative(LIB, resolve(dirname(file), spec)) : spec,
+    );
     graph[name] = [...new Set(targets)].sort();
   }
   return graph;
@@ -83,8 +96,10 @@ function violations(graph) {
       const [[from, fromGroup], [to, toGroup]] = [place[module], place[target]];
       if (fromGroup === toGroup) continue;
       if ((fromGroup === "worker") !== (toGroup === "worker")) {
-        found.push(`${module} (${fromGroup}) imports ${target} (${toGroup}): the worker's modules and the page's ` +
-          "import nothing of each other");
+        found.push(
+          `${module} (${fromGroup}) imports ${target} (${toGroup}): the worker's modules and the page's ` +
+            "import nothing of each other",
+        );
       } else if (from === to) {
         found.push(`${module} (${fromGroup}) imports ${target} (${toGroup}): groups of one layer are independent`);
       } else if (to < from) {
@@ -92,7 +107,12 @@ function violations(graph) {
       }
     }
   }
-  return [...found, ...cycles(graph).map((cycle) => `an import cycle: ${cycle.join(" -> ")}`).sort()];
+  return [
+    ...found,
+    ...cycles(graph)
+      .map((cycle) => `an import cycle: ${cycle.join(" -> ")}`)
+      .sort(),
+  ];
 }
 
 /** The import cycles of `graph`, each once, as [a, b, ..., a] from its first module by name. */
@@ -121,9 +141,14 @@ function fromFirst(loop) {
 
 test("the scanner reads the forms that load a module, and skips comments and JSDoc types", () => {
   const source = [
-    'import { a } from "./a.js";', "import {\n  b,\n} from './b.js';", 'export { c } from "./c.js";',
-    'import "./d.js";', 'const e = await import("./e.js");', '/** @param {import("./type.js").T} t */',
-    '// import { f } from "./commented.js";', "/* import g from './block.js'; */",
+    'import { a } from "./a.js";',
+    "import {\n  b,\n} from './b.js';",
+    'export { c } from "./c.js";',
+    'import "./d.js";',
+    'const e = await import("./e.js");',
+    '/** @param {import("./type.js").T} t */',
+    '// import { f } from "./commented.js";',
+    "/* import g from './block.js'; */",
   ].join("\n");
   assert.deepEqual(specifiers(source), ["./a.js", "./b.js", "./c.js", "./d.js", "./e.js"]);
 });
@@ -134,15 +159,19 @@ test("web/lib keeps its import contract", () => {
 
 test("each group of the contract is the folder of its name", () => {
   const groups = [...LAYERS.flatMap((layer) => Object.entries(layer)), ["worker", WORKER]];
-  const astray = groups.flatMap(([group, modules]) => modules.filter((module) =>
-    dirname(module) !== (group === "entry" ? "." : group)).map((module) => `${module} (${group})`));
+  const astray = groups.flatMap(([group, modules]) =>
+    modules
+      .filter((module) => dirname(module) !== (group === "entry" ? "." : group))
+      .map((module) => `${module} (${group})`),
+  );
   assert.deepEqual(astray, []);
 });
 
 test("a broken contract is named, one line per import", () => {
   // The contract's own modules, importing nothing, then imports that break it.
-  const graph = Object.fromEntries([...LAYERS.flatMap((layer) => Object.values(layer).flat()), ...WORKER]
-    .map((module) => [module, []]));
+  const graph = Object.fromEntries(
+    [...LAYERS.flatMap((layer) => Object.values(layer).flat()), ...WORKER].map((module) => [module, []]),
+  );
   graph["worker/worker.js"] = ["worker/ort-runtime.js", "client/client.js"]; // the worker reaches for the page's client
   graph["tensors/tensors.js"] = ["tensors/dtypes.js", "../app/ui.js"]; // the library reaches into our pages
   graph["choice/plan.js"] = ["choice/cost.js", "pipelines/pipeline.js"]; // choice and pipelines share a layer

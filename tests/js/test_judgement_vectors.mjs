@@ -19,7 +19,11 @@ function decode(outputs) {
     const Array_ = ARRAYS[dtype];
     assert.ok(Array_, `vector dtype ${dtype} has no browser typed array`);
     const values = data.map((v) => (typeof v === "string" ? NONFINITE[v] : v));
-    decoded[name] = tensor(dtype, dims, Array_ === BigInt64Array ? BigInt64Array.from(values.map(BigInt)) : Array_.from(values));
+    decoded[name] = tensor(
+      dtype,
+      dims,
+      Array_ === BigInt64Array ? BigInt64Array.from(values.map(BigInt)) : Array_.from(values),
+    );
   }
   return decoded;
 }
@@ -27,7 +31,10 @@ function decode(outputs) {
 function close(actual, expected, what) {
   assert.deepEqual(Object.keys(actual).sort(), Object.keys(expected).sort(), what);
   for (const [key, value] of Object.entries(expected)) {
-    assert.ok(Math.abs(actual[key] - value) <= 1e-9 * Math.max(1, Math.abs(value)), `${what}: ${key} ${actual[key]} != ${value}`);
+    assert.ok(
+      Math.abs(actual[key] - value) <= 1e-9 * Math.max(1, Math.abs(value)),
+      `${what}: ${key} ${actual[key]} != ${value}`,
+    );
   }
 }
 
@@ -41,12 +48,19 @@ test("the vector file has cases of every outcome on both bases", () => {
 for (const v of VECTORS) {
   test(`vector: ${v.name}`, () => {
     const result = judge({
-      task: v.task, metricOutput: v.metric_output, arithmetic: v.arithmetic, budget: v.budget, floor: v.floor,
-      got: decode(v.got), fp32: decode(v.fp32), sameVariant: decode(v.same_variant),
+      task: v.task,
+      metricOutput: v.metric_output,
+      arithmetic: v.arithmetic,
+      budget: v.budget,
+      floor: v.floor,
+      got: decode(v.got),
+      fp32: decode(v.fp32),
+      sameVariant: decode(v.same_variant),
     });
     assert.equal(result.ok, v.ok, `${v.name}: ${result.reason}`);
     assert.equal(result.basis, v.basis);
-    if (v.reason_prefix) assert.ok(result.reason?.startsWith(v.reason_prefix), `${result.reason} does not start with ${v.reason_prefix}`);
+    if (v.reason_prefix)
+      assert.ok(result.reason?.startsWith(v.reason_prefix), `${result.reason} does not start with ${v.reason_prefix}`);
     assert.equal(result.reason, v.reason, "the same words as Python");
     close(result.metric, v.metric, "metric");
     if (v.diagnostic_max_abs === null) assert.equal(result.diagnostic, null);
@@ -57,30 +71,54 @@ for (const v of VECTORS) {
 test("the diagnostic names where and what element-wise closeness would have needed, as Python does", () => {
   const f32 = (values) => ({ y: tensor("float32", [1, 3], Float32Array.from(values)) });
   const result = judge({
-    task: "classification", metricOutput: "y", arithmetic: "int8", budget: { top1_min: 0.97 }, floor: { abs: 1e-4, rel: 1e-6 },
-    got: f32([2.25, 1.25, 0.25]), fp32: f32([2, 1, 0]), sameVariant: f32([1.75, 0.75, -0.25]),
+    task: "classification",
+    metricOutput: "y",
+    arithmetic: "int8",
+    budget: { top1_min: 0.97 },
+    floor: { abs: 1e-4, rel: 1e-6 },
+    got: f32([2.25, 1.25, 0.25]),
+    fp32: f32([2, 1, 0]),
+    sameVariant: f32([1.75, 0.75, -0.25]),
   });
   assert.equal(result.ok, true);
   assert.deepEqual(result.diagnostic.first_outside_floor, { output: "y", index: [0, 0], expected: 1.75, got: 2.25 });
-  assert.equal(result.diagnostic.text, "element-wise vs the server's output of this file: max abs 0.5 in 'y', first outside "
-    + "the floor at y[0, 0]; the element rule would have needed abs 0.5");
+  assert.equal(
+    result.diagnostic.text,
+    "element-wise vs the server's output of this file: max abs 0.5 in 'y', first outside " +
+      "the floor at y[0, 0]; the element rule would have needed abs 0.5",
+  );
   assert.equal(result.outputs.y.first_mismatch.index.join(","), "0,0");
 });
 
 test("a diagnostic of equal outputs says they match and names no bound of 0, as Python does", () => {
   const f32 = (values) => ({ y: tensor("float32", [1, 3], Float32Array.from(values)) });
   const result = judge({
-    task: "classification", metricOutput: "y", arithmetic: "int8", budget: { top1_min: 0.97 }, floor: { abs: 1e-4, rel: 1e-6 },
-    got: f32([2, 1, 0]), fp32: f32([2.25, 1.25, 0.25]), sameVariant: f32([2, 1, 0]),
+    task: "classification",
+    metricOutput: "y",
+    arithmetic: "int8",
+    budget: { top1_min: 0.97 },
+    floor: { abs: 1e-4, rel: 1e-6 },
+    got: f32([2, 1, 0]),
+    fp32: f32([2.25, 1.25, 0.25]),
+    sameVariant: f32([2, 1, 0]),
   });
   assert.equal(result.diagnostic.max_abs, 0);
-  assert.equal(result.diagnostic.text, "element-wise vs the server's output of this file: max abs 0 in 'y': the outputs match exactly");
+  assert.equal(
+    result.diagnostic.text,
+    "element-wise vs the server's output of this file: max abs 0 in 'y': the outputs match exactly",
+  );
 });
 
 test("judge asks for what its basis needs", () => {
   const y = { y: tensor("float32", [1, 2], Float32Array.from([0, 0])) };
-  assert.throws(() => judge({ task: "classification", arithmetic: "int4", got: y }), /arithmetic must be one of fp32, fp16, int8, got "int4"/);
+  assert.throws(
+    () => judge({ task: "classification", arithmetic: "int4", got: y }),
+    /arithmetic must be one of fp32, fp16, int8, got "int4"/,
+  );
   assert.throws(() => judge({ task: "classification", arithmetic: "fp32", got: y, fp32: y }), /sameVariant is needed/);
-  assert.throws(() => judge({ task: "classification", arithmetic: "fp16", budget: {}, got: y, sameVariant: y }), /fp32 is needed/);
+  assert.throws(
+    () => judge({ task: "classification", arithmetic: "fp16", budget: {}, got: y, sameVariant: y }),
+    /fp32 is needed/,
+  );
   assert.throws(() => judge({ task: "classification", arithmetic: "int8", got: y, fp32: y }), /budget is needed/);
 });

@@ -23,22 +23,37 @@ test("wasm-1t loads the wasm bundle; an unknown operator is assumed present", ()
 });
 
 test("a domain whose every probed operator is missing is missing whole (ai.onnx.ml on ort.webgpu)", () => {
-  assert.deepEqual(missingKernels("webgpu", ["ai.onnx.ml/TreeEnsemble", "ai.onnx.ml/CategoryMapper"]),
-    ["ai.onnx.ml/TreeEnsemble", "ai.onnx.ml/CategoryMapper"]);
+  assert.deepEqual(missingKernels("webgpu", ["ai.onnx.ml/TreeEnsemble", "ai.onnx.ml/CategoryMapper"]), [
+    "ai.onnx.ml/TreeEnsemble",
+    "ai.onnx.ml/CategoryMapper",
+  ]);
   assert.deepEqual(missingKernels("webgpu", ["com.microsoft/NotProbed"]), []);
 });
 
 test("the reason names up to three operators and counts the rest", () => {
   assert.equal(missingKernelReason("wasm", ["ai.onnx.ml/Scaler"]), null);
-  assert.equal(missingKernelReason("webgpu", ["ai.onnx.ml/Scaler", "ai.onnx.ml/Normalizer", "ai.onnx.ml/ZipMap", "ai.onnx.ml/Binarizer", "ai.onnx/Add"]),
-    "its onnxruntime-web bundle has no kernel for ai.onnx.ml/Scaler, ai.onnx.ml/Normalizer, ai.onnx.ml/ZipMap and 1 more");
+  assert.equal(
+    missingKernelReason("webgpu", [
+      "ai.onnx.ml/Scaler",
+      "ai.onnx.ml/Normalizer",
+      "ai.onnx.ml/ZipMap",
+      "ai.onnx.ml/Binarizer",
+      "ai.onnx/Add",
+    ]),
+    "its onnxruntime-web bundle has no kernel for ai.onnx.ml/Scaler, ai.onnx.ml/Normalizer, ai.onnx.ml/ZipMap and 1 more",
+  );
 });
 
 test("the weight-only operators are probed: present on wasm and webgpu, GatherBlockQuantized absent from webnn's CPU kernels", () => {
   for (const op of ["com.microsoft/MatMulNBits", "com.microsoft/GatherBlockQuantized", "ai.onnx/DequantizeLinear"]) {
     assert.ok(PROBED.includes(op), op);
   }
-  const ops = ["com.microsoft/MatMulNBits", "com.microsoft/GatherBlockQuantized", "ai.onnx/DequantizeLinear", "ai.onnx/MatMul"];
+  const ops = [
+    "com.microsoft/MatMulNBits",
+    "com.microsoft/GatherBlockQuantized",
+    "ai.onnx/DequantizeLinear",
+    "ai.onnx/MatMul",
+  ];
   assert.deepEqual(missingKernels("wasm", ops), []);
   assert.deepEqual(missingKernels("webgpu", ops), []);
   assert.deepEqual(missingKernels("webnn", ops), ["com.microsoft/GatherBlockQuantized"]);

@@ -12,15 +12,20 @@ test("checkManifest returns a version-2 onnxport manifest as it is, empty or not
 });
 
 test("checkManifest refuses other schemas and versions, naming the URL and what it got", () => {
-  assert.throws(() => checkManifest({ schema: "onnxport.manifest", schema_version: 1, models: {} }, URL_),
-    new Error(`${URL_}: manifest schema onnxport.manifest v1; this library reads onnxport.manifest v3`));
+  assert.throws(
+    () => checkManifest({ schema: "onnxport.manifest", schema_version: 1, models: {} }, URL_),
+    new Error(`${URL_}: manifest schema onnxport.manifest v1; this library reads onnxport.manifest v3`),
+  );
   assert.throws(() => checkManifest({ schema: "other", schema_version: 2 }, URL_), /manifest schema other v2;/);
   assert.throws(() => checkManifest({ schema: "onnxport.manifest", schema_version: "3" }, URL_), /v3; this library/);
 });
 
 test("checkManifest refuses a body that is not a manifest at all", () => {
   for (const body of [null, undefined, {}, [], "manifest"]) {
-    assert.throws(() => checkManifest(body, URL_), /manifest schema undefined vundefined; this library reads onnxport\.manifest v3/);
+    assert.throws(
+      () => checkManifest(body, URL_),
+      /manifest schema undefined vundefined; this library reads onnxport\.manifest v3/,
+    );
   }
 });
 
@@ -32,17 +37,28 @@ test("VARIANT_ORDER is the documented order, frozen", () => {
 test("variants come in VARIANT_ORDER whatever the manifest's key order", () => {
   const model = {
     variants: {
-      "int8-static": { status: "ok" }, fp16: { status: "rejected" }, fp32: { status: "ok" }, "int8-dynamic": { status: "skipped" },
+      "int8-static": { status: "ok" },
+      fp16: { status: "rejected" },
+      fp32: { status: "ok" },
+      "int8-dynamic": { status: "skipped" },
     },
   };
   const ordered = variants(model);
-  assert.deepEqual(ordered.map(([name]) => name), ["fp32", "fp16", "int8-dynamic", "int8-static"]);
+  assert.deepEqual(
+    ordered.map(([name]) => name),
+    ["fp32", "fp16", "int8-dynamic", "int8-static"],
+  );
   assert.equal(ordered[1][1], model.variants.fp16, "each entry is [name, record]");
 });
 
 test("served: only status ok, in order; none when there is nothing", () => {
   const model = {
-    variants: { "int8-dynamic": { status: "ok" }, fp16: { status: "rejected" }, fp32: { status: "ok" }, "int8-static": { status: "skipped" } },
+    variants: {
+      "int8-dynamic": { status: "ok" },
+      fp16: { status: "rejected" },
+      fp32: { status: "ok" },
+      "int8-static": { status: "skipped" },
+    },
   };
   assert.deepEqual(served(model), ["fp32", "int8-dynamic"]);
   assert.deepEqual(served({ variants: {} }), []);
@@ -51,12 +67,25 @@ test("served: only status ok, in order; none when there is nothing", () => {
 });
 
 test("a variant name the library does not know sorts after the known ones", () => {
-    const model = { variants: { int4: { status: "ok" }, fp32: { status: "ok" } } };
-    assert.deepEqual(served(model), ["fp32", "int4"]);
-  });
+  const model = { variants: { int4: { status: "ok" }, fp32: { status: "ok" } } };
+  assert.deepEqual(served(model), ["fp32", "int4"]);
+});
 
 test("tensorType maps numpy dtype names to onnxruntime-web's", () => {
-  for (const dtype of ["float32", "float64", "float16", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool"]) {
+  for (const dtype of [
+    "float32",
+    "float64",
+    "float16",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "bool",
+  ]) {
     assert.equal(tensorType(dtype), dtype);
   }
 });
@@ -68,6 +97,6 @@ test("tensorType refuses a dtype the browser has no tensor type for", () => {
 });
 
 test("tensorType refuses names of Object.prototype", () => {
-    assert.throws(() => tensorType("constructor"), /has no browser tensor type/);
-    assert.throws(() => tensorType("toString"), /has no browser tensor type/);
-  });
+  assert.throws(() => tensorType("constructor"), /has no browser tensor type/);
+  assert.throws(() => tensorType("toString"), /has no browser tensor type/);
+});

@@ -13,7 +13,8 @@ const LIB = new URL("../../web/lib/", import.meta.url);
 // The package's modules: not types/ (written by prepack) nor dist/ (the one-file bundle for pages that import from a
 // server, left out of the package: a bundler makes its own).
 const modules = readdirSync(LIB, { recursive: true })
-  .filter((name) => name.endsWith(".js") && !name.startsWith("types/") && !name.startsWith("dist/")).sort();
+  .filter((name) => name.endsWith(".js") && !name.startsWith("types/") && !name.startsWith("dist/"))
+  .sort();
 const source = (name) => readFileSync(new URL(name, LIB), "utf8");
 
 test("the library imports only its own modules (onnxruntime-web is imported by URL, from the server)", () => {
@@ -32,9 +33,10 @@ test("the library imports only its own modules (onnxruntime-web is imported by U
 
 test("the only new URL(literal, import.meta.url) is the worker's, in the form bundlers bundle", () => {
   const assetUrl = /\bnew\s+URL\s*\(\s*(['"`][^'"`]*['"`])\s*,\s*import\.meta\.url\s*\)/g;
-  const workerUrl = /\bnew\s+Worker\s*\(\s*new\s+URL\s*\(\s*"\.\.\/worker\/worker\.js"\s*,\s*import\.meta\.url\s*\)\s*,\s*\{\s*type:\s*"module"/g;
+  const workerUrl =
+    /\bnew\s+Worker\s*\(\s*new\s+URL\s*\(\s*"\.\.\/worker\/worker\.js"\s*,\s*import\.meta\.url\s*\)\s*,\s*\{\s*type:\s*"module"/g;
   const found = modules.flatMap((name) => [...source(name).matchAll(assetUrl)].map((m) => `${name}: ${m[1]}`));
-  assert.deepEqual(found, ["model/workers.js: \"../worker/worker.js\""]);
+  assert.deepEqual(found, ['model/workers.js: "../worker/worker.js"']);
   assert.equal([...source("model/workers.js").matchAll(workerUrl)].length, 1);
 });
 

@@ -13,7 +13,9 @@ const PYTHON = new URL("../../.venv/bin/python", import.meta.url).pathname;
 const folder = mkdtempSync(join(tmpdir(), "onnxport-npy-"));
 after(() => rmSync(folder, { recursive: true, force: true }));
 
-execFileSync(existsSync(PYTHON) ? PYTHON : "python3", ["-c", `
+execFileSync(existsSync(PYTHON) ? PYTHON : "python3", [
+  "-c",
+  `
 import numpy as np, sys
 out = sys.argv[1]
 np.save(f"{out}/f32.npy", np.arange(6, dtype=np.float32).reshape(2, 3) / 4)
@@ -26,7 +28,9 @@ np.save(f"{out}/big.npy", np.zeros(2, dtype=">f4"))
 np.save(f"{out}/fortran.npy", np.asfortranarray(np.zeros((2, 3), dtype=np.float32)))
 np.savez(f"{out}/stored.npz", x=np.ones((1, 4), dtype=np.float32), mask=np.array([True, False]))
 np.savez_compressed(f"{out}/deflated.npz", ids=np.arange(100, dtype=np.int64).reshape(4, 25), x=np.linspace(0, 1, 50, dtype=np.float32))
-`, folder]);
+`,
+  folder,
+]);
 const file = (name) => readFileSync(join(folder, name));
 
 test("np.save of float32, int64 (beyond 2^53), bool, a scalar and uint8", () => {
@@ -44,7 +48,13 @@ test("np.save of float32, int64 (beyond 2^53), bool, a scalar and uint8", () => 
 test("np.savez (stored) and np.savez_compressed (deflated, zip64 headers) give every key", async () => {
   const stored = await readNpz(file("stored.npz"));
   assert.deepEqual(Object.keys(stored).sort(), ["mask", "x"]);
-  assert.deepEqual([stored.x.dims, [...stored.x.data]], [[1, 4], [1, 1, 1, 1]]);
+  assert.deepEqual(
+    [stored.x.dims, [...stored.x.data]],
+    [
+      [1, 4],
+      [1, 1, 1, 1],
+    ],
+  );
   assert.deepEqual([stored.mask.type, [...stored.mask.data]], ["bool", [1, 0]]);
   const deflated = await readNpz(file("deflated.npz"));
   assert.deepEqual(deflated.ids.dims, [4, 25]);
@@ -54,7 +64,11 @@ test("np.savez (stored) and np.savez_compressed (deflated, zip64 headers) give e
 });
 
 test("unsupported dtypes and layouts are refused with what to do", () => {
-  assert.throws(() => readNpy(file("f16.npy"), "h.npy"), (e) => e instanceof NpyError && /h\.npy: dtype "<f2" is not supported \(float16: save it as float32\)/.test(e.message));
+  assert.throws(
+    () => readNpy(file("f16.npy"), "h.npy"),
+    (e) =>
+      e instanceof NpyError && /h\.npy: dtype "<f2" is not supported \(float16: save it as float32\)/.test(e.message),
+  );
   assert.throws(() => readNpy(file("big.npy")), /dtype ">f4" is not supported \(big-endian/);
   assert.throws(() => readNpy(file("fortran.npy")), /Fortran order; save np\.ascontiguousarray/);
 });
@@ -62,6 +76,9 @@ test("unsupported dtypes and layouts are refused with what to do", () => {
 test("a file that is not numpy's, or is cut short, is named in the message", async () => {
   assert.throws(() => readNpy(new TextEncoder().encode("hello, world"), "x.npy"), /x\.npy: not a \.npy file/);
   const cut = file("f32.npy").subarray(0, file("f32.npy").length - 4);
-  assert.throws(() => readNpy(cut, "cut.npy"), /cut\.npy: shape \[2, 3\] of <f4 needs 24 bytes of data, the file has 20/);
+  assert.throws(
+    () => readNpy(cut, "cut.npy"),
+    /cut\.npy: shape \[2, 3\] of <f4 needs 24 bytes of data, the file has 20/,
+  );
   await assert.rejects(readNpz(file("f32.npy"), "a.npz"), /a\.npz: not an \.npz file/);
 });

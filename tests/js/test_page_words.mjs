@@ -21,23 +21,43 @@ test("a float32 is printed with the fewest digits that read back as the same flo
 });
 
 test("a variant's precision is the 4 bits its file holds, else what it computes; no file, no precision", () => {
-  const int4 = { precision: "int8", arithmetic: "int8", file: "a.onnx", settings: { weights_4bit: 33, weights_8bit: 5 } };
+  const int4 = {
+    precision: "int8",
+    arithmetic: "int8",
+    file: "a.onnx",
+    settings: { weights_4bit: 33, weights_8bit: 5 },
+  };
   assert.equal(precisionText(int4), "int4");
   assert.equal(precisionText({ ...int4, settings: { weights_4bit: 0, weights_8bit: 12 } }), "int8");
-  assert.equal(precisionText({ precision: "fp32", arithmetic: "int8", file: "q.onnx", label: "original (int8)" }), "int8");
+  assert.equal(
+    precisionText({ precision: "fp32", arithmetic: "int8", file: "q.onnx", label: "original (int8)" }),
+    "int8",
+  );
   assert.equal(precisionText({ precision: "int8", status: "skipped", reason: "nothing to store in 4 bits" }), "-");
 });
 
 test("a reason is cut to its first clause, outside brackets, without its model and variant", () => {
-  assert.equal(shortReason("nothing to quantize: no operator that onnxruntime quantizes (dynamic int8: Attention, Conv); "
-    + "the model has 1 operator types: ai.onnx.ml/TreeEnsembleClassifier"), "nothing to quantize");
-  const refused = "cubic fp16: onnxruntime 1.30.0 cannot load it: [ONNXRuntimeError] : 1 : FAIL : Non-zero status code "
-    + "returned while running Resize node. Name:'resize' Status Message: ScalesValidation 'Cubic' mode only supports: * 2-D inputs";
+  assert.equal(
+    shortReason(
+      "nothing to quantize: no operator that onnxruntime quantizes (dynamic int8: Attention, Conv); " +
+        "the model has 1 operator types: ai.onnx.ml/TreeEnsembleClassifier",
+    ),
+    "nothing to quantize",
+  );
+  const refused =
+    "cubic fp16: onnxruntime 1.30.0 cannot load it: [ONNXRuntimeError] : 1 : FAIL : Non-zero status code " +
+    "returned while running Resize node. Name:'resize' Status Message: ScalesValidation 'Cubic' mode only supports: * 2-D inputs";
   assert.equal(shortReason(refused, "cubic fp16: "), "onnxruntime 1.30.0 cannot load it");
-  assert.equal(shortReason("[ONNXRuntimeError] : 10 : INVALID_GRAPH : This is an invalid model."), "onnxruntime INVALID_GRAPH");
+  assert.equal(
+    shortReason("[ONNXRuntimeError] : 10 : INVALID_GRAPH : This is an invalid model."),
+    "onnxruntime INVALID_GRAPH",
+  );
   assert.equal(shortReason("first line\nsecond line"), "first line");
   const long = "word ".repeat(40).trim();
   const cut = shortReason(long);
   assert.ok(cut.length <= 90 && cut.endsWith("…"), cut);
-  assert.equal(shortReason("min cosine similarity to fp32 0.95000 < the budget 0.98"), "min cosine similarity to fp32 0.95000 < the budget 0.98");
+  assert.equal(
+    shortReason("min cosine similarity to fp32 0.95000 < the budget 0.98"),
+    "min cosine similarity to fp32 0.95000 < the budget 0.98",
+  );
 });

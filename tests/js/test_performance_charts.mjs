@@ -2,10 +2,18 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { figure, latencyConfig, sizeConfig, startConfig, throughputConfig, throughputRows, variantLabel } from "../../web/app/performance-charts.js";
+import {
+  figure,
+  latencyConfig,
+  sizeConfig,
+  startConfig,
+  throughputConfig,
+  throughputRows,
+  variantLabel,
+} from "../../web/app/performance-charts.js";
 
 const MB = 1024 ** 2;
-const native = (one, all) => ({ "1": { median_ms: one }, all: { median_ms: all } });
+const native = (one, all) => ({ 1: { median_ms: one }, all: { median_ms: all } });
 const rows = (...rates) => rates.map(([clients, rps]) => ({ clients, requests_per_s: rps, p90_ms: 10 * clients }));
 const BENCH = {
   models: {
@@ -38,7 +46,10 @@ test("latency: a bar per variant and measured runtime, in ms on a linear axis st
   const config = latencyConfig("minilm", BENCH.models.minilm, BENCH.browser.results);
   assert.equal(config.type, "bar");
   assert.deepEqual(config.data.labels, ["fp32", "int8-dynamic"]);
-  assert.deepEqual(config.data.datasets.map((d) => d.label), ["native 1t", "native all", "wasm-1t", "wasm"]); // no webgpu figures
+  assert.deepEqual(
+    config.data.datasets.map((d) => d.label),
+    ["native 1t", "native all", "wasm-1t", "wasm"],
+  ); // no webgpu figures
   const series = Object.fromEntries(config.data.datasets.map((d) => [d.label, d.data]));
   assert.deepEqual(series["native all"], [24.5, 9.3]);
   assert.deepEqual(series.wasm, [80.5, null]);
@@ -49,7 +60,10 @@ test("latency: a bar per variant and measured runtime, in ms on a linear axis st
   assert.match(y.title.text, /ms/);
   assert.equal(x.title.text, "variant");
   assert.equal(config.options.animation, false);
-  assert.equal(config.options.plugins.tooltip.callbacks.label({ dataset: { label: "native all" }, raw: 24.5 }), "native all: 24.5 ms");
+  assert.equal(
+    config.options.plugins.tooltip.callbacks.label({ dataset: { label: "native all" }, raw: 24.5 }),
+    "native all: 24.5 ms",
+  );
 });
 
 test("latency: the log view is a logarithmic axis that says so", () => {
@@ -67,10 +81,16 @@ test("throughput: waitress off/on, then one line per Ray Serve row, requests/s a
   const config = throughputConfig("minilm", server);
   assert.equal(config.type, "line");
   assert.deepEqual(config.data.labels, ["1", "4", "16"]);
-  assert.deepEqual(config.data.datasets.map((d) => d.label), [
-    "waitress, batching off", "waitress, batching on",
-    "Ray Serve 1 replica, batching off", "Ray Serve 1 replica, batching on", "Ray Serve 2 replicas, batching off",
-  ]);
+  assert.deepEqual(
+    config.data.datasets.map((d) => d.label),
+    [
+      "waitress, batching off",
+      "waitress, batching on",
+      "Ray Serve 1 replica, batching off",
+      "Ray Serve 1 replica, batching on",
+      "Ray Serve 2 replicas, batching off",
+    ],
+  );
   assert.deepEqual(config.data.datasets[4].data, [31, 45, 50]);
   const [off, on, rayOff, rayOn, ray2] = config.data.datasets;
   assert.equal(off.borderColor, on.borderColor); // same engine and replicas: same colour, batching on dashed
@@ -81,7 +101,12 @@ test("throughput: waitress off/on, then one line per Ray Serve row, requests/s a
   assert.notEqual(ray2.borderColor, rayOff.borderColor);
   assert.equal(config.options.scales.y.type, "linear");
   assert.equal(config.options.scales.x.title.text, "concurrent clients");
-  const label = config.options.plugins.tooltip.callbacks.label({ dataset: ray2, raw: 45, datasetIndex: 4, dataIndex: 1 });
+  const label = config.options.plugins.tooltip.callbacks.label({
+    dataset: ray2,
+    raw: 45,
+    datasetIndex: 4,
+    dataIndex: 1,
+  });
   assert.equal(label, "Ray Serve 2 replicas, batching off: 45 req/s, p90 40 ms");
 });
 
@@ -100,7 +125,10 @@ test("size: MB on a linear axis, a series per variant, missing variants empty; r
   assert.equal(config.options.scales.y.type, "linear");
   assert.equal(config.options.scales.y.title.text, "size, MB");
   const tooltip = config.options.plugins.tooltip.callbacks.label;
-  assert.equal(tooltip({ dataset: { label: "int8-dynamic" }, dataIndex: 0, raw: 22 }), "int8-dynamic: 22 MB (0.25x fp32)");
+  assert.equal(
+    tooltip({ dataset: { label: "int8-dynamic" }, dataIndex: 0, raw: 22 }),
+    "int8-dynamic: 22 MB (0.25x fp32)",
+  );
   const relative = sizeConfig(BENCH, { relative: true });
   assert.deepEqual(relative.data.datasets.find((d) => d.label === "int8-dynamic").data, [0.25, null]);
   assert.equal(relative.options.scales.y.type, "linear");
@@ -113,36 +141,74 @@ test("figures: three significant digits, no grouping", () => {
 });
 
 test("start by file: per variant, a stack per file (as built, each form) of session creation and first run", () => {
-  const start = (form, create, first) => ({ model: "minilm", variant: "fp32", form, runtime: "wasm", status: "ok",
-    cached: { create_ms: create, first_run_ms: first, total_ms: create + first + 200, load_ms: 150, init_ms: 190 }, warm: { median_ms: 70 } });
+  const start = (form, create, first) => ({
+    model: "minilm",
+    variant: "fp32",
+    form,
+    runtime: "wasm",
+    status: "ok",
+    cached: { create_ms: create, first_run_ms: first, total_ms: create + first + 200, load_ms: 150, init_ms: 190 },
+    warm: { median_ms: 70 },
+  });
   const results = [start(null, 248, 84), start("ort", 150, 76), { ...start("basic", 1, 1), runtime: "wasm-1t" }];
   const config = startConfig("minilm", results);
   assert.deepEqual(config.data.labels, ["fp32"]);
-  assert.deepEqual(config.data.datasets.map((d) => [d.label, d.stack, d.data]), [
-    ["as built: create", "as built", [248]], ["as built: first run", "as built", [84]],
-    ["ort: create", "ort", [150]], ["ort: first run", "ort", [76]],
-  ]);
+  assert.deepEqual(
+    config.data.datasets.map((d) => [d.label, d.stack, d.data]),
+    [
+      ["as built: create", "as built", [248]],
+      ["as built: first run", "as built", [84]],
+      ["ort: create", "ort", [150]],
+      ["ort: first run", "ort", [76]],
+    ],
+  );
   assert.equal(config.options.scales.x.stacked, true);
   assert.equal(config.options.scales.y.stacked, true);
-  const label = config.options.plugins.tooltip.callbacks.label({ dataset: config.data.datasets[2], dataIndex: 0, raw: 150 });
+  const label = config.options.plugins.tooltip.callbacks.label({
+    dataset: config.data.datasets[2],
+    dataIndex: 0,
+    raw: 150,
+  });
   assert.equal(label, "ort: create: 150 ms (start 426 ms, load 150 ms beside runtime start 190 ms; warm 70 ms)");
 });
 
 test("an already-int8 model's fp32 is named by its label (bench.json's), its key kept for the figures", () => {
-  const data = { variants: { fp32: { label: "original (int8)", bytes: 26000, native: native(0.02, 0.014) } },
-    server: BENCH.models.minilm.server };
-  const rows = [{ model: "voice", variant: "fp32", runtime: "wasm", status: "ok", warm: { median_ms: 0.2 },
-    cached: { create_ms: 2, first_run_ms: 1, total_ms: 400, load_ms: 5, init_ms: 390 } }];
+  const data = {
+    variants: { fp32: { label: "original (int8)", bytes: 26000, native: native(0.02, 0.014) } },
+    server: BENCH.models.minilm.server,
+  };
+  const rows = [
+    {
+      model: "voice",
+      variant: "fp32",
+      runtime: "wasm",
+      status: "ok",
+      warm: { median_ms: 0.2 },
+      cached: { create_ms: 2, first_run_ms: 1, total_ms: 400, load_ms: 5, init_ms: 390 },
+    },
+  ];
   const latency = latencyConfig("voice", data, rows);
   assert.deepEqual(latency.data.labels, ["original (int8)"]);
   assert.deepEqual(latency.data.datasets.find((d) => d.label === "wasm").data, [0.2]);
-  assert.equal(latency.options.plugins.tooltip.callbacks.title([{ label: latency.data.labels[0] }]), "voice original (int8)");
+  assert.equal(
+    latency.options.plugins.tooltip.callbacks.title([{ label: latency.data.labels[0] }]),
+    "voice original (int8)",
+  );
   assert.deepEqual(startConfig("voice", rows, data).data.labels, ["original (int8)"]);
-  assert.match(throughputConfig("voice", data.server, variantLabel(data, "fp32")).options.plugins.title.text, /\(original \(int8\), batch-1/);
+  assert.match(
+    throughputConfig("voice", data.server, variantLabel(data, "fp32")).options.plugins.title.text,
+    /\(original \(int8\), batch-1/,
+  );
   const size = sizeConfig({ models: { voice: data, iris: BENCH.models.iris } });
-  assert.deepEqual(size.data.datasets.map((d) => d.label), ["fp32"]); // a series per key, across models
+  assert.deepEqual(
+    size.data.datasets.map((d) => d.label),
+    ["fp32"],
+  ); // a series per key, across models
   const tooltip = size.options.plugins.tooltip.callbacks.label;
-  assert.equal(tooltip({ dataset: { label: "fp32" }, dataIndex: 0 }), `original (int8): ${figure(26000 / MB)} MB (1x original (int8))`);
+  assert.equal(
+    tooltip({ dataset: { label: "fp32" }, dataIndex: 0 }),
+    `original (int8): ${figure(26000 / MB)} MB (1x original (int8))`,
+  );
   assert.equal(tooltip({ dataset: { label: "fp32" }, dataIndex: 1 }), `fp32: ${figure(3000 / MB)} MB (1x fp32)`);
   assert.deepEqual(latencyConfig("iris", BENCH.models.iris).data.labels, ["fp32"]); // no label: the key, as before
 });

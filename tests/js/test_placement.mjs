@@ -58,18 +58,28 @@ test("node lines before any header are ignored", () => {
 });
 
 test("two sessions' logs add up per provider", () => {
-  const p = placement([header("CPUExecutionProvider", 2), header("WebGpuExecutionProvider", 3), header("CPUExecutionProvider", 5)]);
+  const p = placement([
+    header("CPUExecutionProvider", 2),
+    header("WebGpuExecutionProvider", 3),
+    header("CPUExecutionProvider", 5),
+  ]);
   assert.deepEqual(p.by_provider, { CPUExecutionProvider: 7, WebGpuExecutionProvider: 3 });
 });
 
 test("no placement lines: found is false and every count is zero", () => {
   for (const logs of [[], ["ort-wasm: simd", `${V} Node placements`]]) {
-    assert.deepEqual(placement(logs), { found: false, webgpu_nodes: 0, cpu_nodes: 0, cpu_op_types: {}, by_provider: {} });
+    assert.deepEqual(placement(logs), {
+      found: false,
+      webgpu_nodes: 0,
+      cpu_nodes: 0,
+      cpu_op_types: {},
+      by_provider: {},
+    });
   }
 });
 
 test("a session wholly on the CPU ('All nodes placed on [CPUExecutionProvider]') shows its CPU nodes", () => {
-    const p = placement([`${V} All nodes placed on [CPUExecutionProvider]. Number of nodes: 12`]);
-    assert.equal(p.by_provider.CPUExecutionProvider, 12);
-    assert.equal(p.cpu_nodes, 12);
-  });
+  const p = placement([`${V} All nodes placed on [CPUExecutionProvider]. Number of nodes: 12`]);
+  assert.equal(p.by_provider.CPUExecutionProvider, 12);
+  assert.equal(p.cpu_nodes, 12);
+});

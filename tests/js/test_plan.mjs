@@ -13,21 +13,40 @@ const { remember } = await import("../../web/lib/choice/artifact-verdicts.js");
 const { rememberTrial } = await import("../../web/lib/choice/threads.js");
 const { ORT_WEB_VERSION } = await import("../../web/lib/client/client.js").catch(() => ({}));
 
-const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
+const UA =
+  "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
 const SOFTWARE_GPU = { vendor: "google", architecture: "swiftshader", device: "", description: "", fallback: true };
 const REAL_GPU = { vendor: "nvidia", architecture: "ampere", device: "", description: "", fallback: false };
 
 function device(adapter, extra = {}) {
-  return { webgpu: Boolean(adapter), adapter, shaderF16: false, webnn: false, webnnReason: "no navigator.ml",
-    crossOriginIsolated: true, hardwareConcurrency: 2, wasmSimd: true, userAgent: UA, ...extra };
+  return {
+    webgpu: Boolean(adapter),
+    adapter,
+    shaderF16: false,
+    webnn: false,
+    webnnReason: "no navigator.ml",
+    crossOriginIsolated: true,
+    hardwareConcurrency: 2,
+    wasmSimd: true,
+    userAgent: UA,
+    ...extra,
+  };
 }
 
 function variant(name, precision, bytes, nativeMs) {
-  return { status: "ok", precision, file: `artifacts/${name}.onnx`, sha256: `sha-${name}`, bytes, speed: { native_ms: nativeMs } };
+  return {
+    status: "ok",
+    precision,
+    file: `artifacts/${name}.onnx`,
+    sha256: `sha-${name}`,
+    bytes,
+    speed: { native_ms: nativeMs },
+  };
 }
 
 const MODEL = {
-  name: "m", task: "embedding",
+  name: "m",
+  task: "embedding",
   variants: {
     fp32: variant("fp32", "fp32", 80e6, 10),
     fp16: variant("fp16", "fp16", 40e6, 12),
@@ -36,14 +55,21 @@ const MODEL = {
 };
 
 function plan(dev, extra = {}) {
-  return buildPlan(MODEL, dev, { fileUrl: (f) => `https://s/${f}`, cached: new Set(), verify: "first-use", ortVersion: "1.30.0", ...extra });
+  return buildPlan(MODEL, dev, {
+    fileUrl: (f) => `https://s/${f}`,
+    cached: new Set(),
+    verify: "first-use",
+    ortVersion: "1.30.0",
+    ...extra,
+  });
 }
 
 // Every device here measured its 2 threads faster than one (threads.js): wasm runs as "wasm" (test_threads.mjs
 // has the thread choice itself).
 beforeEach(() => {
   storage.clear();
-  for (const adapter of [null, SOFTWARE_GPU, REAL_GPU]) rememberTrial(device(adapter), { oneMs: 20, manyMs: 12, model: "other", variant: "fp32", sha256: "sha-other" });
+  for (const adapter of [null, SOFTWARE_GPU, REAL_GPU])
+    rememberTrial(device(adapter), { oneMs: 20, manyMs: 12, model: "other", variant: "fp32", sha256: "sha-other" });
 });
 
 test("a software WebGPU adapter ranks after WebAssembly until measured, and says why", () => {
@@ -70,7 +96,10 @@ test("a real GPU ranks before WebAssembly by the priors", () => {
 test("on a cold start, a 4x smaller variant within budget beats a slightly faster large one", () => {
   const { steps } = plan(device(null));
   assert.equal(steps[0].variant, "int8-dynamic", steps.map((s) => `${s.variant}: ${s.why}`).join("\n"));
-  assert.match(steps[0].why, /19\.1 MB to download, time unknown \(no download from https:\/\/s measured in this browser yet\)/);
+  assert.match(
+    steps[0].why,
+    /19\.1 MB to download, time unknown \(no download from https:\/\/s measured in this browser yet\)/,
+  );
   assert.equal(steps[0].expectedMs, null, "no estimate without a measured bandwidth");
 });
 
@@ -86,7 +115,10 @@ test("download estimates use the bandwidth measured on this browser's own downlo
     }
     recordDownload("https://s/artifacts/fp16.onnx", 40e6, 400); // 100 kB per ms, as localhost gives
     const measured = plan(device(null)).steps.find((s) => s.runtime === "wasm" && s.variant === "int8-dynamic");
-    assert.match(measured.why, /200 ms to download 19\.1 MB \(at 95 MB\/s, measured here on 38\.1 MB from https:\/\/s\)/);
+    assert.match(
+      measured.why,
+      /200 ms to download 19\.1 MB \(at 95 MB\/s, measured here on 38\.1 MB from https:\/\/s\)/,
+    );
     assert.ok(Math.abs(measured.expectedMs - (1000 * measured.runMs + 200)) < 1e-9, `${measured.expectedMs}`);
   } finally {
     if (saved) Object.defineProperty(globalThis.navigator, "connection", saved);
@@ -99,7 +131,10 @@ test("once everything is cached, the fastest run wins", () => {
   const { steps } = plan(device(null), { cached });
   assert.equal(steps[0].variant, "fp32");
   assert.match(steps[0].why, /cached/);
-  assert.ok(Math.abs(steps[0].expectedMs - 1000 * (10 * runtime("wasm").prior.factor + runtime("wasm").prior.overheadMs)) < 1e-9);
+  assert.ok(
+    Math.abs(steps[0].expectedMs - 1000 * (10 * runtime("wasm").prior.factor + runtime("wasm").prior.overheadMs)) <
+      1e-9,
+  );
 });
 
 test("fp16 on WebGPU needs shader-f16", () => {
@@ -112,10 +147,17 @@ test("fp16 on WebGPU needs shader-f16", () => {
 
 test("a pair this device found wrong is skipped with its reason, unless verification is 'always'", () => {
   const dev = device(REAL_GPU);
-  remember("sha-fp32", "webgpu", "1.30.0", dev, { ok: false, reason: "webgpu gave wrong results (max error 1.5)", max_abs: 1.5 });
+  remember("sha-fp32", "webgpu", "1.30.0", dev, {
+    ok: false,
+    reason: "webgpu gave wrong results (max error 1.5)",
+    max_abs: 1.5,
+  });
   const { steps, skipped } = plan(dev);
   assert.ok(!steps.some((s) => s.runtime === "webgpu" && s.variant === "fp32"));
-  assert.match(skipped.find((s) => s.runtime === "webgpu" && s.variant === "fp32").reason, /max error 1\.5.*not tried again/);
+  assert.match(
+    skipped.find((s) => s.runtime === "webgpu" && s.variant === "fp32").reason,
+    /max error 1\.5.*not tried again/,
+  );
   assert.ok(plan(dev, { verify: "always" }).steps.some((s) => s.runtime === "webgpu" && s.variant === "fp32"));
   // Another onnxruntime-web release is another runtime: checked afresh.
   assert.ok(plan(dev, { ortVersion: "1.31.0" }).steps.some((s) => s.runtime === "webgpu" && s.variant === "fp32"));
@@ -123,30 +165,58 @@ test("a pair this device found wrong is skipped with its reason, unless verifica
 
 test("a pair onnxport check failed on this kind of device is skipped; other kinds are not", () => {
   const dev = device(REAL_GPU);
-  const verdict = { sha256: "sha-int8-dynamic", runtime: "wasm", status: "fail", reason: "max abs 0.3", device_kind: deviceKind(dev) };
+  const verdict = {
+    sha256: "sha-int8-dynamic",
+    runtime: "wasm",
+    status: "fail",
+    reason: "max abs 0.3",
+    device_kind: deviceKind(dev),
+  };
   const oneThreadToo = { ...verdict, runtime: "wasm-1t" };
   const { steps, skipped } = plan(dev, { conformance: { verdicts: [verdict, oneThreadToo] } });
   assert.ok(!steps.some((s) => s.runtime === "wasm" && s.variant === "int8-dynamic"));
-  assert.match(skipped.find((s) => s.variant === "int8-dynamic").reason, /onnxport check on this kind of device found it wrong: max abs 0\.3/);
-  const other = plan(dev, { conformance: { verdicts: [{ ...verdict, device_kind: "Firefox 140 · 8 cores · no WebGPU" }] } });
+  assert.match(
+    skipped.find((s) => s.variant === "int8-dynamic").reason,
+    /onnxport check on this kind of device found it wrong: max abs 0\.3/,
+  );
+  const other = plan(dev, {
+    conformance: { verdicts: [{ ...verdict, device_kind: "Firefox 140 · 8 cores · no WebGPU" }] },
+  });
   assert.ok(other.steps.some((s) => s.runtime === "wasm" && s.variant === "int8-dynamic"));
 });
 
 test("a file wrong on the page's threads and not on one runs on one thread, and says why", () => {
   const dev = device(REAL_GPU);
-  const verdict = { sha256: "sha-int8-dynamic", runtime: "wasm", status: "fail", reason: "max abs 0.3", device_kind: deviceKind(dev) };
-  const step = plan(dev, { conformance: { verdicts: [verdict] } }).steps.find((s) => s.runtime === "wasm" && s.variant === "int8-dynamic");
+  const verdict = {
+    sha256: "sha-int8-dynamic",
+    runtime: "wasm",
+    status: "fail",
+    reason: "max abs 0.3",
+    device_kind: deviceKind(dev),
+  };
+  const step = plan(dev, { conformance: { verdicts: [verdict] } }).steps.find(
+    (s) => s.runtime === "wasm" && s.variant === "int8-dynamic",
+  );
   assert.equal(step.key, "wasm-1t");
   assert.equal(step.trial, null, "no trial times a count known wrong");
-  assert.match(step.why, /one thread: on 2 threads, onnxport check on this kind of device found it wrong: max abs 0\.3/);
+  assert.match(
+    step.why,
+    /one thread: on 2 threads, onnxport check on this kind of device found it wrong: max abs 0\.3/,
+  );
 });
 
 test("pins leave only the pinned runtime and variant; the server is always last otherwise", () => {
   const pinned = plan(device(REAL_GPU), { pin: { runtime: "wasm", variant: "fp16" } });
-  assert.deepEqual(pinned.steps.map((s) => [s.runtime, s.variant]), [["wasm", "fp16"]]);
+  assert.deepEqual(
+    pinned.steps.map((s) => [s.runtime, s.variant]),
+    [["wasm", "fp16"]],
+  );
   const auto = plan(device(null));
   assert.equal(auto.steps.at(-1).runtime, "server");
-  assert.throws(() => plan(device(null), { pin: { variant: "int8-static" } }), /"int8-static" of m is not served; served: fp32, fp16, int8-dynamic/);
+  assert.throws(
+    () => plan(device(null), { pin: { variant: "int8-static" } }),
+    /"int8-static" of m is not served; served: fp32, fp16, int8-dynamic/,
+  );
 });
 
 test("WebNN is left out with the probe's reason", () => {
@@ -162,37 +232,73 @@ test("device kinds: headless and headed Chrome of one version are one kind; adap
 });
 
 test("the library's onnxruntime-web version is the one package.json pins", () => {
-  const pinned = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url))).dependencies["onnxruntime-web"];
+  const pinned = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url))).dependencies[
+    "onnxruntime-web"
+  ];
   assert.equal(ORT_WEB_VERSION, pinned);
 });
 
 // A scikit-learn forest as the manifest records it (operator_types), and a CNN beside it.
 const FOREST = {
-  name: "forest", task: "classification",
+  name: "forest",
+  task: "classification",
   variants: {
-    fp32: { ...variant("forest-fp32", "fp32", 30e3, 0.05), operator_types: ["ai.onnx.ml/TreeEnsembleClassifier", "ai.onnx/Cast"] },
+    fp32: {
+      ...variant("forest-fp32", "fp32", 30e3, 0.05),
+      operator_types: ["ai.onnx.ml/TreeEnsembleClassifier", "ai.onnx/Cast"],
+    },
   },
 };
 
 test("a runtime whose bundle has no kernel for one of the variant's operators is left out before any download, with why", () => {
   const dev = device(REAL_GPU, { webnn: true, webnnReason: null });
-  const { steps, skipped } = buildPlan(FOREST, dev, { fileUrl: (f) => `https://s/${f}`, cached: new Set(), verify: "first-use", ortVersion: "1.30.0" });
-  assert.deepEqual(steps.map((s) => s.runtime), ["wasm", "server"]);
+  const { steps, skipped } = buildPlan(FOREST, dev, {
+    fileUrl: (f) => `https://s/${f}`,
+    cached: new Set(),
+    verify: "first-use",
+    ortVersion: "1.30.0",
+  });
+  assert.deepEqual(
+    steps.map((s) => s.runtime),
+    ["wasm", "server"],
+  );
   for (const runtime of ["webgpu", "webnn"]) {
-    assert.equal(skipped.find((s) => s.runtime === runtime && s.variant === "fp32").reason,
-      "its onnxruntime-web bundle has no kernel for ai.onnx.ml/TreeEnsembleClassifier");
+    assert.equal(
+      skipped.find((s) => s.runtime === runtime && s.variant === "fp32").reason,
+      "its onnxruntime-web bundle has no kernel for ai.onnx.ml/TreeEnsembleClassifier",
+    );
   }
   // Pinned to WebGPU, the plan holds no step that could only fail after a download.
-  const pinned = buildPlan(FOREST, dev, { pin: { runtime: "webgpu" }, fileUrl: (f) => `https://s/${f}`, cached: new Set(), verify: "first-use" });
+  const pinned = buildPlan(FOREST, dev, {
+    pin: { runtime: "webgpu" },
+    fileUrl: (f) => `https://s/${f}`,
+    cached: new Set(),
+    verify: "first-use",
+  });
   assert.deepEqual(pinned.steps, []);
-  assert.match(pinned.skipped.find((s) => s.runtime === "webgpu").reason, /no kernel for ai\.onnx\.ml\/TreeEnsembleClassifier/);
+  assert.match(
+    pinned.skipped.find((s) => s.runtime === "webgpu").reason,
+    /no kernel for ai\.onnx\.ml\/TreeEnsembleClassifier/,
+  );
 });
 
 test("operators the bundles have (and variants without operator_types, from older builds) keep every runtime", () => {
-  const cnn = { name: "cnn", task: "classification", variants: { fp32: { ...variant("cnn", "fp32", 1e6, 1), operator_types: ["ai.onnx/Conv", "com.microsoft/DynamicQuantizeLSTM", "ai.onnx/ConvInteger"] } } };
+  const cnn = {
+    name: "cnn",
+    task: "classification",
+    variants: {
+      fp32: {
+        ...variant("cnn", "fp32", 1e6, 1),
+        operator_types: ["ai.onnx/Conv", "com.microsoft/DynamicQuantizeLSTM", "ai.onnx/ConvInteger"],
+      },
+    },
+  };
   const dev = device(REAL_GPU);
   assert.ok(plan(dev).steps.some((s) => s.runtime === "webgpu"));
-  assert.deepEqual(buildPlan(cnn, dev, { fileUrl: (f) => f, cached: new Set() }).steps.map((s) => s.runtime), ["webgpu", "wasm", "server"]);
+  assert.deepEqual(
+    buildPlan(cnn, dev, { fileUrl: (f) => f, cached: new Set() }).steps.map((s) => s.runtime),
+    ["webgpu", "wasm", "server"],
+  );
 });
 
 test("figures from a prior say 'prior', never 'onnxport bench'", () => {

@@ -11,9 +11,19 @@ const { cost, DEFAULT_EXPECTED_RUNS, expectedRuns } = await import("../../web/li
 const { recordDownload, recordMeasured, recordRun } = await import("../../web/lib/remembered/speeds.js");
 const { rememberTrial } = await import("../../web/lib/choice/threads.js");
 
-const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
-const DEVICE = { webgpu: false, adapter: null, shaderF16: false, webnn: false, webnnReason: "no navigator.ml",
-  crossOriginIsolated: true, hardwareConcurrency: 2, wasmSimd: true, userAgent: UA };
+const UA =
+  "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
+const DEVICE = {
+  webgpu: false,
+  adapter: null,
+  shaderF16: false,
+  webnn: false,
+  webnnReason: "no navigator.ml",
+  crossOriginIsolated: true,
+  hardwareConcurrency: 2,
+  wasmSimd: true,
+  userAgent: UA,
+};
 
 // minilm's variants: bytes and native ms at build time as the demo repository has them; warm ms as Chromium
 // ran them on WebAssembly (issue 43: int4 158 ms, int8-dynamic 72 ms, int8-weights 78 ms).
@@ -25,14 +35,31 @@ const FILES = {
   int4: { bytes: 16394930, nativeMs: 15.3132, warmMs: 158 },
 };
 const MINILM = {
-  name: "minilm", task: "embedding",
-  variants: Object.fromEntries(Object.entries(FILES).map(([name, f]) => [name, {
-    status: "ok", precision: name, file: `artifacts/${name}.onnx`, sha256: `sha-${name}`, bytes: f.bytes, speed: { native_ms: f.nativeMs },
-  }])),
+  name: "minilm",
+  task: "embedding",
+  variants: Object.fromEntries(
+    Object.entries(FILES).map(([name, f]) => [
+      name,
+      {
+        status: "ok",
+        precision: name,
+        file: `artifacts/${name}.onnx`,
+        sha256: `sha-${name}`,
+        bytes: f.bytes,
+        speed: { native_ms: f.nativeMs },
+      },
+    ]),
+  ),
 };
 
 function plan(extra = {}) {
-  return buildPlan(MINILM, DEVICE, { fileUrl: (f) => `https://s/${f}`, cached: new Set(), verify: "first-use", ortVersion: "1.30.0", ...extra });
+  return buildPlan(MINILM, DEVICE, {
+    fileUrl: (f) => `https://s/${f}`,
+    cached: new Set(),
+    verify: "first-use",
+    ortVersion: "1.30.0",
+    ...extra,
+  });
 }
 
 const first = (p) => p.steps[0];
@@ -54,10 +81,21 @@ test("the default expects enough runs that the warm run decides: int8-dynamic ov
   measureWarmRuns();
   const p = plan();
   assert.deepEqual([first(p).runtime, first(p).variant], ["wasm", "int8-dynamic"], describe(p));
-  assert.match(first(p).why, /^72 ms per run \(measured in this browser\) x 1000 expected runs \+ 21\.9 MB to download, time unknown/);
+  assert.match(
+    first(p).why,
+    /^72 ms per run \(measured in this browser\) x 1000 expected runs \+ 21\.9 MB to download, time unknown/,
+  );
   // The choice says what it was chosen over, and which term decided.
-  assert.match(first(p).why, /over int4: its 86 ms faster run x 1000 expected runs \(86\.0 s\) outweighs int4's 6\.3 MB smaller download \(5\.2 s at 10 Mbit\/s, the rate an unmeasured download is weighed at\)/, first(p).why);
-  assert.match(first(p).why, /over int8-weights: its 6\.0 ms faster run x 1000 expected runs \(6\.0 s\) and its 0\.1 MB smaller download/, first(p).why);
+  assert.match(
+    first(p).why,
+    /over int4: its 86 ms faster run x 1000 expected runs \(86\.0 s\) outweighs int4's 6\.3 MB smaller download \(5\.2 s at 10 Mbit\/s, the rate an unmeasured download is weighed at\)/,
+    first(p).why,
+  );
+  assert.match(
+    first(p).why,
+    /over int8-weights: its 6\.0 ms faster run x 1000 expected runs \(6\.0 s\) and its 0\.1 MB smaller download/,
+    first(p).why,
+  );
   assert.equal(DEFAULT_EXPECTED_RUNS, 1000);
 });
 
@@ -65,20 +103,34 @@ test("on the priors alone (a fresh page: nothing measured, no bench), the defaul
   const p = plan();
   assert.equal(first(p).variant, "int8-dynamic", describe(p));
   assert.match(first(p).why, /\(prior: native 6\.8 ms at build time, .*not measured yet\) x 1000 expected runs/);
-  assert.match(first(p).why, /over int4: its \S+ ms faster run x 1000 expected runs \(\S+ s\) outweighs int4's 6\.3 MB smaller download/);
+  assert.match(
+    first(p).why,
+    /over int4: its \S+ ms faster run x 1000 expected runs \(\S+ s\) outweighs int4's 6\.3 MB smaller download/,
+  );
 });
 
 test("expectedRuns: 1 on a slow unmeasured link takes the smaller file, and says the download decided", () => {
   measureWarmRuns();
   const p = plan({ expectedRuns: 1 });
   assert.equal(first(p).variant, "int4", describe(p));
-  assert.match(first(p).why, /^158 ms per run \(measured in this browser\) x 1 expected run \+ 15\.6 MB to download, time unknown/);
-  assert.match(first(p).why, /over int8-dynamic: its 6\.3 MB smaller download \(5\.2 s at 10 Mbit\/s, the rate an unmeasured download is weighed at\) outweighs int8-dynamic's 86 ms faster run x 1 expected run \(86 ms\)/, first(p).why);
+  assert.match(
+    first(p).why,
+    /^158 ms per run \(measured in this browser\) x 1 expected run \+ 15\.6 MB to download, time unknown/,
+  );
+  assert.match(
+    first(p).why,
+    /over int8-dynamic: its 6\.3 MB smaller download \(5\.2 s at 10 Mbit\/s, the rate an unmeasured download is weighed at\) outweighs int8-dynamic's 86 ms faster run x 1 expected run \(86 ms\)/,
+    first(p).why,
+  );
   // A slow link measured here does the same for a page that expects 100 runs: 6.3 MB at 1 Mbit/s is 52 s.
   recordDownload("https://s/artifacts/other.onnx", 1e6, 8000);
   const slow = plan({ expectedRuns: 100 });
   assert.equal(first(slow).variant, "int4", describe(slow));
-  assert.match(first(slow).why, /its 6\.3 MB smaller download \(52\.5 s at 122 kB\/s, measured here\) outweighs int8-dynamic's 86 ms faster run x 100 expected runs \(8\.6 s\)/, first(slow).why);
+  assert.match(
+    first(slow).why,
+    /its 6\.3 MB smaller download \(52\.5 s at 122 kB\/s, measured here\) outweighs int8-dynamic's 86 ms faster run x 100 expected runs \(8\.6 s\)/,
+    first(slow).why,
+  );
 });
 
 test("a cold start on a fast link measured here takes the faster run: its download costs less than one run's gain", () => {
@@ -86,7 +138,11 @@ test("a cold start on a fast link measured here takes the faster run: its downlo
   recordDownload("https://s/artifacts/other.onnx", 40e6, 400); // 100 kB per ms, as localhost gives
   const p = plan({ expectedRuns: 1 });
   assert.equal(first(p).variant, "int8-dynamic", describe(p));
-  assert.match(first(p).why, /over int4: its 86 ms faster run x 1 expected run \(86 ms\) outweighs int4's 6\.3 MB smaller download \(66 ms at 95 MB\/s, measured here\)/, first(p).why);
+  assert.match(
+    first(p).why,
+    /over int4: its 86 ms faster run x 1 expected run \(86 ms\) outweighs int4's 6\.3 MB smaller download \(66 ms at 95 MB\/s, measured here\)/,
+    first(p).why,
+  );
 });
 
 test("once cached, the download weighs nothing, and the session's creation counts once measured for every step", () => {
@@ -102,11 +158,16 @@ test("once cached, the download weighs nothing, and the session's creation count
   assert.equal(first(some).variant, "int8-dynamic", describe(some));
   assert.doesNotMatch(describe(some), /to create the session/);
   assert.equal(first(some).createMs, null);
-  for (const name of ["fp32", "fp16", "int8-weights"]) recordMeasured(`sha-${name}`, "wasm", { warmMs: FILES[name].warmMs, createMs: 600 });
+  for (const name of ["fp32", "fp16", "int8-weights"])
+    recordMeasured(`sha-${name}`, "wasm", { warmMs: FILES[name].warmMs, createMs: 600 });
   const created = plan({ cached, expectedRuns: 1 });
   assert.equal(first(created).variant, "int4", describe(created));
   assert.match(first(created).why, /100 ms to create the session \(measured in this browser\) \+ cached/);
-  assert.match(first(created).why, /over int8-dynamic: its 400 ms quicker session creation \(measured in this browser\) outweighs int8-dynamic's 86 ms faster run x 1 expected run/, first(created).why);
+  assert.match(
+    first(created).why,
+    /over int8-dynamic: its 400 ms quicker session creation \(measured in this browser\) outweighs int8-dynamic's 86 ms faster run x 1 expected run/,
+    first(created).why,
+  );
   assert.equal(first(created).createMs, 100);
   assert.equal(first(created).expectedMs, 100 + 158);
   // At the default's runs, the warm run decides again.
@@ -114,7 +175,14 @@ test("once cached, the download weighs nothing, and the session's creation count
 });
 
 test("the page's cost, term by term: download once + creation + expected runs x the warm run", () => {
-  const step = { model: MINILM, variant: "int4", form: null, record: MINILM.variants.int4, runtime: "wasm", key: "wasm" };
+  const step = {
+    model: MINILM,
+    variant: "int4",
+    form: null,
+    record: MINILM.variants.int4,
+    runtime: "wasm",
+    key: "wasm",
+  };
   const context = { fileUrl: (f) => `https://s/${f}`, cached: new Set() };
   recordMeasured("sha-int4", "wasm", { warmMs: 158, createMs: 120 });
   recordDownload("https://s/artifacts/other.onnx", 1e6, 100); // 10 kB per ms

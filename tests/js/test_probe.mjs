@@ -13,7 +13,10 @@ let copies = 0;
 
 // The probe of a page whose navigator is `nav`, isolated or not, with or without SharedArrayBuffer.
 async function probeOn(nav, { isolated = true, sharedArrayBuffer = true } = {}) {
-  Object.defineProperty(globalThis, "navigator", { value: { hardwareConcurrency: 4, userAgent: WEBKIT, ...nav }, configurable: true });
+  Object.defineProperty(globalThis, "navigator", {
+    value: { hardwareConcurrency: 4, userAgent: WEBKIT, ...nav },
+    configurable: true,
+  });
   globalThis.self ??= globalThis;
   globalThis.crossOriginIsolated = isolated;
   const saved = globalThis.SharedArrayBuffer;
@@ -31,18 +34,33 @@ test("an isolated page without SharedArrayBuffer runs one thread, and says why",
   assert.equal(threadsFor({ crossOriginIsolated: true, hardwareConcurrency: 4, sharedMemory: true }), 4);
   assert.equal(threadsFor({ crossOriginIsolated: true, hardwareConcurrency: 2 }), 2);
   assert.equal(threadsFor({ crossOriginIsolated: false, hardwareConcurrency: 8, sharedMemory: true }), 1);
-  assert.match(threadCeiling({ crossOriginIsolated: true, hardwareConcurrency: 4, sharedMemory: false }).why, /no SharedArrayBuffer/);
-  assert.match(threadCeiling({ crossOriginIsolated: false, hardwareConcurrency: 4, sharedMemory: true }).why, /not cross-origin isolated/);
-  assert.deepEqual(threadCeiling({ crossOriginIsolated: true, hardwareConcurrency: 16, sharedMemory: true }),
-    { threads: 4, why: "up to 4 threads (the browser reports 16 cores; more gain nothing on these models)" });
+  assert.match(
+    threadCeiling({ crossOriginIsolated: true, hardwareConcurrency: 4, sharedMemory: false }).why,
+    /no SharedArrayBuffer/,
+  );
+  assert.match(
+    threadCeiling({ crossOriginIsolated: false, hardwareConcurrency: 4, sharedMemory: true }).why,
+    /not cross-origin isolated/,
+  );
+  assert.deepEqual(threadCeiling({ crossOriginIsolated: true, hardwareConcurrency: 16, sharedMemory: true }), {
+    threads: 4,
+    why: "up to 4 threads (the browser reports 16 cores; more gain nothing on these models)",
+  });
 });
 
 test("WebKit's reported cores are marked overstated (WebKitGTK says 4 on 2 cores); Chromium's and Firefox's are not", () => {
   const isolated = { crossOriginIsolated: true, hardwareConcurrency: 4, sharedMemory: true };
-  assert.deepEqual(threadCeiling({ ...isolated, userAgent: WEBKIT }), { threads: 4, why: "up to 4 threads (the browser reports 4 cores)",
-    overstated: "WebKitGTK reports 4 cores, which can be more than the machine has" });
+  assert.deepEqual(threadCeiling({ ...isolated, userAgent: WEBKIT }), {
+    threads: 4,
+    why: "up to 4 threads (the browser reports 4 cores)",
+    overstated: "WebKitGTK reports 4 cores, which can be more than the machine has",
+  });
   assert.equal(threadCeiling({ ...isolated, userAgent: FIREFOX }).overstated, undefined);
-  assert.equal(threadCeiling({ ...isolated, userAgent: "Mozilla/5.0 (X11; Linux x86_64) HeadlessChrome/131.0.0.0 Safari/537.36" }).overstated, undefined);
+  assert.equal(
+    threadCeiling({ ...isolated, userAgent: "Mozilla/5.0 (X11; Linux x86_64) HeadlessChrome/131.0.0.0 Safari/537.36" })
+      .overstated,
+    undefined,
+  );
 });
 
 test("WebKit: navigator.gpu and navigator.ml null, no SharedArrayBuffer: three reasons in words, no error", async () => {
@@ -53,7 +71,10 @@ test("WebKit: navigator.gpu and navigator.ml null, no SharedArrayBuffer: three r
   assert.equal(device.webnnReason, "this browser has no WebNN (navigator.ml is null)");
   assert.equal(device.sharedMemory, false);
   assert.equal(device.crossOriginIsolated, true);
-  assert.deepEqual(threadCeiling(device), { threads: 1, why: "one thread: this browser gives the page no SharedArrayBuffer, which threads need" });
+  assert.deepEqual(threadCeiling(device), {
+    threads: 1,
+    why: "one thread: this browser gives the page no SharedArrayBuffer, which threads need",
+  });
 });
 
 test("no navigator.gpu or navigator.ml at all is 'missing'; one without its method is no API either", async () => {
@@ -70,8 +91,16 @@ test("no adapter, a refused adapter and a refused WebNN context each say so", as
   const none = await probeOn({ gpu: { requestAdapter: async () => null } });
   assert.equal(none.webgpuReason, "navigator.gpu.requestAdapter() found no adapter");
   const refused = await probeOn({
-    gpu: { requestAdapter: async () => { throw new Error("blocked"); } },
-    ml: { createContext: async () => { throw new Error("no NPU"); } },
+    gpu: {
+      requestAdapter: async () => {
+        throw new Error("blocked");
+      },
+    },
+    ml: {
+      createContext: async () => {
+        throw new Error("no NPU");
+      },
+    },
   });
   assert.equal(refused.webgpuReason, "requestAdapter() failed: blocked");
   assert.equal(refused.webnnReason, "navigator.ml.createContext() failed: no NPU");
@@ -79,7 +108,11 @@ test("no adapter, a refused adapter and a refused WebNN context each say so", as
 
 test("Firefox's lavapipe: empty adapter info, isFallbackAdapter and shader-f16: a software adapter with a sensible kind", async () => {
   const info = { vendor: "", architecture: "", device: "", description: "", isFallbackAdapter: true };
-  const device = await probeOn({ userAgent: FIREFOX, hardwareConcurrency: 2, gpu: { requestAdapter: async () => ({ info, features: new Set(["shader-f16"]) }) } });
+  const device = await probeOn({
+    userAgent: FIREFOX,
+    hardwareConcurrency: 2,
+    gpu: { requestAdapter: async () => ({ info, features: new Set(["shader-f16"]) }) },
+  });
   assert.equal(device.webgpu, true);
   assert.equal(device.shaderF16, true);
   assert.deepEqual(device.adapter, { vendor: "", architecture: "", device: "", description: "", fallback: true });
@@ -99,9 +132,24 @@ test("a software adapter is known by the flag (on the info or, in older browsers
 });
 
 test("browserName names the engine: WebKitGTK on desktop Linux, Safari on a Mac or an iPhone", () => {
-  assert.equal(browserName(WEBKIT), "WebKitGTK");  // its "Version/60.5" is frozen, not 2.50
-  assert.equal(browserName("Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15"), "Safari 17");
-  assert.equal(browserName("Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1"), "Safari 17");
+  assert.equal(browserName(WEBKIT), "WebKitGTK"); // its "Version/60.5" is frozen, not 2.50
+  assert.equal(
+    browserName(
+      "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15",
+    ),
+    "Safari 17",
+  );
+  assert.equal(
+    browserName(
+      "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
+    ),
+    "Safari 17",
+  );
   assert.equal(browserName("Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0"), "Firefox 153");
-  assert.equal(browserName("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36"), "Chrome 156");
+  assert.equal(
+    browserName(
+      "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36",
+    ),
+    "Chrome 156",
+  );
 });

@@ -4,7 +4,16 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  ARRAYS, argmax, cosine, decodeTensors, encodeTensors, leadingRows, maxAbsDiff, row, softmax, tensor,
+  ARRAYS,
+  argmax,
+  cosine,
+  decodeTensors,
+  encodeTensors,
+  leadingRows,
+  maxAbsDiff,
+  row,
+  softmax,
+  tensor,
 } from "../../web/lib/tensors/tensors.js";
 
 test("tensor is {type, dims, data}", () => {
@@ -109,8 +118,10 @@ test("decodeTensors: base64 little-endian bytes into the dtype's typed array", (
 test("decodeTensors: an empty tensor, and a dtype the browser cannot hold", () => {
   const { e } = decodeTensors({ e: { dtype: "float32", shape: [0, 3], data: "" } });
   assert.equal(e.data.length, 0);
-  assert.throws(() => decodeTensors({ h: { dtype: "float16", shape: [1], data: "AAA=" } }),
-    /golden input h: dtype float16 is not supported in the browser/);
+  assert.throws(
+    () => decodeTensors({ h: { dtype: "float16", shape: [1], data: "AAA=" } }),
+    /golden input h: dtype float16 is not supported in the browser/,
+  );
 });
 
 test("encodeTensors is decodeTensors' inverse, for views into larger buffers too", () => {

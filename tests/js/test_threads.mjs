@@ -6,16 +6,42 @@ import { beforeEach, test } from "node:test";
 
 import { storage } from "./helpers/memory-storage.mjs";
 
-const { decide, DECISIVE_MS, RECHECK_DAYS, rememberTrial, threadChoice, trialRuns, trials } = await import("../../web/lib/choice/threads.js");
-const { BUDGET_MS, coinTail, enough, MAX_PAIRS, MAX_WARMUP_RUNS, pairedVerdict, trialOutcome, WARMUP_MS, WARMUP_RUNS, warmedUp } = await import("../../web/lib/choice/paired-runs.js");
+const { decide, DECISIVE_MS, RECHECK_DAYS, rememberTrial, threadChoice, trialRuns, trials } = await import(
+  "../../web/lib/choice/threads.js"
+);
+const {
+  BUDGET_MS,
+  coinTail,
+  enough,
+  MAX_PAIRS,
+  MAX_WARMUP_RUNS,
+  pairedVerdict,
+  trialOutcome,
+  WARMUP_MS,
+  WARMUP_RUNS,
+  warmedUp,
+} = await import("../../web/lib/choice/paired-runs.js");
 const { buildPlan } = await import("../../web/lib/choice/plan.js");
 const { ownSpeed } = await import("../../web/lib/remembered/speeds.js");
 
-const WEBKIT_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/60.5 Safari/605.1.15";
-const CHROME_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
-const device = (extra = {}) => ({ webgpu: false, adapter: null, webgpuReason: "this browser has no WebGPU (navigator.gpu is null)",
-  shaderF16: false, webnn: false, webnnReason: "this browser has no WebNN (navigator.ml is missing)", crossOriginIsolated: true,
-  sharedMemory: true, hardwareConcurrency: 4, wasmSimd: true, userAgent: WEBKIT_UA, ...extra });
+const WEBKIT_UA =
+  "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/60.5 Safari/605.1.15";
+const CHROME_UA =
+  "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36";
+const device = (extra = {}) => ({
+  webgpu: false,
+  adapter: null,
+  webgpuReason: "this browser has no WebGPU (navigator.gpu is null)",
+  shaderF16: false,
+  webnn: false,
+  webnnReason: "this browser has no WebNN (navigator.ml is missing)",
+  crossOriginIsolated: true,
+  sharedMemory: true,
+  hardwareConcurrency: 4,
+  wasmSimd: true,
+  userAgent: WEBKIT_UA,
+  ...extra,
+});
 const WEBKIT = device(); // says 4 cores on a 2-core machine
 const CHROME = device({ hardwareConcurrency: 2, userAgent: CHROME_UA });
 
@@ -30,7 +56,10 @@ beforeEach(() => storage.clear());
 test("threads are kept only when measured at least 10% faster than one", () => {
   assert.deepEqual(decide(42, 160, 4), { threads: 1, why: "one thread: 4 threads ran 160 ms per run, one 42 ms" });
   assert.deepEqual(decide(15, 9, 2), { threads: 2, why: "2 threads: 2 threads ran 9.0 ms per run, one 15 ms" });
-  assert.deepEqual(decide(15, 14, 2), { threads: 1, why: "one thread: 2 threads ran 14 ms per run, one 15 ms (less than 10% faster)" });
+  assert.deepEqual(decide(15, 14, 2), {
+    threads: 1,
+    why: "one thread: 2 threads ran 14 ms per run, one 15 ms (less than 10% faster)",
+  });
 });
 
 test("a page without isolation or SharedArrayBuffer runs one thread, with the reason, and no trial", () => {
@@ -45,13 +74,19 @@ test("a page without isolation or SharedArrayBuffer runs one thread, with the re
 test("unmeasured, on a browser that overstates its cores (WebKit): one thread, and the ceiling's threads measured after this load", () => {
   const choice = threadChoice("wasm", MINILM, WEBKIT);
   assert.deepEqual([choice.key, choice.threads, choice.trial], ["wasm-1t", 1, { key: "wasm", threads: 4 }]);
-  assert.equal(choice.why, "one thread until measured (WebKitGTK reports 4 cores, which can be more than the machine has): 4 threads are measured against it after this load");
+  assert.equal(
+    choice.why,
+    "one thread until measured (WebKitGTK reports 4 cores, which can be more than the machine has): 4 threads are measured against it after this load",
+  );
 });
 
 test("unmeasured, in Chromium on 2 cores: all the page's threads, and one thread measured against them after this load", () => {
   const choice = threadChoice("wasm", MINILM, CHROME);
   assert.deepEqual([choice.key, choice.threads, choice.trial], ["wasm", 2, { key: "wasm-1t", threads: 1 }]);
-  assert.equal(choice.why, "2 threads until measured, all the page's (2 threads (the browser reports 2 cores)): one thread is measured against them after this load");
+  assert.equal(
+    choice.why,
+    "2 threads until measured, all the page's (2 threads (the browser reports 2 cores)): one thread is measured against them after this load",
+  );
 });
 
 test("a model too small for threads to pay runs one thread without a trial", () => {
@@ -103,8 +138,18 @@ test("runtimes that do not take all the page's threads keep their key", () => {
 });
 
 test("the plan: WebKit's first load of minilm is one thread with a trial, the next one without", () => {
-  const model = { name: "minilm", task: "embedding", variants: { fp32: { status: "ok", precision: "fp32", file: "a/fp32.onnx", bytes: 1e6, ...MINILM } } };
-  const plan = () => buildPlan(model, WEBKIT, { fileUrl: (f) => `https://s/${f}`, cached: new Set(), verify: "first-use", ortVersion: "1.30.0" });
+  const model = {
+    name: "minilm",
+    task: "embedding",
+    variants: { fp32: { status: "ok", precision: "fp32", file: "a/fp32.onnx", bytes: 1e6, ...MINILM } },
+  };
+  const plan = () =>
+    buildPlan(model, WEBKIT, {
+      fileUrl: (f) => `https://s/${f}`,
+      cached: new Set(),
+      verify: "first-use",
+      ortVersion: "1.30.0",
+    });
   const first = plan().steps.find((s) => s.runtime === "wasm");
   assert.deepEqual([first.key, first.threads, first.trial], ["wasm-1t", 1, { key: "wasm", threads: 4 }]);
   assert.ok(first.why.endsWith(` + ${first.threadsWhy}`), first.why);
@@ -118,9 +163,19 @@ test("the sign test: a coin's tail, and pairs clear only when as lopsided as a c
   assert.equal(coinTail(6, 6), 1 / 64);
   assert.equal(coinTail(0, 6), 1);
   assert.equal(coinTail(8, 9), 10 / 512);
-  const pairs = (faster, slower) => [...Array(faster).fill({ one: 70, many: 40 }), ...Array(slower).fill({ one: 70, many: 69 })];
+  const pairs = (faster, slower) => [
+    ...Array(faster).fill({ one: 70, many: 40 }),
+    ...Array(slower).fill({ one: 70, many: 69 }),
+  ];
   assert.equal(pairedVerdict(pairs(5, 0)).clear, null, "5 of 5 happens 3% of the time by chance");
-  assert.deepEqual(pairedVerdict(pairs(6, 0)), { pairs: 6, votes: 6, clear: "many", ratio: 40 / 70, oneMs: 70, manyMs: 40 });
+  assert.deepEqual(pairedVerdict(pairs(6, 0)), {
+    pairs: 6,
+    votes: 6,
+    clear: "many",
+    ratio: 40 / 70,
+    oneMs: 70,
+    manyMs: 40,
+  });
   assert.equal(pairedVerdict(pairs(7, 1)).clear, null);
   assert.equal(pairedVerdict(pairs(8, 1)).clear, "many");
   // Less than 10% faster is a vote for one thread: N threads must pay for the cores they take.
@@ -137,20 +192,38 @@ test("a trial stops when clear, after MAX_PAIRS pairs, or past its time budget",
 
 test("an undecided trial keeps the prior's count; a clear one takes the faster count; the why gives the figures", () => {
   const clear = pairedVerdict(Array(6).fill({ one: 71.8, many: 42.8 }));
-  assert.deepEqual(trialOutcome(clear, 2, 2), { threads: 2, decided: true,
-    why: "2 threads: 2 threads took 0.60x the time of one (43 ms against 72 ms, medians of 6 paired runs; 6 of 6 pairs 10% faster on 2 threads)" });
+  assert.deepEqual(trialOutcome(clear, 2, 2), {
+    threads: 2,
+    decided: true,
+    why: "2 threads: 2 threads took 0.60x the time of one (43 ms against 72 ms, medians of 6 paired runs; 6 of 6 pairs 10% faster on 2 threads)",
+  });
   const slower = pairedVerdict(Array(6).fill({ one: 17, many: 41 }));
   assert.deepEqual([trialOutcome(slower, 4, 1).threads, trialOutcome(slower, 4, 1).decided], [1, true]);
   assert.match(trialOutcome(slower, 4, 1).why, /^one thread: 4 threads took 2\.41x the time of one/);
-  const noisy = pairedVerdict([{ one: 50, many: 40 }, { one: 50, many: 48 }, { one: 50, many: 44 }, { one: 50, many: 46 }]);
+  const noisy = pairedVerdict([
+    { one: 50, many: 40 },
+    { one: 50, many: 48 },
+    { one: 50, many: 44 },
+    { one: 50, many: 46 },
+  ]);
   assert.deepEqual([trialOutcome(noisy, 2, 2).threads, trialOutcome(noisy, 2, 2).decided], [2, false]);
-  assert.match(trialOutcome(noisy, 2, 2).why, /^2 threads, as before the trial: no clear difference \(2 threads took 0\.90x .* 2 of 4 pairs/);
+  assert.match(
+    trialOutcome(noisy, 2, 2).why,
+    /^2 threads, as before the trial: no clear difference \(2 threads took 0\.90x .* 2 of 4 pairs/,
+  );
   assert.equal(trialOutcome(noisy, 4, 1).threads, 1);
 });
 
 // Scripted sessions: each run returns the next of its timings (what a worker's run answers with), in one order.
 function scripted(name, times, order, runs = 0) {
-  return { runs, async run() { this.runs += 1; order.push(name); return { runMs: times(this.runs) }; } };
+  return {
+    runs,
+    async run() {
+      this.runs += 1;
+      order.push(name);
+      return { runMs: times(this.runs) };
+    },
+  };
 }
 
 test("a trial: warm-up runs that do not count, then pairs alternating A B, B A until clear; timed runs remembered", async () => {
@@ -158,11 +231,30 @@ test("a trial: warm-up runs that do not count, then pairs alternating A B, B A u
   // The one-thread session ran once already (its verification); the new one's first run is slow.
   const single = scripted("one", () => 70, order, 1);
   const many = scripted("many", (n) => (n === 1 ? 900 : 40), order);
-  const result = await trialRuns({ single, many, inputs: {}, sha256: "sha-x", keys: { single: "wasm-1t", many: "wasm" } });
+  const result = await trialRuns({
+    single,
+    many,
+    inputs: {},
+    sha256: "sha-x",
+    keys: { single: "wasm-1t", many: "wasm" },
+  });
   // Warm-up pairs until WARMUP_MS: 900 + 70, then 110 ms a pair.
   const warmPairs = 1 + Math.ceil((WARMUP_MS - 970) / 110);
   assert.deepEqual(order.slice(0, 2 * warmPairs), Array(warmPairs).fill(["one", "many"]).flat());
-  assert.deepEqual(order.slice(2 * warmPairs), ["one", "many", "many", "one", "one", "many", "many", "one", "one", "many", "many", "one"]);
+  assert.deepEqual(order.slice(2 * warmPairs), [
+    "one",
+    "many",
+    "many",
+    "one",
+    "one",
+    "many",
+    "many",
+    "one",
+    "one",
+    "many",
+    "many",
+    "one",
+  ]);
   assert.deepEqual([result.pairs, result.votes, result.clear, result.oneMs, result.manyMs], [6, 6, "many", 70, 40]);
   assert.deepEqual(result.runs, { one: Array(6).fill(70), many: Array(6).fill(40) });
   assert.equal(ownSpeed("sha-x", "wasm").first_ms, 900, "a fresh session's first run is remembered as its first");
@@ -180,19 +272,42 @@ test("warm-up: at least WARMUP_RUNS a side and WARMUP_MS in all, at most MAX_WAR
 test("a trial with no clear difference stops at MAX_PAIRS; one with long runs stops at its time budget", async () => {
   const order = [];
   // Alternating winners: N threads 10% faster in every other pair only.
-  const even = await trialRuns({ single: scripted("one", () => 50, order, 1), many: scripted("many", (n) => (n % 2 ? 44 : 49), order, 1),
-    inputs: {}, sha256: "sha-y", keys: { single: "wasm-1t", many: "wasm" } });
+  const even = await trialRuns({
+    single: scripted("one", () => 50, order, 1),
+    many: scripted("many", (n) => (n % 2 ? 44 : 49), order, 1),
+    inputs: {},
+    sha256: "sha-y",
+    keys: { single: "wasm-1t", many: "wasm" },
+  });
   assert.deepEqual([even.pairs, even.clear], [MAX_PAIRS, null]);
-  const slow = await trialRuns({ single: scripted("one", () => 900, order, 1), many: scripted("many", () => 600, order, 1),
-    inputs: {}, sha256: "sha-z", keys: { single: "wasm-1t", many: "wasm" } });
+  const slow = await trialRuns({
+    single: scripted("one", () => 900, order, 1),
+    many: scripted("many", () => 600, order, 1),
+    inputs: {},
+    sha256: "sha-z",
+    keys: { single: "wasm-1t", many: "wasm" },
+  });
   assert.ok(slow.pairs < 6 && slow.clear === null, `stopped by the budget after ${slow.pairs} pairs`);
 });
 
 test("a remembered trial is re-checked after RECHECK_DAYS: its count is the prior, and a trial of the other runs", () => {
-  rememberTrial(CHROME, { oneMs: 72, manyMs: 43, model: "minilm", variant: "int8-dynamic", sha256: MINILM.sha256, threads: 2, pairs: 6, votes: 6, ratio: 0.6 });
+  rememberTrial(CHROME, {
+    oneMs: 72,
+    manyMs: 43,
+    model: "minilm",
+    variant: "int8-dynamic",
+    sha256: MINILM.sha256,
+    threads: 2,
+    pairs: 6,
+    votes: 6,
+    ratio: 0.6,
+  });
   const fresh = threadChoice("wasm", MINILM, CHROME);
   assert.deepEqual([fresh.key, fresh.threads, fresh.trial], ["wasm", 2, null]);
-  assert.match(fresh.why, /^2 threads: 2 threads took 0\.60x the time of one \(43 ms against 72 ms, medians of 6 paired runs; 6 of 6 pairs 10% faster on 2 threads\) \(this file's trial, /);
+  assert.match(
+    fresh.why,
+    /^2 threads: 2 threads took 0\.60x the time of one \(43 ms against 72 ms, medians of 6 paired runs; 6 of 6 pairs 10% faster on 2 threads\) \(this file's trial, /,
+  );
   const later = Date.now() + RECHECK_DAYS * 86_400_000;
   const again = threadChoice("wasm", MINILM, CHROME, { now: later });
   assert.deepEqual([again.key, again.threads, again.trial], ["wasm", 2, { key: "wasm-1t", threads: 1 }]);
@@ -203,9 +318,24 @@ test("a remembered trial is re-checked after RECHECK_DAYS: its count is the prio
 });
 
 test("an undecided trial speaks for its file only, not for the device", () => {
-  rememberTrial(CHROME, { oneMs: 50, manyMs: 47, model: "minilm", variant: "fp32", sha256: MINILM.sha256, threads: 2, decided: false, pairs: 20, votes: 9, ratio: 0.94 });
+  rememberTrial(CHROME, {
+    oneMs: 50,
+    manyMs: 47,
+    model: "minilm",
+    variant: "fp32",
+    sha256: MINILM.sha256,
+    threads: 2,
+    decided: false,
+    pairs: 20,
+    votes: 9,
+    ratio: 0.94,
+  });
   const same = threadChoice("wasm", MINILM, CHROME);
   assert.deepEqual([same.threads, same.trial], [2, null]);
   assert.match(same.why, /^2 threads: no clear difference \(2 threads took 0\.94x/);
-  assert.deepEqual(threadChoice("wasm", DIGITS, CHROME).trial, { key: "wasm-1t", threads: 1 }, "another file measures for itself");
+  assert.deepEqual(
+    threadChoice("wasm", DIGITS, CHROME).trial,
+    { key: "wasm-1t", threads: 1 },
+    "another file measures for itself",
+  );
 });

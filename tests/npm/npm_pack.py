@@ -20,8 +20,12 @@ def pack(workdir: Path, *, dry_run: bool) -> dict:
     unpackedSize, files, filename); without dry_run the tarball is workdir / record["filename"]."""
     copy = workdir / "onnxport-web"
     shutil.copytree(LIBRARY, copy, ignore=shutil.ignore_patterns("types", "*.tgz", "node_modules"))
-    env = {**os.environ, "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-           "npm_config_update_notifier": "false", "npm_config_fund": "false"}
+    env = {
+        **os.environ,
+        "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "npm_config_update_notifier": "false",
+        "npm_config_fund": "false",
+    }
     command = ["npm", "pack", "--json", "--pack-destination", str(workdir), *(["--dry-run"] if dry_run else [])]
     done = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"npm pack of web/lib failed (exit {done.returncode}):\n{done.stderr[-4000:]}"

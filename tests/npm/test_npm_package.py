@@ -86,12 +86,16 @@ def test_the_documented_package_size_is_what_npm_pack_says(packed, document):
     assert found, f"{document.name}: expected the package's size stated as {SIZE_STATED[document]!r}"
     kilobytes, files = int(found[1]), int(found[2])
     measured_kb = packed["size"] / 1000  # npm's "package size" is in kB of 1000 bytes
-    print(f"{document.name}: {kilobytes} kB, {files} files stated; npm pack: {measured_kb:.1f} kB, "
-          f"{packed['entryCount']} files")
+    print(
+        f"{document.name}: {kilobytes} kB, {files} files stated; npm pack: {measured_kb:.1f} kB, "
+        f"{packed['entryCount']} files"
+    )
     assert abs(kilobytes - measured_kb) <= DRIFT * measured_kb, (
-        f"{document.name} says about {kilobytes} kB packed; npm pack --dry-run says {measured_kb:.1f} kB")
+        f"{document.name} says about {kilobytes} kB packed; npm pack --dry-run says {measured_kb:.1f} kB"
+    )
     assert abs(files - packed["entryCount"]) <= DRIFT * packed["entryCount"], (
-        f"{document.name} says {files} files; npm pack --dry-run says {packed['entryCount']}")
+        f"{document.name} says {files} files; npm pack --dry-run says {packed['entryCount']}"
+    )
 
 
 def test_packing_without_typescript_says_what_to_run(tmp_path):

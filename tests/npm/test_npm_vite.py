@@ -61,11 +61,11 @@ document.body.dataset.done = "true";
 
 
 def _run(command: list[str], cwd: Path, timeout: float) -> str:
-    env = {**os.environ, "npm_config_update_notifier": "false", "npm_config_fund": "false",
-           "npm_config_audit": "false"}
+    env = {**os.environ, "npm_config_update_notifier": "false", "npm_config_fund": "false", "npm_config_audit": "false"}
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, (f"{' '.join(command)} failed (exit {done.returncode}):\n"
-                                  f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    assert done.returncode == 0, (
+        f"{' '.join(command)} failed (exit {done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    )
     return done.stdout
 
 
@@ -79,10 +79,18 @@ def vite_app(tmp_path_factory) -> tuple[Path, dict[str, float]]:
     seconds["npm pack"] = time.perf_counter() - started
     app = root / "app"
     app.mkdir()
-    (app / "package.json").write_text(json.dumps({
-        "name": "a-vite-app", "private": True, "type": "module",
-        "dependencies": {"onnxport-web": f"file:{tarball}"}, "devDependencies": {"vite": VITE_VERSION},
-    }, indent=2))
+    (app / "package.json").write_text(
+        json.dumps(
+            {
+                "name": "a-vite-app",
+                "private": True,
+                "type": "module",
+                "dependencies": {"onnxport-web": f"file:{tarball}"},
+                "devDependencies": {"vite": VITE_VERSION},
+            },
+            indent=2,
+        )
+    )
     (app / "index.html").write_text(INDEX_HTML)
     (app / "main.js").write_text(MAIN_JS)
     started = time.perf_counter()
@@ -104,7 +112,8 @@ def serve_dist():
 
 
 def test_a_vite_build_of_the_package_runs_minilm_from_another_origin_with_threads(
-        vite_app, serve_dist, spawn_server, demo_repository, open_tab, v2_codec):
+    vite_app, serve_dist, spawn_server, demo_repository, open_tab, v2_codec
+):
     started = time.perf_counter()
     dist, seconds = vite_app
     built = [path for path in dist.rglob("*") if path.is_file()]
@@ -115,8 +124,11 @@ def test_a_vite_build_of_the_package_runs_minilm_from_another_origin_with_thread
 
     page_port, server_port = free_port(), free_port()
     page = serve_dist(dist, page_port)
-    server = spawn_server(["serve", "--repository", str(demo_repository), "--port", str(server_port)], server_port,
-                          env={"ONNXPORT_CORS_ORIGINS": page.rstrip("/")})
+    server = spawn_server(
+        ["serve", "--repository", str(demo_repository), "--port", str(server_port)],
+        server_port,
+        env={"ONNXPORT_CORS_ORIGINS": page.rstrip("/")},
+    )
     tab = open_tab()
     tab.page.goto(f"{page}?server={server}/")
     expect(tab.page.locator("body[data-done=true]")).to_have_count(1, timeout=RUN_TIMEOUT_MS)
@@ -138,8 +150,11 @@ def test_a_vite_build_of_the_package_runs_minilm_from_another_origin_with_thread
     manifest = json.loads((demo_repository / "manifest.json").read_text())
     record = manifest["models"]["minilm"]["variants"][result["variant"]]
     inputs = tensor_json.decode(json.loads((demo_repository / record["reference"]["file"]).read_text())["inputs"])
-    request = urllib.request.Request(f"{server}/v2/models/minilm/versions/{result['variant']}/infer",
-                                     data=v2_codec.json_request(inputs), headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{server}/v2/models/minilm/versions/{result['variant']}/infer",
+        data=v2_codec.json_request(inputs),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=60) as response:
         _, answer = v2_codec.parse_response(response.read(), response.headers.get("Inference-Header-Content-Length"))
     expected = answer["sentence_embedding"].reshape(-1)
@@ -148,6 +163,8 @@ def test_a_vite_build_of_the_package_runs_minilm_from_another_origin_with_thread
     worst = float(np.abs(got - expected).max())
     assert got.shape == expected.shape and worst <= tolerance.abs, (result["variant"], worst, tolerance.abs)
     seconds["page"] = time.perf_counter() - started
-    print(f"vite test: {bundle_bytes} bytes built; {result['variant']} on wasm x{result['threads']}, "
-          f"max |browser - server| {worst:.3g} "
-          f"(abs {tolerance.abs}); " + ", ".join(f"{step} {s:.1f} s" for step, s in seconds.items()))
+    print(
+        f"vite test: {bundle_bytes} bytes built; {result['variant']} on wasm x{result['threads']}, "
+        f"max |browser - server| {worst:.3g} "
+        f"(abs {tolerance.abs}); " + ", ".join(f"{step} {s:.1f} s" for step, s in seconds.items())
+    )

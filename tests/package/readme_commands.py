@@ -11,8 +11,12 @@ LINK = re.compile(r"<(https?://[^>\s]+)>")
 
 def commands(text: str) -> list[str]:
     """Every command line of the fenced shell blocks, in order, each as written (its trailing comment too)."""
-    return [line.strip() for block in FENCED.findall(text) for line in block.splitlines()
-            if line.strip() and not line.strip().startswith("#")]
+    return [
+        line.strip()
+        for block in FENCED.findall(text)
+        for line in block.splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
 
 
 def links(text: str) -> list[str]:

@@ -41,7 +41,7 @@ STATIC = """<!doctype html><meta charset="utf-8"><title>static</title><body><scr
 def _library_paragraphs(text: str) -> str:
     """README.md from its "in any page" code to the next section: where the library's use is described."""
     start = text.index("And in any page")
-    return text[start:text.index("\n## ", start)]
+    return text[start : text.index("\n## ", start)]
 
 
 def test_the_readme_says_what_another_origin_needs_where_the_library_is_shown():
@@ -89,8 +89,19 @@ def test_chromium_refuses_the_library_to_another_origin_until_the_server_allows_
     for name, page in (("dynamic.html", DYNAMIC), ("static.html", STATIC)):
         (folder / name).write_text(page % {"server": allowed}, encoding="utf-8")
     with isolated_files(folder, app_port) as app:
-        spawn_server(["serve", "--repository", str(tmp_path / "repository"), "--port", str(allowed_port),
-                      "--cors-origins", app.rstrip("/")], allowed_port, probe=LIVE)
+        spawn_server(
+            [
+                "serve",
+                "--repository",
+                str(tmp_path / "repository"),
+                "--port",
+                str(allowed_port),
+                "--cors-origins",
+                app.rstrip("/"),
+            ],
+            allowed_port,
+            probe=LIVE,
+        )
         context = chromium.new_context()
         try:
             page = context.new_page()

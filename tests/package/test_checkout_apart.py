@@ -14,9 +14,14 @@ TEST_HELPERS = ("fixtures",)
 
 def _docstrings(tree: ast.AST) -> set[int]:
     owners = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-    return {id(node.body[0].value) for node in ast.walk(tree)
-            if isinstance(node, owners) and node.body and isinstance(node.body[0], ast.Expr)
-            and isinstance(node.body[0].value, ast.Constant)}
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, owners)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
 
 
 def reaches_into_the_checkout(source: str) -> list[str]:
@@ -25,11 +30,19 @@ def reaches_into_the_checkout(source: str) -> list[str]:
     docstrings = _docstrings(tree)
     found = []
     for node in ast.walk(tree):
-        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant)
-                and node.right.value in CHECKOUT_ONLY):
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Div)
+            and isinstance(node.right, ast.Constant)
+            and node.right.value in CHECKOUT_ONLY
+        ):
             found.append((node.lineno, f'/ "{node.right.value}"'))
-        elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
-              and node.value.startswith(tuple(f"{folder}/" for folder in CHECKOUT_ONLY))):
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and node.value.startswith(tuple(f"{folder}/" for folder in CHECKOUT_ONLY))
+        ):
             found.append((node.lineno, repr(node.value)))
         elif isinstance(node, ast.Import | ast.ImportFrom):
             names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
@@ -39,11 +52,16 @@ def reaches_into_the_checkout(source: str) -> list[str]:
 
 def test_the_rule_sees_a_path_into_tests_and_an_import_of_a_helper():
     assert reaches_into_the_checkout('CORPUS = ROOT / "tests" / "data"\nfrom fixtures import corpus_rows\n') == [
-        'line 1: / "tests"', "line 2: import fixtures"]
+        'line 1: / "tests"',
+        "line 2: import fixtures",
+    ]
     assert reaches_into_the_checkout('"""Made by scripts/generate/js_dtypes.py."""\nNAME = "tests"\n') == []
 
 
 def test_no_module_of_the_package_reaches_into_the_checkouts_tests_or_scripts():
-    offenders = {str(path.relative_to(PACKAGE)): found for path in sorted(PACKAGE.rglob("*.py"))
-                 if (found := reaches_into_the_checkout(path.read_text()))}
+    offenders = {
+        str(path.relative_to(PACKAGE)): found
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (found := reaches_into_the_checkout(path.read_text()))
+    }
     assert not offenders, f"test helpers and tools belong in tests/ and scripts/, not the wheel: {offenders}"

@@ -12,10 +12,20 @@ from onnxport.extras import EXTRAS
 from onnxport.install_source import installed_from
 
 # The serve, import, variant and V2 paths, as the CLI and the server reach them.
-CORE_PATHS = ["onnxport.cli", "onnxport.serving.app", "onnxport.serving.waitress.serve", "onnxport.serving.v2.core",
-              "onnxport.convert.intake.importer", "onnxport.convert.build_transaction", "onnxport.convert.fp16",
-              "onnxport.convert.int8", "onnxport.convert.forms", "onnxport.repository.store",
-              "onnxport.deploy.triton", "onnxport.deploy.ray_config"]
+CORE_PATHS = [
+    "onnxport.cli",
+    "onnxport.serving.app",
+    "onnxport.serving.waitress.serve",
+    "onnxport.serving.v2.core",
+    "onnxport.convert.intake.importer",
+    "onnxport.convert.build_transaction",
+    "onnxport.convert.fp16",
+    "onnxport.convert.int8",
+    "onnxport.convert.forms",
+    "onnxport.repository.store",
+    "onnxport.deploy.triton",
+    "onnxport.deploy.ray_config",
+]
 
 
 def test_the_core_paths_import_no_extra(tmp_path):
@@ -53,8 +63,9 @@ def test_build_without_scikit_learn_names_the_extra(run_cli, tmp_path, assert_on
 
 
 @pytest.mark.parametrize("command", ["check", "bench"])
-def test_check_and_bench_without_playwright_name_the_extra_before_starting(command, run_cli, tmp_path, monkeypatch,
-                                                                         assert_one_line_error):
+def test_check_and_bench_without_playwright_name_the_extra_before_starting(
+    command, run_cli, tmp_path, monkeypatch, assert_one_line_error
+):
     monkeypatch.setitem(sys.modules, "playwright", None)
     code, _, err = run_cli("--repository", tmp_path / "nothing", command)
     assert code == 1

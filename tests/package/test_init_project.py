@@ -14,8 +14,11 @@ from onnxport.install_source import Source, installed_from, placeholder
 from onnxport.recipe import discover, load_recipe
 from onnxport.text_tables import human_bytes
 
-EXTRAS = set(tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
-             ["project"]["optional-dependencies"])
+EXTRAS = set(
+    tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+)
 
 
 def test_init_writes_a_project_whose_template_builds(run_cli, tmp_path):
@@ -35,7 +38,8 @@ def test_init_writes_a_project_whose_template_builds(run_cli, tmp_path):
         "onnxport serve  # http://127.0.0.1:8000/: the web app, the V2 API, the files",
         "onnxport import model.onnx --name mine  # an .onnx file of yours (or an ONNX test directory)",
         f"{source.pip_install('browser')}  # Playwright; the browsers are the system's",
-        "onnxport check  # each served variant in each installed browser, against the server"], readme
+        "onnxport check  # each served variant in each installed browser, against the server",
+    ], readme
     recipes = discover(project / "models")
     assert load_recipe("example", recipes["example"]).name == "example"
     # What the README says to run, with the repository named (the checkout's default is models/.repository).
@@ -46,8 +50,9 @@ def test_init_writes_a_project_whose_template_builds(run_cli, tmp_path):
     assert entry["task"] == "classification"
     # The template shows what onnxport is for: smaller variants, each judged against fp32, not fp32 alone.
     served = {name for name, record in entry["variants"].items() if record["status"] == "ok"}
-    assert {"fp32", "fp16"} <= served and served & {"int8-dynamic", "int8-static", "int8-weights", "int4"}, \
-        {name: record.get("reason") for name, record in entry["variants"].items()}
+    assert {"fp32", "fp16"} <= served and served & {"int8-dynamic", "int8-static", "int8-weights", "int4"}, {
+        name: record.get("reason") for name, record in entry["variants"].items()
+    }
     table = _variant_table(out)
     for name in served:
         record = entry["variants"][name]
@@ -79,7 +84,8 @@ def test_the_init_readme_names_real_extras_of_a_wheel_not_a_package_index():
         assert len(pip) == 2 and all(f"{source.location}[" in c for c in pip), pip
         assert (f"`{placeholder()}` below stands for the onnxport wheel you have" in text) == (not source.known)
     assert commands(readme("mine", wheel))[0].startswith(
-        "pip install '/home/me/dist/onnxport-0.1.0-py3-none-any.whl[sklearn]'  #")
+        "pip install '/home/me/dist/onnxport-0.1.0-py3-none-any.whl[sklearn]'  #"
+    )
 
 
 def test_the_init_readme_says_what_another_origin_needs():

@@ -38,8 +38,9 @@ def test_a_wheel_file_still_there_is_named_and_the_line_runs_in_a_shell(dist_inf
     line = source.pip_install("sklearn")
     assert line == f"pip install '{wheel}[sklearn]'"
     # The shell hands pip one argument, the path with its extra: what `pip install` parses.
-    echoed = subprocess.run(["sh", "-c", line.replace("pip install", "printf '%s\\n'", 1)], capture_output=True,
-                            text=True, check=True).stdout
+    echoed = subprocess.run(
+        ["sh", "-c", line.replace("pip install", "printf '%s\\n'", 1)], capture_output=True, text=True, check=True
+    ).stdout
     assert echoed.splitlines() == [f"{wheel}[sklearn]"]
 
 
@@ -51,11 +52,15 @@ def test_a_folder_install_keeps_its_editable_flag(dist_info, tmp_path):
 def test_a_remote_url_uses_the_name_at_url_form(dist_info):
     dist_info({"url": "https://files.example/onnxport-0.1.0-py3-none-any.whl", "archive_info": {}})
     assert installed_from(NAME).pip_install("ray") == (
-        "pip install 'onnxport[ray] @ https://files.example/onnxport-0.1.0-py3-none-any.whl'")
+        "pip install 'onnxport[ray] @ https://files.example/onnxport-0.1.0-py3-none-any.whl'"
+    )
 
 
-@pytest.mark.parametrize("direct_url", [None, {"url": "file:///nowhere/onnxport-0.1.0-py3-none-any.whl",
-                                               "archive_info": {}}], ids=["none recorded", "file gone"])
+@pytest.mark.parametrize(
+    "direct_url",
+    [None, {"url": "file:///nowhere/onnxport-0.1.0-py3-none-any.whl", "archive_info": {}}],
+    ids=["none recorded", "file gone"],
+)
 def test_without_a_file_on_disk_the_line_names_the_placeholder(dist_info, direct_url):
     dist_info(direct_url)
     source = installed_from(NAME)
@@ -66,4 +71,3 @@ def test_without_a_file_on_disk_the_line_names_the_placeholder(dist_info, direct
 def test_a_package_not_installed_at_all_gets_the_placeholder():
     source = installed_from("onnxport-no-such-distribution")
     assert not source.known and source.location == placeholder("onnxport-no-such-distribution")
-

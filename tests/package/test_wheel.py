@@ -56,14 +56,18 @@ def _iris_test_directory(folder: Path) -> Path:
     weight = np.array([[0.4, 0.1, -0.3], [0.9, -0.2, -0.4], [-1.2, 0.3, 0.8], [-1.1, 0.2, 1.5]], dtype=np.float32)
     bias = np.array([2.0, 0.8, -2.5], dtype=np.float32)
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["features", "W"], ["scores"], name="matmul"),
-         helper.make_node("Add", ["scores", "b"], ["logits"], name="add"),
-         helper.make_node("Softmax", ["logits"], ["probabilities"], name="softmax", axis=1),
-         helper.make_node("ArgMax", ["logits"], ["label"], name="argmax", axis=1, keepdims=0)],
+        [
+            helper.make_node("MatMul", ["features", "W"], ["scores"], name="matmul"),
+            helper.make_node("Add", ["scores", "b"], ["logits"], name="add"),
+            helper.make_node("Softmax", ["logits"], ["probabilities"], name="softmax", axis=1),
+            helper.make_node("ArgMax", ["logits"], ["label"], name="argmax", axis=1, keepdims=0),
+        ],
         "iris",
         [helper.make_tensor_value_info("features", TensorProto.FLOAT, ["batch", 4])],
-        [helper.make_tensor_value_info("label", TensorProto.INT64, ["batch"]),
-         helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["batch", 3])],
+        [
+            helper.make_tensor_value_info("label", TensorProto.INT64, ["batch"]),
+            helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["batch", 3]),
+        ],
         [numpy_helper.from_array(weight, "W"), numpy_helper.from_array(bias, "b")],
     )
     folder.mkdir(parents=True)
@@ -74,17 +78,20 @@ def _iris_test_directory(folder: Path) -> Path:
     probabilities = (exp / exp.sum(1, keepdims=True)).astype(np.float32)
     data = folder / "test_data_set_0"
     data.mkdir()
-    for prefix, k, name, value in (("input", 0, "features", features),
-                                   ("output", 0, "label", logits.argmax(1).astype(np.int64)),
-                                   ("output", 1, "probabilities", probabilities)):
+    for prefix, k, name, value in (
+        ("input", 0, "features", features),
+        ("output", 0, "label", logits.argmax(1).astype(np.int64)),
+        ("output", 1, "probabilities", probabilities),
+    ):
         (data / f"{prefix}_{k}.pb").write_bytes(numpy_helper.from_array(value, name).SerializeToString())
     return folder
 
 
 def _clean_environment(venv: Path) -> dict:
     """This process's environment without anything that points Python or onnxport elsewhere; the venv first on PATH."""
-    environment = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("ONNXPORT_", "PYTHON", "VIRTUAL_ENV", "PYTEST"))}
+    environment = {
+        k: v for k, v in os.environ.items() if not k.startswith(("ONNXPORT_", "PYTHON", "VIRTUAL_ENV", "PYTEST"))
+    }
     environment["PATH"] = f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
     return environment
 
@@ -97,15 +104,24 @@ def wheel_install(tmp_path_factory):
     """
     work = tmp_path_factory.mktemp("wheel")
     # The checkout's files (tracked, and new ones not ignored), so the build leaves nothing in the checkout.
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=CHECKOUT,
-                            capture_output=True, check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=CHECKOUT, capture_output=True, check=True
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     source = work / "source"
     for relative in filter(None, listed):
         if (CHECKOUT / relative).is_file():
             (source / relative).parent.mkdir(parents=True, exist_ok=True)
             (source / relative).write_bytes((CHECKOUT / relative).read_bytes())
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", work / "dist", source], work,
-         {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}, timeout=INSTALL_TIMEOUT)
+    _run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", work / "dist", source],
+        work,
+        {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
+        timeout=INSTALL_TIMEOUT,
+    )
     wheel = next((work / "dist").glob("onnxport-*.whl"))
     venv = work / "venv"
     environment = _clean_environment(venv)
@@ -146,28 +162,42 @@ def test_the_wheel_carries_the_web_side_and_nothing_of_dist_it_does_not_load(whe
 def test_installed_from_the_wheel_it_imports_serves_and_runs_the_example_page(wheel_install, chromium, v2_codec):
     venv, _, environment, folder, _ = wheel_install
     python = venv / "bin" / "python"
-    probe = _run([python, "-c", "import json, sys, onnxport.project as p; "
-                  "print(json.dumps({'path': sys.path, 'file': p.__file__, 'checkout': str(p.CHECKOUT)}))"],
-                 folder, environment)
+    probe = _run(
+        [
+            python,
+            "-c",
+            "import json, sys, onnxport.project as p; "
+            "print(json.dumps({'path': sys.path, 'file': p.__file__, 'checkout': str(p.CHECKOUT)}))",
+        ],
+        folder,
+        environment,
+    )
     seen = json.loads(probe.stdout)
     assert not [entry for entry in seen["path"] if str(CHECKOUT) in entry], seen["path"]
     assert seen["file"].startswith(str(venv)) and seen["checkout"] == "None", seen
-    no_torch = subprocess.run([python, "-c", "import torch"], cwd=folder, env=environment, capture_output=True,
-                              text=True)
+    no_torch = subprocess.run(
+        [python, "-c", "import torch"], cwd=folder, env=environment, capture_output=True, text=True
+    )
     assert no_torch.returncode != 0 and "No module named 'torch'" in no_torch.stderr, no_torch.stderr
 
     onnxport = venv / "bin" / "onnxport"
-    _run([onnxport, "import", _iris_test_directory(folder.parent / "iris"), "--name", "iris", "--quiet"],
-         folder, environment)
+    _run(
+        [onnxport, "import", _iris_test_directory(folder.parent / "iris"), "--name", "iris", "--quiet"],
+        folder,
+        environment,
+    )
     _run([onnxport, "import", BACKEND_TEST, "--name", "linear", "--quiet"], folder, environment)
     assert sorted(json.loads((folder / "onnxport-repository" / "manifest.json").read_text())["models"]) == [
-        "iris", "linear"]
+        "iris",
+        "linear",
+    ]
 
     port = free_port()
     log = folder.parent / "serve.log"
     with open(log, "wb") as out:
-        server = subprocess.Popen([onnxport, "serve", "--port", str(port)], cwd=folder, env=environment,
-                                  stdout=out, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            [onnxport, "serve", "--port", str(port)], cwd=folder, env=environment, stdout=out, stderr=subprocess.STDOUT
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(server, base, log)
@@ -198,8 +228,9 @@ def test_the_init_readme_runs_as_written(wheel_install, chromium, v2_codec):
     lines = commands(readme)
     assert f"pip install '{wheel}[sklearn]'" in readme and not re.search(r"path/to|onnxport\[", readme), readme
     assert [c.split("  #")[0] for c in lines if c.startswith("onnxport serve")] == ["onnxport serve"], lines
-    (project / "model.onnx").write_bytes((_iris_test_directory(folder.parent / "users-model") / "model.onnx")
-                                         .read_bytes())
+    (project / "model.onnx").write_bytes(
+        (_iris_test_directory(folder.parent / "users-model") / "model.onnx").read_bytes()
+    )
 
     port = free_port()
     environment = {**environment, "ONNXPORT_PORT": str(port)}
@@ -211,8 +242,14 @@ def test_the_init_readme_runs_as_written(wheel_install, chromium, v2_codec):
             began = time.monotonic()
             if line.startswith("onnxport serve"):
                 with open(log, "wb") as out:
-                    server = subprocess.Popen(["bash", "-c", line], cwd=project, env=environment, stdout=out,
-                                              stderr=subprocess.STDOUT, start_new_session=True)
+                    server = subprocess.Popen(
+                        ["bash", "-c", line],
+                        cwd=project,
+                        env=environment,
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                    )
                 _wait_ready(server, base, log)
             else:
                 _run(["bash", "-c", line], project, environment, timeout=INSTALL_TIMEOUT)
@@ -238,18 +275,27 @@ def _example_page_runs(chromium, url: str, base: str, model: str, v2_codec) -> d
         page.goto(url)
         expect(page.locator("body[data-done=true]")).to_have_count(1, timeout=RUN_TIMEOUT_MS)
         expect(page.locator("#status")).to_have_text("Done.")
-        shown = {key: page.locator("body").get_attribute(f"data-{key}")
-                 for key in ("model", "variant", "runtime", "inputs", "outputs")}
+        shown = {
+            key: page.locator("body").get_attribute(f"data-{key}")
+            for key in ("model", "variant", "runtime", "inputs", "outputs")
+        }
     finally:
         context.close()
     assert shown["model"] == model, shown
-    feeds = {name: np.array(tensor["data"], dtype=tensor["type"]).reshape(tensor["dims"])
-             for name, tensor in json.loads(shown["inputs"]).items()}
+    feeds = {
+        name: np.array(tensor["data"], dtype=tensor["type"]).reshape(tensor["dims"])
+        for name, tensor in json.loads(shown["inputs"]).items()
+    }
     expected = _infer(base, f"{model}/versions/{shown['variant']}", feeds, v2_codec)
     bound = 0.0 if shown["runtime"] == "server" else browser_tolerances.lookup(shown["variant"], shown["runtime"]).abs
     for name, values in json.loads(shown["outputs"]).items():
-        np.testing.assert_allclose(np.array(values), expected[name].reshape(-1).astype(np.float64), rtol=0,
-                                   atol=bound, err_msg=f"{model} {shown['variant']} on {shown['runtime']}: {name}")
+        np.testing.assert_allclose(
+            np.array(values),
+            expected[name].reshape(-1).astype(np.float64),
+            rtol=0,
+            atol=bound,
+            err_msg=f"{model} {shown['variant']} on {shown['runtime']}: {name}",
+        )
     print(f"{url}: {model} {shown['variant']} on {shown['runtime']}, outputs within {bound} of the server's")
     return feeds
 
@@ -266,8 +312,11 @@ def _linear_answers_its_test_data(base: str, v2_codec) -> None:
 
 
 def _infer(base: str, model: str, feeds: dict, v2_codec) -> dict:
-    request = urllib.request.Request(f"{base}/v2/models/{model}/infer", data=v2_codec.json_request(feeds),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{base}/v2/models/{model}/infer",
+        data=v2_codec.json_request(feeds),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=60) as response:
         return v2_codec.parse_response(response.read(), None)[1]
 

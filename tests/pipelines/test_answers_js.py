@@ -39,16 +39,26 @@ CASES = [
 
 
 def encoded(value: np.ndarray) -> dict:
-    return {"dims": list(value.shape), "data": value.reshape(-1).tolist(),
-            "type": "int64" if value.dtype.kind == "i" else "float32"}
+    return {
+        "dims": list(value.shape),
+        "data": value.reshape(-1).tolist(),
+        "type": "int64" if value.dtype.kind == "i" else "float32",
+    }
 
 
 def test_every_answer_step_gives_pythons_answer():
     script = SCRIPT % {"lib": (PROJECT_ROOT / "web/lib/pipelines/answers.js").as_uri()}
-    cases = [{"spec": spec, "output": encoded(output), "feeds": {k: encoded(v) for k, v in feeds.items()}}
-             for spec, output, feeds in CASES]
-    done = subprocess.run(["node", "--input-type=module", "-e", script], input=json.dumps(cases),
-                          capture_output=True, text=True, timeout=60)
+    cases = [
+        {"spec": spec, "output": encoded(output), "feeds": {k: encoded(v) for k, v in feeds.items()}}
+        for spec, output, feeds in CASES
+    ]
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     for (spec, output, feeds), got in zip(CASES, json.loads(done.stdout)):
         want = answers.answers(spec, output, feeds)
@@ -67,9 +77,11 @@ def test_every_answer_step_gives_pythons_answer():
 
 
 def test_the_mean_pool_leaves_padding_out():
-    [short, full] = answers.answers({"output": "o", "steps": [{"op": "mean_pool", "mask": "mask"}]}, HIDDEN,
-                                    {"mask": MASK})
+    [short, full] = answers.answers(
+        {"output": "o", "steps": [{"op": "mean_pool", "mask": "mask"}]}, HIDDEN, {"mask": MASK}
+    )
     np.testing.assert_allclose(short, HIDDEN[0, :3].mean(axis=0), rtol=1e-6)
     np.testing.assert_allclose(full, HIDDEN[1].mean(axis=0), rtol=1e-6)
-    assert answers.answers({"output": "o", "steps": [{"op": "softmax"}, {"op": "ctc", "vocabulary": list("_abc")}]},
-                           STEPS) == ["abc"]
+    assert answers.answers(
+        {"output": "o", "steps": [{"op": "softmax"}, {"op": "ctc", "vocabulary": list("_abc")}]}, STEPS
+    ) == ["abc"]

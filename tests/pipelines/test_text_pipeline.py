@@ -47,8 +47,13 @@ def test_token_ids_equal_sentence_transformers_on_every_corpus_text(minilm_spec,
     assert sentence_transformer.max_seq_length == minilm_spec["text"]["max_length"]
     for name, text in corpus.TEXTS.items():
         ours = pipeline.encode([text])
-        theirs = sentence_transformer.tokenizer([text], padding=True, truncation="longest_first",
-                                                max_length=sentence_transformer.max_seq_length, return_tensors="np")
+        theirs = sentence_transformer.tokenizer(
+            [text],
+            padding=True,
+            truncation="longest_first",
+            max_length=sentence_transformer.max_seq_length,
+            return_tensors="np",
+        )
         for key, input_name in (("input_ids", "input_ids"), ("attention_mask", "attention_mask")):
             np.testing.assert_array_equal(ours[input_name], theirs[key], err_msg=f"corpus text {name!r}: {key}")
     long = pipeline.encode([corpus.TEXTS["past max length"]])["input_ids"]
@@ -62,13 +67,15 @@ def test_a_batch_is_padded_to_its_longest_text(minilm_spec, model_dir):
     assert feeds["attention_mask"][0].sum() < feeds["attention_mask"][1].sum() == feeds["input_ids"].shape[1]
 
 
-def test_embeddings_equal_sentence_transformers_encode(demo_repository, demo_manifest, minilm_spec, model_dir,
-                                                        sentence_transformer):
+def test_embeddings_equal_sentence_transformers_encode(
+    demo_repository, demo_manifest, minilm_spec, model_dir, sentence_transformer
+):
     """The fp32 file the server and the browser run, fed by the pipeline: cosine >= 0.9999 with
     sentence-transformers' encode on each corpus text (empty and whitespace-only texts included)."""
     entry = demo_manifest["models"]["minilm"]
-    session = ort.InferenceSession(str(demo_repository / entry["variants"]["fp32"]["file"]),
-                                   providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(
+        str(demo_repository / entry["variants"]["fp32"]["file"]), providers=["CPUExecutionProvider"]
+    )
     pipeline = TextPipeline(minilm_spec["text"], model_dir / "tokenizer.json")
     texts = list(corpus.TEXTS.values())
     expected = sentence_transformer.encode(texts, convert_to_numpy=True, normalize_embeddings=False)
@@ -79,28 +86,57 @@ def test_embeddings_equal_sentence_transformers_encode(demo_repository, demo_man
         assert cosine >= 0.9999, f"corpus text {name!r}: cosine {cosine:.6f}"
 
 
-GOOD = {"text": {"tokenizer": "tokenizer.json", "config": None, "max_length": 8, "truncation": "right",
-                 "padding": "longest", "pair": False, "dtype": "int64",
-                 "inputs": {"ids": "ids", "mask": None, "type_ids": None}},
-        "answer": {"output": "out", "steps": [{"op": "softmax"}, {"op": "top_k", "k": 2, "labels": ["a", "b"]}]}}
+GOOD = {
+    "text": {
+        "tokenizer": "tokenizer.json",
+        "config": None,
+        "max_length": 8,
+        "truncation": "right",
+        "padding": "longest",
+        "pair": False,
+        "dtype": "int64",
+        "inputs": {"ids": "ids", "mask": None, "type_ids": None},
+    },
+    "answer": {"output": "out", "steps": [{"op": "softmax"}, {"op": "top_k", "k": 2, "labels": ["a", "b"]}]},
+}
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda s: s["text"].update(max_length=0), r"pipeline\.text\.max_length: Input should be greater than or equal"),
-    (lambda s: s["text"].update(truncation="middle"), r"pipeline\.text\.truncation: .*'right' or 'left'"),
-    (lambda s: s["text"].update(colour=1), r"pipeline\.text\.colour: Extra inputs are not permitted"),
-    (lambda s: s["text"]["inputs"].update(ids="tokens"), r"pipeline\.text\.inputs\.ids 'tokens' is not one of the "
-                                                         r"model's inputs \(ids\)"),
-    (lambda s: s["answer"].update(output="logits"), r"pipeline\.answer\.output 'logits' is not one of the model's "
-                                                    r"outputs \(out\)"),
-    (lambda s: s["text"].update(tokenizer="vocab.txt"), r"pipeline\.text\.tokenizer 'vocab\.txt' is not one of the "
-                                                        r"model's assets \(tokenizer\.json\)"),
-    (lambda s: s.pop("text"), r"exactly one of `text` and `image`"),
-    (lambda s: s["answer"]["steps"].append({"op": "ctc"}), r"steps\.2: ctc needs a `vocabulary`"),
-    (lambda s: s["answer"]["steps"].insert(0, {"op": "mean_pool", "mask": "attention_mask"}),
-     r"steps\.0\.mask 'attention_mask' is not one of the model's inputs \(ids\)"),
-    (lambda s: s["answer"]["steps"].insert(1, {"op": "mean_pool", "mask": "ids"}), r"steps\.1: mean_pool comes first"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda s: s["text"].update(max_length=0),
+            r"pipeline\.text\.max_length: Input should be greater than or equal",
+        ),
+        (lambda s: s["text"].update(truncation="middle"), r"pipeline\.text\.truncation: .*'right' or 'left'"),
+        (lambda s: s["text"].update(colour=1), r"pipeline\.text\.colour: Extra inputs are not permitted"),
+        (
+            lambda s: s["text"]["inputs"].update(ids="tokens"),
+            r"pipeline\.text\.inputs\.ids 'tokens' is not one of the "
+            r"model's inputs \(ids\)",
+        ),
+        (
+            lambda s: s["answer"].update(output="logits"),
+            r"pipeline\.answer\.output 'logits' is not one of the model's "
+            r"outputs \(out\)",
+        ),
+        (
+            lambda s: s["text"].update(tokenizer="vocab.txt"),
+            r"pipeline\.text\.tokenizer 'vocab\.txt' is not one of the "
+            r"model's assets \(tokenizer\.json\)",
+        ),
+        (lambda s: s.pop("text"), r"exactly one of `text` and `image`"),
+        (lambda s: s["answer"]["steps"].append({"op": "ctc"}), r"steps\.2: ctc needs a `vocabulary`"),
+        (
+            lambda s: s["answer"]["steps"].insert(0, {"op": "mean_pool", "mask": "attention_mask"}),
+            r"steps\.0\.mask 'attention_mask' is not one of the model's inputs \(ids\)",
+        ),
+        (
+            lambda s: s["answer"]["steps"].insert(1, {"op": "mean_pool", "mask": "ids"}),
+            r"steps\.1: mean_pool comes first",
+        ),
+    ],
+)
 def test_a_wrong_spec_names_the_key_what_was_expected_and_what_came(change, message):
     import copy
 
@@ -113,14 +149,19 @@ def test_a_wrong_spec_names_the_key_what_was_expected_and_what_came(change, mess
 
 def test_answer_steps():
     logits = np.array([[1.0, 3.0, 2.0], [0.0, 0.0, 5.0]], np.float32)
-    top = answers.answers({"output": "o", "steps": [{"op": "softmax"}, {"op": "top_k", "k": 2,
-                                                                       "labels": ["cat", "dog", "eel"]}]}, logits)
+    top = answers.answers(
+        {"output": "o", "steps": [{"op": "softmax"}, {"op": "top_k", "k": 2, "labels": ["cat", "dog", "eel"]}]}, logits
+    )
     assert [a["label"] for a in top[0]] == ["dog", "eel"]
     assert top[0][0]["score"] == pytest.approx(np.exp(3) / np.exp([1, 3, 2]).sum())
-    assert answers.answers({"output": "o", "steps": [{"op": "argmax"}]}, logits)[1] == \
-        {"label": "2", "index": 2, "score": 5.0}
+    assert answers.answers({"output": "o", "steps": [{"op": "argmax"}]}, logits)[1] == {
+        "label": "2",
+        "index": 2,
+        "score": 5.0,
+    }
     unit = answers.answers({"output": "o", "steps": [{"op": "normalize"}]}, logits)
     assert np.linalg.norm(unit[0]) == pytest.approx(1.0, abs=1e-6)
     steps = np.eye(4)[[1, 1, 0, 2, 2, 0, 0, 1]][None]  # time x symbols, one row
-    assert answers.answers({"output": "o", "steps": [{"op": "ctc", "vocabulary": ["_", "a", "b", "c"]}]},
-                           steps) == ["aba"]  # a a _ b b _ _ a: repeats merged, blanks dropped
+    assert answers.answers({"output": "o", "steps": [{"op": "ctc", "vocabulary": ["_", "a", "b", "c"]}]}, steps) == [
+        "aba"
+    ]  # a a _ b b _ _ a: repeats merged, blanks dropped

@@ -32,9 +32,16 @@ process.stdout.write(JSON.stringify(out));
 
 
 def spec(**changes):
-    base = {"tokenizer": "tokenizer.json", "config": "tokenizer_config.json", "max_length": 256, "truncation": "right",
-            "padding": "longest", "pair": False, "dtype": "int64",
-            "inputs": {"ids": "input_ids", "mask": "attention_mask", "type_ids": None}}
+    base = {
+        "tokenizer": "tokenizer.json",
+        "config": "tokenizer_config.json",
+        "max_length": 256,
+        "truncation": "right",
+        "padding": "longest",
+        "pair": False,
+        "dtype": "int64",
+        "inputs": {"ids": "input_ids", "mask": "attention_mask", "type_ids": None},
+    }
     return {**base, **changes}
 
 
@@ -45,8 +52,13 @@ def run_node(text_spec: dict, texts: list) -> list[dict[str, list[int]]]:
         "tokenizer": json.dumps(str(MODEL_DIR / "tokenizer.json")),
         "config": json.dumps(str(MODEL_DIR / "tokenizer_config.json")),
     }
-    done = subprocess.run(["node", "--input-type=module", "-e", script], input=json.dumps([text_spec, texts]),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        input=json.dumps([text_spec, texts]),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -60,9 +72,11 @@ def assert_same(text_spec: dict, texts: list, label: str) -> None:
             want = values[0]
             if got.shape != want.shape or not np.array_equal(got, want):
                 first = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-                pytest.fail(f"{label}, text {text!r:.60}: {name} differs first at position {first}: browser "
-                            f"{got[first:first + 5].tolist()}, Python {want[first:first + 5].tolist()} "
-                            f"(lengths {len(got)} and {len(want)})")
+                pytest.fail(
+                    f"{label}, text {text!r:.60}: {name} differs first at position {first}: browser "
+                    f"{got[first : first + 5].tolist()}, Python {want[first : first + 5].tolist()} "
+                    f"(lengths {len(got)} and {len(want)})"
+                )
 
 
 def test_single_texts_of_the_corpus_tokenize_alike():

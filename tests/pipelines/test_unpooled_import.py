@@ -34,16 +34,40 @@ def unpooled(demo_repository, demo_manifest, tmp_path_factory) -> Path:
     onnx.utils.extract_model(str(source), str(folder / "unpooled.onnx"), ["input_ids", "attention_mask"], [HIDDEN])
     model_dir = Path(MINILM.get_model_path())
     text = {**demo_manifest["models"]["minilm"]["pipeline"]["text"]}
-    spec = {"text": text, "answer": {"output": HIDDEN, "steps": [{"op": "mean_pool", "mask": "attention_mask"},
-                                                                 {"op": "normalize"}]}}
+    spec = {
+        "text": text,
+        "answer": {"output": HIDDEN, "steps": [{"op": "mean_pool", "mask": "attention_mask"}, {"op": "normalize"}]},
+    }
     (folder / "spec.json").write_text(json.dumps(spec))
-    np.savez(folder / "inputs.npz", **TextPipeline(text, model_dir / "tokenizer.json").encode(
-        ["A man is playing a guitar.", "The cat sleeps.", "Shares dropped at the start of the week."]))
-    code = cli.main(["--repository", str(folder / "repository"), "import", str(folder / "unpooled.onnx"),
-                     "--name", "unpooled", "--quiet", "--forms", "none", "--variants", "fp32",
-                     "--inputs", str(folder / "inputs.npz"),
-                     "--pipeline", str(folder / "spec.json"), "--asset", str(model_dir / "tokenizer.json"),
-                     "--asset", str(model_dir / "tokenizer_config.json")])
+    np.savez(
+        folder / "inputs.npz",
+        **TextPipeline(text, model_dir / "tokenizer.json").encode(
+            ["A man is playing a guitar.", "The cat sleeps.", "Shares dropped at the start of the week."]
+        ),
+    )
+    code = cli.main(
+        [
+            "--repository",
+            str(folder / "repository"),
+            "import",
+            str(folder / "unpooled.onnx"),
+            "--name",
+            "unpooled",
+            "--quiet",
+            "--forms",
+            "none",
+            "--variants",
+            "fp32",
+            "--inputs",
+            str(folder / "inputs.npz"),
+            "--pipeline",
+            str(folder / "spec.json"),
+            "--asset",
+            str(model_dir / "tokenizer.json"),
+            "--asset",
+            str(model_dir / "tokenizer_config.json"),
+        ]
+    )
     assert code == 0
     return folder / "repository"
 
@@ -53,9 +77,13 @@ def test_raw_text_answers_equal_sentence_transformers(unpooled):
 
     texts = list(corpus.TEXTS.values())
     client = buffered_client(create_app({"repository": unpooled}))
-    response = client.post("/v2/models/unpooled/infer", json={
-        "inputs": [{"name": "text", "datatype": "BYTES", "shape": [len(texts)], "data": texts}],
-        "outputs": [{"name": "answer"}]})
+    response = client.post(
+        "/v2/models/unpooled/infer",
+        json={
+            "inputs": [{"name": "text", "datatype": "BYTES", "shape": [len(texts)], "data": texts}],
+            "outputs": [{"name": "answer"}],
+        },
+    )
     assert response.status_code == 200, response.get_json()
     got = [np.array(json.loads(a)) for a in response.get_json()["outputs"][0]["data"]]
     expected = SentenceTransformer(str(MINILM.get_model_path()), device="cpu", local_files_only=True).encode(texts)

@@ -25,8 +25,13 @@ WRITERS = 4
 
 def spawn(code: str, *args: object) -> subprocess.Popen:
     """A separate Python process running `code` (argv[1:] = args): a writer of its own, with its own locks."""
-    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def finish(process: subprocess.Popen, timeout: float = 120) -> str:
@@ -53,14 +58,22 @@ def leftovers(folder: Path) -> list[str]:
 def test_concurrent_writers_never_show_a_reader_half_a_file(tmp_path):
     target = tmp_path / "shared.json"
     atomic.write_json_atomically(target, {"writer": -1, "round": 0, "rows": []})
-    writers = [spawn("""
+    writers = [
+        spawn(
+            """
         import sys
         from onnxport.repository import atomic
         path, writer, rows = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
         for round_ in range(15):
             data = {"writer": writer, "round": round_, "rows": [f"{writer}-{round_}-{i:06d}" for i in range(rows)]}
             atomic.write_json_atomically(path, data)
-    """, target, writer, ROWS) for writer in range(WRITERS)]
+    """,
+            target,
+            writer,
+            ROWS,
+        )
+        for writer in range(WRITERS)
+    ]
     reads = 0
     while any(w.poll() is None for w in writers):
         data = json.loads(target.read_text())  # never a JSONDecodeError: always one whole file
@@ -93,7 +106,8 @@ def test_a_killed_writer_leaves_the_previous_file_and_the_next_locked_writer_cle
     repository.root.mkdir()
     atomic.write_json_atomically(repository.manifest_path, {"version": 1})
     before = repository.manifest_path.read_bytes()
-    killed = spawn("""
+    killed = spawn(
+        """
         import os, sys
         from onnxport.repository import atomic
         with atomic.atomic_file(sys.argv[1]) as handle:
@@ -101,7 +115,9 @@ def test_a_killed_writer_leaves_the_previous_file_and_the_next_locked_writer_cle
             handle.flush()
             print("written", flush=True)
             sys.stdin.read()  # killed here, mid-write
-    """, repository.manifest_path)
+    """,
+        repository.manifest_path,
+    )
     assert killed.stdout.readline().strip() == "written"
     killed.send_signal(signal.SIGKILL)
     killed.communicate(timeout=30)
@@ -218,11 +234,18 @@ def test_every_writer_takes_the_one_lock(tmp_path):
     done: list[str] = []
     bench_waits, check_waits = threading.Event(), threading.Event()
     threads = [
-        threading.Thread(target=lambda: (save_latest(tmp_path, {"schema": "onnxport.bench"},
-                                                     say=lambda message: bench_waits.set()), done.append("bench"))),
-        threading.Thread(target=lambda: (verdict_file.record(tmp_path, {"results": []}, {}, {},
-                                                         warn=lambda message: check_waits.set()),
-                                         done.append("verdicts"))),
+        threading.Thread(
+            target=lambda: (
+                save_latest(tmp_path, {"schema": "onnxport.bench"}, say=lambda message: bench_waits.set()),
+                done.append("bench"),
+            )
+        ),
+        threading.Thread(
+            target=lambda: (
+                verdict_file.record(tmp_path, {"results": []}, {}, {}, warn=lambda message: check_waits.set()),
+                done.append("verdicts"),
+            )
+        ),
     ]
     try:
         for thread in threads:
@@ -260,5 +283,6 @@ def test_checks_finishing_together_keep_each_others_verdicts(tmp_path):
         finish(check)
     entries = json.loads((tmp_path / layout.VERDICTS_FILE).read_text())["verdicts"]
     assert sorted((e["model"], e["runtime"]) for e in entries) == sorted(
-        (m, r) for m in "abcd" for r in ("wasm", "wasm-1t", "webgpu"))
+        (m, r) for m in "abcd" for r in ("wasm", "wasm-1t", "webgpu")
+    )
     assert leftovers(tmp_path) == []

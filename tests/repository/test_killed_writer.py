@@ -28,11 +28,14 @@ from onnxport.repository.store import Repository
 
 
 def chain(nodes: int) -> onnx.ModelProto:
-    made = [helper.make_node("Relu", [f"v{i}" if i else "x"], ["y" if i == nodes - 1 else f"v{i + 1}"], name=f"n{i}")
-            for i in range(nodes)]
+    made = [
+        helper.make_node("Relu", [f"v{i}" if i else "x"], ["y" if i == nodes - 1 else f"v{i + 1}"], name=f"n{i}")
+        for i in range(nodes)
+    ]
     value = helper.make_tensor_value_info
-    graph = helper.make_graph(made, "chain", [value("x", onnx.TensorProto.FLOAT, ["n", 4])],
-                              [value("y", onnx.TensorProto.FLOAT, ["n", 4])])
+    graph = helper.make_graph(
+        made, "chain", [value("x", onnx.TensorProto.FLOAT, ["n", 4])], [value("y", onnx.TensorProto.FLOAT, ["n", 4])]
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
@@ -43,9 +46,24 @@ def staged_files(repository: Path) -> list[Path]:
 def import_then_kill(repository: Path, model: Path, name: str) -> list[Path]:
     """Start a real `onnxport import`, SIGKILL it once it has staged a file; returns what it left."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONNXPORT_")}
-    process = subprocess.Popen([sys.executable, "-m", "onnxport", "--repository", str(repository), "import",
-                                str(model), "--name", name, "--quiet"], cwd=PROJECT_ROOT, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "onnxport",
+            "--repository",
+            str(repository),
+            "import",
+            str(model),
+            "--name",
+            name,
+            "--quiet",
+        ],
+        cwd=PROJECT_ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 300
     try:
         while not staged_files(repository):  # mid-way: the fp32 variant is staged, the rest is still to come
@@ -82,8 +100,10 @@ def test_a_killed_import_is_cleared_by_the_next_writer(tmp_path, repository_with
     for next_writer in ("bench", "remove"):
         start = time.perf_counter()
         left = import_then_kill(repository, model, "chain")
-        figures.append(f"killed after {time.perf_counter() - start:.1f} s, leaving {len(left)} file(s) in .staging/; "
-                       f"cleared by {next_writer}")
+        figures.append(
+            f"killed after {time.perf_counter() - start:.1f} s, leaving {len(left)} file(s) in .staging/; "
+            f"cleared by {next_writer}"
+        )
         assert left, "the killed import left its staged files"
         assert (repository / "manifest.json").read_bytes() == manifest, "the manifest was never touched"
         if next_writer == "bench":
@@ -102,8 +122,10 @@ def _leave_leftovers(repository: Path) -> list[Path]:
     half = repository / layout.STAGING_DIR / "tmpkilled" / "artifacts" / "half.onnx"
     half.parent.mkdir(parents=True)
     half.write_bytes(b"half a model")
-    temporaries = [repository / f".manifest.json.123.abcd{atomic.TEMP_SUFFIX}",
-                   repository / layout.ARTIFACTS_DIR / f".x.onnx.123.abcd{atomic.TEMP_SUFFIX}"]
+    temporaries = [
+        repository / f".manifest.json.123.abcd{atomic.TEMP_SUFFIX}",
+        repository / layout.ARTIFACTS_DIR / f".x.onnx.123.abcd{atomic.TEMP_SUFFIX}",
+    ]
     for path in temporaries:
         path.parent.mkdir(exist_ok=True)
         path.write_bytes(b"cut short")
@@ -124,8 +146,9 @@ WRITERS = {
     "the lock itself": _lock,
     "a transaction (build, import, remove)": _transaction,
     "bench saving its figures": lambda root: save_latest(root, {"models": {}}, say=lambda _: None),
-    "check recording its verdicts": lambda root: verdict_file.record(root, {"results": []}, {"models": {}},
-                                                                 {"models": {}}, warn=lambda _: None),
+    "check recording its verdicts": lambda root: verdict_file.record(
+        root, {"results": []}, {"models": {}}, {"models": {}}, warn=lambda _: None
+    ),
 }
 
 

@@ -22,13 +22,19 @@ process.stdout.write(JSON.stringify({ SCHEMA, SCHEMA_VERSION, VARIANT_ORDER, rea
 def test_the_library_reads_the_schema_the_server_writes_and_orders_variants_alike():
     script = SCRIPT % {"lib": (PROJECT_ROOT / "web/lib/files/manifest.js").as_uri()}
     names = [*variant_table.NAMES, "a-variant-of-its-own"]
-    done = subprocess.run(["node", "--input-type=module", "-e", script],
-                          input=json.dumps({"manifest": store.empty_manifest(), "names": names}),
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        input=json.dumps({"manifest": store.empty_manifest(), "names": names}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     library = json.loads(done.stdout)
     assert (library["SCHEMA"], library["SCHEMA_VERSION"]) == (store.SCHEMA, store.SCHEMA_VERSION), (
-        "web/lib/files/manifest.js reads another manifest schema than repository/store.py writes")
+        "web/lib/files/manifest.js reads another manifest schema than repository/store.py writes"
+    )
     assert library["VARIANT_ORDER"] == list(variant_table.NAMES), (
-        "web/lib/files/manifest.js's VARIANT_ORDER is not repository/variant_table.py's VARIANTS order")
+        "web/lib/files/manifest.js's VARIANT_ORDER is not repository/variant_table.py's VARIANTS order"
+    )
     assert library["read"] == sorted(names, key=variant_table.order)

@@ -44,9 +44,11 @@ def _dynamic_matmul() -> onnx.ModelProto:
     """y = x @ W with an unnamed dynamic first dimension (the manifest writes it as -1)."""
     weight = numpy_helper.from_array(np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32), "W")
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "W"], ["y"], name="matmul")], "matmul",
+        [helper.make_node("MatMul", ["x", "W"], ["y"], name="matmul")],
+        "matmul",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 4])], [weight],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 4])],
+        [weight],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
@@ -142,16 +144,19 @@ def test_the_other_variant_forms_and_a_missing_shape_are_valid(validator, import
     assert problems(validator, manifest) == []
 
 
-@pytest.mark.parametrize("where, value, expected", [
-    (("variants", "fp32", "bytes"), "many", "'many' is not of type 'integer'"),
-    (("variants", "fp32", "status"), "pending", "is not valid under any of the given schemas"),
-    (("variants", "fp32", "reason"), "served with a reason", "is not valid under any of the given schemas"),
-    (("inputs", 0, "shape"), "batch x 8", "is not valid under any of the given schemas"),
-    (("playground", ), "spreadsheet", "'spreadsheet' is not one of"),
-    (("golden", "path"), "/etc/passwd", "does not match"),
-    (("speed_of_light", ), 1.0, "Additional properties are not allowed"),
-    (("variants", "fp32", "speed", "turbo"), True, "Additional properties are not allowed"),
-])
+@pytest.mark.parametrize(
+    "where, value, expected",
+    [
+        (("variants", "fp32", "bytes"), "many", "'many' is not of type 'integer'"),
+        (("variants", "fp32", "status"), "pending", "is not valid under any of the given schemas"),
+        (("variants", "fp32", "reason"), "served with a reason", "is not valid under any of the given schemas"),
+        (("inputs", 0, "shape"), "batch x 8", "is not valid under any of the given schemas"),
+        (("playground",), "spreadsheet", "'spreadsheet' is not one of"),
+        (("golden", "path"), "/etc/passwd", "does not match"),
+        (("speed_of_light",), 1.0, "Additional properties are not allowed"),
+        (("variants", "fp32", "speed", "turbo"), True, "Additional properties are not allowed"),
+    ],
+)
 def test_what_a_build_never_writes_is_refused(validator, imported, where, value, expected):
     manifest = copy.deepcopy(imported[1])
     target = manifest["models"]["matmul"]
@@ -198,11 +203,16 @@ def test_the_server_publishes_the_schema(imported):
 def test_the_demo_recipes_declare_their_playground_and_bench_inputs(demo_manifest, golden_inputs):
     models = demo_manifest["models"]
     assert {name: e["playground"] for name, e in models.items()} == {
-        "iris": "tabular", "digits": "image-8x8", "minilm": "sentence-pair"}
+        "iris": "tabular",
+        "digits": "image-8x8",
+        "minilm": "sentence-pair",
+    }
     assert models["iris"]["bench_inputs"] is None and models["digits"]["bench_inputs"] is None
     minilm = batch_one(models["minilm"], golden_inputs("minilm"))
     assert {k: (v.dtype.name, v.shape) for k, v in minilm.items()} == {
-        "input_ids": ("int64", (1, 128)), "attention_mask": ("int64", (1, 128))}
+        "input_ids": ("int64", (1, 128)),
+        "attention_mask": ("int64", (1, 128)),
+    }
     assert minilm["input_ids"][0, 0] == 101 and minilm["input_ids"][0, -1] == 102 and minilm["attention_mask"].all()
     recipe = load_recipe("minilm", PROJECT_ROOT / "models" / "minilm.py")
     for name, value in recipe.bench_inputs().items():
@@ -234,16 +244,17 @@ def test_a_bad_declaration_is_the_recipes_error(recipes_dir):
     assert isinstance(recipe, Recipe)
 
 
-BENCH_INPUTS = '''
+BENCH_INPUTS = """
 import dataclasses as _dataclasses
 
 RECIPE = _dataclasses.replace(RECIPE, playground="tabular",
                               bench_inputs=lambda: {NAME: np.full((1, 4), 5.0, np.float32)})
-'''
+"""
 
 
 def test_bench_inputs_are_built_into_the_manifest_and_checked_against_the_model(
-        recipes_dir, tmp_path, run_cli, validator):
+    recipes_dir, tmp_path, run_cli, validator
+):
     tiny = recipes_dir / "tiny.py"
     source = tiny.read_text()
     tiny.write_text(source + BENCH_INPUTS.replace("NAME", repr("features")))

@@ -115,15 +115,21 @@ def write_repository(folder: Path, files: dict[str, bytes]) -> dict:
         relative = f"artifacts/{sha256(data)}.{ext}"
         (folder / relative).write_bytes(data)
         records[label] = {"file": relative, "sha256": sha256(data), "bytes": len(data)}
-    manifest = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "models": {"m": {
-        "variants": {
-            "fp32": {"status": "ok", "reason": None, **records["served"]},
-            "fp16": {"status": "rejected", "reason": "over budget", **records["rejected"]},
-            "int8-dynamic": {"status": "skipped", "reason": "nothing to quantize"},
+    manifest = {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "models": {
+            "m": {
+                "variants": {
+                    "fp32": {"status": "ok", "reason": None, **records["served"]},
+                    "fp16": {"status": "rejected", "reason": "over budget", **records["rejected"]},
+                    "int8-dynamic": {"status": "skipped", "reason": "nothing to quantize"},
+                },
+                "assets": {"tokenizer.json": {**records["asset"], "name": "tokenizer.json"}},
+                "golden": {"path": GOLDEN, "sha256": "0" * 64, "sets": 1},
+            }
         },
-        "assets": {"tokenizer.json": {**records["asset"], "name": "tokenizer.json"}},
-        "golden": {"path": GOLDEN, "sha256": "0" * 64, "sets": 1},
-    }}}
+    }
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
     return records
 
@@ -140,7 +146,8 @@ def test_sync_copies_the_served_files_and_assets_only(tmp_path):
         assert summary == {"downloaded": 2, "present": 0, "bytes": len(SMALL["served"]) + len(SMALL["asset"])}
         assert (target / "manifest.json").read_bytes() == (source / "manifest.json").read_bytes()
         assert sorted(p.name for p in (target / "artifacts").iterdir()) == sorted(
-            Path(records[k]["file"]).name for k in ("served", "asset"))
+            Path(records[k]["file"]).name for k in ("served", "asset")
+        )
         assert not (target / "testdata").exists()  # golden data: not needed to serve
         assert leftovers(target) == []
 
@@ -193,19 +200,32 @@ def test_a_server_that_never_answers_times_out(tmp_path):
     assert message == f"artifacts_url {base}: manifest.json: no answer within 0.5 s; nothing was replaced"
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("<html>a login page</html>",
-     "manifest.json is not JSON (Expecting value: line 1 column 1 (char 0)); got Content-Type "),
-    ("[1, 2]", "manifest.json: expected a JSON object (a manifest), got list"),
-    ('{"schema": "other.thing", "schema_version": 7, "models": {}}',
-     "manifest.json: schema 'other.thing' version 7; expected 'onnxport.manifest' version 3"),
-    ('{"schema": "onnxport.manifest", "schema_version": 1, "models": {}}',
-     "manifest.json was written by an older onnxport (manifest version 1; this one writes 3): rebuild it"),
-    ('{"schema": "onnxport.manifest", "schema_version": 2, "models": {}}',
-     "manifest.json was written by an older onnxport (manifest version 2; this one writes 3): rebuild it"),
-    ('{"schema": "onnxport.manifest", "schema_version": 3, "models": {"m": {"variants": {"fp32": {}}}}}',
-     "manifest.json: a model entry is not as onnxport writes it (KeyError: 'status')"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        (
+            "<html>a login page</html>",
+            "manifest.json is not JSON (Expecting value: line 1 column 1 (char 0)); got Content-Type ",
+        ),
+        ("[1, 2]", "manifest.json: expected a JSON object (a manifest), got list"),
+        (
+            '{"schema": "other.thing", "schema_version": 7, "models": {}}',
+            "manifest.json: schema 'other.thing' version 7; expected 'onnxport.manifest' version 3",
+        ),
+        (
+            '{"schema": "onnxport.manifest", "schema_version": 1, "models": {}}',
+            "manifest.json was written by an older onnxport (manifest version 1; this one writes 3): rebuild it",
+        ),
+        (
+            '{"schema": "onnxport.manifest", "schema_version": 2, "models": {}}',
+            "manifest.json was written by an older onnxport (manifest version 2; this one writes 3): rebuild it",
+        ),
+        (
+            '{"schema": "onnxport.manifest", "schema_version": 3, "models": {"m": {"variants": {"fp32": {}}}}}',
+            "manifest.json: a model entry is not as onnxport writes it (KeyError: 'status')",
+        ),
+    ],
+)
 def test_a_manifest_this_onnxport_does_not_read_is_refused(tmp_path, text, fragment):
     (tmp_path / "published").mkdir()
     (tmp_path / "published" / "manifest.json").write_text(text)
@@ -219,10 +239,13 @@ def test_a_manifest_this_onnxport_does_not_read_is_refused(tmp_path, text, fragm
     assert (target / "manifest.json").read_text() == "previous"
 
 
-@pytest.mark.parametrize("file, fragment", [
-    ("artifacts/../../outside.onnx", "names 'artifacts/../../outside.onnx'; expected artifacts/<sha256>.<ext>"),
-    (f"artifacts/{'a' * 64}.onnx", f"has sha256 {sha256(SMALL['served'])} in its record, expected {'a' * 64}"),
-])
+@pytest.mark.parametrize(
+    "file, fragment",
+    [
+        ("artifacts/../../outside.onnx", "names 'artifacts/../../outside.onnx'; expected artifacts/<sha256>.<ext>"),
+        (f"artifacts/{'a' * 64}.onnx", f"has sha256 {sha256(SMALL['served'])} in its record, expected {'a' * 64}"),
+    ],
+)
 def test_a_file_name_that_is_not_its_hash_is_refused(tmp_path, file, fragment):
     source = tmp_path / "published"
     records = write_repository(source, SMALL)
@@ -242,8 +265,9 @@ def test_a_file_cut_short_at_the_source_is_refused(tmp_path):
     (source / records["served"]["file"]).write_bytes(SMALL["served"][:100])
     with static_host(source) as base:
         message = sync_error(base, tmp_path / "replica")
-    assert (f"{records['served']['file']}: 100 bytes, expected {len(SMALL['served'])} as its manifest record "
-            "gives") in message, message
+    assert (
+        f"{records['served']['file']}: 100 bytes, expected {len(SMALL['served'])} as its manifest record gives"
+    ) in message, message
     assert leftovers(tmp_path / "replica") == []
 
 
@@ -251,8 +275,9 @@ def test_a_file_cut_short_at_the_source_is_refused(tmp_path):
 
 
 @pytest.mark.slow
-def test_sync_from_a_live_server_serves_every_served_variant(live_server, demo_repository, demo_manifest,
-                                                             golden_inputs, reference_outputs, tmp_path):
+def test_sync_from_a_live_server_serves_every_served_variant(
+    live_server, demo_repository, demo_manifest, golden_inputs, reference_outputs, tmp_path
+):
     import onnxruntime as ort
 
     target = tmp_path / "replica"
@@ -265,8 +290,11 @@ def test_sync_from_a_live_server_serves_every_served_variant(live_server, demo_r
     assert copied == expected
     for relative in copied:
         assert sha256((target / relative).read_bytes()) == Path(relative).stem
-    assert summary == {"downloaded": len(expected), "present": 0,
-                       "bytes": sum((demo_repository / f).stat().st_size for f in expected)}
+    assert summary == {
+        "downloaded": len(expected),
+        "present": 0,
+        "bytes": sum((demo_repository / f).stat().st_size for f in expected),
+    }
     assert not (target / "testdata").exists() and leftovers(target) == []
 
     catalog = Catalog(Repository(target))
@@ -302,8 +330,9 @@ def test_repository_manifest_json_is_the_api_manifest(live_server):
     assert headers["Cache-Control"] == api_headers["Cache-Control"] == "no-cache"
     assert headers["ETag"] == api_headers["ETag"]
     assert headers["Content-Type"] == "application/json"
-    request = urllib.request.Request(live_server + "/repository/manifest.json",
-                                     headers={"If-None-Match": headers["ETag"]})
+    request = urllib.request.Request(
+        live_server + "/repository/manifest.json", headers={"If-None-Match": headers["ETag"]}
+    )
     with pytest.raises(urllib.error.HTTPError) as raised:
         urllib.request.urlopen(request, timeout=30)
     raised.value.close()
@@ -331,8 +360,10 @@ def test_a_tampered_artifact_is_refused_and_the_previous_copy_stays(repository_c
 
     base = serve_repository(tampered) + "/repository/"
     message = sync_error(base, target)
-    assert message == (f"artifacts_url {base}: {record['file']}: sha256 is {sha256(bytes(data))}, expected "
-                       f"{record['sha256']} (the file was altered in transit or at the source); nothing was replaced")
+    assert message == (
+        f"artifacts_url {base}: {record['file']}: sha256 is {sha256(bytes(data))}, expected "
+        f"{record['sha256']} (the file was altered in transit or at the source); nothing was replaced"
+    )
     assert (target / "manifest.json").read_bytes() == previous
     assert not (target / record["file"]).exists()
     assert leftovers(target) == []
@@ -342,11 +373,14 @@ def test_a_tampered_artifact_is_refused_and_the_previous_copy_stays(repository_c
 # --------------------------------------------------------------------------- the setting
 
 
-@pytest.mark.parametrize("raw, parsed", [
-    ("https://cdn.example.com/models/", "https://cdn.example.com/models/"),
-    ("http://10.0.0.5:8000/repository", "http://10.0.0.5:8000/repository"),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "raw, parsed",
+    [
+        ("https://cdn.example.com/models/", "https://cdn.example.com/models/"),
+        ("http://10.0.0.5:8000/repository", "http://10.0.0.5:8000/repository"),
+        ("", None),
+    ],
+)
 def test_artifacts_url_takes_http_urls(raw, parsed):
     assert config.load(None, environ={"ONNXPORT_ARTIFACTS_URL": raw})["artifacts_url"] == parsed
     assert config.load({"artifacts_url": raw}, environ={})["artifacts_url"] == parsed

@@ -86,10 +86,20 @@ def test_inside_follows_symbolic_links(tmp_path):
         inside(root, root / "link" / "model.onnx")
 
 
-@pytest.mark.parametrize("dim_param, shared", [
-    ("batch", "batch"), ("sequence_length", "sequence_length"), ("N", "N"),
-    ("unk__12", None), ("?", None), ("None", None), ("", None), ("batch size", None), ("-1", None),
-])
+@pytest.mark.parametrize(
+    "dim_param, shared",
+    [
+        ("batch", "batch"),
+        ("sequence_length", "sequence_length"),
+        ("N", "N"),
+        ("unk__12", None),
+        ("?", None),
+        ("None", None),
+        ("", None),
+        ("batch size", None),
+        ("-1", None),
+    ],
+)
 def test_one_rule_tells_a_named_dimension_from_a_placeholder(dim_param, shared):
     """The server's request check, batch-axis detection and --data checks all read dim_params this way."""
     assert manifest.shared_dimension(dim_param) == shared

@@ -109,8 +109,11 @@ def test_each_variant_has_its_own_outputs(run_cli, tmp_path, recipes_dir):
     variants = manifest_of(repository)["models"]["tiny"]["variants"]
     files = [r["reference"]["file"] for r in variants.values() if "reference" in r]
     assert len(set(files)) == len(files)
-    outputs = {v: read_reference(repository, r)["outputs"]["probabilities"]["data"]
-               for v, r in variants.items() if "reference" in r}
+    outputs = {
+        v: read_reference(repository, r)["outputs"]["probabilities"]["data"]
+        for v, r in variants.items()
+        if "reference" in r
+    }
     if "int8-dynamic" in outputs:
         assert outputs["int8-dynamic"] != outputs["fp32"]
 
@@ -119,33 +122,43 @@ def test_building_twice_gives_identical_reference_files(run_cli, tmp_path, recip
     first, second = tmp_path / "first", tmp_path / "second"
     for repository in (first, second):
         build_tiny(run_cli, repository, recipes_dir, "--force")
-    records = [{v: r.get("reference") for v, r in manifest_of(root)["models"]["tiny"]["variants"].items()}
-               for root in (first, second)]
+    records = [
+        {v: r.get("reference") for v, r in manifest_of(root)["models"]["tiny"]["variants"].items()}
+        for root in (first, second)
+    ]
     assert records[0] == records[1]
     for record in records[0].values():
         if record:
             assert (first / record["file"]).read_bytes() == (second / record["file"]).read_bytes()
 
 
-def test_references_are_kept_by_commit_and_garbage_collected_with_their_variant(run_cli, tmp_path, recipes_dir,
-                                                                                 write_recipe):
+def test_references_are_kept_by_commit_and_garbage_collected_with_their_variant(
+    run_cli, tmp_path, recipes_dir, write_recipe
+):
     repository = tmp_path / "repository"
     build_tiny(run_cli, repository, recipes_dir)
-    old = {r["reference"]["file"] for r in manifest_of(repository)["models"]["tiny"]["variants"].values()
-           if "reference" in r}
+    old = {
+        r["reference"]["file"]
+        for r in manifest_of(repository)["models"]["tiny"]["variants"].values()
+        if "reference" in r
+    }
     assert all((repository / f).exists() for f in old)
     write_recipe("tiny", ALPHA="1e-2")  # other weights: other outputs, other reference files
     build_tiny(run_cli, repository, recipes_dir)
-    new = {r["reference"]["file"] for r in manifest_of(repository)["models"]["tiny"]["variants"].values()
-           if "reference" in r}
+    new = {
+        r["reference"]["file"]
+        for r in manifest_of(repository)["models"]["tiny"]["variants"].values()
+        if "reference" in r
+    }
     assert all((repository / f).exists() for f in new)
     assert not any((repository / f).exists() for f in old - new)
 
 
 def test_a_rejected_variant_keeps_its_reference(run_cli, tmp_path, recipes_dir, monkeypatch):
     verdict = measure.verdict
-    monkeypatch.setattr(measure, "verdict",
-                        lambda name, *a, **kw: "rejected by the test" if name == "fp16" else verdict(name, *a, **kw))
+    monkeypatch.setattr(
+        measure, "verdict", lambda name, *a, **kw: "rejected by the test" if name == "fp16" else verdict(name, *a, **kw)
+    )
     repository = tmp_path / "repository"
     build_tiny(run_cli, repository, recipes_dir)
     assert manifest_of(repository)["models"]["tiny"]["variants"]["fp16"]["status"] == "rejected"
@@ -181,12 +194,15 @@ def _matmul_folder(folder: Path, x_shape: list, bias_shape: list | None, rows: i
     return folder
 
 
-@pytest.mark.parametrize(("x_shape", "bias_shape", "expected_rows"), [
-    pytest.param(["batch", 8], None, REFERENCE_ROWS, id="named-batch-cut"),
-    pytest.param([-1, 8], None, REFERENCE_ROWS, id="unnamed-batch-cut"),
-    pytest.param([5, 8], None, None, id="fixed-shape-whole"),
-    pytest.param(["batch", 8], [4], None, id="one-input-without-batch-whole"),
-])
+@pytest.mark.parametrize(
+    ("x_shape", "bias_shape", "expected_rows"),
+    [
+        pytest.param(["batch", 8], None, REFERENCE_ROWS, id="named-batch-cut"),
+        pytest.param([-1, 8], None, REFERENCE_ROWS, id="unnamed-batch-cut"),
+        pytest.param([5, 8], None, None, id="fixed-shape-whole"),
+        pytest.param(["batch", 8], [4], None, id="one-input-without-batch-whole"),
+    ],
+)
 def test_imported_models(run_cli, tmp_path, x_shape, bias_shape, expected_rows):
     repository = tmp_path / "repository"
     folder = _matmul_folder(tmp_path / "model", [None if d == -1 else d for d in x_shape], bias_shape, rows=5)

@@ -15,17 +15,17 @@ from onnxport.repository.store import SCHEMA_VERSION, Repository
 def listing(root: Path) -> dict[str, bytes]:
     """Every file under root (hidden ones too) with its bytes, except the lock file."""
     return {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name != ".lock"
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != ".lock"
     }
 
 
 def variant_hashes(root: Path) -> dict[str, dict[str, str]]:
     manifest = json.loads((root / "manifest.json").read_text())
     return {
-        name: {**{v: r["sha256"] for v, r in entry["variants"].items() if "sha256" in r},
-               "golden": entry["golden"]["sha256"]}
+        name: {
+            **{v: r["sha256"] for v, r in entry["variants"].items() if "sha256" in r},
+            "golden": entry["golden"]["sha256"],
+        }
         for name, entry in manifest["models"].items()
     }
 
@@ -45,10 +45,14 @@ def built(run_cli, tmp_path, recipes_dir) -> Path:
 
 
 FAILURES = [
-    pytest.param({"SHIFT": "1.0"}, ("bad:", "'probabilities'", "first at index [0, 0]", "tolerance abs 1e-05"),
-                 id="export-outside-tolerance"),
-    pytest.param({"LOAD_ERROR": 'RuntimeError("the data set is gone")'}, ("bad", "the data set is gone"),
-                 id="load-raises"),
+    pytest.param(
+        {"SHIFT": "1.0"},
+        ("bad:", "'probabilities'", "first at index [0, 0]", "tolerance abs 1e-05"),
+        id="export-outside-tolerance",
+    ),
+    pytest.param(
+        {"LOAD_ERROR": 'RuntimeError("the data set is gone")'}, ("bad", "the data set is gone"), id="load-raises"
+    ),
 ]
 
 

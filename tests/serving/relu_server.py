@@ -19,8 +19,12 @@ RELU_ANSWER = [1.0, 0.0, 3.0, 0.0]
 
 def relu() -> onnx.ModelProto:
     value = helper.make_tensor_value_info
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "relu",
-                              [value("x", TensorProto.FLOAT, ["n", 4])], [value("y", TensorProto.FLOAT, ["n", 4])])
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "relu",
+        [value("x", TensorProto.FLOAT, ["n", 4])],
+        [value("y", TensorProto.FLOAT, ["n", 4])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
@@ -30,8 +34,9 @@ def relu_repository(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("relu")
     onnx.save(relu(), folder / "relu.onnx")
     root = folder / "repository"
-    code = cli.main(["--repository", str(root), "import", str(folder / "relu.onnx"), "--name", "relu", "--quiet",
-                     "--forms", "none"])
+    code = cli.main(
+        ["--repository", str(root), "import", str(folder / "relu.onnx"), "--name", "relu", "--quiet", "--forms", "none"]
+    )
     assert code == 0
     return root
 
@@ -41,7 +46,11 @@ def relu_server(relu_repository, tmp_path_factory):
     """The base URL of a real `onnxport serve` on relu_repository with max_request_bytes LIMIT, for this module."""
     port = free_port()
     log_path = tmp_path_factory.mktemp("relu-server") / "server.log"
-    server = start_test_server(["serve", "--repository", str(relu_repository), "--port", str(port)], port, log_path,
-                               env={"ONNXPORT_MAX_REQUEST_BYTES": str(LIMIT)})
+    server = start_test_server(
+        ["serve", "--repository", str(relu_repository), "--port", str(port)],
+        port,
+        log_path,
+        env={"ONNXPORT_MAX_REQUEST_BYTES": str(LIMIT)},
+    )
     yield server.base_url
     server.stop()

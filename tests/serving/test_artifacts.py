@@ -34,8 +34,9 @@ def client(app):
 
 def raw_get(client, raw_path: str, **kw):
     """GET a path exactly as a client would send it (the test client would read `//x` as a host)."""
-    return client.get("/", environ_overrides={"PATH_INFO": unquote(raw_path), "REQUEST_URI": raw_path,
-                                              "RAW_URI": raw_path}, **kw)
+    return client.get(
+        "/", environ_overrides={"PATH_INFO": unquote(raw_path), "REQUEST_URI": raw_path, "RAW_URI": raw_path}, **kw
+    )
 
 
 def referenced_files(manifest: dict) -> list[tuple[str, str, int]]:
@@ -145,15 +146,18 @@ def test_golden_data_files_are_served(client, demo_repository, demo_manifest, mo
         assert response.headers["Cache-Control"] == IMMUTABLE
 
 
-@pytest.mark.parametrize("path", [
-    "artifacts/" + "0" * 64 + ".onnx",
-    "artifacts/" + "f" * 64 + ".json",
-    "testdata/" + "0" * 64 + "/test_data_set_0/input_0.pb",
-    "artifacts",
-    "artifacts/",
-    "testdata",
-    ".lock",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "artifacts/" + "0" * 64 + ".onnx",
+        "artifacts/" + "f" * 64 + ".json",
+        "testdata/" + "0" * 64 + "/test_data_set_0/input_0.pb",
+        "artifacts",
+        "artifacts/",
+        "testdata",
+        ".lock",
+    ],
+)
 def test_unknown_repository_path_is_a_json_404(client, assert_json_error, path):
     response = client.get(f"/repository/{path}")
     assert_json_error(response, 404)
@@ -265,14 +269,17 @@ def test_index_is_html_with_isolation_and_csp(client):
     assert "script-src 'self'" in csp
 
 
-@pytest.mark.parametrize("url, path, mimetype", [
-    ("/web/app/main.js", PROJECT_ROOT / "web" / "app" / "main.js", "text/javascript"),
-    ("/web/lib/index.js", PROJECT_ROOT / "web" / "lib" / "index.js", "text/javascript"),
-    ("/web/style.css", PROJECT_ROOT / "web" / "style.css", "text/css"),
-    ("/ort/ort.wasm.min.mjs", ORT_DIST / "ort.wasm.min.mjs", "text/javascript"),
-    ("/ort/ort-wasm-simd-threaded.wasm", ORT_DIST / "ort-wasm-simd-threaded.wasm", "application/wasm"),
-    ("/ort/ort-wasm-simd-threaded.mjs", ORT_DIST / "ort-wasm-simd-threaded.mjs", "text/javascript"),
-])
+@pytest.mark.parametrize(
+    "url, path, mimetype",
+    [
+        ("/web/app/main.js", PROJECT_ROOT / "web" / "app" / "main.js", "text/javascript"),
+        ("/web/lib/index.js", PROJECT_ROOT / "web" / "lib" / "index.js", "text/javascript"),
+        ("/web/style.css", PROJECT_ROOT / "web" / "style.css", "text/css"),
+        ("/ort/ort.wasm.min.mjs", ORT_DIST / "ort.wasm.min.mjs", "text/javascript"),
+        ("/ort/ort-wasm-simd-threaded.wasm", ORT_DIST / "ort-wasm-simd-threaded.wasm", "application/wasm"),
+        ("/ort/ort-wasm-simd-threaded.mjs", ORT_DIST / "ort-wasm-simd-threaded.mjs", "text/javascript"),
+    ],
+)
 def test_static_files(client, url, path, mimetype):
     assert path.is_file(), f"{path} is missing (npm ci)"
     response = client.get(url)

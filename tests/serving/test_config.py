@@ -64,10 +64,16 @@ def test_every_setting_has_a_help_text_and_a_default_of_its_type():
 
 
 def test_json_file_named_by_onnxport_config(tmp_path, monkeypatch):
-    path = write_config(tmp_path, {
-        "repository": str(tmp_path / "repo"), "port": 9001, "max_request_bytes": 5000,
-        "providers": "CUDAExecutionProvider, CPUExecutionProvider", "workers": "3",
-    })
+    path = write_config(
+        tmp_path,
+        {
+            "repository": str(tmp_path / "repo"),
+            "port": 9001,
+            "max_request_bytes": 5000,
+            "providers": "CUDAExecutionProvider, CPUExecutionProvider",
+            "workers": "3",
+        },
+    )
     loaded = config.load(None, environ={"ONNXPORT_CONFIG": str(path)})
     assert loaded["repository"] == tmp_path / "repo"
     assert loaded["port"] == 9001
@@ -89,8 +95,13 @@ def test_config_file_setting_in_the_mapping(tmp_path):
 
 def test_environment_overrides_the_file(tmp_path, monkeypatch):
     path = write_config(tmp_path, {"port": 9001, "host": "0.0.0.0", "max_request_bytes": 5000})
-    environ = {"ONNXPORT_CONFIG": str(path), "ONNXPORT_PORT": "9100", "ONNXPORT_MAX_REQUEST_BYTES": "7000",
-               "ONNXPORT_PROVIDERS": "CPUExecutionProvider", "ONNXPORT_REPOSITORY": str(tmp_path / "env-repo")}
+    environ = {
+        "ONNXPORT_CONFIG": str(path),
+        "ONNXPORT_PORT": "9100",
+        "ONNXPORT_MAX_REQUEST_BYTES": "7000",
+        "ONNXPORT_PROVIDERS": "CPUExecutionProvider",
+        "ONNXPORT_REPOSITORY": str(tmp_path / "env-repo"),
+    }
     loaded = config.load(None, environ=environ)
     assert loaded["port"] == 9100
     assert loaded["max_request_bytes"] == 7000
@@ -194,10 +205,13 @@ def test_unknown_setting_in_the_file(tmp_path):
     assert str(path) in str(raised.value) and "colour" in str(raised.value)
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("{not json", "config file"),
-    ("[1, 2]", "JSON object"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("{not json", "config file"),
+        ("[1, 2]", "JSON object"),
+    ],
+)
 def test_unreadable_config_file(tmp_path, text, fragment):
     path = write_config(tmp_path, text)
     with pytest.raises(ConfigError) as raised:

@@ -29,8 +29,9 @@ def client_for(**config) -> FlaskClient:
 
 def raw_get(client, raw_path: str):
     """GET a path exactly as a browser would send it, without the test client's normalizing."""
-    return client.get("/", environ_overrides={"PATH_INFO": unquote(raw_path), "REQUEST_URI": raw_path,
-                                              "RAW_URI": raw_path})
+    return client.get(
+        "/", environ_overrides={"PATH_INFO": unquote(raw_path), "REQUEST_URI": raw_path, "RAW_URI": raw_path}
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -165,17 +166,20 @@ def test_debug_serves_from_a_sub_folder_and_404s_a_missing_file(debug_setup, ass
     assert_json_error(client.get("/debug/sub"), 404)  # a folder is not a file
 
 
-@pytest.mark.parametrize("raw_path", [
-    "/debug/../secret.txt",
-    "/debug/%2e%2e/secret.txt",
-    "/debug/..%2fsecret.txt",
-    "/debug/sub/../../secret.txt",
-    "/debug/%2e%2e%2fsecret.txt",
-    "/debug/..%5csecret.txt",
-    "/debug/%2f{secret}",
-    "/debug//{secret}",
-    "/debug/abc.onnx%00.txt",
-])
+@pytest.mark.parametrize(
+    "raw_path",
+    [
+        "/debug/../secret.txt",
+        "/debug/%2e%2e/secret.txt",
+        "/debug/..%2fsecret.txt",
+        "/debug/sub/../../secret.txt",
+        "/debug/%2e%2e%2fsecret.txt",
+        "/debug/..%5csecret.txt",
+        "/debug/%2f{secret}",
+        "/debug//{secret}",
+        "/debug/abc.onnx%00.txt",
+    ],
+)
 def test_debug_refuses_traversal_out_of_the_debug_root(debug_setup, assert_json_error, raw_path):
     client, root, secret = debug_setup
     (root / "sub").mkdir()

@@ -18,8 +18,14 @@ ORT_DIST = PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist"
 TOKENIZERS_DIST = PROJECT_ROOT / "node_modules" / "@huggingface" / "tokenizers" / "dist"
 CHARTJS_DIST = PROJECT_ROOT / "node_modules" / "chart.js" / "dist"
 EXPOSED = ["Content-Length", "Content-Range", "Accept-Ranges", "ETag", "Inference-Header-Content-Length"]
-CORS_HEADERS = ["Access-Control-Allow-Origin", "Access-Control-Expose-Headers", "Access-Control-Allow-Methods",
-                "Access-Control-Allow-Headers", "Access-Control-Max-Age", "Access-Control-Allow-Credentials"]
+CORS_HEADERS = [
+    "Access-Control-Allow-Origin",
+    "Access-Control-Expose-Headers",
+    "Access-Control-Allow-Methods",
+    "Access-Control-Allow-Headers",
+    "Access-Control-Max-Age",
+    "Access-Control-Allow-Credentials",
+]
 IRIS_REQUEST = {"inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [5.1, 3.5, 1.4, 0.2]}]}
 
 
@@ -99,12 +105,15 @@ def test_golden_data(client, demo_manifest):
     assert_cors(response)
 
 
-@pytest.mark.parametrize("url, path", [
-    ("/ort/ort.wasm.min.mjs", ORT_DIST / "ort.wasm.min.mjs"),
-    ("/ort/ort-wasm-simd-threaded.wasm", ORT_DIST / "ort-wasm-simd-threaded.wasm"),
-    ("/vendor/tokenizers/tokenizers.min.mjs", TOKENIZERS_DIST / "tokenizers.min.mjs"),
-    ("/vendor/chartjs/chart.umd.min.js", CHARTJS_DIST / "chart.umd.min.js"),
-])
+@pytest.mark.parametrize(
+    "url, path",
+    [
+        ("/ort/ort.wasm.min.mjs", ORT_DIST / "ort.wasm.min.mjs"),
+        ("/ort/ort-wasm-simd-threaded.wasm", ORT_DIST / "ort-wasm-simd-threaded.wasm"),
+        ("/vendor/tokenizers/tokenizers.min.mjs", TOKENIZERS_DIST / "tokenizers.min.mjs"),
+        ("/vendor/chartjs/chart.umd.min.js", CHARTJS_DIST / "chart.umd.min.js"),
+    ],
+)
 def test_vendored_files(client, url, path):
     assert path.is_file(), f"{path} is missing (npm ci)"
     response = client.get(url, headers={"Origin": ALLOWED})
@@ -124,8 +133,12 @@ def test_web_library_file_can_be_imported_elsewhere(client, web_root):
 def test_v2_metadata_and_json_inference(client):
     assert_cors(client.get("/v2", headers={"Origin": ALLOWED}))
     assert_cors(client.get("/v2/models/iris", headers={"Origin": ALLOWED}))
-    response = client.post("/v2/models/iris/infer", data=json.dumps(IRIS_REQUEST), content_type="application/json",
-                           headers={"Origin": ALLOWED})
+    response = client.post(
+        "/v2/models/iris/infer",
+        data=json.dumps(IRIS_REQUEST),
+        content_type="application/json",
+        headers={"Origin": ALLOWED},
+    )
     assert response.status_code == 200
     assert [o["name"] for o in response.json["outputs"]] == ["label", "probabilities"]
     assert_cors(response)
@@ -133,31 +146,37 @@ def test_v2_metadata_and_json_inference(client):
 
 def test_v2_binary_inference_exposes_the_header_length(client):
     body = {**IRIS_REQUEST, "parameters": {"binary_data_output": True}}
-    response = client.post("/v2/models/iris/infer", data=json.dumps(body), content_type="application/json",
-                           headers={"Origin": ALLOWED})
+    response = client.post(
+        "/v2/models/iris/infer", data=json.dumps(body), content_type="application/json", headers={"Origin": ALLOWED}
+    )
     assert response.status_code == 200
     assert int(response.headers["Inference-Header-Content-Length"]) < len(response.data)
     assert_cors(response)
 
 
-@pytest.mark.parametrize("method, url, status", [
-    ("GET", "/repository/artifacts/" + "0" * 64 + ".onnx", 404),
-    ("GET", "/api/models/nope/golden", 404),
-    ("GET", "/web/nope.js", 404),
-    ("GET", "/ort/nope.wasm", 404),
-    ("POST", "/v2/models/nope/infer", 404),
-    ("GET", "/v2/models/iris/infer", 405),
-])
+@pytest.mark.parametrize(
+    "method, url, status",
+    [
+        ("GET", "/repository/artifacts/" + "0" * 64 + ".onnx", 404),
+        ("GET", "/api/models/nope/golden", 404),
+        ("GET", "/web/nope.js", 404),
+        ("GET", "/ort/nope.wasm", 404),
+        ("POST", "/v2/models/nope/infer", 404),
+        ("GET", "/v2/models/iris/infer", 405),
+    ],
+)
 def test_errors_are_readable_by_the_allowed_page(client, assert_json_error, method, url, status):
-    response = client.open(url, method=method, data=json.dumps(IRIS_REQUEST), content_type="application/json",
-                           headers={"Origin": ALLOWED})
+    response = client.open(
+        url, method=method, data=json.dumps(IRIS_REQUEST), content_type="application/json", headers={"Origin": ALLOWED}
+    )
     assert_json_error(response, status)
     assert_cors(response)
 
 
 def test_a_bad_inference_request_is_readable_too(client, assert_json_error):
-    response = client.post("/v2/models/iris/infer", data="{not json", content_type="application/json",
-                           headers={"Origin": ALLOWED})
+    response = client.post(
+        "/v2/models/iris/infer", data="{not json", content_type="application/json", headers={"Origin": ALLOWED}
+    )
     assert_json_error(response, 400)
     assert_cors(response)
 
@@ -173,8 +192,17 @@ def test_our_own_pages_are_not_shared(client, url):
 
 
 @pytest.mark.parametrize("headers", [{"Origin": DENIED}, {}], ids=["other origin", "no origin"])
-@pytest.mark.parametrize("url", ["/api/manifest", "/api/models/iris/golden", "/ort/ort.wasm.min.mjs",
-                                 "/web/lib/manifest.js", "/v2/models/iris", "/web/nope.js"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/manifest",
+        "/api/models/iris/golden",
+        "/ort/ort.wasm.min.mjs",
+        "/web/lib/manifest.js",
+        "/v2/models/iris",
+        "/web/nope.js",
+    ],
+)
 def test_everyone_else_gets_the_same_origin_answer(client, headers, url):
     response = client.get(url, headers=headers)
     assert_no_cors(response)
@@ -191,8 +219,12 @@ def test_artifacts_are_embeddable_everywhere_once_cors_is_on(client, artifact, h
 
 
 def test_an_inference_from_an_origin_not_allowed_is_refused_before_it_runs(client):
-    response = client.post("/v2/models/iris/infer", data=json.dumps(IRIS_REQUEST), content_type="application/json",
-                           headers={"Origin": DENIED})
+    response = client.post(
+        "/v2/models/iris/infer",
+        data=json.dumps(IRIS_REQUEST),
+        content_type="application/json",
+        headers={"Origin": DENIED},
+    )
     assert response.status_code == 403  # a page elsewhere must not make the server work; curl sends no Origin
     assert DENIED in response.get_json()["error"]
     assert_no_cors(response)
@@ -214,9 +246,14 @@ def test_any_origin_echoes_the_origin(demo_repository, artifact):
     for origin in ["https://anywhere.example", "http://127.0.0.1:9999"]:
         assert_cors(client.get(f"/repository/{artifact['file']}", headers={"Origin": origin}), origin)
         assert_cors(client.get("/api/manifest", headers={"Origin": origin}), origin)
-        preflight = client.options("/v2/models/iris/infer", headers={
-            "Origin": origin, "Access-Control-Request-Method": "POST",
-            "Access-Control-Request-Headers": "content-type"})
+        preflight = client.options(
+            "/v2/models/iris/infer",
+            headers={
+                "Origin": origin,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type",
+            },
+        )
         assert preflight.status_code == 204
         assert preflight.headers["Access-Control-Allow-Origin"] == origin
     assert_no_cors(client.get("/api/manifest"))  # no Origin: a same-origin or non-browser request

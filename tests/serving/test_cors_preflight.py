@@ -21,10 +21,14 @@ def artifact(iris_fp32_artifact) -> dict:
 
 
 def test_preflight_of_a_binary_inference(client):
-    response = client.options("/v2/models/iris/infer", headers={
-        "Origin": ALLOWED, "Access-Control-Request-Method": "POST",
-        "Access-Control-Request-Headers": "content-type,inference-header-content-length",
-    })
+    response = client.options(
+        "/v2/models/iris/infer",
+        headers={
+            "Origin": ALLOWED,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type,inference-header-content-length",
+        },
+    )
     assert response.status_code == 204
     assert response.data == b"" and "Content-Type" not in response.headers
     assert response.headers["Access-Control-Allow-Origin"] == ALLOWED
@@ -47,18 +51,30 @@ def test_preflight_of_an_artifact_download(client, artifact, asked):
 
 
 def test_preflight_from_an_origin_not_allowed(client, assert_json_error):
-    response = client.options("/v2/models/iris/infer", headers={
-        "Origin": DENIED, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"})
-    message = assert_json_error(response, 403, f"origin {DENIED} is not allowed", "cors_origins", ALLOWED,
-                                OTHER_ALLOWED)
+    response = client.options(
+        "/v2/models/iris/infer",
+        headers={
+            "Origin": DENIED,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type",
+        },
+    )
+    message = assert_json_error(
+        response, 403, f"origin {DENIED} is not allowed", "cors_origins", ALLOWED, OTHER_ALLOWED
+    )
     assert message == f"origin {DENIED} is not allowed (setting cors_origins: {OTHER_ALLOWED}, {ALLOWED})"
     assert "Access-Control-Allow-Origin" not in response.headers
 
 
 def test_preflight_asking_for_a_header_not_allowed(client, assert_json_error):
-    response = client.options("/v2/models/iris/infer", headers={
-        "Origin": ALLOWED, "Access-Control-Request-Method": "POST",
-        "Access-Control-Request-Headers": "content-type, x-api-key"})
+    response = client.options(
+        "/v2/models/iris/infer",
+        headers={
+            "Origin": ALLOWED,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type, x-api-key",
+        },
+    )
     assert_json_error(response, 403, "x-api-key", "Content-Type", "Inference-Header-Content-Length", "Range")
     assert "Access-Control-Allow-Origin" not in response.headers
 
@@ -70,5 +86,6 @@ def test_preflight_asking_for_a_method_not_allowed(client, assert_json_error):
 
 def test_preflight_without_cors_origins_says_so(demo_repository, assert_json_error):
     response = client_for(repository=demo_repository).options(
-        "/v2/models/iris/infer", headers={"Origin": ALLOWED, "Access-Control-Request-Method": "POST"})
+        "/v2/models/iris/infer", headers={"Origin": ALLOWED, "Access-Control-Request-Method": "POST"}
+    )
     assert_json_error(response, 403, f"origin {ALLOWED} is not allowed (setting cors_origins: none)")

@@ -39,17 +39,20 @@ def test_from_the_create_app_mapping(tmp_path):
     assert config.load({"cors_origins": ("http://LOCALHOST:80",)}, environ={})["cors_origins"] == ["http://localhost"]
 
 
-@pytest.mark.parametrize("entry", [
-    "app.example",  # no scheme
-    "https://app.example/",  # a path, even an empty one, is not part of an origin
-    "https://app.example/lib",
-    "https://app.example:99999",
-    "https://app.example:0",
-    "https://user@app.example",
-    "https://*.example",
-    "//app.example",
-    "null",
-])
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "app.example",  # no scheme
+        "https://app.example/",  # a path, even an empty one, is not part of an origin
+        "https://app.example/lib",
+        "https://app.example:99999",
+        "https://app.example:0",
+        "https://user@app.example",
+        "https://*.example",
+        "//app.example",
+        "null",
+    ],
+)
 def test_a_bad_origin_is_named(entry):
     with pytest.raises(ConfigError) as raised:
         config.load(None, environ={"ONNXPORT_CORS_ORIGINS": f"{ALLOWED},{entry}"})

@@ -19,10 +19,16 @@ from fixtures.servers import free_port
 from onnxport.accuracy.browser_runtimes import NAMES as BROWSER_RUNTIMES
 from onnxport.serving.fleet.classes import metric_class, metric_class_count
 
-DEVICE = {"engine": "Chrome", "engine_major": 131, "adapter_vendor": "google", "adapter_architecture": "swiftshader",
-          "software_adapter": True, "cores": "2"}
+DEVICE = {
+    "engine": "Chrome",
+    "engine_major": 131,
+    "adapter_vendor": "google",
+    "adapter_architecture": "swiftshader",
+    "software_adapter": True,
+    "cores": "2",
+}
 HONEST_NETWORKS = 10
-CLIENTS_LINE = re.compile(r'^onnxport_fleet_clients\{(.*)\} \S+$', re.M)
+CLIENTS_LINE = re.compile(r"^onnxport_fleet_clients\{(.*)\} \S+$", re.M)
 
 
 @pytest.fixture
@@ -40,8 +46,11 @@ def server(tmp_path, spawn_server):
 
 def honest(base: str, sha256: str, device: dict, runtime: str, warm: float, network: int, rng: random.Random) -> None:
     with session_from(network_address(network)) as session:
-        answer = session.post(f"{base}/api/fleet/reports", timeout=10, json=report(
-            token(rng), device, [result(sha256, "double", "fp32", runtime, "pass", warm, 1.0)]))
+        answer = session.post(
+            f"{base}/api/fleet/reports",
+            timeout=10,
+            json=report(token(rng), device, [result(sha256, "double", "fp32", runtime, "pass", warm, 1.0)]),
+        )
     assert answer.status_code == 202, answer.text
 
 
@@ -56,9 +65,21 @@ def test_600_tokens_from_one_address_leave_the_honest_verdict_and_median(server)
         honest(base, sha256, DEVICE, "wasm", 10.0 + network, network, rng)
         honest(base, sha256, DEVICE, "webgpu", 4.0 + network / 10, network, rng)
     with requests.Session() as attacker:  # 127.0.0.1, within the default rate of 600 reports a minute
-        statuses = {attacker.post(f"{base}/api/fleet/reports", timeout=10, json=report(token(rng), DEVICE, [
-            result(sha256, "double", "fp32", "wasm", "fail", None, 0.1),
-            result(sha256, "double", "fp32", "webgpu", "pass", 0.01, 1.0)])).status_code for _ in range(600)}
+        statuses = {
+            attacker.post(
+                f"{base}/api/fleet/reports",
+                timeout=10,
+                json=report(
+                    token(rng),
+                    DEVICE,
+                    [
+                        result(sha256, "double", "fp32", "wasm", "fail", None, 0.1),
+                        result(sha256, "double", "fp32", "webgpu", "pass", 0.01, 1.0),
+                    ],
+                ),
+            ).status_code
+            for _ in range(600)
+        }
     assert statuses == {202}
     found = {g["runtime"]: g for g in groups(base)}
     wasm, webgpu = found["wasm"], found["webgpu"]
@@ -71,13 +92,20 @@ def test_600_tokens_from_one_address_leave_the_honest_verdict_and_median(server)
 def test_a_report_of_a_file_this_server_does_not_serve_is_a_422(server):
     base, sha256 = server()
     other = "f" * 64
-    answer = requests.post(f"{base}/api/fleet/reports", timeout=10, json=report(
-        "A" * 22, DEVICE, [result(other, "x" * 128, "fp32", "wasm", "pass", 1.0)]))
+    answer = requests.post(
+        f"{base}/api/fleet/reports",
+        timeout=10,
+        json=report("A" * 22, DEVICE, [result(other, "x" * 128, "fp32", "wasm", "pass", 1.0)]),
+    )
     assert answer.status_code == 422
-    assert answer.json() == {"error": f"field 'results[0].sha256': {other} is not a file this server serves "
-                                      "(see /api/manifest)"}
-    made_up_labels = requests.post(f"{base}/api/fleet/reports", timeout=10, json=report(
-        "A" * 22, DEVICE, [result(sha256, "x" * 128, "fp32", "wasm", "pass", 1.0)]))
+    assert answer.json() == {
+        "error": f"field 'results[0].sha256': {other} is not a file this server serves (see /api/manifest)"
+    }
+    made_up_labels = requests.post(
+        f"{base}/api/fleet/reports",
+        timeout=10,
+        json=report("A" * 22, DEVICE, [result(sha256, "x" * 128, "fp32", "wasm", "pass", 1.0)]),
+    )
     assert made_up_labels.status_code == 422 and "is model 'double'" in made_up_labels.json()["error"]
     assert groups(base) == []
 
@@ -88,11 +116,22 @@ def flood(base: str, sha256: str, reports: int, rng: random.Random) -> dict[int,
     statuses: dict[int, int] = {}
     with requests.Session() as attacker:
         for _ in range(reports):
-            made_up = {**DEVICE, "engine_major": rng.randrange(10_000), "software_adapter": rng.random() < 0.5,
-                       "adapter_vendor": "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=64)),
-                       "adapter_architecture": "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=64))}
-            answer = attacker.post(f"{base}/api/fleet/reports", timeout=10, json=report(token(rng), made_up, [
-                result(sha256, "double", "fp32", runtime, "fail", None, 0.1) for runtime in BROWSER_RUNTIMES]))
+            made_up = {
+                **DEVICE,
+                "engine_major": rng.randrange(10_000),
+                "software_adapter": rng.random() < 0.5,
+                "adapter_vendor": "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=64)),
+                "adapter_architecture": "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=64)),
+            }
+            answer = attacker.post(
+                f"{base}/api/fleet/reports",
+                timeout=10,
+                json=report(
+                    token(rng),
+                    made_up,
+                    [result(sha256, "double", "fp32", runtime, "fail", None, 0.1) for runtime in BROWSER_RUNTIMES],
+                ),
+            )
             statuses[answer.status_code] = statuses.get(answer.status_code, 0) + 1
     return statuses
 

@@ -15,17 +15,31 @@ from fixtures.fleet import LIAR_TIME_MS, network_address, report, result, sessio
 from fixtures.servers import free_port
 from onnxport.serving.fleet.classes import class_key
 
-SWIFTSHADER = {"engine": "Chrome", "engine_major": 131, "adapter_vendor": "google",
-               "adapter_architecture": "swiftshader", "software_adapter": True, "cores": "2"}
-SMALL_CLASS = {"engine": "Firefox", "engine_major": 128, "adapter_vendor": "", "adapter_architecture": "",
-               "software_adapter": True, "cores": "17+"}
+SWIFTSHADER = {
+    "engine": "Chrome",
+    "engine_major": 131,
+    "adapter_vendor": "google",
+    "adapter_architecture": "swiftshader",
+    "software_adapter": True,
+    "cores": "2",
+}
+SMALL_CLASS = {
+    "engine": "Firefox",
+    "engine_major": 128,
+    "adapter_vendor": "",
+    "adapter_architecture": "",
+    "software_adapter": True,
+    "cores": "17+",
+}
 
 
 def double_model() -> onnx.ModelProto:
     graph = helper.make_graph(
-        [helper.make_node("Add", ["x", "x"], ["y"])], "double",
+        [helper.make_node("Add", ["x", "x"], ["y"])],
+        "double",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
@@ -34,8 +48,11 @@ def fleet_server(imported_repository, spawn_server):
     """A real server on a one-model repository that takes a fleet's rate from 127.0.0.1: (base URL, files)."""
     repository = imported_repository(double_model(), "double")
     port = free_port()
-    base = spawn_server(["serve", "--repository", str(repository), "--port", str(port)], port,
-                        env={"ONNXPORT_FLEET_ADDRESS_RATE": "100000", "ONNXPORT_REQUEST_LOG": "off"})
+    base = spawn_server(
+        ["serve", "--repository", str(repository), "--port", str(port)],
+        port,
+        env={"ONNXPORT_FLEET_ADDRESS_RATE": "100000", "ONNXPORT_REQUEST_LOG": "off"},
+    )
     sha256 = requests.get(f"{base}/api/manifest", timeout=10).json()["models"]["double"]["variants"]["fp32"]["sha256"]
     return base, {runtime: (sha256, "double", "fp32") for runtime in ("webgpu", "wasm", "wasm-1t")}
 
@@ -46,8 +63,9 @@ def groups_by(fleet: dict) -> dict[tuple[str, str], dict]:
 
 def test_a_fleet_with_30_percent_liars_steers_no_device_wrong(fleet_server):
     base, files = fleet_server
-    summary = simulate_fleet(base, SWIFTSHADER, files, wrong_runtimes={"webgpu"}, liars=0.3, devices=1000,
-                             classes=10, seed=0)
+    summary = simulate_fleet(
+        base, SWIFTSHADER, files, wrong_runtimes={"webgpu"}, liars=0.3, devices=1000, classes=10, seed=0
+    )
     assert (summary.devices, summary.liars, len(summary.devices_by_class)) == (1000, 300, 10)
     # k - 1 honest failures of a good runtime in a small class, beside two passes: never a fail
     rng = random.Random(1)
@@ -55,8 +73,13 @@ def test_a_fleet_with_30_percent_liars_steers_no_device_wrong(fleet_server):
     answers = []
     for network, verdict in enumerate(("fail", "fail", "pass", "pass"), start=5000):
         with session_from(network_address(network)) as session:
-            answers.append(session.post(f"{base}/api/fleet/reports", timeout=10, json=report(
-                token(rng), SMALL_CLASS, [result(sha256, model, variant, "wasm", verdict, 9.0, 0.5)])))
+            answers.append(
+                session.post(
+                    f"{base}/api/fleet/reports",
+                    timeout=10,
+                    json=report(token(rng), SMALL_CLASS, [result(sha256, model, variant, "wasm", verdict, 9.0, 0.5)]),
+                )
+            )
     assert [a.status_code for a in answers] == [202] * 4
     fleet = requests.get(f"{base}/api/fleet", timeout=10).json()
     k = fleet["k"]
@@ -91,20 +114,32 @@ def test_bad_reports_leave_the_server_serving_and_show_in_metrics(fleet_server):
     sha256, model, variant = files["wasm"]
     good = report("A" * 22, SWIFTSHADER, [result(sha256, model, variant, "wasm", "pass", 2.0, 1.0)])
     with requests.Session() as session:
-        statuses = [session.post(f"{base}/api/fleet/reports", json=good, timeout=10).status_code,
-                    session.post(f"{base}/api/fleet/reports", json={**good, "extra": 1}, timeout=10).status_code,
-                    session.post(f"{base}/api/fleet/reports", data=b"\x00" * 20_000, timeout=10,
-                                 headers={"Content-Type": "application/json"}).status_code,
-                    session.post(f"{base}/api/fleet/reports", data="{", timeout=10,
-                                 headers={"Content-Type": "application/json"}).status_code]
+        statuses = [
+            session.post(f"{base}/api/fleet/reports", json=good, timeout=10).status_code,
+            session.post(f"{base}/api/fleet/reports", json={**good, "extra": 1}, timeout=10).status_code,
+            session.post(
+                f"{base}/api/fleet/reports",
+                data=b"\x00" * 20_000,
+                timeout=10,
+                headers={"Content-Type": "application/json"},
+            ).status_code,
+            session.post(
+                f"{base}/api/fleet/reports", data="{", timeout=10, headers={"Content-Type": "application/json"}
+            ).status_code,
+        ]
         statuses += [session.post(f"{base}/api/fleet/reports", json=good, timeout=10).status_code for _ in range(20)]
     assert statuses == [202, 422, 413, 400] + [202] * 19 + [429]  # the token's 20 a minute
-    inference = requests.post(f"{base}/v2/models/double/infer", timeout=10, json={
-        "inputs": [{"name": "x", "shape": [2], "datatype": "FP32", "data": [1.5, 2.0]}]})
+    inference = requests.post(
+        f"{base}/v2/models/double/infer",
+        timeout=10,
+        json={"inputs": [{"name": "x", "shape": [2], "datatype": "FP32", "data": [1.5, 2.0]}]},
+    )
     assert inference.status_code == 200 and inference.json()["outputs"][0]["data"] == [3.0, 4.0]
     metrics = requests.get(f"{base}/metrics", timeout=10).text
     assert 'onnxport_fleet_reports_total{outcome="accepted"} 20.0' in metrics
     assert 'onnxport_fleet_reports_total{outcome="invalid"} 3.0' in metrics
     assert 'onnxport_fleet_reports_total{outcome="rate_limited"} 1.0' in metrics
-    assert ('onnxport_fleet_clients{device_class="Chrome · 2 cores · google swiftshader (software)",'
-            'model="double",runtime="wasm",variant="fp32",verdict="pass"} 1.0') in metrics
+    assert (
+        'onnxport_fleet_clients{device_class="Chrome · 2 cores · google swiftshader (software)",'
+        'model="double",runtime="wasm",variant="fp32",verdict="pass"} 1.0'
+    ) in metrics

@@ -24,8 +24,14 @@ from onnxport.serving.fleet.reports import Report
 from onnxport.serving.fleet.store import DAY, HOUR, SCHEMA_VERSION, FleetStore
 
 VECTORS = json.loads((Path(__file__).parents[1] / "vectors" / "fleet_classes.json").read_text())
-DEVICE = {"engine": "Firefox", "engine_major": 128, "adapter_vendor": "", "adapter_architecture": "",
-          "software_adapter": True, "cores": "2"}
+DEVICE = {
+    "engine": "Firefox",
+    "engine_major": 128,
+    "adapter_vendor": "",
+    "adapter_architecture": "",
+    "software_adapter": True,
+    "cores": "2",
+}
 SHA = "ab" * 32
 
 
@@ -33,8 +39,16 @@ def token(i: int) -> str:
     return f"client-{i:015d}"
 
 
-def folded(store: FleetStore, client: int, verdict: str = "pass", warm: float | None = 1.0, sha: str = SHA,
-           runtime: str = "wasm", device: dict = DEVICE, network: str | None = None) -> int:
+def folded(
+    store: FleetStore,
+    client: int,
+    verdict: str = "pass",
+    warm: float | None = 1.0,
+    sha: str = SHA,
+    runtime: str = "wasm",
+    device: dict = DEVICE,
+    network: str | None = None,
+) -> int:
     """client's report of one result, from `network` (by default a network of the client's own)."""
     body = report(token(client), device, [result(sha, "m", "fp32", runtime, verdict, warm)])
     return store.fold(Report.model_validate(body), network or f"198.51.{client}.0/24")
@@ -58,10 +72,23 @@ def test_class_keys_match_the_shared_vectors(cls, key):
     assert class_key(cls) == key
 
 
-@pytest.mark.parametrize(("passes", "fails", "expected"), [
-    (1, 1, "few"), (0, 2, "few"), (0, 3, "fail"), (1, 2, "mixed"), (2, 4, "fail"), (3, 4, "mixed"),
-    (3, 0, "pass"), (2, 1, "mixed"), (4, 2, "pass"), (30, 70, "fail"), (34, 66, "mixed"), (10, 2, "pass"),
-])
+@pytest.mark.parametrize(
+    ("passes", "fails", "expected"),
+    [
+        (1, 1, "few"),
+        (0, 2, "few"),
+        (0, 3, "fail"),
+        (1, 2, "mixed"),
+        (2, 4, "fail"),
+        (3, 4, "mixed"),
+        (3, 0, "pass"),
+        (2, 1, "mixed"),
+        (4, 2, "pass"),
+        (30, 70, "fail"),
+        (34, 66, "mixed"),
+        (10, 2, "pass"),
+    ],
+)
 def test_the_verdict_rule(passes, fails, expected):
     assert aggregation.verdict(passes, fails, k=3) == expected
 
@@ -70,8 +97,14 @@ def test_times_need_k_clients_and_are_quantiles_of_one_value_each():
     assert aggregation.times([1.0, 2.0], k=3) is None
     found = aggregation.times([float(v) for v in range(1, 11)], k=3)
     assert found == {"median": 5.5, "p10": 1.9, "p25": 3.25, "p75": 7.75, "p90": 9.1, "clients": 10}
-    assert aggregation.times([4.0], k=1) == {"median": 4.0, "p10": 4.0, "p25": 4.0, "p75": 4.0, "p90": 4.0,
-                                             "clients": 1}
+    assert aggregation.times([4.0], k=1) == {
+        "median": 4.0,
+        "p10": 4.0,
+        "p25": 4.0,
+        "p75": 4.0,
+        "p90": 4.0,
+        "clients": 1,
+    }
 
 
 @pytest.mark.parametrize("count", [2, 3, 7, 100, 1000])
@@ -201,14 +234,37 @@ def test_nothing_is_written_but_the_listed_columns_no_token_no_address(tmp_path)
         answer = client.post("/api/fleet/reports", json=body, environ_base={"REMOTE_ADDR": address})
         assert answer.status_code == 202
     db = sqlite3.connect(root / "fleet.sqlite3")
-    columns = {table: [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
-               for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    columns = {
+        table: [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+        for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
     assert columns == {
         "meta": ["key", "value"],
-        "groups": ["id", "sha256", "runtime", "class", "model", "variant", "form", "seen", "creator", "created",
-                   "networks"],
-        "votes": ["group_id", "client", "network", "at", "fail", "metric_name", "metric_value", "create_ms",
-                  "first_run_ms", "warm_run_ms"],
+        "groups": [
+            "id",
+            "sha256",
+            "runtime",
+            "class",
+            "model",
+            "variant",
+            "form",
+            "seen",
+            "creator",
+            "created",
+            "networks",
+        ],
+        "votes": [
+            "group_id",
+            "client",
+            "network",
+            "at",
+            "fail",
+            "metric_name",
+            "metric_value",
+            "create_ms",
+            "first_run_ms",
+            "warm_run_ms",
+        ],
     }
     assert sorted(row[0] for row in db.execute("SELECT key FROM meta")) == ["reports", "secret"]
     cells = [cell for table in columns for row in db.execute(f"SELECT * FROM {table}") for cell in row]
@@ -219,8 +275,15 @@ def test_nothing_is_written_but_the_listed_columns_no_token_no_address(tmp_path)
     assert len(set(networks)) == 5 and all(len(n) == 8 for n in networks), "8 bytes of HMAC per network"
     text = b"".join(c if isinstance(c, bytes) else str(c).encode() for c in cells)
     # neither a token nor an address, nor a network's prefix in any spelling
-    secrets = [*(t.encode() for t in tokens), *(a.encode() for a in addresses), b"127.0.0.", b"127.1.2.", b"127.9.8.",
-               b"2001:db8", b"::ffff"]
+    secrets = [
+        *(t.encode() for t in tokens),
+        *(a.encode() for a in addresses),
+        b"127.0.0.",
+        b"127.1.2.",
+        b"127.9.8.",
+        b"2001:db8",
+        b"::ffff",
+    ]
     for secret in secrets:
         assert secret not in text
     on_disk = b"".join(p.read_bytes() for p in root.glob("fleet.sqlite3*"))  # the WAL too
@@ -292,11 +355,21 @@ def test_a_second_store_on_the_same_file_publishes_the_firsts_reports(tmp_path):
     reader.close()
 
 
-@pytest.mark.parametrize(("address", "expected"), [
-    ("203.0.113.9", "203.0.113.0/24"), ("203.0.113.250", "203.0.113.0/24"), ("127.0.0.1", "127.0.0.0/24"),
-    ("::ffff:203.0.113.9", "203.0.113.0/24"),  # a dual-stack socket's IPv4 peer is that IPv4 address
-    ("2001:db8:1:2::3", "2001:db8:1::/48"), ("2001:db8:1:ffff:1:2:3:4", "2001:db8:1::/48"), ("::1", "::/48"),
-    ("fe80::1%eth0", "fe80::/48"), ("", "not-an-ip:"), (None, "not-an-ip:"), ("unix-socket", "not-an-ip:unix-socket"),
-])
+@pytest.mark.parametrize(
+    ("address", "expected"),
+    [
+        ("203.0.113.9", "203.0.113.0/24"),
+        ("203.0.113.250", "203.0.113.0/24"),
+        ("127.0.0.1", "127.0.0.0/24"),
+        ("::ffff:203.0.113.9", "203.0.113.0/24"),  # a dual-stack socket's IPv4 peer is that IPv4 address
+        ("2001:db8:1:2::3", "2001:db8:1::/48"),
+        ("2001:db8:1:ffff:1:2:3:4", "2001:db8:1::/48"),
+        ("::1", "::/48"),
+        ("fe80::1%eth0", "fe80::/48"),
+        ("", "not-an-ip:"),
+        (None, "not-an-ip:"),
+        ("unix-socket", "not-an-ip:unix-socket"),
+    ],
+)
 def test_a_reports_network_is_its_ipv4_24_or_ipv6_48(address, expected):
     assert network(address) == expected

@@ -14,8 +14,14 @@ from fixtures.servers import buffered_client
 from onnxport.serving.app import create_app
 
 SHA = "0123456789abcdef" * 4  # the sha256 of no file served here
-DEVICE = {"engine": "Chrome", "engine_major": 131, "adapter_vendor": "google", "adapter_architecture": "swiftshader",
-          "software_adapter": True, "cores": "2"}
+DEVICE = {
+    "engine": "Chrome",
+    "engine_major": 131,
+    "adapter_vendor": "google",
+    "adapter_architecture": "swiftshader",
+    "software_adapter": True,
+    "cores": "2",
+}
 TOKEN = "AbCdEfGhIjKlMnOpQrStUv"
 GOOD: dict = {}  # a report of the served file: made by the `served` fixture
 
@@ -31,8 +37,12 @@ def served(tmp_path_factory):
 @pytest.fixture
 def client(tmp_path, served):
     def make(**settings):
-        return buffered_client(create_app({"repository": served[0], "fleet_db": tmp_path / "fleet.sqlite3",
-                                           "request_log": "off", **settings}))
+        return buffered_client(
+            create_app(
+                {"repository": served[0], "fleet_db": tmp_path / "fleet.sqlite3", "request_log": "off", **settings}
+            )
+        )
+
     return make
 
 
@@ -52,20 +62,53 @@ def changed(path: str, value) -> dict:
 
 REMOVE = object()
 BAD = [
-    ("schema", 2), ("schema", "1"), ("client", "short"), ("client", "x" * 65), ("client", "has space in it 12345678"),
-    ("client", 12345678901234567890123), ("client", REMOVE),
-    ("device", None), ("device.engine", "Chromium"), ("device.engine_major", "131"), ("device.engine_major", -1),
-    ("device.engine_major", 1.5), ("device.adapter_vendor", "v" * 65), ("device.adapter_vendor", None),
-    ("device.adapter_vendor", "bad\nline"), ("device.adapter_architecture", 3), ("device.software_adapter", "true"),
-    ("device.software_adapter", 1), ("device.cores", 2), ("device.cores", "3"), ("device.extra", 1),
-    ("results", []), ("results", {}), ("results.0.model", ""), ("results.0.model", "m" * 129),
-    ("results.0.variant", "v" * 33), ("results.0.form", ""), ("results.0.form", "f" * 33),
-    ("results.0.sha256", SHA.upper()), ("results.0.sha256", SHA[:63]), ("results.0.runtime", "WebGPU"),
-    ("results.0.runtime", "r" * 33), ("results.0.threads", 0), ("results.0.threads", 65), ("results.0.threads", 2.0),
-    ("results.0.verdict", "ok"), ("results.0.metric", 0.5), ("results.0.metric.name", ""),
-    ("results.0.metric.value", "0.5"), ("results.0.metric.limit", True), ("results.0.metric.extra", 1),
-    ("results.0.create_ms", -1), ("results.0.first_run_ms", 3_600_000), ("results.0.warm_run_ms", "1"),
-    ("results.0.warm_run_ms", REMOVE), ("results.0.extra", None), ("extra", 1),
+    ("schema", 2),
+    ("schema", "1"),
+    ("client", "short"),
+    ("client", "x" * 65),
+    ("client", "has space in it 12345678"),
+    ("client", 12345678901234567890123),
+    ("client", REMOVE),
+    ("device", None),
+    ("device.engine", "Chromium"),
+    ("device.engine_major", "131"),
+    ("device.engine_major", -1),
+    ("device.engine_major", 1.5),
+    ("device.adapter_vendor", "v" * 65),
+    ("device.adapter_vendor", None),
+    ("device.adapter_vendor", "bad\nline"),
+    ("device.adapter_architecture", 3),
+    ("device.software_adapter", "true"),
+    ("device.software_adapter", 1),
+    ("device.cores", 2),
+    ("device.cores", "3"),
+    ("device.extra", 1),
+    ("results", []),
+    ("results", {}),
+    ("results.0.model", ""),
+    ("results.0.model", "m" * 129),
+    ("results.0.variant", "v" * 33),
+    ("results.0.form", ""),
+    ("results.0.form", "f" * 33),
+    ("results.0.sha256", SHA.upper()),
+    ("results.0.sha256", SHA[:63]),
+    ("results.0.runtime", "WebGPU"),
+    ("results.0.runtime", "r" * 33),
+    ("results.0.threads", 0),
+    ("results.0.threads", 65),
+    ("results.0.threads", 2.0),
+    ("results.0.verdict", "ok"),
+    ("results.0.metric", 0.5),
+    ("results.0.metric.name", ""),
+    ("results.0.metric.value", "0.5"),
+    ("results.0.metric.limit", True),
+    ("results.0.metric.extra", 1),
+    ("results.0.create_ms", -1),
+    ("results.0.first_run_ms", 3_600_000),
+    ("results.0.warm_run_ms", "1"),
+    ("results.0.warm_run_ms", REMOVE),
+    ("results.0.extra", None),
+    ("extra", 1),
 ]
 
 
@@ -86,7 +129,10 @@ def test_a_good_report_is_accepted_and_its_strings_normalized(client):
     group = app.get("/api/fleet").get_json()["groups"][0]
     assert group["class"]["adapter_vendor"] == "google"
     assert (group["class_key"], group["verdict"], group["clients"]) == (
-        "Chrome 131 · 2 cores · google swiftshader (software)", "few", 1)
+        "Chrome 131 · 2 cores · google swiftshader (software)",
+        "few",
+        1,
+    )
 
 
 def test_an_unknown_field_is_told_the_allowed_ones_as_written(client):
@@ -109,16 +155,19 @@ def test_a_body_over_16_kib_is_a_413_before_it_is_read(client):
     assert "16384 bytes" in answer.get_json()["error"]
 
 
-@pytest.mark.parametrize(("body", "content_type", "status"), [
-    (json.dumps(GOOD), "text/plain", 415),
-    (json.dumps(GOOD), "application/x-www-form-urlencoded", 415),
-    ("{not json", "application/json", 400),
-    ('{"schema": NaN}', "application/json", 400),
-    (b"\xff\xfe", "application/json", 400),
-    ("[" * 16_000, "application/json", 400),
-    ('{"schema": 1, "device": ' + "[" * 16_000, "application/json", 400),
-    ("[1, 2]", "application/json", 422),
-])
+@pytest.mark.parametrize(
+    ("body", "content_type", "status"),
+    [
+        (json.dumps(GOOD), "text/plain", 415),
+        (json.dumps(GOOD), "application/x-www-form-urlencoded", 415),
+        ("{not json", "application/json", 400),
+        ('{"schema": NaN}', "application/json", 400),
+        (b"\xff\xfe", "application/json", 400),
+        ("[" * 16_000, "application/json", 400),
+        ('{"schema": 1, "device": ' + "[" * 16_000, "application/json", 400),
+        ("[1, 2]", "application/json", 422),
+    ],
+)
 def test_what_is_not_a_json_report_is_refused(client, body, content_type, status):
     answer = client().post("/api/fleet/reports", data=body, content_type=content_type)
     assert answer.status_code == status, answer.get_json()
@@ -173,31 +222,39 @@ def test_a_report_of_a_file_this_server_does_not_serve_is_a_422_naming_it(client
     app = client()
     answer = app.post("/api/fleet/reports", json=changed("results.0.sha256", SHA))
     assert answer.status_code == 422
-    assert answer.get_json() == {"error": f"field 'results[0].sha256': {SHA} is not a file this server serves "
-                                          "(see /api/manifest)"}
+    assert answer.get_json() == {
+        "error": f"field 'results[0].sha256': {SHA} is not a file this server serves (see /api/manifest)"
+    }
     assert app.get("/api/fleet").get_json()["groups"] == [], "nothing was folded"
 
 
-@pytest.mark.parametrize(("path", "value", "said"), [
-    ("results.0.model", "x" * 128, "the result says model 'xxx"),
-    ("results.0.variant", "fp16", "variant 'fp16'"),
-    ("results.0.form", "ort", "form 'ort'"),
-])
+@pytest.mark.parametrize(
+    ("path", "value", "said"),
+    [
+        ("results.0.model", "x" * 128, "the result says model 'xxx"),
+        ("results.0.variant", "fp16", "variant 'fp16'"),
+        ("results.0.form", "ort", "form 'ort'"),
+    ],
+)
 def test_a_served_file_named_otherwise_than_the_manifest_does_is_a_422(client, served, path, value, said):
     """The model, variant and form of a result are the manifest's: a report cannot choose the labels of a group."""
     answer = client().post("/api/fleet/reports", json=changed(path, value))
     assert answer.status_code == 422
     error = answer.get_json()["error"]
-    assert error.startswith(f"field 'results[0]': file {served[1]} is model 'double', variant 'fp32', form none "
-                            "on this server; the result says "), error
+    assert error.startswith(
+        f"field 'results[0]': file {served[1]} is model 'double', variant 'fp32', form none "
+        "on this server; the result says "
+    ), error
     assert said in error
 
 
 def test_a_runtime_that_is_no_browser_runtime_is_a_422(client, served):
     answer = client().post("/api/fleet/reports", json=changed("results.0.runtime", "my-own-runtime"))
     assert answer.status_code == 422
-    assert answer.get_json()["error"] == (f"field 'results[0].runtime': 'my-own-runtime' is not a browser runtime of "
-                                          f"file {served[1]}; expected one of webgpu, webnn, wasm, wasm-1t")
+    assert answer.get_json()["error"] == (
+        f"field 'results[0].runtime': 'my-own-runtime' is not a browser runtime of "
+        f"file {served[1]}; expected one of webgpu, webnn, wasm, wasm-1t"
+    )
 
 
 def test_one_bad_result_refuses_the_whole_report(client, served):

@@ -27,8 +27,11 @@ LIMIT = 10_000  # max_request_bytes of the server under test
 @pytest.fixture
 def small_server(spawn_server, demo_repository):
     port = free_port()
-    return spawn_server(["serve", "--repository", str(demo_repository), "--port", str(port)], port,
-                        env={"ONNXPORT_MAX_REQUEST_BYTES": str(LIMIT)})
+    return spawn_server(
+        ["serve", "--repository", str(demo_repository), "--port", str(port)],
+        port,
+        env={"ONNXPORT_MAX_REQUEST_BYTES": str(LIMIT)},
+    )
 
 
 def exchange(base_url: str, raw: bytes) -> tuple[int, dict[str, str], bytes]:
@@ -39,7 +42,7 @@ def exchange(base_url: str, raw: bytes) -> tuple[int, dict[str, str], bytes]:
         for start in range(0, len(raw), 65536):
             if select.select([connection], [], [], 0)[0]:
                 break
-            connection.sendall(raw[start:start + 65536])
+            connection.sendall(raw[start : start + 65536])
         else:
             connection.shutdown(socket.SHUT_WR)
         data = b""
@@ -74,8 +77,9 @@ def still_serving(base_url: str) -> None:
     assert status == 200 and json.loads(body) == {"live": True}
 
 
-IRIS = json.dumps({"inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32",
-                               "data": [5.9, 3.0, 5.1, 1.8]}]}).encode()
+IRIS = json.dumps(
+    {"inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [5.9, 3.0, 5.1, 1.8]}]}
+).encode()
 
 
 def test_a_malformed_request_line(small_server):
@@ -91,8 +95,9 @@ def test_a_duplicated_content_length(small_server):
 
 def test_a_body_between_the_two_caps_gets_the_apps_413(small_server):
     body = b" " * (LIMIT + 100) + IRIS
-    assert_json(*exchange(small_server, post("/v2/models/iris/infer", body, f"Content-Length: {len(body)}")), 413,
-                "too large")
+    assert_json(
+        *exchange(small_server, post("/v2/models/iris/infer", body, f"Content-Length: {len(body)}")), 413, "too large"
+    )
     still_serving(small_server)
 
 
@@ -111,8 +116,12 @@ def test_a_chunked_body_over_waitress_cap(small_server):
 
 
 def test_a_small_chunked_body_is_answered(small_server):
-    raw = post("/v2/models/iris/infer", b"%x\r\n%s\r\n0\r\n\r\n" % (len(IRIS), IRIS), "Transfer-Encoding: chunked",
-               "Connection: close")
+    raw = post(
+        "/v2/models/iris/infer",
+        b"%x\r\n%s\r\n0\r\n\r\n" % (len(IRIS), IRIS),
+        "Transfer-Encoding: chunked",
+        "Connection: close",
+    )
     status, _, body = exchange(small_server, raw)
     assert status == 200 and json.loads(body)["outputs"], body[:300]
 
@@ -141,7 +150,7 @@ def conversation(base_url: str, raw: bytes, quiet: float = 3.0) -> tuple[list[tu
             for start in range(0, len(raw), 65536):  # stop sending once the server answers
                 if select.select([connection], [], [], 0)[0]:
                     break
-                connection.sendall(raw[start:start + 65536])
+                connection.sendall(raw[start : start + 65536])
         except OSError:  # closed on us mid-send: what came is the answer
             pass
         try:
@@ -170,27 +179,51 @@ JSON = "Content-Type: application/json"
 
 # name: (raw request with a smuggled one after it, status, a fragment of the error)
 REFUSED = {
-    "Content-Length with Transfer-Encoding": (relu_post("Host: x", JSON, CL, TE) + chunked(RELU) + SMUGGLED,
-                                              400, "gives both"),
-    "Transfer-Encoding before Content-Length": (relu_post("Host: x", TE, "Content-Length: 4") + chunked(RELU)
-                                                + SMUGGLED, 400, "gives both"),
+    "Content-Length with Transfer-Encoding": (
+        relu_post("Host: x", JSON, CL, TE) + chunked(RELU) + SMUGGLED,
+        400,
+        "gives both",
+    ),
+    "Transfer-Encoding before Content-Length": (
+        relu_post("Host: x", TE, "Content-Length: 4") + chunked(RELU) + SMUGGLED,
+        400,
+        "gives both",
+    ),
     "no Host on HTTP/1.1": (relu_post(JSON, f"Content-Length: {len(RELU)}") + RELU + SMUGGLED, 400, "Host"),
-    "two Host headers": (relu_post("Host: a", "Host: b", f"Content-Length: {len(RELU)}") + RELU + SMUGGLED, 400,
-                         "has 2"),
-    "chunked, identity": (relu_post("Host: x", "Transfer-Encoding: chunked, identity") + chunked(RELU) + SMUGGLED,
-                          400, "last coding must be chunked"),
+    "two Host headers": (
+        relu_post("Host: a", "Host: b", f"Content-Length: {len(RELU)}") + RELU + SMUGGLED,
+        400,
+        "has 2",
+    ),
+    "chunked, identity": (
+        relu_post("Host: x", "Transfer-Encoding: chunked, identity") + chunked(RELU) + SMUGGLED,
+        400,
+        "last coding must be chunked",
+    ),
     "gzip": (relu_post("Host: x", "Transfer-Encoding: gzip") + chunked(RELU) + SMUGGLED, 400, "last coding"),
     "xchunked": (relu_post("Host: x", "Transfer-Encoding: xchunked") + chunked(RELU) + SMUGGLED, 400, "last coding"),
-    "gzip, chunked": (relu_post("Host: x", "Transfer-Encoding: gzip, chunked") + chunked(RELU) + SMUGGLED, 501,
-                      "only chunked"),
+    "gzip, chunked": (
+        relu_post("Host: x", "Transfer-Encoding: gzip, chunked") + chunked(RELU) + SMUGGLED,
+        501,
+        "only chunked",
+    ),
     "chunked in two fields": (relu_post("Host: x", TE, TE) + chunked(RELU) + SMUGGLED, 400, "applied once"),
     "obs-fold": (relu_post("Host: x", "Transfer-Encoding:", " chunked") + chunked(RELU) + SMUGGLED, 400, "folding"),
-    "Transfer-Encoding on HTTP/1.0": (relu_post("Host: x", TE, "Connection: keep-alive", version="1.0")
-                                      + chunked(RELU) + SMUGGLED, 400, "needs HTTP/1.1"),
-    "Transfer-Encoding on HTTP/1.2": (relu_post("Host: x", TE, version="1.2") + chunked(RELU) + SMUGGLED, 400,
-                                      "needs HTTP/1.1"),
-    "a chunk-size of 5000 hex digits": (relu_post("Host: x", TE) + b"0" * 4990 + b"%x\r\n%s\r\n0\r\n\r\n"
-                                        % (len(RELU), RELU) + SMUGGLED, 400, "hex digits"),
+    "Transfer-Encoding on HTTP/1.0": (
+        relu_post("Host: x", TE, "Connection: keep-alive", version="1.0") + chunked(RELU) + SMUGGLED,
+        400,
+        "needs HTTP/1.1",
+    ),
+    "Transfer-Encoding on HTTP/1.2": (
+        relu_post("Host: x", TE, version="1.2") + chunked(RELU) + SMUGGLED,
+        400,
+        "needs HTTP/1.1",
+    ),
+    "a chunk-size of 5000 hex digits": (
+        relu_post("Host: x", TE) + b"0" * 4990 + b"%x\r\n%s\r\n0\r\n\r\n" % (len(RELU), RELU) + SMUGGLED,
+        400,
+        "hex digits",
+    ),
     "a chunk over the body cap": (relu_post("Host: x", TE) + b"ffffffff\r\n" + b"a" * 1000, 413, "max_body"),
     "a chunk extension that never ends": (relu_post("Host: x", TE) + b"10;" + b"a" * 300_000, 400, "chunk line"),
     "a trailer that never ends": (relu_post("Host: x", TE) + b"0\r\nX-A: " + b"a" * 300_000, 400, "trailer"),
@@ -212,8 +245,12 @@ def test_a_framing_a_proxy_may_read_otherwise_is_refused_and_the_connection_clos
 def test_lenient_spellings_rfc_9112_allows_are_read_as_written(relu_server):  # noqa: F811
     """Whitespace around a field value, chunk extensions, a trailer, and a pipelined request after them."""
     body = b"".join(b"%x;part=%d\r\n%s\r\n" % (len(piece), i, piece) for i, piece in enumerate([RELU[:30], RELU[30:]]))
-    raw = (relu_post("Host: x", JSON, "Transfer-Encoding:   chunked  ") + body + b"0\r\nX-Checksum: none\r\n\r\n"
-           + b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    raw = (
+        relu_post("Host: x", JSON, "Transfer-Encoding:   chunked  ")
+        + body
+        + b"0\r\nX-Checksum: none\r\n\r\n"
+        + b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
     answers, closed = conversation(relu_server, raw)
     assert [answer[0] for answer in answers] == [200, 200], answers
     assert json.loads(answers[0][2])["outputs"][0]["data"] == [1.0, 0.0, 3.0, 0.0]

@@ -86,8 +86,17 @@ def valid_requests(golden_inputs, reference_outputs) -> list[tuple[str, str, dic
     requests = []
     for model, variant in MODEL_VARIANTS:
         feeds = {k: v[:2] for k, v in golden_inputs(model).items()}
-        body = {"inputs": [{"name": k, "shape": list(v.shape), "datatype": "INT64" if v.dtype == np.int64 else "FP32",
-                            "data": v.reshape(-1).tolist()} for k, v in feeds.items()]}
+        body = {
+            "inputs": [
+                {
+                    "name": k,
+                    "shape": list(v.shape),
+                    "datatype": "INT64" if v.dtype == np.int64 else "FP32",
+                    "data": v.reshape(-1).tolist(),
+                }
+                for k, v in feeds.items()
+            ]
+        }
         requests.append((model, variant, body, reference_outputs(model, variant, feeds)))
     return requests
 
@@ -95,8 +104,9 @@ def valid_requests(golden_inputs, reference_outputs) -> list[tuple[str, str, dic
 @pytest.fixture
 def fuzzed_server(demo_repository, tmp_path):
     port = free_port()
-    server = start_test_server(["serve", "--repository", str(demo_repository), "--port", str(port)], port,
-                               tmp_path / "server.log")
+    server = start_test_server(
+        ["serve", "--repository", str(demo_repository), "--port", str(port)], port, tmp_path / "server.log"
+    )
     yield server
     server.stop()
 
@@ -108,8 +118,15 @@ def test_ten_thousand_hostile_requests(fuzzed_server, golden_inputs, reference_o
     start = rss(pid)
     warm = Client(base_url)
     for model, variant, body, _ in valid:  # every session loaded: what is measured after is the traffic's
-        assert warm.send("POST", f"/v2/models/{model}/versions/{variant}/infer", {"Content-Type": "application/json"},
-                         json.dumps(body).encode())[0] == 200
+        assert (
+            warm.send(
+                "POST",
+                f"/v2/models/{model}/versions/{variant}/infer",
+                {"Content-Type": "application/json"},
+                json.dumps(body).encode(),
+            )[0]
+            == 200
+        )
     warm.close()
     loaded = settled_rss(pid)
     peak = [loaded]
@@ -122,8 +139,10 @@ def test_ten_thousand_hostile_requests(fuzzed_server, golden_inputs, reference_o
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     rng = random.Random(12)
-    plan = [("valid", rng.randrange(len(valid))) if i % VALID_EVERY == 0 else ("hostile", case(rng))
-            for i in range(REQUESTS)]
+    plan = [
+        ("valid", rng.randrange(len(valid))) if i % VALID_EVERY == 0 else ("hostile", case(rng))
+        for i in range(REQUESTS)
+    ]
     started = time.perf_counter()
     outcomes, problems = _run_plan(base_url, valid, plan)
     elapsed = time.perf_counter() - started
@@ -131,11 +150,15 @@ def test_ten_thousand_hostile_requests(fuzzed_server, golden_inputs, reference_o
     sampler.join()
     after = settled_rss(pid)
     kinds = Counter(item[0] for what, item in plan if what == "hostile")
-    print(f"\n{REQUESTS} requests ({REQUESTS // VALID_EVERY} valid, {len(KINDS)} hostile classes: "
-          f"{dict(sorted(kinds.items()))}) in {elapsed:.1f} s, {CLIENTS} clients: {dict(sorted(outcomes.items()))}")
-    print(f"server RSS: {start / MB:.0f} MB at start, {loaded / MB:.0f} MB with every session loaded, "
-          f"peak {peak[0] / MB:.0f} MB (+{(peak[0] - loaded) / MB:.0f}), "
-          f"{after / MB:.0f} MB after the run (+{(after - loaded) / MB:.0f}); max_request_bytes {LIMIT // MB} MB")
+    print(
+        f"\n{REQUESTS} requests ({REQUESTS // VALID_EVERY} valid, {len(KINDS)} hostile classes: "
+        f"{dict(sorted(kinds.items()))}) in {elapsed:.1f} s, {CLIENTS} clients: {dict(sorted(outcomes.items()))}"
+    )
+    print(
+        f"server RSS: {start / MB:.0f} MB at start, {loaded / MB:.0f} MB with every session loaded, "
+        f"peak {peak[0] / MB:.0f} MB (+{(peak[0] - loaded) / MB:.0f}), "
+        f"{after / MB:.0f} MB after the run (+{(after - loaded) / MB:.0f}); max_request_bytes {LIMIT // MB} MB"
+    )
     assert not problems, f"{len(problems)} problems, e.g.:\n  " + "\n  ".join(problems[:20])
     assert outcomes["5xx"] == 0 and outcomes["connection failure"] == 0
     # A request may hold its body once, decoded, per client at a time (plus the JSON it parses into);
@@ -157,9 +180,15 @@ def _run_plan(base_url: str, valid: list, plan: list) -> tuple[Counter, list[str
         for what, item in chunk:
             if what == "valid":
                 model, variant, body, expected = valid[item]
-                label, request = f"valid {model} {variant}", ("POST", f"/v2/models/{model}/versions/{variant}/infer",
-                                                              {"Content-Type": "application/json"},
-                                                              json.dumps(body).encode())
+                label, request = (
+                    f"valid {model} {variant}",
+                    (
+                        "POST",
+                        f"/v2/models/{model}/versions/{variant}/infer",
+                        {"Content-Type": "application/json"},
+                        json.dumps(body).encode(),
+                    ),
+                )
             else:
                 label, request = item[0], item[1:]
             try:
@@ -200,5 +229,5 @@ def _judge(what: str, status: int, content_type: str, data: bytes, expected: dic
     except ValueError:
         return f"{status} body is not JSON: {data[:120]!r}"
     if not (isinstance(body, dict) and list(body) == ["error"] and isinstance(body["error"], str) and body["error"]):
-        return f"{status} body is not {{\"error\": ...}}: {data[:120]!r}"
+        return f'{status} body is not {{"error": ...}}: {data[:120]!r}'
     return None

@@ -60,8 +60,14 @@ def walked_app(relu_repository, tmp_path):  # noqa: F811 - the fixture imported 
     for folder in relu_repository.joinpath("testdata").iterdir():
         hostile_folder(folder)
     hostile_folder(relu_repository / "artifacts")
-    settings = {"repository": relu_repository, "web_root": web, "ort_root": web, "tokenizers_root": web,
-                "chartjs_root": web, "debug_root": debug}
+    settings = {
+        "repository": relu_repository,
+        "web_root": web,
+        "ort_root": web,
+        "tokenizers_root": web,
+        "chartjs_root": web,
+        "debug_root": debug,
+    }
     return create_app(settings), [relu_repository, web, debug]
 
 
@@ -109,8 +115,13 @@ def test_no_route_answers_a_hostile_path_with_a_5xx(walked_app):
                     assert list(error) == ["error"], (method, url[:200], error)
     assert not failures, f"{len(failures)} of {walked} requests got a 5xx:\n" + "\n".join(failures[:40])
     # The walk reached the routes that serve files (a regression that empties url_map would pass vacuously).
-    assert {"/web/<path:relative>", "/ort/<path:relative>", "/repository/<path:relative>",
-            "/debug/<path:relative>", "/v2/models/<model>/infer"} <= rules, rules
+    assert {
+        "/web/<path:relative>",
+        "/ort/<path:relative>",
+        "/repository/<path:relative>",
+        "/debug/<path:relative>",
+        "/v2/models/<model>/infer",
+    } <= rules, rules
 
 
 def raw_get(base_url: str, target: bytes) -> tuple[int, bytes]:
@@ -125,11 +136,19 @@ def raw_get(base_url: str, target: bytes) -> tuple[int, bytes]:
     return int(head.split()[1]), body
 
 
-@pytest.mark.parametrize("target", [
-    b"/web/" + b"a" * 300, b"/ort/" + b"a" * 5000, b"/vendor/chartjs/" + b"a" * 300,
-    b"/vendor/tokenizers/" + b"a" * 300, b"/web/\xff\xfe", b"/web/a%00b", b"/repository/artifacts/" + b"a" * 300,
-    b"/web/" + b"/".join([b"c" * 200] * 25),
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        b"/web/" + b"a" * 300,
+        b"/ort/" + b"a" * 5000,
+        b"/vendor/chartjs/" + b"a" * 300,
+        b"/vendor/tokenizers/" + b"a" * 300,
+        b"/web/\xff\xfe",
+        b"/web/a%00b",
+        b"/repository/artifacts/" + b"a" * 300,
+        b"/web/" + b"/".join([b"c" * 200] * 25),
+    ],
+)
 def test_a_real_server_answers_a_name_the_file_system_refuses_with_a_4xx(relu_server, target):  # noqa: F811
     status, body = raw_get(relu_server, target)
     assert status in (400, 404), body[:300]

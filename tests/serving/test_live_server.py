@@ -25,8 +25,9 @@ class Reply:
     data: bytes
 
 
-def http_request(base_url: str, method: str, path: str, body: bytes | None = None,
-                 headers: dict[str, str] | None = None) -> Reply:
+def http_request(
+    base_url: str, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
+) -> Reply:
     """One request through urllib, any status returned rather than raised."""
     request = urllib.request.Request(base_url + path, data=body, method=method, headers=headers or {})
     try:
@@ -65,8 +66,6 @@ def triton(live_server):
     client = httpclient.InferenceServerClient(url=urlsplit(live_server).netloc)
     yield client
     client.close()
-
-
 
 
 # --------------------------------------------------------------------------- tritonclient
@@ -132,8 +131,9 @@ def test_tritonclient_json_tensors_and_one_output(triton, golden_inputs, referen
     response = result.get_response()
     assert response["id"] == "abc"
     assert [o["name"] for o in response["outputs"]] == ["probabilities"]
-    np.testing.assert_array_equal(result.as_numpy("probabilities"),
-                                  reference_outputs("iris", "fp16", feeds)["probabilities"])
+    np.testing.assert_array_equal(
+        result.as_numpy("probabilities"), reference_outputs("iris", "fp16", feeds)["probabilities"]
+    )
 
 
 def test_tritonclient_errors(triton):
@@ -160,9 +160,13 @@ def test_tritonclient_errors(triton):
 def test_json_post(live_server, served, golden_inputs, reference_outputs, v2_codec, model, variant):
     served(model, variant)
     feeds = golden_inputs(model)
-    reply = http_request(live_server, "POST", f"/v2/models/{model}/versions/{variant}/infer",
-                         v2_codec.json_request(feeds, request_id=f"{model}-{variant}"),
-                         {"Content-Type": "application/json"})
+    reply = http_request(
+        live_server,
+        "POST",
+        f"/v2/models/{model}/versions/{variant}/infer",
+        v2_codec.json_request(feeds, request_id=f"{model}-{variant}"),
+        {"Content-Type": "application/json"},
+    )
     assert reply.status_code == 200, reply.data[:500]
     assert reply.headers.get("Content-Type").startswith("application/json")
     header, outputs = v2_codec.parse_response(reply.data, None)
@@ -172,23 +176,30 @@ def test_json_post(live_server, served, golden_inputs, reference_outputs, v2_cod
 
 def test_the_readmes_curl_example(live_server):
     # `curl -H 'Content-Type: application/json' -d '{...}'`: the README's example.
-    body = (b'{"id": "1", "inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", '
-            b'"data": [5.1, 3.5, 1.4, 0.2]}]}')
+    body = (
+        b'{"id": "1", "inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", '
+        b'"data": [5.1, 3.5, 1.4, 0.2]}]}'
+    )
     reply = http_request(live_server, "POST", "/v2/models/iris/infer", body, {"Content-Type": "application/json"})
     assert reply.status_code == 200
     assert json.loads(reply.data)["outputs"][0]["data"] == [0]
 
 
 def test_unknown_model_is_a_json_404(live_server, assert_json_error):
-    reply = http_request(live_server, "POST", "/v2/models/resnet/infer",
-                         b'{"inputs": [{"name": "x", "shape": [1], "datatype": "FP32", "data": [1]}]}',
-                         {"Content-Type": "application/json"})
+    reply = http_request(
+        live_server,
+        "POST",
+        "/v2/models/resnet/infer",
+        b'{"inputs": [{"name": "x", "shape": [1], "datatype": "FP32", "data": [1]}]}',
+        {"Content-Type": "application/json"},
+    )
     assert_json_error(reply, 404, "unknown model 'resnet'", "iris")
 
 
 def test_bad_request_through_the_live_server_is_a_json_400(live_server, assert_json_error):
-    reply = http_request(live_server, "POST", "/v2/models/iris/infer", b"{not json",
-                         {"Content-Type": "application/json"})
+    reply = http_request(
+        live_server, "POST", "/v2/models/iris/infer", b"{not json", {"Content-Type": "application/json"}
+    )
     assert_json_error(reply, 400, "not valid JSON")
 
 
@@ -208,7 +219,7 @@ def concurrency_requests(golden_inputs) -> list[tuple[str, str, str, dict]]:
         rows = len(next(iter(feeds.values())))
         count = 1 + i % min(3, rows)
         start = (i * 5) % (rows - count + 1)
-        specs.append((model, variant, mode, {k: v[start:start + count] for k, v in feeds.items()}))
+        specs.append((model, variant, mode, {k: v[start : start + count] for k, v in feeds.items()}))
     return specs
 
 
@@ -220,16 +231,22 @@ def run_request(base_url: str, v2_codec, spec) -> dict:
         length = None
     else:
         body, header_length = v2_codec.binary_request(feeds)
-        reply = http_request(base_url, "POST", path, body, {"Content-Type": "application/octet-stream",
-                                                            "Inference-Header-Content-Length": str(header_length)})
+        reply = http_request(
+            base_url,
+            "POST",
+            path,
+            body,
+            {"Content-Type": "application/octet-stream", "Inference-Header-Content-Length": str(header_length)},
+        )
         length = reply.headers.get("Inference-Header-Content-Length")
         assert length is not None, reply.data[:300]
     assert reply.status_code == 200, f"{spec[:3]}: HTTP {reply.status_code}: {reply.data[:300]!r}"
     return v2_codec.parse_response(reply.data, length)[1]
 
 
-def test_concurrent_clients_get_the_serial_results(live_server, golden_inputs, reference_outputs, v2_codec,
-                                                   demo_manifest):
+def test_concurrent_clients_get_the_serial_results(
+    live_server, golden_inputs, reference_outputs, v2_codec, demo_manifest
+):
     specs = concurrency_requests(golden_inputs)
     serial = [run_request(live_server, v2_codec, spec) for spec in specs]
     for spec, outputs in zip(specs, serial):
@@ -259,18 +276,21 @@ def test_concurrent_clients_get_the_serial_results(live_server, golden_inputs, r
 # --------------------------------------------------------------------------- raw paths
 
 
-@pytest.mark.parametrize("raw_path", [
-    "/repository/../manifest.json",
-    "/repository/%2e%2e/%2e%2e/etc/passwd",
-    "/web/../server/app.py",
-    "/web/%2e%2e/pyproject.toml",
-    "/ort/..%2fpackage.json",
-    "//etc/passwd",
-    "/web/..%2f..%2f..%2fetc/passwd",
-    "/repository/artifacts/..%2f..%2fmanifest.json",
-    pytest.param("/web//etc/passwd"),
-    pytest.param("/repository/testdata/{golden}/../../manifest.json"),
-])
+@pytest.mark.parametrize(
+    "raw_path",
+    [
+        "/repository/../manifest.json",
+        "/repository/%2e%2e/%2e%2e/etc/passwd",
+        "/web/../server/app.py",
+        "/web/%2e%2e/pyproject.toml",
+        "/ort/..%2fpackage.json",
+        "//etc/passwd",
+        "/web/..%2f..%2f..%2fetc/passwd",
+        "/repository/artifacts/..%2f..%2fmanifest.json",
+        pytest.param("/web//etc/passwd"),
+        pytest.param("/repository/testdata/{golden}/../../manifest.json"),
+    ],
+)
 def test_traversal_over_the_wire_is_a_json_404(live_server, demo_manifest, assert_json_error, raw_path):
     raw_path = raw_path.replace("{golden}", demo_manifest["models"]["iris"]["golden"]["sha256"])
     reply = raw_request(live_server, raw_path)
@@ -295,9 +315,13 @@ def test_a_busy_port_is_one_clear_error(live_server, demo_repository, assert_one
 
     # A subprocess, as users run it: waitress leaves its half-made server to the exiting process.
     port = urlsplit(live_server).port
-    done = subprocess.run([sys.executable, "-m", "onnxport", "serve", "--repository", str(demo_repository),
-                           "--port", str(port)], cwd=Path(__file__).resolve().parents[2],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "onnxport", "serve", "--repository", str(demo_repository), "--port", str(port)],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1
     assert_one_line_error(done.stderr, f"127.0.0.1:{port}", "pass --port")
     assert "serving" not in done.stdout

@@ -21,8 +21,10 @@ def scrape(client) -> dict[tuple[str, tuple], float]:
 
 
 def requests(samples, model, version, protocol, status) -> float:
-    key = ("onnxport_inference_requests_total",
-           tuple(sorted({"model": model, "version": version, "protocol": protocol, "status": status}.items())))
+    key = (
+        "onnxport_inference_requests_total",
+        tuple(sorted({"model": model, "version": version, "protocol": protocol, "status": status}.items())),
+    )
     return samples.get(key, 0.0)
 
 
@@ -36,8 +38,12 @@ def test_counters_equal_the_traffic_sent(demo_repository, v2_codec, golden_input
     assert post_json(client, infer_url("iris", "fp16"), iris_request()).status_code == 200
     body, length = v2_codec.binary_request(golden_inputs("iris"), binary_output=True)
     for _ in range(2):
-        response = client.post(infer_url("iris", "fp32"), data=body, content_type="application/octet-stream",
-                               headers={"Inference-Header-Content-Length": str(length)})
+        response = client.post(
+            infer_url("iris", "fp32"),
+            data=body,
+            content_type="application/octet-stream",
+            headers={"Inference-Header-Content-Length": str(length)},
+        )
         assert response.status_code == 200
     bad = {"inputs": [{"name": "features", "shape": [1, 3], "datatype": "FP32", "data": [1, 2, 3]}]}
     for _ in range(2):

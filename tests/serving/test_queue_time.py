@@ -19,8 +19,9 @@ PHASES = ("queue", "compute_input", "compute_infer", "compute_output")
 
 def digits_request(rows: int, seed: int) -> dict:
     pixels = np.random.default_rng(seed).random((rows, 1, 8, 8), dtype=np.float32)
-    return {"inputs": [{"name": "pixels", "shape": list(pixels.shape), "datatype": "FP32",
-                        "data": pixels.ravel().tolist()}]}
+    return {
+        "inputs": [{"name": "pixels", "shape": list(pixels.shape), "datatype": "FP32", "data": pixels.ravel().tolist()}]
+    }
 
 
 def send_concurrently(app, rows: list[int], clients: int = 16) -> None:
@@ -43,8 +44,9 @@ def digits_stats(app) -> dict:
 
 
 def test_batched_requests_report_their_wait_and_their_batches(demo_repository):
-    app = create_app({"repository": demo_repository, "dynamic_batching": "digits", "batch_window_ms": 50,
-                      "max_batch": 64})
+    app = create_app(
+        {"repository": demo_repository, "dynamic_batching": "digits", "batch_window_ms": 50, "max_batch": 64}
+    )
     rows = [1 + i % 3 for i in range(48)]
     send_concurrently(app, rows)
 
@@ -82,4 +84,5 @@ def test_without_batching_there_is_no_queue_and_each_request_is_an_execution(dem
     assert entry["inference_stats"]["queue"] == {"count": len(rows), "ns": 0}
     assert entry["execution_count"] == len(rows)
     assert {b["batch_size"]: b["compute_infer"]["count"] for b in entry["batch_stats"]} == {
-        n: rows.count(n) for n in set(rows)}
+        n: rows.count(n) for n in set(rows)
+    }

@@ -47,8 +47,9 @@ def ray_server(live_server, tmp_path_factory):
 
 
 def post(base_url: str, path: str, body: dict) -> tuple[int, object, dict]:
-    request = urllib.request.Request(base_url + path, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        base_url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
             return response.status, response.headers, json.loads(response.read())
@@ -122,8 +123,11 @@ def test_concurrent_requests_batched_by_ray_are_each_answered_right(ray_server, 
 
     def client(index: int) -> None:
         row = values[index % len(values)][None]
-        body = {"inputs": [{"name": name, "shape": list(row.shape), "datatype": datatype_of(row),
-                            "data": row.ravel().tolist()}]}
+        body = {
+            "inputs": [
+                {"name": name, "shape": list(row.shape), "datatype": datatype_of(row), "data": row.ravel().tolist()}
+            ]
+        }
         results[index] = post(ray_server.base_url, "/v2/models/digits/infer", body)[::2]
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
@@ -147,8 +151,12 @@ def test_one_route_table_the_files_the_web_app_and_their_headers_as_on_waitress(
         with urllib.request.urlopen(ray_server.base_url + path, timeout=60) as response:
             assert (response.status, response.headers["Content-Type"]) == (200, flask.headers["Content-Type"]), path
             assert response.headers["Cross-Origin-Embedder-Policy"] == "require-corp", path
-    request = urllib.request.Request(ray_server.base_url + "/v2/models/iris/infer", data=b"{}", method="POST",
-                                     headers={"Content-Type": "application/json", "Origin": "https://elsewhere.example"})
+    request = urllib.request.Request(
+        ray_server.base_url + "/v2/models/iris/infer",
+        data=b"{}",
+        method="POST",
+        headers={"Content-Type": "application/json", "Origin": "https://elsewhere.example"},
+    )
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=60)
     assert refused.value.code == 403 and "elsewhere.example" in json.loads(refused.value.read())["error"]
@@ -182,8 +190,11 @@ def test_a_replica_killed_under_load_loses_only_its_requests_in_flight(ray_serve
             try:
                 status, headers, reply = post(ray_server.base_url, "/v2/models/iris/infer", IRIS)
                 ok = status == 200
-                outcome = (sent, time.perf_counter(),
-                           headers.get("X-Onnxport-Replica") if ok else f"HTTP {status}: {reply}")
+                outcome = (
+                    sent,
+                    time.perf_counter(),
+                    headers.get("X-Onnxport-Replica") if ok else f"HTTP {status}: {reply}",
+                )
             except (OSError, ValueError) as exc:  # a dropped connection, a body that is not JSON
                 ok, outcome = False, (sent, time.perf_counter(), repr(exc))
             with lock:
@@ -212,8 +223,10 @@ def test_a_replica_killed_under_load_loses_only_its_requests_in_flight(ray_serve
             thread.join()
 
     in_flight_at_kill = [a for a in answered + lost if a[0] < killed_at[0] < a[1]]
-    print(f"\n{len(answered)} answered, {len(lost)} lost, {len(in_flight_at_kill)} in flight at the kill; lost: "
-          f"{sorted({reason for _, _, reason in lost})}")
+    print(
+        f"\n{len(answered)} answered, {len(lost)} lost, {len(in_flight_at_kill)} in flight at the kill; lost: "
+        f"{sorted({reason for _, _, reason in lost})}"
+    )
     assert answered, "no request answered under load"
     assert all(sent < killed_at[0] for sent, _, _ in lost), "a request sent after the kill was lost"
     assert len(lost) <= 16
@@ -227,8 +240,9 @@ def test_a_replica_killed_under_load_loses_only_its_requests_in_flight(ray_serve
 def test_an_unreachable_artifacts_url_is_one_line_before_any_cluster_starts(run_cli, assert_one_line_error, tmp_path):
     url = f"http://127.0.0.1:{free_port()}/repository/"
     running = ray_processes()  # the module's cluster, when its fixture is up
-    code, _, err = run_cli("serve", "--engine", "ray", "--artifacts-url", url, "--repository", tmp_path / "copy",
-                           "--port", free_port())
+    code, _, err = run_cli(
+        "serve", "--engine", "ray", "--artifacts-url", url, "--repository", tmp_path / "copy", "--port", free_port()
+    )
     assert code == 1
     assert_one_line_error(err, url, "manifest.json", "cannot connect")
     assert ray_processes() == running

@@ -44,8 +44,11 @@ BINARY = 6  # iris fp32 through tritonclient's binary tensor extension, per half
 @pytest.fixture(scope="module")
 def ray_operations_server(demo_repository, tmp_path_factory):
     folder = tmp_path_factory.mktemp("ray-operations")
-    with ray_test_server(["--replicas", "2", "--repository", str(demo_repository)], folder,
-                         {"ONNXPORT_ADMIN_TOKEN": TOKEN, "ONNXPORT_DYNAMIC_BATCHING": "all"}) as server:
+    with ray_test_server(
+        ["--replicas", "2", "--repository", str(demo_repository)],
+        folder,
+        {"ONNXPORT_ADMIN_TOKEN": TOKEN, "ONNXPORT_DYNAMIC_BATCHING": "all"},
+    ) as server:
         yield server
     assert TOKEN not in server.log()
 
@@ -178,8 +181,10 @@ def test_metrics_and_statistics_count_known_traffic_once_over_both_replicas(ray_
         started = time.perf_counter()
         scrape(base_url)
         took.append(time.perf_counter() - started)
-    print(f"\nGET /metrics over 2 replicas: median {statistics.median(took) * 1000:.0f} ms, "
-          f"max {max(took) * 1000:.0f} ms (10 scrapes)")
+    print(
+        f"\nGET /metrics over 2 replicas: median {statistics.median(took) * 1000:.0f} ms, "
+        f"max {max(took) * 1000:.0f} ms (10 scrapes)"
+    )
 
 
 def test_the_extensions_and_the_repository_api_with_the_token(ray_operations_server, demo_manifest):
@@ -191,8 +196,11 @@ def test_the_extensions_and_the_repository_api_with_the_token(ray_operations_ser
         served = [v for v, r in demo_manifest["models"]["digits"]["variants"].items() if r["status"] == "ok"]
 
         def digits_states() -> set[str]:
-            return {r["state"] for r in client.get_model_repository_index() if r["name"] == "digits"
-                    and r["version"] in served}
+            return {
+                r["state"]
+                for r in client.get_model_repository_index()
+                if r["name"] == "digits" and r["version"] in served
+            }
 
         for headers in (None, {"Authorization": "Bearer wrong"}):
             for call in (client.load_model, client.unload_model):

@@ -17,11 +17,13 @@ TOKEN = "s3cret-operator-token"
 
 def replica_metrics(requests: int, seconds: list[float]) -> str:
     registry = CollectorRegistry()
-    counter = Counter("onnxport_inference_requests", "Inference requests answered", ["model", "status"],
-                      registry=registry)
+    counter = Counter(
+        "onnxport_inference_requests", "Inference requests answered", ["model", "status"], registry=registry
+    )
     counter.labels("iris", "2xx").inc(requests)
-    histogram = Histogram("onnxport_inference_request_seconds", "Whole requests", ["model"], buckets=(0.1, 1),
-                          registry=registry)
+    histogram = Histogram(
+        "onnxport_inference_request_seconds", "Whole requests", ["model"], buckets=(0.1, 1), registry=registry
+    )
     for value in seconds:
         histogram.labels("iris").observe(value)
     return generate_latest(registry).decode()
@@ -43,33 +45,52 @@ def test_metrics_of_two_replicas_become_one_exposition_with_a_replica_label():
 
 
 def stats_row(success: int, last: int, batch: dict[int, int]) -> dict:
-    return {"name": "iris", "version": "fp32", "last_inference": last, "inference_count": success,
-            "execution_count": success,
-            "inference_stats": {"success": {"count": success, "ns": 10 * success}, "fail": {"count": 1, "ns": 5}},
-            "batch_stats": [{"batch_size": size, "compute_infer": {"count": n, "ns": n}} for size, n in batch.items()],
-            "memory_usage": []}
+    return {
+        "name": "iris",
+        "version": "fp32",
+        "last_inference": last,
+        "inference_count": success,
+        "execution_count": success,
+        "inference_stats": {"success": {"count": success, "ns": 10 * success}, "fail": {"count": 1, "ns": 5}},
+        "batch_stats": [{"batch_size": size, "compute_infer": {"count": n, "ns": n}} for size, n in batch.items()],
+        "memory_usage": [],
+    }
 
 
 def test_statistics_are_summed_and_the_last_inference_is_the_latest():
-    summed = replicas.sum_statistics([{"model_stats": [stats_row(3, 100, {1: 3})]},
-                                          {"model_stats": [stats_row(4, 250, {1: 2, 2: 1})]}])
+    summed = replicas.sum_statistics(
+        [{"model_stats": [stats_row(3, 100, {1: 3})]}, {"model_stats": [stats_row(4, 250, {1: 2, 2: 1})]}]
+    )
     (row,) = summed["model_stats"]
     assert (row["name"], row["version"], row["last_inference"]) == ("iris", "fp32", 250)
     assert (row["inference_count"], row["execution_count"]) == (7, 7)
     assert row["inference_stats"] == {"success": {"count": 7, "ns": 70}, "fail": {"count": 2, "ns": 10}}
-    assert row["batch_stats"] == [{"batch_size": 1, "compute_infer": {"count": 5, "ns": 5}},
-                                  {"batch_size": 2, "compute_infer": {"count": 1, "ns": 1}}]
+    assert row["batch_stats"] == [
+        {"batch_size": 1, "compute_infer": {"count": 5, "ns": 5}},
+        {"batch_size": 2, "compute_infer": {"count": 1, "ns": 1}},
+    ]
 
 
 def test_a_version_is_ready_only_when_every_replica_holds_it():
     def row(version: str, ready: bool, reason: str = "not loaded") -> dict:
-        return {"name": "iris", "version": version, "state": "READY" if ready else "UNAVAILABLE",
-                "reason": "" if ready else reason}
+        return {
+            "name": "iris",
+            "version": version,
+            "state": "READY" if ready else "UNAVAILABLE",
+            "reason": "" if ready else reason,
+        }
 
-    merged = replicas.merge_index([[row("fp32", True), row("fp16", True), row("int8", False, "not served: x")],
-                                       [row("fp32", True), row("fp16", False), row("int8", False, "not served: x")]])
-    assert merged == [row("fp32", True), row("fp16", False, "loaded on 1 of 2 replicas: POST .../load loads it on all"),
-                      row("int8", False, "not served: x")]
+    merged = replicas.merge_index(
+        [
+            [row("fp32", True), row("fp16", True), row("int8", False, "not served: x")],
+            [row("fp32", True), row("fp16", False), row("int8", False, "not served: x")],
+        ]
+    )
+    assert merged == [
+        row("fp32", True),
+        row("fp16", False, "loaded on 1 of 2 replicas: POST .../load loads it on all"),
+        row("int8", False, "not served: x"),
+    ]
 
 
 def post(app, path: str, headers: dict[str, str]) -> tuple[int, dict]:

@@ -25,8 +25,9 @@ IRIS_REQUEST = {"inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP
 def admin_server(spawn_server, demo_repository):
     """A real `onnxport serve` on the demo repository with the admin token set through the environment."""
     port = free_port()
-    return spawn_server(["serve", "--repository", str(demo_repository), "--port", str(port)], port,
-                        env={"ONNXPORT_ADMIN_TOKEN": TOKEN})
+    return spawn_server(
+        ["serve", "--repository", str(demo_repository), "--port", str(port)], port, env={"ONNXPORT_ADMIN_TOKEN": TOKEN}
+    )
 
 
 def triton_client(base_url: str):

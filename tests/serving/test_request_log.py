@@ -25,7 +25,8 @@ def lookup_model() -> onnx.ModelProto:
     """y = table[ids]: a 4-row table, so an id past 3 is onnxruntime's INVALID_ARGUMENT (our checks pass it)."""
     table = numpy_helper.from_array(np.arange(8, dtype=np.float32).reshape(4, 2), "table")
     graph = helper.make_graph(
-        [helper.make_node("Gather", ["table", "ids"], ["y"], name="lookup")], "lookup",
+        [helper.make_node("Gather", ["table", "ids"], ["y"], name="lookup")],
+        "lookup",
         [helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "sequence"])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "sequence", 2])],
         [table],
@@ -57,18 +58,31 @@ def json_body(ids: list[int]) -> bytes:
 
 def binary_body(ids: list[int]) -> tuple[bytes, dict[str, str]]:
     data = np.array(ids, dtype="<i8").tobytes()
-    header = json.dumps({"inputs": [{"name": "ids", "shape": [1, len(ids)], "datatype": "INT64",
-                                     "parameters": {"binary_data_size": len(data)}}]}).encode()
-    return header + data, {"Content-Type": "application/octet-stream",
-                           "Inference-Header-Content-Length": str(len(header))}
+    header = json.dumps(
+        {
+            "inputs": [
+                {
+                    "name": "ids",
+                    "shape": [1, len(ids)],
+                    "datatype": "INT64",
+                    "parameters": {"binary_data_size": len(data)},
+                }
+            ]
+        }
+    ).encode()
+    return header + data, {
+        "Content-Type": "application/octet-stream",
+        "Inference-Header-Content-Length": str(len(header)),
+    }
 
 
 def run_requests(repository, tmp_path, form: str | None):
     """Three inference requests (JSON 200, binary 200, JSON 400 from onnxruntime); the server's output after."""
     port = free_port()
     env = {} if form is None else {"ONNXPORT_REQUEST_LOG": form}
-    server = start_test_server(["serve", "--repository", str(repository), "--port", str(port)], port,
-                               tmp_path / f"server-{form}.log", env=env)
+    server = start_test_server(
+        ["serve", "--repository", str(repository), "--port", str(port)], port, tmp_path / f"server-{form}.log", env=env
+    )
     try:
         ok = post(server.base_url + INFER, json_body([0, 3]), {"Content-Type": "application/json"})
         body, headers = binary_body([1, 2])
@@ -132,12 +146,17 @@ def attacks(repository, tmp_path, form: str) -> str:
     """A forged line and a long path through Flask; a malformed request line, 431 and a body over waitress's
     cap, which waitress answers itself. The server's output after."""
     port = free_port()
-    server = start_test_server(["serve", "--repository", str(repository), "--port", str(port)], port,
-                               tmp_path / f"server-{form}.log",
-                               env={"ONNXPORT_REQUEST_LOG": form, "ONNXPORT_MAX_REQUEST_BYTES": "10000"})
+    server = start_test_server(
+        ["serve", "--repository", str(repository), "--port", str(port)],
+        port,
+        tmp_path / f"server-{form}.log",
+        env={"ONNXPORT_REQUEST_LOG": form, "ONNXPORT_MAX_REQUEST_BYTES": "10000"},
+    )
     try:
-        answers = [exchange(port, f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
-                   for path in (FORGED, f"/v2/models/{LONG_MODEL}/ready")]
+        answers = [
+            exchange(port, f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+            for path in (FORGED, f"/v2/models/{LONG_MODEL}/ready")
+        ]
         answers.append(exchange(port, b"G\x00T / HTTP/1.1\r\nHost: x\r\n\r\n"))
         answers.append(exchange(port, b"GET /v2 HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 300_000 + b"\r\n\r\n"))
         answers.append(exchange(port, f"POST {INFER} HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n".encode()))
@@ -153,16 +172,20 @@ def test_text_lines_escape_what_the_client_sent_and_cut_long_fields(repository, 
     lines = log.splitlines()
     assert not any(line.startswith("onnxport: 200 GET forged") for line in lines), log[-3000:]
     [forged] = [line for line in lines if "forged" in line]
-    assert forged.startswith(r"onnxport: 404 GET /v2/models/x\x0aonnxport:\x20200\x20GET\x20forged\x1b[31m/ready "
-                             r"model=x\x0aonnxport:\x20200\x20GET\x20forged\x1b[31m version=- "), forged
+    assert forged.startswith(
+        r"onnxport: 404 GET /v2/models/x\x0aonnxport:\x20200\x20GET\x20forged\x1b[31m/ready "
+        r"model=x\x0aonnxport:\x20200\x20GET\x20forged\x1b[31m version=- "
+    ), forged
     [long] = [line for line in lines if LONG_MODEL[:100] in line]
     assert f"GET /v2/models/{'a' * (1000 - len('/v2/models/'))}...[+4017 chars] " in long, long[:300]
     assert f"model={'a' * 1000}...[+4000 chars] " in long and len(long) < 3300, long[:300]  # 3 fields of 1000
     # What waitress refused itself: a line each, with `-` where the request line was never read.
-    assert any(line.startswith("onnxport: 400 - - in=") and 'error="Bad Request: ' in line
-               for line in lines), log[-3000:]
-    assert any(line.startswith("onnxport: 431 - - in=") and "Request Header Fields Too Large" in line
-               for line in lines), log[-3000:]
+    assert any(line.startswith("onnxport: 400 - - in=") and 'error="Bad Request: ' in line for line in lines), log[
+        -3000:
+    ]
+    assert any(
+        line.startswith("onnxport: 431 - - in=") and "Request Header Fields Too Large" in line for line in lines
+    ), log[-3000:]
     assert any(line.startswith(f"onnxport: 413 POST {INFER} in=") for line in lines), log[-3000:]
 
 

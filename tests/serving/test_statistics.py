@@ -62,6 +62,7 @@ def test_tritonclient_reads_the_statistics(live_server):
         before = triton.get_inference_statistics("iris", "fp32")["model_stats"][0]["inference_stats"]
         inputs = [httpclient.InferInput("features", [1, 4], "FP32")]
         import numpy as np
+
         inputs[0].set_data_from_numpy(np.array([[5.1, 3.5, 1.4, 0.2]], dtype=np.float32))
         triton.infer("iris", inputs, model_version="fp32")
         after = triton.get_inference_statistics("iris", "fp32")["model_stats"][0]["inference_stats"]

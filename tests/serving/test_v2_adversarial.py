@@ -27,11 +27,17 @@ def iris(**changes) -> dict:
 def minilm(ids: list[list[int]], mask_shape: list[int] | None = None) -> dict:
     rows, columns = len(ids), len(ids[0])
     mask_shape = mask_shape or [rows, columns]
-    return {"inputs": [
-        {"name": "input_ids", "shape": [rows, columns], "datatype": "INT64", "data": ids},
-        {"name": "attention_mask", "shape": mask_shape, "datatype": "INT64",
-         "data": [1] * (mask_shape[0] * mask_shape[1])},
-    ]}
+    return {
+        "inputs": [
+            {"name": "input_ids", "shape": [rows, columns], "datatype": "INT64", "data": ids},
+            {
+                "name": "attention_mask",
+                "shape": mask_shape,
+                "datatype": "INT64",
+                "data": [1] * (mask_shape[0] * mask_shape[1]),
+            },
+        ]
+    }
 
 
 # --------------------------------------------------------------------------- once a 500
@@ -44,8 +50,9 @@ def test_json_nested_deeper_than_the_decoder_goes(client, assert_json_error):
 
 @pytest.mark.parametrize("datatype", [["FP32"], {"FP32": 1}, 32, None])
 def test_datatype_that_is_not_a_string(client, assert_json_error, datatype):
-    assert_json_error(post_json(client, infer_url("iris"), iris(datatype=datatype)), 400,
-                      "input 'features'", "'datatype'", "FP32")
+    assert_json_error(
+        post_json(client, infer_url("iris"), iris(datatype=datatype)), 400, "input 'features'", "'datatype'", "FP32"
+    )
 
 
 def test_bytes_data_with_a_lone_surrogate(client, assert_json_error):
@@ -54,21 +61,39 @@ def test_bytes_data_with_a_lone_surrogate(client, assert_json_error):
 
 
 def test_input_name_with_a_lone_surrogate(client, assert_json_error):
-    assert_json_error(post_json(client, infer_url("iris"), json.dumps(iris(name="x\udfff"))), 400,
-                      "inputs[0].name", "not valid Unicode")
+    assert_json_error(
+        post_json(client, infer_url("iris"), json.dumps(iris(name="x\udfff"))),
+        400,
+        "inputs[0].name",
+        "not valid Unicode",
+    )
 
 
 def test_token_id_past_the_vocabulary(client, assert_json_error):
-    message = assert_json_error(post_json(client, infer_url("minilm"), minilm([[101, 2147483648, 102]])), 400,
-                                "'input_ids' [1, 3]", "cannot run on these inputs", "2147483648", "[-30522,30521]")
+    message = assert_json_error(
+        post_json(client, infer_url("minilm"), minilm([[101, 2147483648, 102]])),
+        400,
+        "'input_ids' [1, 3]",
+        "cannot run on these inputs",
+        "2147483648",
+        "[-30522,30521]",
+    )
     assert "ONNXRuntimeError" not in message
 
 
 def test_inputs_whose_dimensions_do_not_fit_together(client, assert_json_error):
     body = minilm([[101]] * 8, mask_shape=[1, 8])  # input_ids [8, 1], attention_mask [1, 8]
     # Refused before onnxruntime: the two share the model's named dimensions batch and sequence.
-    assert_json_error(post_json(client, infer_url("minilm", "fp16"), body), 400,
-                      "'input_ids'", "'attention_mask'", "disagree", "'batch'", "8 on axis 0", "1 on axis 0")
+    assert_json_error(
+        post_json(client, infer_url("minilm", "fp16"), body),
+        400,
+        "'input_ids'",
+        "'attention_mask'",
+        "disagree",
+        "'batch'",
+        "8 on axis 0",
+        "1 on axis 0",
+    )
 
 
 def test_a_sequence_longer_than_the_position_table(client, assert_json_error):
@@ -78,14 +103,17 @@ def test_a_sequence_longer_than_the_position_table(client, assert_json_error):
 # --------------------------------------------------------------------------- once a 200
 
 
-@pytest.mark.parametrize("data, fragments", [
-    ([[5.1, 3.5, 1.4], [0.2]], ["'features'", "depth 0", "lists of 1", "a list of 2"]),  # ragged, 4 in all
-    ([[5.1], [3.5], [1.4], [0.2]], ["'features'", "depth 0", "lists of 1"]),  # every element in its own list
-    ([[[5.1, 3.5, 1.4, 0.2]]], ["'features'", "depth 1", "lists of 4", "a list of 1"]),
-    ([[5.1, 3.5, 1.4, [0.2]]], ["'features'", "nested deeper than its shape"]),
-    ([[5.1, 3.5], 1.4, 0.2], ["'features'", "depth 0", "lists of 1"]),
-    (5.1, ["'features'", "'data' must be a list", "float"]),
-])
+@pytest.mark.parametrize(
+    "data, fragments",
+    [
+        ([[5.1, 3.5, 1.4], [0.2]], ["'features'", "depth 0", "lists of 1", "a list of 2"]),  # ragged, 4 in all
+        ([[5.1], [3.5], [1.4], [0.2]], ["'features'", "depth 0", "lists of 1"]),  # every element in its own list
+        ([[[5.1, 3.5, 1.4, 0.2]]], ["'features'", "depth 1", "lists of 4", "a list of 1"]),
+        ([[5.1, 3.5, 1.4, [0.2]]], ["'features'", "nested deeper than its shape"]),
+        ([[5.1, 3.5], 1.4, 0.2], ["'features'", "depth 0", "lists of 1"]),
+        (5.1, ["'features'", "'data' must be a list", "float"]),
+    ],
+)
 def test_data_not_nested_as_its_shape(client, assert_json_error, data, fragments):
     assert_json_error(post_json(client, infer_url("iris"), iris(data=data)), 400, *fragments)
 
@@ -111,24 +139,39 @@ def test_binary_data_that_is_not_a_boolean(client, assert_json_error):
 
 def test_data_and_binary_data_size_on_one_input(client, assert_json_error):
     header = json.dumps(iris(parameters={"binary_data_size": 16})).encode()
-    response = client.post(infer_url("iris"), data=header + b"\0" * 16, content_type="application/octet-stream",
-                           headers={"Inference-Header-Content-Length": str(len(header))})
+    response = client.post(
+        infer_url("iris"),
+        data=header + b"\0" * 16,
+        content_type="application/octet-stream",
+        headers={"Inference-Header-Content-Length": str(len(header))},
+    )
     assert_json_error(response, 400, "'features'", "both 'data' and a binary_data_size")
 
 
-@pytest.mark.parametrize("parameters, fragments", [
-    ({"shared_memory_region": "region0", "shared_memory_byte_size": 16}, ["shared-memory extension", "not supported"]),
-    ({"classification": 3}, ["classification extension", "not supported"]),
-    ({"binary_data_sise": 16}, ["unknown field", "binary_data_size"]),
-])
+@pytest.mark.parametrize(
+    "parameters, fragments",
+    [
+        (
+            {"shared_memory_region": "region0", "shared_memory_byte_size": 16},
+            ["shared-memory extension", "not supported"],
+        ),
+        ({"classification": 3}, ["classification extension", "not supported"]),
+        ({"binary_data_sise": 16}, ["unknown field", "binary_data_size"]),
+    ],
+)
 def test_parameters_we_do_not_act_on(client, assert_json_error, parameters, fragments):
     assert_json_error(post_json(client, infer_url("iris"), iris(parameters=parameters)), 400, "'features'", *fragments)
 
 
 def test_unknown_fields(client, assert_json_error):
     assert_json_error(post_json(client, infer_url("iris"), iris_request(inputz=[])), 400, "'inputz'", "unknown field")
-    assert_json_error(post_json(client, infer_url("iris"), iris(contents={"fp32_contents": [1]})), 400,
-                      "'features'", "'contents'", "allowed here: name, shape, datatype, parameters, data")
+    assert_json_error(
+        post_json(client, infer_url("iris"), iris(contents={"fp32_contents": [1]})),
+        400,
+        "'features'",
+        "'contents'",
+        "allowed here: name, shape, datatype, parameters, data",
+    )
 
 
 def test_an_output_requested_twice(client, assert_json_error):

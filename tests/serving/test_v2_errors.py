@@ -17,8 +17,9 @@ def client(demo_app):
 
 
 def features(**changes) -> dict:
-    return {"inputs": [
-        {"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [1.0, 2.0, 3.0, 4.0], **changes}]}
+    return {
+        "inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [1.0, 2.0, 3.0, 4.0], **changes}]
+    }
 
 
 def test_malformed_json(client, assert_json_error):
@@ -40,13 +41,18 @@ def test_missing_input(client, assert_json_error):
 
 
 def test_wrong_datatype(client, assert_json_error):
-    assert_json_error(post_json(client, infer_url("iris"), features(datatype="FP64")), 400,
-                      "'features'", "FP64", "expects FP32")
+    assert_json_error(
+        post_json(client, infer_url("iris"), features(datatype="FP64")), 400, "'features'", "FP64", "expects FP32"
+    )
 
 
 def test_wrong_datatype_of_an_integer_input(client, assert_json_error):
-    body = {"inputs": [{"name": "input_ids", "shape": [1, 1], "datatype": "INT32", "data": [101]},
-                       {"name": "attention_mask", "shape": [1, 1], "datatype": "INT64", "data": [1]}]}
+    body = {
+        "inputs": [
+            {"name": "input_ids", "shape": [1, 1], "datatype": "INT32", "data": [101]},
+            {"name": "attention_mask", "shape": [1, 1], "datatype": "INT64", "data": [1]},
+        ]
+    }
     response = post_json(client, infer_url("minilm", "int8-static"), body)
     assert_json_error(response, 400, "'input_ids'", "INT32", "expects INT64")
 
@@ -68,39 +74,63 @@ def test_empty_batch(client, assert_json_error):
 
 
 def test_element_count_mismatch(client, assert_json_error):
-    assert_json_error(post_json(client, infer_url("iris"), features(data=[1.0, 2.0, 3.0])), 400,
-                      "'features'", "3 data elements", "4 elements")
+    assert_json_error(
+        post_json(client, infer_url("iris"), features(data=[1.0, 2.0, 3.0])),
+        400,
+        "'features'",
+        "3 data elements",
+        "4 elements",
+    )
 
 
 def binary_features(size: int, payload: bytes, header_length_delta: int = 0):
-    header = json.dumps({"inputs": [{"name": "features", "shape": [2, 4], "datatype": "FP32",
-                                     "parameters": {"binary_data_size": size}}]}).encode()
+    header = json.dumps(
+        {
+            "inputs": [
+                {"name": "features", "shape": [2, 4], "datatype": "FP32", "parameters": {"binary_data_size": size}}
+            ]
+        }
+    ).encode()
     return header + payload, str(len(header) + header_length_delta)
 
 
-@pytest.mark.parametrize("size, payload, fragments", [
-    (30, b"\0" * 30, ["'features'", "30 bytes", "need 32"]),
-    (32, b"\0" * 16, ["'features'", "past the end", "16 bytes left"]),
-    (32, b"\0" * 40, ["add up to 32 bytes", "40 bytes follow"]),
-])
+@pytest.mark.parametrize(
+    "size, payload, fragments",
+    [
+        (30, b"\0" * 30, ["'features'", "30 bytes", "need 32"]),
+        (32, b"\0" * 16, ["'features'", "past the end", "16 bytes left"]),
+        (32, b"\0" * 40, ["add up to 32 bytes", "40 bytes follow"]),
+    ],
+)
 def test_binary_sizes_that_do_not_add_up(client, assert_json_error, size, payload, fragments):
     body, length = binary_features(size, payload)
-    response = client.post(infer_url("iris"), data=body, content_type="application/octet-stream",
-                           headers={"Inference-Header-Content-Length": length})
+    response = client.post(
+        infer_url("iris"),
+        data=body,
+        content_type="application/octet-stream",
+        headers={"Inference-Header-Content-Length": length},
+    )
     assert_json_error(response, 400, *fragments)
 
 
-@pytest.mark.parametrize("value, fragments", [
-    ("twelve", ["Inference-Header-Content-Length", "'twelve'"]),
-    ("99999", ["Inference-Header-Content-Length is 99999"]),
-    ("-5", ["Inference-Header-Content-Length", "decimal number", "'-5'"]),
-    ("+111", ["Inference-Header-Content-Length", "'+111'"]),
-    ("20", ["not valid JSON"]),
-])
+@pytest.mark.parametrize(
+    "value, fragments",
+    [
+        ("twelve", ["Inference-Header-Content-Length", "'twelve'"]),
+        ("99999", ["Inference-Header-Content-Length is 99999"]),
+        ("-5", ["Inference-Header-Content-Length", "decimal number", "'-5'"]),
+        ("+111", ["Inference-Header-Content-Length", "'+111'"]),
+        ("20", ["not valid JSON"]),
+    ],
+)
 def test_bad_inference_header_content_length(client, assert_json_error, value, fragments):
     body, _ = binary_features(32, b"\0" * 32)
-    response = client.post(infer_url("iris"), data=body, content_type="application/octet-stream",
-                           headers={"Inference-Header-Content-Length": value})
+    response = client.post(
+        infer_url("iris"),
+        data=body,
+        content_type="application/octet-stream",
+        headers={"Inference-Header-Content-Length": value},
+    )
     assert_json_error(response, 400, *fragments)
 
 
@@ -113,8 +143,13 @@ def test_unknown_version(client, assert_json_error):
 
 
 def test_unknown_output(client, assert_json_error):
-    assert_json_error(post_json(client, infer_url("iris"), iris_request(outputs=[{"name": "logits"}])), 400,
-                      "unknown output 'logits'", "label", "probabilities")
+    assert_json_error(
+        post_json(client, infer_url("iris"), iris_request(outputs=[{"name": "logits"}])),
+        400,
+        "unknown output 'logits'",
+        "label",
+        "probabilities",
+    )
 
 
 def test_body_over_max_request_bytes(demo_repository, assert_json_error):
@@ -145,14 +180,16 @@ def test_text_plain(client, assert_json_error):
 
 
 def test_unknown_content_encoding(client, assert_json_error):
-    response = client.post(infer_url("iris"), data=json.dumps(iris_request()), content_type=JSON,
-                           headers={"Content-Encoding": "br"})
+    response = client.post(
+        infer_url("iris"), data=json.dumps(iris_request()), content_type=JSON, headers={"Content-Encoding": "br"}
+    )
     assert_json_error(response, 415, "'br'")
 
 
 def test_corrupt_gzip_body(client, assert_json_error):
-    response = client.post(infer_url("iris"), data=b"not gzip at all", content_type=JSON,
-                           headers={"Content-Encoding": "gzip"})
+    response = client.post(
+        infer_url("iris"), data=b"not gzip at all", content_type=JSON, headers={"Content-Encoding": "gzip"}
+    )
     assert_json_error(response, 400, "gzip")
 
 
@@ -168,8 +205,9 @@ def test_rejected_variant_is_not_served(repository_copy, replace_manifest, asser
     replace_manifest(repository, manifest)
     client = create_app({"repository": repository}).test_client()
 
-    assert_json_error(post_json(client, infer_url("iris", "fp16"), iris_request()), 404,
-                      "'fp16'", "'iris'", "rejected", reason)
+    assert_json_error(
+        post_json(client, infer_url("iris", "fp16"), iris_request()), 404, "'fp16'", "'iris'", "rejected", reason
+    )
     assert_json_error(client.get("/v2/models/iris/versions/fp16"), 404, "rejected", reason)
     assert_json_error(client.get("/v2/models/iris/versions/fp16/ready"), 404, "rejected")
     assert client.get("/v2/models/iris").json["versions"] == ["fp32"]

@@ -40,13 +40,18 @@ def test_json_inference_equals_onnxruntime(client, served, golden_inputs, refere
 
 
 @pytest.mark.parametrize("model, variant", MODEL_VARIANTS)
-def test_binary_inference_equals_onnxruntime(client, served, golden_inputs, reference_outputs, v2_codec, model,
-                                             variant):
+def test_binary_inference_equals_onnxruntime(
+    client, served, golden_inputs, reference_outputs, v2_codec, model, variant
+):
     served(model, variant)
     feeds = golden_inputs(model)
     body, header_length = v2_codec.binary_request(feeds, binary_output=True)
-    response = client.post(infer_url(model, variant), data=body, content_type="application/octet-stream",
-                           headers={"Inference-Header-Content-Length": str(header_length)})
+    response = client.post(
+        infer_url(model, variant),
+        data=body,
+        content_type="application/octet-stream",
+        headers={"Inference-Header-Content-Length": str(header_length)},
+    )
     assert response.status_code == 200, response.data[:500]
     assert response.mimetype == "application/octet-stream"
     length = response.headers["Inference-Header-Content-Length"]
@@ -60,8 +65,12 @@ def test_binary_request_with_json_response_and_nested_json(client, golden_inputs
     feeds = golden_inputs(model)
     expected = reference_outputs(model, "fp32", feeds)
     body, header_length = v2_codec.binary_request(feeds, binary_output=None)
-    response = client.post(infer_url(model), data=body, content_type="application/octet-stream",
-                           headers={"Inference-Header-Content-Length": str(header_length)})
+    response = client.post(
+        infer_url(model),
+        data=body,
+        content_type="application/octet-stream",
+        headers={"Inference-Header-Content-Length": str(header_length)},
+    )
     assert response.status_code == 200 and response.mimetype == JSON
     assert_outputs_equal(v2_codec.parse_response(response.data, None)[1], expected)
 
@@ -107,15 +116,20 @@ def test_id_is_echoed(client):
 
 def test_form_urlencoded_body_is_refused(client):
     # What `curl -d` sends, and what a page of any origin may send without a preflight.
-    response = client.post(infer_url("iris"), data=json.dumps(iris_request()),
-                           content_type="application/x-www-form-urlencoded")
+    response = client.post(
+        infer_url("iris"), data=json.dumps(iris_request()), content_type="application/x-www-form-urlencoded"
+    )
     assert response.status_code == 415
     assert "add -H 'Content-Type: application/json'" in response.json["error"]
 
 
 @pytest.mark.parametrize("encoding, compress", [("gzip", gzip.compress), ("deflate", zlib.compress)])
 def test_compressed_request_body(client, encoding, compress):
-    response = client.post(infer_url("iris"), data=compress(json.dumps(iris_request()).encode()), content_type=JSON,
-                           headers={"Content-Encoding": encoding})
+    response = client.post(
+        infer_url("iris"),
+        data=compress(json.dumps(iris_request()).encode()),
+        content_type=JSON,
+        headers={"Content-Encoding": encoding},
+    )
     assert response.status_code == 200
     assert response.json["model_name"] == "iris"

@@ -11,16 +11,20 @@ from onnxport.serving.app import create_app
 METADATA = {
     "iris": {
         "inputs": [{"name": "features", "datatype": "FP32", "shape": [-1, 4]}],
-        "outputs": [{"name": "label", "datatype": "INT64", "shape": [-1]},
-                    {"name": "probabilities", "datatype": "FP32", "shape": [-1, 3]}],
+        "outputs": [
+            {"name": "label", "datatype": "INT64", "shape": [-1]},
+            {"name": "probabilities", "datatype": "FP32", "shape": [-1, 3]},
+        ],
     },
     "digits": {
         "inputs": [{"name": "pixels", "datatype": "FP32", "shape": [-1, 1, 8, 8]}],
         "outputs": [{"name": "logits", "datatype": "FP32", "shape": [-1, 10]}],
     },
     "minilm": {
-        "inputs": [{"name": "input_ids", "datatype": "INT64", "shape": [-1, -1]},
-                   {"name": "attention_mask", "datatype": "INT64", "shape": [-1, -1]}],
+        "inputs": [
+            {"name": "input_ids", "datatype": "INT64", "shape": [-1, -1]},
+            {"name": "attention_mask", "datatype": "INT64", "shape": [-1, -1]},
+        ],
         "outputs": [{"name": "sentence_embedding", "datatype": "FP32", "shape": [-1, 384]}],
     },
 }

@@ -88,8 +88,9 @@ def test_chartjs_is_shared_cross_origin_like_the_other_vendored_files(client):
     assert denied.headers["Cross-Origin-Resource-Policy"] == "same-origin"
 
 
-@pytest.mark.parametrize("raw_path", ["/vendor/chartjs/..%2fpackage.json",
-                                      "/vendor/chartjs/%2e%2e/%2e%2e/%2e%2e/package.json"])
+@pytest.mark.parametrize(
+    "raw_path", ["/vendor/chartjs/..%2fpackage.json", "/vendor/chartjs/%2e%2e/%2e%2e/%2e%2e/package.json"]
+)
 def test_chartjs_files_stay_inside_their_folder(client, assert_json_error, raw_path):
     raw = {"PATH_INFO": unquote(raw_path), "REQUEST_URI": raw_path, "RAW_URI": raw_path}  # as a client sends it
     response = client.get("/", environ_overrides=raw)

@@ -20,5 +20,7 @@ def post_json(client, url: str, body, **kw):
 
 
 def iris_request(**extra) -> dict:
-    return {"inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [5.1, 3.5, 1.4, 0.2]}],
-            **extra}
+    return {
+        "inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [5.1, 3.5, 1.4, 0.2]}],
+        **extra,
+    }

@@ -2,14 +2,26 @@
 // start and warm runs of each variant, and of each of its optimized forms (the plan picks a
 // form by these figures: web/lib/choice/cost.js), in each browser runtime, on the same batch-1 inputs.
 import { clearCache, probe } from "../lib/index.js";
-import { AS_BUILT, cannotRun, decodeTensors, dropWorker, fileRecord, runtime as runtimeRow, servedForms } from "../lib/internal.js";
+import {
+  AS_BUILT,
+  cannotRun,
+  decodeTensors,
+  dropWorker,
+  fileRecord,
+  runtime as runtimeRow,
+  servedForms,
+} from "../lib/internal.js";
 import { client } from "./client.js";
 
 function summarize(samples) {
   const sorted = [...samples].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   const median = sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-  return { median_ms: median, p90_ms: sorted[Math.min(sorted.length - 1, Math.round(0.9 * (sorted.length - 1)))], runs: sorted.length };
+  return {
+    median_ms: median,
+    p90_ms: sorted[Math.min(sorted.length - 1, Math.round(0.9 * (sorted.length - 1)))],
+    runs: sorted.length,
+  };
 }
 
 // ahead: the runtime is started before the clock starts, as on a page that called
@@ -31,7 +43,8 @@ async function start(runtime, record, feeds, { ahead = false, stage = () => {} }
   // Stages: the runtime's start (init) runs beside reading the bytes (load = download or cache
   // read, plus verify); ready is when both are done; then create and the first run.
   return {
-    session, source,
+    session,
+    source,
     timing: { total_ms: performance.now() - began, ...stages, create_ms: session.createMs, first_run_ms: first.runMs },
   };
 }
@@ -43,9 +56,17 @@ export function benchSteps(built, device, { models, runtimes, variants = null })
   for (const name of models) {
     for (const [variant, served] of Object.entries(built.models[name].variants)) {
       if (served.status !== "ok" || (variants && !variants.includes(variant))) continue;
-      for (const runtime of runtimes) for (const form of [AS_BUILT, ...servedForms(served, runtime).map(([f]) => f)]) {
-        steps.push({ model: name, variant, form, runtime, record: fileRecord(served, form), cannot: cannotRun(runtime, served, device) });
-      }
+      for (const runtime of runtimes)
+        for (const form of [AS_BUILT, ...servedForms(served, runtime).map(([f]) => f)]) {
+          steps.push({
+            model: name,
+            variant,
+            form,
+            runtime,
+            record: fileRecord(served, form),
+            cannot: cannotRun(runtime, served, device),
+          });
+        }
     }
   }
   return steps;
@@ -55,7 +76,16 @@ export function benchSteps(built, device, { models, runtimes, variants = null })
 // onProgress(stage, where) is told each stage as it starts, so a caller can tell a bench that hangs from a slow
 // one; where = {step, steps, model, variant, form, runtime, stage}: step k (from 1) of the `steps` that run.
 // onStepDone(row, where) is told each step's row (ok, or error with its reason) as soon as it has one.
-export async function runBench({ models, runtimes, encodedInputs, runs = 20, webgpuRuns = 3, variants = null, onProgress = () => {}, onStepDone = () => {} }) {
+export async function runBench({
+  models,
+  runtimes,
+  encodedInputs,
+  runs = 20,
+  webgpuRuns = 3,
+  variants = null,
+  onProgress = () => {},
+  onStepDone = () => {},
+}) {
   const [built, device] = await Promise.all([client.manifest(), probe()]);
   const steps = benchSteps(built, device, { models, runtimes, variants });
   const count = steps.filter((s) => !s.cannot).length;
@@ -64,14 +94,16 @@ export async function runBench({ models, runtimes, encodedInputs, runs = 20, web
   let done = 0;
   for (const { model: name, variant, form, runtime, record, cannot } of steps) {
     const base = { model: name, variant, form, runtime, bytes: record.bytes, sha256: record.sha256 };
-    if (cannot) { // as the plan leaves it out
+    if (cannot) {
+      // as the plan leaves it out
       results.push({ ...base, status: "skipped", reason: cannot });
       continue;
     }
     if (!feedsOf.has(name)) feedsOf.set(name, decodeTensors(encodedInputs[name]));
     const feeds = feedsOf.get(name);
     const where = { step: ++done, steps: count, model: name, variant, form: form ?? "as built", runtime };
-    const stage = (what) => onProgress(`${name} ${variant}/${form ?? "as built"} ${runtime}: ${what}`, { ...where, stage: what });
+    const stage = (what) =>
+      onProgress(`${name} ${variant}/${form ?? "as built"} ${runtime}: ${what}`, { ...where, stage: what });
     let row;
     try {
       await clearCache();
@@ -83,11 +115,18 @@ export async function runBench({ models, runtimes, encodedInputs, runs = 20, web
         stage(`warm run ${i + 1} of ${warmRuns}`);
         samples.push((await cached.session.run(feeds)).runMs);
       }
-      const startedAhead = await start(runtime, record, feeds, { ahead: true, stage: (part) => stage(`prepared start, ${part}`) });
+      const startedAhead = await start(runtime, record, feeds, {
+        ahead: true,
+        stage: (part) => stage(`prepared start, ${part}`),
+      });
       row = {
-        ...base, status: "ok", threads: cached.session.info.threads,
-        cold: cold.timing, cached: { ...cached.timing, source: cached.source },
-        prepared: { ...startedAhead.timing, source: startedAhead.source }, warm: summarize(samples),
+        ...base,
+        status: "ok",
+        threads: cached.session.info.threads,
+        cold: cold.timing,
+        cached: { ...cached.timing, source: cached.source },
+        prepared: { ...startedAhead.timing, source: startedAhead.source },
+        warm: summarize(samples),
       };
     } catch (error) {
       row = { ...base, status: "error", reason: error.message };

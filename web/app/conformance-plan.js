@@ -18,9 +18,12 @@ export function planJobs(built, names, runtimes, device, { fullWebgpu = false } 
   const jobs = [];
   for (const name of names) {
     const model = built.models[name];
-    if (!model) throw new Error(`no model ${JSON.stringify(name)} in the manifest; models: ${Object.keys(built.models).join(", ")}`);
+    if (!model)
+      throw new Error(
+        `no model ${JSON.stringify(name)} in the manifest; models: ${Object.keys(built.models).join(", ")}`,
+      );
     // A model the adapter can run no variant of keeps one row, `skipped` with the reason.
-    const pick = reduced ? gpuVariant(model, gpuRuntime, device) ?? served(model)[0] : null;
+    const pick = reduced ? (gpuVariant(model, gpuRuntime, device) ?? served(model)[0]) : null;
     if (pick) webgpu.chosen[name] = pick;
     for (const variant of served(model)) {
       for (const runtime of runtimes) {
@@ -40,7 +43,9 @@ export function planJobs(built, names, runtimes, device, { fullWebgpu = false } 
 function gpuVariant(model, runtime, device) {
   const runnable = served(model).filter((v) => !cannotRun(runtime, model.variants[v], device));
   if (runnable.includes("fp32")) return "fp32";
-  return runnable.sort((a, b) => (model.variants[a].bytes ?? Infinity) - (model.variants[b].bytes ?? Infinity))[0] ?? null;
+  return (
+    runnable.sort((a, b) => (model.variants[a].bytes ?? Infinity) - (model.variants[b].bytes ?? Infinity))[0] ?? null
+  );
 }
 
 function adapterName(adapter) {

@@ -7,8 +7,22 @@
 // A form is the same model: it answers to its variant's arithmetic and budget.
 import { deviceKind, probe } from "../lib/index.js";
 import {
-  ARRAYS, cannotRun, CHECKED, compareOutput, decodeTensors, dropWorker, encodeTensors, judgementRule, judgeRun, leadingRows,
-  openSession, placement, runtime as runtimeRow, serverInfer, taskMetric, threadCeiling,
+  ARRAYS,
+  cannotRun,
+  CHECKED,
+  compareOutput,
+  decodeTensors,
+  dropWorker,
+  encodeTensors,
+  judgementRule,
+  judgeRun,
+  leadingRows,
+  openSession,
+  placement,
+  runtime as runtimeRow,
+  serverInfer,
+  taskMetric,
+  threadCeiling,
 } from "../lib/internal.js";
 import { client } from "./client.js";
 import { planJobs } from "./conformance-plan.js";
@@ -20,7 +34,15 @@ export const REPORT_SCHEMA = Object.freeze({ schema: "onnxport.conformance", sch
 // fullWebgpu: every row on a software WebGPU adapter too, not one per model (conformance-plan.js).
 // onStart(total, identity, plan): plan is {rows: each row's model, variant, form and runtime in run order,
 // webgpu: what became of the GPU rows}, which `onnxport check` reads for its progress and its note on WebGPU.
-export async function runConformance({ models = null, runtimes = RUNTIMES, webgpuRows = 2, fullWebgpu = false, rowTimeoutMs = 0, onResult = () => {}, onStart = () => {} } = {}) {
+export async function runConformance({
+  models = null,
+  runtimes = RUNTIMES,
+  webgpuRows = 2,
+  fullWebgpu = false,
+  rowTimeoutMs = 0,
+  onResult = () => {},
+  onStart = () => {},
+} = {}) {
   const [built, device, tolerances] = await Promise.all([client.manifest(), probe(), client.tolerances()]);
   const { jobs, webgpu } = planJobs(built, models ?? Object.keys(built.models), runtimes, device, { fullWebgpu });
   const identity = browserIdentity(device);
@@ -32,7 +54,9 @@ export async function runConformance({ models = null, runtimes = RUNTIMES, webgp
     const started = performance.now();
     if (!golden.has(job.model.name)) golden.set(job.model.name, await modelFeeds(job.model));
     const rule = judgementRule(job.model, job.variant, job.runtime, tolerances);
-    const result = await withinLimit(job, rowTimeoutMs, () => checkOne(job, golden.get(job.model.name), rule, device, webgpuRows));
+    const result = await withinLimit(job, rowTimeoutMs, () =>
+      checkOne(job, golden.get(job.model.name), rule, device, webgpuRows),
+    );
     // The row's wall time, whatever its status: what the check's estimate of the time left is made of.
     result.row_ms = Math.round(performance.now() - started);
     results.push(result);
@@ -57,8 +81,15 @@ async function withinLimit(job, ms, check) {
     timer = setTimeout(() => {
       dropWorker(`check-${job.runtime}`);
       resolve({
-        model: job.model.name, variant: job.variant, ...labelKey(job.model, job.variant), form: job.form, runtime: job.runtime, task: job.model.task,
-        sha256: job.record.sha256, status: "timeout", reason: `no result within the row's time limit of ${ms / 1000} s`,
+        model: job.model.name,
+        variant: job.variant,
+        ...labelKey(job.model, job.variant),
+        form: job.form,
+        runtime: job.runtime,
+        task: job.model.task,
+        sha256: job.record.sha256,
+        status: "timeout",
+        reason: `no result within the row's time limit of ${ms / 1000} s`,
       });
     }, ms);
   });
@@ -85,7 +116,10 @@ async function modelFeeds(model) {
 // A string input or output (numpy `object`) is the case met in the wild: the library's tensors, the golden
 // data and the V2 JSON it sends are numeric and bool only (server/onnxport/check/skips.py says so for Python).
 function uncarriedTensor(model) {
-  for (const [kind, specs] of [["input", model.inputs], ["output", model.outputs]]) {
+  for (const [kind, specs] of [
+    ["input", model.inputs],
+    ["output", model.outputs],
+  ]) {
     for (const spec of specs ?? []) {
       if (Object.hasOwn(ARRAYS, spec.dtype)) continue;
       const what = spec.dtype === "object" ? "a string tensor (numpy object)" : `dtype ${spec.dtype}`;
@@ -96,12 +130,22 @@ function uncarriedTensor(model) {
 }
 
 async function checkOne({ model, variant, form, record, runtime }, golden, rule, device, webgpuRows) {
-  const base = { model: model.name, variant, ...labelKey(model, variant), form, runtime, task: model.task, sha256: record.sha256, arithmetic: rule.arithmetic };
+  const base = {
+    model: model.name,
+    variant,
+    ...labelKey(model, variant),
+    form,
+    runtime,
+    task: model.task,
+    sha256: record.sha256,
+    arithmetic: rule.arithmetic,
+  };
   if (golden.skip) return { ...base, status: "skipped", reason: golden.skip };
   if (golden.error) return { ...base, status: "error", reason: golden.error };
   const feeds = golden.feeds;
   if (!rule.floor) return { ...base, status: "error", reason: `no floor for fp32/${runtime} in the tolerance table` };
-  if (rule.arithmetic !== "fp32" && !rule.budget) return { ...base, status: "error", reason: `no budget for ${variant} (${rule.arithmetic})` };
+  if (rule.arithmetic !== "fp32" && !rule.budget)
+    return { ...base, status: "error", reason: `no budget for ${variant} (${rule.arithmetic})` };
   const row = runtimeRow(runtime);
   const cannot = cannotRun(runtime, model.variants[variant], device); // as the plan leaves it out
   if (cannot) return { ...base, status: "skipped", reason: cannot };
@@ -110,8 +154,12 @@ async function checkOne({ model, variant, form, record, runtime }, golden, rule,
   try {
     const reference = await serverInfer(client.inference, model.name, variant, inputs);
     // fp32's outputs on the same inputs: what an fp16 or int8 file is judged against.
-    const fp32 = rule.arithmetic === "fp32" ? null
-      : variant === "fp32" ? reference : await serverInfer(client.inference, model.name, "fp32", inputs);
+    const fp32 =
+      rule.arithmetic === "fp32"
+        ? null
+        : variant === "fp32"
+          ? reference
+          : await serverInfer(client.inference, model.name, "fp32", inputs);
     let browser;
     try {
       browser = await runInBrowser(runtime, record, inputs);
@@ -120,25 +168,46 @@ async function checkOne({ model, variant, form, record, runtime }, golden, rule,
       if (error.stage === "create") return { ...base, status: "unsupported", reason: error.message, rows };
       throw error;
     }
-    const judged = judgeRun(model, rule, { got: browser.outputs, fp32: fp32?.outputs ?? null, sameVariant: reference.outputs });
+    const judged = judgeRun(model, rule, {
+      got: browser.outputs,
+      fp32: fp32?.outputs ?? null,
+      sameVariant: reference.outputs,
+    });
     // Against the server's run of the same file, element by element (by the table's row for this
     // variant and runtime) and by the task metric: figures beside the verdict, as before it.
     const outputs = {};
     for (const [name, expected] of Object.entries(reference.outputs)) {
-      outputs[name] = browser.outputs[name] ? compareOutput(browser.outputs[name], expected, rule.tolerance ?? rule.floor) : { missing: true };
+      outputs[name] = browser.outputs[name]
+        ? compareOutput(browser.outputs[name], expected, rule.tolerance ?? rule.floor)
+        : { missing: true };
     }
     const metricName = model.metric_output;
     const metric = metricName ? taskMetric(model.task, browser.outputs[metricName], reference.outputs[metricName]) : {};
     return {
-      ...base, status: judged.ok ? "pass" : "fail", reason: judged.reason, rows, outputs, metric,
-      basis: judged.basis, budget: judged.basis === "budget" ? rule.budget : null,
-      metric_vs_fp32: judged.basis === "budget" ? judged.metric : null, diagnostic: judged.diagnostic,
-      floor: rule.floor, tolerance: rule.tolerance,
+      ...base,
+      status: judged.ok ? "pass" : "fail",
+      reason: judged.reason,
+      rows,
+      outputs,
+      metric,
+      basis: judged.basis,
+      budget: judged.basis === "budget" ? rule.budget : null,
+      metric_vs_fp32: judged.basis === "budget" ? judged.metric : null,
+      diagnostic: judged.diagnostic,
+      floor: rule.floor,
+      tolerance: rule.tolerance,
       timings: {
-        create_ms: browser.createMs, first_run_ms: browser.firstMs, warm_run_ms: browser.warmMs, server_ms: reference.runMs,
+        create_ms: browser.createMs,
+        first_run_ms: browser.firstMs,
+        warm_run_ms: browser.warmMs,
+        server_ms: reference.runMs,
         fp32_server_ms: fp32 && fp32 !== reference ? fp32.runMs : null,
       },
-      identity: { threads: browser.threads, onnxruntime_web: browser.version, adapter: row?.gpu ? device.adapter : null },
+      identity: {
+        threads: browser.threads,
+        onnxruntime_web: browser.version,
+        adapter: row?.gpu ? device.adapter : null,
+      },
       placement: row?.gpu ? placement(browser.logs) : null,
     };
   } catch (error) {
@@ -160,8 +229,13 @@ async function runInBrowser(runtime, record, feeds) {
     const first = await session.run(feeds);
     const warm = await session.run(feeds);
     return {
-      outputs: first.outputs, createMs: session.createMs, firstMs: first.runMs, warmMs: warm.runMs,
-      threads: session.info.threads, version: session.info.version, logs: session.logs,
+      outputs: first.outputs,
+      createMs: session.createMs,
+      firstMs: first.runMs,
+      warmMs: warm.runMs,
+      threads: session.info.threads,
+      version: session.info.version,
+      logs: session.logs,
     };
   } finally {
     await session.release();
@@ -183,11 +257,18 @@ function firstRows(model, feeds, rows) {
 function browserIdentity(device) {
   const { threads, why } = threadCeiling(device);
   return {
-    device_kind: deviceKind(device), user_agent: device.userAgent, cross_origin_isolated: device.crossOriginIsolated,
+    device_kind: deviceKind(device),
+    user_agent: device.userAgent,
+    cross_origin_isolated: device.crossOriginIsolated,
     // Isolation alone does not give threads: an isolated WebKit page can lack SharedArrayBuffer.
-    shared_memory: device.sharedMemory !== false, threads: { most: threads, why },
-    hardware_concurrency: device.hardwareConcurrency, wasm_simd: device.wasmSimd,
-    webgpu: device.webgpu, webgpu_reason: device.webgpuReason, adapter: device.adapter, shader_f16: device.shaderF16,
+    shared_memory: device.sharedMemory !== false,
+    threads: { most: threads, why },
+    hardware_concurrency: device.hardwareConcurrency,
+    wasm_simd: device.wasmSimd,
+    webgpu: device.webgpu,
+    webgpu_reason: device.webgpuReason,
+    adapter: device.adapter,
+    shader_f16: device.shaderF16,
   };
 }
 
@@ -201,7 +282,13 @@ export async function runDebugModel(url, runtime, encodedFeeds) {
   const response = await fetch(url, { cache: "no-store" });
   if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
   const bytes = await response.arrayBuffer();
-  const session = await openSession({ bytes, runtime, device: await probe(), ortBase: client.ortBase, worker: `debug-${runtime}` });
+  const session = await openSession({
+    bytes,
+    runtime,
+    device: await probe(),
+    ortBase: client.ortBase,
+    worker: `debug-${runtime}`,
+  });
   try {
     const { outputs } = await session.run(decodeTensors(encodedFeeds));
     return encodeTensors(outputs);

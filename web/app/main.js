@@ -31,13 +31,20 @@ async function render() {
     const { page, name, params } = route();
     const model = () => namedModel(built, page, name);
     const pin = { runtime: params.get("runtime") || "", variant: params.get("variant") || "" };
-    const content = page === "conformance" ? conformancePage(built, params)
-      : page === "model" ? modelPage(model())
-      : page === "play" ? await playgroundPage(model(), pin, params)
-      : page === "performance" ? performancePage(built, capabilities, bench)
-      : page === "fleet" ? await fleetPage(built)
-      : page === "models" ? modelsPage(built)
-      : unknownPage(location.hash);
+    const content =
+      page === "conformance"
+        ? conformancePage(built, params)
+        : page === "model"
+          ? modelPage(model())
+          : page === "play"
+            ? await playgroundPage(model(), pin, params)
+            : page === "performance"
+              ? performancePage(built, capabilities, bench)
+              : page === "fleet"
+                ? await fleetPage(built)
+                : page === "models"
+                  ? modelsPage(built)
+                  : unknownPage(location.hash);
     show(main, content);
   } catch (error) {
     main.replaceChildren(errorBox(error.message));
@@ -58,7 +65,11 @@ function namedModel(built, page, name) {
 function unknownPage(hash) {
   return [
     el("h2", { text: "No such page" }),
-    el("p", { role: "alert", "data-testid": "unknown-route", text: `This app has no page ${hash}. Its pages: #/ (models), #/model/<model>, #/play/<model>, #/performance, #/fleet and /conformance.` }),
+    el("p", {
+      role: "alert",
+      "data-testid": "unknown-route",
+      text: `This app has no page ${hash}. Its pages: #/ (models), #/model/<model>, #/play/<model>, #/performance, #/fleet and /conformance.`,
+    }),
     el("p", {}, el("a", { class: "button", href: "#/", "data-testid": "models-link", text: "Go to the models page" })),
   ];
 }
@@ -69,16 +80,27 @@ function showDevice(p) {
     : `WebGPU: no (${p.webgpuReason})`;
   // What the page really has, by the plan's own rule: isolation without SharedArrayBuffer (WebKit) is no threads.
   const ceiling = threadCeiling(p);
-  const threads = ceiling.threads > 1
-    ? `threads: yes, ${ceiling.why}${ceiling.overstated ? `; ${ceiling.overstated}` : ""}`
-    : `threads: no (${ceiling.why.replace(/^one thread: /, "")})`;
+  const threads =
+    ceiling.threads > 1
+      ? `threads: yes, ${ceiling.why}${ceiling.overstated ? `; ${ceiling.overstated}` : ""}`
+      : `threads: no (${ceiling.why.replace(/^one thread: /, "")})`;
   device.replaceChildren(
     el("span", { "data-testid": "probe-webgpu", "data-available": String(p.webgpu), text: webgpu }),
-    el("span", { "data-testid": "probe-webnn", "data-available": String(p.webnn), text: p.webnn ? "WebNN: yes" : `WebNN: no (${p.webnnReason})` }),
+    el("span", {
+      "data-testid": "probe-webnn",
+      "data-available": String(p.webnn),
+      text: p.webnn ? "WebNN: yes" : `WebNN: no (${p.webnnReason})`,
+    }),
     el("span", { "data-testid": "probe-threads", "data-available": String(ceiling.threads > 1), text: threads }),
-    el("span", { "data-testid": "probe-simd", "data-available": String(p.wasmSimd), text: `WebAssembly SIMD: ${p.wasmSimd ? "yes" : "no"}` }),
+    el("span", {
+      "data-testid": "probe-simd",
+      "data-available": String(p.wasmSimd),
+      text: `WebAssembly SIMD: ${p.wasmSimd ? "yes" : "no"}`,
+    }),
     el("button", {
-      type: "button", "data-testid": "clear-cache", text: "Clear model cache",
+      type: "button",
+      "data-testid": "clear-cache",
+      text: "Clear model cache",
       onclick: async (event) => {
         await clearCache();
         await client.reset();
@@ -91,5 +113,7 @@ function showDevice(p) {
 
 probed.then(showDevice, (error) => device.replaceChildren(errorBox(`device probe failed: ${error.message}`)));
 window.addEventListener("hashchange", render);
-window.addEventListener("unhandledrejection", (event) => main.append(errorBox(`unexpected error: ${event.reason?.message ?? event.reason}`)));
+window.addEventListener("unhandledrejection", (event) =>
+  main.append(errorBox(`unexpected error: ${event.reason?.message ?? event.reason}`)),
+);
 render();

@@ -8,8 +8,9 @@ const NATIVE_1T = "native 1t";
 const NATIVE_ALL = "native all";
 // The bench's browser runtimes (runtimes.js: checked), from the fewest resources to the most, as
 // the native series: one thread, all threads, then the GPU.
-const BROWSER_SERIES = CHECKED.map(runtime)
-  .sort((a, b) => Number(a.gpu) - Number(b.gpu) || Number(a.threads === "all") - Number(b.threads === "all"));
+const BROWSER_SERIES = CHECKED.map(runtime).sort(
+  (a, b) => Number(a.gpu) - Number(b.gpu) || Number(a.threads === "all") - Number(b.threads === "all"),
+);
 export const RUNTIMES = [NATIVE_1T, NATIVE_ALL, ...BROWSER_SERIES.map((r) => r.label)];
 const KEY_OF = new Map(BROWSER_SERIES.map((r) => [r.label, r.key]));
 // The start chart's runtime: WebAssembly with the page's threads, what a page with threads starts.
@@ -68,15 +69,22 @@ function bars(label, data, index) {
 /** Warm latency by variant (x) and runtime (one series each; runtimes the bench did not measure are left out). */
 export function latencyConfig(name, data, browserRows = [], { log = false } = {}) {
   const variants = Object.keys(data.variants);
-  const warm = (variant, runtime) => browserRows.find((r) => r.model === name && r.variant === variant && r.runtime === runtime && !r.form)?.warm?.median_ms ?? null;
+  const warm = (variant, runtime) =>
+    browserRows.find((r) => r.model === name && r.variant === variant && r.runtime === runtime && !r.form)?.warm
+      ?.median_ms ?? null;
   const value = (variant, runtime) => {
     const native = data.variants[variant].native ?? {};
     if (runtime === NATIVE_1T) return native["1"]?.median_ms ?? null;
     if (runtime === NATIVE_ALL) return native.all?.median_ms ?? null;
     return warm(variant, KEY_OF.get(runtime));
   };
-  const datasets = RUNTIMES.map((runtime, i) => bars(runtime, variants.map((v) => value(v, runtime)), i))
-    .filter((d) => d.data.some((v) => v !== null));
+  const datasets = RUNTIMES.map((runtime, i) =>
+    bars(
+      runtime,
+      variants.map((v) => value(v, runtime)),
+      i,
+    ),
+  ).filter((d) => d.data.some((v) => v !== null));
   return {
     type: "bar",
     data: { labels: variants.map((v) => variantLabel(data, v)), datasets },
@@ -84,7 +92,10 @@ export function latencyConfig(name, data, browserRows = [], { log = false } = {}
       title: `${name}: latency by variant and runtime (batch 1, warm, median)`,
       x: "variant",
       // Linear by default, so bar heights compare as the figures do; the log axis (a toggle) keeps its tick values.
-      y: { title: `latency, ms${log ? " (log scale)" : ""}`, scale: log ? { type: "logarithmic" } : { type: "linear", beginAtZero: true } },
+      y: {
+        title: `latency, ms${log ? " (log scale)" : ""}`,
+        scale: log ? { type: "logarithmic" } : { type: "linear", beginAtZero: true },
+      },
       tooltip: {
         title: (items) => `${name} ${items[0]?.label ?? ""}`,
         label: (item) => `${item.dataset.label}: ${figure(item.raw)} ms`,
@@ -121,9 +132,15 @@ export function throughputConfig(name, server, fp32 = "fp32") {
   const datasets = rows.map((row) => {
     const color = COLORS[engines.indexOf(`${row.engine}/${row.replicas}`) % COLORS.length];
     return {
-      label: rowLabel(row), data: clients.map((c) => at(row, c)?.requests_per_s ?? null),
-      borderColor: color, backgroundColor: color, borderDash: row.batching === "on" ? [6, 4] : [],
-      pointStyle: row.batching === "on" ? "rectRot" : "circle", pointRadius: 4, borderWidth: 2, spanGaps: true,
+      label: rowLabel(row),
+      data: clients.map((c) => at(row, c)?.requests_per_s ?? null),
+      borderColor: color,
+      backgroundColor: color,
+      borderDash: row.batching === "on" ? [6, 4] : [],
+      pointStyle: row.batching === "on" ? "rectRot" : "circle",
+      pointRadius: 4,
+      borderWidth: 2,
+      spanGaps: true,
     };
   });
   return {
@@ -137,7 +154,8 @@ export function throughputConfig(name, server, fp32 = "fp32") {
       legend: { labels: { usePointStyle: true, boxHeight: 7 } },
       tooltip: {
         title: (items) => `${items[0]?.label ?? ""} concurrent client${items[0]?.label === "1" ? "" : "s"}`,
-        label: (item) => `${item.dataset.label}: ${figure(item.raw)} req/s, p90 ${figure(p90[item.datasetIndex][item.dataIndex])} ms`,
+        label: (item) =>
+          `${item.dataset.label}: ${figure(item.raw)} req/s, p90 ${figure(p90[item.datasetIndex][item.dataIndex])} ms`,
       },
     }),
   };
@@ -150,13 +168,30 @@ export function throughputConfig(name, server, fp32 = "fp32") {
  * bench figures, whose labels name the variants.
  */
 export function startConfig(name, browserRows = [], data = null) {
-  const rows = browserRows.filter((r) => r.model === name && r.runtime === START_RUNTIME && r.status === "ok" && r.cached);
+  const rows = browserRows.filter(
+    (r) => r.model === name && r.runtime === START_RUNTIME && r.status === "ok" && r.cached,
+  );
   const variants = [...new Set(rows.map((r) => r.variant))];
   const files = [...new Set(rows.map((r) => r.form ?? "as built"))];
   const row = (variant, file) => rows.find((r) => r.variant === variant && (r.form ?? "as built") === file);
   const datasets = files.flatMap((file, i) => [
-    { ...bars(`${file}: create`, variants.map((v) => row(v, file)?.cached.create_ms ?? null), i), stack: file },
-    { ...bars(`${file}: first run`, variants.map((v) => row(v, file)?.cached.first_run_ms ?? null), i), stack: file, backgroundColor: `${COLORS[i % COLORS.length]}88` },
+    {
+      ...bars(
+        `${file}: create`,
+        variants.map((v) => row(v, file)?.cached.create_ms ?? null),
+        i,
+      ),
+      stack: file,
+    },
+    {
+      ...bars(
+        `${file}: first run`,
+        variants.map((v) => row(v, file)?.cached.first_run_ms ?? null),
+        i,
+      ),
+      stack: file,
+      backgroundColor: `${COLORS[i % COLORS.length]}88`,
+    },
   ]);
   const options = baseOptions({
     title: `${name}: cached start by file, WebAssembly (session creation, then the first run)`,
@@ -165,7 +200,8 @@ export function startConfig(name, browserRows = [], data = null) {
     tooltip: {
       title: (items) => `${name} ${items[0]?.label ?? ""}`,
       label: (item) => {
-        const file = item.dataset.stack, r = row(variants[item.dataIndex], file);
+        const file = item.dataset.stack,
+          r = row(variants[item.dataIndex], file);
         return `${item.dataset.label}: ${figure(item.raw)} ms (start ${figure(r?.cached.total_ms)} ms, load ${figure(r?.cached.load_ms)} ms beside runtime start ${figure(r?.cached.init_ms)} ms; warm ${figure(r?.warm?.median_ms)} ms)`;
       },
     },
@@ -189,7 +225,13 @@ export function sizeConfig(bench, { relative = false } = {}) {
     if (!relative) return b / MB;
     return fp32(model) ? b / fp32(model) : null;
   };
-  const datasets = variants.map((variant, i) => bars(variant, models.map((m) => shown(m, variant)), i));
+  const datasets = variants.map((variant, i) =>
+    bars(
+      variant,
+      models.map((m) => shown(m, variant)),
+      i,
+    ),
+  );
   return {
     type: "bar",
     data: { labels: models, datasets },
@@ -199,8 +241,10 @@ export function sizeConfig(bench, { relative = false } = {}) {
       y: { title: relative ? "size, x the model's fp32" : "size, MB", scale: { type: "linear", beginAtZero: true } },
       tooltip: {
         label: (item) => {
-          const model = models[item.dataIndex], variant = item.dataset.label;
-          const data = bench.models[model], b = bytes(model, variant);
+          const model = models[item.dataIndex],
+            variant = item.dataset.label;
+          const data = bench.models[model],
+            b = bytes(model, variant);
           const ratio = fp32(model) ? ` (${figure(b / fp32(model))}x ${variantLabel(data, "fp32")})` : "";
           return `${variantLabel(data, variant)}: ${figure(b / MB)} MB${ratio}`;
         },

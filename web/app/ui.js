@@ -26,9 +26,30 @@ export function el(tag, attributes = {}, ...children) {
 }
 
 export function table(headers, rows, attributes = {}) {
-  return el("table", attributes,
-    el("thead", {}, el("tr", {}, headers.map((h) => el("th", { text: h })))),
-    el("tbody", {}, rows.map((row) => el("tr", row.attributes ?? {}, row.cells.map((c) => (c instanceof Node ? el("td", {}, c) : el("td", { text: c })))))));
+  return el(
+    "table",
+    attributes,
+    el(
+      "thead",
+      {},
+      el(
+        "tr",
+        {},
+        headers.map((h) => el("th", { text: h })),
+      ),
+    ),
+    el(
+      "tbody",
+      {},
+      rows.map((row) =>
+        el(
+          "tr",
+          row.attributes ?? {},
+          row.cells.map((c) => (c instanceof Node ? el("td", {}, c) : el("td", { text: c }))),
+        ),
+      ),
+    ),
+  );
 }
 
 export function bytes(count) {

@@ -21,7 +21,10 @@ const RUNTIME_ERROR = /\[ONNXRuntimeError\] : \d+ : (\w+) : /g;
 // SHORT_REASON characters. Clauses end at ": " or "; " outside brackets: "nothing to quantize: no operator ...
 // (dynamic int8: Attention, ...)" is "nothing to quantize".
 export function shortReason(text, prefix = "") {
-  let line = String(text ?? "").trim().split("\n")[0].replace(RUNTIME_ERROR, "onnxruntime $1: ");
+  let line = String(text ?? "")
+    .trim()
+    .split("\n")[0]
+    .replace(RUNTIME_ERROR, "onnxruntime $1: ");
   if (prefix && line.startsWith(prefix)) line = line.slice(prefix.length);
   let depth = 0;
   for (let i = 0; i < line.length; i++) {
@@ -46,9 +49,12 @@ export function reasonView(lead, reason, prefix = "", tail = "", whole = reason)
   const short = shortReason(reason, prefix);
   const head = `${lead}${short}${tail}`;
   if (short === String(whole).trim()) return el("span", { class: "reason", text: head });
-  return el("details", { class: "reason", title: whole },
+  return el(
+    "details",
+    { class: "reason", title: whole },
     el("summary", { text: head }),
-    el("p", { class: "reason-full", "data-testid": "reason-full", text: whole }));
+    el("p", { class: "reason-full", "data-testid": "reason-full", text: whole }),
+  );
 }
 
 // A variant's whole reason: its one line and, when the runtime refused it, the runtime's whole message (`detail`).
@@ -68,12 +74,21 @@ export function int4Note(model) {
   const eight = model.variants?.["int8-weights"];
   if (!four?.bytes || !eight?.bytes || four.bytes < eight.bytes * (1 - INT4_MIN_GAIN)) return null;
   const gain = 1 - four.bytes / eight.bytes;
-  const size = gain > 0 ? `only ${(gain * 100).toFixed(1)}% smaller than` : gain < 0 ? `${(-gain * 100).toFixed(1)}% larger than` : "the size of";
-  const held = four.settings?.weights_4bit !== undefined
-    ? ` Its 4-bit blocks hold ${count(four.settings.weights_4bit, "weight")}; ${count((four.settings.weights_8bit ?? 0) + (four.settings.weights_stored ?? 0), "more weight")} stay in 8 bits.`
-    : "";
-  return el("p", { class: "note int4-note", "data-testid": "int4-note",
-    text: `int4 (${bytes(four.bytes)}) is ${size} int8-weights (${bytes(eight.bytes)}): 4 bits gained nothing meaningful on this model.${held}` });
+  const size =
+    gain > 0
+      ? `only ${(gain * 100).toFixed(1)}% smaller than`
+      : gain < 0
+        ? `${(-gain * 100).toFixed(1)}% larger than`
+        : "the size of";
+  const held =
+    four.settings?.weights_4bit !== undefined
+      ? ` Its 4-bit blocks hold ${count(four.settings.weights_4bit, "weight")}; ${count((four.settings.weights_8bit ?? 0) + (four.settings.weights_stored ?? 0), "more weight")} stay in 8 bits.`
+      : "";
+  return el("p", {
+    class: "note int4-note",
+    "data-testid": "int4-note",
+    text: `int4 (${bytes(four.bytes)}) is ${size} int8-weights (${bytes(eight.bytes)}): 4 bits gained nothing meaningful on this model.${held}`,
+  });
 }
 
 const count = (n, noun) => `${n} ${noun}${n === 1 ? "" : "s"}`;

@@ -6,20 +6,22 @@
 // dist/onnxport.js is committed, so the server and the wheel need no Node; tests/js/test_bundle.mjs fails when it
 // is not what this script writes from the sources.
 import { rolldown } from "rolldown";
-import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const LIB = dirname(fileURLToPath(import.meta.url));
 export const BUNDLE = join(LIB, "dist", "onnxport.js");
-const BANNER = "// onnxport-web, bundled from web/lib/index.js by web/lib/bundle.mjs: edit the sources, then run it again.";
+const BANNER =
+  "// onnxport-web, bundled from web/lib/index.js by web/lib/bundle.mjs: edit the sources, then run it again.";
 
 /** The bundle's text, made from the sources now. */
 export async function bundle() {
   const build = await rolldown({ input: join(LIB, "index.js"), platform: "browser", logLevel: "warn" });
   try {
     const { output } = await build.generate({ format: "esm", minify: true, postBanner: BANNER });
-    if (output.length !== 1) throw new Error(`expected one file from the bundler, got ${output.map((o) => o.fileName)}`);
+    if (output.length !== 1)
+      throw new Error(`expected one file from the bundler, got ${output.map((o) => o.fileName)}`);
     return output[0].code;
   } finally {
     await build.close();

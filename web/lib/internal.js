@@ -13,6 +13,16 @@ export { cannotRun, CHECKED, inBrowser, runtime, unavailableReason } from "./cho
 export { serverInfer } from "./tensors/server-api.js";
 export { openSession } from "./model/session.js";
 export { recordMeasured } from "./remembered/speeds.js";
-export { argmax, ARRAYS, cosine, decodeTensors, encodeTensors, leadingRows, maxAbsDiff, row, softmax } from "./tensors/tensors.js";
+export {
+  argmax,
+  ARRAYS,
+  cosine,
+  decodeTensors,
+  encodeTensors,
+  leadingRows,
+  maxAbsDiff,
+  row,
+  softmax,
+} from "./tensors/tensors.js";
 export { dropWorker } from "./model/workers.js";
 export { threadCeiling } from "./choice/probe.js";

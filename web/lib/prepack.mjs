@@ -5,9 +5,10 @@
 import { spawnSync } from "node:child_process";
 
 const ARGS = ["-p", ".", "--noEmit", "false", "--declaration", "--emitDeclarationOnly", "--outDir", "types"];
-const MISSING = "onnxport-web: packing writes the package's type declarations with TypeScript's tsc, and none is "
-  + "installed here: run `npm ci` at the root of the onnxport checkout (it installs the TypeScript release the "
-  + "checkout pins), then `npm pack ./web/lib` again";
+const MISSING =
+  "onnxport-web: packing writes the package's type declarations with TypeScript's tsc, and none is " +
+  "installed here: run `npm ci` at the root of the onnxport checkout (it installs the TypeScript release the " +
+  "checkout pins), then `npm pack ./web/lib` again";
 
 const done = spawnSync("tsc", ARGS, { stdio: "inherit", shell: process.platform === "win32" });
 if (done.error && /** @type {NodeJS.ErrnoException} */ (done.error).code === "ENOENT") {

@@ -69,23 +69,36 @@ class BenchPage:
         self.browser.close()
 
 
-def cold_starts(bench: BenchPage, sides: list[Side], *, rounds: int, text: str, results: Results,
-                load_too: bool) -> None:
+def cold_starts(
+    bench: BenchPage, sides: list[Side], *, rounds: int, text: str, results: Results, load_too: bool
+) -> None:
     """`rounds` cold starts of each side, alternating; with `load_too`, onnxport's pinned variants also through
     load() as a page calls it."""
     for round_ in range(rounds):
         order = sides if round_ % 2 == 0 else list(reversed(sides))
         for side in order:
             results.cold.setdefault(side.name, []).append(
-                _in_fresh_page(bench, "a => peerBench.cold(a)", {**side.page_arg(), "text": text}))
+                _in_fresh_page(bench, "a => peerBench.cold(a)", {**side.page_arg(), "text": text})
+            )
         for side in order:
             if load_too and side.side == "onnxport" and side.threads is not None:
                 results.cold_load.setdefault(side.dtype, []).append(
-                    _in_fresh_page(bench, "a => peerBench.coldLoad(a)", {"variant": side.dtype, "text": text}))
+                    _in_fresh_page(bench, "a => peerBench.coldLoad(a)", {"variant": side.dtype, "text": text})
+                )
 
 
-def warm_rounds(bench: BenchPage, sides: list[Side], *, rounds: int, texts: list[str], runs: dict[int, int],
-                warmup: int, settle_rounds: int, accuracy_batch: int, results: Results) -> None:
+def warm_rounds(
+    bench: BenchPage,
+    sides: list[Side],
+    *,
+    rounds: int,
+    texts: list[str],
+    runs: dict[int, int],
+    warmup: int,
+    settle_rounds: int,
+    accuracy_batch: int,
+    results: Results,
+) -> None:
     """Opens every side on one page, then `settle_rounds` unmeasured rounds and `rounds` measured rounds of `runs`
     calls per batch size, the order reversed each round; then every side's embeddings of all `texts` for the
     accuracy table. The peer's sides on one page share one thread count (onnxruntime-web reads it once): call this
@@ -97,15 +110,24 @@ def warm_rounds(bench: BenchPage, sides: list[Side], *, rounds: int, texts: list
     context, page = bench.fresh()
     try:
         results.page = page.evaluate("() => peerBench.isolated()")
-        results.infos.update(page.evaluate("a => peerBench.openAll(a)", {
-            "sides": [s.page_arg() for s in sides], "warmup": warmup, "texts": texts}))
+        results.infos.update(
+            page.evaluate(
+                "a => peerBench.openAll(a)", {"sides": [s.page_arg() for s in sides], "warmup": warmup, "texts": texts}
+            )
+        )
         names = [s.name for s in sides]
         per_round = sum(batch * count for batch, count in runs.items())
         for round_ in range(-settle_rounds, rounds):
             order = names if round_ % 2 == 0 else list(reversed(names))
-            answer = page.evaluate("a => peerBench.round(a)", {
-                "order": order, "runs": {str(b): n for b, n in runs.items()}, "texts": texts,
-                "start": (round_ * per_round) % len(texts)})
+            answer = page.evaluate(
+                "a => peerBench.round(a)",
+                {
+                    "order": order,
+                    "runs": {str(b): n for b, n in runs.items()},
+                    "texts": texts,
+                    "start": (round_ * per_round) % len(texts),
+                },
+            )
             if round_ < 0:
                 continue
             for name, by_batch in answer["times"].items():
@@ -114,8 +136,9 @@ def warm_rounds(bench: BenchPage, sides: list[Side], *, rounds: int, texts: list
             for name, count in answer["threads"].items():
                 results.threads.setdefault(name, []).append(count)
         for name in names:
-            results.embeddings[name] = page.evaluate("a => peerBench.embedAll(a)",
-                                                     {"name": name, "texts": texts, "batch": accuracy_batch})
+            results.embeddings[name] = page.evaluate(
+                "a => peerBench.embedAll(a)", {"name": name, "texts": texts, "batch": accuracy_batch}
+            )
     finally:
         context.close()
 

@@ -61,10 +61,16 @@ def build(into: Path, *, source: Path | None = None, slim: bool = True, dtypes=t
     if "q4" in dtypes:
         _save(quantize_q4(_load(into / FILES["fp32"])), into / FILES["q4"])
     info = {
-        "source_package": SOURCE_PACKAGE, "recipe_version": RECIPE_VERSION, "opset": OPSET,
-        "onnxslim": slimmed is not None, "q4_block_size": Q4_BLOCK_SIZE,
-        "files": {dtype: {"file": path, "bytes": (into / path).stat().st_size} for dtype, path in FILES.items()
-                  if dtype in dtypes},
+        "source_package": SOURCE_PACKAGE,
+        "recipe_version": RECIPE_VERSION,
+        "opset": OPSET,
+        "onnxslim": slimmed is not None,
+        "q4_block_size": Q4_BLOCK_SIZE,
+        "files": {
+            dtype: {"file": path, "bytes": (into / path).stat().st_size}
+            for dtype, path in FILES.items()
+            if dtype in dtypes
+        },
     }
     (into / "peer-build.json").write_text(json.dumps(info, indent=2) + "\n")
     return info
@@ -105,8 +111,9 @@ def export_encoder(source: Path):
             self.bert = model
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.bert(input_ids=input_ids, attention_mask=attention_mask,
-                             token_type_ids=token_type_ids).last_hidden_state
+            return self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
 
     ids = torch.tensor([[101, 7592, 2088, 2003, 1037, 3231, 102], [101, 2178, 6251, 102, 0, 0, 0]])
     mask = (ids != 0).long()
@@ -115,9 +122,17 @@ def export_encoder(source: Path):
     buffer = io.BytesIO()
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # the TorchScript exporter's own deprecation notice
-        torch.onnx.export(Encoder().eval(), (ids, mask, torch.zeros_like(ids)), buffer,  # type: ignore[arg-type]
-                          input_names=INPUT_NAMES, output_names=["last_hidden_state"], dynamic_axes=dynamic,
-                          opset_version=OPSET, do_constant_folding=True, dynamo=False)
+        torch.onnx.export(
+            Encoder().eval(),
+            (ids, mask, torch.zeros_like(ids)),
+            buffer,  # type: ignore[arg-type]
+            input_names=INPUT_NAMES,
+            output_names=["last_hidden_state"],
+            dynamic_axes=dynamic,
+            opset_version=OPSET,
+            do_constant_folding=True,
+            dynamo=False,
+        )
     return onnx.load_model_from_string(buffer.getvalue())
 
 
@@ -129,9 +144,16 @@ def quantize_q8(model):
     ops = {node.op_type for node in model.graph.node}
     unsigned = ops & {"Conv", "GroupQueryAttention", "MultiHeadAttention"}  # quantize.py's QUINT8_OPS
     quantizer = ONNXQuantizer(
-        model, False, False, mode=QuantizationMode.IntegerOps, static=False,
-        weight_qType=QuantType.QUInt8 if unsigned else QuantType.QInt8, activation_qType=QuantType.QUInt8,
-        tensors_range=None, nodes_to_quantize=[], nodes_to_exclude=[],
+        model,
+        False,
+        False,
+        mode=QuantizationMode.IntegerOps,
+        static=False,
+        weight_qType=QuantType.QUInt8 if unsigned else QuantType.QInt8,
+        activation_qType=QuantType.QUInt8,
+        tensors_range=None,
+        nodes_to_quantize=[],
+        nodes_to_exclude=[],
         op_types_to_quantize=set(IntegerOpsRegistry.keys()),
         extra_options={"EnableSubgraph": True, "MatMulConstBOnly": True},
     )

@@ -22,12 +22,16 @@ def ensure(folder: Path) -> None:
     if not npm:
         raise SystemExit("peer_bench: npm is not on PATH (Node 20 and npm are needed to install Transformers.js)")
     print(f"npm ci --prefix {folder} (Transformers.js for the bench only)", flush=True)
-    done = subprocess.run([npm, "ci", "--prefix", str(folder), "--ignore-scripts", "--no-audit", "--no-fund"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [npm, "ci", "--prefix", str(folder), "--ignore-scripts", "--no-audit", "--no-fund"],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0 or not _installed(folder):
         last = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        raise SystemExit(f"peer_bench: npm could not install {PACKAGE} (is the npm registry reachable?): "
-                         + " | ".join(last))
+        raise SystemExit(
+            f"peer_bench: npm could not install {PACKAGE} (is the npm registry reachable?): " + " | ".join(last)
+        )
 
 
 def _installed(folder: Path) -> bool:

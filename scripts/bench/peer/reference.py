@@ -15,11 +15,14 @@ def server_embeddings(base_url: str, texts: list[str], *, batch: int, variant: s
     url = f"{base_url.rstrip('/')}/v2/models/minilm/versions/{variant}/infer"
     rows = []
     for start in range(0, len(texts), batch):
-        part = texts[start:start + batch]
-        body = {"inputs": [{"name": "text", "shape": [len(part)], "datatype": "BYTES", "data": part}],
-                "outputs": [{"name": "sentence_embedding"}]}
-        request = urllib.request.Request(url, data=json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/json"})
+        part = texts[start : start + batch]
+        body = {
+            "inputs": [{"name": "text", "shape": [len(part)], "datatype": "BYTES", "data": part}],
+            "outputs": [{"name": "sentence_embedding"}],
+        }
+        request = urllib.request.Request(
+            url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(request, timeout=120) as response:
                 answer = json.load(response)

@@ -62,26 +62,45 @@ def table_rows(rows: list[Row], results: Results, *, reference: np.ndarray, size
         ox, peer = (ours.name if ours else None), theirs.name
         variant = _chosen_variant(ours, results) if ours else None
         dtype = PEER_DEFAULT_DTYPE if theirs.dtype == DEFAULT else theirs.dtype
-        row: dict = {"pair": label, "onnxport": variant, "peer": dtype,
-                     "bytes": {"onnxport": sizes.get(f"onnxport/{variant}") if variant else None,
-                               "peer": sizes.get(f"peer/{dtype}")},
-                     # The threads each side ran on: per warm round, and per cold start at its first embedding
-                     # and once its own choice settled (onnxport's trial done).
-                     "threads": _both(ox, peer, lambda n: {
-                         "warm": results.threads.get(n, []),
-                         "cold": [c["info"].get("threads") for c in results.cold.get(n, [])],
-                         "cold_settled": [(c.get("settled") or {}).get("threads") for c in results.cold.get(n, [])]})}
+        row: dict = {
+            "pair": label,
+            "onnxport": variant,
+            "peer": dtype,
+            "bytes": {
+                "onnxport": sizes.get(f"onnxport/{variant}") if variant else None,
+                "peer": sizes.get(f"peer/{dtype}"),
+            },
+            # The threads each side ran on: per warm round, and per cold start at its first embedding
+            # and once its own choice settled (onnxport's trial done).
+            "threads": _both(
+                ox,
+                peer,
+                lambda n: {
+                    "warm": results.threads.get(n, []),
+                    "cold": [c["info"].get("threads") for c in results.cold.get(n, [])],
+                    "cold_settled": [(c.get("settled") or {}).get("threads") for c in results.cold.get(n, [])],
+                },
+            ),
+        }
         for batch in ("1", "8"):
             row[f"warm_b{batch}_ms"] = _both(ox, peer, lambda n, b=batch: _median(results.warm.get(n, {}).get(b)))
             # The best call too: another program's burst slows a call, nothing makes one faster (threads.js's rule).
             row[f"best_b{batch}_ms"] = _both(ox, peer, lambda n, b=batch: min(results.warm.get(n, {}).get(b) or [None]))
         row["cold_ms"] = _both(ox, peer, lambda n: _median([c["ms"] for c in results.cold.get(n, [])]))
-        row["cold_load_ms"] = _median([c["ms"] for c in results.cold_load.get(ours.dtype, [])]) \
-            if ours and ours.threads is not None else None
+        row["cold_load_ms"] = (
+            _median([c["ms"] for c in results.cold_load.get(ours.dtype, [])])
+            if ours and ours.threads is not None
+            else None
+        )
         row["min_cosine"] = _both(ox, peer, lambda n: _min_cosine(results.embeddings.get(n), reference))
         # The cold start's one embedding (TEXTS[0] alone) against the reference's first row: a check it is right.
-        row["cold_cosine"] = _both(ox, peer, lambda n: _min_cosine(
-            [c["embedding"] for c in results.cold.get(n, [])], reference[:1].repeat(len(results.cold.get(n, [])), 0)))
+        row["cold_cosine"] = _both(
+            ox,
+            peer,
+            lambda n: _min_cosine(
+                [c["embedding"] for c in results.cold.get(n, [])], reference[:1].repeat(len(results.cold.get(n, [])), 0)
+            ),
+        )
         for key in ("warm_b1_ms", "warm_b8_ms", "best_b1_ms", "best_b8_ms", "cold_ms"):
             a, b = row[key]["onnxport"], row[key]["peer"]
             row[key]["ratio"] = a / b if a is not None and b else None
@@ -90,22 +109,36 @@ def table_rows(rows: list[Row], results: Results, *, reference: np.ndarray, size
 
 
 def printed(rows: list[dict], header: list[str]) -> str:
-    cells = [["pair", "size MB ox / peer", "warm b1 ms ox / peer (x)", "warm b8 ms ox / peer (x)",
-              "best b1 / b8 (x)", "cold ms ox / peer (x)", "cold load() ox", "min cos ox / peer",
-              "threads warm ox / peer"]]
+    cells = [
+        [
+            "pair",
+            "size MB ox / peer",
+            "warm b1 ms ox / peer (x)",
+            "warm b8 ms ox / peer (x)",
+            "best b1 / b8 (x)",
+            "cold ms ox / peer (x)",
+            "cold load() ox",
+            "min cos ox / peer",
+            "threads warm ox / peer",
+        ]
+    ]
     for row in rows:
         size = row["bytes"]
-        cells.append([
-            f"{row['pair']}: {row['onnxport'] or '-'} vs {row['peer']}",
-            f"{_num(size['onnxport'], MB, 1)} / {_num(size['peer'], MB, 1)}",
-            *(_timed(row[k]) for k in ("warm_b1_ms", "warm_b8_ms")),
-            " / ".join(_ratio(row[k]) for k in ("best_b1_ms", "best_b8_ms")),
-            _timed(row["cold_ms"]),
-            _num(row["cold_load_ms"], 1, 0),
-            f"{_num(row['min_cosine']['onnxport'], 1, 5)} / {_num(row['min_cosine']['peer'], 1, 5)}",
-            " / ".join(",".join(str(t) for t in (row["threads"][s] or {}).get("warm", [])) or "-"
-                       for s in ("onnxport", "peer")),
-        ])
+        cells.append(
+            [
+                f"{row['pair']}: {row['onnxport'] or '-'} vs {row['peer']}",
+                f"{_num(size['onnxport'], MB, 1)} / {_num(size['peer'], MB, 1)}",
+                *(_timed(row[k]) for k in ("warm_b1_ms", "warm_b8_ms")),
+                " / ".join(_ratio(row[k]) for k in ("best_b1_ms", "best_b8_ms")),
+                _timed(row["cold_ms"]),
+                _num(row["cold_load_ms"], 1, 0),
+                f"{_num(row['min_cosine']['onnxport'], 1, 5)} / {_num(row['min_cosine']['peer'], 1, 5)}",
+                " / ".join(
+                    ",".join(str(t) for t in (row["threads"][s] or {}).get("warm", [])) or "-"
+                    for s in ("onnxport", "peer")
+                ),
+            ]
+        )
     widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -131,7 +164,7 @@ def _median(values) -> float | None:
 def _min_cosine(embeddings, reference) -> float | None:
     if embeddings is None or len(embeddings) == 0:
         return None
-    return float(cosines(np.asarray(embeddings), reference[:len(embeddings)]).min())
+    return float(cosines(np.asarray(embeddings), reference[: len(embeddings)]).min())
 
 
 def _num(value, unit: float, digits: int) -> str:

@@ -21,8 +21,14 @@ ISOLATION = {
     "Cross-Origin-Embedder-Policy": "require-corp",
     "Cross-Origin-Resource-Policy": "same-origin",
 }
-TYPES = {".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm", ".json": "application/json",
-         ".onnx": "application/octet-stream", ".html": "text/html; charset=utf-8"}
+TYPES = {
+    ".mjs": "text/javascript",
+    ".js": "text/javascript",
+    ".wasm": "application/wasm",
+    ".json": "application/json",
+    ".onnx": "application/octet-stream",
+    ".html": "text/html; charset=utf-8",
+}
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -35,7 +41,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         path = unquote(urlsplit(path).path)
         for prefix, root in sorted(self.mounts.items(), key=lambda m: -len(m[0])):
             if path == prefix.rstrip("/") or path.startswith(prefix):
-                rest = path[len(prefix):] or "index.html"
+                rest = path[len(prefix) :] or "index.html"
                 target = (root / rest).resolve()
                 if target == root.resolve() or root.resolve() in target.parents:
                     return str(target)

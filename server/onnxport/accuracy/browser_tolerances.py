@@ -55,8 +55,9 @@ TOLERANCES: dict[tuple[str, str], Tolerance] = {
     ("fp16", "webnn"): _t(2e-2, 0.02, 0.99, 0.999, "fp16 on the GPU or NPU, different kernels"),
     # int8: the browser's integer kernels differ from the server's (no VNNI, other
     # rounding of the dynamic activation scale), so values move by about one quantization step.
-    ("int8-dynamic", "wasm"): _t(5e-2, 0.05, 0.98, 0.99,
-                                 "int8 kernels differ between builds: about one quantization step"),
+    ("int8-dynamic", "wasm"): _t(
+        5e-2, 0.05, 0.98, 0.99, "int8 kernels differ between builds: about one quantization step"
+    ),
     ("int8-dynamic", "wasm-1t"): _t(5e-2, 0.05, 0.98, 0.99, "int8 kernels differ between builds, one thread"),
     ("int8-dynamic", "webgpu"): _t(5e-2, 0.05, 0.98, 0.99, "int8 ops mostly run on the CPU backend under WebGPU"),
     ("int8-dynamic", "webnn"): _t(5e-2, 0.05, 0.98, 0.99, "int8 kernels of the WebNN backend"),
@@ -83,8 +84,12 @@ def table(overrides_file: Path | None = None) -> dict[str, dict]:
     merged = {f"{variant}/{runtime}": _published(t) for (variant, runtime), t in TOLERANCES.items()}
     for key, values in load_overrides(overrides_file).items():
         # "overridden": the user's own bound, which the fp32 floor keeps as given (judgement.fp32_floor).
-        merged[key] = {**merged[key], **values, "why": values.get("why", "overridden by " + str(overrides_file)),
-                       "overridden": True}
+        merged[key] = {
+            **merged[key],
+            **values,
+            "why": values.get("why", "overridden by " + str(overrides_file)),
+            "overridden": True,
+        }
     return merged
 
 
@@ -112,8 +117,9 @@ def load_overrides(path: Path | None) -> dict[str, dict]:
         if key not in known:
             raise UsageError(f"tolerances file {path}: unknown entry {key!r}; entries look like 'fp32/wasm'")
         if not isinstance(values, dict) or set(values) - fields:
-            raise UsageError(f"tolerances file {path}: {key!r} must be an object "
-                                f"with some of {', '.join(sorted(fields))}")
+            raise UsageError(
+                f"tolerances file {path}: {key!r} must be an object with some of {', '.join(sorted(fields))}"
+            )
         for field_name, value in values.items():
             wanted_text = field_name == "why"
             if (wanted_text and not isinstance(value, str)) or (
@@ -123,6 +129,8 @@ def load_overrides(path: Path | None) -> dict[str, dict]:
                 raise UsageError(f"tolerances file {path}: {key}.{field_name} must be {kind}, got {value!r}")
             if field_name == "rel" and value >= 1:
                 # The ratio form of onnxruntime-web's runner (1.000001) would allow 100% error here.
-                raise UsageError(f"tolerances file {path}: {key}.rel is a relative error (1e-6 is one part in "
-                                    f"a million), got {value!r}; write the ratio 1.000001 as 1e-6")
+                raise UsageError(
+                    f"tolerances file {path}: {key}.rel is a relative error (1e-6 is one part in "
+                    f"a million), got {value!r}; write the ratio 1.000001 as 1e-6"
+                )
     return data

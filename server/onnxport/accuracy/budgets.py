@@ -23,18 +23,30 @@ ARITHMETICS: tuple[str, ...] = ("fp32", "fp16", "int8")
 # scaled_max_abs else.
 BUDGETS: dict[str, Tolerance] = {
     "fp32": Tolerance(
-        top1_min=1.0, cosine_min=0.99999, scaled_max_abs=1e-5, scaled_mean_abs=1e-6,
+        top1_min=1.0,
+        cosine_min=0.99999,
+        scaled_max_abs=1e-5,
+        scaled_mean_abs=1e-6,
         why="Same precision as the export: only kernel rounding may differ (the export itself is "
-            "checked against the source framework with the recipe's tolerance)."),
+        "checked against the source framework with the recipe's tolerance).",
+    ),
     "fp16": Tolerance(
-        top1_min=0.99, cosine_min=0.999, scaled_max_abs=1e-2, scaled_mean_abs=1e-3,
+        top1_min=0.99,
+        cosine_min=0.999,
+        scaled_max_abs=1e-2,
+        scaled_mean_abs=1e-3,
         why="fp16 keeps 11 significant bits (~3 decimal digits): per-value error near 1e-3 of "
-            "the value's scale; a flipped top class is allowed only between near-tied scores."),
+        "the value's scale; a flipped top class is allowed only between near-tied scores.",
+    ),
     "int8": Tolerance(
-        top1_min=0.97, cosine_min=0.98, scaled_max_abs=0.1, scaled_mean_abs=1e-2,
+        top1_min=0.97,
+        cosine_min=0.98,
+        scaled_max_abs=0.1,
+        scaled_mean_abs=1e-2,
         why="8-bit weights (and, static or pre-quantized, activations): the usual accuracy cost is "
-            "under a few percent; beyond that the variant is not worth its speed or size. Calibration "
-            "that misses the real value range shows up here."),
+        "under a few percent; beyond that the variant is not worth its speed or size. Calibration "
+        "that misses the real value range shows up here.",
+    ),
 }
 
 
@@ -65,12 +77,18 @@ def serving_budget(arithmetic: str) -> Tolerance:
     def error(bound: float | None) -> float | None:
         return None if bound is None else round(keep * bound, 12)
 
-    return replace(full, top1_min=agreement(full.top1_min), cosine_min=agreement(full.cosine_min),
-                   scaled_max_abs=error(full.scaled_max_abs), scaled_mean_abs=error(full.scaled_mean_abs))
+    return replace(
+        full,
+        top1_min=agreement(full.top1_min),
+        cosine_min=agreement(full.cosine_min),
+        scaled_max_abs=error(full.scaled_max_abs),
+        scaled_mean_abs=error(full.scaled_mean_abs),
+    )
 
 
-def check(budget: Tolerance, task: str, metric: dict[str, float], *, against: str = "fp32",
-          bound: str = "budget") -> str | None:
+def check(
+    budget: Tolerance, task: str, metric: dict[str, float], *, against: str = "fp32", bound: str = "budget"
+) -> str | None:
     """None when the metric is within budget, else the reason, with both figures.
 
     `against` names the reference the metric was measured on and `bound` what the limit is, for the

@@ -45,8 +45,11 @@ def output_errors(expected: np.ndarray, got: np.ndarray, tolerance: Tolerance | 
         bad = None
     if bad is not None and bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
-        report["first_mismatch"] = {"index": list(index), "expected": _scalar(expected[index]),
-                                    "got": _scalar(got[index])}
+        report["first_mismatch"] = {
+            "index": list(index),
+            "expected": _scalar(expected[index]),
+            "got": _scalar(got[index]),
+        }
     return report
 
 
@@ -72,8 +75,7 @@ def compare(expected: Outputs, got: Outputs, tolerance: Tolerance | None = None)
 def within(errors: dict[str, dict[str, Any]]) -> bool:
     """True when no output has a mismatch, a shape difference or a new non-finite value."""
     return all(
-        "first_mismatch" not in e and "shape_mismatch" not in e and e.get("nonfinite", 0) == 0
-        for e in errors.values()
+        "first_mismatch" not in e and "shape_mismatch" not in e and e.get("nonfinite", 0) == 0 for e in errors.values()
     )
 
 

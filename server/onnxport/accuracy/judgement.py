@@ -28,9 +28,16 @@ ARITHMETICS = budgets.ARITHMETICS
 SERVER = "the server"  # what the floor's reference is called in reasons
 
 
-def judge(task: str, metric_output: str | None, arithmetic: str, budget: Tolerance | Mapping[str, Any] | None,
-          floor: Tolerance | Mapping[str, Any] | None, got: Outputs, fp32: Outputs | None,
-          same_variant: Outputs | None) -> dict[str, Any]:
+def judge(
+    task: str,
+    metric_output: str | None,
+    arithmetic: str,
+    budget: Tolerance | Mapping[str, Any] | None,
+    floor: Tolerance | Mapping[str, Any] | None,
+    got: Outputs,
+    fp32: Outputs | None,
+    same_variant: Outputs | None,
+) -> dict[str, Any]:
     """{ok, reason, basis: "floor" | "budget", metric, outputs, diagnostic}.
 
     got: the runtime's outputs; fp32: the server's fp32 variant on the same inputs (needed unless
@@ -43,8 +50,9 @@ def judge(task: str, metric_output: str | None, arithmetic: str, budget: Toleran
     floor_t = tolerance(floor)
     if arithmetic == "fp32":
         if same_variant is None:
-            raise ValueError("an fp32 file is judged against the server's output of the same file: "
-                             "same_variant is needed")
+            raise ValueError(
+                "an fp32 file is judged against the server's output of the same file: same_variant is needed"
+            )
         return _by_floor(task, metric_output, floor_t, got, same_variant)
     if fp32 is None:
         raise ValueError(f"an {arithmetic} file is judged against fp32's outputs on the same inputs: fp32 is needed")
@@ -56,15 +64,32 @@ def judge(task: str, metric_output: str | None, arithmetic: str, budget: Toleran
 def _by_floor(task: str, metric_output: str | None, floor: Tolerance, got: Outputs, same: Outputs) -> dict[str, Any]:
     vs = measure.against([dict(same)], [dict(got)], task, metric_output, floor)
     metric = vs.get("metric") or {}
-    reason = (missing(same, got) or measure.broken(vs, exact_integers=True, reference=SERVER)
-              or outside_floor(vs["outputs"], floor)
-              or budgets.check(floor, task, metric, against=SERVER, bound="floor"))
-    return {"ok": reason is None, "reason": reason, "basis": "floor", "metric": metric, "outputs": vs["outputs"],
-            "diagnostic": None}
+    reason = (
+        missing(same, got)
+        or measure.broken(vs, exact_integers=True, reference=SERVER)
+        or outside_floor(vs["outputs"], floor)
+        or budgets.check(floor, task, metric, against=SERVER, bound="floor")
+    )
+    return {
+        "ok": reason is None,
+        "reason": reason,
+        "basis": "floor",
+        "metric": metric,
+        "outputs": vs["outputs"],
+        "diagnostic": None,
+    }
 
 
-def _by_budget(task: str, metric_output: str | None, arithmetic: str, budget: Tolerance, floor: Tolerance,
-               got: Outputs, fp32: Outputs, same: Outputs | None) -> dict[str, Any]:
+def _by_budget(
+    task: str,
+    metric_output: str | None,
+    arithmetic: str,
+    budget: Tolerance,
+    floor: Tolerance,
+    got: Outputs,
+    fp32: Outputs,
+    same: Outputs | None,
+) -> dict[str, Any]:
     vs_fp32 = measure.against([dict(fp32)], [dict(got)], task, metric_output)
     reason = missing(fp32, got) or measure.verdict(arithmetic, budget, task, vs_fp32)
     outputs, diagnostic = None, None
@@ -73,10 +98,17 @@ def _by_budget(task: str, metric_output: str | None, arithmetic: str, budget: To
         outputs = measure.against([dict(same)], [dict(got)], task, None, elementwise)["outputs"]
         diagnostic = elementwise_diagnostic(outputs)
         # A shape the server's own run of this file does not have is wrong whatever fp32 says.
-        reason = (reason or missing(same, got)
-                  or measure.broken({"outputs": outputs}, exact_integers=False, reference=SERVER))
-    return {"ok": reason is None, "reason": reason, "basis": "budget", "metric": measure.judged_metric(vs_fp32),
-            "outputs": outputs, "diagnostic": diagnostic}
+        reason = (
+            reason or missing(same, got) or measure.broken({"outputs": outputs}, exact_integers=False, reference=SERVER)
+        )
+    return {
+        "ok": reason is None,
+        "reason": reason,
+        "basis": "budget",
+        "metric": measure.judged_metric(vs_fp32),
+        "outputs": outputs,
+        "diagnostic": diagnostic,
+    }
 
 
 def fp32_floor(table_floor: Mapping[str, Any], validation: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -106,8 +138,10 @@ def outside_floor(outputs: dict[str, dict[str, Any]], floor: Tolerance) -> str |
     for name, errors in outputs.items():
         first = errors.get("first_mismatch")
         if first:
-            return (f"output {name!r} at [{', '.join(map(str, first['index']))}]: expected {first['expected']}, "
-                    f"got {first['got']} (max abs {errors['max_abs']:.3g}; floor abs {floor.abs}, rel {floor.rel})")
+            return (
+                f"output {name!r} at [{', '.join(map(str, first['index']))}]: expected {first['expected']}, "
+                f"got {first['got']} (max abs {errors['max_abs']:.3g}; floor abs {floor.abs}, rel {floor.rel})"
+            )
     return None
 
 
@@ -124,13 +158,21 @@ def elementwise_diagnostic(outputs: dict[str, dict[str, Any]]) -> dict[str, Any]
     if first:
         text += f", first outside the floor at {first[0]}[{', '.join(map(str, first[1]['index']))}]"
     # An abs bound of 0 says nothing: equal outputs are said to be equal.
-    text += (f"; the element rule would have needed abs {worst['max_abs']:.3g}" if worst["max_abs"] > 0
-             else ": the outputs match exactly")
+    text += (
+        f"; the element rule would have needed abs {worst['max_abs']:.3g}"
+        if worst["max_abs"] > 0
+        else ": the outputs match exactly"
+    )
     return {
-        "max_abs": worst["max_abs"], "output": worst_name,
-        "first_outside_floor": ({"output": first[0], "index": first[1]["index"], "expected": first[1]["expected"],
-                                 "got": first[1]["got"]} if first else None),
-        "needed_abs": worst["max_abs"], "text": text,
+        "max_abs": worst["max_abs"],
+        "output": worst_name,
+        "first_outside_floor": (
+            {"output": first[0], "index": first[1]["index"], "expected": first[1]["expected"], "got": first[1]["got"]}
+            if first
+            else None
+        ),
+        "needed_abs": worst["max_abs"],
+        "text": text,
     }
 
 

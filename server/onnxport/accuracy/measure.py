@@ -13,7 +13,10 @@ Feeds = dict[str, np.ndarray]
 
 
 def against(
-    reference: list[Feeds], got: list[Feeds], task: str, metric_output: str | None,
+    reference: list[Feeds],
+    got: list[Feeds],
+    task: str,
+    metric_output: str | None,
     tolerance: Tolerance | None = None,
 ) -> dict[str, Any]:
     """Errors per output and the task metric, over every golden set."""
@@ -46,15 +49,17 @@ def accuracy(labels: np.ndarray | None, got: list[Feeds], metric_output: str | N
     return compare.accuracy(labels, got[0][metric_output])
 
 
-def verdict(arithmetic: str, budget: Tolerance, task: str, vs_fp32: dict[str, Any], *,
-            bound: str = "budget") -> str | None:
+def verdict(
+    arithmetic: str, budget: Tolerance, task: str, vs_fp32: dict[str, Any], *, bound: str = "budget"
+) -> str | None:
     """The reason a variant is rejected, or None when it may be served.
 
     `arithmetic` is what the file computes (a variant's name works the same way: only "fp32" matters,
     whose integer outputs must equal the export's). The import and the browser judgement
     (accuracy/judgement.py, web/lib/verification/judgement.js) both call this rule."""
-    return (broken(vs_fp32, exact_integers=arithmetic == "fp32")
-            or budgets.check(budget, task, judged_metric(vs_fp32), bound=bound))
+    return broken(vs_fp32, exact_integers=arithmetic == "fp32") or budgets.check(
+        budget, task, judged_metric(vs_fp32), bound=bound
+    )
 
 
 def broken(vs: dict[str, Any], *, exact_integers: bool, reference: str = "fp32") -> str | None:
@@ -75,8 +80,9 @@ def judged_metric(vs: dict[str, Any]) -> dict[str, float]:
     """The figures a budget judges: the task metric, or without one every output's scaled error."""
     metric = vs.get("metric") or {}
     if not metric:
-        worst = max((e.get("max_abs", 0.0) / max(e.get("scale", 1.0), 1e-12) for e in vs["outputs"].values()),
-                    default=0.0)
+        worst = max(
+            (e.get("max_abs", 0.0) / max(e.get("scale", 1.0), 1e-12) for e in vs["outputs"].values()), default=0.0
+        )
         metric = {"scaled_max_abs": worst}
     return metric
 

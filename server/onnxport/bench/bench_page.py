@@ -40,8 +40,14 @@ class Stalled(browser_interface.EngineError):
     """The step stopped moving or ran past its time; the message says at which stage."""
 
 
-def run_step(page: browser_interface.Page, engine: str, arg: list[Any], *, stall_s: float = STALL_S,
-             timeout_s: float = STEP_TIMEOUT_S) -> dict[str, Any]:
+def run_step(
+    page: browser_interface.Page,
+    engine: str,
+    arg: list[Any],
+    *,
+    stall_s: float = STALL_S,
+    timeout_s: float = STEP_TIMEOUT_S,
+) -> dict[str, Any]:
     """runBench(arg) in `page` until it answers; Stalled when no stage starts for stall_s or the step passes
     timeout_s, an EngineError when the page throws."""
     page.evaluate(START, arg, timeout_s=120)

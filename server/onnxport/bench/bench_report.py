@@ -24,15 +24,21 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 def browser_results(report: dict, model: str) -> dict[tuple[str, str], dict]:
     """(variant, runtime) -> the browser row of the variant as built."""
-    return {(r["variant"], r["runtime"]): r for r in report.get("browser", {}).get("results", [])
-            if r["model"] == model and not r.get("form")}
+    return {
+        (r["variant"], r["runtime"]): r
+        for r in report.get("browser", {}).get("results", [])
+        if r["model"] == model and not r.get("form")
+    }
 
 
 def webgpu_cell(report: dict, model: str, variant: str) -> str:
     """The variant's warm median on WebGPU: its file as built, or where that cannot run there (a tree ensemble's
     ai.onnx.ml operators have no WebGPU kernel) its fastest form that ran, named: "44.100 (gemm)"."""
-    rows = [r for r in report.get("browser", {}).get("results", [])
-            if r["model"] == model and r["variant"] == variant and r["runtime"] == "webgpu" and r["status"] == "ok"]
+    rows = [
+        r
+        for r in report.get("browser", {}).get("results", [])
+        if r["model"] == model and r["variant"] == variant and r["runtime"] == "webgpu" and r["status"] == "ok"
+    ]
     built = next((r for r in rows if not r.get("form")), None)
     if built is not None:
         return _ms(built["warm"])
@@ -50,8 +56,11 @@ WARM_TARGET = 2.0
 
 def wasm_results(report: dict, model: str) -> list[dict]:
     """The model's measured browser rows on WebAssembly with all threads: every file of every variant."""
-    return [r for r in report.get("browser", {}).get("results", [])
-            if r["model"] == model and r["runtime"] == "wasm" and r["status"] == "ok"]
+    return [
+        r
+        for r in report.get("browser", {}).get("results", [])
+        if r["model"] == model and r["runtime"] == "wasm" and r["status"] == "ok"
+    ]
 
 
 def shown(variants: dict[str, dict]) -> dict[str, str]:
@@ -73,8 +82,10 @@ def start_targets(rows: list[dict], native_fp32_all: float | None, names: dict[s
     if native_fp32_all:
         ratio = fastest["warm"]["median_ms"] / native_fp32_all
         verdict = "met" if ratio <= WARM_TARGET else f"missed by {ratio / WARM_TARGET:.2f}x"
-        lines.append(f"fastest WebAssembly file: {name(fastest)} {fastest['warm']['median_ms']:.1f} ms = {ratio:.2f}x "
-                     f"native {fp32} with all threads (target <= {WARM_TARGET}x: {verdict})")
+        lines.append(
+            f"fastest WebAssembly file: {name(fastest)} {fastest['warm']['median_ms']:.1f} ms = {ratio:.2f}x "
+            f"native {fp32} with all threads (target <= {WARM_TARGET}x: {verdict})"
+        )
     for start in ("cached", "prepared"):
         best = min((r for r in rows if r.get(start)), key=lambda r: r[start]["total_ms"], default=None)  # the quickest
         if best is None:
@@ -86,7 +97,8 @@ def start_targets(rows: list[dict], native_fp32_all: float | None, names: dict[s
             f"quickest {start} start: {name(best)} {t['total_ms']:.0f} / {t['create_ms']:.0f} ms = {ratio:.2f}x "
             f"(target <= {CACHED_START_TARGET}x: {verdict}); besides creating the session, a start waits for "
             f"{'the runtime and the bytes (in parallel): ' if start == 'cached' else 'the bytes: '}"
-            f"{_whole(t.get('ready_ms'))} ms, then runs once: {t['first_run_ms']:.0f} ms")
+            f"{_whole(t.get('ready_ms'))} ms, then runs once: {t['first_run_ms']:.0f} ms"
+        )
     return lines
 
 
@@ -98,20 +110,46 @@ def start_table(results: list[dict], native_fp32_all: float | None, names: dict[
     rows = []
     for r in results:
         cached, prepared, warm = r["cached"], r.get("prepared"), r["warm"]["median_ms"]
-        rows.append([names.get(r["variant"], r["variant"]), r.get("form") or "as built", human_bytes(r["bytes"]),
-                     *(_whole(cached.get(stage))
-                       for stage in ("load_ms", "init_ms", "create_ms", "first_run_ms", "total_ms")),
-                     _ratio(cached["total_ms"], cached["create_ms"]),
-                     _whole(prepared and prepared["total_ms"]),
-                     _ratio(prepared and prepared["total_ms"], prepared and prepared["create_ms"]),
-                     f"{warm:.1f}", _ratio(warm, native_fp32_all)])
+        rows.append(
+            [
+                names.get(r["variant"], r["variant"]),
+                r.get("form") or "as built",
+                human_bytes(r["bytes"]),
+                *(
+                    _whole(cached.get(stage))
+                    for stage in ("load_ms", "init_ms", "create_ms", "first_run_ms", "total_ms")
+                ),
+                _ratio(cached["total_ms"], cached["create_ms"]),
+                _whole(prepared and prepared["total_ms"]),
+                _ratio(prepared and prepared["total_ms"], prepared and prepared["create_ms"]),
+                f"{warm:.1f}",
+                _ratio(warm, native_fp32_all),
+            ]
+        )
     if not rows:
         return None
-    return (f"cached start by stage and warm runs, WebAssembly all threads (targets: start <= {CACHED_START_TARGET}x "
-            f"create, warm <= {WARM_TARGET}x native {fp32} all; prepared: the runtime started when the page opened):\n"
-            + table(["variant", "form", "size", "load ms", "init ms (beside load)", "create ms", "first run ms",
-                     "start ms", "start / create", "prepared start ms", "prepared / create", "warm ms",
-                     f"x native {fp32} all"], rows))
+    return (
+        f"cached start by stage and warm runs, WebAssembly all threads (targets: start <= {CACHED_START_TARGET}x "
+        f"create, warm <= {WARM_TARGET}x native {fp32} all; prepared: the runtime started when the page opened):\n"
+        + table(
+            [
+                "variant",
+                "form",
+                "size",
+                "load ms",
+                "init ms (beside load)",
+                "create ms",
+                "first run ms",
+                "start ms",
+                "start / create",
+                "prepared start ms",
+                "prepared / create",
+                "warm ms",
+                f"x native {fp32} all",
+            ],
+            rows,
+        )
+    )
 
 
 def text(report: dict[str, Any]) -> str:
@@ -131,19 +169,42 @@ def text(report: dict[str, Any]) -> str:
             w1 = browser.get((variant, "wasm-1t"), {}).get("warm")
             wn = browser.get((variant, "wasm"), {}).get("warm")
             cached = browser.get((variant, "wasm"), {}).get("cached")
-            rows.append([
-                names[variant], human_bytes(v["bytes"]), f"{v['size_ratio']:.3f}" if v.get("size_ratio") else "-",
-                _ms(v["native"]["1"]), _ms(v["native"]["all"]),
-                _ms(w1), _ratio(w1 and w1["median_ms"], fp32.get("1", {}).get("median_ms")),
-                _ms(wn), _ratio(wn and wn["median_ms"], fp32.get("all", {}).get("median_ms")),
-                _ratio(w1 and w1["median_ms"], wn and wn["median_ms"]),
-                webgpu_cell(report, model, variant),
-                f"{cached['total_ms']:.0f}/{cached['create_ms']:.0f}" if cached else "-",
-            ])
+            rows.append(
+                [
+                    names[variant],
+                    human_bytes(v["bytes"]),
+                    f"{v['size_ratio']:.3f}" if v.get("size_ratio") else "-",
+                    _ms(v["native"]["1"]),
+                    _ms(v["native"]["all"]),
+                    _ms(w1),
+                    _ratio(w1 and w1["median_ms"], fp32.get("1", {}).get("median_ms")),
+                    _ms(wn),
+                    _ratio(wn and wn["median_ms"], fp32.get("all", {}).get("median_ms")),
+                    _ratio(w1 and w1["median_ms"], wn and wn["median_ms"]),
+                    webgpu_cell(report, model, variant),
+                    f"{cached['total_ms']:.0f}/{cached['create_ms']:.0f}" if cached else "-",
+                ]
+            )
         parts.append(f"\n{model} (inputs {data['inputs']})")
-        parts.append(table(["variant", "size", f"x {reference}", "native 1t ms", "native all ms", "wasm-1t ms",
-                            f"x native {reference} 1t", "wasm all ms", f"x native {reference} all", "threads speedup",
-                            "webgpu ms", "cached start/create ms"], rows))
+        parts.append(
+            table(
+                [
+                    "variant",
+                    "size",
+                    f"x {reference}",
+                    "native 1t ms",
+                    "native all ms",
+                    "wasm-1t ms",
+                    f"x native {reference} 1t",
+                    "wasm all ms",
+                    f"x native {reference} all",
+                    "threads speedup",
+                    "webgpu ms",
+                    "cached start/create ms",
+                ],
+                rows,
+            )
+        )
         side_by_side = engines_table(report, model, names)
         if side_by_side:
             parts.append(side_by_side)
@@ -157,28 +218,54 @@ def text(report: dict[str, Any]) -> str:
             trip = server["round_trip"]
             base = fp32.get("all", {}).get("median_ms")
             binary, json_ms = trip["binary"]["median_ms"], trip["json"]["median_ms"]
-            parts.append(f"server V2 batch 1 ({reference}): binary {binary:.3f} ms ({_ratio(binary, base)} "
-                         f"session.run), JSON {json_ms:.3f} ms ({_ratio(json_ms, base)})")
+            parts.append(
+                f"server V2 batch 1 ({reference}): binary {binary:.3f} ms ({_ratio(binary, base)} "
+                f"session.run), JSON {json_ms:.3f} ms ({_ratio(json_ms, base)})"
+            )
             off = {r["clients"]: r for r in server["throughput_batching_off"]}
             on = {r["clients"]: r for r in server["throughput_batching_on"]}
             headers = ["clients", "req/s batching off", "p90 ms off", "req/s batching on", "p90 ms on", "gain"]
-            parts.append(table(headers, [
-                [str(c), f"{off[c]['requests_per_s']:.1f}", f"{off[c]['p90_ms']:.2f}", f"{on[c]['requests_per_s']:.1f}",
-                 f"{on[c]['p90_ms']:.2f}", _ratio(on[c]["requests_per_s"], off[c]["requests_per_s"])]
-                for c in sorted(off)]))
+            parts.append(
+                table(
+                    headers,
+                    [
+                        [
+                            str(c),
+                            f"{off[c]['requests_per_s']:.1f}",
+                            f"{off[c]['p90_ms']:.2f}",
+                            f"{on[c]['requests_per_s']:.1f}",
+                            f"{on[c]['p90_ms']:.2f}",
+                            _ratio(on[c]["requests_per_s"], off[c]["requests_per_s"]),
+                        ]
+                        for c in sorted(off)
+                    ],
+                )
+            )
         if server.get("engines"):
             parts.append(f"engines side by side ({reference}, binary requests; req/s and p90 ms at each client count):")
             parts.append(engine_table(server))
         profile = data.get("operator_profile")
         if profile:
             parts.append(f"where the time goes, {reference}, 1 thread (kernel ms per run):")
-            parts.append(table(["op", "native", "browser wasm", "x"], [
-                [p["op"], f"{p['native_ms']:.3f}", f"{p['browser_ms']:.3f}",
-                 f"{p['ratio']:.1f}x" if p["ratio"] else "-"]
-                for p in profile]))
+            parts.append(
+                table(
+                    ["op", "native", "browser wasm", "x"],
+                    [
+                        [
+                            p["op"],
+                            f"{p['native_ms']:.3f}",
+                            f"{p['browser_ms']:.3f}",
+                            f"{p['ratio']:.1f}x" if p["ratio"] else "-",
+                        ]
+                        for p in profile
+                    ],
+                )
+            )
     if report.get("ray_starts"):
-        parts.append("\nRay Serve start (local cluster and replicas until ready): " + ", ".join(
-            f"{quantity(s['replicas'], 'replica')} {s['seconds']:.1f} s" for s in report["ray_starts"]))
+        parts.append(
+            "\nRay Serve start (local cluster and replicas until ready): "
+            + ", ".join(f"{quantity(s['replicas'], 'replica')} {s['seconds']:.1f} s" for s in report["ray_starts"])
+        )
     recommended = report.get("recommendations", {}).get("dynamic_batching", {})
     chosen = ", ".join(m for m, on in recommended.items() if on)
     parts.append("\ndynamic batching recommended for: " + (chosen or "none"))
@@ -189,13 +276,25 @@ def text(report: dict[str, Any]) -> str:
 
 
 def engine_table(server: dict[str, Any]) -> str:
-    rows = [{"engine": "waitress", "replicas": 1, "batching": "off", "throughput": server["throughput_batching_off"]},
-            {"engine": "waitress", "replicas": 1, "batching": "on", "throughput": server["throughput_batching_on"]},
-            *server["engines"]]
+    rows = [
+        {"engine": "waitress", "replicas": 1, "batching": "off", "throughput": server["throughput_batching_off"]},
+        {"engine": "waitress", "replicas": 1, "batching": "on", "throughput": server["throughput_batching_on"]},
+        *server["engines"],
+    ]
     counts = [r["clients"] for r in rows[0]["throughput"]]
-    return table(["engine", "replicas", "batching", *[f"req/s {c}" for c in counts], *[f"p90 {c}" for c in counts]], [
-        [r["engine"], str(r["replicas"]), r["batching"], *[f"{t['requests_per_s']:.1f}" for t in r["throughput"]],
-         *[f"{t['p90_ms']:.1f}" for t in r["throughput"]]] for r in rows])
+    return table(
+        ["engine", "replicas", "batching", *[f"req/s {c}" for c in counts], *[f"p90 {c}" for c in counts]],
+        [
+            [
+                r["engine"],
+                str(r["replicas"]),
+                r["batching"],
+                *[f"{t['requests_per_s']:.1f}" for t in r["throughput"]],
+                *[f"{t['p90_ms']:.1f}" for t in r["throughput"]],
+            ]
+            for r in rows
+        ],
+    )
 
 
 # ---------------------------------------------------------------------------------------- browser engines
@@ -206,9 +305,11 @@ def engine_lines(report: dict[str, Any]) -> list[str]:
     lines = []
     for engine, section in sections(report).items():
         device = section.get("device") or {}
-        line = (f"browser {engine} {section.get('version') or '?'}: {section.get('threads') or '-'} threads on wasm "
-                f"(hardwareConcurrency {device.get('hardwareConcurrency', '-')}, isolated "
-                f"{'yes' if device.get('crossOriginIsolated') else 'no'}); WebGPU: {_adapter(device)}")
+        line = (
+            f"browser {engine} {section.get('version') or '?'}: {section.get('threads') or '-'} threads on wasm "
+            f"(hardwareConcurrency {device.get('hardwareConcurrency', '-')}, isolated "
+            f"{'yes' if device.get('crossOriginIsolated') else 'no'}); WebGPU: {_adapter(device)}"
+        )
         if section.get("error"):
             line += f"; stopped: {section['error']}"
         lines.append(line)
@@ -223,8 +324,11 @@ def _adapter(device: dict) -> str:
     if not adapter:
         return f"none ({device.get('webgpuReason') or 'not probed'})"
     named = " ".join(filter(None, (adapter.get("vendor"), adapter.get("architecture"), adapter.get("device"))))
-    return ("software " if adapter.get("fallback") else "") + (named or "adapter") + \
-        (", shader-f16" if device.get("shaderF16") else "")
+    return (
+        ("software " if adapter.get("fallback") else "")
+        + (named or "adapter")
+        + (", shader-f16" if device.get("shaderF16") else "")
+    )
 
 
 def engines_table(report: dict[str, Any], model: str, names: dict[str, str] | None = None) -> str | None:
@@ -234,8 +338,10 @@ def engines_table(report: dict[str, Any], model: str, names: dict[str, str] | No
     found = sections(report)
     if len(found) < 2:
         return None
-    warm = {engine: {key[1:]: ms for key, ms in engine_speed.warm(section).items() if key[0] == model}
-            for engine, section in found.items()}
+    warm = {
+        engine: {key[1:]: ms for key, ms in engine_speed.warm(section).items() if key[0] == model}
+        for engine, section in found.items()
+    }
     keys = list(dict.fromkeys(key for by_key in warm.values() for key in by_key))
     compared = [engine for engine in found if engine != "chromium" and "chromium" in found]
     rows = []
@@ -262,8 +368,11 @@ def speed_lines(report: dict[str, Any]) -> list[str]:
         speed = section.get("speed")
         if not speed:
             continue
-        figures = ", ".join(f"{runtime} x{s['median_ratio']} ({quantity(s['rows'], 'row')})"
-                            for runtime, s in speed["runtimes"].items())
-        lines.append(f"{engine} warm time against {speed['against']} (median ratio over the rows "
-                     f"{speed['against']} ran in {SPEED_FLOOR_MS:g} ms or more): {figures or 'no such row'}")
+        figures = ", ".join(
+            f"{runtime} x{s['median_ratio']} ({quantity(s['rows'], 'row')})" for runtime, s in speed["runtimes"].items()
+        )
+        lines.append(
+            f"{engine} warm time against {speed['against']} (median ratio over the rows "
+            f"{speed['against']} ran in {SPEED_FLOOR_MS:g} ms or more): {figures or 'no such row'}"
+        )
     return lines

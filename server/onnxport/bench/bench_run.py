@@ -27,9 +27,16 @@ CLIENTS = (1, 4, 16)
 BATCHING_GAIN = 1.1
 
 
-def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: int, browser: str | None,
-              say: Callable[[str], None] = print, ray_replicas: list[int] | None = None,
-              browsers: list[str] | None = None) -> dict[str, Any]:
+def run_bench(
+    repository: Path,
+    models: list[str],
+    runtimes: list[str],
+    runs: int,
+    browser: str | None,
+    say: Callable[[str], None] = print,
+    ray_replicas: list[int] | None = None,
+    browsers: list[str] | None = None,
+) -> dict[str, Any]:
     """browsers: the engines the browser runtimes are measured in (harness/browser_engines.py; default: the installed
     ones); browser: Chromium's executable. ray_replicas: also measure the throughput table on Ray Serve with these
     replica counts."""
@@ -38,8 +45,7 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
     names = models or sorted(manifest["models"])
     unknown = [m for m in names if m not in manifest["models"]]
     if unknown:
-        raise UsageError(f"unknown model {unknown[0]!r}; "
-                            f"the repository has: {', '.join(sorted(manifest['models']))}")
+        raise UsageError(f"unknown model {unknown[0]!r}; the repository has: {', '.join(sorted(manifest['models']))}")
     for name in names:  # each becomes a URL path (/v2/models/NAME/...): the name rule, before any measurement
         check_stored_name(name, repo.manifest_path)
     inputs = {name: batch_one(manifest["models"][name], _golden(repo, manifest["models"][name])) for name in names}
@@ -56,7 +62,8 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
             path = repo.path_of(record["file"])
             variants[variant] = {
                 **variant_table.label_key(record, variant),  # what people are shown, where it is not the key
-                "bytes": record["bytes"], "size_ratio": round(record["bytes"] / fp32_bytes, 4) if fp32_bytes else None,
+                "bytes": record["bytes"],
+                "size_ratio": round(record["bytes"] / fp32_bytes, 4) if fp32_bytes else None,
                 "native": {"1": native(path, inputs[name], 1, runs), "all": native(path, inputs[name], cores, runs)},
             }
         report["models"][name] = {"inputs": {k: list(v.shape) for k, v in inputs[name].items()}, "variants": variants}
@@ -83,8 +90,9 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
                 say(f"browser ({', '.join(engine_names)}; {', '.join(runtimes)}): cold start, cached start, warm runs")
                 served = {name: list(report["models"][name]["variants"]) for name in names}
                 labels = {name: shown(report["models"][name]["variants"]) for name in names}
-                report["browsers"] = browser_bench(base, engine_names, browser, served, runtimes, inputs, runs, say,
-                                                   labels)
+                report["browsers"] = browser_bench(
+                    base, engine_names, browser, served, runtimes, inputs, runs, say, labels
+                )
                 # The reference engine's section, where every reader of a single browser looks (the performance page).
                 report["browser"] = report["browsers"].get(REFERENCE) or next(iter(report["browsers"].values()))
     if ray_replicas:
@@ -98,10 +106,12 @@ def run_bench(repository: Path, models: list[str], runtimes: list[str], runs: in
         native_ops = native_operator_times(fp32_file, inputs[name], 1)
         report["models"][name]["operator_profile"] = side_by_side(native_ops, browser_ops)
     report["recommendations"] = {
-        "dynamic_batching": {name: batching_wins(report["models"][name]["server"]) for name in names}}
+        "dynamic_batching": {name: batching_wins(report["models"][name]["server"]) for name in names}
+    }
     if ray_replicas:
         report["recommendations"]["dynamic_batching_ray"] = {
-            name: ray_batching_wins(report["models"][name]["server"]["engines"]) for name in names}
+            name: ray_batching_wins(report["models"][name]["server"]["engines"]) for name in names
+        }
     return report
 
 
@@ -109,8 +119,7 @@ def batching_wins(server: dict[str, Any]) -> bool:
     off = {r["clients"]: r for r in server["throughput_batching_off"]}
     on = {r["clients"]: r for r in server["throughput_batching_on"]}
     lone = off[1]["median_ms"] or 1e-9
-    return (on[16]["requests_per_s"] >= BATCHING_GAIN * off[16]["requests_per_s"]
-            and on[16]["p90_ms"] <= 3 * lone)
+    return on[16]["requests_per_s"] >= BATCHING_GAIN * off[16]["requests_per_s"] and on[16]["p90_ms"] <= 3 * lone
 
 
 def ray_batching_wins(rows: list[dict[str, Any]]) -> bool:
@@ -131,12 +140,23 @@ def save_latest(repository: Path, report: dict[str, Any], say: Callable[[str], N
 def machine() -> dict[str, Any]:
     cpu = ""
     try:
-        cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                    if line.startswith("model name")), "")
+        cpu = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")
+            ),
+            "",
+        )
     except OSError:
         pass
-    return {"platform": platform.platform(), "python": platform.python_version(), "cpu": cpu,
-            "cores": all_cores(), "onnxruntime": metadata.version("onnxruntime")}
+    return {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu": cpu,
+        "cores": all_cores(),
+        "onnxruntime": metadata.version("onnxruntime"),
+    }
 
 
 def _fp32_ms(report, name) -> float:

@@ -27,10 +27,17 @@ PROFILE = """async ([model, encodedInputs]) => {
 }"""
 
 
-def browser_bench(base_url: str, browsers: list[str], executable: str | None, variants: dict[str, list[str]],
-                  runtimes: list[str], inputs: dict[str, dict[str, np.ndarray]], runs: int,
-                  say: Callable[[str], None] = print,
-                  labels: dict[str, dict[str, str]] | None = None) -> dict[str, dict[str, Any]]:
+def browser_bench(
+    base_url: str,
+    browsers: list[str],
+    executable: str | None,
+    variants: dict[str, list[str]],
+    runtimes: list[str],
+    inputs: dict[str, dict[str, np.ndarray]],
+    runs: int,
+    say: Callable[[str], None] = print,
+    labels: dict[str, dict[str, str]] | None = None,
+) -> dict[str, dict[str, Any]]:
     """engine -> its section: `engine`, `version`, `device`, `threads`, `results` (and `error` when the engine could
     not start or its page broke: the others go on); beside Chromium, each other engine's `speed` against it. The
     reference engine's section (the first engine when Chromium is not measured) also has `profiles` (fp32, one
@@ -45,13 +52,21 @@ def browser_bench(base_url: str, browsers: list[str], executable: str | None, va
     reference = REFERENCE if REFERENCE in browsers else browsers[0]
     sections: dict[str, dict[str, Any]] = {
         engine: {"engine": engine, "version": None, "device": None, "threads": None, "results": []}
-        for engine in browsers}
+        for engine in browsers
+    }
     with contextlib.ExitStack() as stack:
         pages: dict[str, browser_interface.Page] = {}
         for engine in browsers:  # each in a thread of its own (engine_threads.py: one Playwright per thread)
             try:
-                opened = stack.enter_context(contextlib.closing(EngineThread(
-                    engine, webgpu="webgpu" in runtimes, executable_path=executable if engine == "chromium" else None)))
+                opened = stack.enter_context(
+                    contextlib.closing(
+                        EngineThread(
+                            engine,
+                            webgpu="webgpu" in runtimes,
+                            executable_path=executable if engine == "chromium" else None,
+                        )
+                    )
+                )
                 sections[engine]["version"] = opened.version
                 opened.page.goto(f"{base_url}/")
                 pages[engine] = opened.page
@@ -76,14 +91,16 @@ def browser_bench(base_url: str, browsers: list[str], executable: str | None, va
             try:  # one thread on both sides, so kernel times compare like for like
                 sections[reference]["profiles"] = {
                     name: pages[reference].evaluate(PROFILE, [name, encoded[name]], timeout_s=PROFILE_TIMEOUT_S)
-                    for name in variants}
+                    for name in variants
+                }
             except browser_interface.EngineError as exc:
                 _stopped(sections[reference], exc, say)
     for engine, section in sections.items():
         for row in section["results"]:
             row["browser"] = engine
-        section["threads"] = max((r["threads"] for r in section["results"]
-                                  if r["runtime"] == "wasm" and r["status"] == "ok"), default=None)
+        section["threads"] = max(
+            (r["threads"] for r in section["results"] if r["runtime"] == "wasm" and r["status"] == "ok"), default=None
+        )
     if REFERENCE in sections:  # each engine against Chromium, measured in this same run
         for engine, section in sections.items():
             if engine != REFERENCE:
@@ -96,8 +113,16 @@ def _stopped(section: dict[str, Any], exc: Exception, say: Callable[[str], None]
     say(f"browser {section['engine']}: {exc}")
 
 
-def _step(page: browser_interface.Page, base_url: str, section: dict[str, Any], name: str, variant: str, runtime: str,
-          encoded: dict, runs: int) -> dict[str, Any]:
+def _step(
+    page: browser_interface.Page,
+    base_url: str,
+    section: dict[str, Any],
+    name: str,
+    variant: str,
+    runtime: str,
+    encoded: dict,
+    runs: int,
+) -> dict[str, Any]:
     """runBench for one variant in one runtime. A step that stalls is run once more on a fresh page and said in the
     section's `stalls`; a page error, or a second stall, is one `error` row (the variant as built) saying so."""
     arg = [[name], [variant], [runtime], {name: encoded}, runs]
@@ -111,5 +136,9 @@ def _step(page: browser_interface.Page, base_url: str, section: dict[str, Any], 
             if not isinstance(exc, bench_page.Stalled):
                 break  # the page's own error: it would say it again
             section.setdefault("stalls", []).append(f"{name} {variant} {runtime}: {exc}; {then}")
-    return {"device": None, "results": [{"model": name, "variant": variant, "form": None, "runtime": runtime,
-                                         "status": "error", "reason": error}]}
+    return {
+        "device": None,
+        "results": [
+            {"model": name, "variant": variant, "form": None, "runtime": runtime, "status": "error", "reason": error}
+        ],
+    }

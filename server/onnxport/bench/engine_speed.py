@@ -18,8 +18,11 @@ def sections(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def warm(section: dict[str, Any]) -> dict[Key, float]:
     """The section's rows that ran: key -> warm median ms."""
-    return {(r["model"], r["variant"], r.get("form") or "as built", r["runtime"]): r["warm"]["median_ms"]
-            for r in section.get("results", []) if r["status"] == "ok" and r.get("warm")}
+    return {
+        (r["model"], r["variant"], r.get("form") or "as built", r["runtime"]): r["warm"]["median_ms"]
+        for r in section.get("results", [])
+        if r["status"] == "ok" and r.get("warm")
+    }
 
 
 def against(engine_section: dict[str, Any], reference: dict[str, Any]) -> dict[str, Any]:

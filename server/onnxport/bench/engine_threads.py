@@ -25,8 +25,11 @@ class EngineThread:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"bench-{engine}")
         self._stack = contextlib.ExitStack()
         try:
-            browser = self.call(lambda: self._stack.enter_context(
-                browser_engines.open_browser(engine, webgpu=webgpu, executable_path=executable_path)))
+            browser = self.call(
+                lambda: self._stack.enter_context(
+                    browser_engines.open_browser(engine, webgpu=webgpu, executable_path=executable_path)
+                )
+            )
             self.version: str = browser.version
             self.page = ThreadPage(self, self.call(browser.new_page))
         except BaseException:

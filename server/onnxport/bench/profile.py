@@ -15,8 +15,9 @@ from onnxport import runtime
 def native_operator_times(path: Path, feeds: dict[str, np.ndarray], threads: int, runs: int = 5) -> dict[str, float]:
     """{op type: ms per run}, from the profiler's `_kernel_time` events (warm-up excluded)."""
     with tempfile.TemporaryDirectory(prefix="onnxport-profile-") as tmp:
-        session = runtime.create_session(path, label=path.name, threads=threads,
-                                         profile_prefix=os.path.join(tmp, "native"))
+        session = runtime.create_session(
+            path, label=path.name, threads=threads, profile_prefix=os.path.join(tmp, "native")
+        )
         session.run(None, feeds)  # the warm-up run is the first run in the trace
         for _ in range(runs):
             session.run(None, feeds)
@@ -32,5 +33,12 @@ def native_operator_times(path: Path, feeds: dict[str, np.ndarray], threads: int
 
 def side_by_side(native: dict[str, float], browser: dict[str, float], top: int = 8) -> list[dict]:
     ops = sorted(set(native) | set(browser), key=lambda op: -browser.get(op, 0.0))
-    return [{"op": op, "native_ms": round(native.get(op, 0.0), 4), "browser_ms": round(browser.get(op, 0.0), 4),
-             "ratio": round(browser.get(op, 0.0) / native[op], 2) if native.get(op) else None} for op in ops[:top]]
+    return [
+        {
+            "op": op,
+            "native_ms": round(native.get(op, 0.0), 4),
+            "browser_ms": round(browser.get(op, 0.0), 4),
+            "ratio": round(browser.get(op, 0.0) / native[op], 2) if native.get(op) else None,
+        }
+        for op in ops[:top]
+    ]

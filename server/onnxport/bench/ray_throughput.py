@@ -20,24 +20,38 @@ RAY_START_TIMEOUT = 240
 RAY_STOP_TIMEOUT = 60  # serve.shutdown and ray.shutdown, after SIGTERM
 
 
-def ray_rows(repository: Path, names: list[str], inputs: dict[str, dict[str, np.ndarray]], clients: tuple[int, ...],
-             requests: Callable[[str, int], int], replica_counts: list[int],
-             say: Callable[[str], None]) -> dict[str, Any]:
+def ray_rows(
+    repository: Path,
+    names: list[str],
+    inputs: dict[str, dict[str, np.ndarray]],
+    clients: tuple[int, ...],
+    requests: Callable[[str, int], int],
+    replica_counts: list[int],
+    say: Callable[[str], None],
+) -> dict[str, Any]:
     """{model: [{"engine": "ray", "replicas": n, "batching": "off"|"on", "throughput": [...]}]}, plus start times."""
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     starts: list[dict[str, Any]] = []
     for replicas in replica_counts:
         for batching in ("none", "all"):
             began = time.perf_counter()
-            with running_server(repository, extra_env={"ONNXPORT_DYNAMIC_BATCHING": batching},
-                                timeout=RAY_START_TIMEOUT,
-                                serve_args=["--engine", "ray", "--replicas", str(replicas)],
-                                stop_timeout=RAY_STOP_TIMEOUT) as base:
+            with running_server(
+                repository,
+                extra_env={"ONNXPORT_DYNAMIC_BATCHING": batching},
+                timeout=RAY_START_TIMEOUT,
+                serve_args=["--engine", "ray", "--replicas", str(replicas)],
+                stop_timeout=RAY_STOP_TIMEOUT,
+            ) as base:
                 starts.append({"replicas": replicas, "seconds": round(time.perf_counter() - began, 1)})
                 for name in names:
                     say(f"Ray Serve, {replicas} replica(s), batching {'on' if batching == 'all' else 'off'}: {name}")
                     path = f"/v2/models/{name}/versions/fp32/infer"
-                    rows[name].append({
-                        "engine": "ray", "replicas": replicas, "batching": "on" if batching == "all" else "off",
-                        "throughput": [throughput(base, path, inputs[name], c, requests(name, c)) for c in clients]})
+                    rows[name].append(
+                        {
+                            "engine": "ray",
+                            "replicas": replicas,
+                            "batching": "on" if batching == "all" else "off",
+                            "throughput": [throughput(base, path, inputs[name], c, requests(name, c)) for c in clients],
+                        }
+                    )
     return {"rows": rows, "starts": starts}

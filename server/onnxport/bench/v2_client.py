@@ -37,26 +37,44 @@ class Client:
 
 
 def json_request(feeds: dict[str, np.ndarray]) -> tuple[bytes, dict[str, str]]:
-    body = json.dumps({"inputs": [
-        {"name": k, "shape": list(v.shape), "datatype": protocol.datatype_of(v), "data": v.ravel().tolist()}
-        for k, v in feeds.items()]}).encode()
+    body = json.dumps(
+        {
+            "inputs": [
+                {"name": k, "shape": list(v.shape), "datatype": protocol.datatype_of(v), "data": v.ravel().tolist()}
+                for k, v in feeds.items()
+            ]
+        }
+    ).encode()
     return body, {"Content-Type": "application/json"}
 
 
 def binary_request(feeds: dict[str, np.ndarray]) -> tuple[bytes, dict[str, str]]:
-    header = json.dumps({"inputs": [
-        {"name": k, "shape": list(v.shape), "datatype": protocol.datatype_of(v),
-         "parameters": {"binary_data_size": v.nbytes}} for k, v in feeds.items()],
-        "parameters": {"binary_data_output": True}}).encode()
+    header = json.dumps(
+        {
+            "inputs": [
+                {
+                    "name": k,
+                    "shape": list(v.shape),
+                    "datatype": protocol.datatype_of(v),
+                    "parameters": {"binary_data_size": v.nbytes},
+                }
+                for k, v in feeds.items()
+            ],
+            "parameters": {"binary_data_output": True},
+        }
+    ).encode()
     return header + b"".join(protocol.to_binary(v) for v in feeds.values()), {
-        "Inference-Header-Content-Length": str(len(header))}
+        "Inference-Header-Content-Length": str(len(header))
+    }
 
 
 def round_trips(base_url: str, path: str, feeds: dict[str, np.ndarray], runs: int) -> dict:
     client = Client(base_url)
     try:
-        return {kind: measure(lambda: client.post(path, *make(feeds)), runs=runs)
-                for kind, make in (("json", json_request), ("binary", binary_request))}
+        return {
+            kind: measure(lambda: client.post(path, *make(feeds)), runs=runs)
+            for kind, make in (("json", json_request), ("binary", binary_request))
+        }
     finally:
         client.close()
 
@@ -97,8 +115,13 @@ def throughput(base_url: str, path: str, feeds: dict[str, np.ndarray], clients: 
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - began
-    result: dict[str, Any] = {"clients": clients, "requests": len(latencies), "seconds": round(elapsed, 3),
-              "requests_per_s": round(len(latencies) / elapsed, 2) if elapsed else 0.0, **summarize(latencies or [0.0])}
+    result: dict[str, Any] = {
+        "clients": clients,
+        "requests": len(latencies),
+        "seconds": round(elapsed, 3),
+        "requests_per_s": round(len(latencies) / elapsed, 2) if elapsed else 0.0,
+        **summarize(latencies or [0.0]),
+    }
     if errors:
         result["errors"] = errors[:3]
     return result

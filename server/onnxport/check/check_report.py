@@ -9,8 +9,20 @@ from onnxport.accuracy.browser_runtimes import CHECKED as RUNTIMES
 from onnxport.check import skips
 from onnxport.text_tables import metric_text, table
 
-HEADERS = ["browser", "model", "variant", "form", "runtime", "status", "basis", "max abs", "metric", "warm ms", "where",
-           "detail"]
+HEADERS = [
+    "browser",
+    "model",
+    "variant",
+    "form",
+    "runtime",
+    "status",
+    "basis",
+    "max abs",
+    "metric",
+    "warm ms",
+    "where",
+    "detail",
+]
 
 
 def _max_abs(result: dict[str, Any]) -> str:
@@ -60,8 +72,10 @@ def _detail(result: dict[str, Any]) -> str:
     divergence = result.get("divergence")
     if divergence and "node" in divergence:
         # The node first: it is what to act on, and the table cuts long lines.
-        text = (f"first divergence: node {divergence['node']} ({divergence['op_type']}), output "
-                f"{divergence['output']} at {divergence.get('index')} | {text}")
+        text = (
+            f"first divergence: node {divergence['node']} ({divergence['op_type']}), output "
+            f"{divergence['output']} at {divergence.get('index')} | {text}"
+        )
     return text
 
 
@@ -74,9 +88,22 @@ def rows(report: dict[str, Any], detail_width: int | None = 160) -> list[list[st
         warm = (r.get("timings") or {}).get("warm_run_ms")
         variant = shown.get((r["model"], r["variant"]), r["variant"])
         fp32 = shown.get((r["model"], "fp32"), "fp32")
-        out.append([r.get("browser") or "-", r["model"], variant, r.get("form") or "-", r["runtime"], r["status"],
-                    _basis(r), _max_abs(r), _metric(r, fp32), f"{warm:.1f}" if isinstance(warm, (int, float)) else "-",
-                    _where(r), _detail(r)[:detail_width]])
+        out.append(
+            [
+                r.get("browser") or "-",
+                r["model"],
+                variant,
+                r.get("form") or "-",
+                r["runtime"],
+                r["status"],
+                _basis(r),
+                _max_abs(r),
+                _metric(r, fp32),
+                f"{warm:.1f}" if isinstance(warm, (int, float)) else "-",
+                _where(r),
+                _detail(r)[:detail_width],
+            ]
+        )
     return out
 
 
@@ -88,10 +115,15 @@ def engine_lines(report: dict[str, Any]) -> list[str]:
         rows = [r for r in report["results"] if r.get("browser") == engine]
         plan = (report.get("plans") or {}).get(engine) or {}
         page_rows = sum(1 for r in rows if r["runtime"] in RUNTIMES)
-        ran = (f"{page_rows} of {plan['rows']} page rows ran: " if isinstance(plan.get("rows"), int)
-               and page_rows < plan["rows"] else "")
-        lines.append(f"{engine} {identity.get('version', '?')}: {ran}{_counts_by_runtime(rows) or 'no rows'} "
-                     f"(WebGPU: {_webgpu_text(identity, plan.get('webgpu'))}; threads: {_threads_text(identity)})")
+        ran = (
+            f"{page_rows} of {plan['rows']} page rows ran: "
+            if isinstance(plan.get("rows"), int) and page_rows < plan["rows"]
+            else ""
+        )
+        lines.append(
+            f"{engine} {identity.get('version', '?')}: {ran}{_counts_by_runtime(rows) or 'no rows'} "
+            f"(WebGPU: {_webgpu_text(identity, plan.get('webgpu'))}; threads: {_threads_text(identity)})"
+        )
     return lines
 
 
@@ -103,8 +135,10 @@ def _counts_by_runtime(rows: list[dict[str, Any]]) -> str:
         runtime = "start" if r["runtime"] == "-" else r["runtime"]
         counts.setdefault(runtime, {})
         counts[runtime][r["status"]] = counts[runtime].get(r["status"], 0) + 1
-    return "; ".join(f"{runtime} " + ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
-                     for runtime, by_status in counts.items())
+    return "; ".join(
+        f"{runtime} " + ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
+        for runtime, by_status in counts.items()
+    )
 
 
 def _webgpu_text(identity: dict[str, Any], scope: dict[str, Any] | None) -> str:
@@ -131,8 +165,9 @@ def _threads_text(identity: dict[str, Any]) -> str:
 def speed_lines(report: dict[str, Any]) -> list[str]:
     lines = []
     for engine, speed in (report.get("speed") or {}).items():
-        figures = ", ".join(f"{runtime} x{s['median_ratio']} ({s['rows']} rows)"
-                            for runtime, s in speed["runtimes"].items())
+        figures = ", ".join(
+            f"{runtime} x{s['median_ratio']} ({s['rows']} rows)" for runtime, s in speed["runtimes"].items()
+        )
         if figures:
             lines.append(f"{engine} warm time against {speed['against']} (median ratio): {figures}")
     return lines
@@ -140,17 +175,27 @@ def speed_lines(report: dict[str, Any]) -> list[str]:
 
 def finding_lines(report: dict[str, Any]) -> list[str]:
     shown = labels(report.get("results") or [])
-    return [f"engines differ on {f['model']} {shown.get((f['model'], f['variant']), f['variant'])}"
-            f"{' (' + f['form'] + ' form)' if f.get('form') else ''} {f['runtime']}: {f['text']}"
-            for f in report.get("findings") or []]
+    return [
+        f"engines differ on {f['model']} {shown.get((f['model'], f['variant']), f['variant'])}"
+        f"{' (' + f['form'] + ' form)' if f.get('form') else ''} {f['runtime']}: {f['text']}"
+        for f in report.get("findings") or []
+    ]
 
 
 def text_table(report: dict[str, Any]) -> str:
     counts = ", ".join(f"{n} {status}" for status, n in sorted(report.get("summary", {}).items()))
     # The table cuts the detail column: why rows were skipped or refused is said in full under the counts.
-    return "\n".join([table(HEADERS, rows(report)), "", counts, *engine_lines(report), *speed_lines(report),
-                      *finding_lines(report),
-                      *skips.not_failure_lines(report["results"])])
+    return "\n".join(
+        [
+            table(HEADERS, rows(report)),
+            "",
+            counts,
+            *engine_lines(report),
+            *speed_lines(report),
+            *finding_lines(report),
+            *skips.not_failure_lines(report["results"]),
+        ]
+    )
 
 
 def matrix_html(report: dict[str, Any]) -> str:
@@ -171,11 +216,16 @@ def matrix_html(report: dict[str, Any]) -> str:
     for (model, variant, form), row in cells.items():
         tds = "".join(
             f"<td class='{html.escape(row[c]['status'])}' title='{html.escape(row[c].get('reason') or '')}'>"
-            f"{html.escape(row[c]['status'])}</td>" if c in row else "<td>-</td>" for c in columns)
+            f"{html.escape(row[c]['status'])}</td>"
+            if c in row
+            else "<td>-</td>"
+            for c in columns
+        )
         names = "".join(f"<td>{html.escape(text)}</td>" for text in (model, shown.get((model, variant), variant), form))
         body += f"<tr>{names}{tds}</tr>"
-    return (f"<table><thead><tr><th>model</th><th>variant</th><th>form</th>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table>")
+    return (
+        f"<table><thead><tr><th>model</th><th>variant</th><th>form</th>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
 
 
 def to_html(report: dict[str, Any]) -> str:
@@ -184,21 +234,27 @@ def to_html(report: dict[str, Any]) -> str:
         for row in rows(report, detail_width=None)
     )
     engines = "".join(f"<li>{html.escape(line)}</li>" for line in [*engine_lines(report), *speed_lines(report)])
-    agents = "".join(f"<li>{html.escape(engine)}: {html.escape(str(identity.get('user_agent', '')))}</li>"
-                     for engine, identity in (report.get("browsers") or {}).items())
+    agents = "".join(
+        f"<li>{html.escape(engine)}: {html.escape(str(identity.get('user_agent', '')))}</li>"
+        for engine, identity in (report.get("browsers") or {}).items()
+    )
     findings = "".join(f"<li>{html.escape(line)}</li>" for line in finding_lines(report))
-    incomplete = (f"<p class='error'><b>Incomplete:</b> {html.escape(report['incomplete'])}; the rows below are the "
-                  "finished ones.</p>" if report.get("incomplete") else "")
+    incomplete = (
+        f"<p class='error'><b>Incomplete:</b> {html.escape(report['incomplete'])}; the rows below are the "
+        "finished ones.</p>"
+        if report.get("incomplete")
+        else ""
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>onnxport conformance</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2rem}}table{{border-collapse:collapse}}
 td,th{{border-bottom:1px solid #ddd;padding:.25rem .5rem;text-align:left;font-size:.9rem}}
 .pass{{background:#eaf7ea}}.fail,.error,.timeout{{background:#fdeaea}}.skipped,.unsupported{{color:#666}}</style></head>
 <body><h1>onnxport conformance</h1>
-<p>{html.escape(str(report.get('created') or ''))}</p>{incomplete}
+<p>{html.escape(str(report.get("created") or ""))}</p>{incomplete}
 <h2>Engines</h2><ul>{engines}</ul><ul>{agents}</ul>
 <h2>Where the engines differ</h2>
-<ul>{findings or '<li>nowhere: every row has the same verdict in every engine</li>'}</ul>
+<ul>{findings or "<li>nowhere: every row has the same verdict in every engine</li>"}</ul>
 <h2>Matrix</h2>{matrix_html(report)}
 <h2>Rows</h2>
 <p>basis: <b>floor</b>, a file that computes in fp32, judged element by element against the server's run
@@ -206,7 +262,7 @@ of it within onnxruntime-web's own floor; <b>budget</b>, an fp16 or int8 file, j
 against the server's fp32 on the same inputs within the variant's budget (its element-wise difference
 to the server's run is in the detail column, a diagnostic); <b>export</b>, the fp32 file against the
 source framework.</p>
-<table><thead><tr>{''.join(f'<th>{h}</th>' for h in HEADERS)}</tr></thead><tbody>{body}</tbody></table>
-{''.join(f'<p>{html.escape(line)}</p>' for line in skips.not_failure_lines(report.get("results", [])))}
+<table><thead><tr>{"".join(f"<th>{h}</th>" for h in HEADERS)}</tr></thead><tbody>{body}</tbody></table>
+{"".join(f"<p>{html.escape(line)}</p>" for line in skips.not_failure_lines(report.get("results", [])))}
 </body></html>
 """

@@ -31,10 +31,22 @@ FAILING = ("fail", "error", "timeout")
 DEBUG_TIMEOUT_S = 600
 
 
-def run_check(*, repository: Path | None, url: str | None, models: list[str], runtimes: list[str],
-              browsers: list[str] | None = None, browser: str | None = None, webgpu_rows: int = 2,
-              full_webgpu: bool = False, find_divergence: bool = False, tolerances_file: Path | None = None,
-              timeout_s: float = 3600, row_timeout_s: float = 300, stream: RowStream | None = None) -> dict[str, Any]:
+def run_check(
+    *,
+    repository: Path | None,
+    url: str | None,
+    models: list[str],
+    runtimes: list[str],
+    browsers: list[str] | None = None,
+    browser: str | None = None,
+    webgpu_rows: int = 2,
+    full_webgpu: bool = False,
+    find_divergence: bool = False,
+    tolerances_file: Path | None = None,
+    timeout_s: float = 3600,
+    row_timeout_s: float = 300,
+    stream: RowStream | None = None,
+) -> dict[str, Any]:
     """The conformance report: source rows, then each engine's page and pipeline rows, every row naming its
     `browser`. A check that runs past `timeout_s` or is interrupted (Ctrl-C, SIGTERM) returns the rows it has,
     with `incomplete` saying why; the server and browsers it started are stopped either way. On a software WebGPU
@@ -51,13 +63,17 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
     report: dict[str, Any] = {"results": [], "browsers": {}, "plans": {}, "incomplete": None}
     manifest: dict[str, Any] = {}
     with contextlib.ExitStack() as stack:
-        debug_root = (Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxport-debug-")))
-                      if find_divergence else None)
+        debug_root = (
+            Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxport-debug-")))
+            if find_divergence
+            else None
+        )
         if url:
             base = url.rstrip("/")
         elif repository is not None:
             base = stack.enter_context(
-                running_server(repository, debug_root=debug_root, tolerances_file=tolerances_file))
+                running_server(repository, debug_root=debug_root, tolerances_file=tolerances_file)
+            )
         else:
             raise UsageError("check needs a repository to serve, or the --url of a server")
         manifest = _get_json(f"{base}/api/manifest")
@@ -72,13 +88,23 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
                 stream.row(row)
             for engine in engine_names:
                 if time.monotonic() >= deadline:
-                    report["incomplete"] = (f"the check's time limit ({timeout_s:g} s, --timeout) ran out before "
-                                            f"{', '.join(engine_names[engine_names.index(engine):])}")
+                    report["incomplete"] = (
+                        f"the check's time limit ({timeout_s:g} s, --timeout) ran out before "
+                        f"{', '.join(engine_names[engine_names.index(engine) :])}"
+                    )
                     break
                 position = f"engine {engine_names.index(engine) + 1} of {len(engine_names)}"
-                run = _engine_rows(engine, browser if engine == "chromium" else None, base, manifest, names,
-                                   runtimes, PageOptions(webgpu_rows, full_webgpu, row_timeout_s, deadline),
-                                   stream, position)
+                run = _engine_rows(
+                    engine,
+                    browser if engine == "chromium" else None,
+                    base,
+                    manifest,
+                    names,
+                    runtimes,
+                    PageOptions(webgpu_rows, full_webgpu, row_timeout_s, deadline),
+                    stream,
+                    position,
+                )
                 report["results"] += run["results"]
                 report["browsers"][engine] = run["identity"]
                 if run["plan"]:
@@ -93,8 +119,9 @@ def run_check(*, repository: Path | None, url: str | None, models: list[str], ru
                     report["incomplete"] = f"the check's time limit ({timeout_s:g} s, --timeout) ran out in {engine}"
                     break
                 if find_divergence and debug_root is not None:
-                    _locate_failures(engine, base, repository, debug_root, manifest, run["results"], webgpu_rows,
-                                     tolerances_file)
+                    _locate_failures(
+                        engine, base, repository, debug_root, manifest, run["results"], webgpu_rows, tolerances_file
+                    )
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM made one by the command line: keep what is finished
             report["incomplete"] = "interrupted"
         finally:
@@ -117,12 +144,26 @@ class PageOptions:
     deadline: float
 
 
-def _engine_rows(engine: str, executable: str | None, base: str, manifest: dict[str, Any], names: list[str],
-                 runtimes: list[str], options: PageOptions, stream: RowStream, position: str) -> dict[str, Any]:
+def _engine_rows(
+    engine: str,
+    executable: str | None,
+    base: str,
+    manifest: dict[str, Any],
+    names: list[str],
+    runtimes: list[str],
+    options: PageOptions,
+    stream: RowStream,
+    position: str,
+) -> dict[str, Any]:
     """One engine's rows: the conformance page's, then the pipeline rows. An engine that cannot start or whose
     page breaks is one `error` row naming it, and the next engine goes on."""
-    out: dict[str, Any] = {"results": [], "identity": {"engine": engine}, "plan": None, "stopped": None,
-                           "interrupted": False}
+    out: dict[str, Any] = {
+        "results": [],
+        "identity": {"engine": engine},
+        "plan": None,
+        "stopped": None,
+        "interrupted": False,
+    }
 
     def started(run: conformance_page.PageRun) -> None:
         # Kept as soon as the page says: an interrupted check's summary names the engine's adapter and threads.
@@ -140,8 +181,17 @@ def _engine_rows(engine: str, executable: str | None, base: str, manifest: dict[
             out["identity"]["version"] = opened.version
             page = opened.new_page()
             run = conformance_page.run_conformance_page(
-                page, base, names, runtimes, webgpu_rows=options.webgpu_rows, row_timeout_s=options.row_timeout_s,
-                deadline=options.deadline, full_webgpu=options.full_webgpu, on_start=started, on_row=add)
+                page,
+                base,
+                names,
+                runtimes,
+                webgpu_rows=options.webgpu_rows,
+                row_timeout_s=options.row_timeout_s,
+                deadline=options.deadline,
+                full_webgpu=options.full_webgpu,
+                on_start=started,
+                on_row=add,
+            )
             page.close()
             out["identity"].update(run.browser)
             out.update({key: run.report.get(key) for key in ("schema", "schema_version", "created", "tolerances")})
@@ -156,16 +206,25 @@ def _engine_rows(engine: str, executable: str | None, base: str, manifest: dict[
     return out
 
 
-def _locate_failures(engine: str, base: str, repository, debug_root: Path, manifest: dict[str, Any],
-                     results: list[dict[str, Any]], webgpu_rows: int, tolerances_file: Path | None) -> None:
+def _locate_failures(
+    engine: str,
+    base: str,
+    repository,
+    debug_root: Path,
+    manifest: dict[str, Any],
+    results: list[dict[str, Any]],
+    webgpu_rows: int,
+    tolerances_file: Path | None,
+) -> None:
     failing = [r for r in results if r["status"] in FAILING and r["runtime"] in BROWSER_RUNTIMES]
     if not failing:
         return
     with browser_engines.open_browser(engine, webgpu=any(r["runtime"] == "webgpu" for r in failing)) as opened:
         page = opened.new_page()
         for result in failing:
-            result["divergence"] = _locate(page, base, repository, debug_root, manifest, result, webgpu_rows,
-                                           tolerances_file)
+            result["divergence"] = _locate(
+                page, base, repository, debug_root, manifest, result, webgpu_rows, tolerances_file
+            )
 
 
 def _record_verdicts(repository: Path, report: dict[str, Any], checked_manifest: dict[str, Any]) -> None:
@@ -174,9 +233,14 @@ def _record_verdicts(repository: Path, report: dict[str, Any], checked_manifest:
     try:
         current = Repository(repository).read_manifest()
         engines_run = report.get("browsers") or {}
-        groups = ([(identity, [r for r in report["results"] if r.get("browser") == engine])
-                   for engine, identity in engines_run.items()]
-                  if engines_run else [(report.get("browser") or {}, report["results"])])  # one page's report
+        groups = (
+            [
+                (identity, [r for r in report["results"] if r.get("browser") == engine])
+                for engine, identity in engines_run.items()
+            ]
+            if engines_run
+            else [(report.get("browser") or {}, report["results"])]
+        )  # one page's report
         for identity, rows in groups:
             verdict_file.record(repository, {**report, "browser": identity, "results": rows}, checked_manifest, current)
     except (OSError, OnnxportError) as exc:
@@ -190,11 +254,19 @@ def source_rows(base: str, manifest: dict, names: list[str]) -> list[dict[str, A
     rows = []
     for name in names:
         entry = manifest["models"][name]
-        row: dict[str, Any] = {"model": name, "variant": "fp32",
-                               **variant_table.label_key(entry["variants"].get("fp32"), "fp32"),
-                               "runtime": "source", "task": entry["task"], "browser": None}
-        skip = ("fp32 is not served" if entry["variants"].get("fp32", {}).get("status") != "ok"
-                else skips.uncarried_tensor(entry))
+        row: dict[str, Any] = {
+            "model": name,
+            "variant": "fp32",
+            **variant_table.label_key(entry["variants"].get("fp32"), "fp32"),
+            "runtime": "source",
+            "task": entry["task"],
+            "browser": None,
+        }
+        skip = (
+            "fp32 is not served"
+            if entry["variants"].get("fp32", {}).get("status") != "ok"
+            else skips.uncarried_tensor(entry)
+        )
         if skip:
             rows.append({**row, "status": "skipped", "reason": skip})
             continue
@@ -214,30 +286,47 @@ def _source_row(base: str, entry: dict[str, Any], row: dict[str, Any]) -> dict[s
     outputs = ort_runtime.run(session, golden["inputs"], label=f"{name} fp32")
     errors = compare.compare(golden["outputs"], outputs, Tolerance(abs=tolerance["abs"], rel=tolerance["rel"]))
     metric_output = entry.get("metric_output")
-    metric = (compare.task_metric(entry["task"], golden["outputs"][metric_output], outputs[metric_output])
-              if metric_output in golden["outputs"] else {})
-    failing = next(((k, e) for k, e in errors.items()
-                    if "first_mismatch" in e or e.get("nonfinite") or "shape_mismatch" in e), None)
+    metric = (
+        compare.task_metric(entry["task"], golden["outputs"][metric_output], outputs[metric_output])
+        if metric_output in golden["outputs"]
+        else {}
+    )
+    failing = next(
+        ((k, e) for k, e in errors.items() if "first_mismatch" in e or e.get("nonfinite") or "shape_mismatch" in e),
+        None,
+    )
     reason = None
     if failing:
         output, e = failing
         first = e.get("first_mismatch", {})
-        reason = (f"output {output} at {first.get('index')}: expected {first.get('expected')}, "
-                  f"got {first.get('got')} "
-                  f"(max abs {e.get('max_abs', 0):.3g}; tolerance abs {tolerance['abs']} + rel {tolerance['rel']})")
-    return {**row, "status": "fail" if reason else "pass", "reason": reason, "outputs": errors,
-            "metric": metric, "tolerance": tolerance, "rows": len(next(iter(golden["inputs"].values())))}
+        reason = (
+            f"output {output} at {first.get('index')}: expected {first.get('expected')}, "
+            f"got {first.get('got')} "
+            f"(max abs {e.get('max_abs', 0):.3g}; tolerance abs {tolerance['abs']} + rel {tolerance['rel']})"
+        )
+    return {
+        **row,
+        "status": "fail" if reason else "pass",
+        "reason": reason,
+        "outputs": errors,
+        "metric": metric,
+        "tolerance": tolerance,
+        "rows": len(next(iter(golden["inputs"].values()))),
+    }
 
 
-def _locate(page, base, repository: Path, debug_root: Path, manifest, result, webgpu_rows,
-            tolerances_file: Path | None) -> dict[str, Any]:
+def _locate(
+    page, base, repository: Path, debug_root: Path, manifest, result, webgpu_rows, tolerances_file: Path | None
+) -> dict[str, Any]:
     entry = manifest["models"][result["model"]]
     record = entry["variants"][result["variant"]]
     if result.get("form"):
         record = record["forms"][result["form"]]
         if record["format"] != "onnx":
-            return {"error": f"the {result['form']} form is in {record['format']} format, which onnx cannot open to "
-                             "expose its intermediate values"}
+            return {
+                "error": f"the {result['form']} form is in {record['format']} format, which onnx cannot open to "
+                "expose its intermediate values"
+            }
     artifact = Path(repository) / record["file"]
     name = locate.write_debug_model(artifact, debug_root)
     feeds = _golden(base, result["model"])["inputs"]
@@ -249,16 +338,22 @@ def _locate(page, base, repository: Path, debug_root: Path, manifest, result, we
         # Exposing every value can break onnxruntime's own QDQ handling; say so, keep the report.
         return {"error": f"the debug model did not run in onnxruntime: {str(exc).splitlines()[0]}"}
     try:
-        encoded = conformance_page.run_debug_model(page, base, f"{base}/debug/{name}", result["runtime"],
-                                                   tensor_json.encode(feeds), timeout_s=DEBUG_TIMEOUT_S)
+        encoded = conformance_page.run_debug_model(
+            page, base, f"{base}/debug/{name}", result["runtime"], tensor_json.encode(feeds), timeout_s=DEBUG_TIMEOUT_S
+        )
     except Exception as exc:
         return {"error": f"the debug model did not run in {result['runtime']}: {str(exc).splitlines()[0]}"}
     import onnx
 
-    found = locate.first_divergence(onnx.load(str(debug_root / name)), reference, tensor_json.decode(encoded),
-                                    _locate_tolerance(entry, result, tolerances_file))
-    return found or {"note": "every intermediate value is within tolerance: "
-                             "the difference comes from the final outputs' handling"}
+    found = locate.first_divergence(
+        onnx.load(str(debug_root / name)),
+        reference,
+        tensor_json.decode(encoded),
+        _locate_tolerance(entry, result, tolerances_file),
+    )
+    return found or {
+        "note": "every intermediate value is within tolerance: the difference comes from the final outputs' handling"
+    }
 
 
 def _locate_tolerance(entry: dict[str, Any], result: dict[str, Any], tolerances_file: Path | None) -> Tolerance:

@@ -42,21 +42,38 @@ def compare(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if len(rows) < 2:
             continue
         statuses = {engine: row["status"] for engine, row in rows.items()}
-        base = {"model": model, "variant": variant, "form": None if form == "-" else form, "runtime": runtime,
-                "statuses": statuses}
+        base = {
+            "model": model,
+            "variant": variant,
+            "form": None if form == "-" else form,
+            "runtime": runtime,
+            "statuses": statuses,
+        }
         if len(set(statuses.values())) > 1:
             reasons = {engine: row.get("reason") for engine, row in rows.items() if row.get("reason")}
-            findings.append({**base, "kind": "status", "reasons": reasons,
-                             "text": ", ".join(f"{engine} {status}" for engine, status in statuses.items())})
+            findings.append(
+                {
+                    **base,
+                    "kind": "status",
+                    "reasons": reasons,
+                    "text": ", ".join(f"{engine} {status}" for engine, status in statuses.items()),
+                }
+            )
             continue
         if runtime not in WASM:
             continue
         differences = {engine: _max_abs(row) for engine, row in rows.items() if row["status"] not in NOT_RUN}
         known = {engine: value for engine, value in differences.items() if value is not None}
         if len(known) > 1 and len(set(known.values())) > 1:
-            findings.append({**base, "kind": "numbers", "max_abs": known,
-                             "text": "max abs to the server: " + ", ".join(f"{engine} {value:.2g}"
-                                                                          for engine, value in known.items())})
+            findings.append(
+                {
+                    **base,
+                    "kind": "numbers",
+                    "max_abs": known,
+                    "text": "max abs to the server: "
+                    + ", ".join(f"{engine} {value:.2g}" for engine, value in known.items()),
+                }
+            )
     return findings
 
 

@@ -30,8 +30,12 @@ def write_debug_model(artifact: Path, debug_root: Path) -> str:
     return name
 
 
-def first_divergence(model: onnx.ModelProto, reference: dict[str, np.ndarray], browser: dict[str, np.ndarray],
-                     tol: browser_tolerances.Tolerance) -> dict[str, Any] | None:
+def first_divergence(
+    model: onnx.ModelProto,
+    reference: dict[str, np.ndarray],
+    browser: dict[str, np.ndarray],
+    tol: browser_tolerances.Tolerance,
+) -> dict[str, Any] | None:
     """The first node (graph order) with an output outside the tolerance."""
     for index, node in enumerate(model.graph.node):
         for name in node.output:
@@ -40,8 +44,13 @@ def first_divergence(model: onnx.ModelProto, reference: dict[str, np.ndarray], b
             expected, got = reference[name], browser[name]
             problem = _differs(expected, got, tol)
             if problem:
-                return {"node": node.name or f"#{index}", "op_type": node.op_type, "node_index": index,
-                        "output": name, **problem}
+                return {
+                    "node": node.name or f"#{index}",
+                    "op_type": node.op_type,
+                    "node_index": index,
+                    "output": name,
+                    **problem,
+                }
     return None
 
 
@@ -59,9 +68,14 @@ def _differs(expected: np.ndarray, got: np.ndarray, tol) -> dict[str, Any] | Non
         diff = np.abs(expected.astype(np.float64) - got.astype(np.float64))
     finite = diff[np.isfinite(diff)]
     # Only finite differences make a max (the report is strict JSON); non-finite ones are counted.
-    return {"index": list(where), "expected": _item(expected[where]), "got": _item(got[where]),
-            "max_abs": float(finite.max()) if finite.size else 0.0,
-            "nonfinite": int((~np.isfinite(diff)).sum()), "mismatches": int(bad.sum())}
+    return {
+        "index": list(where),
+        "expected": _item(expected[where]),
+        "got": _item(got[where]),
+        "max_abs": float(finite.max()) if finite.size else 0.0,
+        "nonfinite": int((~np.isfinite(diff)).sum()),
+        "mismatches": int(bad.sum()),
+    }
 
 
 def _item(value) -> Any:
@@ -72,4 +86,3 @@ def _item(value) -> Any:
 def reference_outputs(debug_path: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     session = ort_runtime.create_session(debug_path.read_bytes(), label=f"debug model {debug_path.name}")
     return ort_runtime.run(session, feeds, label="debug model")
-

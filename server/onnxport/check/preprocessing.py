@@ -72,14 +72,28 @@ def pipeline_rows(browser, base: str, manifest: dict[str, Any], names: list[str]
             inputs: dict[str, str] | dict[str, bytes] = corpus.TEXTS if kind == "text" else corpus.images()
             row = {"model": name, "variant": "-", "task": entry["task"]}
             try:
-                rows.append({**row, "runtime": "preprocessing",
-                             **(_text(page, base, name, entry, cast(dict[str, str], inputs)) if kind == "text"
-                                else _images(page, name, spec["image"], cast(dict[str, bytes], inputs)))})
+                rows.append(
+                    {
+                        **row,
+                        "runtime": "preprocessing",
+                        **(
+                            _text(page, base, name, entry, cast(dict[str, str], inputs))
+                            if kind == "text"
+                            else _images(page, name, spec["image"], cast(dict[str, bytes], inputs))
+                        ),
+                    }
+                )
             except Exception as exc:  # the page or the server failed: a row that says so, not a lost check
                 rows.append({**row, "runtime": "preprocessing", "status": "error", "reason": str(exc)[:500]})
-            rows.append({**row, "runtime": "answers", "variant": "fp32",
-                         **variant_table.label_key(entry["variants"].get("fp32"), "fp32"),
-                         **_answers(page, base, name, entry, kind, inputs)})
+            rows.append(
+                {
+                    **row,
+                    "runtime": "answers",
+                    "variant": "fp32",
+                    **variant_table.label_key(entry["variants"].get("fp32"), "fp32"),
+                    **_answers(page, base, name, entry, kind, inputs),
+                }
+            )
     finally:
         page.close()
     return rows
@@ -103,14 +117,20 @@ def _text(page, base: str, name: str, entry: dict[str, Any], texts: dict[str, st
                 longest = max(longest, len(want[0]))
                 mismatch = _first_difference(values, want[0])
                 if mismatch is not None:
-                    return {"status": "fail", "inputs": len(texts),
-                            "reason": f"text {label!r} ({text[:30]!r}...): {input_name} differs first at position "
-                                      f"{mismatch}: browser {values[mismatch:mismatch + 3].tolist()}, Python "
-                                      f"{want[0][mismatch:mismatch + 3].tolist()} (lengths {len(values)} and "
-                                      f"{len(want[0])})"}
-    return {"status": "pass", "inputs": len(texts),
-            "reason": f"{len(texts)} texts: {', '.join(n for n in spec['inputs'].values() if n)} equal to the token "
-                      f"(longest {longest} of max_length {spec['max_length']})"}
+                    return {
+                        "status": "fail",
+                        "inputs": len(texts),
+                        "reason": f"text {label!r} ({text[:30]!r}...): {input_name} differs first at position "
+                        f"{mismatch}: browser {values[mismatch : mismatch + 3].tolist()}, Python "
+                        f"{want[0][mismatch : mismatch + 3].tolist()} (lengths {len(values)} and "
+                        f"{len(want[0])})",
+                    }
+    return {
+        "status": "pass",
+        "inputs": len(texts),
+        "reason": f"{len(texts)} texts: {', '.join(n for n in spec['inputs'].values() if n)} equal to the token "
+        f"(longest {longest} of max_length {spec['max_length']})",
+    }
 
 
 def _images(page, name: str, spec: dict[str, Any], images: dict[str, bytes]) -> dict[str, Any]:
@@ -120,19 +140,28 @@ def _images(page, name: str, spec: dict[str, Any], images: dict[str, bytes]) -> 
         want = image.pixels_of(cast("image.ImageSpec", spec), data).astype(np.int64)
         values = np.asarray(got["data"], np.int64).reshape(got["shape"])
         if values.shape != want.shape:
-            return {"status": "fail", "inputs": len(images),
-                    "reason": f"image {label!r}: browser pixels {list(values.shape)}, Python {list(want.shape)}"}
+            return {
+                "status": "fail",
+                "inputs": len(images),
+                "reason": f"image {label!r}: browser pixels {list(values.shape)}, Python {list(want.shape)}",
+            }
         difference = np.abs(values - want)
         worst = max(worst, int(difference.max(initial=0)))
         allowed = browser_tolerances.PIPELINE_PIXEL_LEVELS
         if difference.max(initial=0) > allowed:
             at = tuple(int(i) for i in np.argwhere(difference > allowed)[0])
-            return {"status": "fail", "inputs": len(images),
-                    "reason": f"image {label!r}: pixel (row, column, channel) {at} is {int(values[at])} in the "
-                              f"browser, {int(want[at])} in Python: more than {allowed} level(s) apart"}
-    return {"status": "pass", "inputs": len(images),
-            "reason": f"{len(images)} images: pixels at most {worst} level(s) apart "
-                      f"(tolerance {browser_tolerances.PIPELINE_PIXEL_LEVELS})"}
+            return {
+                "status": "fail",
+                "inputs": len(images),
+                "reason": f"image {label!r}: pixel (row, column, channel) {at} is {int(values[at])} in the "
+                f"browser, {int(want[at])} in Python: more than {allowed} level(s) apart",
+            }
+    return {
+        "status": "pass",
+        "inputs": len(images),
+        "reason": f"{len(images)} images: pixels at most {worst} level(s) apart "
+        f"(tolerance {browser_tolerances.PIPELINE_PIXEL_LEVELS})",
+    }
 
 
 def _answers(page, base: str, name: str, entry: dict[str, Any], kind: str, inputs: dict) -> dict[str, Any]:
@@ -150,30 +179,50 @@ def _answers(page, base: str, name: str, entry: dict[str, Any], kind: str, input
     for label, got, want in zip(inputs, browser, server):
         if isinstance(want, list) and want and isinstance(want[0], dict):  # top-k: the best label decides
             if got[0]["label"] != want[0]["label"]:
-                return {"status": "fail", "inputs": len(sent), "reason": f"{kind} {label!r}: the browser answers "
-                        f"{got[0]['label']!r}, the server {want[0]['label']!r}"}
+                return {
+                    "status": "fail",
+                    "inputs": len(sent),
+                    "reason": f"{kind} {label!r}: the browser answers "
+                    f"{got[0]['label']!r}, the server {want[0]['label']!r}",
+                }
         elif isinstance(want, dict) or isinstance(want, str):
             if (got.get("label") if isinstance(got, dict) else got) != (
-                    want.get("label") if isinstance(want, dict) else want):
-                return {"status": "fail", "inputs": len(sent),
-                        "reason": f"{kind} {label!r}: the browser answers {got!r}, the server {want!r}"}
+                want.get("label") if isinstance(want, dict) else want
+            ):
+                return {
+                    "status": "fail",
+                    "inputs": len(sent),
+                    "reason": f"{kind} {label!r}: the browser answers {got!r}, the server {want!r}",
+                }
         else:
             a, b = np.asarray(got, np.float64), np.asarray(want, np.float64)
             cosine = float(a @ b) / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-30)
             worst = min(worst, cosine)
             if cosine < cosine_min:
-                return {"status": "fail", "inputs": len(sent), "reason": f"{kind} {label!r}: the browser's answer "
-                        f"has cosine {cosine:.6f} with the server's (at least {cosine_min})"}
+                return {
+                    "status": "fail",
+                    "inputs": len(sent),
+                    "reason": f"{kind} {label!r}: the browser's answer "
+                    f"has cosine {cosine:.6f} with the server's (at least {cosine_min})",
+                }
     detail = f", cosine at least {worst:.6f}" if worst < 1.0 else ""
-    return {"status": "pass", "inputs": len(sent),
-            "reason": f"{len(sent)} raw inputs: model.pipeline on wasm answers as the server's raw-input infer{detail}"}
+    return {
+        "status": "pass",
+        "inputs": len(sent),
+        "reason": f"{len(sent)} raw inputs: model.pipeline on wasm answers as the server's raw-input infer{detail}",
+    }
 
 
 def _server_answers(base: str, name: str, kind: str, sent: list[str]) -> list[Any]:
-    body = json.dumps({"inputs": [{"name": kind, "datatype": "BYTES", "shape": [len(sent)], "data": sent}],
-                       "outputs": [{"name": "answer"}]}).encode()
-    request = urllib.request.Request(f"{base}/v2/models/{name}/versions/fp32/infer", data=body,
-                                     headers={"Content-Type": "application/json"})
+    body = json.dumps(
+        {
+            "inputs": [{"name": kind, "datatype": "BYTES", "shape": [len(sent)], "data": sent}],
+            "outputs": [{"name": "answer"}],
+        }
+    ).encode()
+    request = urllib.request.Request(
+        f"{base}/v2/models/{name}/versions/fp32/infer", data=body, headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=300) as response:
         reply = json.loads(response.read())
     return [json.loads(text) for text in reply["outputs"][0]["data"]]

@@ -37,8 +37,16 @@ class RowStream:
         else:
             print(line, file=self.file, flush=True)
 
-    def start(self, engine: str, version: str, total: int, identity: dict[str, Any], runtimes: list[str],
-              plan: dict[str, Any] | None = None, position: str = "") -> None:
+    def start(
+        self,
+        engine: str,
+        version: str,
+        total: int,
+        identity: dict[str, Any],
+        runtimes: list[str],
+        plan: dict[str, Any] | None = None,
+        position: str = "",
+    ) -> None:
         """An engine's page started: `total` rows planned, `plan` (the page's) names each row's runtime."""
         self.close()
         self.say(f"{engine} {version}: {total} rows ({', '.join(runtimes)}){f', {position}' if position else ''}")
@@ -49,8 +57,16 @@ class RowStream:
         self._left = TimeLeft([row["runtime"] for row in (plan or {}).get("rows") or []])
         if self.enabled:
             # disable=None: no bar when stderr is not a terminal (CI logs keep the row lines, which say as much)
-            self._bar = tqdm(total=total, desc=engine, unit="row", file=self.file, disable=None, leave=False,
-                             bar_format=BAR_FORMAT, postfix="time left not known yet")
+            self._bar = tqdm(
+                total=total,
+                desc=engine,
+                unit="row",
+                file=self.file,
+                disable=None,
+                leave=False,
+                bar_format=BAR_FORMAT,
+                postfix="time left not known yet",
+            )
 
     def row(self, row: dict[str, Any]) -> None:
         if self._left is None or row.get("runtime") in NOT_PAGE_ROWS:
@@ -65,8 +81,10 @@ class RowStream:
         if self._bar is not None:  # first, so the bar redrawn under the row's line counts it
             self._bar.set_postfix_str(estimate, refresh=False)
             self._bar.update(1)
-        self.say(f"{row_line(row)}  (row {self._left.done} of {self._total}, "
-                 f"{tqdm.format_interval(now - self._started)} elapsed, {estimate})")
+        self.say(
+            f"{row_line(row)}  (row {self._left.done} of {self._total}, "
+            f"{tqdm.format_interval(now - self._started)} elapsed, {estimate})"
+        )
 
     def estimate(self) -> str:
         """`about 02:10 left` for the engine's rows not read yet."""
@@ -95,11 +113,15 @@ def webgpu_note(identity: dict[str, Any], scope: dict[str, Any] | None = None) -
         name = adapter.get("architecture") or adapter.get("description") or "unnamed"
         if scope and scope.get("scope") == "one per model":
             chosen = ", ".join(f"{model} {variant}" for model, variant in (scope.get("chosen") or {}).items())
-            return (f"WebGPU adapter is software ({name}): one webgpu row per model ({chosen or 'none'}), "
-                    f"{scope.get('left_out', 0)} left out; --full-webgpu runs them all (up to a minute each)")
+            return (
+                f"WebGPU adapter is software ({name}): one webgpu row per model ({chosen or 'none'}), "
+                f"{scope.get('left_out', 0)} left out; --full-webgpu runs them all (up to a minute each)"
+            )
         # Said before the rows start: 100 times slower than wasm here, a large model's row takes a minute.
-        return (f"WebGPU adapter is software ({name}), --full-webgpu: every webgpu row runs on the first "
-                "--webgpu-rows inputs of each batch and takes up to a minute on a large model")
+        return (
+            f"WebGPU adapter is software ({name}), --full-webgpu: every webgpu row runs on the first "
+            "--webgpu-rows inputs of each batch and takes up to a minute on a large model"
+        )
     return f"WebGPU adapter: {adapter.get('vendor') or '?'} {adapter.get('architecture') or ''}".rstrip()
 
 

@@ -27,4 +27,4 @@ class TimeLeft:
             return None
         overall = sum(times) / len(times)
         means = {runtime: sum(group) / len(group) for runtime, group in self._seconds.items()}
-        return sum(means.get(runtime, overall) for runtime in self.runtimes[self.done:])
+        return sum(means.get(runtime, overall) for runtime in self.runtimes[self.done :])

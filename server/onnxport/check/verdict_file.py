@@ -34,8 +34,13 @@ def print_warning(message: str) -> None:
     print(f"onnxport: warning: {message}", file=sys.stderr)
 
 
-def record(repository: Path, report: dict[str, Any], checked_manifest: dict[str, Any],
-           current_manifest: dict[str, Any], warn: Warn = print_warning) -> Path:
+def record(
+    repository: Path,
+    report: dict[str, Any],
+    checked_manifest: dict[str, Any],
+    current_manifest: dict[str, Any],
+    warn: Warn = print_warning,
+) -> Path:
     """Merge the report's browser verdicts into <repository>/conformance.json; returns its path.
 
     `checked_manifest` is the one the browser ran (it names each variant's sha256),
@@ -62,13 +67,23 @@ def from_report(report: dict[str, Any], manifest: dict[str, Any], checked: str |
         sha256 = row.get("sha256") or _variant(manifest, row["model"], row["variant"]).get("sha256")
         if not sha256:
             continue  # no artifact to attach the verdict to: it could never be matched or kept
-        entries.append({
-            "model": row["model"], "variant": row["variant"], "form": row.get("form"), "runtime": row["runtime"],
-            "sha256": sha256,
-            "status": row["status"], "reason": row.get("reason"), "basis": row.get("basis"), "max_abs": max_abs(row),
-            "device_kind": kind, "browser": browser,
-            "onnxruntime_web": (row.get("identity") or {}).get("onnxruntime_web"), "checked": checked,
-        })
+        entries.append(
+            {
+                "model": row["model"],
+                "variant": row["variant"],
+                "form": row.get("form"),
+                "runtime": row["runtime"],
+                "sha256": sha256,
+                "status": row["status"],
+                "reason": row.get("reason"),
+                "basis": row.get("basis"),
+                "max_abs": max_abs(row),
+                "device_kind": kind,
+                "browser": browser,
+                "onnxruntime_web": (row.get("identity") or {}).get("onnxruntime_web"),
+                "checked": checked,
+            }
+        )
     return entries
 
 
@@ -96,8 +111,11 @@ def served_hashes(manifest: dict[str, Any]) -> set[str]:
             if record.get("status") != "ok" or not record.get("sha256"):
                 continue
             hashes.add(record["sha256"])
-            hashes |= {form["sha256"] for form in (record.get("forms") or {}).values()
-                       if form.get("status") == "ok" and form.get("sha256")}
+            hashes |= {
+                form["sha256"]
+                for form in (record.get("forms") or {}).values()
+                if form.get("status") == "ok" and form.get("sha256")
+            }
     return hashes
 
 
@@ -108,8 +126,12 @@ def merge(existing: list[dict[str, Any]], new: list[dict[str, Any]], manifest: d
     by_key = {_key(e): e for e in existing if isinstance(e, dict)}
     for entry in new:
         old = by_key.get(_key(entry))
-        if not (entry.get("status") == "skipped" and old and old.get("status") in DECIDED
-                and old.get("sha256") == entry.get("sha256")):
+        if not (
+            entry.get("status") == "skipped"
+            and old
+            and old.get("status") in DECIDED
+            and old.get("sha256") == entry.get("sha256")
+        ):
             by_key[_key(entry)] = entry
     kept = [e for e in by_key.values() if isinstance(e.get("sha256"), str) and e["sha256"] in served]
     return sorted(kept, key=_order)
@@ -124,11 +146,17 @@ def read(path: Path, warn: Warn = print_warning) -> list[dict[str, Any]]:
     except (OSError, ValueError) as exc:
         warn(f"{path} is not readable JSON ({exc}); it is replaced by this check's verdicts")
         return []
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA or data.get("schema_version") != SCHEMA_VERSION \
-            or not isinstance(data.get("verdicts"), list):
+    if (
+        not isinstance(data, dict)
+        or data.get("schema") != SCHEMA
+        or data.get("schema_version") != SCHEMA_VERSION
+        or not isinstance(data.get("verdicts"), list)
+    ):
         found = (data.get("schema"), data.get("schema_version")) if isinstance(data, dict) else type(data).__name__
-        warn(f"{path}: expected schema {SCHEMA!r} version {SCHEMA_VERSION} with a verdicts list, got {found!r}; "
-             "it is replaced by this check's verdicts")
+        warn(
+            f"{path}: expected schema {SCHEMA!r} version {SCHEMA_VERSION} with a verdicts list, got {found!r}; "
+            "it is replaced by this check's verdicts"
+        )
         return []
     return data["verdicts"]
 
@@ -148,6 +176,11 @@ def _key(entry: dict[str, Any]) -> tuple:
 
 def _order(entry: dict[str, Any]) -> tuple:
     runtime = entry.get("runtime")
-    return (str(entry.get("model")), variant_order(str(entry.get("variant"))), str(entry.get("variant")),
-            str(entry.get("form") or ""), RUNTIMES.index(runtime) if runtime in RUNTIMES else len(RUNTIMES),
-            str(entry.get("device_kind")))
+    return (
+        str(entry.get("model")),
+        variant_order(str(entry.get("variant"))),
+        str(entry.get("variant")),
+        str(entry.get("form") or ""),
+        RUNTIMES.index(runtime) if runtime in RUNTIMES else len(RUNTIMES),
+        str(entry.get("device_kind")),
+    )

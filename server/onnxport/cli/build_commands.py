@@ -19,19 +19,29 @@ def build(args) -> int:
     from onnxport.repository.names import check_recipe_targets
 
     if not args.recipes.exists():  # the default ./models too: a new user's first `onnxport build` points at init
-        raise UsageError(f"--recipes {args.recipes}: no such folder; pass --recipes DIR, or make a project folder "
-                         "with a recipe template: onnxport init DIR")
+        raise UsageError(
+            f"--recipes {args.recipes}: no such folder; pass --recipes DIR, or make a project folder "
+            "with a recipe template: onnxport init DIR"
+        )
     readable("--recipes", args.recipes, "folder")
     # Before any recipe runs: every name is a recipe, and a recipe must not silently take an imported model's place.
     recipes = discover(args.recipes)
     unknown = [n for n in args.models if n not in recipes]
     if unknown:
-        raise UsageError(f"unknown model {', '.join(map(repr, unknown))}; recipes in {args.recipes}: "
-                         f"{', '.join(recipes) or 'none'}")
+        raise UsageError(
+            f"unknown model {', '.join(map(repr, unknown))}; recipes in {args.recipes}: {', '.join(recipes) or 'none'}"
+        )
     check_recipe_targets(Repository(args.repository).read_manifest(), args.models or list(recipes), args.replace)
-    outcomes = build_recipes(args.models, Repository(args.repository), args.recipes, args.opset,
-                             force=args.force, show_progress=not args.quiet, forms=args.forms,
-                             variants=args.variants)
+    outcomes = build_recipes(
+        args.models,
+        Repository(args.repository),
+        args.recipes,
+        args.opset,
+        force=args.force,
+        show_progress=not args.quiet,
+        forms=args.forms,
+        variants=args.variants,
+    )
     if not args.quiet:
         print(text_tables.build_summary(outcomes))
         print("\n" + text_tables.disk_use([o.entry for o in outcomes], "build"))
@@ -64,19 +74,30 @@ def import_model(args) -> int:
             reached("build the variants")
             return prepared
 
-        return build_prepared(_LockedByParent(repository.root), request.name, key, prepare,
-                              show_progress=not args.quiet, time_limit=request.time_limit,
-                              limit_option="--time-limit, setting import_time_limit")
+        return build_prepared(
+            _LockedByParent(repository.root),
+            request.name,
+            key,
+            prepare,
+            show_progress=not args.quiet,
+            time_limit=request.time_limit,
+            limit_option="--time-limit, setting import_time_limit",
+        )
 
     # The native parsers and onnxruntime meet the user's file in a child process under limits (convert/sandbox.py).
-    limits = sandbox.Limits(memory=request.memory_limit or None, cpu=request.cpu_limit or None,
-                            wall=request.time_limit or None)
+    limits = sandbox.Limits(
+        memory=request.memory_limit or None, cpu=request.cpu_limit or None, wall=request.time_limit or None
+    )
     # The lock is held here, not in the child (which closes its copy): `kill -9` of this process frees it at once,
     # and after the child's death what it staged is cleared under it.
     with repository.lock():
-        outcome = sandbox.run_limited(work, limits, str(request.path),
-                                      after_failure=lambda: atomic.clear_leftovers(repository.root),
-                                      close_in_child=repository.root / layout.LOCK_FILE)
+        outcome = sandbox.run_limited(
+            work,
+            limits,
+            str(request.path),
+            after_failure=lambda: atomic.clear_leftovers(repository.root),
+            close_in_child=repository.root / layout.LOCK_FILE,
+        )
     if args.quiet:
         return 0
     print(text_tables.build_summary([outcome]))

@@ -34,10 +34,19 @@ def check(args) -> int:
         known_models(Repository(args.repository).read_manifest(), args.models, args.repository)
     with _sigterm_interrupts():
         report = run_check(
-            repository=args.repository, url=args.url, models=args.models,
-            runtimes=[r for r in args.runtimes.split(",") if r], browsers=wanted, browser=args.browser,
-            webgpu_rows=args.webgpu_rows, full_webgpu=args.full_webgpu, find_divergence=args.locate,
-            tolerances_file=args.tolerances, timeout_s=args.timeout, row_timeout_s=args.row_timeout, stream=RowStream(),
+            repository=args.repository,
+            url=args.url,
+            models=args.models,
+            runtimes=[r for r in args.runtimes.split(",") if r],
+            browsers=wanted,
+            browser=args.browser,
+            webgpu_rows=args.webgpu_rows,
+            full_webgpu=args.full_webgpu,
+            find_divergence=args.locate,
+            tolerances_file=args.tolerances,
+            timeout_s=args.timeout,
+            row_timeout_s=args.row_timeout,
+            stream=RowStream(),
         )
     # Written first: the rows of a long check must outlive any trouble printing them.
     if args.json:
@@ -78,9 +87,16 @@ def bench(args) -> int:
     from onnxport.bench.bench_run import run_bench, save_latest
 
     with _sigterm_interrupts():  # the server and browsers it started are stopped, as by Ctrl-C
-        report = run_bench(args.repository, args.models, [r for r in args.runtimes.split(",") if r], args.runs,
-                           args.browser, say=lambda line: print(f"... {line}", file=sys.stderr, flush=True),
-                           ray_replicas=replicas, browsers=browsers)
+        report = run_bench(
+            args.repository,
+            args.models,
+            [r for r in args.runtimes.split(",") if r],
+            args.runs,
+            args.browser,
+            say=lambda line: print(f"... {line}", file=sys.stderr, flush=True),
+            ray_replicas=replicas,
+            browsers=browsers,
+        )
     # Saved first: minutes of measurement must outlive any trouble printing them.
     latest = save_latest(args.repository, report)
     if args.json:

@@ -39,8 +39,10 @@ def known_models(manifest: dict, names: list[str], repository: Path | None = Non
     With `repository`, the command works on every model by default, and an empty repository is refused
     too (a check or bench of it would wait for a server that is never ready)."""
     if repository is not None and not manifest["models"]:
-        raise UsageError(f"no models in the repository {repository}; run `onnxport build` or `onnxport import` "
-                         "first, or name another with --repository")
+        raise UsageError(
+            f"no models in the repository {repository}; run `onnxport build` or `onnxport import` "
+            "first, or name another with --repository"
+        )
     unknown = [n for n in dict.fromkeys(names) if n not in manifest["models"]]
     if unknown:
         known = ", ".join(sorted(manifest["models"])) or "none (run `onnxport build`)"

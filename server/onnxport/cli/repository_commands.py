@@ -11,8 +11,10 @@ def remove(args) -> int:
     from onnxport.repository.store import Repository, remove
 
     remove(Repository(args.repository), args.models)
-    print(f"removed {', '.join(dict.fromkeys(args.models))} from {args.repository}; a running server stops serving "
-          "them at its next request")
+    print(
+        f"removed {', '.join(dict.fromkeys(args.models))} from {args.repository}; a running server stops serving "
+        "them at its next request"
+    )
     return 0
 
 

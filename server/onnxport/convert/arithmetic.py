@@ -22,13 +22,31 @@ Arithmetic = Literal["fp32", "fp16", "int8"]
 # MatMulBnb4, GatherBlockQuantized) count too: they round at least as coarsely as 8 bits, so the
 # loosest budget is theirs. Prefixes cover the QLinear* family (QLinearAdd, QLinearSoftmax...) and
 # the QOrdered* family; QuickGelu, which also starts with Q, is float arithmetic and is not listed.
-QUANTIZED_OPS = frozenset({
-    "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger",
-    "MatMulInteger16", "MatMulIntegerToFloat", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM",
-    "QAttention", "QGemm", "QEmbedLayerNormalization", "QMoE",
-    "QuantizeWithOrder", "DequantizeWithOrder", "QuantizeBFP", "DequantizeBFP",
-    "MatMulNBits", "MatMulBnb4", "MatMulFpQ4", "GatherBlockQuantized",
-})
+QUANTIZED_OPS = frozenset(
+    {
+        "QuantizeLinear",
+        "DequantizeLinear",
+        "DynamicQuantizeLinear",
+        "MatMulInteger",
+        "ConvInteger",
+        "MatMulInteger16",
+        "MatMulIntegerToFloat",
+        "DynamicQuantizeMatMul",
+        "DynamicQuantizeLSTM",
+        "QAttention",
+        "QGemm",
+        "QEmbedLayerNormalization",
+        "QMoE",
+        "QuantizeWithOrder",
+        "DequantizeWithOrder",
+        "QuantizeBFP",
+        "DequantizeBFP",
+        "MatMulNBits",
+        "MatMulBnb4",
+        "MatMulFpQ4",
+        "GatherBlockQuantized",
+    }
+)
 QUANTIZED_PREFIXES = ("QLinear", "QOrdered")
 
 # 16-bit floats. bfloat16 keeps fewer significant bits than float16 (8 against 11); it is judged
@@ -49,7 +67,7 @@ def quantized_count(model: onnx.ModelProto) -> int:
 
 
 def arithmetic(model: onnx.ModelProto) -> Arithmetic:
-    """"int8" when any operator is quantized; else "fp16" when any value is held as a 16-bit float;
+    """ "int8" when any operator is quantized; else "fp16" when any value is held as a 16-bit float;
     else "fp32".
 
     int8 wins over fp16: a quantized operator rounds to 8 bits, far coarser than fp16's 11. A value
@@ -89,10 +107,15 @@ def _makes_half(node: onnx.NodeProto) -> bool:
             return True
         if attribute.type == onnx.AttributeProto.TENSORS and any(t.data_type in HALF_TYPES for t in attribute.tensors):
             return True
-        if (attribute.type == onnx.AttributeProto.SPARSE_TENSOR
-                and attribute.sparse_tensor.values.data_type in HALF_TYPES):
+        if (
+            attribute.type == onnx.AttributeProto.SPARSE_TENSOR
+            and attribute.sparse_tensor.values.data_type in HALF_TYPES
+        ):
             return True
-        if (attribute.type == onnx.AttributeProto.INT and attribute.name in _TYPE_ATTRIBUTES
-                and attribute.i in HALF_TYPES):
+        if (
+            attribute.type == onnx.AttributeProto.INT
+            and attribute.name in _TYPE_ATTRIBUTES
+            and attribute.i in HALF_TYPES
+        ):
             return True
     return False

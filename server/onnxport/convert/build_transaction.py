@@ -39,8 +39,14 @@ def known_recipes(recipes_dir: Path) -> dict[str, Path]:
 
 
 def build_recipes(
-    names: list[str] | None, repository: Repository, recipes_dir: Path, opset: int,
-    *, force: bool = False, show_progress: bool = True, forms: tuple[str, ...] = FORMS,
+    names: list[str] | None,
+    repository: Repository,
+    recipes_dir: Path,
+    opset: int,
+    *,
+    force: bool = False,
+    show_progress: bool = True,
+    forms: tuple[str, ...] = FORMS,
     variants: tuple[str, ...] = NAMES,
 ) -> list[Outcome]:
     available = known_recipes(recipes_dir)
@@ -53,12 +59,14 @@ def build_recipes(
     loaded = [recipes.load_recipe(n, available[n]) for n in selected]
 
     def prepare(recipe: Recipe, key: str) -> Callable[[Progress], Prepared]:
-        return lambda step: dataclasses.replace(prepare_recipe(recipe, opset, step, forms), build_key=key,
-                                                variants=variants)
+        return lambda step: dataclasses.replace(
+            prepare_recipe(recipe, opset, step, forms), build_key=key, variants=variants
+        )
 
     keyed = [(r, with_variants(recipe_build_key(r, opset, forms), variants)) for r in loaded]
-    return _build(repository, [(r.name, key, prepare(r, key)) for r, key in keyed],
-                  force=force, show_progress=show_progress)
+    return _build(
+        repository, [(r.name, key, prepare(r, key)) for r, key in keyed], force=force, show_progress=show_progress
+    )
 
 
 def with_variants(key: str, variants: tuple[str, ...]) -> str:
@@ -70,14 +78,26 @@ def with_variants(key: str, variants: tuple[str, ...]) -> str:
 
 
 def build_prepared(
-    repository: Repository, name: str, key: str, prepare: Callable[[Progress], Prepared],
-    *, force: bool = False, show_progress: bool = True, time_limit: float | None = None,
+    repository: Repository,
+    name: str,
+    key: str,
+    prepare: Callable[[Progress], Prepared],
+    *,
+    force: bool = False,
+    show_progress: bool = True,
+    time_limit: float | None = None,
     limit_option: str = "time limit",
 ) -> Outcome:
     """One prepared model (an import), within time_limit seconds (None: no limit): past it, a BuildError
     naming limit_option (what sets the limit) and nothing is written."""
-    return _build(repository, [(name, key, prepare)], force=force, show_progress=show_progress,
-                  time_limit=time_limit, limit_option=limit_option)[0]
+    return _build(
+        repository,
+        [(name, key, prepare)],
+        force=force,
+        show_progress=show_progress,
+        time_limit=time_limit,
+        limit_option=limit_option,
+    )[0]
 
 
 def _guarded(name: str, steps: Steps, function, *args):
@@ -91,14 +111,23 @@ def _guarded(name: str, steps: Steps, function, *args):
         raise BuildError(f"{name}: {step} failed: {type(exc).__name__}: {exc}") from exc
 
 
-def _build(repository, jobs, *, force: bool, show_progress: bool, time_limit: float | None = None,
-           limit_option: str = "time limit") -> list[Outcome]:
+def _build(
+    repository,
+    jobs,
+    *,
+    force: bool,
+    show_progress: bool,
+    time_limit: float | None = None,
+    limit_option: str = "time limit",
+) -> list[Outcome]:
     outcomes = []
     doing = {"model": "", "step": "start"}  # where the time limit found the build, for its message
 
     def expired() -> str:
-        return (f"{doing['model']}: not done within the time limit of {time_limit:g} s ({limit_option}); stopped "
-                f"at step {doing['step']!r}; nothing was written")
+        return (
+            f"{doing['model']}: not done within the time limit of {time_limit:g} s ({limit_option}); stopped "
+            f"at step {doing['step']!r}; nothing was written"
+        )
 
     with repository.transaction() as transaction:
         manifest = repository.read_manifest()
@@ -111,6 +140,7 @@ def _build(repository, jobs, *, force: bool, show_progress: bool, time_limit: fl
                     continue
                 doing.update(model=name, step="start")
                 with Steps(name, STEPS_PER_MODEL, enabled=show_progress) as steps:
+
                     def step(label: str, steps=steps) -> None:
                         doing["step"] = label
                         steps.step(label)

@@ -25,15 +25,25 @@ from onnxport.convert.int8 import (
 )
 from onnxport.errors import VariantSkipped
 
-__all__ = ["FP16_MAX", "VariantSkipped", "gemm_to_matmul", "make_fp16", "make_int4", "make_int8_dynamic",
-           "make_int8_static", "make_int8_weights", "rescue_candidates", "rescue_share",
-           "operator_histogram", "overflowing_nodes", "require_quantizable"]
+__all__ = [
+    "FP16_MAX",
+    "VariantSkipped",
+    "gemm_to_matmul",
+    "make_fp16",
+    "make_int4",
+    "make_int8_dynamic",
+    "make_int8_static",
+    "make_int8_weights",
+    "rescue_candidates",
+    "rescue_share",
+    "operator_histogram",
+    "overflowing_nodes",
+    "require_quantizable",
+]
 
 
 def operator_histogram(model: onnx.ModelProto) -> dict[str, int]:
-    counts = Counter(
-        n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}" for n in model.graph.node
-    )
+    counts = Counter(n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}" for n in model.graph.node)
     return dict(sorted(counts.items()))
 
 

@@ -112,10 +112,11 @@ def _describe(prepared: Prepared) -> dict[str, Any]:
 
 def _value_info(value: onnx.ValueInfoProto) -> dict[str, Any]:
     tensor = value.type.tensor_type
-    shape = [
-        d.dim_value if d.HasField("dim_value") else (d.dim_param or -1)
-        for d in tensor.shape.dim
-    ] if tensor.HasField("shape") else None
+    shape = (
+        [d.dim_value if d.HasField("dim_value") else (d.dim_param or -1) for d in tensor.shape.dim]
+        if tensor.HasField("shape")
+        else None
+    )
     dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type).name if tensor.elem_type else "unknown"
     return {"name": value.name, "dtype": dtype, "shape": shape}
 
@@ -149,8 +150,10 @@ def _validation_message(prepared: Prepared, validation: dict[str, Any]) -> str:
     tol = prepared.tolerance
     for name, errors in validation["outputs"].items():
         if "shape_mismatch" in errors:
-            return (f"{prepared.name}: fp32 export output {name!r} has shape {errors['shape_mismatch']['got']}, "
-                    f"the source gives {errors['shape_mismatch']['expected']}")
+            return (
+                f"{prepared.name}: fp32 export output {name!r} has shape {errors['shape_mismatch']['got']}, "
+                f"the source gives {errors['shape_mismatch']['expected']}"
+            )
         if "first_mismatch" in errors or errors.get("nonfinite"):
             first = errors.get("first_mismatch", {})
             return (

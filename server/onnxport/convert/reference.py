@@ -34,13 +34,20 @@ def reference_inputs(golden: Feeds, inputs: list[dict[str, Any]], batch_axis: bo
     return {name: value[:rows] for name, value in feeds.items()}, rows
 
 
-def stage(transaction: Transaction, model: str, variant: str, session, feeds: Feeds, rows: int,
-          form: str | None = None) -> dict[str, Any]:
+def stage(
+    transaction: Transaction, model: str, variant: str, session, feeds: Feeds, rows: int, form: str | None = None
+) -> dict[str, Any]:
     """Run the variant's (or its form's) session on feeds, stage the reference file; returns the
     manifest record."""
     outputs = runtime.run(session, feeds, label=f"{model} {variant}" + (f" ({form} form)" if form else ""))
-    document = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "model": model, "variant": variant,
-                "inputs": tensor_json.encode(feeds), "outputs": tensor_json.encode(outputs)}
+    document = {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "model": model,
+        "variant": variant,
+        "inputs": tensor_json.encode(feeds),
+        "outputs": tensor_json.encode(outputs),
+    }
     if form:
         document["form"] = form
     data = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()

@@ -17,8 +17,9 @@ from onnxport.convert.graph import all_nodes
 from onnxport.errors import ModelFileError
 
 
-def refused_record(precision: str, exc: ModelFileError, note: str = "",
-                   model: onnx.ModelProto | None = None) -> dict[str, Any]:
+def refused_record(
+    precision: str, exc: ModelFileError, note: str = "", model: onnx.ModelProto | None = None
+) -> dict[str, Any]:
     """The record of a variant whose file `exc` refused (no file kept); note ends the reason. model: the
     refused file's graph, for the operator of a node a load error names alone."""
     reason, detail = refused_reason(exc, model)

@@ -76,8 +76,7 @@ def _constant_values(graph: onnx.GraphProto, initializers: set[str]) -> set[str]
         changed = False
         for node in graph.node:
             outputs = [v for v in node.output if v]
-            if (not outputs or outputs[0] in values or node.op_type in RANDOM_OPS
-                    or any(True for _ in subgraphs(node))):
+            if not outputs or outputs[0] in values or node.op_type in RANDOM_OPS or any(True for _ in subgraphs(node)):
                 continue
             if node.op_type in SHAPE_OPS or all(not v or v in values for v in node.input):
                 values.update(outputs)

@@ -54,6 +54,7 @@ _OUT_OF_MEMORY = ("bad_alloc", "failed to allocate", "cannot allocate memory", "
 @dataclass(frozen=True)
 class Limits:
     """The child's limits and how the user sets each (named in the messages); None: no limit."""
+
     memory: int | None  # bytes of address space
     cpu: float | None  # CPU seconds, every thread together
     wall: float | None  # seconds; the work enforces it itself, the parent only stops a child stuck past it
@@ -62,8 +63,13 @@ class Limits:
     wall_option: str = "setting import_time_limit, --time-limit"
 
 
-def run_limited(work: Callable[[Callable[[str], None]], T], limits: Limits, label: str,
-                after_failure: Callable[[], None] = lambda: None, close_in_child: Path | None = None) -> T:
+def run_limited(
+    work: Callable[[Callable[[str], None]], T],
+    limits: Limits,
+    label: str,
+    after_failure: Callable[[], None] = lambda: None,
+    close_in_child: Path | None = None,
+) -> T:
     """work(reached) in a child under `limits`: its result, or its exception raised here. `reached(step)` tells
     the parent what the child is doing. A child killed by a signal or stopped by a limit becomes an OnnxportError
     naming `label`, the limit and the step (a crash of native code: UsageError, exit 2); after any failure
@@ -97,8 +103,9 @@ def run_limited(work: Callable[[Callable[[str], None]], T], limits: Limits, labe
     raise _failure(ended, limits, label)
 
 
-def _child(work: Callable[[Callable[[str], None]], Any], limits: Limits, writing: int, said: int,
-           close: Path | None) -> None:
+def _child(
+    work: Callable[[Callable[[str], None]], Any], limits: Limits, writing: int, said: int, close: Path | None
+) -> None:
     code = 0
     gc.freeze()  # what the parent had is the parent's to free (see run_limited); the child never collects it
     try:
@@ -199,7 +206,7 @@ def _send(writing: int, message: tuple[str, Any]) -> None:
     os.write(writing, struct.pack("!Q", len(data)))
     view = memoryview(data)
     while view:
-        view = view[os.write(writing, view):]
+        view = view[os.write(writing, view) :]
 
 
 def _portable(exc: BaseException) -> BaseException:
@@ -217,6 +224,7 @@ def _portable(exc: BaseException) -> BaseException:
 class _Ended:
     """How the child ended: its last step, ("result" | "error" | "stuck", value), the end of what native code
     printed, its wait status and the CPU seconds it used."""
+
     step: str | None = None
     outcome: tuple[str, Any] | None = None
     said: bytes = b""
@@ -251,8 +259,8 @@ def _wait(pid: int, messages: int, said: int, limits: Limits) -> _Ended:
                 buffer += chunk
                 while len(buffer) >= 8 and len(buffer) >= 8 + struct.unpack("!Q", buffer[:8])[0]:
                     size = struct.unpack("!Q", buffer[:8])[0]
-                    kind, value = pickle.loads(buffer[8:8 + size])
-                    buffer = buffer[8 + size:]
+                    kind, value = pickle.loads(buffer[8 : 8 + size])
+                    buffer = buffer[8 + size :]
                     if kind == "step":
                         ended.step = value
                     else:
@@ -281,30 +289,42 @@ def _failure(ended: _Ended, limits: Limits, label: str) -> BaseException:
     where = f"at step {ended.step!r}" if ended.step else "before its first step"
     last_words = _last_line(ended.said)
     if ended.outcome is not None and ended.outcome[0] == "stuck":
-        return BuildError(f"{label}: not done within the time limit of {limits.wall:g} s ({limits.wall_option}); "
-                          f"stopped {where}, stuck in native code; nothing was written")
+        return BuildError(
+            f"{label}: not done within the time limit of {limits.wall:g} s ({limits.wall_option}); "
+            f"stopped {where}, stuck in native code; nothing was written"
+        )
     if ended.outcome is not None:  # the child's own exception; a failed allocation is the memory limit's
         exc = ended.outcome[1]
         if limits.memory and _out_of_memory(exc):
-            return BuildError(f"{label}: reached the {_size(limits.memory)} address-space limit "
-                              f"({limits.memory_option}) {where}: {_shortened(str(exc))}; nothing was written")
+            return BuildError(
+                f"{label}: reached the {_size(limits.memory)} address-space limit "
+                f"({limits.memory_option}) {where}: {_shortened(str(exc))}; nothing was written"
+            )
         return exc
     if not os.WIFSIGNALED(ended.status):
-        return BuildError(f"{label}: the import's process ended with exit status "
-                          f"{os.waitstatus_to_exitcode(ended.status)} {where}, without a result; nothing was written")
+        return BuildError(
+            f"{label}: the import's process ended with exit status "
+            f"{os.waitstatus_to_exitcode(ended.status)} {where}, without a result; nothing was written"
+        )
     number = os.WTERMSIG(ended.status)
     name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else f"signal {number}"
     said = f" (it printed: {last_words!r})" if last_words else ""
     if limits.cpu and (number == signal.SIGXCPU or (number == signal.SIGKILL and ended.cpu >= limits.cpu)):
-        return BuildError(f"{label}: used up the CPU-time limit of {limits.cpu:g} s ({limits.cpu_option}) {where} "
-                          f"({ended.cpu:.0f} CPU-s, every thread together); nothing was written")
+        return BuildError(
+            f"{label}: used up the CPU-time limit of {limits.cpu:g} s ({limits.cpu_option}) {where} "
+            f"({ended.cpu:.0f} CPU-s, every thread together); nothing was written"
+        )
     if limits.memory and any(word in last_words.lower() for word in _OUT_OF_MEMORY):  # bad_alloc, then abort
-        return BuildError(f"{label}: reached the {_size(limits.memory)} address-space limit ({limits.memory_option}) "
-                          f"{where}: native code died of it with {name}{said}; nothing was written")
+        return BuildError(
+            f"{label}: reached the {_size(limits.memory)} address-space limit ({limits.memory_option}) "
+            f"{where}: native code died of it with {name}{said}; nothing was written"
+        )
     if number in CRASHES:
         return UsageError(f"{label}: native code crashed on this file with {name} {where}{said}; nothing was written")
-    return BuildError(f"{label}: the import's process was killed by {name} {where} (by the system's out-of-memory "
-                      f"killer, or by someone){said}; nothing was written")
+    return BuildError(
+        f"{label}: the import's process was killed by {name} {where} (by the system's out-of-memory "
+        f"killer, or by someone){said}; nothing was written"
+    )
 
 
 def _out_of_memory(exc: BaseException | None) -> bool:

@@ -36,8 +36,7 @@ class _Piece:
     """Nodes [start, stop) of the graph: what they read from earlier pieces and the feeds, what later
     pieces (or the caller) want of them, and the values no later piece reads once it has run."""
 
-    def __init__(self, make: Callable[[], bytes], nodes: int, inputs: list[str], outputs: list[str],
-                 drop: list[str]):
+    def __init__(self, make: Callable[[], bytes], nodes: int, inputs: list[str], outputs: list[str], drop: list[str]):
         self.make, self.nodes, self.inputs, self.outputs, self.drop = make, nodes, inputs, outputs, drop
         self.session: ort.InferenceSession | None = None
 
@@ -50,8 +49,15 @@ class _Piece:
 class Pieces:
     """`model` (its graph outputs: the values wanted) as sessions of at most `size` nodes each."""
 
-    def __init__(self, model: onnx.ModelProto, types: dict[str, int], label: str, *,
-                 size: int | None = None, in_node_order: bool = False):
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        types: dict[str, int],
+        label: str,
+        *,
+        size: int | None = None,
+        in_node_order: bool = False,
+    ):
         self.label = label
         self.outputs = [o.name for o in model.graph.output]
         self.graph_inputs = {i.name for i in model.graph.input}
@@ -74,8 +80,11 @@ class Pieces:
         """Every wanted output, for one feed."""
         values: dict[str, np.ndarray] = {k: v for k, v in feeds.items() if k in self.graph_inputs}
         for piece in self.pieces:
-            values.update(runtime.run_outputs(piece.session, piece.outputs,
-                                              {n: values[n] for n in piece.inputs if n in values}, label=self.label))
+            values.update(
+                runtime.run_outputs(
+                    piece.session, piece.outputs, {n: values[n] for n in piece.inputs if n in values}, label=self.label
+                )
+            )
             for name in piece.drop:
                 values.pop(name, None)
         return {name: values[name] for name in self.outputs}
@@ -97,7 +106,7 @@ def _cut(model: onnx.ModelProto, types: dict[str, int], size: int) -> list[_Piec
     reads: list[list[str]] = []
     last_read: dict[str, int] = {}
     for piece in range(count):
-        names = list(dict.fromkeys(n for node in nodes[piece * size:(piece + 1) * size] for n in consumed(node)))
+        names = list(dict.fromkeys(n for node in nodes[piece * size : (piece + 1) * size] for n in consumed(node)))
         for name in names:
             made = produced_by.get(name)
             if made is not None and made > piece:
@@ -108,14 +117,16 @@ def _cut(model: onnx.ModelProto, types: dict[str, int], size: int) -> list[_Piec
         reads.append(names)
     pieces = []
     for piece in range(count):
-        part = nodes[piece * size:(piece + 1) * size]
+        part = nodes[piece * size : (piece + 1) * size]
         made_here = [n for node in part for n in node.output if n]
         outputs = [n for n in made_here if n in wanted or last_read.get(n, piece) > piece]
         crossing = [n for n in reads[piece] if n in produced_by and produced_by[n] < piece]
         from_graph = [n for n in reads[piece] if n in inputs and n not in produced_by]
         drop = [n for n in crossing if last_read[n] == piece and n not in wanted]
-        graph_io = ([*(inputs[n] for n in from_graph), *(_typed(n, types) for n in crossing)],
-                    [wanted[n] if n in wanted else _typed(n, types) for n in outputs])
+        graph_io = (
+            [*(inputs[n] for n in from_graph), *(_typed(n, types) for n in crossing)],
+            [wanted[n] if n in wanted else _typed(n, types) for n in outputs],
+        )
         weights = [initializers[n] for n in reads[piece] if n in initializers and n not in produced_by]
         make = functools.partial(_piece_model, model, part, *graph_io, weights, f"{graph.name}_piece{piece}")
         pieces.append(_Piece(make, len(part), [*from_graph, *crossing], outputs, drop))

@@ -77,8 +77,10 @@ def _not_smaller(name: str, size: int, fp32: onnx.ModelProto, fp32_size: int) ->
     precision = variant_table.variant(name).precision
     computes = arithmetic(fp32)
     against = "fp32" if computes == "fp32" else f"the original ({computes}) file"
-    return (f"{_FILE_WORDS.get(name, precision)} file {size:,} bytes is {size / fp32_size:.2f}x the size of "
-            f"{against} ({fp32_size:,} bytes): not at least {MIN_SHRINK[precision]}x smaller, {NOT_WORTH_SERVING}")
+    return (
+        f"{_FILE_WORDS.get(name, precision)} file {size:,} bytes is {size / fp32_size:.2f}x the size of "
+        f"{against} ({fp32_size:,} bytes): not at least {MIN_SHRINK[precision]}x smaller, {NOT_WORTH_SERVING}"
+    )
 
 
 # Static int8 fixes every activation's range from its calibration inputs. Seeded noise has
@@ -101,15 +103,22 @@ INT8_OPS = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Gather", "LSTM", "GRU", 
 
 
 def make_variant(
-    prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], transaction: Transaction, fp32_bytes: bytes,
+    prepared: Prepared,
+    name: str,
+    fp32_run: tuple[Any, list[Feeds]],
+    transaction: Transaction,
+    fp32_bytes: bytes,
     reference_feeds: tuple[Feeds, int],
 ) -> dict[str, Any]:
     """fp32_run: the fp32 session and its golden outputs, made once for validation and reused here;
     reference_feeds: (inputs, rows) of the variant's reference file, from reference.reference_inputs."""
     precision = variant_table.variant(name).precision
     if name not in prepared.variants:
-        return {"precision": precision, "status": "skipped",
-                "reason": f"not asked for (--variants {','.join(prepared.variants)})"}
+        return {
+            "precision": precision,
+            "status": "skipped",
+            "reason": f"not asked for (--variants {','.join(prepared.variants)})",
+        }
     if name == "int8-static" and prepared.calibration_data == "synthetic":
         return {"precision": precision, "status": "skipped", "reason": _static_skip(prepared)}
     made = _attempt(prepared, name, fp32_run, fp32_bytes, ())
@@ -145,16 +154,18 @@ def make_variant(
     if made.fallback is not None:
         record["fallback"] = made.fallback
     if not made.reason:
-        record["forms"] = forms.make_forms(prepared, name, made.data, fp32_run[1], outputs, transaction,
-                                           reference_feeds, run_all, made.arithmetic)
+        record["forms"] = forms.make_forms(
+            prepared, name, made.data, fp32_run[1], outputs, transaction, reference_feeds, run_all, made.arithmetic
+        )
     accuracy = measure.accuracy(prepared.labels, outputs, prepared.metric_output)
     if accuracy is not None:
         record["accuracy"] = accuracy
     return record
 
 
-def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp32_bytes: bytes,
-             keep_float: tuple[str, ...]) -> _Attempt | dict[str, Any]:
+def _attempt(
+    prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp32_bytes: bytes, keep_float: tuple[str, ...]
+) -> _Attempt | dict[str, Any]:
     """The variant converted with keep_float kept in float, or the record of why there is none.
 
     An fp16 file onnxruntime refuses is made again with what its error names kept in float
@@ -171,16 +182,22 @@ def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], f
         except Exception as exc:  # a converter crash costs this variant, not the whole build
             if name == "fp32":
                 raise
-            return {"precision": precision, "status": "rejected",
-                    "reason": f"conversion failed: {type(exc).__name__}: {one_line(str(exc))}"}
+            return {
+                "precision": precision,
+                "status": "rejected",
+                "reason": f"conversion failed: {type(exc).__name__}: {one_line(str(exc))}",
+            }
         data = fp32_bytes if name == "fp32" else serialize(model)
         if precision in MIN_SHRINK and len(data) * MIN_SHRINK[precision] > len(fp32_bytes):
-            return {"precision": precision, "status": "skipped",
-                    "reason": _not_smaller(name, len(data), prepared.fp32, len(fp32_bytes))
-                    + fp16_refusals.note(refusals)}
+            return {
+                "precision": precision,
+                "status": "skipped",
+                "reason": _not_smaller(name, len(data), prepared.fp32, len(fp32_bytes)) + fp16_refusals.note(refusals),
+            }
         try:
-            session, outputs = (fp32_run if name == "fp32"
-                                else run_all(data, prepared.golden_inputs, f"{prepared.name} {name}"))
+            session, outputs = (
+                fp32_run if name == "fp32" else run_all(data, prepared.golden_inputs, f"{prepared.name} {name}")
+            )
             break
         except ModelFileError as exc:
             if name == "fp32":
@@ -200,8 +217,9 @@ def _attempt(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], f
     computes = arithmetic(model)
     budget = budgets.budget(computes)
     # Served within less than the budget: other runtimes' results are judged by the budget itself.
-    reason = measure.verdict(computes, budgets.serving_budget(computes), prepared.task, vs_fp32,
-                             bound=budgets.SERVING_BOUND)
+    reason = measure.verdict(
+        computes, budgets.serving_budget(computes), prepared.task, vs_fp32, bound=budgets.SERVING_BOUND
+    )
     learned = tuple(node for refusal in refusals for node in refusal["kept"])
     return _Attempt(model, settings, data, session, outputs, vs_fp32, reason, computes, budget, learned=learned)
 
@@ -216,13 +234,16 @@ def _static_skip(prepared: Prepared) -> str:
     return SYNTHETIC_CALIBRATION
 
 
-def _rescue(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp32_bytes: bytes,
-            first: _Attempt) -> _Attempt:
+def _rescue(
+    prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp32_bytes: bytes, first: _Attempt
+) -> _Attempt:
     """Keep the nodes that hurt most in float until the variant is within budget (convert/rescue/fallback.py)."""
     if (count := len(list(all_nodes(prepared.fp32.graph)))) > FALLBACK_MAX_NODES:
-        first.reason = (f"{first.reason}; no fallback search: the graph has {count:,} nodes, more than "
-                        f"{FALLBACK_MAX_NODES:,} (each of its up to {2 * fallback.MAX_TRIES} tries converts and "
-                        "loads the whole model again)")
+        first.reason = (
+            f"{first.reason}; no fallback search: the graph has {count:,} nodes, more than "
+            f"{FALLBACK_MAX_NODES:,} (each of its up to {2 * fallback.MAX_TRIES} tries converts and "
+            "loads the whole model again)"
+        )
         return first
     # A Constant kept in float changes nothing downstream: never a candidate.
     nodes = [n for n in prepared.fp32.graph.node if n.name and n.op_type != "Constant"]
@@ -230,11 +251,15 @@ def _rescue(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp
     # rather than float (convert/int8/nbits.py).
     readers = lower_precision.rescue_candidates(name, prepared.fp32)
     precision = variant_table.variant(name).precision
-    candidates = ({n.name for n in nodes if n.name in readers} if readers is not None
-                  else {n.name for n in nodes if precision != "int8" or n.op_type in INT8_OPS})
+    candidates = (
+        {n.name for n in nodes if n.name in readers}
+        if readers is not None
+        else {n.name for n in nodes if precision != "int8" or n.op_type in INT8_OPS}
+    )
     try:
         ranked = node_errors.introduced_errors(
-            prepared.fp32, first.model, prepared.golden_inputs[:2], candidates if precision == "int8" else None)
+            prepared.fp32, first.model, prepared.golden_inputs[:2], candidates if precision == "int8" else None
+        )
     except ModelFileError:
         return first  # the variant's intermediate values cannot be read: nothing to rank by
     ranking = [node for node, _ in ranked if node in candidates]
@@ -262,15 +287,19 @@ def _rescue(prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp
             found.tries = in_order.tries
     if found.best is None:
         first.fallback = found.record(first.reason or "")
-        first.reason = (f"{first.reason}; still outside with up to {found.limit} of its {len(candidates)} "
-                        "candidate nodes kept in float")
+        first.reason = (
+            f"{first.reason}; still outside with up to {found.limit} of its {len(candidates)} "
+            "candidate nodes kept in float"
+        )
         # The size rule holds for every try: a rescue that keeps most of the file in float is refused
         # before it is run, and the reason says so (it may have been within budget, at fp32's size).
         oversized = sorted({t["kept"] for t in found.tries if t["result"].endswith(NOT_WORTH_SERVING)})
         if oversized:
             precision = variant_table.variant(name).precision
-            first.reason += (f"; keeping {' or '.join(map(str, oversized))} in float leaves the file not at least "
-                             f"{MIN_SHRINK[precision]}x smaller than fp32")
+            first.reason += (
+                f"; keeping {' or '.join(map(str, oversized))} in float leaves the file not at least "
+                f"{MIN_SHRINK[precision]}x smaller than fp32"
+            )
         return first
     found.best.fallback = found.record(first.reason or "")
     if "refusals" in first.settings:  # the tries kept them from the start, and were never refused
@@ -283,8 +312,9 @@ def _convert(prepared: Prepared, name: str, keep_float: tuple[str, ...]) -> tupl
         return prepared.fp32, {}
     keep = {"keep_float": keep_float} if keep_float else {}
     if name == "fp16":
-        model, settings = lower_precision.make_fp16(prepared.fp32, [*prepared.golden_inputs, *prepared.calibration],
-                                                    **keep)
+        model, settings = lower_precision.make_fp16(
+            prepared.fp32, [*prepared.golden_inputs, *prepared.calibration], **keep
+        )
     elif name == "int8-dynamic":
         model, settings = lower_precision.make_int8_dynamic(copy_model(prepared.fp32), **keep)
     elif name == "int8-weights":
@@ -294,7 +324,8 @@ def _convert(prepared: Prepared, name: str, keep_float: tuple[str, ...]) -> tupl
     else:
         # A recipe's own list (minilm) first; the fallback search adds to it.
         model, settings = lower_precision.make_int8_static(
-            copy_model(prepared.fp32), prepared.calibration, (*prepared.int8_static_keep_float, *keep_float))
+            copy_model(prepared.fp32), prepared.calibration, (*prepared.int8_static_keep_float, *keep_float)
+        )
     onnx.checker.check_model(model)
     return model, settings
 
@@ -320,8 +351,12 @@ def _native_speed(session, feeds: Feeds) -> dict[str, Any]:
         runtime.run(session, feeds)
         samples.append(time.perf_counter() - start)
     batch = next(iter(feeds.values())).shape[0] if feeds else 1
-    return {"native_ms": round(min(samples) * 1000, 4), "runs": SPEED_RUNS,
-            "inputs": f"golden set 0 (batch {batch})", "onnxruntime_threads": os.cpu_count()}
+    return {
+        "native_ms": round(min(samples) * 1000, 4),
+        "runs": SPEED_RUNS,
+        "inputs": f"golden set 0 (batch {batch})",
+        "onnxruntime_threads": os.cpu_count(),
+    }
 
 
 def run_all(model_bytes: bytes, inputs: list[Feeds], label: str) -> tuple[Any, list[Feeds]]:

@@ -39,8 +39,10 @@ spec:
 
 def write_export(repository: Repository, out: Path, storage_uri: str, name: str = "onnxport") -> list[str]:
     if not NAME.fullmatch(name) or len(name) > 63:
-        raise UsageError(f"--name {name!r}: a Kubernetes name is lower-case letters, digits and '-', "
-                         "at most 63, starting and ending with a letter or digit")
+        raise UsageError(
+            f"--name {name!r}: a Kubernetes name is lower-case letters, digits and '-', "
+            "at most 63, starting and ending with a letter or digit"
+        )
     if not re.match(r"^[a-z][a-z0-9+.-]*://\S+$", storage_uri):
         raise UsageError(f"--storage-uri {storage_uri!r}: expected a URI such as s3://bucket/path or pvc://claim/path")
     variants = triton.served_or_refuse(repository)

@@ -20,8 +20,9 @@ RAY_VERSION = "2.60.0"  # pyproject.toml's ray extra
 IMPORT_PATH = "onnxport.serving.ray.engine:app"
 
 
-def serve_config(repository: str, replicas: int, autoscale: tuple[int, int] | None, port: int,
-                 max_ongoing: int = 32) -> dict[str, Any]:
+def serve_config(
+    repository: str, replicas: int, autoscale: tuple[int, int] | None, port: int, max_ongoing: int = 32
+) -> dict[str, Any]:
     deployment: dict[str, Any] = {"name": "v2", "max_ongoing_requests": max_ongoing}
     if autoscale is not None:
         deployment["autoscaling_config"] = {"min_replicas": autoscale[0], "max_replicas": autoscale[1]}
@@ -30,8 +31,15 @@ def serve_config(repository: str, replicas: int, autoscale: tuple[int, int] | No
     return {
         "proxy_location": "EveryNode",
         "http_options": {"host": "0.0.0.0", "port": port},
-        "applications": [{"name": "onnxport", "route_prefix": "/", "import_path": IMPORT_PATH,
-                          "args": {"repository": repository}, "deployments": [deployment]}],
+        "applications": [
+            {
+                "name": "onnxport",
+                "route_prefix": "/",
+                "import_path": IMPORT_PATH,
+                "args": {"repository": repository},
+                "deployments": [deployment],
+            }
+        ],
     }
 
 
@@ -47,18 +55,35 @@ def ray_service(config: dict[str, Any], image: str, workers: int) -> dict[str, A
             "serveConfigV2": yaml.safe_dump({"applications": config["applications"]}, sort_keys=False),
             "rayClusterConfig": {
                 "rayVersion": RAY_VERSION,
-                "headGroupSpec": {"rayStartParams": {"dashboard-host": "0.0.0.0"},
-                                  "template": {"spec": {"containers": [container("ray-head")]}}},
-                "workerGroupSpecs": [{"groupName": "workers", "replicas": workers, "minReplicas": 1,
-                                      "maxReplicas": max(workers, 1), "rayStartParams": {},
-                                      "template": {"spec": {"containers": [container("ray-worker")]}}}],
+                "headGroupSpec": {
+                    "rayStartParams": {"dashboard-host": "0.0.0.0"},
+                    "template": {"spec": {"containers": [container("ray-head")]}},
+                },
+                "workerGroupSpecs": [
+                    {
+                        "groupName": "workers",
+                        "replicas": workers,
+                        "minReplicas": 1,
+                        "maxReplicas": max(workers, 1),
+                        "rayStartParams": {},
+                        "template": {"spec": {"containers": [container("ray-worker")]}},
+                    }
+                ],
             },
         },
     }
 
 
-def write_deploy(out: Path, repository: Path, replicas: int, autoscale: tuple[int, int] | None, port: int,
-                 image: str, workers: int, max_ongoing: int = 32) -> list[str]:
+def write_deploy(
+    out: Path,
+    repository: Path,
+    replicas: int,
+    autoscale: tuple[int, int] | None,
+    port: int,
+    image: str,
+    workers: int,
+    max_ongoing: int = 32,
+) -> list[str]:
     if replicas < 1 or workers < 1 or max_ongoing < 1:
         raise UsageError("--replicas, --workers and --max-ongoing-requests must be at least 1")
     config = serve_config(str(Path(repository).resolve()), replicas, autoscale, port, max_ongoing)

@@ -38,16 +38,21 @@ def model_name(model: str, variant: str) -> str:
 
 def served(manifest: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
     """(model, variant, manifest entry, variant record) of every served variant, fp32 first."""
-    return [(model, variant, entry, record)
-            for model, entry in sorted(manifest["models"].items())
-            for variant, record in sorted(entry["variants"].items(), key=lambda item: order(item[0]))
-            if record.get("status") == "ok" and record.get("file")]
+    return [
+        (model, variant, entry, record)
+        for model, entry in sorted(manifest["models"].items())
+        for variant, record in sorted(entry["variants"].items(), key=lambda item: order(item[0]))
+        if record.get("status") == "ok" and record.get("file")
+    ]
 
 
 def config_pbtxt(name: str, entry: dict[str, Any]) -> str:
     batch = batch_axis_dynamic(entry)  # Triton may batch it
-    lines = [f"name: {json.dumps(name)}", 'platform: "onnxruntime_onnx"',
-             f"max_batch_size: {MAX_BATCH_SIZE if batch else 0}"]
+    lines = [
+        f"name: {json.dumps(name)}",
+        'platform: "onnxruntime_onnx"',
+        f"max_batch_size: {MAX_BATCH_SIZE if batch else 0}",
+    ]
     for kind in ("input", "output"):
         tensors = []
         for value in entry[f"{kind}s"]:
@@ -56,8 +61,10 @@ def config_pbtxt(name: str, entry: dict[str, Any]) -> str:
             dims = [d if isinstance(d, int) else -1 for d in (value["shape"][1:] if batch else value["shape"])]
             dtype = TRITON_TYPES.get(value["dtype"])
             if dtype is None:
-                raise OnnxportError(f"{entry['name']}: {kind} {value['name']!r} has dtype {value['dtype']}, "
-                                    "which Triton has no type for")
+                raise OnnxportError(
+                    f"{entry['name']}: {kind} {value['name']!r} has dtype {value['dtype']}, "
+                    "which Triton has no type for"
+                )
             # A batched tensor with no other axis ([batch]) is dims [1] reshaped to [], as Triton documents.
             shape = f"dims: [ {', '.join(map(str, dims))} ]" if dims else "dims: [ 1 ]\n    reshape: { shape: [ ] }"
             tensors.append(f"  {{\n    name: {json.dumps(value['name'])}\n    data_type: {dtype}\n    {shape}\n  }}")
@@ -87,9 +94,11 @@ def check_names(variants: list, source: Path) -> None:
         check_stored_name(variant, f"{source} (model {model!r})", what="variant")
         name = model_name(model, variant)
         if name in seen:
-            raise OnnxportError(f"{source}: model {model!r} variant {variant!r} and model {seen[name][0]!r} variant "
-                                f"{seen[name][1]!r} would both be the Triton model {name!r}; rename one "
-                                f"(`onnxport remove` it and import it again under another name)")
+            raise OnnxportError(
+                f"{source}: model {model!r} variant {variant!r} and model {seen[name][0]!r} variant "
+                f"{seen[name][1]!r} would both be the Triton model {name!r}; rename one "
+                f"(`onnxport remove` it and import it again under another name)"
+            )
         seen[name] = (model, variant)
 
 
@@ -112,8 +121,10 @@ def write_models(repository: Repository, variants: list, folder: Path) -> list[s
         # a hand-edited record may point anywhere
         artifact = inside(repository.root, repository.path_of(record["file"]), "read")
         if not artifact.is_file():
-            raise OnnxportError(f"{model} {variant}: the manifest names {record['file']}, which is not in "
-                                f"{repository.root}; rebuild it (`onnxport build --force`)")
+            raise OnnxportError(
+                f"{model} {variant}: the manifest names {record['file']}, which is not in "
+                f"{repository.root}; rebuild it (`onnxport build --force`)"
+            )
         shutil.copyfile(artifact, inside(folder, model_folder / "1" / "model.onnx"))
         names.append(name)
     return names
@@ -125,15 +136,18 @@ def write_atomically(out: Path, write) -> Any:
     (the rename would not go through it: a link to an empty folder, or a dangling one, was a traceback)."""
     out = Path(out)
     if out.is_symlink():
-        raise UsageError(f"{out} is a symbolic link (to {os.readlink(out)}); expected a new folder or an empty "
-                         "real folder: give the link's target, or another path")
+        raise UsageError(
+            f"{out} is a symbolic link (to {os.readlink(out)}); expected a new folder or an empty "
+            "real folder: give the link's target, or another path"
+        )
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out} already exists and is not an empty folder; choose a new one")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"{out}: cannot make its parent folder {out.parent} ({exc.strerror}); expected a path "
-                         "under a folder") from None
+        raise UsageError(
+            f"{out}: cannot make its parent folder {out.parent} ({exc.strerror}); expected a path under a folder"
+        ) from None
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         result = write(staging)

@@ -43,8 +43,9 @@ def available(names: list[str] | None) -> list[str]:
     if names is None:
         found = installed()
         if not found:
-            raise OnnxportError("no browser installed: apt-get install -y chromium (or firefox-esr, or "
-                                "webkit2gtk-driver xvfb)")
+            raise OnnxportError(
+                "no browser installed: apt-get install -y chromium (or firefox-esr, or webkit2gtk-driver xvfb)"
+            )
         return found
     for name in names:
         if not executable(name):
@@ -72,4 +73,3 @@ def _module(engine: str):
     if engine not in DRIVERS:
         raise UsageError(f"unknown browser {engine!r}; browsers: {', '.join(ENGINES)}")
     return DRIVERS[engine]
-

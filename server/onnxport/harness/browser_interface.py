@@ -43,9 +43,11 @@ def timed_function(function: str, timeout_s: float) -> str:
     """`function` (an async function's source) raced against a timer in the page: a page whose work hangs
     answers with an error instead of holding the driver forever."""
     ms = int(timeout_s * 1000)
-    return (f"async (arg) => {{ let timer; const limit = new Promise((_, reject) => {{ timer = setTimeout("
-            f"() => reject(new Error('no answer within {timeout_s:g} s')), {ms}); }});"
-            f" try {{ return await Promise.race([({function})(arg), limit]); }} finally {{ clearTimeout(timer); }} }}")
+    return (
+        f"async (arg) => {{ let timer; const limit = new Promise((_, reject) => {{ timer = setTimeout("
+        f"() => reject(new Error('no answer within {timeout_s:g} s')), {ms}); }});"
+        f" try {{ return await Promise.race([({function})(arg), limit]); }} finally {{ clearTimeout(timer); }} }}"
+    )
 
 
 def first_line(exc: BaseException) -> str:

@@ -13,8 +13,12 @@ from onnxport.harness.browser_interface import LAUNCH_TIMEOUT_S, EngineError, fi
 # Quiet, offline-friendly Chromium: no sandbox (containers), no background traffic.
 BASE_FLAGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # A real WebGPU adapter without a GPU: SwiftShader through Vulkan (no shader-f16; about 500 times slower than native).
-WEBGPU_FLAGS = ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--use-vulkan=swiftshader",
-                "--use-webgpu-adapter=swiftshader"]
+WEBGPU_FLAGS = [
+    "--enable-unsafe-webgpu",
+    "--enable-features=Vulkan",
+    "--use-vulkan=swiftshader",
+    "--use-webgpu-adapter=swiftshader",
+]
 
 
 INSTALL = "apt-get install -y chromium"
@@ -33,8 +37,7 @@ def executable_path(executable: str | None) -> str:
     path = executable or default_browser()
     if not path or not Path(path).exists():
         raise OnnxportError(
-            f"no Chromium at {path or 'chromium (not on PATH)'}; "
-            f"install it ({INSTALL}) or pass --browser PATH"
+            f"no Chromium at {path or 'chromium (not on PATH)'}; install it ({INSTALL}) or pass --browser PATH"
         )
     return path
 
@@ -49,8 +52,9 @@ def launch(playwright, executable: str | None = None, *, webgpu: bool, extra_fla
     the caller closes it."""
     path = executable_path(executable)
     try:
-        return playwright.chromium.launch(executable_path=path, args=flags(webgpu=webgpu, extra=extra_flags),
-                                          timeout=LAUNCH_TIMEOUT_S * 1000)
+        return playwright.chromium.launch(
+            executable_path=path, args=flags(webgpu=webgpu, extra=extra_flags), timeout=LAUNCH_TIMEOUT_S * 1000
+        )
     except Exception as exc:
         raise EngineError(f"chromium: cannot start {path}: {first_line(exc)}") from exc
 

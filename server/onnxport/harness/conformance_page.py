@@ -27,6 +27,7 @@ READ_PROGRESS = """async (seen) => {
 class PageRun:
     """What the page gave: its rows, its browser's identity, its plan (each row's model, variant, form and runtime
     in run order; what became of the WebGPU rows), and `stopped` (why it did not finish) or None."""
+
     results: list[dict[str, Any]] = field(default_factory=list)
     browser: dict[str, Any] = field(default_factory=dict)
     plan: dict[str, Any] = field(default_factory=dict)
@@ -35,14 +36,27 @@ class PageRun:
     report: dict[str, Any] = field(default_factory=dict)
 
 
-def run_conformance_page(page: Page, base_url: str, models: list[str] | None, runtimes: list[str], *,
-                         webgpu_rows: int, row_timeout_s: float, deadline: float, full_webgpu: bool = False,
-                         on_start: Callable[[PageRun], None] = lambda run: None,
-                         on_row: Callable[[dict[str, Any]], None] = lambda row: None) -> PageRun:
+def run_conformance_page(
+    page: Page,
+    base_url: str,
+    models: list[str] | None,
+    runtimes: list[str],
+    *,
+    webgpu_rows: int,
+    row_timeout_s: float,
+    deadline: float,
+    full_webgpu: bool = False,
+    on_start: Callable[[PageRun], None] = lambda run: None,
+    on_row: Callable[[dict[str, Any]], None] = lambda row: None,
+) -> PageRun:
     """Open /conformance?autorun=1 and read its rows until it is done or time.monotonic() passes `deadline`.
     `full_webgpu`: every WebGPU row on a software adapter too (the page runs one per model by default)."""
-    query = {"autorun": "1", "runtimes": ",".join(runtimes), "webgpu_rows": str(webgpu_rows),
-             "row_timeout_s": f"{row_timeout_s:g}"}
+    query = {
+        "autorun": "1",
+        "runtimes": ",".join(runtimes),
+        "webgpu_rows": str(webgpu_rows),
+        "row_timeout_s": f"{row_timeout_s:g}",
+    }
     if full_webgpu:
         query["full_webgpu"] = "1"
     if models:
@@ -64,8 +78,9 @@ def run_conformance_page(page: Page, base_url: str, models: list[str] | None, ru
             raise
 
 
-def _read(state: dict[str, Any], run: PageRun, on_start: Callable[[PageRun], None],
-          on_row: Callable[[dict[str, Any]], None]) -> bool:
+def _read(
+    state: dict[str, Any], run: PageRun, on_start: Callable[[PageRun], None], on_row: Callable[[dict[str, Any]], None]
+) -> bool:
     """Take the page's new rows into `run`; True when the page is done."""
     if run.total is None and state.get("total") is not None:
         run.total, run.browser, run.plan = state["total"], state.get("browser") or {}, state.get("plan") or {}
@@ -78,8 +93,9 @@ def _read(state: dict[str, Any], run: PageRun, on_start: Callable[[PageRun], Non
     return bool(state.get("done"))
 
 
-def _read_last(page: Page, run: PageRun, on_start: Callable[[PageRun], None],
-               on_row: Callable[[dict[str, Any]], None]) -> None:
+def _read_last(
+    page: Page, run: PageRun, on_start: Callable[[PageRun], None], on_row: Callable[[dict[str, Any]], None]
+) -> None:
     """Interrupted between two reads: the rows the page finished since the last one ran, so they are kept and
     counted; a page that no longer answers (the browser took the Ctrl-C too) leaves the rows read so far."""
     try:
@@ -98,4 +114,6 @@ def run_debug_model(page: Page, base_url: str, url: str, runtime: str, feeds: di
             const { runDebugModel } = await import('/web/app/conformance.js');
             return runDebugModel(url, runtime, feeds);
         }""",
-        [url, runtime, feeds], timeout_s=timeout_s)
+        [url, runtime, feeds],
+        timeout_s=timeout_s,
+    )

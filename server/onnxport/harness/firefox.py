@@ -10,8 +10,12 @@ INSTALL = "apt-get install -y firefox-esr"
 # WebGPU is off by default in Firefox ESR; on a machine without a GPU it finds Mesa's lavapipe, a software adapter.
 WEBGPU_PREFS = {"dom.webgpu.enabled": True, "gfx.webgpu.ignore-blocklist": True}
 # Offline and quiet: no update checks, no telemetry, no remote settings fetched at start.
-QUIET_PREFS = {"app.update.enabled": False, "datareporting.policy.dataSubmissionEnabled": False,
-               "toolkit.telemetry.enabled": False, "browser.shell.checkDefaultBrowser": False}
+QUIET_PREFS = {
+    "app.update.enabled": False,
+    "datareporting.policy.dataSubmissionEnabled": False,
+    "toolkit.telemetry.enabled": False,
+    "browser.shell.checkDefaultBrowser": False,
+}
 
 
 def default_executable() -> str | None:
@@ -30,8 +34,11 @@ def start(executable: str | None, *, webgpu: bool):
         try:
             # channel "moz-firefox": the system's Firefox over BiDi, not Playwright's patched build.
             return playwright.firefox.launch(
-                channel="moz-firefox", executable_path=path, timeout=LAUNCH_TIMEOUT_S * 1000,
-                firefox_user_prefs={**QUIET_PREFS, **(WEBGPU_PREFS if webgpu else {})})
+                channel="moz-firefox",
+                executable_path=path,
+                timeout=LAUNCH_TIMEOUT_S * 1000,
+                firefox_user_prefs={**QUIET_PREFS, **(WEBGPU_PREFS if webgpu else {})},
+            )
         except Exception as exc:
             raise EngineError(f"firefox: cannot start {path}: {first_line(exc)}") from exc
 

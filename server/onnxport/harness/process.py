@@ -69,8 +69,16 @@ class ServerProcess:
                 self.process.wait()
 
 
-def start_server(args: Sequence[str], *, port: int, log_path: Path, env: Mapping[str, str] | None = None,
-                 probe: str = READY_PROBE, timeout: float = 60.0, log_tail: int | None = None) -> ServerProcess:
+def start_server(
+    args: Sequence[str],
+    *,
+    port: int,
+    log_path: Path,
+    env: Mapping[str, str] | None = None,
+    probe: str = READY_PROBE,
+    timeout: float = 60.0,
+    log_tail: int | None = None,
+) -> ServerProcess:
     """Start `python -m onnxport ARGS` in the project folder and wait until GET probe answers 200.
 
     The caller makes the server listen on 127.0.0.1:`port` (--port, ONNXPORT_PORT or a config
@@ -82,8 +90,11 @@ def start_server(args: Sequence[str], *, port: int, log_path: Path, env: Mapping
     log_path = Path(log_path)
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "onnxport", *map(str, args)], cwd=PROJECT_ROOT,
-            env=dict(env) if env is not None else server_environment(), stdout=log, stderr=subprocess.STDOUT,
+            [sys.executable, "-m", "onnxport", *map(str, args)],
+            cwd=PROJECT_ROOT,
+            env=dict(env) if env is not None else server_environment(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     server = ServerProcess(process=process, base_url=f"http://127.0.0.1:{port}", log_path=log_path)
     try:
@@ -99,14 +110,18 @@ def _wait_ready(server: ServerProcess, command: str, probe: str, timeout: float,
     last = "no answer"
     while True:
         if server.process.poll() is not None:
-            raise ServerNotReady(f"`{command}` exited with {server.process.returncode} before it was ready; "
-                                 f"its log:\n{server.log(log_tail)}")
+            raise ServerNotReady(
+                f"`{command}` exited with {server.process.returncode} before it was ready; "
+                f"its log:\n{server.log(log_tail)}"
+            )
         status, last = _probe(server.base_url + probe)
         if status == 200:
             return
         if time.monotonic() > deadline:
-            raise ServerNotReady(f"`{command}`: GET {server.base_url}{probe} not 200 after {timeout:.0f} s "
-                                 f"(last: {last}); its log:\n{server.log(log_tail)}")
+            raise ServerNotReady(
+                f"`{command}`: GET {server.base_url}{probe} not 200 after {timeout:.0f} s "
+                f"(last: {last}); its log:\n{server.log(log_tail)}"
+            )
         time.sleep(0.1)
 
 
@@ -123,9 +138,16 @@ def _probe(url: str) -> tuple[int | None, str]:
 
 
 @contextlib.contextmanager
-def running_server(repository: Path, *, debug_root: Path | None = None, tolerances_file: Path | None = None,
-                   extra_env: dict[str, str] | None = None, timeout: float = 60,
-                   serve_args: Sequence[str] = (), stop_timeout: float = 10) -> Iterator[str]:
+def running_server(
+    repository: Path,
+    *,
+    debug_root: Path | None = None,
+    tolerances_file: Path | None = None,
+    extra_env: dict[str, str] | None = None,
+    timeout: float = 60,
+    serve_args: Sequence[str] = (),
+    stop_timeout: float = 10,
+) -> Iterator[str]:
     """The base URL of `onnxport serve [serve_args]` on `repository` and a free port, for a check or a bench;
     stopped afterwards (a Ray engine's cluster with it).
 
@@ -140,8 +162,12 @@ def running_server(repository: Path, *, debug_root: Path | None = None, toleranc
     with tempfile.TemporaryDirectory(prefix="onnxport-serve-") as folder:
         server = start_server(
             # Resolved: the server runs in the project folder, not in the caller's.
-            ["serve", "--repository", str(Path(repository).resolve()), *serve_args], port=port,
-            log_path=Path(folder) / "server.log", env=server_environment(overrides), timeout=timeout, log_tail=2000,
+            ["serve", "--repository", str(Path(repository).resolve()), *serve_args],
+            port=port,
+            log_path=Path(folder) / "server.log",
+            env=server_environment(overrides),
+            timeout=timeout,
+            log_tail=2000,
         )
         try:
             yield server.base_url

@@ -21,6 +21,10 @@ def against(reference_engine: str, mine: dict[Key, float], reference: dict[Key, 
     for key, ms in mine.items():
         if reference.get(key, 0.0) >= SPEED_FLOOR_MS:
             by_runtime[key[3]].append(ms / reference[key])
-    return {"against": reference_engine, "runtimes": {
-        runtime: {"median_ratio": round(statistics.median(ratios), 2), "rows": len(ratios)}
-        for runtime, ratios in sorted(by_runtime.items())}}
+    return {
+        "against": reference_engine,
+        "runtimes": {
+            runtime: {"median_ratio": round(statistics.median(ratios), 2), "rows": len(ratios)}
+            for runtime, ratios in sorted(by_runtime.items())
+        },
+    }

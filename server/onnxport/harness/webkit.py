@@ -28,8 +28,11 @@ from onnxport.harness.browser_interface import (
 from onnxport.harness.process import free_port
 
 INSTALL = "apt-get install -y webkit2gtk-driver xvfb"
-MINIBROWSER_GLOBS = ("/usr/lib/*/webkit2gtk-4.1/MiniBrowser", "/usr/lib/*/webkitgtk-6.0/MiniBrowser",
-                     "/usr/libexec/webkit2gtk-4.1/MiniBrowser")
+MINIBROWSER_GLOBS = (
+    "/usr/lib/*/webkit2gtk-4.1/MiniBrowser",
+    "/usr/lib/*/webkitgtk-6.0/MiniBrowser",
+    "/usr/libexec/webkit2gtk-4.1/MiniBrowser",
+)
 # SharedArrayBuffer (WebAssembly threads) is off in WebKitGTK's JavaScriptCore unless this is set.
 ENVIRONMENT = {"JSC_useSharedArrayBuffer": "1"}
 # WebGPU is a preview feature of WebKitGTK, off unless switched on (then navigator.gpu exists, null without an adapter).
@@ -76,14 +79,23 @@ class WebKitBrowser:
                 self._display, number = _start_display()
                 environment["DISPLAY"] = f":{number}"
             port = free_port()
-            self._driver = subprocess.Popen([driver, f"--port={port}"], env=environment, stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.DEVNULL, start_new_session=True)
+            self._driver = subprocess.Popen(
+                [driver, f"--port={port}"],
+                env=environment,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             self.base = f"http://127.0.0.1:{port}"
             self._wait_for_driver()
             args = ["--automation", *(WEBGPU_ARGS if webgpu else [])]
-            answer = self.command("POST", "/session", {"capabilities": {"alwaysMatch": {
-                "webkitgtk:browserOptions": {"binary": browser_path, "args": args}}}},
-                timeout_s=LAUNCH_TIMEOUT_S, what="start MiniBrowser")
+            answer = self.command(
+                "POST",
+                "/session",
+                {"capabilities": {"alwaysMatch": {"webkitgtk:browserOptions": {"binary": browser_path, "args": args}}}},
+                timeout_s=LAUNCH_TIMEOUT_S,
+                what="start MiniBrowser",
+            )
             self.session = answer["sessionId"]
             self.version = str(answer.get("capabilities", {}).get("browserVersion", "unknown"))
         except BaseException:
@@ -93,15 +105,17 @@ class WebKitBrowser:
     def command(self, method: str, path: str, body: Any = None, *, timeout_s: float, what: str) -> Any:
         """One WebDriver request; its `value`, or an EngineError saying `what` failed and why."""
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            self.base + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(request, timeout=timeout_s) as response:
                 return json.loads(response.read() or b"{}").get("value")
         except urllib.error.HTTPError as exc:
             value = _json(exc.read()).get("value") or {}
-            raise EngineError(f"webkit: {what}: {value.get('error', exc.code)}: "
-                              f"{first_line(Exception(value.get('message', '')))}") from exc
+            raise EngineError(
+                f"webkit: {what}: {value.get('error', exc.code)}: {first_line(Exception(value.get('message', '')))}"
+            ) from exc
         except (OSError, ValueError) as exc:
             if "timed out" in str(exc):
                 raise EngineError(f"webkit: {what}: no answer within {timeout_s:g} s") from exc
@@ -155,27 +169,40 @@ class WebKitPage:
         return f"/session/{self._browser.session}{path}"
 
     def goto(self, url: str, *, timeout_s: float = STEP_TIMEOUT_S) -> None:
-        self._browser.command("POST", self._session("/timeouts"), {"pageLoad": int(timeout_s * 1000)},
-                              timeout_s=20, what="set the page-load time limit")
-        self._browser.command("POST", self._session("/url"), {"url": url}, timeout_s=timeout_s + 10,
-                              what=f"open {url}")
+        self._browser.command(
+            "POST",
+            self._session("/timeouts"),
+            {"pageLoad": int(timeout_s * 1000)},
+            timeout_s=20,
+            what="set the page-load time limit",
+        )
+        self._browser.command("POST", self._session("/url"), {"url": url}, timeout_s=timeout_s + 10, what=f"open {url}")
         if url != "about:blank":
             # A load that failed (connection refused, unknown host) is answered as a success, with WebKit's own
             # error page at about:blank: say why, as the other engines do.
-            shown = self.evaluate("async () => location.href === 'about:blank' ? document.body?.innerText ?? '' : null",
-                                  timeout_s=20)
+            shown = self.evaluate(
+                "async () => location.href === 'about:blank' ? document.body?.innerText ?? '' : null", timeout_s=20
+            )
             if shown is not None:
                 reason = shown.strip().splitlines()[0] if shown.strip() else "the page did not load"
                 raise EngineError(f"webkit: cannot open {url}: {reason}")
 
     def evaluate(self, function: str, arg: Any = None, *, timeout_s: float = STEP_TIMEOUT_S) -> Any:
         # The page's own timer answers first; the driver's and the socket's limits are the backstop.
-        self._browser.command("POST", self._session("/timeouts"), {"script": int((timeout_s + 10) * 1000)},
-                              timeout_s=20, what="set the script time limit")
+        self._browser.command(
+            "POST",
+            self._session("/timeouts"),
+            {"script": int((timeout_s + 10) * 1000)},
+            timeout_s=20,
+            what="set the script time limit",
+        )
         answer = self._browser.command(
-            "POST", self._session("/execute/async"),
+            "POST",
+            self._session("/execute/async"),
             {"script": ASYNC_SCRIPT % timed_function(function, timeout_s), "args": [arg]},
-            timeout_s=timeout_s + 20, what="evaluate")
+            timeout_s=timeout_s + 20,
+            what="evaluate",
+        )
         if not isinstance(answer, dict) or not answer.get("ok"):
             error = answer.get("error") if isinstance(answer, dict) else answer
             raise EngineError(f"webkit: {first_line(Exception(str(error)))}")
@@ -190,8 +217,12 @@ def _start_display() -> tuple[subprocess.Popen, str]:
     """Xvfb on the first free display; it writes the display's number once it accepts clients."""
     if not shutil.which("Xvfb"):
         raise EngineError(f"webkit: no DISPLAY and no Xvfb to make one ({INSTALL})")
-    display = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    display = subprocess.Popen(
+        ["Xvfb", "-displayfd", "1", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     assert display.stdout is not None
     ready, _, _ = select.select([display.stdout], [], [], 20)
     number = display.stdout.readline().decode().strip() if ready else ""

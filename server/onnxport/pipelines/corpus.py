@@ -24,7 +24,7 @@ TEXTS: dict[str, str] = {
     "arabic": "مرحبا بالعالم، هذا نص عربي.",
     "emoji": "I love it 😍👍🏽 and the family 👨‍👩‍👧 too 🇫🇷",
     "zero-width and controls": "zero\u200bwidth\u200djoiner\u00adsoft\u0007bell\ufeffbom",
-    "punctuation": "Wait... what?! (Really) -- \"yes\" [no] {maybe} <tag> a/b\\c #1 @user 50% $3.50",
+    "punctuation": 'Wait... what?! (Really) -- "yes" [no] {maybe} <tag> a/b\\c #1 @user 50% $3.50',
     "numbers and units": "3.14159 1,000,000 2026-12-02 10:30am 5km/h -273.15°C",
     "url and code": "See https://example.com/a?b=c&d=e#f or run `pip install onnxport==1.0`",
     "greek and cyrillic": "Καλημέρα κόσμε, Привет мир",

@@ -111,19 +111,23 @@ def open_image(data: bytes, max_pixels: int = MAX_PIXELS) -> Image.Image:
             raise ImageError(_unaccepted(data)) from None
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
             # Pillow's own bomb check (a warning above 89 M pixels, an error above twice that), before ours
-            raise ImageError(f"the image is too large ({_reason(exc)}); the limit is {max_pixels:,} pixels per "
-                             f"image") from None
+            raise ImageError(
+                f"the image is too large ({_reason(exc)}); the limit is {max_pixels:,} pixels per image"
+            ) from None
     if image.format not in _OPENED:  # the allow-list above is the guard; this says so if Pillow ever differs
         raise ImageError(f"not an image of an accepted format ({_NAMES}): Pillow read it as {image.format}")
     width, height = image.size
     if width * height > max_pixels:
-        raise ImageTooLarge(f"the image is {width}x{height} ({width * height:,} pixels); the limit is "
-                            f"{max_pixels:,} pixels per image", "image")
+        raise ImageTooLarge(
+            f"the image is {width}x{height} ({width * height:,} pixels); the limit is {max_pixels:,} pixels per image",
+            "image",
+        )
     if min(width, height) < 1 or max(width, height) > MAX_SIDE:
         raise ImageError(f"the image is {width}x{height}; each side must be 1 to {MAX_SIDE:,} pixels")
     if image.format in ("JPEG", "MPO") and (scans := data.count(b"\xff\xda")) > MAX_JPEG_SCANS:
-        raise ImageError(f"the JPEG has {scans:,} scans; at most {MAX_JPEG_SCANS} are read (each is a pass over "
-                         f"the whole image)")
+        raise ImageError(
+            f"the JPEG has {scans:,} scans; at most {MAX_JPEG_SCANS} are read (each is a pass over the whole image)"
+        )
     return image
 
 
@@ -227,22 +231,26 @@ def resize(planes: list[np.ndarray], width: int, height: int, filter_name: str) 
     from PIL import Image
 
     if planes[0].shape != (height, width):
-        planes = [np.asarray(Image.fromarray(plane).resize((width, height), FILTERS[filter_name]))
-                  for plane in planes]
+        planes = [np.asarray(Image.fromarray(plane).resize((width, height), FILTERS[filter_name])) for plane in planes]
     return np.stack(planes, axis=-1)
 
 
 def center_crop(pixels: np.ndarray, width: int, height: int) -> np.ndarray:
     top = max(0, (pixels.shape[0] - height) // 2)
     left = max(0, (pixels.shape[1] - width) // 2)
-    return pixels[top: top + height, left: left + width]
+    return pixels[top : top + height, left : left + width]
 
 
 def pixels_of(spec: ImageSpec, data: bytes, max_pixels: int = MAX_PIXELS) -> np.ndarray:
     """The spec's pixels before normalization: [height, width, channels] uint8 (what the check compares)."""
     red, green, blue = composited(data, max_pixels)
-    planes = [grey(red, green, blue)] if spec["mode"] == "L" else [blue, green, red] if spec["mode"] == "BGR" \
+    planes = (
+        [grey(red, green, blue)]
+        if spec["mode"] == "L"
+        else [blue, green, red]
+        if spec["mode"] == "BGR"
         else [red, green, blue]
+    )
     del red, green, blue  # grey's inputs are not kept while it is resized
     size = spec["resize"]
     pixels = resize(planes, size["width"], size["height"], size["filter"])
@@ -256,8 +264,9 @@ def tensor_of(spec: ImageSpec, pixels: np.ndarray) -> np.ndarray:
     unit = pixels.astype(np.float32) / np.float32(255)
     if spec["invert"]:
         unit = np.float32(1) - unit
-    values: np.ndarray = (unit * np.float32(spec["scale"]) - np.asarray(spec["mean"], np.float32)) \
-        / np.asarray(spec["std"], np.float32)
+    values: np.ndarray = (unit * np.float32(spec["scale"]) - np.asarray(spec["mean"], np.float32)) / np.asarray(
+        spec["std"], np.float32
+    )
     if spec["layout"] == "NCHW":
         values = values.transpose(2, 0, 1)
     elif spec["layout"] == "flat":
@@ -269,8 +278,9 @@ class ImagePipeline:
     def __init__(self, spec: ImageSpec):
         self.spec = spec
 
-    def encode(self, images: list[bytes], max_pixels: int = MAX_PIXELS,
-               max_total_pixels: int | None = None) -> dict[str, np.ndarray]:
+    def encode(
+        self, images: list[bytes], max_pixels: int = MAX_PIXELS, max_total_pixels: int | None = None
+    ) -> dict[str, np.ndarray]:
         """The model's feeds for a batch of image files (PNG, JPEG, WebP, GIF, BMP bytes), stacked on the first
         axis. Every header is checked (max_pixels per image, max_total_pixels over the batch) before any image
         is decoded; an ImageError names the row that cannot be read."""
@@ -282,8 +292,11 @@ class ImagePipeline:
                 width, height = size(data, max_pixels)
             total += width * height
             if max_total_pixels is not None and total > max_total_pixels:
-                raise ImageTooLarge(f"row {index}: rows 0 to {index} have {total:,} pixels; the limit is "
-                                    f"{max_total_pixels:,} pixels per request", "request")
+                raise ImageTooLarge(
+                    f"row {index}: rows 0 to {index} have {total:,} pixels; the limit is "
+                    f"{max_total_pixels:,} pixels per request",
+                    "request",
+                )
         rows = []
         for index, data in enumerate(images):
             with _row(index):
@@ -306,8 +319,10 @@ def check_spec(spec: ImageSpec, where: str, assets: list[str]) -> dict[str, str]
     channels = 1 if spec["mode"] == "L" else 3
     for key, values in (("mean", spec["mean"]), ("std", spec["std"])):
         if len(values) != channels:
-            raise SpecError(f"{where}: pipeline.image.{key} has {len(values)} values; mode "
-                            f"{spec['mode']} has {channels} channel{'s' * (channels > 1)}")
+            raise SpecError(
+                f"{where}: pipeline.image.{key} has {len(values)} values; mode "
+                f"{spec['mode']} has {channels} channel{'s' * (channels > 1)}"
+            )
     if 0 in spec["std"]:
         raise SpecError(f"{where}: pipeline.image.std has a 0: every value would be infinite")
     return {"image.input": spec["input"]}
@@ -317,8 +332,9 @@ def check_spec(spec: ImageSpec, where: str, assets: list[str]) -> dict[str, str]
 _MAGIC = (b"\x89PNG", b"\xff\xd8", b"GIF8", b"RIFF", b"BM", b"II*\x00", b"MM\x00*")
 
 
-def request_feeds(spec: ImageSpec, value: np.ndarray, limits: Limits,
-                  asset: Callable[[str], Path]) -> dict[str, np.ndarray]:
+def request_feeds(
+    spec: ImageSpec, value: np.ndarray, limits: Limits, asset: Callable[[str], Path]
+) -> dict[str, np.ndarray]:
     """A V2 request's `image` (BYTES, [n]: each row an image file's bytes, or its base64 text in JSON) as the
     model's feeds (kinds.py)."""
     if value.ndim != 1:
@@ -331,8 +347,10 @@ def request_feeds(spec: ImageSpec, value: np.ndarray, limits: Limits,
             try:  # JSON carries an image as base64 text
                 data = base64.b64decode(data, validate=True)
             except (binascii.Error, ValueError):
-                raise RawInputError(f"input 'image' row {index}: neither an image file nor base64 text of "
-                                    f"one ({len(data)} bytes starting {data[:12]!r})") from None
+                raise RawInputError(
+                    f"input 'image' row {index}: neither an image file nor base64 text of "
+                    f"one ({len(data)} bytes starting {data[:12]!r})"
+                ) from None
         files.append(data)
     try:
         return ImagePipeline(spec).encode(files, limits.image_pixels, limits.request_pixels)

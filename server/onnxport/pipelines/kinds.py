@@ -28,10 +28,13 @@ class Kind:
     feeds: Callable[[Any, np.ndarray, Limits, Callable[[str], Path]], dict[str, np.ndarray]]
 
 
-KINDS = {kind.name: kind for kind in (
-    Kind("text", "a", text.check_spec, text.request_feeds),
-    Kind("image", "an", image.check_spec, image.request_feeds),
-)}
+KINDS = {
+    kind.name: kind
+    for kind in (
+        Kind("text", "a", text.check_spec, text.request_feeds),
+        Kind("image", "an", image.check_spec, image.request_feeds),
+    )
+}
 
 
 def of(spec: dict[str, Any]) -> Kind:

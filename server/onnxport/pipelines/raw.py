@@ -27,13 +27,19 @@ class Limits:
 
     @classmethod
     def of(cls, settings: Mapping[str, Any]) -> Limits:
-        return cls(settings["raw_max_rows"], settings["raw_max_text_bytes"], settings["raw_max_image_pixels"],
-                   settings["raw_max_request_pixels"])
+        return cls(
+            settings["raw_max_rows"],
+            settings["raw_max_text_bytes"],
+            settings["raw_max_image_pixels"],
+            settings["raw_max_request_pixels"],
+        )
 
     def check_rows(self, kind: str, value: np.ndarray) -> None:
         rows = int(value.shape[0]) if value.ndim else 0
         if rows == 0:
             raise RawInputError(f"input {kind!r}: shape {list(value.shape)} holds no {kind}; send at least one row")
         if rows > self.rows:
-            raise OverLimit(f"input {kind!r}: {rows:,} rows; this server takes at most {self.rows:,} per request "
-                            "(setting raw_max_rows): send them in several requests")
+            raise OverLimit(
+                f"input {kind!r}: {rows:,} rows; this server takes at most {self.rows:,} per request "
+                "(setting raw_max_rows): send them in several requests"
+            )

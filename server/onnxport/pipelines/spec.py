@@ -22,6 +22,7 @@ Positive = Annotated[int, Field(ge=1)]
 @with_config(STRICT)
 class TextInputs(TypedDict):
     """Which graph input gets the token ids, the attention mask and the token type ids (null: the model has none)."""
+
     ids: str
     mask: Union[str, None]
     type_ids: Union[str, None]
@@ -33,6 +34,7 @@ class TextSpec(TypedDict):
     The truncation and padding written inside tokenizer.json are NOT used: a sentence-transformers model, for one,
     truncates at its own max_seq_length, not at the file's. Special tokens are added after truncation, so a text
     past max_length keeps its closing token ([SEP])."""
+
     tokenizer: str  # the asset label of tokenizer.json
     config: Union[str, None]  # the asset label of tokenizer_config.json (special tokens, casing), if published
     max_length: Positive  # tokens per text, special tokens included
@@ -55,6 +57,7 @@ class ImageSpec(TypedDict):
     """An image file (PNG, JPEG...) made into one input tensor: decoded, turned upright by its EXIF orientation,
     converted to `mode`, resized, center-cropped, then value = ((pixel / 255 if invert is false, else
     1 - pixel / 255) * scale - mean[c]) / std[c] for each channel c, laid out as `layout`."""
+
     input: str  # the graph input it feeds
     mode: Literal["RGB", "BGR", "L"]  # channel order (BGR: OpenCV-trained models), or grey; alpha over white first
     resize: Resize
@@ -70,6 +73,7 @@ class ImageSpec(TypedDict):
 @with_config(STRICT)
 class AnswerStep(TypedDict):
     """One step from the output tensor to the answer, applied in order to each row."""
+
     op: Literal["mean_pool", "softmax", "sigmoid", "normalize", "top_k", "argmax", "ctc"]
     mask: NotRequired[str]  # mean_pool: the graph input whose row weighs the tokens (the attention mask)
     k: NotRequired[Positive]  # top_k

@@ -35,13 +35,14 @@ def check(spec: Any, where: str, inputs: list[str], outputs: list[str], assets: 
     """spec validated against the types and against the model it is for (its inputs, outputs and assets)."""
     checked = validate(spec, where)
     kind = kinds.of(dict(checked))
-    named = {"answer.output": checked["answer"]["output"],
-             **kind.check_spec(checked[kind.name], where, assets)}  # type: ignore[literal-required]
+    named = {"answer.output": checked["answer"]["output"], **kind.check_spec(checked[kind.name], where, assets)}  # type: ignore[literal-required]
     for key, name in named.items():
         known = outputs if key == "answer.output" else inputs
         if name not in known:
-            raise SpecError(f"{where}: pipeline.{key} {name!r} is not one of the model's "
-                            f"{'outputs' if key == 'answer.output' else 'inputs'} ({', '.join(known)})")
+            raise SpecError(
+                f"{where}: pipeline.{key} {name!r} is not one of the model's "
+                f"{'outputs' if key == 'answer.output' else 'inputs'} ({', '.join(known)})"
+            )
     for index, step in enumerate(checked["answer"]["steps"]):
         if step["op"] == "ctc" and "vocabulary" not in step:
             raise SpecError(f"{where}: pipeline.answer.steps.{index}: ctc needs a `vocabulary`")
@@ -49,6 +50,8 @@ def check(spec: Any, where: str, inputs: list[str], outputs: list[str], assets: 
             if index != 0:
                 raise SpecError(f"{where}: pipeline.answer.steps.{index}: mean_pool comes first (it reads tokens)")
             if step.get("mask") not in inputs:
-                raise SpecError(f"{where}: pipeline.answer.steps.{index}.mask {step.get('mask')!r} is not one of the "
-                                f"model's inputs ({', '.join(inputs)})")
+                raise SpecError(
+                    f"{where}: pipeline.answer.steps.{index}.mask {step.get('mask')!r} is not one of the "
+                    f"model's inputs ({', '.join(inputs)})"
+                )
     return checked

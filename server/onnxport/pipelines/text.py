@@ -104,7 +104,7 @@ class TextPipeline:
         whole = [i for i, w in enumerate(words) if w != split_word]
         if len(whole) < keep:
             return None
-        return part[encoding.offsets[whole[-keep]][0]:]
+        return part[encoding.offsets[whole[-keep]][0] :]
 
     def _cut_pair(self, pair: tuple[str, str]) -> tuple[str, str]:
         """The pair with its long text cut, when that keeps which of the two is longer: longest_first shares
@@ -126,17 +126,21 @@ class TextPipeline:
 
 def check_spec(spec: TextSpec, where: str, assets: list[str]) -> dict[str, str]:
     """A text spec against the model's assets (kinds.py); the graph inputs it names, by spec key."""
-    named = {f"text.inputs.{key}": name for key in ("ids", "mask", "type_ids")
-             if (name := spec["inputs"][key]) is not None}
+    named = {
+        f"text.inputs.{key}": name for key in ("ids", "mask", "type_ids") if (name := spec["inputs"][key]) is not None
+    }
     for key, label in (("tokenizer", spec["tokenizer"]), ("config", spec["config"])):
         if label is not None and label not in assets:
-            raise SpecError(f"{where}: pipeline.text.{key} {label!r} is not one of the model's assets "
-                            f"({', '.join(assets) or 'none'})")
+            raise SpecError(
+                f"{where}: pipeline.text.{key} {label!r} is not one of the model's assets "
+                f"({', '.join(assets) or 'none'})"
+            )
     return named
 
 
-def request_feeds(spec: TextSpec, value: np.ndarray, limits: Limits,
-                  asset: Callable[[str], Path]) -> dict[str, np.ndarray]:
+def request_feeds(
+    spec: TextSpec, value: np.ndarray, limits: Limits, asset: Callable[[str], Path]
+) -> dict[str, np.ndarray]:
     """A V2 request's `text` (BYTES, [n] or [n, 2] for pairs) as the model's feeds (kinds.py)."""
     pair = spec["pair"]
     if not (value.ndim == 2 and value.shape[1] == 2 if pair else value.ndim == 1):
@@ -145,8 +149,10 @@ def request_feeds(spec: TextSpec, value: np.ndarray, limits: Limits,
     limits.check_rows("text", value)
     size = sum(len(item) if isinstance(item, bytes) else len(str(item).encode()) for item in value.reshape(-1))
     if size > limits.text_bytes:
-        raise OverLimit(f"input 'text': {size:,} bytes of text; this server takes at most {limits.text_bytes:,} "
-                        "per request (setting raw_max_text_bytes)")
+        raise OverLimit(
+            f"input 'text': {size:,} bytes of text; this server takes at most {limits.text_bytes:,} "
+            "per request (setting raw_max_text_bytes)"
+        )
     try:
         rows: list[Text] = [(_utf8(row[0]), _utf8(row[1])) if pair else _utf8(row) for row in value.tolist()]
     except UnicodeDecodeError as exc:

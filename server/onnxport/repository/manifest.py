@@ -56,6 +56,7 @@ Scalar = Union[int, float, bool, str]
 class ValueInfo(TypedDict):
     """A graph input or output. `shape` is null when the graph declares none; a dimension is an
     int, a name (a string such as "batch") or -1 (dynamic, unnamed)."""
+
     name: str
     dtype: str
     shape: Union[list[Union[int, str]], None]
@@ -69,6 +70,7 @@ class Producer(TypedDict):
 
 class Provenance(TypedDict, total=False):
     """What the build started from: a recipe's keys, or an import's (`import_path`, `calibration`)."""
+
     recipe: Union[str, None]
     recipe_sha256: str
     opset_requested: int
@@ -100,6 +102,7 @@ class ShapeMismatch(TypedDict):
 @with_config(STRICT)
 class OutputErrors(TypedDict):
     """One output's errors over every golden set (accuracy/measure.py)."""
+
     max_abs: float
     mean_abs: float
     max_rel: float
@@ -112,6 +115,7 @@ class OutputErrors(TypedDict):
 
 class Metric(TypedDict, total=False):
     """The task metric on `metric_output`: classification, embedding, or any other task."""
+
     top1_agreement: float
     cosine_min: float
     cosine_mean: float
@@ -124,6 +128,7 @@ class Metric(TypedDict, total=False):
 @with_config(STRICT)
 class Measurement(TypedDict):
     """`vs_fp32`, `vs_source`: a variant's outputs on the golden inputs against a reference."""
+
     outputs: dict[str, OutputErrors]
     metric: NotRequired[Metric]
     within_tolerance: Union[bool, None]
@@ -138,6 +143,7 @@ class ElementTolerance(TypedDict):
 class Validation(Measurement):
     """The fp32 export against the source framework, judged with the recipe's tolerance
     (`within_tolerance` is always true in a written manifest: a failing export fails the build)."""
+
     tolerance: ElementTolerance
 
 
@@ -145,6 +151,7 @@ class Validation(Measurement):
 @with_config(STRICT)
 class Budget(TypedDict):
     """accuracy/tolerance.py's Tolerance as JSON (`Tolerance.as_json`), every field present."""
+
     abs: Union[float, None]
     rel: Union[float, None]
     top1_min: Union[float, None]
@@ -157,6 +164,7 @@ class Budget(TypedDict):
 @with_config(STRICT)
 class Speed(TypedDict):
     """Native onnxruntime's latency on golden set 0, the fastest of its runs at build time (a ranking aid)."""
+
     native_ms: float
     runs: Count
     inputs: str
@@ -166,6 +174,7 @@ class Speed(TypedDict):
 @with_config(STRICT)
 class Reference(TypedDict):
     """The variant's reference file: golden rows and native onnxruntime's outputs on them."""
+
     file: ArtifactPath
     sha256: Sha256
     bytes: Count
@@ -177,12 +186,14 @@ class Reference(TypedDict):
 class Refusal(TypedDict):
     """An fp16 file onnxruntime would not load or run (convert/fp16/refusals.py): its whole error, and
     the nodes the next conversion kept in float for it."""
+
     kept: list[str]
     error: str
 
 
 class Settings(TypedDict, total=False):
     """What made the variant (convert/lower_precision.py): fp16 conversion or int8 quantization."""
+
     tool: str
     keep_io_types: bool
     blocked_nodes: list[str]
@@ -215,6 +226,7 @@ class FallbackTry(TypedDict):
 @with_config(STRICT)
 class Fallback(TypedDict):
     """The search for nodes to keep in float when the first conversion missed its budget."""
+
     first_reason: str
     kept_float: list[str]
     limit: Count
@@ -236,6 +248,7 @@ class _FormHow(TypedDict):
 
 class MadeForm(_FormHow):
     """Made, run on the golden inputs and judged against fp32 by the variant's budget; `ok` is served."""
+
     status: Literal["ok", "rejected"]
     reason: Union[str, None]
     file: ArtifactPath
@@ -252,6 +265,7 @@ class MadeForm(_FormHow):
 @with_config(STRICT)
 class FailedForm(TypedDict):
     """onnxruntime could not make or load it: no file."""
+
     status: Literal["rejected"]
     reason: str
     format: NotRequired[Literal["ort", "onnx"]]
@@ -267,6 +281,7 @@ Form = Union[MadeForm, FailedForm]
 class Forms(TypedDict, total=False):
     """A served variant's optimized forms (convert/forms/); `fused` only for a declared transformer, `gemm`
     only for a variant with tree ensembles."""
+
     ort: Form
     basic: Form
     fused: Form
@@ -303,6 +318,7 @@ class _Measured(TypedDict):
 @with_config(STRICT)
 class ServedVariant(_Measured):
     """Within its budget: served."""
+
     status: Literal["ok"]
     reason: None
     forms: Forms
@@ -311,6 +327,7 @@ class ServedVariant(_Measured):
 @with_config(STRICT)
 class OverBudgetVariant(_Measured):
     """Made and measured, outside its budget: kept in the manifest, not served."""
+
     status: Literal["rejected"]
     reason: str
 
@@ -318,6 +335,7 @@ class OverBudgetVariant(_Measured):
 @with_config(STRICT)
 class FailedVariant(TypedDict):
     """The converter crashed, or onnxruntime would not load or run the result: no file."""
+
     precision: Precision
     status: Literal["rejected"]
     reason: str  # one line: onnxruntime's refusal names the node, its operator and its reason
@@ -328,6 +346,7 @@ class FailedVariant(TypedDict):
 class SkippedVariant(TypedDict):
     """Not worth making or serving (docs/manifest.md, "When a variant is skipped"): nothing to convert or
     quantize, already quantized, not enough smaller than fp32, or static int8 without real calibration data."""
+
     precision: Precision
     status: Literal["skipped"]
     reason: str
@@ -336,7 +355,8 @@ class SkippedVariant(TypedDict):
 Variant = Union[ServedVariant, OverBudgetVariant, FailedVariant, SkippedVariant]
 # Every variant of the table, always (a build writes each one, whatever became of it).
 Variants: TypeAlias = with_config(STRICT)(  # type: ignore[valid-type]
-    TypedDict("Variants", {name: Variant for name in variant_table.NAMES}))  # type: ignore[operator]
+    TypedDict("Variants", {name: Variant for name in variant_table.NAMES})
+)  # type: ignore[operator]
 
 
 # --------------------------------------------------------------------------- files beside the model
@@ -361,6 +381,7 @@ class Asset(TypedDict):
 @with_config(STRICT)
 class EncodedTensor(TypedDict):
     """tensor_json.py's form: dtype, shape, and the little-endian bytes in base64."""
+
     dtype: str
     shape: list[Count]
     data: str
@@ -400,6 +421,7 @@ class ModelEntry(TypedDict):
 @with_config(STRICT)
 class Manifest(TypedDict):
     """models/.repository/manifest.json: the one contract between the build and its readers."""
+
     schema: Literal[store.SCHEMA]  # type: ignore[valid-type]
     schema_version: Literal[store.SCHEMA_VERSION]  # type: ignore[valid-type]
     models: dict[str, ModelEntry]

@@ -49,8 +49,9 @@ def sync(base_url: str, folder: Path | str, *, timeout: float = 60.0) -> dict[st
     except RepositoryError as exc:
         raise RepositoryError(f"artifacts_url {base}: {exc}; nothing was replaced") from exc
     except OSError as exc:  # the network's errors are RepositoryErrors by now: this is the local folder
-        raise RepositoryError(f"artifacts_url {base}: cannot write {repository.root}: {exc}; "
-                              "nothing was replaced") from exc
+        raise RepositoryError(
+            f"artifacts_url {base}: cannot write {repository.root}: {exc}; nothing was replaced"
+        ) from exc
 
 
 def _sync(base: str, repository: Repository, timeout: float) -> dict[str, int]:
@@ -60,8 +61,9 @@ def _sync(base: str, repository: Repository, timeout: float) -> dict[str, int]:
     try:
         manifest = json.loads(body)
     except ValueError as exc:
-        raise RepositoryError(f"{layout.MANIFEST_FILE} is not JSON ({exc}); got Content-Type {content_type}, "
-                              f"starting {body[:60]!r}") from None
+        raise RepositoryError(
+            f"{layout.MANIFEST_FILE} is not JSON ({exc}); got Content-Type {content_type}, starting {body[:60]!r}"
+        ) from None
     check_manifest(manifest, layout.MANIFEST_FILE, "rebuild it with this onnxport and publish it again")
     wanted = _artifacts(manifest)
 
@@ -89,10 +91,16 @@ def _artifacts(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     try:
         for model, entry in manifest["models"].items():
             # A variant's forms are for browsers (docs/manifest.md, "forms"): a replica runs it as built.
-            served = {name: {key: value for key, value in record.items() if key != "forms"}
-                      for name, record in entry["variants"].items() if record["status"] == "ok"}
-            records = [*served.values(), *(r["reference"] for r in served.values() if r.get("reference")),
-                       *entry.get("assets", {}).values()]
+            served = {
+                name: {key: value for key, value in record.items() if key != "forms"}
+                for name, record in entry["variants"].items()
+                if record["status"] == "ok"
+            }
+            records = [
+                *served.values(),
+                *(r["reference"] for r in served.values() if r.get("reference")),
+                *entry.get("assets", {}).values(),
+            ]
             by_file = {record["file"]: record for record in records if record.get("file")}
             # referenced_files is the one list of what an entry names; rejected variants' files are left out.
             for relative in sorted(referenced_files({**entry, "variants": served})):
@@ -100,19 +108,24 @@ def _artifacts(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
                     continue  # testdata/: golden data, not needed to serve
                 match = ARTIFACT_NAME.fullmatch(relative)
                 if match is None:
-                    raise RepositoryError(f"{layout.MANIFEST_FILE}: model {model!r} names {relative!r}; "
-                                          f"expected {layout.ARTIFACTS_DIR}/<sha256>.<ext>")
+                    raise RepositoryError(
+                        f"{layout.MANIFEST_FILE}: model {model!r} names {relative!r}; "
+                        f"expected {layout.ARTIFACTS_DIR}/<sha256>.<ext>"
+                    )
                 record = by_file.get(relative, {})
                 if record.get("sha256", match["sha256"]) != match["sha256"]:
-                    raise RepositoryError(f"{layout.MANIFEST_FILE}: model {model!r}: {relative} has sha256 "
-                                          f"{record['sha256']} in its record, expected {match['sha256']} "
-                                          "(the one in its name)")
+                    raise RepositoryError(
+                        f"{layout.MANIFEST_FILE}: model {model!r}: {relative} has sha256 "
+                        f"{record['sha256']} in its record, expected {match['sha256']} "
+                        "(the one in its name)"
+                    )
                 if not isinstance(record.get("bytes", 0), int):
                     raise TypeError(f"{relative}: bytes is {record['bytes']!r}, not a count")
                 wanted[relative] = {"sha256": match["sha256"], "bytes": record.get("bytes")}
     except (KeyError, TypeError, AttributeError) as exc:
-        raise RepositoryError(f"{layout.MANIFEST_FILE}: a model entry is not as onnxport writes it "
-                              f"({type(exc).__name__}: {exc})") from None
+        raise RepositoryError(
+            f"{layout.MANIFEST_FILE}: a model entry is not as onnxport writes it ({type(exc).__name__}: {exc})"
+        ) from None
     return wanted
 
 
@@ -127,16 +140,22 @@ def _download(base: str, relative: str, record: dict[str, Any], path: Path, time
             size += len(chunk)
             # A source sending more than the manifest says is wrong already: stop reading it.
             if expected_bytes is not None and size > expected_bytes:
-                raise RepositoryError(f"{relative}: more than the {expected_bytes} bytes its manifest "
-                                      "record gives (the file was altered in transit or at the source)")
+                raise RepositoryError(
+                    f"{relative}: more than the {expected_bytes} bytes its manifest "
+                    "record gives (the file was altered in transit or at the source)"
+                )
             digest.update(chunk)
             out.write(chunk)
         if expected_bytes is not None and size != expected_bytes:
-            raise RepositoryError(f"{relative}: {size} bytes, expected {expected_bytes} as its manifest record "
-                                  "gives (the file was cut short or altered in transit or at the source)")
+            raise RepositoryError(
+                f"{relative}: {size} bytes, expected {expected_bytes} as its manifest record "
+                "gives (the file was cut short or altered in transit or at the source)"
+            )
         if digest.hexdigest() != record["sha256"]:
-            raise RepositoryError(f"{relative}: sha256 is {digest.hexdigest()}, expected {record['sha256']} "
-                                  "(the file was altered in transit or at the source)")
+            raise RepositoryError(
+                f"{relative}: sha256 is {digest.hexdigest()}, expected {record['sha256']} "
+                "(the file was altered in transit or at the source)"
+            )
     return size
 
 
@@ -145,8 +164,11 @@ def _get(base: str, relative: str, timeout: float) -> http.client.HTTPResponse:
         return urllib.request.urlopen(base + relative, timeout=timeout)
     except urllib.error.HTTPError as exc:
         exc.close()  # it holds the error response open
-        hint = " (expected the URL of a folder holding manifest.json and artifacts/)" \
-            if relative == layout.MANIFEST_FILE and exc.code == 404 else ""
+        hint = (
+            " (expected the URL of a folder holding manifest.json and artifacts/)"
+            if relative == layout.MANIFEST_FILE and exc.code == 404
+            else ""
+        )
         raise RepositoryError(f"{relative}: HTTP {exc.code} {exc.reason}{hint}") from None
     except urllib.error.URLError as exc:
         raise RepositoryError(f"{relative}: cannot connect: {exc.reason}") from None
@@ -171,4 +193,3 @@ def _sha256_of(path: Path) -> str:
         while chunk := handle.read(CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
-

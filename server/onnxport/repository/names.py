@@ -17,8 +17,9 @@ from typing import Any
 from onnxport.errors import RepositoryError, UsageError
 
 RULE = r"^[a-z0-9][a-z0-9._-]{0,63}$"
-RULE_TEXT = (f"a name is 1 to 64 lower-case letters, digits, '.', '_' or '-', starting with a letter "
-             f"or digit ({RULE}, no '..')")
+RULE_TEXT = (
+    f"a name is 1 to 64 lower-case letters, digits, '.', '_' or '-', starting with a letter or digit ({RULE}, no '..')"
+)
 EXAMPLE = "resnet50-v1.5"
 _PATTERN = re.compile(RULE)
 
@@ -62,8 +63,11 @@ def check_stored_name(name: str, source: object, what: str = "model", fix: str |
     problem = name_problem(name)
     if problem is not None:
         if fix is None:
-            fix = (f"remove it with `onnxport remove {name!r}` and import or build it again under a valid name"
-                   if what == "model" else "rebuild the model")
+            fix = (
+                f"remove it with `onnxport remove {name!r}` and import or build it again under a valid name"
+                if what == "model"
+                else "rebuild the model"
+            )
         raise RepositoryError(f"{source}: {what} name {name!r} breaks the name rule ({problem}): {RULE_TEXT}; {fix}")
     return name
 
@@ -74,8 +78,9 @@ def inside(root: Path, path: Path, doing: str = "write") -> Path:
     base = Path(root).resolve()
     resolved = Path(path).resolve()
     if resolved == base or not resolved.is_relative_to(base):
-        raise RepositoryError(f"refusing to {doing} {path}: it is not inside {root} "
-                              f"(names must not be paths: {RULE_TEXT})")
+        raise RepositoryError(
+            f"refusing to {doing} {path}: it is not inside {root} (names must not be paths: {RULE_TEXT})"
+        )
     return Path(path)
 
 
@@ -94,8 +99,10 @@ def check_import_target(manifest: dict[str, Any], name: str, build_key: str, rep
     entry = manifest["models"].get(name)
     if entry is None or replace or entry.get("build_key") == build_key:
         return
-    raise UsageError(f"model {name!r} is already in the repository: {described(entry)}; "
-                     f"`--replace` replaces it, or choose another --name")
+    raise UsageError(
+        f"model {name!r} is already in the repository: {described(entry)}; "
+        f"`--replace` replaces it, or choose another --name"
+    )
 
 
 def check_recipe_targets(manifest: dict[str, Any], names: list[str], replace: bool) -> None:
@@ -103,9 +110,14 @@ def check_recipe_targets(manifest: dict[str, Any], names: list[str], replace: bo
     with `replace`: a recipe in the folder must not silently take the place of a user's import."""
     if replace:
         return
-    taken = [(n, manifest["models"][n]) for n in names
-             if n in manifest["models"] and manifest["models"][n].get("kind") == "onnx"]
+    taken = [
+        (n, manifest["models"][n])
+        for n in names
+        if n in manifest["models"] and manifest["models"][n].get("kind") == "onnx"
+    ]
     if taken:
         what = "; ".join(f"{n!r} is {described(entry)}" for n, entry in taken)
-        raise UsageError(f"the build would replace imported models: {what}; `onnxport build --replace` replaces "
-                         f"them, or `onnxport remove` them first")
+        raise UsageError(
+            f"the build would replace imported models: {what}; `onnxport build --replace` replaces "
+            f"them, or `onnxport remove` them first"
+        )

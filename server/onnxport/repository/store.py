@@ -57,8 +57,9 @@ class Repository:
             manifest = json.loads(self.manifest_path.read_text())
         except (OSError, ValueError) as exc:
             raise RepositoryError(f"{self.manifest_path} is not readable JSON: {exc}") from exc
-        return check_manifest(manifest, str(self.manifest_path),
-                              f"remove {self.root} and run `onnxport build` (and your imports) again")
+        return check_manifest(
+            manifest, str(self.manifest_path), f"remove {self.root} and run `onnxport build` (and your imports) again"
+        )
 
     def path_of(self, relative: str) -> Path:
         return self.root / relative
@@ -95,15 +96,18 @@ def remove(repository: Repository, names: list[str]) -> list[dict[str, Any]]:
     memory and drops them on its next request, and an artifact another model shares stays.
     """
     if not repository.manifest_path.exists():  # nothing to remove: not even a lock file is made
-        raise UsageError(f"no model {', '.join(map(repr, dict.fromkeys(names)))} in {repository.root}; "
-                         "the repository has: none")
+        raise UsageError(
+            f"no model {', '.join(map(repr, dict.fromkeys(names)))} in {repository.root}; the repository has: none"
+        )
     with repository.transaction() as transaction:
         manifest = repository.read_manifest()
         unknown = [n for n in dict.fromkeys(names) if n not in manifest["models"]]
         if unknown:
             known = ", ".join(sorted(manifest["models"])) or "none"
-            raise UsageError(f"no model {', '.join(map(repr, unknown))} in {repository.root}; "
-                             f"the repository has: {known}; nothing was removed")
+            raise UsageError(
+                f"no model {', '.join(map(repr, unknown))} in {repository.root}; "
+                f"the repository has: {known}; nothing was removed"
+            )
         removed = [manifest["models"].pop(n) for n in dict.fromkeys(names)]
         transaction.commit(manifest)
     return removed
@@ -178,11 +182,15 @@ def check_manifest(manifest: Any, source: str, rebuild: str) -> dict[str, Any]:
     `source`; `rebuild` says what to do about one written by an older onnxport."""
     if not isinstance(manifest, dict):
         raise RepositoryError(f"{source}: expected a JSON object (a manifest), got {type(manifest).__name__}")
-    if manifest.get("schema") == SCHEMA and isinstance(manifest.get("schema_version"), int) \
-            and manifest["schema_version"] < SCHEMA_VERSION:
+    if (
+        manifest.get("schema") == SCHEMA
+        and isinstance(manifest.get("schema_version"), int)
+        and manifest["schema_version"] < SCHEMA_VERSION
+    ):
         raise RepositoryError(
             f"{source} was written by an older onnxport (manifest version "
-            f"{manifest['schema_version']}; this one writes {SCHEMA_VERSION}): {rebuild}")
+            f"{manifest['schema_version']}; this one writes {SCHEMA_VERSION}): {rebuild}"
+        )
     if manifest.get("schema") != SCHEMA or manifest.get("schema_version") != SCHEMA_VERSION:
         raise RepositoryError(
             f"{source}: schema {manifest.get('schema')!r} version "

@@ -39,8 +39,11 @@ def read_sets(folder: Path, input_names: list[str], output_names: list[str]) -> 
 
 def read_golden(repository_root: Path, entry: dict) -> list[tuple[Feeds, Feeds]]:
     """The golden sets of a manifest entry, keyed by its input and output names."""
-    return read_sets(repository_root / entry["golden"]["path"],
-                     [i["name"] for i in entry["inputs"]], [o["name"] for o in entry["outputs"]])
+    return read_sets(
+        repository_root / entry["golden"]["path"],
+        [i["name"] for i in entry["inputs"]],
+        [o["name"] for o in entry["outputs"]],
+    )
 
 
 def _read_tensors(set_dir: Path, prefix: str, names: list[str]) -> Feeds:

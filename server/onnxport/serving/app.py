@@ -26,8 +26,12 @@ from onnxport.serving.http import (
 )
 
 
-def create_app(config: Mapping[str, Any] | None = None, state: state_module.State | None = None,
-               deployment: state_module.Deployment | None = None, replica: str | None = None) -> Flask:
+def create_app(
+    config: Mapping[str, Any] | None = None,
+    state: state_module.State | None = None,
+    deployment: state_module.Deployment | None = None,
+    replica: str | None = None,
+) -> Flask:
     """The one app of every engine: waitress serves it, and each Ray Serve replica mounts it (ray/engine.py).
     state: serve one that exists (a Ray replica's) instead of building one from config, whose settings it
     already holds. deployment: answer the operator routes (/metrics, statistics, repository) for every replica
@@ -51,7 +55,15 @@ def create_app(config: Mapping[str, Any] | None = None, state: state_module.Stat
     request_log.init_app(app, settings["request_log"])
     statistics_api.init_app(app)
     fleet.init_app(app)
-    for blueprint in (web.blueprint, artifacts.blueprint, manifest_schema.blueprint, v2.blueprint,
-                      conformance.blueprint, repository_api.blueprint, statistics_api.blueprint, fleet.blueprint):
+    for blueprint in (
+        web.blueprint,
+        artifacts.blueprint,
+        manifest_schema.blueprint,
+        v2.blueprint,
+        conformance.blueprint,
+        repository_api.blueprint,
+        statistics_api.blueprint,
+        fleet.blueprint,
+    ):
         app.register_blueprint(blueprint)
     return app

@@ -147,8 +147,10 @@ def origin(entry: str) -> str:
         return entry
     match = _ORIGIN.fullmatch(entry)
     if not match or (match["port"] and not 0 < int(match["port"]) < 65536):
-        raise ValueError(f"{entry!r} is not an origin; expected scheme://host[:port] with no path "
-                         f"(e.g. https://example.com or http://localhost:8080), or {ANY_ORIGIN} for any origin")
+        raise ValueError(
+            f"{entry!r} is not an origin; expected scheme://host[:port] with no path "
+            f"(e.g. https://example.com or http://localhost:8080), or {ANY_ORIGIN} for any origin"
+        )
     scheme, host, port = match["scheme"].lower(), match["host"].lower(), match["port"]
     port = None if port is None or _DEFAULT_PORTS.get(scheme) == str(int(port)) else str(int(port))
     return f"{scheme}://{host}" + (f":{port}" if port else "")
@@ -160,8 +162,10 @@ def _url(value: str) -> str | None:
         return None
     scheme, _, rest = value.partition("://")
     if scheme.lower() not in ("http", "https") or not rest.split("/", 1)[0]:
-        raise ValueError("expected an http:// or https:// URL of a published repository folder "
-                         "(e.g. https://cdn.example.com/models/ or http://host:8000/repository/)")
+        raise ValueError(
+            "expected an http:// or https:// URL of a published repository folder "
+            "(e.g. https://cdn.example.com/models/ or http://host:8000/repository/)"
+        )
     return value
 
 
@@ -192,8 +196,10 @@ def _origin_list(value: Any) -> list[str]:
 
 
 PORT_RULE = "expected a whole number from 0 to 65535 (0: any free port)"
-HOST_RULE = ("expected a host name or IP address to listen on, without scheme or port "
-             "(e.g. 127.0.0.1, localhost, ::1, or 0.0.0.0 for every interface)")
+HOST_RULE = (
+    "expected a host name or IP address to listen on, without scheme or port "
+    "(e.g. 127.0.0.1, localhost, ::1, or 0.0.0.0 for every interface)"
+)
 
 
 def port_number(value: Any) -> int:
@@ -232,168 +238,355 @@ else:
     CHARTJS_ROOT = PACKAGED_WEB / "vendor" / "chartjs"
 
 SETTINGS = [
-    Setting("repository", DEFAULT_REPOSITORY, _path,
-            "Model repository folder (manifest.json, artifacts/, testdata/); default models/.repository in a "
-            "checkout, ./onnxport-repository where onnxport is installed."),
+    Setting(
+        "repository",
+        DEFAULT_REPOSITORY,
+        _path,
+        "Model repository folder (manifest.json, artifacts/, testdata/); default models/.repository in a "
+        "checkout, ./onnxport-repository where onnxport is installed.",
+    ),
     Setting("web_root", WEB_ROOT, _path, "Folder of the browser app, served at /."),
-    Setting("ort_root", ORT_ROOT, _path,
-            "onnxruntime-web's files from the pinned npm package (its dist folder in a checkout, the files the "
-            "library loads in an installed package), served at /ort/."),
-    Setting("tokenizers_root", TOKENIZERS_ROOT, _path,
-            "@huggingface/tokenizers' dist folder from the pinned npm package, served at /vendor/tokenizers/."),
-    Setting("chartjs_root", CHARTJS_ROOT, _path,
-            "Chart.js's dist folder from the pinned npm package (the performance page's charts), served at "
-            "/vendor/chartjs/."),
-    Setting("debug_root", None, _path,
-            "Folder of debug models served at /debug/ (set by `onnxport check --locate`; off when empty)."),
-    Setting("tolerances_file", None, _path,
-            "JSON file of conformance tolerance overrides ({\"fp32/wasm\": {\"abs\": 1e-6}}), merged over the table."),
-    Setting("max_request_bytes", 64 * 1024 * 1024, int,
-            "Largest accepted request body in bytes; larger ones get HTTP 413."),
-    Setting("max_json_string_bytes", 64 * 1024, _positive,
-            "Most bytes of JSON strings (quotes and escapes counted) in a V2 request to a model that takes no text "
-            "(no BYTES input, no raw input), whose strings are only names, datatypes and an id; past it, 413 while "
-            "the body is still being read. A model that takes text is bounded by max_request_bytes alone.",
-            check=_positive),
+    Setting(
+        "ort_root",
+        ORT_ROOT,
+        _path,
+        "onnxruntime-web's files from the pinned npm package (its dist folder in a checkout, the files the "
+        "library loads in an installed package), served at /ort/.",
+    ),
+    Setting(
+        "tokenizers_root",
+        TOKENIZERS_ROOT,
+        _path,
+        "@huggingface/tokenizers' dist folder from the pinned npm package, served at /vendor/tokenizers/.",
+    ),
+    Setting(
+        "chartjs_root",
+        CHARTJS_ROOT,
+        _path,
+        "Chart.js's dist folder from the pinned npm package (the performance page's charts), served at "
+        "/vendor/chartjs/.",
+    ),
+    Setting(
+        "debug_root",
+        None,
+        _path,
+        "Folder of debug models served at /debug/ (set by `onnxport check --locate`; off when empty).",
+    ),
+    Setting(
+        "tolerances_file",
+        None,
+        _path,
+        'JSON file of conformance tolerance overrides ({"fp32/wasm": {"abs": 1e-6}}), merged over the table.',
+    ),
+    Setting(
+        "max_request_bytes", 64 * 1024 * 1024, int, "Largest accepted request body in bytes; larger ones get HTTP 413."
+    ),
+    Setting(
+        "max_json_string_bytes",
+        64 * 1024,
+        _positive,
+        "Most bytes of JSON strings (quotes and escapes counted) in a V2 request to a model that takes no text "
+        "(no BYTES input, no raw input), whose strings are only names, datatypes and an id; past it, 413 while "
+        "the body is still being read. A model that takes text is bounded by max_request_bytes alone.",
+        check=_positive,
+    ),
     # Raw input (texts and image files made into tensors by a model's pipeline) costs far more than its bytes:
     # these budgets are checked before the work, and a request over one gets HTTP 413 naming it.
-    Setting("raw_max_rows", 32, _positive,
-            "Most texts (or text pairs) or images in one raw-input request.", check=_positive),
-    Setting("raw_max_text_bytes", 16 * 1024 * 1024, _positive,
-            "Most UTF-8 bytes of text in one raw-input request (each text is cut to what the tokenizer can keep "
-            "before it is tokenized).", check=_positive),
-    Setting("raw_max_image_pixels", 4096 * 4096, _positive,
-            "Most pixels of one image file, read from its header before it is decoded.", check=_positive),
-    Setting("raw_max_request_pixels", 4 * 4096 * 4096, _positive,
-            "Most pixels of all the image files in one raw-input request together.", check=_positive),
-    Setting("providers", ["CPUExecutionProvider"], _providers,
-            "onnxruntime execution providers in priority order (comma-separated); those this "
-            "onnxruntime build lacks are dropped, CPU is always last."),
+    Setting(
+        "raw_max_rows", 32, _positive, "Most texts (or text pairs) or images in one raw-input request.", check=_positive
+    ),
+    Setting(
+        "raw_max_text_bytes",
+        16 * 1024 * 1024,
+        _positive,
+        "Most UTF-8 bytes of text in one raw-input request (each text is cut to what the tokenizer can keep "
+        "before it is tokenized).",
+        check=_positive,
+    ),
+    Setting(
+        "raw_max_image_pixels",
+        4096 * 4096,
+        _positive,
+        "Most pixels of one image file, read from its header before it is decoded.",
+        check=_positive,
+    ),
+    Setting(
+        "raw_max_request_pixels",
+        4 * 4096 * 4096,
+        _positive,
+        "Most pixels of all the image files in one raw-input request together.",
+        check=_positive,
+    ),
+    Setting(
+        "providers",
+        ["CPUExecutionProvider"],
+        _providers,
+        "onnxruntime execution providers in priority order (comma-separated); those this "
+        "onnxruntime build lacks are dropped, CPU is always last.",
+    ),
     Setting("intra_op_threads", 0, int, "Threads per onnxruntime session for one operator (0 = all cores)."),
     Setting("inter_op_threads", 1, int, "Threads per onnxruntime session across operators."),
-    Setting("intra_op_spinning", "auto", _spinning,
-            "Whether onnxruntime's idle threads spin for the next operator: on, off, or auto (on for waitress; off "
-            "on Ray Serve, whose proxy and replicas share the cores: `onnxport bench --engine ray` measured more "
-            "throughput without it)."),
-    Setting("dynamic_batching", "auto", str,
-            "Models whose concurrent requests are batched: auto (where the latest `onnxport bench` in the "
-            "repository measured a gain), all, none, or a comma-separated list of models."),
+    Setting(
+        "intra_op_spinning",
+        "auto",
+        _spinning,
+        "Whether onnxruntime's idle threads spin for the next operator: on, off, or auto (on for waitress; off "
+        "on Ray Serve, whose proxy and replicas share the cores: `onnxport bench --engine ray` measured more "
+        "throughput without it).",
+    ),
+    Setting(
+        "dynamic_batching",
+        "auto",
+        str,
+        "Models whose concurrent requests are batched: auto (where the latest `onnxport bench` in the "
+        "repository measured a gain), all, none, or a comma-separated list of models.",
+    ),
     Setting("batch_window_ms", 2.0, float, "How long a batch waits for more requests, in milliseconds."),
     Setting("max_batch", 32, int, "Most rows in one dynamic batch."),
     Setting("host", "127.0.0.1", listen_host, "Address `onnxport serve` listens on."),
-    Setting("port", 8000, port_number, "Port `onnxport serve` listens on (0: any free port, printed at start).",
-            check=port_number),
+    Setting(
+        "port",
+        8000,
+        port_number,
+        "Port `onnxport serve` listens on (0: any free port, printed at start).",
+        check=port_number,
+    ),
     Setting("workers", 8, int, "Request threads of the WSGI server (sessions are shared between them)."),
     # Limits for slow clients (serving/waitress/connections.py): enough connections that hundreds of idle ones starve
     # no one, and deadlines that a client trickling a byte a second cannot stretch.
-    Setting("max_connections", 1000, _connections,
-            "Most client connections `onnxport serve` holds open at once; past it, new ones wait in the system's "
-            "backlog until one closes. The open-file limit is raised to fit, if the system allows.",
-            check=_connections),
-    Setting("idle_timeout", 30.0, _timeout,
-            "Seconds a kept-alive connection may sit with no request on it (or with an answer its client does not "
-            "read) before it is closed.", check=_timeout),
-    Setting("header_timeout", 10.0, _timeout,
-            "Seconds within which a request's head (request line and headers) must arrive whole, from the "
-            "connection's opening (from its first byte for a later request on a kept-alive connection); past it, "
-            "408 and the connection is closed, however steadily bytes trickle in.", check=_timeout),
-    Setting("body_timeout", 60.0, _timeout,
-            "Seconds within which a request's body must arrive whole once its head has; past it, 408 and the "
-            "connection is closed. A request read whole is never cut, however long it runs.", check=_timeout),
-    Setting("drain_seconds", 30.0, _seconds,
-            "On SIGTERM or Ctrl-C, `onnxport serve` stops accepting and answers every accepted request before it "
-            "exits, waiting at most this many seconds; requests still running then are abandoned and the exit "
-            "status is 1 (0 only when nothing was dropped).", check=_seconds),
-    Setting("request_log", "json", _request_log,
-            "One line per request on stderr: json (id, method, path, model, version, protocol json/binary, status, "
-            "bytes_in, bytes_out, ms, and the error a refused request got), text (the same as words), or off."),
-    Setting("cors_origins", [], _origins,
-            "Origins (scheme://host[:port], or * for any) whose pages may use the manifest, artifacts, golden "
-            "data, /ort/, /vendor/tokenizers/, /vendor/chartjs/, /web/, /api/ and /v2/ cross-origin (comma-separated; "
-            "default: none, same-origin only).", check=_origin_list),
-    Setting("artifacts_url", None, _url,
-            "Base URL of a published repository (a CDN, or a static server's /repository/) from which a Ray Serve "
-            "replica downloads the manifest and artifacts, each sha256-verified, into the `repository` folder "
-            "before serving (off when empty).", check=_url_or_none),
-    Setting("admin_token", None, _token,
-            "Secret that turns on the repository API's load and unload (POST /v2/repository/models/<m>/load, "
-            "/unload): requests must send `Authorization: Bearer <token>`. Off when empty (they answer 403); "
-            "never logged or echoed. Set it through the environment or the config file, not a command line.",
-            check=_token_or_none, secret=True),
+    Setting(
+        "max_connections",
+        1000,
+        _connections,
+        "Most client connections `onnxport serve` holds open at once; past it, new ones wait in the system's "
+        "backlog until one closes. The open-file limit is raised to fit, if the system allows.",
+        check=_connections,
+    ),
+    Setting(
+        "idle_timeout",
+        30.0,
+        _timeout,
+        "Seconds a kept-alive connection may sit with no request on it (or with an answer its client does not "
+        "read) before it is closed.",
+        check=_timeout,
+    ),
+    Setting(
+        "header_timeout",
+        10.0,
+        _timeout,
+        "Seconds within which a request's head (request line and headers) must arrive whole, from the "
+        "connection's opening (from its first byte for a later request on a kept-alive connection); past it, "
+        "408 and the connection is closed, however steadily bytes trickle in.",
+        check=_timeout,
+    ),
+    Setting(
+        "body_timeout",
+        60.0,
+        _timeout,
+        "Seconds within which a request's body must arrive whole once its head has; past it, 408 and the "
+        "connection is closed. A request read whole is never cut, however long it runs.",
+        check=_timeout,
+    ),
+    Setting(
+        "drain_seconds",
+        30.0,
+        _seconds,
+        "On SIGTERM or Ctrl-C, `onnxport serve` stops accepting and answers every accepted request before it "
+        "exits, waiting at most this many seconds; requests still running then are abandoned and the exit "
+        "status is 1 (0 only when nothing was dropped).",
+        check=_seconds,
+    ),
+    Setting(
+        "request_log",
+        "json",
+        _request_log,
+        "One line per request on stderr: json (id, method, path, model, version, protocol json/binary, status, "
+        "bytes_in, bytes_out, ms, and the error a refused request got), text (the same as words), or off.",
+    ),
+    Setting(
+        "cors_origins",
+        [],
+        _origins,
+        "Origins (scheme://host[:port], or * for any) whose pages may use the manifest, artifacts, golden "
+        "data, /ort/, /vendor/tokenizers/, /vendor/chartjs/, /web/, /api/ and /v2/ cross-origin (comma-separated; "
+        "default: none, same-origin only).",
+        check=_origin_list,
+    ),
+    Setting(
+        "artifacts_url",
+        None,
+        _url,
+        "Base URL of a published repository (a CDN, or a static server's /repository/) from which a Ray Serve "
+        "replica downloads the manifest and artifacts, each sha256-verified, into the `repository` folder "
+        "before serving (off when empty).",
+        check=_url_or_none,
+    ),
+    Setting(
+        "admin_token",
+        None,
+        _token,
+        "Secret that turns on the repository API's load and unload (POST /v2/repository/models/<m>/load, "
+        "/unload): requests must send `Authorization: Bearer <token>`. Off when empty (they answer 403); "
+        "never logged or echoed. Set it through the environment or the config file, not a command line.",
+        check=_token_or_none,
+        secret=True,
+    ),
     # Fleet verdicts (docs/fleet.md): browsers' reports folded into one vote per network, device class and file.
-    Setting("fleet_reports", True, _bool,
-            "Whether the server takes browsers' fleet reports (POST /api/fleet/reports) and publishes their "
-            "verdicts and times (GET /api/fleet); when false, reports get 404 and GET /api/fleet 204 (no fleet).",
-            check=_bool),
-    Setting("fleet_min_clients", 3, _positive,
-            "k: distinct networks (IPv4 /24, IPv6 /48) needed before a fleet verdict or time is published; a fail "
-            "needs k failing networks and 2/3 of the group's. One network's many clients are one vote.",
-            check=_positive),
-    Setting("fleet_db", None, _db_path,
-            "sqlite file of the fleet's votes (default: fleet.sqlite3 in the repository folder; :memory: keeps "
-            "them in memory). Not writable: in memory, with one log line."),
-    Setting("fleet_client_rate", 20, _positive,
-            "Fleet reports a minute one client (browser token) may send; past it, 429 with Retry-After.",
-            check=_positive),
-    Setting("fleet_address_rate", 600, _positive,
-            "Fleet reports a minute from one network (IPv4 /24, IPv6 /48; held in memory only, salted and "
-            "hashed); past it, 429.",
-            check=_positive),
-    Setting("fleet_max_clients", 1000, _positive,
-            "Most votes (distinct networks) kept per fleet group; the oldest go first.", check=_positive),
-    Setting("fleet_max_age_days", 90, _positive,
-            "Days a fleet vote counts; older ones are dropped.", check=_positive),
-    Setting("fleet_max_groups", 20000, _positive,
-            "Most fleet groups (file, runtime, device class) kept. When full, a new group replaces one with fewer "
-            "than k networks (its own network's first, then the network with the most groups'; oldest first); "
-            "groups with k networks are never evicted, and a new group is refused while only those are left.",
-            check=_positive),
-    Setting("fleet_network_groups", 100, _positive,
-            "Fleet groups one network (IPv4 /24, IPv6 /48) may create an hour; results that would create more "
-            "are not folded (the report is still answered 202 with the count folded).", check=_positive),
+    Setting(
+        "fleet_reports",
+        True,
+        _bool,
+        "Whether the server takes browsers' fleet reports (POST /api/fleet/reports) and publishes their "
+        "verdicts and times (GET /api/fleet); when false, reports get 404 and GET /api/fleet 204 (no fleet).",
+        check=_bool,
+    ),
+    Setting(
+        "fleet_min_clients",
+        3,
+        _positive,
+        "k: distinct networks (IPv4 /24, IPv6 /48) needed before a fleet verdict or time is published; a fail "
+        "needs k failing networks and 2/3 of the group's. One network's many clients are one vote.",
+        check=_positive,
+    ),
+    Setting(
+        "fleet_db",
+        None,
+        _db_path,
+        "sqlite file of the fleet's votes (default: fleet.sqlite3 in the repository folder; :memory: keeps "
+        "them in memory). Not writable: in memory, with one log line.",
+    ),
+    Setting(
+        "fleet_client_rate",
+        20,
+        _positive,
+        "Fleet reports a minute one client (browser token) may send; past it, 429 with Retry-After.",
+        check=_positive,
+    ),
+    Setting(
+        "fleet_address_rate",
+        600,
+        _positive,
+        "Fleet reports a minute from one network (IPv4 /24, IPv6 /48; held in memory only, salted and "
+        "hashed); past it, 429.",
+        check=_positive,
+    ),
+    Setting(
+        "fleet_max_clients",
+        1000,
+        _positive,
+        "Most votes (distinct networks) kept per fleet group; the oldest go first.",
+        check=_positive,
+    ),
+    Setting("fleet_max_age_days", 90, _positive, "Days a fleet vote counts; older ones are dropped.", check=_positive),
+    Setting(
+        "fleet_max_groups",
+        20000,
+        _positive,
+        "Most fleet groups (file, runtime, device class) kept. When full, a new group replaces one with fewer "
+        "than k networks (its own network's first, then the network with the most groups'; oldest first); "
+        "groups with k networks are never evicted, and a new group is refused while only those are left.",
+        check=_positive,
+    ),
+    Setting(
+        "fleet_network_groups",
+        100,
+        _positive,
+        "Fleet groups one network (IPv4 /24, IPv6 /48) may create an hour; results that would create more "
+        "are not folded (the report is still answered 202 with the count folded).",
+        check=_positive,
+    ),
     # `onnxport import`'s budgets (its --max-nodes and --time-limit override them): a file is refused or the
     # import stopped, with one line naming the limit, before a giant graph takes minutes and GBs.
-    Setting("import_max_nodes", 50_000, _positive,
-            "Most nodes (subgraphs included) of a model `onnxport import` takes; a bigger one is refused before "
-            "any work (exit 2). Real models have hundreds to a few thousand.", check=_positive),
+    Setting(
+        "import_max_nodes",
+        50_000,
+        _positive,
+        "Most nodes (subgraphs included) of a model `onnxport import` takes; a bigger one is refused before "
+        "any work (exit 2). Real models have hundreds to a few thousand.",
+        check=_positive,
+    ),
     # What a LightGBM or XGBoost file may declare, checked before its library reads it (which trusts the counts:
     # a crafted one crashed it or took GBs). Generous for real models; a refusal is one line, exit 2.
-    Setting("import_max_tree_classes", 10_000, _positive,
-            "Most classes (num_class) a LightGBM or XGBoost model file `onnxport import` takes may declare.",
-            check=_positive),
-    Setting("import_max_trees", 1_000_000, _positive,
-            "Most trees in a LightGBM or XGBoost model file (e.g. 10,000 rounds of 100 classes).", check=_positive),
-    Setting("import_max_tree_leaves", 1_000_000, _positive,
-            "Most leaves per tree of a LightGBM or XGBoost model file (LightGBM caps num_leaves at 131,072; "
-            "an XGBoost tree of depth 20 has 1,048,576 at most).", check=_positive),
-    Setting("import_max_tree_features", 1_000_000, _positive,
-            "Most features a LightGBM or XGBoost model file may declare (hashed text features: 2^20).",
-            check=_positive),
-    Setting("import_max_tree_file_bytes", 1 << 30, _positive,
-            "Largest LightGBM or XGBoost model file, in bytes (1 GiB: its library takes a few times that).",
-            check=_positive),
-    Setting("import_max_data_bytes", 1 << 30, _positive,
-            "Bytes the --inputs (or --calibration) files of `onnxport import` may declare they unpack to (.npz "
-            "members by the zip's sizes and their .npy headers), checked before anything is decompressed.",
-            check=_positive),
-    Setting("import_max_text_bytes", 64 * 1024, _positive,
-            "Longest doc_string or metadata_props text kept in an imported ONNX model; longer ones are cut to "
-            "it right after parsing, with a note.", check=_positive),
-    Setting("import_time_limit", 1800.0, _seconds,
-            "Seconds `onnxport import` may run before it stops with nothing written (exit 1); 0 for no limit.",
-            check=_seconds),
+    Setting(
+        "import_max_tree_classes",
+        10_000,
+        _positive,
+        "Most classes (num_class) a LightGBM or XGBoost model file `onnxport import` takes may declare.",
+        check=_positive,
+    ),
+    Setting(
+        "import_max_trees",
+        1_000_000,
+        _positive,
+        "Most trees in a LightGBM or XGBoost model file (e.g. 10,000 rounds of 100 classes).",
+        check=_positive,
+    ),
+    Setting(
+        "import_max_tree_leaves",
+        1_000_000,
+        _positive,
+        "Most leaves per tree of a LightGBM or XGBoost model file (LightGBM caps num_leaves at 131,072; "
+        "an XGBoost tree of depth 20 has 1,048,576 at most).",
+        check=_positive,
+    ),
+    Setting(
+        "import_max_tree_features",
+        1_000_000,
+        _positive,
+        "Most features a LightGBM or XGBoost model file may declare (hashed text features: 2^20).",
+        check=_positive,
+    ),
+    Setting(
+        "import_max_tree_file_bytes",
+        1 << 30,
+        _positive,
+        "Largest LightGBM or XGBoost model file, in bytes (1 GiB: its library takes a few times that).",
+        check=_positive,
+    ),
+    Setting(
+        "import_max_data_bytes",
+        1 << 30,
+        _positive,
+        "Bytes the --inputs (or --calibration) files of `onnxport import` may declare they unpack to (.npz "
+        "members by the zip's sizes and their .npy headers), checked before anything is decompressed.",
+        check=_positive,
+    ),
+    Setting(
+        "import_max_text_bytes",
+        64 * 1024,
+        _positive,
+        "Longest doc_string or metadata_props text kept in an imported ONNX model; longer ones are cut to "
+        "it right after parsing, with a note.",
+        check=_positive,
+    ),
+    Setting(
+        "import_time_limit",
+        1800.0,
+        _seconds,
+        "Seconds `onnxport import` may run before it stops with nothing written (exit 1); 0 for no limit.",
+        check=_seconds,
+    ),
     # The import's work runs in a child process under these two (convert/sandbox.py): a crafted file that makes
     # a native parser allocate or loop without end stops there, in one line, and the repository is unchanged.
-    Setting("import_memory_limit", 8 << 30, _address_space,
-            "Address space the import's child process may map (bytes, or with KiB, MiB, GiB); past it, it stops "
-            "with nothing written (exit 1); 0 for no limit. Mapped, not used: a 100 MB model's import maps 2.6 GiB "
-            "for 1.6 GiB used, a tiny one 1 GiB for 0.3 GiB; the largest real import known (a 97 MB ViT) used "
-            "3.3 GB, so 8 GiB leaves it room.", check=_address_space),
-    Setting("import_cpu_limit", 7200.0, _seconds,
-            "CPU seconds (every thread together) the import's child process may use before it is stopped with "
-            "nothing written (exit 1); 0 for no limit. It stops native code that never returns, which the "
-            "time limit cannot interrupt; the default is the time limit's 1800 s on 4 busy cores.",
-            check=_seconds),
+    Setting(
+        "import_memory_limit",
+        8 << 30,
+        _address_space,
+        "Address space the import's child process may map (bytes, or with KiB, MiB, GiB); past it, it stops "
+        "with nothing written (exit 1); 0 for no limit. Mapped, not used: a 100 MB model's import maps 2.6 GiB "
+        "for 1.6 GiB used, a tiny one 1 GiB for 0.3 GiB; the largest real import known (a 97 MB ViT) used "
+        "3.3 GB, so 8 GiB leaves it room.",
+        check=_address_space,
+    ),
+    Setting(
+        "import_cpu_limit",
+        7200.0,
+        _seconds,
+        "CPU seconds (every thread together) the import's child process may use before it is stopped with "
+        "nothing written (exit 1); 0 for no limit. It stops native code that never returns, which the "
+        "time limit cannot interrupt; the default is the time limit's 1800 s on 4 busy cores.",
+        check=_seconds,
+    ),
 ]
 ENV_PREFIX = "ONNXPORT_"
 

@@ -33,8 +33,9 @@ def build(settings: dict[str, Any], batcher: Callable[..., Any] = DynamicBatcher
     Ray's batcher, the bench's Ray verdicts, and cores shared with Ray's proxy and other replicas."""
     catalog = Catalog(Repository(settings["repository"]))
     spinning = {"on": True, "off": False}.get(settings["intra_op_spinning"], engine != "ray")
-    sessions = SessionPool(settings["providers"], settings["intra_op_threads"], settings["inter_op_threads"], batcher,
-                           spinning)
+    sessions = SessionPool(
+        settings["providers"], settings["intra_op_threads"], settings["inter_op_threads"], batcher, spinning
+    )
     catalog.on_reload(sessions.retain)  # a new build releases the sessions of replaced artifacts
     return State(settings, catalog, sessions, batching_policy.policy(settings, engine), fleet=fleet_store(settings))
 
@@ -43,9 +44,14 @@ def fleet_store(settings: dict[str, Any]) -> FleetStore | None:
     if not settings["fleet_reports"]:
         return None
     path = settings["fleet_db"] or Path(settings["repository"]) / "fleet.sqlite3"
-    return FleetStore(path, k=settings["fleet_min_clients"], max_clients=settings["fleet_max_clients"],
-                      max_age_days=settings["fleet_max_age_days"], max_groups=settings["fleet_max_groups"],
-                      network_groups=settings["fleet_network_groups"])
+    return FleetStore(
+        path,
+        k=settings["fleet_min_clients"],
+        max_clients=settings["fleet_max_clients"],
+        max_age_days=settings["fleet_max_age_days"],
+        max_groups=settings["fleet_max_groups"],
+        network_groups=settings["fleet_network_groups"],
+    )
 
 
 def record_statistics(state: State) -> Recorder:
@@ -64,4 +70,3 @@ class Deployment(Protocol):
     def statistics(self, path: str) -> Any: ...
     def index(self) -> Any: ...
     def load_or_unload(self, path: str, authorization: str) -> Any: ...
-

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 UNKNOWN = "_unknown"
 PHASES = ("queue", "compute_input", "compute_infer", "compute_output")
 # Seconds: from a sub-millisecond iris call to a multi-second large-batch request.
-BUCKETS = (.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30)
+BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 # Rows per batch the dynamic batcher ran: max_batch is 32 by default, a single request may bring more.
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 1024)
 
@@ -44,11 +44,13 @@ class Duration:
 @dataclass
 class ModelStats:
     """Triton's InferStatistics of one model version (cache_* stay zero: there is no response cache)."""
+
     last_inference: int = 0  # ms since the epoch
     inference_count: int = 0  # batch rows inferred
     execution_count: int = 0
     durations: dict[str, Duration] = field(
-        default_factory=lambda: {k: Duration() for k in ("success", "fail", *PHASES, "cache_hit", "cache_miss")})
+        default_factory=lambda: {k: Duration() for k in ("success", "fail", *PHASES, "cache_hit", "cache_miss")}
+    )
     # Triton's batch_stats: per batch size executed, the compute phases of those executions.
     batches: dict[int, dict[str, Duration]] = field(default_factory=dict)
 
@@ -62,6 +64,7 @@ class ModelStats:
 @dataclass
 class Timing:
     """One request's phases, filled in by v2/core.py's infer as it goes (nanoseconds, perf_counter_ns)."""
+
     start: int = field(default_factory=time.perf_counter_ns)
     phases: dict[str, int] = field(default_factory=dict)
     rows: int = 0
@@ -96,21 +99,41 @@ class Recorder:
         self.registry = CollectorRegistry()
         r = self.registry
         labels = ["model", "version"]
-        self.requests = Counter("onnxport_inference_requests", "Inference requests answered",
-                                [*labels, "protocol", "status"], registry=r)
-        self.queue = Histogram("onnxport_inference_queue_seconds", "Time waiting for the dynamic batcher",
-                               labels, buckets=BUCKETS, registry=r)
-        self.inference = Histogram("onnxport_inference_compute_seconds",
-                                   "Time running the request (its batch, when batched), without the queue",
-                                   labels, buckets=BUCKETS, registry=r)
-        self.batch_size = Histogram("onnxport_inference_batch_size", "Rows per batch the dynamic batcher ran",
-                                    labels, buckets=BATCH_BUCKETS, registry=r)
-        self.total = Histogram("onnxport_inference_request_seconds", "Whole inference requests, read to answered",
-                               labels, buckets=BUCKETS, registry=r)
-        self.in_flight = Gauge("onnxport_inference_requests_in_flight", "Inference requests being handled",
-                               registry=r)
-        self.session_load = Histogram("onnxport_session_load_seconds", "onnxruntime session creation",
-                                      buckets=BUCKETS, registry=r)
+        self.requests = Counter(
+            "onnxport_inference_requests", "Inference requests answered", [*labels, "protocol", "status"], registry=r
+        )
+        self.queue = Histogram(
+            "onnxport_inference_queue_seconds",
+            "Time waiting for the dynamic batcher",
+            labels,
+            buckets=BUCKETS,
+            registry=r,
+        )
+        self.inference = Histogram(
+            "onnxport_inference_compute_seconds",
+            "Time running the request (its batch, when batched), without the queue",
+            labels,
+            buckets=BUCKETS,
+            registry=r,
+        )
+        self.batch_size = Histogram(
+            "onnxport_inference_batch_size",
+            "Rows per batch the dynamic batcher ran",
+            labels,
+            buckets=BATCH_BUCKETS,
+            registry=r,
+        )
+        self.total = Histogram(
+            "onnxport_inference_request_seconds",
+            "Whole inference requests, read to answered",
+            labels,
+            buckets=BUCKETS,
+            registry=r,
+        )
+        self.in_flight = Gauge("onnxport_inference_requests_in_flight", "Inference requests being handled", registry=r)
+        self.session_load = Histogram(
+            "onnxport_session_load_seconds", "onnxruntime session creation", buckets=BUCKETS, registry=r
+        )
         self.sessions = Gauge("onnxport_sessions_loaded", "onnxruntime sessions held", registry=r)
         self.sessions.set_function(sessions_held)
         ProcessCollector(registry=r)  # process_resident_memory_bytes, cpu seconds, open fds (Linux)
@@ -155,14 +178,19 @@ class Recorder:
         """Triton's model_stats entries for these (model, version) pairs, zeros for ones never called."""
         with self._lock:
             found = [(m, v, self._stats.get((m, v)) or ModelStats()) for m, v in versions]
-            return [{
-                "name": model,
-                "version": version,
-                "last_inference": s.last_inference,
-                "inference_count": s.inference_count,
-                "execution_count": s.execution_count,
-                "inference_stats": {k: d.as_json() for k, d in s.durations.items()},
-                "batch_stats": [{"batch_size": size, **{k: d.as_json() for k, d in phases.items()}}
-                                for size, phases in sorted(s.batches.items())],
-                "memory_usage": [],
-            } for model, version, s in found]
+            return [
+                {
+                    "name": model,
+                    "version": version,
+                    "last_inference": s.last_inference,
+                    "inference_count": s.inference_count,
+                    "execution_count": s.execution_count,
+                    "inference_stats": {k: d.as_json() for k, d in s.durations.items()},
+                    "batch_stats": [
+                        {"batch_size": size, **{k: d.as_json() for k, d in phases.items()}}
+                        for size, phases in sorted(s.batches.items())
+                    ],
+                    "memory_usage": [],
+                }
+                for model, version, s in found
+            ]

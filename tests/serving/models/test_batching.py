@@ -20,12 +20,22 @@ from onnxport.serving.models.sessions import SessionPool
 
 
 def infer(client, model: str, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    body = {"inputs": [{"name": k, "shape": list(v.shape), "datatype": "FP32" if v.dtype == np.float32 else "INT64",
-                        "data": v.ravel().tolist()} for k, v in feeds.items()]}
+    body = {
+        "inputs": [
+            {
+                "name": k,
+                "shape": list(v.shape),
+                "datatype": "FP32" if v.dtype == np.float32 else "INT64",
+                "data": v.ravel().tolist(),
+            }
+            for k, v in feeds.items()
+        ]
+    }
     response = client.post(f"/v2/models/{model}/infer", json=body)
     assert response.status_code == 200, response.get_data(as_text=True)
-    return {o["name"]: np.array(o["data"], dtype=np.float32).reshape(o["shape"])
-            for o in response.get_json()["outputs"]}
+    return {
+        o["name"]: np.array(o["data"], dtype=np.float32).reshape(o["shape"]) for o in response.get_json()["outputs"]
+    }
 
 
 @pytest.mark.slow
@@ -33,8 +43,10 @@ def test_concurrent_requests_with_batching_match_lone_runs(demo_repository):
     rng = np.random.default_rng(0)
     digits = [{"pixels": rng.random((1, 1, 8, 8), dtype=np.float32)} for _ in range(24)]
     lengths = [5, 9, 5, 9, 12, 5]  # minilm requests of different lengths run in separate groups
-    minilm = [{"input_ids": rng.integers(1000, 5000, (1, n)).astype(np.int64),
-               "attention_mask": np.ones((1, n), np.int64)} for n in lengths]
+    minilm = [
+        {"input_ids": rng.integers(1000, 5000, (1, n)).astype(np.int64), "attention_mask": np.ones((1, n), np.int64)}
+        for n in lengths
+    ]
     lone = create_app({"repository": demo_repository, "dynamic_batching": "none"}).test_client()
     expected = [infer(lone, "digits", f) for f in digits] + [infer(lone, "minilm", f) for f in minilm]
 
@@ -51,10 +63,13 @@ def test_concurrent_requests_with_batching_match_lone_runs(demo_repository):
 def doubling_model() -> bytes:
     from onnx import TensorProto, helper
 
-    graph = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["y"])], "double",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])],
-                              [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "two"], ["y"])],
+        "double",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])],
+        [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString()
 
 
@@ -99,8 +114,16 @@ def test_ray_follows_the_bench_of_ray(tmp_path):
     settings = {"dynamic_batching": "auto", "repository": tmp_path}
     (tmp_path / BENCH_FILE).write_text(json.dumps({"recommendations": {"dynamic_batching": {"digits": True}}}))
     assert enabled_for(settings, "ray")("digits") is False  # waitress's verdict is not Ray's
-    (tmp_path / BENCH_FILE).write_text(json.dumps({"recommendations": {
-        "dynamic_batching": {"digits": True}, "dynamic_batching_ray": {"digits": False, "minilm": True}}}))
+    (tmp_path / BENCH_FILE).write_text(
+        json.dumps(
+            {
+                "recommendations": {
+                    "dynamic_batching": {"digits": True},
+                    "dynamic_batching_ray": {"digits": False, "minilm": True},
+                }
+            }
+        )
+    )
     policy = enabled_for(settings, "ray")
     assert policy("digits") is False and policy("minilm") is True
 

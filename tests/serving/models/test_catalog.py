@@ -14,8 +14,9 @@ DIGITS = {"inputs": [{"name": "pixels", "shape": [1, 1, 8, 8], "datatype": "FP32
 
 
 def infer(client, model: str, version: str, body: dict):
-    return client.post(f"/v2/models/{model}/versions/{version}/infer", data=json.dumps(body),
-                       content_type="application/json")
+    return client.post(
+        f"/v2/models/{model}/versions/{version}/infer", data=json.dumps(body), content_type="application/json"
+    )
 
 
 def read_manifest(repository) -> dict:
@@ -29,7 +30,9 @@ def iris_repository(repository_copy):
 
 
 def test_a_removed_variant_is_no_longer_served_and_its_session_is_released(
-    iris_repository, replace_manifest, assert_json_error,
+    iris_repository,
+    replace_manifest,
+    assert_json_error,
 ):
     app = create_app({"repository": iris_repository})
     sessions = app.extensions["onnxport"].sessions
@@ -87,9 +90,17 @@ def test_a_new_model_is_served_without_a_restart(demo_repository, iris_repositor
     assert_json_error(infer(client, "digits", "fp32", DIGITS), 404, "'digits'", "iris")
     assert infer(client, "iris", "fp32", IRIS).status_code == 200
 
-    replace_manifest(iris_repository, read_manifest(demo_repository) | {"models": {
-        name: entry for name, entry in read_manifest(demo_repository)["models"].items() if name in ("iris", "digits")
-    }})
+    replace_manifest(
+        iris_repository,
+        read_manifest(demo_repository)
+        | {
+            "models": {
+                name: entry
+                for name, entry in read_manifest(demo_repository)["models"].items()
+                if name in ("iris", "digits")
+            }
+        },
+    )
 
     assert client.get("/v2/models/digits").json["versions"][0] == "fp32"
     response = infer(client, "digits", "int8-static", DIGITS)

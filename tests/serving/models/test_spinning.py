@@ -15,9 +15,12 @@ def model_file(tmp_path):
     import onnx
     from onnx import TensorProto, helper
 
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 2])])
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 2])],
+    )
     path = tmp_path / "relu.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
     return path
@@ -35,9 +38,15 @@ def test_create_session_sleeps_when_asked(model_file):
     assert not spins(runtime.create_session(model_file, spinning=False))
 
 
-@pytest.mark.parametrize(("choice", "engine", "expected"), [
-    ("auto", "waitress", True), ("auto", "ray", False), ("on", "ray", True), ("off", "waitress", False),
-])
+@pytest.mark.parametrize(
+    ("choice", "engine", "expected"),
+    [
+        ("auto", "waitress", True),
+        ("auto", "ray", False),
+        ("on", "ray", True),
+        ("off", "waitress", False),
+    ],
+)
 def test_the_setting_and_the_engine_decide(model_file, tmp_path, choice, engine, expected):
     settings = config.load({"repository": str(tmp_path), "intra_op_spinning": choice}, environ={})
     pool = state.build(settings, engine=engine).sessions

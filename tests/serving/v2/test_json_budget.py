@@ -34,7 +34,7 @@ def over(text: bytes, budget: Budget) -> BudgetExceeded:
 TRICKY = [
     # (JSON, keys, objects): strings that hold what is structure outside them
     ({"a": "x:y", "b": "}{][", "c": '"quoted":', "d": "back\\slash\\"}, 4, 1),
-    ({"k:": {"}": [":", "{", "]"]}, "\"": 1}, 3, 2),
+    ({"k:": {"}": [":", "{", "]"]}, '"': 1}, 3, 2),
     ({"inputs": [{"name": "x", "shape": [2, 2], "datatype": "FP32", "data": [[1.5, -2e-3], [3, 4]]}]}, 5, 2),
     ([{"a": 1}, {"b": [{"c": None}]}, "d", True], 3, 3),
     ({"unicode": "été ✓ 😀", "esc": "\u0000\n\t"}, 2, 1),
@@ -67,10 +67,13 @@ def test_whitespace_anywhere_changes_nothing():
     assert counted(text) == fed_byte_by_byte(text) == (4, 2, 21)
 
 
-@pytest.mark.parametrize("what, budget", [
-    ("keys", Budget(keys=3, objects=10, depth=10, string_bytes=None)),
-    ("objects", Budget(keys=10, objects=2, depth=10, string_bytes=None)),
-])
+@pytest.mark.parametrize(
+    "what, budget",
+    [
+        ("keys", Budget(keys=3, objects=10, depth=10, string_bytes=None)),
+        ("objects", Budget(keys=10, objects=2, depth=10, string_bytes=None)),
+    ],
+)
 def test_the_boundary_is_exact(what, budget):
     at_limit = b'{"a": {"b": 1}, "c": 2}'  # 3 keys, 2 objects
     check(at_limit, budget)
@@ -83,7 +86,7 @@ def test_depth_is_exact_for_objects_and_for_arrays_skipped_whole():
     budget = Budget(keys=100, objects=100, depth=4, string_bytes=None)
     check(b'{"a": [[[1, 2], [3]]]}', budget)  # 4 levels
     check(b'{"a": {"b": {"c": [1]}}}', budget)
-    for deeper in (b'{"a": [[[[1]]]]}', b'{"a": {"b": {"c": {"d": {}}}}}', b'[[[[[]]]]]', b'{"a": [[[["s"]]]]}'):
+    for deeper in (b'{"a": [[[[1]]]]}', b'{"a": {"b": {"c": {"d": {}}}}}', b"[[[[[]]]]]", b'{"a": [[[["s"]]]]}'):
         refused = over(deeper, budget)
         assert refused.what == "depth" and refused.limit == 4, deeper
 
@@ -136,18 +139,28 @@ def test_a_million_floats_are_skipped_in_one_match_flat_or_nested():
 def test_text_that_stops_being_json_stops_the_count():
     # The parser refuses these at or before where the scanner stops; nothing after it costs anything.
     budget = Budget(keys=2, objects=2, depth=3, string_bytes=None)
-    for text in (b'{"a": 1}' + b'{"b": 1}' * 10, b'{"a": [}' + b'{"b": 1}' * 10, b'{"a" "b"' + b',"c":1' * 10,
-                 b'{1: 2' + b',"c":1' * 10):
+    for text in (
+        b'{"a": 1}' + b'{"b": 1}' * 10,
+        b'{"a": [}' + b'{"b": 1}' * 10,
+        b'{"a" "b"' + b',"c":1' * 10,
+        b"{1: 2" + b',"c":1' * 10,
+    ):
         check(text, budget)
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 4096, 1 << 20])
 def test_chunks_of_any_size_count_the_same_as_the_whole(chunk):
-    text = json.dumps({"id": "a:b", "inputs": [
-        {"name": "x", "shape": [3000, 2, 2], "datatype": "FP32", "data": [[[1.5, 2], [3, 4e5]]] * 3000},
-        {"name": "s", "shape": [2], "datatype": "BYTES", "data": ["{", "]:"]},
-        {"name": "f", "shape": [40000], "datatype": "FP32", "data": [0.25] * 40000}],
-        "outputs": [{"name": "y", "parameters": {"binary_data": True}}]}).encode()
+    text = json.dumps(
+        {
+            "id": "a:b",
+            "inputs": [
+                {"name": "x", "shape": [3000, 2, 2], "datatype": "FP32", "data": [[[1.5, 2], [3, 4e5]]] * 3000},
+                {"name": "s", "shape": [2], "datatype": "BYTES", "data": ["{", "]:"]},
+                {"name": "f", "shape": [40000], "datatype": "FP32", "data": [0.25] * 40000},
+            ],
+            "outputs": [{"name": "y", "parameters": {"binary_data": True}}],
+        }
+    ).encode()
     scanner = Scanner(WIDE)
     for start in range(0, len(text), chunk):
         scanner.feed(text[start : start + chunk])

@@ -23,9 +23,11 @@ def document(demo_app):
 
 def test_the_document_lists_every_v2_route(document, demo_app):
     assert document["openapi"] == "3.1.0"
-    routes = {re.sub(r"<(\w+)>", lambda m: "{model_name}" if m[1] == "model" else "{model_version}", rule.rule)
-              for rule in demo_app.url_map.iter_rules()
-              if rule.rule.startswith("/v2") and rule.rule != "/v2/openapi.json"}
+    routes = {
+        re.sub(r"<(\w+)>", lambda m: "{model_name}" if m[1] == "model" else "{model_version}", rule.rule)
+        for rule in demo_app.url_map.iter_rules()
+        if rule.rule.startswith("/v2") and rule.rule != "/v2/openapi.json"
+    }
     assert set(document["paths"]) == routes
 
 
@@ -34,28 +36,59 @@ def test_the_request_schema_refuses_what_the_server_refuses(document):
     schema = {**schemas["InferenceRequest"], "components": {"schemas": schemas}}
     valid = {"inputs": [{"name": "x", "shape": [1], "datatype": "FP32", "data": [1.0]}]}
     jsonschema.validate(valid, schema)
-    for invalid in [{"inputs": []}, {**valid, "id": 1.5}, {**valid, "extra": 1},
-                    {"inputs": [{**valid["inputs"][0], "datatype": "fp32"}]},
-                    {"inputs": [{**valid["inputs"][0], "parameters": {"shared_memory_region": "r"}}]}]:
+    for invalid in [
+        {"inputs": []},
+        {**valid, "id": 1.5},
+        {**valid, "extra": 1},
+        {"inputs": [{**valid["inputs"][0], "datatype": "fp32"}]},
+        {"inputs": [{**valid["inputs"][0], "parameters": {"shared_memory_region": "r"}}]},
+    ]:
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(invalid, schema)
 
 
 # Every warning schemathesis 4.32 knows but missing_auth: the repository API's load and unload answer only
 # 401/403 without the operator's token, by design; their fuzzing still runs and must find no 5xx.
-WARNINGS = ["missing_test_data", "base_url_mismatch", "validation_mismatch", "missing_deserializer",
-            "unused_openapi_auth", "unsupported_regex", "method_not_allowed", "constants_extraction",
-            "unmatched_filter", "unresolvable_reference", "low_valid_rate", "rate_limited", "dictionary_mismatch",
-            "timeout_units"]
+WARNINGS = [
+    "missing_test_data",
+    "base_url_mismatch",
+    "validation_mismatch",
+    "missing_deserializer",
+    "unused_openapi_auth",
+    "unsupported_regex",
+    "method_not_allowed",
+    "constants_extraction",
+    "unmatched_filter",
+    "unresolvable_reference",
+    "low_valid_rate",
+    "rate_limited",
+    "dictionary_mismatch",
+    "timeout_units",
+]
 
 
 @pytest.mark.slow
 def test_schemathesis_finds_no_server_error_and_no_response_off_the_schema(live_server, tmp_path):
     # positive_data_acceptance is left out: which inputs a model takes is in its metadata, not in the
     # document, so a request the schema allows (any input name) is rightly refused with a 400.
-    command = [str(SCHEMATHESIS), "run", f"{live_server}/v2/openapi.json", "--checks", "all",
-               "--exclude-checks", "positive_data_acceptance", "--max-examples", str(EXAMPLES),
-               "--workers", "2", "--seed", "1", "--no-color", "--warnings", ",".join(WARNINGS)]
+    command = [
+        str(SCHEMATHESIS),
+        "run",
+        f"{live_server}/v2/openapi.json",
+        "--checks",
+        "all",
+        "--exclude-checks",
+        "positive_data_acceptance",
+        "--max-examples",
+        str(EXAMPLES),
+        "--workers",
+        "2",
+        "--seed",
+        "1",
+        "--no-color",
+        "--warnings",
+        ",".join(WARNINGS),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     summary = [line for line in done.stdout.splitlines() if re.search(r"generated|No issues|failures? in", line)]
     print("\n".join(summary))

@@ -46,13 +46,15 @@ def raw_bytes(datatype: str, value: np.ndarray) -> bytes:
 
 def binary_body(inputs: list[tuple[str, str, list[int], bytes]], **extra) -> tuple[bytes, int]:
     """(body, header length) for inputs given as (name, datatype, shape, raw bytes)."""
-    header = json.dumps({
-        "inputs": [
-            {"name": name, "datatype": datatype, "shape": shape, "parameters": {"binary_data_size": len(raw)}}
-            for name, datatype, shape, raw in inputs
-        ],
-        **extra,
-    }).encode()
+    header = json.dumps(
+        {
+            "inputs": [
+                {"name": name, "datatype": datatype, "shape": shape, "parameters": {"binary_data_size": len(raw)}}
+                for name, datatype, shape, raw in inputs
+            ],
+            **extra,
+        }
+    ).encode()
     return header + b"".join(raw for *_, raw in inputs), len(header)
 
 
@@ -79,16 +81,22 @@ def test_flat_and_nested_json_data_decode_to_the_same_row_major_array():
 
 def test_deeply_nested_json_data_is_row_major():
     data = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
-    request = decode_request(json_body([{"name": "x", "shape": [2, 3, 4], "datatype": "FP32", "data": data.tolist()}]),
-                             None)
+    request = decode_request(
+        json_body([{"name": "x", "shape": [2, 3, 4], "datatype": "FP32", "data": data.tolist()}]), None
+    )
     assert_same(request.inputs["x"], data)
 
 
 def test_several_inputs_keep_their_names():
-    request = decode_request(json_body([
-        {"name": "a", "shape": [1], "datatype": "INT64", "data": [7]},
-        {"name": "b", "shape": [2], "datatype": "FP64", "data": [0.5, 1.5]},
-    ]), None)
+    request = decode_request(
+        json_body(
+            [
+                {"name": "a", "shape": [1], "datatype": "INT64", "data": [7]},
+                {"name": "b", "shape": [2], "datatype": "FP64", "data": [0.5, 1.5]},
+            ]
+        ),
+        None,
+    )
     assert list(request.inputs) == ["a", "b"]
     assert_same(request.inputs["a"], np.array([7], dtype=np.int64))
     assert_same(request.inputs["b"], np.array([0.5, 1.5], dtype=np.float64))
@@ -155,10 +163,14 @@ def test_numbers_are_little_endian_in_binary():
 
 def test_json_and_binary_inputs_mix_in_one_request():
     floats = np.array([1.5, -2.0], dtype=np.float32)
-    header = json.dumps({"inputs": [
-        {"name": "j", "shape": [2], "datatype": "INT16", "data": [3, 4]},
-        {"name": "b", "shape": [2], "datatype": "FP32", "parameters": {"binary_data_size": 8}},
-    ]}).encode()
+    header = json.dumps(
+        {
+            "inputs": [
+                {"name": "j", "shape": [2], "datatype": "INT16", "data": [3, 4]},
+                {"name": "b", "shape": [2], "datatype": "FP32", "parameters": {"binary_data_size": 8}},
+            ]
+        }
+    ).encode()
     request = decode_request(header + floats.tobytes(), len(header))
     assert_same(request.inputs["j"], np.array([3, 4], dtype=np.int16))
     assert_same(request.inputs["b"], floats)

@@ -21,9 +21,13 @@ def _json(*inputs, **extra) -> tuple[bytes, None]:
 
 
 def _binary_header(size, datatype="FP32", shape=(2, 2), name="x") -> bytes:
-    return json.dumps({"inputs": [
-        {"name": name, "shape": list(shape), "datatype": datatype, "parameters": {"binary_data_size": size}}
-    ]}).encode()
+    return json.dumps(
+        {
+            "inputs": [
+                {"name": name, "shape": list(shape), "datatype": datatype, "parameters": {"binary_data_size": size}}
+            ]
+        }
+    ).encode()
 
 
 def _binary(size, payload: bytes, **kw) -> tuple[bytes, int]:
@@ -54,8 +58,10 @@ MALFORMED = {
     "no datatype": (_json({k: v for k, v in X.items() if k != "datatype"}), ["'x'", "datatype"]),
     # JSON data
     "too few elements": (_json(_with(data=[1, 2, 3])), ["'x'", "3 data elements", "4 elements"]),
-    "too many nested elements": (_json(_with(data=[[1, 2, 3], [4, 5, 6]])),
-                                 ["'x'", "nested at depth 1", "lists of 2", "[2, 2]"]),
+    "too many nested elements": (
+        _json(_with(data=[[1, 2, 3], [4, 5, 6]])),
+        ["'x'", "nested at depth 1", "lists of 2", "[2, 2]"],
+    ),
     "no data": (_json({k: v for k, v in X.items() if k != "data"}), ["'x'", "neither 'data'", "binary_data_size"]),
     "strings for FP32": (_json(_with(data=["1", "2", "3", "4"])), ["'x'", "FP32", "numbers"]),
     "null for FP32": (_json(_with(data=[1, 2, None, 4])), ["'x'", "numbers"]),
@@ -70,22 +76,34 @@ MALFORMED = {
     # binary sizes
     "binary size short of the shape": (_binary(12, b"\0" * 12), ["'x'", "12 bytes", "FP32 need 16"]),
     "binary size over the shape": (_binary(20, b"\0" * 20), ["'x'", "20 bytes", "need 16"]),
-    "binary size past the end": (_binary(16, b"\0" * 10),
-                                 ["'x'", "binary_data_size 16", "past the end", "10 bytes left"]),
+    "binary size past the end": (
+        _binary(16, b"\0" * 10),
+        ["'x'", "binary_data_size 16", "past the end", "10 bytes left"],
+    ),
     "trailing bytes": (_binary(16, b"\0" * 19), ["add up to 16 bytes", "19 bytes follow"]),
     "binary data without binary inputs": (
-        (json_body([X]) + b"\0\0\0\0", len(json_body([X]))), ["add up to 0 bytes", "4 bytes follow"]),
+        (json_body([X]) + b"\0\0\0\0", len(json_body([X]))),
+        ["add up to 0 bytes", "4 bytes follow"],
+    ),
     "negative binary size": (_binary(-4, b""), ["'x'", "binary_data_size", "-4"]),
     "string binary size": (_binary("16", b"\0" * 16), ["'x'", "binary_data_size", "'16'"]),
-    "BYTES truncated length prefix": (_binary(6, b"\x01\0\0\0a\x02", datatype="BYTES", shape=[2]),
-                                      ["'x'", "element 1", "truncated"]),
-    "BYTES element past its data": (_binary(7, b"\x05\0\0\0abc", datatype="BYTES", shape=[1]),
-                                    ["'x'", "element 0", "longer"]),
-    "BYTES count short of the shape": (_binary(6, b"\x02\0\0\0ab", datatype="BYTES", shape=[2]),
-                                       ["'x'", "1 BYTES elements", "2 elements"]),
+    "BYTES truncated length prefix": (
+        _binary(6, b"\x01\0\0\0a\x02", datatype="BYTES", shape=[2]),
+        ["'x'", "element 1", "truncated"],
+    ),
+    "BYTES element past its data": (
+        _binary(7, b"\x05\0\0\0abc", datatype="BYTES", shape=[1]),
+        ["'x'", "element 0", "longer"],
+    ),
+    "BYTES count short of the shape": (
+        _binary(6, b"\x02\0\0\0ab", datatype="BYTES", shape=[2]),
+        ["'x'", "1 BYTES elements", "2 elements"],
+    ),
     # the header length
     "header length larger than the body": (
-        (json_body([X]), 10_000), ["Inference-Header-Content-Length is 10000", f"{len(json_body([X]))} bytes"]),
+        (json_body([X]), 10_000),
+        ["Inference-Header-Content-Length is 10000", f"{len(json_body([X]))} bytes"],
+    ),
     "negative header length": ((json_body([X]), -1), ["Inference-Header-Content-Length is -1"]),
     "header length cutting the JSON": ((json_body([X]), 10), ["not valid JSON"]),
     # outputs
@@ -116,9 +134,7 @@ ODD_REQUESTS = {
 }
 
 
-@pytest.mark.parametrize(
-    "case", list(ODD_REQUESTS)
-)
+@pytest.mark.parametrize("case", list(ODD_REQUESTS))
 def test_malformed_request_found_broken_is_a_protocol_error(case):
     body, header_length = ODD_REQUESTS[case]
     with pytest.raises(ProtocolError) as raised:

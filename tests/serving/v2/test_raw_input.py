@@ -39,8 +39,9 @@ def test_raw_text_embeds_as_sentence_transformers_does(client):
     from sentence_transformers import SentenceTransformer
 
     texts = list(corpus.TEXTS.values())
-    status, body = infer(client, "minilm",
-                         [{"name": "text", "datatype": "BYTES", "shape": [len(texts)], "data": texts}])
+    status, body = infer(
+        client, "minilm", [{"name": "text", "datatype": "BYTES", "shape": [len(texts)], "data": texts}]
+    )
     assert status == 200, body
     assert [o["name"] for o in body["outputs"]] == ["sentence_embedding", "answer"]
     got = [np.array(json.loads(a)) for a in output(body, "answer")["data"]]
@@ -51,23 +52,37 @@ def test_raw_text_embeds_as_sentence_transformers_does(client):
 
 
 def test_only_the_answer_when_only_the_answer_is_asked_for(client):
-    status, body = infer(client, "minilm", [{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["hi"]}],
-                         outputs=["answer"])
+    status, body = infer(
+        client, "minilm", [{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["hi"]}], outputs=["answer"]
+    )
     assert status == 200, body
     assert [o["name"] for o in body["outputs"]] == ["answer"] and output(body, "answer")["shape"] == [1]
 
 
 def test_a_base64_image_in_json_gives_the_python_pipelines_answer(client, demo_repository, demo_manifest):
     entry = demo_manifest["models"]["digits"]
-    session = ort.InferenceSession(str(demo_repository / entry["variants"]["fp32"]["file"]),
-                                   providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(
+        str(demo_repository / entry["variants"]["fp32"]["file"]), providers=["CPUExecutionProvider"]
+    )
     files = list(corpus.images().values())
-    status, body = infer(client, "digits", [{"name": "image", "datatype": "BYTES", "shape": [len(files)],
-                                             "data": [base64.b64encode(f).decode() for f in files]}])
+    status, body = infer(
+        client,
+        "digits",
+        [
+            {
+                "name": "image",
+                "datatype": "BYTES",
+                "shape": [len(files)],
+                "data": [base64.b64encode(f).decode() for f in files],
+            }
+        ],
+    )
     assert status == 200, body
     got = [json.loads(a) for a in output(body, "answer")["data"]]
-    want = answers.answers(entry["pipeline"]["answer"],
-                           session.run(["logits"], image.ImagePipeline(entry["pipeline"]["image"]).encode(files))[0])
+    want = answers.answers(
+        entry["pipeline"]["answer"],
+        session.run(["logits"], image.ImagePipeline(entry["pipeline"]["image"]).encode(files))[0],
+    )
     assert [[a["label"] for a in g] for g in got] == [[a["label"] for a in w] for w in want]
     assert len(got[0]) == 3  # top 3
 
@@ -78,8 +93,10 @@ def test_tritonclient_sends_raw_text_and_image_files_as_binary_bytes(live_server
     triton = httpclient.InferenceServerClient(url=urlsplit(live_server).netloc)
     try:
         text = httpclient.InferInput("text", [2], "BYTES")
-        text.set_data_from_numpy(np.array(["A man plays a guitar.".encode(), "Ein Mann spielt Gitarre.".encode()],
-                                          dtype=object), binary_data=True)
+        text.set_data_from_numpy(
+            np.array(["A man plays a guitar.".encode(), "Ein Mann spielt Gitarre.".encode()], dtype=object),
+            binary_data=True,
+        )
         result = triton.infer("minilm", [text], outputs=[httpclient.InferRequestedOutput("answer", binary_data=True)])
         embeddings = [json.loads(a) for a in result.as_numpy("answer")]
         assert len(embeddings) == 2 and len(embeddings[0]) == 384
@@ -93,27 +110,67 @@ def test_tritonclient_sends_raw_text_and_image_files_as_binary_bytes(live_server
         triton.close()
 
 
-@pytest.mark.parametrize("model, inputs, outputs, fragments", [
-    ("iris", [{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["x"]}], None,
-     ["input 'text'", "raw text needs a model with a text pipeline", "'iris' has no pipeline", "features"]),
-    ("minilm", [{"name": "image", "datatype": "BYTES", "shape": [1], "data": ["x"]}], None,
-     ["raw image needs a model with an image pipeline", "has a pipeline for text"]),
-    ("minilm", [{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["x"]},
-                {"name": "input_ids", "datatype": "INT64", "shape": [1, 1], "data": [1]}], None,
-     ["raw text, which comes alone", "also sent: input_ids"]),
-    ("minilm", [{"name": "text", "datatype": "BYTES", "shape": [1, 1], "data": ["x"]}], None,
-     ["shape [1, 1]", "takes [n] (one text per row)"]),
-    ("minilm", [{"name": "text", "datatype": "INT64", "shape": [1], "data": [1]}], None, ["raw text is BYTES"]),
-    ("minilm", [{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["x"]}], ["logits"],
-     ["unknown output 'logits'", "sentence_embedding", "'answer' for raw input"]),
-    ("digits", [{"name": "image", "datatype": "BYTES", "shape": [1], "data": ["not an image!"]}], None,
-     ["input 'image' row 0: neither an image file nor base64 text"]),
-    ("digits", [{"name": "image", "datatype": "BYTES", "shape": [1],
-                 "data": [base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 40).decode()]}], None,
-     ["input 'image' row 0:", "not an image Pillow can read (48 bytes starting"]),
-])
-def test_raw_input_a_model_cannot_take_is_a_400_that_says_why(client, assert_json_error, model, inputs, outputs,
-                                                              fragments):
+@pytest.mark.parametrize(
+    "model, inputs, outputs, fragments",
+    [
+        (
+            "iris",
+            [{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["x"]}],
+            None,
+            ["input 'text'", "raw text needs a model with a text pipeline", "'iris' has no pipeline", "features"],
+        ),
+        (
+            "minilm",
+            [{"name": "image", "datatype": "BYTES", "shape": [1], "data": ["x"]}],
+            None,
+            ["raw image needs a model with an image pipeline", "has a pipeline for text"],
+        ),
+        (
+            "minilm",
+            [
+                {"name": "text", "datatype": "BYTES", "shape": [1], "data": ["x"]},
+                {"name": "input_ids", "datatype": "INT64", "shape": [1, 1], "data": [1]},
+            ],
+            None,
+            ["raw text, which comes alone", "also sent: input_ids"],
+        ),
+        (
+            "minilm",
+            [{"name": "text", "datatype": "BYTES", "shape": [1, 1], "data": ["x"]}],
+            None,
+            ["shape [1, 1]", "takes [n] (one text per row)"],
+        ),
+        ("minilm", [{"name": "text", "datatype": "INT64", "shape": [1], "data": [1]}], None, ["raw text is BYTES"]),
+        (
+            "minilm",
+            [{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["x"]}],
+            ["logits"],
+            ["unknown output 'logits'", "sentence_embedding", "'answer' for raw input"],
+        ),
+        (
+            "digits",
+            [{"name": "image", "datatype": "BYTES", "shape": [1], "data": ["not an image!"]}],
+            None,
+            ["input 'image' row 0: neither an image file nor base64 text"],
+        ),
+        (
+            "digits",
+            [
+                {
+                    "name": "image",
+                    "datatype": "BYTES",
+                    "shape": [1],
+                    "data": [base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 40).decode()],
+                }
+            ],
+            None,
+            ["input 'image' row 0:", "not an image Pillow can read (48 bytes starting"],
+        ),
+    ],
+)
+def test_raw_input_a_model_cannot_take_is_a_400_that_says_why(
+    client, assert_json_error, model, inputs, outputs, fragments
+):
     body: dict = {"inputs": inputs}
     if outputs is not None:
         body["outputs"] = [{"name": name} for name in outputs]

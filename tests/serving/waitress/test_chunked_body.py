@@ -25,7 +25,7 @@ def feed(chunks: BoundedChunks, stream: bytes, pieces: random.Random) -> int:
     """Feed `stream` in random pieces until the decoder completes; returns the bytes it took."""
     at = 0
     while not chunks.completed and at < len(stream):
-        at += chunks.received(stream[at:at + pieces.randrange(1, 9)])
+        at += chunks.received(stream[at : at + pieces.randrange(1, 9)])
     return at
 
 
@@ -42,8 +42,9 @@ def test_any_packet_boundaries_give_the_same_body_and_stop_at_the_next_request(s
     assert chunks.getfile().read() == b"".join(data)
 
 
-@pytest.mark.parametrize("start, what", [(b"10;", "chunk line"), (b"0\r\nX-A: ", "trailer"),
-                                         (b"1" * 2000, "chunk line")])
+@pytest.mark.parametrize(
+    "start, what", [(b"10;", "chunk line"), (b"0\r\nX-A: ", "trailer"), (b"1" * 2000, "chunk line")]
+)
 def test_a_line_without_end_is_refused_past_its_cap(start, what):
     chunks = decoder(max_line=1000)
     taken = chunks.received(start) + sum(chunks.received(b"a" * 100) for _ in range(20))

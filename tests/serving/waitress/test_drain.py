@@ -25,11 +25,19 @@ CLIENTS = 16
 # minilm fp32 on one 16-token row: about 8 ms alone, about 100 ms with 16 clients on 2 cores, so requests
 # are running, queued and being written when the signal comes.
 ROWS, TOKENS = 1, 16
-BODY = json.dumps({"inputs": [
-    {"name": "input_ids", "shape": [ROWS, TOKENS], "datatype": "INT64",
-     "data": [101] + [2000] * (ROWS * TOKENS - 2) + [102]},
-    {"name": "attention_mask", "shape": [ROWS, TOKENS], "datatype": "INT64", "data": [1] * (ROWS * TOKENS)},
-]}).encode()
+BODY = json.dumps(
+    {
+        "inputs": [
+            {
+                "name": "input_ids",
+                "shape": [ROWS, TOKENS],
+                "datatype": "INT64",
+                "data": [101] + [2000] * (ROWS * TOKENS - 2) + [102],
+            },
+            {"name": "attention_mask", "shape": [ROWS, TOKENS], "datatype": "INT64", "data": [1] * (ROWS * TOKENS)},
+        ]
+    }
+).encode()
 PATH = "/v2/models/minilm/versions/fp32/infer"
 DRAINED = re.compile(r"onnxport: drained (\d+) requests in ([0-9.]+) s, exiting")
 
@@ -102,8 +110,12 @@ def wait_for(condition, timeout: float) -> bool:
 
 def test_sigterm_under_16_clients_answers_every_accepted_request(demo_repository, tmp_path):
     port = free_port()
-    server = start_test_server(["serve", "--repository", str(demo_repository), "--port", str(port)], port,
-                               tmp_path / "server.log", env={"ONNXPORT_REQUEST_LOG": "off"})
+    server = start_test_server(
+        ["serve", "--repository", str(demo_repository), "--port", str(port)],
+        port,
+        tmp_path / "server.log",
+        env={"ONNXPORT_REQUEST_LOG": "off"},
+    )
     clients = [Client(port, keep_alive=n % 2 == 1) for n in range(CLIENTS)]
     stop, signalled = threading.Event(), threading.Event()
     threads = [threading.Thread(target=client.run, args=(stop, signalled), daemon=True) for client in clients]
@@ -114,8 +126,9 @@ def test_sigterm_under_16_clients_answers_every_accepted_request(demo_repository
         assert wait_for(lambda: all(c.answered >= 2 or c.failures for c in clients), 30), server.log(3000)
         server.process.send_signal(signal.SIGTERM)
         signalled.set()
-        assert wait_for(lambda: "stopped accepting" in server.log() or server.process.poll() is not None, 10), \
+        assert wait_for(lambda: "stopped accepting" in server.log() or server.process.poll() is not None, 10), (
             server.log(3000)
+        )
         assert refused(port), "a new connection was accepted after SIGTERM"
         code = server.process.wait(timeout=40)
         stop.set()
@@ -125,8 +138,11 @@ def test_sigterm_under_16_clients_answers_every_accepted_request(demo_repository
         stop.set()
         server.stop()
     log = server.log()
-    failures = [f"client {n} ({'keep-alive' if c.keep_alive else 'new connections'}): {f}"
-                for n, c in enumerate(clients) for f in c.failures]
+    failures = [
+        f"client {n} ({'keep-alive' if c.keep_alive else 'new connections'}): {f}"
+        for n, c in enumerate(clients)
+        for f in c.failures
+    ]
     assert not failures, "\n".join(failures) + "\n" + log[-3000:]
     assert code == 0, log[-3000:]
     drained = DRAINED.search(log)
@@ -134,8 +150,10 @@ def test_sigterm_under_16_clients_answers_every_accepted_request(demo_repository
     assert int(drained[1]) >= 1, log[-3000:]  # requests were in flight at the signal, and were answered
     assert all(c.refused for c in clients), "every client ends refused: the server stopped listening"
     answered_after = sum(c.answered_after for c in clients)
-    print(f"drain: {drained[0]}; clients read {answered_after} answers after SIGTERM, "
-          f"{sum(c.answered for c in clients)} in all, none reset")
+    print(
+        f"drain: {drained[0]}; clients read {answered_after} answers after SIGTERM, "
+        f"{sum(c.answered for c in clients)} in all, none reset"
+    )
 
 
 def post(connection: http.client.HTTPConnection, body: bytes = BODY) -> http.client.HTTPResponse:
@@ -146,16 +164,24 @@ def post(connection: http.client.HTTPConnection, body: bytes = BODY) -> http.cli
 
 
 def minilm_body(rows: int, tokens: int) -> bytes:
-    return json.dumps({"inputs": [
-        {"name": "input_ids", "shape": [rows, tokens], "datatype": "INT64", "data": [101] * rows * tokens},
-        {"name": "attention_mask", "shape": [rows, tokens], "datatype": "INT64", "data": [1] * rows * tokens},
-    ]}).encode()
+    return json.dumps(
+        {
+            "inputs": [
+                {"name": "input_ids", "shape": [rows, tokens], "datatype": "INT64", "data": [101] * rows * tokens},
+                {"name": "attention_mask", "shape": [rows, tokens], "datatype": "INT64", "data": [1] * rows * tokens},
+            ]
+        }
+    ).encode()
 
 
 def test_idle_keep_alive_connections_get_a_grace_then_a_close_not_a_reset(demo_repository, tmp_path):
     port = free_port()
-    server = start_test_server(["serve", "--repository", str(demo_repository), "--port", str(port)], port,
-                               tmp_path / "server.log", env={"ONNXPORT_REQUEST_LOG": "off"})
+    server = start_test_server(
+        ["serve", "--repository", str(demo_repository), "--port", str(port)],
+        port,
+        tmp_path / "server.log",
+        env={"ONNXPORT_REQUEST_LOG": "off"},
+    )
     sending, silent = (http.client.HTTPConnection("127.0.0.1", port, timeout=20) for _ in range(2))
     try:
         assert post(sending).status == post(silent).status == 200  # both kept alive, idle at the signal
@@ -175,9 +201,12 @@ def test_idle_keep_alive_connections_get_a_grace_then_a_close_not_a_reset(demo_r
 
 def test_requests_still_running_when_drain_seconds_passes_are_abandoned_with_status_1(demo_repository, tmp_path):
     port = free_port()
-    server = start_test_server(["serve", "--repository", str(demo_repository), "--port", str(port)], port,
-                               tmp_path / "server.log",
-                               env={"ONNXPORT_REQUEST_LOG": "off", "ONNXPORT_DRAIN_SECONDS": "0"})
+    server = start_test_server(
+        ["serve", "--repository", str(demo_repository), "--port", str(port)],
+        port,
+        tmp_path / "server.log",
+        env={"ONNXPORT_REQUEST_LOG": "off", "ONNXPORT_DRAIN_SECONDS": "0"},
+    )
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
         assert post(connection, minilm_body(1, 8)).status == 200  # the session is loaded

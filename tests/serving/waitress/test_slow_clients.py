@@ -28,21 +28,32 @@ INFER = "/v2/models/spin/infer"
 def spin_model():
     """total = n additions of 1 in a Loop: about 2 us an iteration, so `n` sets how long a request runs."""
     body = helper.make_graph(
-        [helper.make_node("Add", ["acc_in", "one"], ["acc_out"]),
-         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        [
+            helper.make_node("Add", ["acc_in", "one"], ["acc_out"]),
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+        ],
         "body",
-        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
-         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, [1])],
-        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, [1])],
-        [helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])])
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, [1]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, [1]),
+        ],
+        [helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])],
+    )
     graph = helper.make_graph(
-        [helper.make_node("Squeeze", ["n"], ["count"]),
-         helper.make_node("Loop", ["count", "", "zero"], ["total"], body=body)],
-        "spin", [helper.make_tensor_value_info("n", TensorProto.INT64, [1])],
+        [
+            helper.make_node("Squeeze", ["n"], ["count"]),
+            helper.make_node("Loop", ["count", "", "zero"], ["total"], body=body),
+        ],
+        "spin",
+        [helper.make_tensor_value_info("n", TensorProto.INT64, [1])],
         [helper.make_tensor_value_info("total", TensorProto.FLOAT, [1])],
-        [helper.make_tensor("zero", TensorProto.FLOAT, [1], [0.0])])
+        [helper.make_tensor("zero", TensorProto.FLOAT, [1], [0.0])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
@@ -54,8 +65,9 @@ def infer_body(n: int) -> bytes:
 
 def infer_request(n: int) -> bytes:
     body = infer_body(n)
-    return (f"POST {INFER} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    return (
+        f"POST {INFER} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
 
 
 @pytest.fixture
@@ -67,8 +79,11 @@ def server(imported_repository, tmp_path):
         repository = imported_repository(spin_model(), "spin")
         port = free_port()
         env = {f"ONNXPORT_{name.upper()}": str(value) for name, value in settings.items()}
-        started.append(start_test_server(["serve", "--repository", str(repository), "--port", str(port)], port,
-                                         tmp_path / "server.log", env=env))
+        started.append(
+            start_test_server(
+                ["serve", "--repository", str(repository), "--port", str(port)], port, tmp_path / "server.log", env=env
+            )
+        )
         return started[-1]
 
     yield start
@@ -84,8 +99,9 @@ def connect(port: int) -> socket.socket:
     return socket.create_connection(("127.0.0.1", port), timeout=30)
 
 
-def closed_after(sock: socket.socket, started: float, trickle: bytes = b"", every: float = 0.2,
-                 limit: float = 30) -> tuple[float, bytes]:
+def closed_after(
+    sock: socket.socket, started: float, trickle: bytes = b"", every: float = 0.2, limit: float = 30
+) -> tuple[float, bytes]:
     """Send `trickle` a byte every `every` s (nothing if empty) until the server closes `sock`: (seconds from
     `started` to the close, what the server sent). A reset counts as a close too."""
     received, position = b"", 0
@@ -100,7 +116,7 @@ def closed_after(sock: socket.socket, started: float, trickle: bytes = b"", ever
             received += chunk
         elif position < len(trickle):
             try:
-                sock.send(trickle[position:position + 1])
+                sock.send(trickle[position : position + 1])
             except OSError:
                 return time.monotonic() - started, received
             position += 1
@@ -125,8 +141,12 @@ def read_response(sock: socket.socket) -> tuple[int, bytes]:
 
 
 def log_lines(server: ServerProcess, status: int) -> list[dict]:
-    return [record for line in server.log().splitlines() if line.startswith("{")
-            if (record := json.loads(line))["status"] == status]
+    return [
+        record
+        for line in server.log().splitlines()
+        if line.startswith("{")
+        if (record := json.loads(line))["status"] == status
+    ]
 
 
 def logged(server: ServerProcess, status: int, timeout: float = 10) -> list[dict]:
@@ -160,8 +180,9 @@ def test_a_normal_client_is_answered_while_200_idle_and_20_trickling_connections
     try:
         time.sleep(2.5)  # every trickler has sent bytes, and would have been reset by an inactivity timeout
         started = time.perf_counter()
-        request = urllib.request.Request(process.base_url.rstrip("/") + INFER, data=infer_body(3),
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            process.base_url.rstrip("/") + INFER, data=infer_body(3), headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(request, timeout=30) as response:
             status, answer = response.status, json.loads(response.read())
         took = time.perf_counter() - started
@@ -189,8 +210,10 @@ def test_a_trickling_head_and_a_silent_connection_are_cut_at_header_timeout(serv
     thread.join(timeout=40)
     trickler.close()
     silent.close()
-    print(f"\nheader_timeout 2 s: trickler closed after {results['trickler'][0]:.2f} s, "
-          f"silent connection after {results['silent'][0]:.2f} s")
+    print(
+        f"\nheader_timeout 2 s: trickler closed after {results['trickler'][0]:.2f} s, "
+        f"silent connection after {results['silent'][0]:.2f} s"
+    )
     for name, (seconds, received) in results.items():
         assert 1.9 <= seconds <= 6, f"{name} closed after {seconds:.2f} s"
     assert results["silent"][1].startswith(b"HTTP/1.1 408 "), results["silent"][1]
@@ -203,8 +226,9 @@ def test_a_trickling_head_and_a_silent_connection_are_cut_at_header_timeout(serv
 def test_a_trickling_body_is_cut_at_body_timeout(server):
     process = server(body_timeout=2, header_timeout=30)
     sock = connect(port_of(process))
-    sock.sendall(f"POST {INFER} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                 f"Content-Length: 1000\r\n\r\n".encode())
+    sock.sendall(
+        f"POST {INFER} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n".encode()
+    )
     started = time.monotonic()
     seconds, received = closed_after(sock, started, b"[" * 1000)
     sock.close()
@@ -235,8 +259,10 @@ def test_an_idle_keep_alive_connection_is_closed_after_idle_timeout_and_a_busy_o
     assert read_response(busy)[0] == 200
     busy.close()
     idle.close()
-    print(f"\nidle_timeout 2 s: the idle kept-alive connection closed after {results['idle']:.2f} s; "
-          f"the busy one served 6 requests over {time.monotonic() - started:.1f} s")
+    print(
+        f"\nidle_timeout 2 s: the idle kept-alive connection closed after {results['idle']:.2f} s; "
+        f"the busy one served 6 requests over {time.monotonic() - started:.1f} s"
+    )
     assert 1.9 <= results["idle"] <= 6, f"closed after {results['idle']:.2f} s"
     assert not log_lines(process, 408), "an idle close is not a timeout of a request"
 
@@ -261,23 +287,31 @@ def test_a_request_read_whole_is_never_cut_nor_the_one_pipelined_behind_it(serve
     assert not log_lines(process, 408), process.log(3000)
 
 
-@pytest.mark.parametrize("name, text, expected", [
-    ("max_connections", "1000", 1000), ("idle_timeout", "2.5", 2.5), ("header_timeout", "10", 10.0),
-    ("body_timeout", "60", 60.0),
-])
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        ("max_connections", "1000", 1000),
+        ("idle_timeout", "2.5", 2.5),
+        ("header_timeout", "10", 10.0),
+        ("body_timeout", "60", 60.0),
+    ],
+)
 def test_the_settings_parse(name, text, expected):
     from onnxport.serving import config
 
     assert config.load(environ={f"ONNXPORT_{name.upper()}": text})[name] == expected
 
 
-@pytest.mark.parametrize("name, value, rule", [
-    ("max_connections", "0", "expected a whole number of connections, 1 or more"),
-    ("max_connections", "many", "expected a whole number of connections, 1 or more"),
-    ("idle_timeout", "0", "expected a number of seconds above 0"),
-    ("header_timeout", "-1", "expected a number of seconds above 0"),
-    ("body_timeout", "soon", "expected a number of seconds above 0"),
-])
+@pytest.mark.parametrize(
+    "name, value, rule",
+    [
+        ("max_connections", "0", "expected a whole number of connections, 1 or more"),
+        ("max_connections", "many", "expected a whole number of connections, 1 or more"),
+        ("idle_timeout", "0", "expected a number of seconds above 0"),
+        ("header_timeout", "-1", "expected a number of seconds above 0"),
+        ("body_timeout", "soon", "expected a number of seconds above 0"),
+    ],
+)
 def test_the_settings_refuse_what_does_not_fit(name, value, rule):
     from onnxport.serving import config
 

@@ -17,11 +17,18 @@ export function conformancePage(built, params) {
   const status = el("p", { "data-testid": "conformance-status", text: "Not run yet." });
   // The matrix is this engine's column of `onnxport check`'s: say which engine and device it is.
   const engine = el("p", { "data-testid": "conformance-engine", text: "This browser: …" });
-  probe().then((device) => { engine.textContent = `This browser: ${deviceKind(device)}.`; });
+  probe().then((device) => {
+    engine.textContent = `This browser: ${deviceKind(device)}.`;
+  });
   const progress = el("progress", { max: 1, value: 0 });
   const matrix = el("div", { "data-testid": "conformance-matrix" });
   const download = el("p");
-  const button = el("button", { type: "button", class: "run", "data-testid": "conformance-run", text: "Run the checks" });
+  const button = el("button", {
+    type: "button",
+    class: "run",
+    "data-testid": "conformance-run",
+    text: "Run the checks",
+  });
 
   const run = async () => {
     button.disabled = true;
@@ -35,7 +42,11 @@ export function conformancePage(built, params) {
     download.replaceChildren();
     try {
       const report = await runConformance({
-        models, runtimes, webgpuRows, rowTimeoutMs, fullWebgpu: fullWebgpu.input.checked,
+        models,
+        runtimes,
+        webgpuRows,
+        rowTimeoutMs,
+        fullWebgpu: fullWebgpu.input.checked,
         onStart: (total, identity, plan) => {
           progress.max = total;
           Object.assign(progressState, { total, browser: identity, plan });
@@ -45,20 +56,34 @@ export function conformancePage(built, params) {
           progressState.results.push(result);
           progress.value = done;
           status.textContent = `${done} / ${total} checked`;
-          fillCell(cells.get(cellKey(result.model, result.variant, result.form, result.runtime)), result, variantName(built.models[result.model], "fp32"));
+          fillCell(
+            cells.get(cellKey(result.model, result.variant, result.form, result.runtime)),
+            result,
+            variantName(built.models[result.model], "fp32"),
+          );
         },
       });
       const failed = report.results.filter((r) => ["fail", "error", "timeout"].includes(r.status)).length;
       const skipped = report.results.filter((r) => r.status === "skipped").length;
       const skippedText = skipped ? ` ${skipped} skipped (not failures; the reason is in each cell).` : "";
-      status.textContent = (failed ? `Done: ${failed} of ${report.results.length} failed.` : `Done: none of ${report.results.length} failed.`) + skippedText;
+      status.textContent =
+        (failed
+          ? `Done: ${failed} of ${report.results.length} failed.`
+          : `Done: none of ${report.results.length} failed.`) + skippedText;
       status.dataset.done = "true";
       status.dataset.failed = String(failed);
       status.dataset.skipped = String(skipped);
       window.onnxportReport = report;
       progressState.done = true;
       const blob = new Blob([JSON.stringify(report, null, 2)], { type: "application/json" });
-      download.append(el("a", { href: URL.createObjectURL(blob), download: "onnxport-conformance.json", "data-testid": "conformance-download", text: "Download the report (JSON)" }));
+      download.append(
+        el("a", {
+          href: URL.createObjectURL(blob),
+          download: "onnxport-conformance.json",
+          "data-testid": "conformance-download",
+          text: "Download the report (JSON)",
+        }),
+      );
     } catch (error) {
       status.textContent = "Failed.";
       status.dataset.done = "true";
@@ -76,12 +101,27 @@ export function conformancePage(built, params) {
 
   return [
     el("h2", { text: "Conformance" }),
-    el("p", { text: "Every served variant and each of its optimized forms, in each runtime of this browser, on the model's golden inputs. A file that computes in fp32 is judged element by element against the server's onnxruntime running it, within onnxruntime-web's own floor; an fp16 or int8 file as the import judged it: its task metric against the server's fp32 on the same inputs, within its budget (its element-wise difference to the server's run is shown, not judged)." }),
-    el("p", {}, "Models: ", modelBoxes.map((b) => b.label)),
-    el("p", {}, "Runtimes: ", runtimeBoxes.map((b) => b.label), fullWebgpu.label),
+    el("p", {
+      text: "Every served variant and each of its optimized forms, in each runtime of this browser, on the model's golden inputs. A file that computes in fp32 is judged element by element against the server's onnxruntime running it, within onnxruntime-web's own floor; an fp16 or int8 file as the import judged it: its task metric against the server's fp32 on the same inputs, within its budget (its element-wise difference to the server's run is shown, not judged).",
+    }),
+    el(
+      "p",
+      {},
+      "Models: ",
+      modelBoxes.map((b) => b.label),
+    ),
+    el(
+      "p",
+      {},
+      "Runtimes: ",
+      runtimeBoxes.map((b) => b.label),
+      fullWebgpu.label,
+    ),
     engine,
     el("p", {}, button, " ", progress),
-    status, download, matrix,
+    status,
+    download,
+    matrix,
   ];
 }
 
@@ -94,7 +134,9 @@ function renderMatrix(container, built, models, runtimes) {
   const cells = new Map();
   const rows = [];
   for (const name of models) {
-    for (const [variant, record] of variants(built.models[name]).filter(([v]) => served(built.models[name]).includes(v))) {
+    for (const [variant, record] of variants(built.models[name]).filter(([v]) =>
+      served(built.models[name]).includes(v),
+    )) {
       for (const form of [AS_BUILT, ...servedForms(record).map(([f]) => f)]) {
         const tds = runtimes.map((runtime) => {
           const forRuntime = form === AS_BUILT || servedForms(record, runtime).some(([f]) => f === form);
@@ -105,13 +147,34 @@ function renderMatrix(container, built, models, runtimes) {
           return td;
         });
         const shown = variantName(built.models[name], variant);
-        rows.push(el("tr", { "data-model": name, "data-variant": variant }, el("td", { text: name }), el("td", { text: form ? `${shown} · ${form} form` : shown }), tds));
+        rows.push(
+          el(
+            "tr",
+            { "data-model": name, "data-variant": variant },
+            el("td", { text: name }),
+            el("td", { text: form ? `${shown} · ${form} form` : shown }),
+            tds,
+          ),
+        );
       }
     }
   }
-  container.replaceChildren(el("table", { class: "matrix" },
-    el("thead", {}, el("tr", {}, ["model", "variant", ...runtimes].map((h) => el("th", { text: h })))),
-    el("tbody", {}, rows)));
+  container.replaceChildren(
+    el(
+      "table",
+      { class: "matrix" },
+      el(
+        "thead",
+        {},
+        el(
+          "tr",
+          {},
+          ["model", "variant", ...runtimes].map((h) => el("th", { text: h })),
+        ),
+      ),
+      el("tbody", {}, rows),
+    ),
+  );
   return cells;
 }
 
@@ -139,11 +202,19 @@ function fillCell(td, result, fp32 = "fp32") {
   const worst = Math.max(0, ...Object.values(result.outputs ?? {}).map((o) => o.max_abs ?? 0));
   // fp32 is judged element by element (the floor); fp16 and int8 by the task metric against fp32
   // (the budget), with the element-wise difference to the server's run beside it.
-  const judged = result.basis === "budget"
-    ? ` · vs ${fp32}${metricText(result.metric_vs_fp32)} (budget)` : result.basis === "floor" ? `${metricText(result.metric)} (floor)` : "";
-  const where = result.placement?.found ? ` · GPU ${result.placement.webgpu_nodes}, CPU ${result.placement.cpu_nodes}` : "";
-  td.textContent = result.status === "pass" || result.status === "fail"
-    ? `${result.status} · max ${worst.toExponential(1)}${judged}${where}` : `${result.status}`;
+  const judged =
+    result.basis === "budget"
+      ? ` · vs ${fp32}${metricText(result.metric_vs_fp32)} (budget)`
+      : result.basis === "floor"
+        ? `${metricText(result.metric)} (floor)`
+        : "";
+  const where = result.placement?.found
+    ? ` · GPU ${result.placement.webgpu_nodes}, CPU ${result.placement.cpu_nodes}`
+    : "";
+  td.textContent =
+    result.status === "pass" || result.status === "fail"
+      ? `${result.status} · max ${worst.toExponential(1)}${judged}${where}`
+      : `${result.status}`;
   const title = [result.reason, result.diagnostic?.text].filter(Boolean).join("\n");
   if (title) td.title = title;
   if (result.reason && result.status !== "pass") td.append(el("div", { class: "reason", text: result.reason }));

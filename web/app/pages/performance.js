@@ -9,7 +9,14 @@ import "chart.js";
 import { runBench } from "../bench.js";
 import { goldenInputs } from "../conformance.js";
 import { BANDWIDTHS_MBPS, DEFAULT_MBPS, frontierConfig } from "../frontier-chart.js";
-import { latencyConfig, sizeConfig, START_RUNTIME, startConfig, throughputConfig, variantLabel } from "../performance-charts.js";
+import {
+  latencyConfig,
+  sizeConfig,
+  START_RUNTIME,
+  startConfig,
+  throughputConfig,
+  variantLabel,
+} from "../performance-charts.js";
 import { CHECKED, encodeTensors, leadingRows, recordMeasured, unavailableReason } from "../../lib/internal.js";
 import { el, errorBox, table, variantName } from "../ui.js";
 
@@ -23,7 +30,12 @@ export function performancePage(built, device, bench) {
   for (const drawn of drawnCharts) drawn.destroy();
   drawnCharts = [];
   const own = el("div", { "data-testid": "own-bench" });
-  const button = el("button", { type: "button", class: "run", "data-testid": "bench-run", text: "Measure in this browser" });
+  const button = el("button", {
+    type: "button",
+    class: "run",
+    "data-testid": "bench-run",
+    text: "Measure in this browser",
+  });
   button.addEventListener("click", async () => {
     button.disabled = true;
     const watch = benchWatch(built);
@@ -37,13 +49,27 @@ export function performancePage(built, device, bench) {
         encodedInputs[name] = encodeTensors(leadingRows(await goldenInputs(name), 1));
       }
       watch.say("Planning the steps…");
-      const result = await runBench({ models, runtimes, encodedInputs, runs: 10, onProgress: watch.progress, onStepDone: watch.stepDone });
+      const result = await runBench({
+        models,
+        runtimes,
+        encodedInputs,
+        runs: 10,
+        onProgress: watch.progress,
+        onStepDone: watch.stepDone,
+      });
       for (const r of result.results) {
-        if (r.status === "ok") recordMeasured(r.sha256, r.runtime, { warmMs: r.warm.median_ms, createMs: r.cached.create_ms });
+        if (r.status === "ok")
+          recordMeasured(r.sha256, r.runtime, { warmMs: r.warm.median_ms, createMs: r.cached.create_ms });
       }
       watch.finish(result.results);
-      own.append(el("h3", { text: "This browser (warm run, median ms)" }), ownTable(built, result.results),
-        el("p", { class: "note", text: "Remembered: the plan now ranks runtimes and variants by these figures from this browser." }));
+      own.append(
+        el("h3", { text: "This browser (warm run, median ms)" }),
+        ownTable(built, result.results),
+        el("p", {
+          class: "note",
+          text: "Remembered: the plan now ranks runtimes and variants by these figures from this browser.",
+        }),
+      );
     } catch (error) {
       watch.stop();
       own.append(errorBox(`The measurement stopped: ${error.message}`));
@@ -53,24 +79,44 @@ export function performancePage(built, device, bench) {
   });
   const sections = [el("h2", { text: "Performance" }), el("p", {}, button), own];
   if (!bench) {
-    sections.push(el("p", { class: "note", "data-testid": "no-bench", text: "No server bench yet: run `onnxport bench` to chart native, server and headless-browser figures." }));
+    sections.push(
+      el("p", {
+        class: "note",
+        "data-testid": "no-bench",
+        text: "No server bench yet: run `onnxport bench` to chart native, server and headless-browser figures.",
+      }),
+    );
     return sections;
   }
-  sections.push(el("p", { class: "note", text: `Latest onnxport bench: ${bench.machine.cpu}, ${bench.machine.cores} cores, onnxruntime ${bench.machine.onnxruntime}. WebGPU figures come from a software adapter (SwiftShader) and say nothing about real GPUs.` }));
+  sections.push(
+    el("p", {
+      class: "note",
+      text: `Latest onnxport bench: ${bench.machine.cpu}, ${bench.machine.cores} cores, onnxruntime ${bench.machine.onnxruntime}. WebGPU figures come from a software adapter (SwiftShader) and say nothing about real GPUs.`,
+    }),
+  );
   const browserRows = bench.browser?.results ?? [];
   for (const [name, data] of Object.entries(bench.models)) {
-    sections.push(el("h3", { text: name }),
-      ...chart(`latency-chart-${name}`, (log) => latencyConfig(name, data, browserRows, { log }), "log scale"));
+    sections.push(
+      el("h3", { text: name }),
+      ...chart(`latency-chart-${name}`, (log) => latencyConfig(name, data, browserRows, { log }), "log scale"),
+    );
     if (browserRows.some((r) => r.model === name && r.runtime === START_RUNTIME && r.status === "ok")) {
       sections.push(...chart(`start-chart-${name}`, () => startConfig(name, browserRows, data)));
     }
     if (browserRows.some((r) => r.model === name && r.status === "ok" && r.cold)) {
-      sections.push(...bandwidthChart(`frontier-chart-${name}`, (mbps) => frontierConfig(name, browserRows, data, { mbps })));
+      sections.push(
+        ...bandwidthChart(`frontier-chart-${name}`, (mbps) => frontierConfig(name, browserRows, data, { mbps })),
+      );
     }
-    if (data.server) sections.push(...chart(`throughput-chart-${name}`, () => throughputConfig(name, data.server, variantLabel(data, "fp32"))));
+    if (data.server)
+      sections.push(
+        ...chart(`throughput-chart-${name}`, () => throughputConfig(name, data.server, variantLabel(data, "fp32"))),
+      );
   }
-  sections.push(el("h3", { text: "Artifact sizes" }),
-    ...chart("size-chart", (relative) => sizeConfig(bench, { relative }), "relative to each model's fp32"));
+  sections.push(
+    el("h3", { text: "Artifact sizes" }),
+    ...chart("size-chart", (relative) => sizeConfig(bench, { relative }), "relative to each model's fp32"),
+  );
   return sections;
 }
 
@@ -98,8 +144,13 @@ function bandwidthChart(testid, build) {
   const [box] = chart(testid, () => build(DEFAULT_MBPS));
   box.classList.add("tall"); // two panels, one above the other
   const drawn = drawnCharts.at(-1);
-  const select = el("select", { "data-testid": `${testid}-bandwidth` },
-    BANDWIDTHS_MBPS.map((mbps) => el("option", { value: String(mbps), selected: mbps === DEFAULT_MBPS, text: `${mbps} Mbit/s` })));
+  const select = el(
+    "select",
+    { "data-testid": `${testid}-bandwidth` },
+    BANDWIDTHS_MBPS.map((mbps) =>
+      el("option", { value: String(mbps), selected: mbps === DEFAULT_MBPS, text: `${mbps} Mbit/s` }),
+    ),
+  );
   select.addEventListener("change", () => {
     const next = build(Number(select.value));
     drawn.data = next.data;
@@ -129,7 +180,8 @@ function benchWatch(built) {
     draw();
   };
   const stop = () => clearInterval(timer);
-  const stepName = (w) => `${w.model} ${variantName(built.models[w.model], w.variant)}${w.form === "as built" ? "" : ` (${w.form} form)`} on ${w.runtime}`;
+  const stepName = (w) =>
+    `${w.model} ${variantName(built.models[w.model], w.variant)}${w.form === "as built" ? "" : ` (${w.form} form)`} on ${w.runtime}`;
   return {
     element: el("div", { class: "bench-progress" }, el("div", { class: "progress" }, bar, text), failures),
     say,
@@ -141,7 +193,13 @@ function benchWatch(built) {
     },
     stepDone(row, where) {
       bar.value = where.step;
-      if (row.status !== "ok") failures.append(el("li", { class: "error", text: `Step ${where.step} of ${where.steps} failed (${stepName(where)}): ${row.reason}` }));
+      if (row.status !== "ok")
+        failures.append(
+          el("li", {
+            class: "error",
+            text: `Step ${where.step} of ${where.steps} failed (${stepName(where)}): ${row.reason}`,
+          }),
+        );
     },
     finish(results) {
       stop();
@@ -156,8 +214,19 @@ function benchWatch(built) {
 }
 
 function ownTable(built, results) {
-  return table(["model", "variant", "form", "runtime", "warm ms", "cold start ms", "cached start ms", "status"], results.map((r) => ({
-    cells: [r.model, variantName(built.models[r.model], r.variant), r.form ?? "as built", r.runtime, r.warm ? r.warm.median_ms.toFixed(3) : "-", r.cold ? r.cold.total_ms.toFixed(0) : "-",
-      r.cached ? r.cached.total_ms.toFixed(0) : "-", r.status + (r.reason ? `: ${r.reason}` : "")],
-  })));
+  return table(
+    ["model", "variant", "form", "runtime", "warm ms", "cold start ms", "cached start ms", "status"],
+    results.map((r) => ({
+      cells: [
+        r.model,
+        variantName(built.models[r.model], r.variant),
+        r.form ?? "as built",
+        r.runtime,
+        r.warm ? r.warm.median_ms.toFixed(3) : "-",
+        r.cold ? r.cold.total_ms.toFixed(0) : "-",
+        r.cached ? r.cached.total_ms.toFixed(0) : "-",
+        r.status + (r.reason ? `: ${r.reason}` : ""),
+      ],
+    })),
+  );
 }

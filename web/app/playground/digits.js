@@ -16,7 +16,12 @@ export function digitsInput(model, { report = () => {} } = {}) {
   let chosen = null; // an image file, fed as it is (the canvas shows it)
   let unreadable = null; // the chosen file's problem: a run says it again rather than running a blank canvas
   let inked = false; // a stroke was drawn since the canvas was last cleared: a blank canvas is no digit to read
-  const file = el("input", { type: "file", accept: "image/*", "aria-label": "an image of a digit", "data-testid": "digit-file" });
+  const file = el("input", {
+    type: "file",
+    accept: "image/*",
+    "aria-label": "an image of a digit",
+    "data-testid": "digit-file",
+  });
   const clear = () => {
     context.fillStyle = "#fff";
     context.fillRect(0, 0, SIZE, SIZE);
@@ -65,12 +70,19 @@ export function digitsInput(model, { report = () => {} } = {}) {
     context.lineJoin = "round";
     context.stroke();
   });
-  for (const end of ["pointerup", "pointerleave"]) canvas.addEventListener(end, () => { drawing = false; });
+  for (const end of ["pointerup", "pointerleave"])
+    canvas.addEventListener(end, () => {
+      drawing = false;
+    });
 
   return {
-    element: el("div", { class: "input digits" }, canvas,
+    element: el(
+      "div",
+      { class: "input digits" },
+      canvas,
       el("button", { type: "button", onclick: clear, "data-testid": "clear-canvas", text: "Clear" }),
-      el("label", {}, "or an image file ", file)),
+      el("label", {}, "or an image file ", file),
+    ),
     async feeds() {
       if (unreadable) throw unreadable;
       // The model answers any input, a blank one too ("digit 4", confidently): nothing drawn is asked for instead.

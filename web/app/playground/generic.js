@@ -23,22 +23,36 @@ function randomFeeds(model) {
     const data = new ARRAYS[type](size);
     for (let i = 0; i < size; i++) {
       const r = random();
-      data[i] = type.endsWith("int64") ? BigInt(Math.floor(r * 4)) : type.startsWith("float") ? r * 2 - 1 : Math.floor(r * 4);
+      data[i] = type.endsWith("int64")
+        ? BigInt(Math.floor(r * 4))
+        : type.startsWith("float")
+          ? r * 2 - 1
+          : Math.floor(r * 4);
     }
     feeds[input.name] = tensor(type, dims, data);
   }
   return feeds;
 }
 
-const shapeText = (feeds) => Object.entries(feeds).map(([name, t]) => `${name} [${t.dims.join(", ")}]`).join(", ");
+const shapeText = (feeds) =>
+  Object.entries(feeds)
+    .map(([name, t]) => `${name} [${t.dims.join(", ")}]`)
+    .join(", ");
 
 // The golden-sets source of any model: {key, label, element, feeds(), describe, firstFeeds}.
 export async function genericInput(model) {
   const sets = await client.golden(model.name).catch(() => []);
   if (!sets.length) {
     return {
-      key: "golden", label: "seeded random inputs",
-      element: el("div", { class: "input generic" }, el("p", { text: "This model has no golden inputs: seeded random inputs from its input signature (dynamic dimensions = 1)." })),
+      key: "golden",
+      label: "seeded random inputs",
+      element: el(
+        "div",
+        { class: "input generic" },
+        el("p", {
+          text: "This model has no golden inputs: seeded random inputs from its input signature (dynamic dimensions = 1).",
+        }),
+      ),
       feeds: () => randomFeeds(model),
       describe,
       firstFeeds: null,
@@ -46,14 +60,23 @@ export async function genericInput(model) {
   }
   const origin = model.golden?.outputs_from ?? "golden data";
   const synthetic = model.golden_data === "synthetic";
-  const picker = el("select", { "aria-label": "input set", "data-testid": "golden-set" },
-    sets.map((set, i) => el("option", { value: String(i), text: `set ${i}: ${shapeText(set.inputs)}` })));
+  const picker = el(
+    "select",
+    { "aria-label": "input set", "data-testid": "golden-set" },
+    sets.map((set, i) => el("option", { value: String(i), text: `set ${i}: ${shapeText(set.inputs)}` })),
+  );
   const what = synthetic ? "seeded random inputs made at import" : "the model's own inputs";
   return {
-    key: "golden", label: synthetic ? "golden sets (seeded random)" : "golden sets",
-    element: el("div", { class: "input generic" },
-      el("p", { text: `${what[0].toUpperCase()}${what.slice(1)} (${sets.length} golden set${sets.length === 1 ? "" : "s"}, expected outputs from ${origin}).` }),
-      el("label", {}, "Input set ", picker)),
+    key: "golden",
+    label: synthetic ? "golden sets (seeded random)" : "golden sets",
+    element: el(
+      "div",
+      { class: "input generic" },
+      el("p", {
+        text: `${what[0].toUpperCase()}${what.slice(1)} (${sets.length} golden set${sets.length === 1 ? "" : "s"}, expected outputs from ${origin}).`,
+      }),
+      el("label", {}, "Input set ", picker),
+    ),
     feeds: () => sets[Number(picker.value)].inputs,
     describe,
     firstFeeds: sets[0].inputs,
@@ -62,5 +85,9 @@ export async function genericInput(model) {
 
 export function describe(outputs) {
   const [name, first] = Object.entries(outputs)[0];
-  return { label: `${name}: [${first.dims.join(", ")}]`, value: Number(first.data[0]), detail: `first value ${Number(first.data[0]).toPrecision(6)}` };
+  return {
+    label: `${name}: [${first.dims.join(", ")}]`,
+    value: Number(first.data[0]),
+    detail: `first value ${Number(first.data[0]).toPrecision(6)}`,
+  };
 }

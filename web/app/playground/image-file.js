@@ -6,8 +6,11 @@ import { UserDataError } from "./user-data.js";
 const EXPECTED = "a PNG, JPEG, WebP, GIF or BMP image";
 // Leading bytes of the formats browsers and the server's pipeline both read (docs/manifest.md, `image`).
 const SIGNATURES = [
-  ["PNG", [0x89, 0x50, 0x4e, 0x47]], ["JPEG", [0xff, 0xd8, 0xff]], ["GIF", [0x47, 0x49, 0x46, 0x38]],
-  ["BMP", [0x42, 0x4d]], ["WebP", [0x52, 0x49, 0x46, 0x46, null, null, null, null, 0x57, 0x45, 0x42, 0x50]],
+  ["PNG", [0x89, 0x50, 0x4e, 0x47]],
+  ["JPEG", [0xff, 0xd8, 0xff]],
+  ["GIF", [0x47, 0x49, 0x46, 0x38]],
+  ["BMP", [0x42, 0x4d]],
+  ["WebP", [0x52, 0x49, 0x46, 0x46, null, null, null, null, 0x57, 0x45, 0x42, 0x50]],
 ];
 
 export function imageFormat(head) {
@@ -19,7 +22,8 @@ export function imageFormat(head) {
 export function unreadableImageMessage(name, size, head) {
   if (!size) return `${name}: expected ${EXPECTED}, got an empty file`;
   const format = imageFormat(head);
-  if (format) return `${name}: a ${format} file (${bytes(size)}) that does not decode: damaged or cut short; expected ${EXPECTED}`;
+  if (format)
+    return `${name}: a ${format} file (${bytes(size)}) that does not decode: damaged or cut short; expected ${EXPECTED}`;
   const printable = head.every((b) => b === 0x09 || b === 0x0a || b === 0x0d || (b >= 0x20 && b < 0x7f));
   const shown = printable
     ? JSON.stringify(String.fromCharCode(...head).trim())

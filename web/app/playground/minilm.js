@@ -10,7 +10,12 @@ export function minilmInput(model) {
   first.value = "A man is playing a guitar on the street.";
   second.value = "Someone plays an instrument outdoors.";
   return {
-    element: el("div", { class: "input minilm" }, el("label", {}, "Sentence A ", first), el("label", {}, "Sentence B ", second)),
+    element: el(
+      "div",
+      { class: "input minilm" },
+      el("label", {}, "Sentence A ", first),
+      el("label", {}, "Sentence B ", second),
+    ),
     async feeds() {
       const pipeline = await client.pipeline(model.name);
       return pipeline.encode([first.value, second.value]);
@@ -18,7 +23,11 @@ export function minilmInput(model) {
     describe(outputs) {
       const embedding = outputs.sentence_embedding;
       const similarity = cosine(row(embedding, 0), row(embedding, 1));
-      return { label: `cosine similarity ${similarity.toFixed(4)}`, value: similarity, detail: `${embedding.dims[1]}-dimensional embeddings` };
+      return {
+        label: `cosine similarity ${similarity.toFixed(4)}`,
+        value: similarity,
+        detail: `${embedding.dims[1]}-dimensional embeddings`,
+      };
     },
   };
 }

@@ -7,7 +7,8 @@ const FIRST = 6; // values shown per output
 const TOP_K = 3;
 const STEPS = 40; // sequence steps shown
 
-const number = (v) => (typeof v === "bigint" ? v.toString() : Number.isInteger(v) ? String(v) : Number(v).toPrecision(5));
+const number = (v) =>
+  typeof v === "bigint" ? v.toString() : Number.isInteger(v) ? String(v) : Number(v).toPrecision(5);
 
 export function firstValues(t, n = FIRST) {
   const shown = Array.from(t.data.subarray(0, n), (v) => (t.type === "bool" ? String(Boolean(v)) : number(v)));
@@ -16,7 +17,9 @@ export function firstValues(t, n = FIRST) {
 
 // Indices of the k largest values, largest first.
 function topK(values, k) {
-  return Array.from(values.keys()).sort((a, b) => values[b] - values[a] || a - b).slice(0, k);
+  return Array.from(values.keys())
+    .sort((a, b) => values[b] - values[a] || a - b)
+    .slice(0, k);
 }
 
 function argmaxes(data, width, count) {
@@ -50,9 +53,19 @@ export function reading(model, name, t) {
 }
 
 export function outputsTable(model, outputs, testid) {
-  const names = [...model.outputs.map((o) => o.name).filter((n) => n in outputs), ...Object.keys(outputs).filter((n) => !model.outputs.some((o) => o.name === n))];
-  return table(["output", "shape", "dtype", "first values", "reading"], names.map((name) => {
-    const t = outputs[name];
-    return { attributes: { "data-output": name }, cells: [name, `[${t.dims.join(", ")}]`, t.type, firstValues(t), reading(model, name, t) || "-"] };
-  }), { class: "outputs", "data-testid": testid });
+  const names = [
+    ...model.outputs.map((o) => o.name).filter((n) => n in outputs),
+    ...Object.keys(outputs).filter((n) => !model.outputs.some((o) => o.name === n)),
+  ];
+  return table(
+    ["output", "shape", "dtype", "first values", "reading"],
+    names.map((name) => {
+      const t = outputs[name];
+      return {
+        attributes: { "data-output": name },
+        cells: [name, `[${t.dims.join(", ")}]`, t.type, firstValues(t), reading(model, name, t) || "-"],
+      };
+    }),
+    { class: "outputs", "data-testid": testid },
+  );
 }

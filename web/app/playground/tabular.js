@@ -9,10 +9,14 @@ import { UserDataError } from "./user-data.js";
 
 // Columns (in the dataset's order) and classes of the datasets a recipe may name: models/iris.py's.
 const DATASETS = new Map([
-  ["sklearn.datasets.load_iris", {
-    columns: ["sepal length", "sepal width", "petal length", "petal width"], unit: "cm",
-    classes: ["setosa", "versicolor", "virginica"],
-  }],
+  [
+    "sklearn.datasets.load_iris",
+    {
+      columns: ["sepal length", "sepal width", "petal length", "petal width"],
+      unit: "cm",
+      classes: ["setosa", "versicolor", "virginica"],
+    },
+  ],
 ]);
 const MAX_FIELDS = 32; // wider rows are given as JSON or a file
 
@@ -22,7 +26,8 @@ export function tabularShape(model) {
   const [input] = model.inputs;
   const type = tensorType(input.dtype);
   const width = input.shape?.length === 2 ? input.shape[1] : null;
-  if (!["float32", "float64"].includes(type) || typeof width !== "number" || width < 1 || width > MAX_FIELDS) return null;
+  if (!["float32", "float64"].includes(type) || typeof width !== "number" || width < 1 || width > MAX_FIELDS)
+    return null;
   return { input, type, width };
 }
 
@@ -31,7 +36,11 @@ export function tabularNames(model, width) {
   const known = DATASETS.get(model.facts?.dataset);
   if (known && known.columns.length === width) return known;
   const name = model.inputs[0].name;
-  return { columns: Array.from({ length: width }, (_, i) => `${name}[${i}]`), unit: null, classes: answerLabels(model) };
+  return {
+    columns: Array.from({ length: width }, (_, i) => `${name}[${i}]`),
+    unit: null,
+    classes: answerLabels(model),
+  };
 }
 
 // Class labels the model's own pipeline declares (its answer's top_k or argmax step), if any.
@@ -54,19 +63,32 @@ export function tabularInput(model, { golden } = {}) {
   const first = golden?.firstFeeds?.[input.name]?.data;
   // float32 values at their shortest (13.4, not 13.399999618530273): the field reads back as the same float32.
   const shown = (v) => (type === "float32" ? float32Text(v) : String(Number(v)));
-  const fields = names.columns.map((column, i) => el("input", {
-    type: "number", step: "any", value: first && i < first.length ? shown(first[i]) : "0", "aria-label": column,
-  }));
+  const fields = names.columns.map((column, i) =>
+    el("input", {
+      type: "number",
+      step: "any",
+      value: first && i < first.length ? shown(first[i]) : "0",
+      "aria-label": column,
+    }),
+  );
   return {
-    element: el("div", { class: "input tabular" },
-      names.columns.map((column, i) => el("label", {}, names.unit ? `${column} (${names.unit}) ` : `${column} `, fields[i]))),
+    element: el(
+      "div",
+      { class: "input tabular" },
+      names.columns.map((column, i) =>
+        el("label", {}, names.unit ? `${column} (${names.unit}) ` : `${column} `, fields[i]),
+      ),
+    ),
     feeds() {
       const data = fields.map((field, i) => {
         const value = field.value.trim() === "" ? NaN : Number(field.value);
-        if (!Number.isFinite(value)) throw new UserDataError(`${names.columns[i]}: expected a number, got ${JSON.stringify(field.value)}`);
+        if (!Number.isFinite(value))
+          throw new UserDataError(`${names.columns[i]}: expected a number, got ${JSON.stringify(field.value)}`);
         return value;
       });
-      return { [input.name]: tensor(type, [1, width], type === "float64" ? Float64Array.from(data) : Float32Array.from(data)) };
+      return {
+        [input.name]: tensor(type, [1, width], type === "float64" ? Float64Array.from(data) : Float32Array.from(data)),
+      };
     },
     describe(outputs) {
       const name = answerOutput(model, outputs);

@@ -21,29 +21,44 @@ const shapeText = (shape) => `[${shape.map((d) => (d === -1 || d === null ? "?" 
 export function checkFeeds(feeds, model, source) {
   const names = model.inputs.map((i) => i.name);
   const extra = Object.keys(feeds).filter((k) => !names.includes(k));
-  if (extra.length) throw new UserDataError(`${source}: ${extra.map((k) => JSON.stringify(k)).join(", ")} ${extra.length === 1 ? "is not an input" : "are not inputs"} of ${model.name}; its inputs: ${names.join(", ")}`);
+  if (extra.length)
+    throw new UserDataError(
+      `${source}: ${extra.map((k) => JSON.stringify(k)).join(", ")} ${extra.length === 1 ? "is not an input" : "are not inputs"} of ${model.name}; its inputs: ${names.join(", ")}`,
+    );
   const missing = names.filter((n) => !(n in feeds));
-  if (missing.length) throw new UserDataError(`${source}: no value for input ${missing.map((k) => JSON.stringify(k)).join(", ")} of ${model.name}; its inputs: ${names.join(", ")}`);
+  if (missing.length)
+    throw new UserDataError(
+      `${source}: no value for input ${missing.map((k) => JSON.stringify(k)).join(", ")} of ${model.name}; its inputs: ${names.join(", ")}`,
+    );
   const named = new Map(); // dimension name -> [size, where it was set]
   const checked = {};
   for (const input of model.inputs) {
     const t = feeds[input.name];
     const where = `${source}: input ${JSON.stringify(input.name)}`;
     const expected = tensorType(input.dtype);
-    if (t.type !== expected) throw new UserDataError(`${where}: expected dtype ${expected}, got ${t.type}${t.type.startsWith("float") && expected.startsWith("float") ? ` (save it with .astype(np.${expected}))` : ""}`);
+    if (t.type !== expected)
+      throw new UserDataError(
+        `${where}: expected dtype ${expected}, got ${t.type}${t.type.startsWith("float") && expected.startsWith("float") ? ` (save it with .astype(np.${expected}))` : ""}`,
+      );
     if (input.shape) {
       if (t.dims.length !== input.shape.length) {
-        throw new UserDataError(`${where}: expected ${input.shape.length} dimensions ${shapeText(input.shape)}, got ${t.dims.length}: ${shapeText(t.dims)}`);
+        throw new UserDataError(
+          `${where}: expected ${input.shape.length} dimensions ${shapeText(input.shape)}, got ${t.dims.length}: ${shapeText(t.dims)}`,
+        );
       }
       input.shape.forEach((d, axis) => {
         const got = t.dims[axis];
         if (typeof d === "number" && d > 0 && got !== d) {
-          throw new UserDataError(`${where}: dimension ${axis} must be ${d} (shape ${shapeText(input.shape)}), got ${got}: ${shapeText(t.dims)}`);
+          throw new UserDataError(
+            `${where}: dimension ${axis} must be ${d} (shape ${shapeText(input.shape)}), got ${got}: ${shapeText(t.dims)}`,
+          );
         }
         if (typeof d === "string") {
           const seen = named.get(d);
           if (seen && seen[0] !== got) {
-            throw new UserDataError(`${where}: dimension ${axis} (${d}) is ${got}, but ${d} is ${seen[0]} in ${seen[1]}: inputs sharing a named dimension must agree`);
+            throw new UserDataError(
+              `${where}: dimension ${axis} (${d}) is ${got}, but ${d} is ${seen[0]} in ${seen[1]}: inputs sharing a named dimension must agree`,
+            );
           }
           named.set(d, [got, `input ${JSON.stringify(input.name)}`]);
         }
@@ -61,12 +76,15 @@ function flatten(value, where) {
   const flat = [];
   const walk = (v, depth, path) => {
     if (depth === dims.length) {
-      if (Array.isArray(v)) throw new UserDataError(`${where}: ragged nesting at [${path.join(", ")}]: expected a value, got a list`);
+      if (Array.isArray(v))
+        throw new UserDataError(`${where}: ragged nesting at [${path.join(", ")}]: expected a value, got a list`);
       flat.push(v);
       return;
     }
     if (!Array.isArray(v) || v.length !== dims[depth]) {
-      throw new UserDataError(`${where}: ragged nesting at [${path.join(", ")}]: expected a list of ${dims[depth]}, got ${Array.isArray(v) ? `a list of ${v.length}` : JSON.stringify(v)}`);
+      throw new UserDataError(
+        `${where}: ragged nesting at [${path.join(", ")}]: expected a list of ${dims[depth]}, got ${Array.isArray(v) ? `a list of ${v.length}` : JSON.stringify(v)}`,
+      );
     }
     v.forEach((item, i) => walk(item, depth + 1, [...path, i]));
   };
@@ -83,7 +101,8 @@ function element(type, v, where, index) {
     throw bad("a bool input takes true/false (or 0/1)");
   }
   if (type.endsWith("int64")) {
-    if ((typeof v === "number" && Number.isSafeInteger(v)) || (typeof v === "string" && /^-?\d+$/.test(v))) return BigInt(v);
+    if ((typeof v === "number" && Number.isSafeInteger(v)) || (typeof v === "string" && /^-?\d+$/.test(v)))
+      return BigInt(v);
     throw bad(`an ${type} input takes integers (a string of digits beyond 2^53)`);
   }
   if (type.startsWith("float")) {
@@ -104,12 +123,17 @@ function jsonTensor(value, input, source) {
   const type = tensorType(input.dtype);
   let dims, flat;
   if (value && !Array.isArray(value) && typeof value === "object") {
-    if (!Array.isArray(value.dims) || !Array.isArray(value.data)) throw new UserDataError(`${where}: expected a nested array or {"dims": [...], "data": [...]}, got an object with keys ${Object.keys(value).join(", ") || "none"}`);
+    if (!Array.isArray(value.dims) || !Array.isArray(value.data))
+      throw new UserDataError(
+        `${where}: expected a nested array or {"dims": [...], "data": [...]}, got an object with keys ${Object.keys(value).join(", ") || "none"}`,
+      );
     dims = value.dims;
-    if (dims.some((d) => !Number.isInteger(d) || d < 0)) throw new UserDataError(`${where}: dims must be non-negative integers, got ${JSON.stringify(dims)}`);
+    if (dims.some((d) => !Number.isInteger(d) || d < 0))
+      throw new UserDataError(`${where}: dims must be non-negative integers, got ${JSON.stringify(dims)}`);
     flat = value.data;
     const count = dims.reduce((a, b) => a * b, 1);
-    if (flat.length !== count) throw new UserDataError(`${where}: dims ${shapeText(dims)} hold ${count} values, data has ${flat.length}`);
+    if (flat.length !== count)
+      throw new UserDataError(`${where}: dims ${shapeText(dims)} hold ${count} values, data has ${flat.length}`);
   } else if (Array.isArray(value)) {
     [dims, flat] = flatten(value, where);
   } else {
@@ -117,7 +141,9 @@ function jsonTensor(value, input, source) {
     dims = [];
   }
   const data = new ARRAYS[type](flat.length);
-  flat.forEach((v, i) => { data[i] = element(type, v, where, i); });
+  flat.forEach((v, i) => {
+    data[i] = element(type, v, where, i);
+  });
   return tensor(type, dims, data);
 }
 
@@ -132,7 +158,9 @@ export function feedsFromJson(text, model) {
   }
   if (Array.isArray(body) && model.inputs.length === 1) body = { [model.inputs[0].name]: body };
   if (!body || typeof body !== "object" || Array.isArray(body)) {
-    throw new UserDataError(`${source}: expected an object with one key per input (${model.inputs.map((i) => i.name).join(", ")}), got ${Array.isArray(body) ? "a list" : JSON.stringify(body)}`);
+    throw new UserDataError(
+      `${source}: expected an object with one key per input (${model.inputs.map((i) => i.name).join(", ")}), got ${Array.isArray(body) ? "a list" : JSON.stringify(body)}`,
+    );
   }
   const feeds = {};
   for (const [name, value] of Object.entries(body)) {
@@ -148,7 +176,9 @@ export async function feedsFromFile(name, bytes, model) {
   if (/\.npz$/i.test(name)) return checkFeeds(await readNpz(bytes, source), model, source);
   if (/\.npy$/i.test(name)) {
     if (model.inputs.length !== 1) {
-      throw new UserDataError(`${source}: ${model.name} has ${model.inputs.length} inputs (${model.inputs.map((i) => i.name).join(", ")}): give an .npz with one key per input`);
+      throw new UserDataError(
+        `${source}: ${model.name} has ${model.inputs.length} inputs (${model.inputs.map((i) => i.name).join(", ")}): give an .npz with one key per input`,
+      );
     }
     return checkFeeds({ [model.inputs[0].name]: readNpy(bytes, source) }, model, source);
   }

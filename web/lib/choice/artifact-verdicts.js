@@ -16,7 +16,9 @@ export function remembered(sha256, runtime, ortVersion, device) {
 }
 
 export function remember(sha256, runtime, ortVersion, device, verdict) {
-  updateJson(VERDICTS, (all) => { all[key(sha256, runtime, ortVersion, device)] = { ...verdict, at: new Date().toISOString() }; });
+  updateJson(VERDICTS, (all) => {
+    all[key(sha256, runtime, ortVersion, device)] = { ...verdict, at: new Date().toISOString() };
+  });
 }
 
 export function forgetVerdicts() {
@@ -26,7 +28,9 @@ export function forgetVerdicts() {
 // The repository's verdicts (conformance.json) on this (artifact, runtime) pair from devices of this kind.
 export function checkedVerdicts(conformance, sha256, runtime, device) {
   const kind = deviceKind(device);
-  return (conformance?.verdicts ?? []).filter((v) => v.sha256 === sha256 && v.runtime === runtime && v.device_kind === kind);
+  return (conformance?.verdicts ?? []).filter(
+    (v) => v.sha256 === sha256 && v.runtime === runtime && v.device_kind === kind,
+  );
 }
 
 // The repository's verdict against this pair on a device of this kind, if `onnxport check` failed it.

@@ -52,8 +52,10 @@ export const DEFAULT_EXPECTED_RUNS = 1000;
 export function expectedRuns(value) {
   if (value === undefined || value === null) return DEFAULT_EXPECTED_RUNS;
   if (typeof value === "number" && Number.isSafeInteger(value) && value >= 1) return value;
-  const shown = typeof value === "number" ? String(value) : JSON.stringify(value) ?? String(value);
-  throw new Error(`expectedRuns must be a whole number of 1 or more (the runs the page expects of the model; 1 when a cold start matters most), got ${shown}`);
+  const shown = typeof value === "number" ? String(value) : (JSON.stringify(value) ?? String(value));
+  throw new Error(
+    `expectedRuns must be a whole number of 1 or more (the runs the page expects of the model; 1 when a cold start matters most), got ${shown}`,
+  );
 }
 
 // A form must start more than 10% sooner than the variant as built (a bench run's noise is about
@@ -65,11 +67,20 @@ export const MIN_GAIN = 0.9;
 // A row names its file by sha256 (reports from before sha256: by model, variant, form and bytes).
 export function benchRow(bench, device, { model, variant, form = null, record, key }) {
   const kind = deviceKind(device);
-  const benched = [...Object.values(bench?.browsers ?? {}), bench?.browser].find((s) => s?.device && deviceKind(s.device) === kind);
+  const benched = [...Object.values(bench?.browsers ?? {}), bench?.browser].find(
+    (s) => s?.device && deviceKind(s.device) === kind,
+  );
   if (!benched) return null;
-  return benched.results?.find((r) => r.runtime === key && r.status === "ok" && (r.sha256
-    ? r.sha256 === record.sha256
-    : r.model === model?.name && r.variant === variant && (r.form ?? null) === form && r.bytes === record.bytes)) ?? null;
+  return (
+    benched.results?.find(
+      (r) =>
+        r.runtime === key &&
+        r.status === "ok" &&
+        (r.sha256
+          ? r.sha256 === record.sha256
+          : r.model === model?.name && r.variant === variant && (r.form ?? null) === form && r.bytes === record.bytes),
+    ) ?? null
+  );
 }
 
 // A GPU runtime measured this many times slower than WebAssembly on the same file runs like a software adapter,
@@ -89,7 +100,9 @@ export function softwareReason(runtime, device) {
   if (!row?.software || !device.adapter) return null;
   if (device.adapter.fallback) return row.software.note;
   const slow = measuredSlow(runtime);
-  return slow ? `measured ${Math.round(slow)}x slower than WebAssembly on a file here, as a software adapter is: ranked after WebAssembly until measured faster` : null;
+  return slow
+    ? `measured ${Math.round(slow)}x slower than WebAssembly on a file here, as a software adapter is: ranked after WebAssembly until measured faster`
+    : null;
 }
 
 // The largest slowdown of the runtime against the CPU runtimes on one file, measured here (null: none past the ratio).
@@ -103,7 +116,9 @@ function measuredSlow(runtime) {
     if (cpu.has(key)) best.set(sha256, Math.min(best.get(sha256) ?? Infinity, figures.warm_ms));
     else if (key === runtime) gpu.push([sha256, figures.warm_ms]);
   }
-  const ratios = gpu.filter(([sha256]) => best.get(sha256) >= SOFTWARE_MIN_CPU_MS).map(([sha256, ms]) => ms / best.get(sha256));
+  const ratios = gpu
+    .filter(([sha256]) => best.get(sha256) >= SOFTWARE_MIN_CPU_MS)
+    .map(([sha256, ms]) => ms / best.get(sha256));
   const worst = Math.max(0, ...ratios);
   return worst >= SOFTWARE_RATIO ? worst : null;
 }
@@ -143,11 +158,17 @@ function warmRun(step, device, own, row, fleet, other) {
   if (other) return { ms: other.ms, source: `measured in this browser on ${other.threads}`, measured: true };
   const warm = fleet?.warm_run_ms;
   if (typeof warm?.median === "number") return { ms: warm.median, source: fleetSource(warm), measured: true };
-  if (typeof row?.warm?.median_ms === "number") return { ms: row.warm.median_ms, source: "onnxport bench on this kind of device", measured: true };
+  if (typeof row?.warm?.median_ms === "number")
+    return { ms: row.warm.median_ms, source: "onnxport bench on this kind of device", measured: true };
   const native = step.record.speed?.native_ms;
   const guess = prior(step.key, device);
   if (typeof native === "number" && guess) {
-    return { ms: native * guess.factor + guess.overheadMs, source: `prior: native ${formatMs(native)} at build time, ${guess.why}; not measured yet`, measured: false, prior: true };
+    return {
+      ms: native * guess.factor + guess.overheadMs,
+      source: `prior: native ${formatMs(native)} at build time, ${guess.why}; not measured yet`,
+      measured: false,
+      prior: true,
+    };
   }
   return { ms: Infinity, source: "never measured, and no build-time figure for a prior", measured: false };
 }
@@ -157,7 +178,8 @@ function creation(own, row, fleet) {
   if (typeof own?.create_ms === "number") return { ms: own.create_ms, source: "measured in this browser" };
   const create = fleet?.create_ms;
   if (typeof create?.median === "number") return { ms: create.median, source: fleetSource(create) };
-  if (typeof row?.cached?.create_ms === "number") return { ms: row.cached.create_ms, source: "onnxport bench on this kind of device" };
+  if (typeof row?.cached?.create_ms === "number")
+    return { ms: row.cached.create_ms, source: "onnxport bench on this kind of device" };
   return null;
 }
 
@@ -169,10 +191,16 @@ function start(own, row, fleet) {
   }
   const parts = fleet ? [fleet.create_ms, fleet.first_run_ms, fleet.warm_run_ms] : [];
   if (parts.length && parts.every((t) => typeof t?.median === "number")) {
-    return { ms: parts.reduce((sum, t) => sum + t.median, 0), source: fleetSource({ clients: Math.min(...parts.map((t) => t.clients)) }) };
+    return {
+      ms: parts.reduce((sum, t) => sum + t.median, 0),
+      source: fleetSource({ clients: Math.min(...parts.map((t) => t.clients)) }),
+    };
   }
   if (!row?.cached || !row.warm) return null;
-  return { ms: row.cached.create_ms + row.cached.first_run_ms + row.warm.median_ms, source: "onnxport bench on this kind of device" };
+  return {
+    ms: row.cached.create_ms + row.cached.first_run_ms + row.warm.median_ms,
+    source: "onnxport bench on this kind of device",
+  };
 }
 
 /**
@@ -198,7 +226,20 @@ export function cost(step, device, context) {
   const software = softwareReason(step.runtime, device);
   const late = software !== null && !run.measured;
   const ms = pays(rankDownloadMs, create, runs, run);
-  return { ms, runs, run, create, start: start(own, row, fleet), downloadMs, rankDownloadMs, bytes: step.record.bytes, cached, net, late, software };
+  return {
+    ms,
+    runs,
+    run,
+    create,
+    start: start(own, row, fleet),
+    downloadMs,
+    rankDownloadMs,
+    bytes: step.record.bytes,
+    cached,
+    net,
+    late,
+    software,
+  };
 }
 
 /**
@@ -238,7 +279,7 @@ function megabytes(bytes) {
 // The rate a download's time was reckoned at, in words.
 function rateWords(c) {
   return c.downloadMs === null
-    ? `at ${RANK_BYTES_PER_MS * 8 / 1000} Mbit/s, the rate an unmeasured download is weighed at`
+    ? `at ${(RANK_BYTES_PER_MS * 8) / 1000} Mbit/s, the rate an unmeasured download is weighed at`
     : `at ${formatRate(/** @type {number} */ (c.net.bytesPerMs))}, measured here`;
 }
 
@@ -249,8 +290,10 @@ function termWords(term, by, better, worse) {
     return `${formatMs(worse.run.ms - better.run.ms)} faster run x ${runs} (${span(by)})`;
   }
   if (term === "download") {
-    if (better.cached) return `cached file (against ${megabytes(worse.bytes)} to download: ${span(by)} ${rateWords(worse)})`;
-    const smaller = worse.bytes > better.bytes ? `${megabytes(worse.bytes - better.bytes)} smaller download` : "quicker download";
+    if (better.cached)
+      return `cached file (against ${megabytes(worse.bytes)} to download: ${span(by)} ${rateWords(worse)})`;
+    const smaller =
+      worse.bytes > better.bytes ? `${megabytes(worse.bytes - better.bytes)} smaller download` : "quicker download";
     return `${smaller} (${span(by)} ${rateWords(worse)})`;
   }
   return `${formatMs(by)} quicker session creation (${better.create.source})`;

@@ -17,7 +17,13 @@ import { browserName } from "./probe.js";
 // The core-count buckets: [most cores, name]; more than the last is "17+". The server's table is the same
 // (server/onnxport/serving/fleet/classes.py); tests/vectors/fleet_classes.json holds both to it.
 /** @type {ReadonlyArray<[number, string]>} */
-export const CORE_BUCKETS = Object.freeze([[1, "1"], [2, "2"], [4, "3-4"], [8, "5-8"], [16, "9-16"]]);
+export const CORE_BUCKETS = Object.freeze([
+  [1, "1"],
+  [2, "2"],
+  [4, "3-4"],
+  [8, "5-8"],
+  [16, "9-16"],
+]);
 const ADAPTER_TEXT = 64;
 
 /** @param {number} cores @returns {string} */
@@ -30,12 +36,19 @@ export function coresBucket(cores) {
 export function deviceClass(device) {
   const name = browserName(device.userAgent); // "Chrome 131", "WebKitGTK", "unknown browser"
   const [, engine = "unknown", major] = /^(Chrome|Firefox|Safari|WebKitGTK)(?: (\d+))?$/.exec(name) ?? [];
-  const text = (value) => String(value ?? "").trim().toLowerCase().slice(0, ADAPTER_TEXT);
+  const text = (value) =>
+    String(value ?? "")
+      .trim()
+      .toLowerCase()
+      .slice(0, ADAPTER_TEXT);
   const a = device.adapter;
   return {
-    engine, engine_major: major ? Number(major) : null,
-    adapter_vendor: a ? text(a.vendor) : "none", adapter_architecture: a ? text(a.architecture) : "",
-    software_adapter: Boolean(a?.fallback), cores: coresBucket(device.hardwareConcurrency),
+    engine,
+    engine_major: major ? Number(major) : null,
+    adapter_vendor: a ? text(a.vendor) : "none",
+    adapter_architecture: a ? text(a.architecture) : "",
+    software_adapter: Boolean(a?.fallback),
+    cores: coresBucket(device.hardwareConcurrency),
   };
 }
 
@@ -44,11 +57,21 @@ export function classKey(c) {
   const engine = c.engine_major === null ? c.engine : `${c.engine} ${c.engine_major}`;
   const cores = `${c.cores} ${c.cores === "1" ? "core" : "cores"}`;
   const named = [c.adapter_vendor, c.adapter_architecture].filter(Boolean).join(" ");
-  const gpu = c.adapter_vendor === "none" ? "no WebGPU" : `${named || "unnamed WebGPU adapter"}${c.software_adapter ? " (software)" : ""}`;
+  const gpu =
+    c.adapter_vendor === "none"
+      ? "no WebGPU"
+      : `${named || "unnamed WebGPU adapter"}${c.software_adapter ? " (software)" : ""}`;
   return `${engine} · ${cores} · ${gpu}`;
 }
 
-const CLASS_FIELDS = /** @type {const} */ (["engine", "engine_major", "adapter_vendor", "adapter_architecture", "software_adapter", "cores"]);
+const CLASS_FIELDS = /** @type {const} */ ([
+  "engine",
+  "engine_major",
+  "adapter_vendor",
+  "adapter_architecture",
+  "software_adapter",
+  "cores",
+]);
 
 /** @param {DeviceClass} a @param {DeviceClass} b */
 function sameClass(a, b) {
@@ -70,7 +93,10 @@ export function fleetGroup(fleet, sha256, key, device) {
 export function fleetFailure(fleet, sha256, key, device) {
   const group = fleetGroup(fleet, sha256, key, device);
   if (group?.verdict !== "fail") return null;
-  const metric = group.metric?.name && typeof group.metric.median === "number" ? `; median ${group.metric.name} ${group.metric.median.toPrecision(3)}` : "";
+  const metric =
+    group.metric?.name && typeof group.metric.median === "number"
+      ? `; median ${group.metric.name} ${group.metric.median.toPrecision(3)}`
+      : "";
   return `failed verification on ${group.fail} of ${group.clients} devices of this class (the fleet's reports${metric})`;
 }
 

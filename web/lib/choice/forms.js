@@ -9,8 +9,10 @@ export const AS_BUILT = null;
 // [name, record] of the variant's served forms, in the manifest's order; with a runtime key
 // (runtimes.js), only those made for it (a form's `runtimes`, null: any).
 export function servedForms(record, runtime = null) {
-  return Object.entries(record.forms ?? {}).filter(([, form]) => form.status === "ok" && form.file
-    && (runtime === null || !form.runtimes || form.runtimes.includes(runtime)));
+  return Object.entries(record.forms ?? {}).filter(
+    ([, form]) =>
+      form.status === "ok" && form.file && (runtime === null || !form.runtimes || form.runtimes.includes(runtime)),
+  );
 }
 
 // The record to load for (variant, form): a form record has the variant's file keys
@@ -18,7 +20,14 @@ export function servedForms(record, runtime = null) {
 export function fileRecord(variantRecord, form) {
   if (form === AS_BUILT) return variantRecord;
   const record = variantRecord.forms?.[form];
-  if (!record || record.status !== "ok") throw new Error(`form ${JSON.stringify(form)} is not served; served forms: ${servedForms(variantRecord).map(([n]) => n).join(", ") || "none"}`);
+  if (record?.status !== "ok")
+    throw new Error(
+      `form ${JSON.stringify(form)} is not served; served forms: ${
+        servedForms(variantRecord)
+          .map(([n]) => n)
+          .join(", ") || "none"
+      }`,
+    );
   return { ...record, precision: variantRecord.precision, speed: variantRecord.speed };
 }
 

@@ -68,8 +68,7 @@ export const PROBED = Object.freeze([
   "com.microsoft/SkipLayerNormalization",
 ]);
 export const MISSING = Object.freeze({
-  wasm: Object.freeze([
-  ]),
+  wasm: Object.freeze([]),
   webgpu: Object.freeze([
     "ai.onnx.ml/ArrayFeatureExtractor",
     "ai.onnx.ml/Binarizer",

@@ -54,11 +54,19 @@ export function coinTail(wins, tosses) {
 export function pairedVerdict(pairs) {
   const votes = pairs.filter((p) => p.many < p.one * MIN_GAIN).length;
   const against = pairs.length - votes;
-  const clear = pairs.length && coinTail(votes, pairs.length) <= ALPHA ? "many"
-    : pairs.length && coinTail(against, pairs.length) <= ALPHA ? "one" : null;
+  const clear =
+    pairs.length && coinTail(votes, pairs.length) <= ALPHA
+      ? "many"
+      : pairs.length && coinTail(against, pairs.length) <= ALPHA
+        ? "one"
+        : null;
   return {
-    pairs: pairs.length, votes, clear, ratio: median(pairs.map((p) => p.many / p.one)),
-    oneMs: median(pairs.map((p) => p.one)), manyMs: median(pairs.map((p) => p.many)),
+    pairs: pairs.length,
+    votes,
+    clear,
+    ratio: median(pairs.map((p) => p.many / p.one)),
+    oneMs: median(pairs.map((p) => p.one)),
+    manyMs: median(pairs.map((p) => p.many)),
   };
 }
 
@@ -95,8 +103,10 @@ export function trialOutcome(verdict, many, prior) {
 export function measuredWords({ pairs, votes, ratio, oneMs, manyMs }, many) {
   if (!pairs) return "no paired runs";
   const gain = Math.round((1 - MIN_GAIN) * 100);
-  return `${many} threads took ${ratio.toFixed(2)}x the time of one (${formatMs(manyMs)} against ${formatMs(oneMs)}, `
-    + `medians of ${pairs} paired runs; ${votes} of ${pairs} pairs ${gain}% faster on ${many} threads)`;
+  return (
+    `${many} threads took ${ratio.toFixed(2)}x the time of one (${formatMs(manyMs)} against ${formatMs(oneMs)}, ` +
+    `medians of ${pairs} paired runs; ${votes} of ${pairs} pairs ${gain}% faster on ${many} threads)`
+  );
 }
 
 /** @param {number[]} values */

@@ -13,7 +13,7 @@ import { alike, byCost, cost, decision, expectedRuns, MIN_GAIN, startsSooner } f
 import { fleetFailure } from "./fleet.js";
 import { AS_BUILT, fileRecord, formOperatorTypes, servedForms } from "./forms.js";
 import { missingKernelReason } from "./kernels.js";
-import { inBrowser, PINNABLE, runtime as runtimeRow, shaderF16Reason, unavailableReason } from "./runtimes.js";
+import { inBrowser, PINNABLE, shaderF16Reason, unavailableReason } from "./runtimes.js";
 import { threadChoice } from "./threads.js";
 import { checkedFailure, checkedVerdicts, remembered } from "./artifact-verdicts.js";
 
@@ -28,12 +28,16 @@ export function buildPlan(model, device, context) {
   const ok = served(model);
   const steps = [];
   const skipped = [];
-  if (pin.runtime && !PINNABLE.includes(pin.runtime)) throw new Error(`unknown runtime ${JSON.stringify(pin.runtime)}; runtimes: ${PINNABLE.join(", ")}`);
+  if (pin.runtime && !PINNABLE.includes(pin.runtime))
+    throw new Error(`unknown runtime ${JSON.stringify(pin.runtime)}; runtimes: ${PINNABLE.join(", ")}`);
   if (pin.variant && !ok.includes(pin.variant)) {
-    throw new Error(`variant ${JSON.stringify(pin.variant)} of ${model.name} is not served; served: ${ok.join(", ") || "none"}`);
+    throw new Error(
+      `variant ${JSON.stringify(pin.variant)} of ${model.name} is not served; served: ${ok.join(", ") || "none"}`,
+    );
   }
   if (pin.form) {
-    if (!pin.variant) throw new Error(`a form is a file of one variant: pin the variant too (form ${JSON.stringify(pin.form)})`);
+    if (!pin.variant)
+      throw new Error(`a form is a file of one variant: pin the variant too (form ${JSON.stringify(pin.form)})`);
     fileRecord(model.variants[pin.variant], pin.form); // throws, naming the served forms, when it is not one
   }
   const variants = pin.variant ? [pin.variant] : ok;
@@ -56,26 +60,40 @@ export function buildPlan(model, device, context) {
   alike(steps.map((step) => step.cost)).forEach((c, i) => priced(steps[i], c));
   steps.sort(byCost);
   steps.forEach((step, i) => {
-    const said = rivals(steps, i).map((rival) => decision(step.cost, rival.cost, stepName(rival, step))).filter(Boolean);
+    const said = rivals(steps, i)
+      .map((rival) => decision(step.cost, rival.cost, stepName(rival, step)))
+      .filter(Boolean);
     if (said.length) step.why = [step.why, ...said].join("; ");
   });
   for (const step of steps) for (const part of ["cost", "file", "formWhy"]) delete step[part];
   if (!pin.runtime || pin.runtime === SERVER) {
     const variant = pin.variant || (ok.includes("fp32") ? "fp32" : ok[0]);
-    if (variant) steps.push({ runtime: SERVER, key: SERVER, variant, form: null, why: "the server's onnxruntime: the reference, always available" });
+    if (variant)
+      steps.push({
+        runtime: SERVER,
+        key: SERVER,
+        variant,
+        form: null,
+        why: "the server's onnxruntime: the reference, always available",
+      });
   }
   // A form that fails here is followed by its variant as built, before the plan's next step.
-  const tried = steps.flatMap((step) => (step.form === AS_BUILT || step.formOnly ? [step]
-    : [step, { ...step, form: AS_BUILT, why: `as built, if the ${step.form} form fails: ${step.why}` }]));
+  const tried = steps.flatMap((step) =>
+    step.form === AS_BUILT || step.formOnly
+      ? [step]
+      : [step, { ...step, form: AS_BUILT, why: `as built, if the ${step.form} form fails: ${step.why}` }],
+  );
   return { steps: tried, skipped };
 }
 
 function candidate(model, variant, runtime, device, context) {
   const record = model.variants[variant];
-  const row = runtimeRow(runtime);
   // key: the tolerance and check name; on WebAssembly, the thread count measured to pay (threads.js)
   const threading = threadChoice(runtime, record, device, {
-    bench: context.bench, fleet: context.fleet, model, variant,
+    bench: context.bench,
+    fleet: context.fleet,
+    model,
+    variant,
     // Evidence kept per thread count (onnxport check, the fleet); this browser's own verdict is the runtime's: a
     // wrong result on one count keeps the step out (knownFailure below), as the arithmetic is the same.
     failed: (k) => reportedFailure(record.sha256, k, device, context),
@@ -95,7 +113,9 @@ function candidate(model, variant, runtime, device, context) {
   const step = { model, variant, record, runtime, key };
   const { form, why: formWhy } = context.pin?.form
     ? { form: context.pin.form, why: `${context.pin.form} form pinned` }
-    : only ? onlyForm(step, only.forms, noKernel, device, context) : chooseForm(step, device, context);
+    : only
+      ? onlyForm(step, only.forms, noKernel, device, context)
+      : chooseForm(step, device, context);
   if (only && !only.forms.some(([name]) => name === form)) return { skip: noKernel };
   const file = fileRecord(record, form);
   const c = cost({ ...step, form, record: file }, device, context);
@@ -114,7 +134,14 @@ function priced(step, c) {
     ...(step.threadsWhy ? [step.threadsWhy] : []),
   ].join(" + ");
   step.expectedMs = c.downloadMs === null ? null : c.ms; // what the page will pay, once the download's time is known
-  Object.assign(step, { rankMs: c.ms, runMs: c.run.ms, createMs: c.create?.ms ?? null, downloadMs: c.downloadMs, measured: c.run.measured, late: c.late });
+  Object.assign(step, {
+    rankMs: c.ms,
+    runMs: c.run.ms,
+    createMs: c.create?.ms ?? null,
+    downloadMs: c.downloadMs,
+    measured: c.run.measured,
+    late: c.late,
+  });
 }
 
 // The steps whose place a step's why explains: the next one; for the first step (the plan's choice), also the
@@ -122,8 +149,11 @@ function priced(step, c) {
 function rivals(steps, i) {
   const next = steps[i + 1];
   if (i > 0) return next ? [next] : [];
-  const best = (term) => steps.slice(1).filter((s) => !s.cost.late && term(s.cost) < term(steps[0].cost))
-    .sort((a, b) => term(a.cost) - term(b.cost))[0];
+  const best = (term) =>
+    steps
+      .slice(1)
+      .filter((s) => !s.cost.late && term(s.cost) < term(steps[0].cost))
+      .sort((a, b) => term(a.cost) - term(b.cost))[0];
   return [...new Set([next, best((c) => c.rankDownloadMs), best((c) => c.run.ms)])].filter(Boolean);
 }
 
@@ -149,7 +179,8 @@ function knownFailure(sha256, key, device, context) {
 // Why onnxport check or the fleet of this device class found a file failing on this runtime key, or null.
 function reportedFailure(sha256, key, device, context) {
   const checked = checkedFailure(context.conformance, sha256, key, device);
-  if (checked) return `onnxport check on this kind of device found it ${checked.status === "fail" ? "wrong" : "unsupported"}: ${checked.reason}`;
+  if (checked)
+    return `onnxport check on this kind of device found it ${checked.status === "fail" ? "wrong" : "unsupported"}: ${checked.reason}`;
   return fleetFailure(context.fleet, sha256, key, device);
 }
 
@@ -169,12 +200,18 @@ function runnableForms(record, runtime, key, device, context) {
 // {form, why} where the variant as built cannot run: the runnable form that starts soonest by measurement
 // (cost.js, like with like), else the first.
 function onlyForm(step, forms, noKernel, device, context) {
-  const timed = forms.map(([name]) => [name, cost({ ...step, form: name, record: fileRecord(step.record, name) }, device, context).start]);
+  const timed = forms.map(([name]) => [
+    name,
+    cost({ ...step, form: name, record: fileRecord(step.record, name) }, device, context).start,
+  ]);
   const measured = timed.filter(([, start]) => start).sort((a, b) => a[1].ms - b[1].ms);
   const [form, start] = measured[0] ?? [forms[0][0], null];
   const record = step.record.forms[form];
   const how = start ? `: ${formatMs(start.ms)} to create, run first and run warm (${start.source})` : "";
-  return { form, why: `${form} form (${record.optimization}, ${record.format}), as the variant as built cannot run here (${noKernel})${how}` };
+  return {
+    form,
+    why: `${form} form (${record.optimization}, ${record.format}), as the variant as built cannot run here (${noKernel})${how}`,
+  };
 }
 
 // The download in words: its time only from a bandwidth measured here, else "time unknown" and why.
@@ -199,11 +236,17 @@ function chooseForm(step, device, context) {
     if (!verified || !start || !base || base.source !== start.source) continue;
     passed.push(name);
     if (start.ms < best.ms && startsSooner(start, base)) {
-      best = { form: name, ms: start.ms, why: `${name} form (${form.optimization}, ${form.format}): ${formatMs(start.ms)} to create, run first and run warm, against ${formatMs(base.ms)} as built (${start.source}; ${verified})` };
+      best = {
+        form: name,
+        ms: start.ms,
+        why: `${name} form (${form.optimization}, ${form.format}): ${formatMs(start.ms)} to create, run first and run warm, against ${formatMs(base.ms)} as built (${start.source}; ${verified})`,
+      };
     }
   }
   if (best.form === AS_BUILT && forms.length) {
-    best.why = passed.length ? `as built: no verified form measured ${Math.round((1 - MIN_GAIN) * 100)}% faster (${passed.join(", ")} measured)` : null;
+    best.why = passed.length
+      ? `as built: no verified form measured ${Math.round((1 - MIN_GAIN) * 100)}% faster (${passed.join(", ")} measured)`
+      : null;
   }
   return { form: best.form, why: best.why };
 }

@@ -70,10 +70,15 @@ async function probeWebGpu(result) {
     result.webgpu = true;
     result.shaderF16 = Boolean(adapter.features?.has("shader-f16"));
     const named = {
-      vendor: info.vendor ?? "", architecture: info.architecture ?? "", device: info.device ?? "",
+      vendor: info.vendor ?? "",
+      architecture: info.architecture ?? "",
+      device: info.device ?? "",
       description: info.description ?? "",
     };
-    result.adapter = { ...named, fallback: softwareAdapter(named, info.isFallbackAdapter ?? adapter.isFallbackAdapter) };
+    result.adapter = {
+      ...named,
+      fallback: softwareAdapter(named, info.isFallbackAdapter ?? adapter.isFallbackAdapter),
+    };
   } catch (error) {
     result.webgpuReason = `requestAdapter() failed: ${error?.message ?? error}`;
   }
@@ -121,12 +126,20 @@ async function probeWebNn(result) {
  * @returns {{threads: number, why: string, overstated?: string}}
  */
 export function threadCeiling(device) {
-  if (!device.crossOriginIsolated) return { threads: 1, why: "one thread: the page is not cross-origin isolated (threads need its COOP and COEP headers)" };
-  if (device.sharedMemory === false) return { threads: 1, why: "one thread: this browser gives the page no SharedArrayBuffer, which threads need" };
+  if (!device.crossOriginIsolated)
+    return {
+      threads: 1,
+      why: "one thread: the page is not cross-origin isolated (threads need its COOP and COEP headers)",
+    };
+  if (device.sharedMemory === false)
+    return { threads: 1, why: "one thread: this browser gives the page no SharedArrayBuffer, which threads need" };
   const cores = device.hardwareConcurrency || 1;
   if (cores <= 1) return { threads: 1, why: "one thread: the browser reports one core" };
   const threads = Math.min(4, cores);
-  const ceiling = { threads, why: `up to ${threads} threads (the browser reports ${cores} cores${cores > 4 ? "; more gain nothing on these models" : ""})` };
+  const ceiling = {
+    threads,
+    why: `up to ${threads} threads (the browser reports ${cores} cores${cores > 4 ? "; more gain nothing on these models" : ""})`,
+  };
   const engine = browserName(device.userAgent);
   if (engine !== "WebKitGTK" && !engine.startsWith("Safari")) return ceiling;
   return { ...ceiling, overstated: `${engine} reports ${cores} cores, which can be more than the machine has` };
@@ -156,7 +169,9 @@ export function browserName(userAgent) {
 export function deviceKind(device) {
   const a = device.adapter;
   // Firefox's lavapipe gives an empty adapter info: the adapter is then named by what the probe knows.
-  const gpu = a ? `${[a.vendor, a.architecture].filter(Boolean).join(" ") || "unnamed WebGPU adapter"}${a.fallback ? " (software)" : ""}` : "no WebGPU";
+  const gpu = a
+    ? `${[a.vendor, a.architecture].filter(Boolean).join(" ") || "unnamed WebGPU adapter"}${a.fallback ? " (software)" : ""}`
+    : "no WebGPU";
   return `${browserName(device.userAgent)} · ${device.hardwareConcurrency} cores · ${gpu}`;
 }
 

@@ -40,35 +40,78 @@ import { threadsFor } from "./probe.js";
  */
 
 /** @type {(fields: Partial<RuntimeRow> & {key: string}) => Readonly<RuntimeRow>} */
-const row = (fields) => Object.freeze({
-  provider: null, bundle: null, threads: 1, kernels: null, needs: null, prior: null, software: null,
-  shaderF16: false, checked: false, gpu: false, ...fields, label: fields.label ?? fields.key, runtime: fields.runtime ?? fields.key,
-});
+const row = (fields) =>
+  Object.freeze({
+    provider: null,
+    bundle: null,
+    threads: 1,
+    kernels: null,
+    needs: null,
+    prior: null,
+    software: null,
+    shaderF16: false,
+    checked: false,
+    gpu: false,
+    ...fields,
+    label: fields.label ?? fields.key,
+    runtime: fields.runtime ?? fields.key,
+  });
 
 export const RUNTIMES = Object.freeze([
   row({
-    key: "webgpu", provider: "webgpu", bundle: "ort.webgpu.min.mjs", kernels: "webgpu",
+    key: "webgpu",
+    provider: "webgpu",
+    bundle: "ort.webgpu.min.mjs",
+    kernels: "webgpu",
     needs: Object.freeze({ flag: "webgpu", missing: "no WebGPU adapter" }),
-    prior: Object.freeze({ factor: 1, overheadMs: 1, why: "a GPU taken as about native speed, plus dispatch and read-back" }),
+    prior: Object.freeze({
+      factor: 1,
+      overheadMs: 1,
+      why: "a GPU taken as about native speed, plus dispatch and read-back",
+    }),
     software: Object.freeze({
-      prior: Object.freeze({ factor: 300, overheadMs: 5, why: "a software WebGPU adapter taken as about 100x slower than WebAssembly" }),
+      prior: Object.freeze({
+        factor: 300,
+        overheadMs: 5,
+        why: "a software WebGPU adapter taken as about 100x slower than WebAssembly",
+      }),
       note: "software WebGPU adapter: ranked after WebAssembly until measured faster",
     }),
-    shaderF16: true, checked: true, gpu: true,
+    shaderF16: true,
+    checked: true,
+    gpu: true,
   }),
   row({
     // The WebGPU bundle carries the WebNN execution provider too.
-    key: "webnn", provider: "webnn", bundle: "ort.webgpu.min.mjs", kernels: "webnn",
+    key: "webnn",
+    provider: "webnn",
+    bundle: "ort.webgpu.min.mjs",
+    kernels: "webnn",
     needs: Object.freeze({ flag: "webnn", missing: "no WebNN context" }),
     prior: Object.freeze({ factor: 1, overheadMs: 1, why: "WebNN taken as about native speed" }),
   }),
   row({
-    key: "wasm", provider: "wasm", bundle: "ort.wasm.min.mjs", threads: "all", kernels: "wasm", checked: true,
+    key: "wasm",
+    provider: "wasm",
+    bundle: "ort.wasm.min.mjs",
+    threads: "all",
+    kernels: "wasm",
+    checked: true,
     prior: Object.freeze({ factor: 3, overheadMs: 0.05, why: "WebAssembly with threads taken as about 3x native" }),
   }),
   row({
-    key: "wasm-1t", runtime: "wasm", provider: "wasm", bundle: "ort.wasm.min.mjs", threads: 1, kernels: "wasm", checked: true,
-    prior: Object.freeze({ factor: 6, overheadMs: 0.05, why: "WebAssembly on one thread taken as about 6x native on all cores" }),
+    key: "wasm-1t",
+    runtime: "wasm",
+    provider: "wasm",
+    bundle: "ort.wasm.min.mjs",
+    threads: 1,
+    kernels: "wasm",
+    checked: true,
+    prior: Object.freeze({
+      factor: 6,
+      overheadMs: 0.05,
+      why: "WebAssembly on one thread taken as about 6x native on all cores",
+    }),
   }),
   // The server's onnxruntime: the reference, always available, the plan's last step.
   row({ key: "server" }),
@@ -91,7 +134,11 @@ export const PINNABLE = Object.freeze(keys((r) => r.runtime === r.key));
 /** The runtimes that run in this browser, each in a worker of its own. */
 export const BROWSER = Object.freeze(keys((r) => r.provider !== null));
 /** The runtimes `onnxport check` and the bench run, CPU first: quick results before the slow adapter. */
-export const CHECKED = Object.freeze(RUNTIMES.filter((r) => r.checked).sort((a, b) => Number(a.gpu) - Number(b.gpu)).map((r) => r.key));
+export const CHECKED = Object.freeze(
+  RUNTIMES.filter((r) => r.checked)
+    .sort((a, b) => Number(a.gpu) - Number(b.gpu))
+    .map((r) => r.key),
+);
 
 /** Whether a key (or a pinnable runtime) runs in this browser; false for the server. @param {string} key */
 export function inBrowser(key) {
@@ -101,7 +148,8 @@ export function inBrowser(key) {
 /** The row of a browser runtime's key; throws, naming them, for any other. @param {string} key @returns {Readonly<RuntimeRow>} */
 export function browserRuntime(key) {
   const found = BY_KEY.get(key);
-  if (!found?.provider) throw new Error(`unknown browser runtime ${JSON.stringify(key)}; runtimes: ${BROWSER.join(", ")}`);
+  if (!found?.provider)
+    throw new Error(`unknown browser runtime ${JSON.stringify(key)}; runtimes: ${BROWSER.join(", ")}`);
   return found;
 }
 
@@ -127,7 +175,9 @@ export function placed(key, device) {
 export function oneThread(key) {
   const found = BY_KEY.get(key);
   if (found?.threads !== "all") return null;
-  return RUNTIMES.find((r) => r.runtime === found.runtime && r.threads === 1 && r.provider === found.provider)?.key ?? null;
+  return (
+    RUNTIMES.find((r) => r.runtime === found.runtime && r.threads === 1 && r.provider === found.provider)?.key ?? null
+  );
 }
 
 /** Why this device cannot run the runtime at all (the probe's reason), or null. */

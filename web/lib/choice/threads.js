@@ -16,7 +16,7 @@ import { formatMs, ownSpeed, recordRun } from "../remembered/speeds.js";
 import { forget, readJson, updateJson } from "../remembered/store.js";
 import { benchRow, MIN_GAIN, prior } from "./cost.js";
 import { fleetFailure, fleetTimes } from "./fleet.js";
-import { enough, measuredWords, pairedVerdict, trialOutcome, warmedUp } from "./paired-runs.js";
+import { enough, measuredWords, pairedVerdict, warmedUp } from "./paired-runs.js";
 import { fingerprint, threadCeiling } from "./probe.js";
 import { oneThread, placed } from "./runtimes.js";
 
@@ -49,7 +49,12 @@ const DAY_MS = 86_400_000;
  *   browser's verification), null where it is not
  * @returns {{key: string, threads: number, why: string|null, trial: {key: string, threads: number}|null}}
  */
-export function threadChoice(runtime, record, device, { bench = null, fleet = null, model, variant, now = Date.now(), failed } = {}) {
+export function threadChoice(
+  runtime,
+  record,
+  device,
+  { bench = null, fleet = null, model, variant, now = Date.now(), failed } = {},
+) {
   const one = oneThread(runtime);
   if (!one) return { ...placed(runtime, device), why: null, trial: null };
   const ceiling = threadCeiling(device);
@@ -58,7 +63,11 @@ export function threadChoice(runtime, record, device, { bench = null, fleet = nu
   const many = { key: runtime, threads: ceiling.threads, trial: null };
   const on = (threads) => (threads === 1 ? single : many);
   // The count `threads`, measured again after this load against the other one.
-  const rechecked = (threads, why) => ({ ...on(threads), trial: threads === 1 ? { key: runtime, threads: ceiling.threads } : { key: one, threads: 1 }, why });
+  const rechecked = (threads, why) => ({
+    ...on(threads),
+    trial: threads === 1 ? { key: runtime, threads: ceiling.threads } : { key: one, threads: 1 },
+    why,
+  });
   // The thread count two warm runs of one source support, the source named in `why`.
   const chosen = (oneMs, manyMs, source) => {
     const verdict = decide(oneMs, manyMs, ceiling.threads);
@@ -80,7 +89,9 @@ export function threadChoice(runtime, record, device, { bench = null, fleet = nu
   const own = remembered.files?.[record.sha256];
   if (own) {
     const why = `${trialWhy(own)} (this file's trial, ${own.at.slice(0, 10)})`;
-    return stale(own, now) ? rechecked(own.threads, `${why}; measured again after this load, ${RECHECK_DAYS} days on`) : { ...on(own.threads), why };
+    return stale(own, now)
+      ? rechecked(own.threads, `${why}; measured again after this load, ${RECHECK_DAYS} days on`)
+      : { ...on(own.threads), why };
   }
   const byFleet = bothOf((key) => fleetTimes(fleet, record.sha256, key, device)?.warm_run_ms?.median);
   if (byFleet) return chosen(byFleet.oneMs, byFleet.manyMs, "(the fleet's medians on this device class)");
@@ -89,22 +100,34 @@ export function threadChoice(runtime, record, device, { bench = null, fleet = nu
   const trial = remembered.device;
   if (trial && trial.one_ms >= DECISIVE_MS && trial.decided !== false) {
     const why = `${trialWhy(trial)} on ${trial.model} ${trial.variant} (this device's trial, ${trial.at.slice(0, 10)})`;
-    return stale(trial, now) ? rechecked(trial.threads, `${why}; this file measured after this load`) : { ...on(trial.threads), why };
+    return stale(trial, now)
+      ? rechecked(trial.threads, `${why}; this file measured after this load`)
+      : { ...on(trial.threads), why };
   }
   const oneMs = ownSpeed(record.sha256, one)?.warm_ms;
   const expected = typeof oneMs === "number" ? oneMs : priorMs(one, record, device);
-  if (expected < TINY_MS) return { ...single, why: `one thread: a run takes about ${formatMs(expected)}, too short for threads to pay` };
+  if (expected < TINY_MS)
+    return { ...single, why: `one thread: a run takes about ${formatMs(expected)}, too short for threads to pay` };
   if (ceiling.overstated) {
-    return rechecked(1, `one thread until measured (${ceiling.overstated}): ${ceiling.threads} threads are measured against it after this load`);
+    return rechecked(
+      1,
+      `one thread until measured (${ceiling.overstated}): ${ceiling.threads} threads are measured against it after this load`,
+    );
   }
-  return rechecked(ceiling.threads, `${ceiling.threads} threads until measured, all the page's (${ceiling.why.replace(/^up to /, "")}): one thread is measured against them after this load`);
+  return rechecked(
+    ceiling.threads,
+    `${ceiling.threads} threads until measured, all the page's (${ceiling.why.replace(/^up to /, "")}): one thread is measured against them after this load`,
+  );
 }
 
 // A remembered trial's outcome in words: its figures as measured (trials of v2), or its two warm runs (seeded).
 function trialWhy(trial) {
   const count = trial.threads === 1 ? "one thread" : `${trial.threads} threads`;
   if (typeof trial.pairs !== "number") return decide(trial.one_ms, trial.many_ms, trial.many).why;
-  const figures = measuredWords({ pairs: trial.pairs, votes: trial.votes, ratio: trial.ratio, oneMs: trial.one_ms, manyMs: trial.many_ms }, trial.many);
+  const figures = measuredWords(
+    { pairs: trial.pairs, votes: trial.votes, ratio: trial.ratio, oneMs: trial.one_ms, manyMs: trial.many_ms },
+    trial.many,
+  );
   return trial.decided === false ? `${count}: no clear difference (${figures})` : `${count}: ${figures}`;
 }
 
@@ -161,8 +184,12 @@ export async function trialRuns({ single, many, inputs, sha256, keys, turn = (wo
   let verdict = pairedVerdict(pairs);
   while (!enough(verdict, spentMs)) {
     const pair = { one: 0, many: 0 };
-    const sides = /** @type {const} */ ([["many", many, keys.many], ["one", single, keys.single]]);
-    for (const [side, session, key] of pairs.length % 2 ? sides : [...sides].reverse()) pair[side] = await timed(session, key, true);
+    const sides = /** @type {const} */ ([
+      ["many", many, keys.many],
+      ["one", single, keys.single],
+    ]);
+    for (const [side, session, key] of pairs.length % 2 ? sides : [...sides].reverse())
+      pair[side] = await timed(session, key, true);
     pairs.push(pair);
     verdict = pairedVerdict(pairs);
   }
@@ -189,11 +216,24 @@ export function trials(device) {
  * @param {{oneMs: number, manyMs: number, model: string, variant: string, sha256: string, threads?: number,
  *   decided?: boolean, pairs?: number, votes?: number, ratio?: number}} trial
  */
-export function rememberTrial(device, { oneMs, manyMs, model, variant, sha256, threads, decided = true, pairs, votes, ratio }) {
+export function rememberTrial(
+  device,
+  { oneMs, manyMs, model, variant, sha256, threads, decided = true, pairs, votes, ratio },
+) {
   const many = threadCeiling(device).threads;
   const kept = threads ?? decide(oneMs, manyMs, many).threads;
   const paired = typeof pairs === "number" ? { pairs, votes, ratio } : {};
-  const trial = { threads: kept, decided, many, one_ms: oneMs, many_ms: manyMs, ...paired, model, variant, at: new Date().toISOString() };
+  const trial = {
+    threads: kept,
+    decided,
+    many,
+    one_ms: oneMs,
+    many_ms: manyMs,
+    ...paired,
+    model,
+    variant,
+    at: new Date().toISOString(),
+  };
   forget(OLD_TRIALS);
   updateJson(TRIALS, (all) => {
     const entry = (all[trialKey(device)] ??= {});

@@ -68,7 +68,9 @@ export class Client {
     /** @type {Promise<number|null>} the last load's report: the server's status, null when none was sent */
     this.lastReport = Promise.resolve(null);
     if (testing.perturb && globalThis.navigator?.webdriver !== true) {
-      throw new Error("testing.perturb makes a runtime give wrong answers: refused outside automated tests (navigator.webdriver is not set)");
+      throw new Error(
+        "testing.perturb makes a runtime give wrong answers: refused outside automated tests (navigator.webdriver is not set)",
+      );
     }
     const [target, mode = "nudge"] = (testing.perturb ?? "").split(":");
     this.perturb = target ? { target, mode } : null;
@@ -95,14 +97,19 @@ export class Client {
 
   /** @returns {Promise<import("../files/manifest.js").Manifest>} the server's manifest, read once */
   manifest() {
-    return this.documents.json("api/manifest", { required: true }).then((body) => checkManifest(body, this.url("api/manifest")));
+    return this.documents
+      .json("api/manifest", { required: true })
+      .then((body) => checkManifest(body, this.url("api/manifest")));
   }
 
   /** @param {string} name @returns {Promise<ModelEntry>} the manifest's entry of a model */
   async model(name) {
     const built = await this.manifest();
     const model = built.models[name];
-    if (!model) throw new Error(`no model ${JSON.stringify(name)} on ${this.base}; models: ${Object.keys(built.models).join(", ") || "none"}`);
+    if (!model)
+      throw new Error(
+        `no model ${JSON.stringify(name)} on ${this.base}; models: ${Object.keys(built.models).join(", ") || "none"}`,
+      );
     return model;
   }
 
@@ -160,10 +167,22 @@ export class Client {
    */
   async plan(name, { runtime = "", variant = "", form = "", verify = "first-use", expectedRuns } = {}) {
     const [model, device, bench, conformance, fleet, cached] = await Promise.all([
-      this.model(name), probe(), this.bench(), this.conformance(), this.fleet(), cachedUrls(),
+      this.model(name),
+      probe(),
+      this.bench(),
+      this.conformance(),
+      this.fleet(),
+      cachedUrls(),
     ]);
     return buildPlan(model, device, {
-      pin: { runtime, variant, form }, bench, conformance, fleet, cached, verify, expectedRuns, ortVersion: ORT_WEB_VERSION,
+      pin: { runtime, variant, form },
+      bench,
+      conformance,
+      fleet,
+      cached,
+      verify,
+      expectedRuns,
+      ortVersion: ORT_WEB_VERSION,
       fileUrl: (file) => this.fileUrl(file),
     });
   }
@@ -189,7 +208,13 @@ export class Client {
     // The worker takes the bytes (transferred): a thread trial opens a second session from a copy.
     const copy = spare ? loaded.bytes.slice(0) : null;
     const session = await openSession({ ...options, bytes: loaded.bytes, profile });
-    const stages = { load_ms: loadMs, download_ms: loaded.networkMs, verify_ms: loaded.verifyMs, init_ms: initMs, ready_ms: readyMs };
+    const stages = {
+      load_ms: loadMs,
+      download_ms: loaded.networkMs,
+      verify_ms: loaded.verifyMs,
+      init_ms: initMs,
+      ready_ms: readyMs,
+    };
     return { session, source: loaded.source, notes: loaded.notes, loadMs, stages, spare: copy };
   }
 
@@ -232,10 +257,16 @@ export class Client {
    */
   async #runtimeOptions(runtime, { worker, verbose = false }) {
     return {
-      runtime, device: await probe(), ortBase: this.ortBase, worker, verbose,
+      runtime,
+      device: await probe(),
+      ortBase: this.ortBase,
+      worker,
+      verbose,
       // A target names a key (wasm-1t) or the runtime a user pins (wasm: either thread count).
-      perturb: this.perturb && (this.perturb.target === runtime || this.perturb.target === runtimeRow(runtime)?.runtime)
-        ? this.perturb.mode : false,
+      perturb:
+        this.perturb && (this.perturb.target === runtime || this.perturb.target === runtimeRow(runtime)?.runtime)
+          ? this.perturb.mode
+          : false,
     };
   }
 
@@ -250,7 +281,8 @@ export class Client {
    */
   async load(name, options = {}) {
     const verify = options.verify ?? "first-use";
-    if (!VERIFY_MODES.includes(verify)) throw new Error(`verify must be one of ${VERIFY_MODES.join(", ")}, got ${JSON.stringify(verify)}`);
+    if (!VERIFY_MODES.includes(verify))
+      throw new Error(`verify must be one of ${VERIFY_MODES.join(", ")}, got ${JSON.stringify(verify)}`);
     const model = await this.model(name);
     const plan = await this.plan(name, { ...options, verify });
     // The pipeline's files (a tokenizer) download beside the model's, not after it: its first answer waits for both.
@@ -259,7 +291,8 @@ export class Client {
     const brokenRuntimes = new Set();
     const results = []; // the fleet report's: every step verified here, passed or failed
     try {
-      for (const step of plan.steps) { // a form's step is followed by its variant as built (plan.js)
+      for (const step of plan.steps) {
+        // a form's step is followed by its variant as built (plan.js)
         if (brokenRuntimes.has(step.key)) continue;
         options.onStep?.(step);
         try {
@@ -268,14 +301,22 @@ export class Client {
           return loaded;
         } catch (error) {
           if (error.stage === "init") brokenRuntimes.add(step.key); // the runtime, not this model, failed
-          attempts.push({ runtime: step.runtime, variant: step.variant, form: step.form ?? null, error: error.message, wrong: Boolean(error.wrong) });
+          attempts.push({
+            runtime: step.runtime,
+            variant: step.variant,
+            form: step.form ?? null,
+            error: error.message,
+            wrong: Boolean(error.wrong),
+          });
           options.onFailure?.(step, error);
         }
       }
     } finally {
       if (this.report) this.lastReport = sendReport(this.url(REPORT_PATH), results);
     }
-    const reasons = attempts.map((a) => `${a.runtime}/${a.variant}${a.form ? ` (${a.form} form)` : ""}: ${a.error}`).join("; ");
+    const reasons = attempts
+      .map((a) => `${a.runtime}/${a.variant}${a.form ? ` (${a.form} form)` : ""}: ${a.error}`)
+      .join("; ");
     throw new LoadError(`every runtime failed for ${name}: ${reasons || "the plan is empty"}`, attempts);
   }
 
@@ -291,10 +332,22 @@ export class Client {
     const record = fileRecord(model.variants[step.variant], step.form ?? null); // the variant itself unless a form
     if (!inBrowser(step.runtime)) {
       const session = new ServerSession(this.inference, model.name, step.variant, step.key);
-      return new LoadedModel({ name: model.name, record, session, choice: choiceOf(step, { status: "reference" }, session),
-        pipeline: this.#pipelineOf(model) });
+      return new LoadedModel({
+        name: model.name,
+        record,
+        session,
+        choice: choiceOf(step, { status: "reference" }, session),
+        pipeline: this.#pipelineOf(model),
+      });
     }
-    const file = { model: model.name, variant: step.variant, form: step.form ?? null, sha256: record.sha256, key: step.key, threads: null };
+    const file = {
+      model: model.name,
+      variant: step.variant,
+      form: step.form ?? null,
+      sha256: record.sha256,
+      key: step.key,
+      threads: null,
+    };
     this.#readAhead(model, step, record, verify).catch(() => {}); // never in the way of the load
     let opened;
     try {
@@ -315,13 +368,20 @@ export class Client {
       if (verification.status === "passed") results.push(await this.#passed(file, record, session, verification));
     } catch (error) {
       if (error.wrong || error.lasting) {
-        results.push(reportResult(file, "fail", error.verification ?? null, { create_ms: session.createMs, first_run_ms: error.verification?.runMs }));
+        results.push(
+          reportResult(file, "fail", error.verification ?? null, {
+            create_ms: session.createMs,
+            first_run_ms: error.verification?.runMs,
+          }),
+        );
       }
       await session.release();
       throw error;
     }
     const loaded = new LoadedModel({
-      name: model.name, record, session,
+      name: model.name,
+      record,
+      session,
       choice: { ...choiceOf(step, verification, session), source, createMs: session.createMs },
       onDispose: () => this.loaded.delete(loaded),
       pipeline: this.#pipelineOf(model),
@@ -329,7 +389,10 @@ export class Client {
     this.loaded.add(loaded);
     if (step.trial) {
       loaded.threadTrial = threadTrial(loaded, {
-        model, step, spare, onNote: options.onNote,
+        model,
+        step,
+        spare,
+        onNote: options.onNote,
         open: async (key, bytes) => openSession({ ...(await this.#runtimeOptions(key, {})), bytes }),
         verify: (session, many) => this.#verify(model, many, record, session, verify),
         reference: () => this.reference(record),
@@ -387,14 +450,22 @@ export class Client {
     if (verify === "off") return;
     if (verify === "first-use" && remembered(record.sha256, step.key, ORT_WEB_VERSION, await probe())?.ok) return;
     const fp32 = model.variants.fp32;
-    await Promise.all([this.reference(record), this.tolerances(), ...(fp32 && fp32 !== record ? [this.reference(fp32)] : [])]).catch(() => {});
+    await Promise.all([
+      this.reference(record),
+      this.tolerances(),
+      ...(fp32 && fp32 !== record ? [this.reference(fp32)] : []),
+    ]).catch(() => {});
   }
 
   /** First-use verification (verify.js), the references read through this client. */
   #verify(model, step, record, session, mode) {
     return verifyOnLoad(session, step, {
-      mode, ortVersion: ORT_WEB_VERSION, model, record,
-      reference: (file) => this.reference(file), tolerances: () => this.tolerances(),
+      mode,
+      ortVersion: ORT_WEB_VERSION,
+      model,
+      record,
+      reference: (file) => this.reference(file),
+      tolerances: () => this.tolerances(),
     });
   }
 
@@ -410,13 +481,20 @@ export class Client {
 // (navigator.gpu is null)" in WebKit): the reason the probe gave, in words.
 function withUnavailable(choice, plan) {
   const rank = (runtime) => PINNABLE.indexOf(runtime);
-  const missing = plan.skipped.filter((s) => !s.variant && rank(s.runtime) < rank(choice.runtime) && !s.reason.startsWith("runtime pinned"));
+  const missing = plan.skipped.filter(
+    (s) => !s.variant && rank(s.runtime) < rank(choice.runtime) && !s.reason.startsWith("runtime pinned"),
+  );
   return [choice.why, ...missing.map((s) => `not ${s.runtime}: ${s.reason}`)].join("; ");
 }
 
 function choiceOf(step, verification, session) {
   return {
-    runtime: step.runtime, key: step.key, variant: step.variant, form: step.form ?? null, why: step.why,
-    threads: session?.info.threads ?? null, verification,
+    runtime: step.runtime,
+    key: step.key,
+    variant: step.variant,
+    form: step.form ?? null,
+    why: step.why,
+    threads: session?.info.threads ?? null,
+    verification,
   };
 }

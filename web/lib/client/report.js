@@ -21,10 +21,17 @@ const MOST_RESULTS = 8; // the server takes at most 8 results a report
  */
 export function reportResult(file, verdict, verification, times) {
   return {
-    model: file.model, variant: file.variant, form: file.form, sha256: file.sha256, runtime: file.key,
+    model: file.model,
+    variant: file.variant,
+    form: file.form,
+    sha256: file.sha256,
+    runtime: file.key,
     threads: Number.isInteger(file.threads) && file.threads > 0 ? file.threads : null,
-    verdict, metric: metricOf(verification),
-    create_ms: finite(times.create_ms), first_run_ms: finite(times.first_run_ms), warm_run_ms: finite(times.warm_run_ms),
+    verdict,
+    metric: metricOf(verification),
+    create_ms: finite(times.create_ms),
+    first_run_ms: finite(times.first_run_ms),
+    warm_run_ms: finite(times.warm_run_ms),
   };
 }
 
@@ -34,8 +41,11 @@ function metricOf(verification) {
   const [name, value] = Object.entries(verification.metric ?? {}).find(([, v]) => typeof v === "number") ?? [];
   // The budget names its bounds by the metric (cosine_min), or top1_min for top1_agreement.
   const budget = verification.budget ?? {};
-  if (name) return { name, value: finite(value), limit: finite(budget[name] ?? budget[name.replace(/_agreement$/, "_min")]) };
-  return typeof verification.max_abs === "number" ? { name: "max_abs", value: finite(verification.max_abs), limit: null } : null;
+  if (name)
+    return { name, value: finite(value), limit: finite(budget[name] ?? budget[name.replace(/_agreement$/, "_min")]) };
+  return typeof verification.max_abs === "number"
+    ? { name: "max_abs", value: finite(verification.max_abs), limit: null }
+    : null;
 }
 
 function finite(value) {
@@ -52,10 +62,19 @@ function finite(value) {
 export async function sendReport(url, results) {
   if (!results.length) return null;
   try {
-    const body = { schema: 1, client: clientToken(), device: deviceClass(await probe()), results: results.slice(-MOST_RESULTS) };
+    const body = {
+      schema: 1,
+      client: clientToken(),
+      device: deviceClass(await probe()),
+      results: results.slice(-MOST_RESULTS),
+    };
     const response = await fetch(url, {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), keepalive: true,
-      credentials: "omit", referrerPolicy: "no-referrer",
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      keepalive: true,
+      credentials: "omit",
+      referrerPolicy: "no-referrer",
     });
     return response.status;
   } catch {
@@ -68,7 +87,12 @@ export function clientToken() {
   const kept = readJson(TOKEN).token;
   if (typeof kept === "string" && /^[A-Za-z0-9_-]{22,64}$/.test(kept)) return kept;
   const bytes = crypto.getRandomValues(new Uint8Array(16));
-  const token = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  updateJson(TOKEN, (all) => { all.token = token; });
+  const token = btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+  updateJson(TOKEN, (all) => {
+    all.token = token;
+  });
   return token;
 }

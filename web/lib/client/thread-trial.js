@@ -30,21 +30,43 @@ export async function threadTrial(loaded, { model, step, spare, open, verify, re
   const device = await probe();
   const sha256 = model.variants[step.variant].sha256;
   const settle = (threadsWhy) => ({ why: loaded.choice.why.replace(step.threadsWhy, threadsWhy) });
-  const stopped = () => { if (loaded.disposed) throw new Error("the model was disposed"); };
+  const stopped = () => {
+    if (loaded.disposed) throw new Error("the model was disposed");
+  };
   const [single, many] = other.threads === 1 ? [other, step] : [step, other];
   let session = null;
   try {
     // Its runtime starts now, not beside the load: on 2 cores, a second .wasm compiled at once slowed the load.
     stopped();
     session = await open(other.key, spare);
-    const verification = await loaded.exclusive(() => { stopped(); return verify(session, other); });
+    const verification = await loaded.exclusive(() => {
+      stopped();
+      return verify(session, other);
+    });
     const inputs = (await reference())?.inputs;
     if (!inputs) throw new Error("the manifest has no reference inputs to time them on");
-    const sessions = other.threads === 1 ? { single: session, many: loaded.session } : { single: loaded.session, many: session };
-    const measured = await trialRuns({ ...sessions, inputs, sha256, keys: { single: single.key, many: many.key },
-      turn: (work) => loaded.exclusive(() => { stopped(); return work(); }) });
+    const sessions =
+      other.threads === 1 ? { single: session, many: loaded.session } : { single: loaded.session, many: session };
+    const measured = await trialRuns({
+      ...sessions,
+      inputs,
+      sha256,
+      keys: { single: single.key, many: many.key },
+      turn: (work) =>
+        loaded.exclusive(() => {
+          stopped();
+          return work();
+        }),
+    });
     const outcome = trialOutcome(measured, many.threads, step.threads);
-    rememberTrial(device, { ...measured, threads: outcome.threads, decided: outcome.decided, model: model.name, variant: step.variant, sha256 });
+    rememberTrial(device, {
+      ...measured,
+      threads: outcome.threads,
+      decided: outcome.decided,
+      model: model.name,
+      variant: step.variant,
+      sha256,
+    });
     const threadsWhy = `${outcome.why}, measured after this load`;
     const moves = outcome.threads === other.threads;
     await loaded.exclusive(async () => {

@@ -20,14 +20,18 @@ export class Documents {
   json(path, { required = false } = {}) {
     const url = this.url(path);
     if (!this.cache.has(url)) {
-      const promise = fetch(url).then(async (response) => {
-        if (!required && (response.status === 204 || response.status === 404)) return null;
-        const body = await response.json().catch(() => null);
-        if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}${body?.error ? `: ${body.error}` : ""}`);
-        return body;
-      }, (error) => {
-        throw fetchFailed(url, error);
-      });
+      const promise = fetch(url).then(
+        async (response) => {
+          if (!required && (response.status === 204 || response.status === 404)) return null;
+          const body = await response.json().catch(() => null);
+          if (!response.ok)
+            throw new Error(`GET ${url}: HTTP ${response.status}${body?.error ? `: ${body.error}` : ""}`);
+          return body;
+        },
+        (error) => {
+          throw fetchFailed(url, error);
+        },
+      );
       promise.catch(() => this.cache.delete(url));
       this.cache.set(url, promise);
     }

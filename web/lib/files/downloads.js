@@ -50,7 +50,11 @@ export async function loadArtifact(url, record, onProgress = () => {}) {
     }
   }
   // no-store: the Cache API above is the one copy; the HTTP cache would hold a second.
-  const { bytes, networkMs, verifyMs } = await fetchVerified(url, record, { onProgress, httpCache: "no-store", timed: true });
+  const { bytes, networkMs, verifyMs } = await fetchVerified(url, record, {
+    onProgress,
+    httpCache: "no-store",
+    timed: true,
+  });
   if (cache) {
     try {
       const headers = { "Content-Type": "application/octet-stream", [SAMPLE_HEADER]: await sampleDigest(bytes) };

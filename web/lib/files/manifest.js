@@ -36,7 +36,9 @@ export const VARIANT_ORDER = Object.freeze(["fp32", "fp16", "int8-dynamic", "int
  */
 export function checkManifest(body, url) {
   if (body?.schema !== SCHEMA || body?.schema_version !== SCHEMA_VERSION) {
-    throw new Error(`${url}: manifest schema ${body?.schema} v${body?.schema_version}; this library reads ${SCHEMA} v${SCHEMA_VERSION}`);
+    throw new Error(
+      `${url}: manifest schema ${body?.schema} v${body?.schema_version}; this library reads ${SCHEMA} v${SCHEMA_VERSION}`,
+    );
   }
   return body;
 }
@@ -47,9 +49,7 @@ export function checkManifest(body, url) {
  * @returns {Array<[string, VariantRecord]>}
  */
 export function variants(model) {
-  return Object.entries(model.variants).sort(
-    ([a], [b]) => readingOrder(a) - readingOrder(b),
-  );
+  return Object.entries(model.variants).sort(([a], [b]) => readingOrder(a) - readingOrder(b));
 }
 
 /**
@@ -58,7 +58,9 @@ export function variants(model) {
  * @returns {string[]}
  */
 export function served(model) {
-  return variants(model).filter(([, record]) => record.status === "ok").map(([name]) => name);
+  return variants(model)
+    .filter(([, record]) => record.status === "ok")
+    .map(([name]) => name);
 }
 
 // Unknown variant names sort after the known ones, as in the server's listing.

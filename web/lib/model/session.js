@@ -35,7 +35,16 @@ export function startRuntime({ runtime, device, ortBase, worker = runtime, verbo
 // runtime: a browser runtime of runtimes.js. worker: the worker's name (sessions of one
 // runtime share a worker unless a caller needs its own, e.g. a fresh start for the bench).
 /** @param {RuntimeOptions & {bytes: ArrayBuffer, profile?: boolean}} options @returns {Promise<Session>} */
-export async function openSession({ bytes, runtime, device, ortBase, worker = runtime, verbose = false, profile = false, perturb = false }) {
+export async function openSession({
+  bytes,
+  runtime,
+  device,
+  ortBase,
+  worker = runtime,
+  verbose = false,
+  profile = false,
+  perturb = false,
+}) {
   const owner = workerFor(worker);
   const info = await startRuntime({ runtime, device, ortBase, worker, verbose, perturb });
   if (verbose) await owner.call("logs"); // the log starts afresh with this session

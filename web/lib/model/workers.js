@@ -21,7 +21,8 @@ export function initArgs(runtime, device) {
 // npm package then gets worker.js and ort-runtime.js bundled as a worker of its own, and nothing of
 // onnxruntime-web: ort-runtime.js imports that at run time from the server's URL.
 function startWorker(name) {
-  if (new URL(HERE).origin === self.location.origin) return new Worker(new URL("../worker/worker.js", import.meta.url), { type: "module", name });
+  if (new URL(HERE).origin === self.location.origin)
+    return new Worker(new URL("../worker/worker.js", import.meta.url), { type: "module", name });
   const source = `import ${JSON.stringify(new URL("../worker/worker.js", HERE).href)};`;
   const blob = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
   return new Worker(blob, { type: "module", name });

@@ -32,20 +32,32 @@ export function answers(spec, output, feeds = {}) {
   const mask = pool ? feeds[pool.mask ?? ""] : undefined;
   if (pool && !mask) throw new Error(`mean_pool needs the input ${JSON.stringify(pool.mask)} the model ran on`);
   const maskWidth = mask ? mask.data.length / rows : 0;
-  return Array.from({ length: rows }, (_, r) => answer(spec.steps, values.slice(r * width, (r + 1) * width), inner,
-    mask ? Array.from(mask.data, Number).slice(r * maskWidth, (r + 1) * maskWidth) : null));
+  return Array.from({ length: rows }, (_, r) =>
+    answer(
+      spec.steps,
+      values.slice(r * width, (r + 1) * width),
+      inner,
+      mask ? Array.from(mask.data, Number).slice(r * maskWidth, (r + 1) * maskWidth) : null,
+    ),
+  );
 }
 
 /** @param {AnswerStep[]} steps @param {number[]} row @param {number[]} dims the row's own shape @param {number[]|null} mask */
 function answer(steps, row, dims, mask) {
   const last = dims[dims.length - 1];
   for (const [index, step] of steps.entries()) {
-    if (ENDING.has(step.op) && index !== steps.length - 1) throw new Error(`answer step ${index} (${step.op}) must be the last`);
+    if (ENDING.has(step.op) && index !== steps.length - 1)
+      throw new Error(`answer step ${index} (${step.op}) must be the last`);
     if (step.op === "mean_pool") {
       const weights = /** @type {number[]} */ (mask);
-      const total = Math.max(weights.reduce((a, b) => a + b, 0), 1e-9);
+      const total = Math.max(
+        weights.reduce((a, b) => a + b, 0),
+        1e-9,
+      );
       const pooled = new Array(last).fill(0);
-      weights.forEach((w, t) => { for (let h = 0; h < last; h += 1) pooled[h] += row[t * last + h] * w; });
+      weights.forEach((w, t) => {
+        for (let h = 0; h < last; h += 1) pooled[h] += row[t * last + h] * w;
+      });
       row = pooled.map((v) => v / total);
     } else if (step.op === "softmax") row = perLast(row, last, softmax);
     else if (step.op === "sigmoid") row = row.map((v) => 1 / (1 + Math.exp(-v)));

@@ -22,13 +22,20 @@ import { tensor } from "../tensors/tensors.js";
  * @returns {Promise<Pixels>}
  */
 export async function decodeImage(input) {
-  const bitmap = input instanceof Blob
-    ? await createImageBitmap(input, { imageOrientation: "from-image", premultiplyAlpha: "none", colorSpaceConversion: "none" })
-    : input;
+  const bitmap =
+    input instanceof Blob
+      ? await createImageBitmap(input, {
+          imageOrientation: "from-image",
+          premultiplyAlpha: "none",
+          colorSpaceConversion: "none",
+        })
+      : input;
   const { width, height } = /** @type {{width: number, height: number}} */ (bitmap);
   if (!width || !height) throw new Error("the image has no pixels (not loaded yet, or empty)");
   const canvas = new OffscreenCanvas(width, height);
-  const context = /** @type {OffscreenCanvasRenderingContext2D} */ (canvas.getContext("2d", { willReadFrequently: true }));
+  const context = /** @type {OffscreenCanvasRenderingContext2D} */ (
+    canvas.getContext("2d", { willReadFrequently: true })
+  );
   context.drawImage(/** @type {CanvasImageSource} */ (bitmap), 0, 0);
   const data = context.getImageData(0, 0, width, height, { colorSpace: "srgb" }).data;
   return { width, height, channels: 4, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
@@ -43,7 +50,11 @@ export async function imageBlob(input) {
   if (input instanceof Blob) return input;
   const { width, height } = /** @type {{width: number, height: number}} */ (input);
   const canvas = new OffscreenCanvas(width, height);
-  /** @type {OffscreenCanvasRenderingContext2D} */ (canvas.getContext("2d")).drawImage(/** @type {CanvasImageSource} */ (input), 0, 0);
+  /** @type {OffscreenCanvasRenderingContext2D} */ (canvas.getContext("2d")).drawImage(
+    /** @type {CanvasImageSource} */ (input),
+    0,
+    0,
+  );
   return canvas.convertToBlob({ type: "image/png" });
 }
 
@@ -90,7 +101,11 @@ export function tensorOf(spec, pixels) {
       out[planar ? c * width * height + i : i * channels + c] = value;
     }
   }
-  const dims = { NCHW: [1, channels, height, width], NHWC: [1, height, width, channels], flat: [1, width * height * channels] }[spec.layout];
+  const dims = {
+    NCHW: [1, channels, height, width],
+    NHWC: [1, height, width, channels],
+    flat: [1, width * height * channels],
+  }[spec.layout];
   return tensor("float32", dims, out);
 }
 
@@ -100,7 +115,8 @@ export function overWhite(rgba) {
   const out = new Uint8Array(n * 3);
   for (let i = 0; i < n; i += 1) {
     const a = rgba.data[i * 4 + 3];
-    for (let c = 0; c < 3; c += 1) out[i * 3 + c] = Math.floor((rgba.data[i * 4 + c] * a + 255 * (255 - a) + 127) / 255);
+    for (let c = 0; c < 3; c += 1)
+      out[i * 3 + c] = Math.floor((rgba.data[i * 4 + c] * a + 255 * (255 - a) + 127) / 255);
   }
   return { width: rgba.width, height: rgba.height, channels: 3, data: out };
 }
@@ -187,7 +203,7 @@ function pass(src, size, kind, horizontal) {
       for (let c = 0; c < channels; c += 1) {
         let sum = half;
         for (let k = 0; k < count; k += 1) {
-          const at = horizontal ? (y * src.width + first + k) : ((first + k) * src.width + x);
+          const at = horizontal ? y * src.width + first + k : (first + k) * src.width + x;
           sum += src.data[at * channels + c] * weights[o * taps + k];
         }
         out[(y * width + x) * channels + c] = Math.min(255, Math.max(0, Math.floor(sum / 2 ** PRECISION_BITS)));
@@ -218,7 +234,8 @@ function coefficients(inSize, outSize, kind) {
     }
     raw.forEach((w, k) => {
       const normal = total !== 0 ? w / total : w;
-      weights[o * taps + k] = normal < 0 ? Math.trunc(-0.5 + normal * 2 ** PRECISION_BITS) : Math.trunc(0.5 + normal * 2 ** PRECISION_BITS);
+      weights[o * taps + k] =
+        normal < 0 ? Math.trunc(-0.5 + normal * 2 ** PRECISION_BITS) : Math.trunc(0.5 + normal * 2 ** PRECISION_BITS);
     });
     bounds.push([first, count]);
   }
@@ -247,7 +264,8 @@ function nearest(src, width, height) {
   const out = new Uint8Array(width * height * channels);
   for (let y = 0; y < height; y += 1) {
     for (let x = 0; x < width; x += 1) {
-      for (let c = 0; c < channels; c += 1) out[(y * width + x) * channels + c] = src.data[(ys[y] * src.width + xs[x]) * channels + c];
+      for (let c = 0; c < channels; c += 1)
+        out[(y * width + x) * channels + c] = src.data[(ys[y] * src.width + xs[x]) * channels + c];
     }
   }
   return { width, height, channels, data: out };

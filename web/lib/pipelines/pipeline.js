@@ -39,7 +39,13 @@ async function answerHere(pipeline, inputs, run) {
   const { outputs, runMs } = await run(feeds);
   const answering = performance.now();
   const answers = pipeline.answers(outputs, feeds);
-  return { answer: answers[0], answers, feeds, outputs, timings: { preprocessMs, runMs, answerMs: performance.now() - answering } };
+  return {
+    answer: answers[0],
+    answers,
+    feeds,
+    outputs,
+    timings: { preprocessMs, runMs, answerMs: performance.now() - answering },
+  };
 }
 
 /**
@@ -75,20 +81,31 @@ export async function openPipeline(client, model) {
       },
       answers: answersOf,
       /** @param {RawInput[]} inputs */
-      raw: async (inputs) => bytesInput("image", [inputs.length], await Promise.all(inputs.map((i) => imageBase64(/** @type {ImageInput} */ (i))))),
+      raw: async (inputs) =>
+        bytesInput(
+          "image",
+          [inputs.length],
+          await Promise.all(inputs.map((i) => imageBase64(/** @type {ImageInput} */ (i)))),
+        ),
     });
   }
   if (!spec.text) throw new Error(`${model.name}: its pipeline has neither text nor image`);
   const asset = async (/** @type {string|null} */ label) => {
     if (label === null) return null;
     const record = model.assets?.[label];
-    if (!record) throw new Error(`${model.name}: its pipeline names the asset ${JSON.stringify(label)}, which the manifest does not publish`);
+    if (!record)
+      throw new Error(
+        `${model.name}: its pipeline names the asset ${JSON.stringify(label)}, which the manifest does not publish`,
+      );
     const { bytes } = await loadArtifact(client.fileUrl(record.file), record);
     return JSON.parse(new TextDecoder().decode(bytes));
   };
   const moduleUrl = client.url("vendor/tokenizers/tokenizers.min.mjs");
   const [{ Tokenizer }, tokenizerJson, configJson] = await Promise.all([
-    import(/* @vite-ignore */ moduleUrl), asset(spec.text.tokenizer), asset(spec.text.config)]);
+    import(/* @vite-ignore */ moduleUrl),
+    asset(spec.text.tokenizer),
+    asset(spec.text.config),
+  ]);
   const text = new TextPipeline(Tokenizer, spec.text, tokenizerJson, configJson);
   return withAnswer({
     spec,
@@ -96,7 +113,12 @@ export async function openPipeline(client, model) {
     encode: async (inputs) => text.encode(/** @type {TextInput[]} */ (inputs)),
     answers: answersOf,
     /** @param {RawInput[]} inputs */
-    raw: async (inputs) => bytesInput("text", Array.isArray(inputs[0]) ? [inputs.length, 2] : [inputs.length], /** @type {string[]} */ (inputs.flat())),
+    raw: async (inputs) =>
+      bytesInput(
+        "text",
+        Array.isArray(inputs[0]) ? [inputs.length, 2] : [inputs.length],
+        /** @type {string[]} */ (inputs.flat()),
+      ),
   });
 }
 
@@ -141,8 +163,10 @@ export function asBatch(input, spec) {
     return list;
   }
   if (typeof input === "string") return [input];
-  if (!Array.isArray(input)) throw new Error(`pipeline() takes text (a string, or a list of strings), got ${typeof input}`);
-  if (spec.text?.pair && input.length === 2 && typeof input[0] === "string") return [/** @type {[string, string]} */ (input)];
+  if (!Array.isArray(input))
+    throw new Error(`pipeline() takes text (a string, or a list of strings), got ${typeof input}`);
+  if (spec.text?.pair && input.length === 2 && typeof input[0] === "string")
+    return [/** @type {[string, string]} */ (input)];
   if (input.length === 0) throw new Error("pipeline() got an empty list");
   return /** @type {RawInput[]} */ (input);
 }

@@ -78,8 +78,11 @@ export class TextPipeline {
   #encodeOne(text) {
     const pair = Array.isArray(text);
     if (this.spec.pair !== pair) {
-      throw new Error(this.spec.pair ? "this model takes pairs of texts: give each input as [first, second]"
-        : "this model takes single texts, not pairs");
+      throw new Error(
+        this.spec.pair
+          ? "this model takes pairs of texts: give each input as [first, second]"
+          : "this model takes single texts, not pairs",
+      );
     }
     if (pair && (typeof text[0] !== "string" || typeof text[1] !== "string")) throw new Error("a pair is two strings");
     if (!pair && typeof text !== "string") throw new Error(`a text must be a string, got ${typeof text}`);
@@ -87,16 +90,21 @@ export class TextPipeline {
     // encode_text (the normalized, pre-tokenized and split pieces, before special tokens) is not in the
     // library's types; its version is pinned (package.json) and the corpus test would see a change.
     const first = tok.encode_text(pair ? text[0] : text) ?? [];
-    const second = pair ? tok.encode_text(text[1]) ?? [] : null;
-    const [keepFirst, keepSecond] = keptLengths(first.length, second?.length ?? null,
-      this.spec.max_length - this.#specials(pair));
+    const second = pair ? (tok.encode_text(text[1]) ?? []) : null;
+    const [keepFirst, keepSecond] = keptLengths(
+      first.length,
+      second?.length ?? null,
+      this.spec.max_length - this.#specials(pair),
+    );
     const cut = (/** @type {string[]} */ pieces, /** @type {number} */ keep) =>
-      (this.spec.truncation === "right" ? pieces.slice(0, keep) : pieces.slice(pieces.length - keep));
+      this.spec.truncation === "right" ? pieces.slice(0, keep) : pieces.slice(pieces.length - keep);
     const processed = tok.post_processor
       ? tok.post_processor(cut(first, keepFirst), second && cut(second, keepSecond ?? 0), true)
       : { tokens: [...cut(first, keepFirst), ...(second ? cut(second, keepSecond ?? 0) : [])] };
-    const ids = processed.tokens.map((/** @type {string} */ t) =>
-      tok.added_tokens_map.get(t)?.id ?? tok.model.tokens_to_ids.get(t) ?? tok.model.unk_token_id);
+    const ids = processed.tokens.map(
+      (/** @type {string} */ t) =>
+        tok.added_tokens_map.get(t)?.id ?? tok.model.tokens_to_ids.get(t) ?? tok.model.unk_token_id,
+    );
     return { ids, typeIds: processed.token_type_ids ?? ids.map(() => 0) };
   }
 

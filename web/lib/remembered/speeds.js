@@ -67,7 +67,10 @@ export function bandwidth(url) {
   const measured = readJson(BANDWIDTH)[origin];
   if (measured?.bytes_per_ms > 0) {
     const size = (measured.bytes / 1024 ** 2).toFixed(1);
-    return { bytesPerMs: measured.bytes_per_ms, source: `${formatRate(measured.bytes_per_ms)}, measured here on ${size} MB from ${origin}` };
+    return {
+      bytesPerMs: measured.bytes_per_ms,
+      source: `${formatRate(measured.bytes_per_ms)}, measured here on ${size} MB from ${origin}`,
+    };
   }
   return { bytesPerMs: null, source: `no download from ${origin} measured in this browser yet` };
 }

@@ -21,9 +21,15 @@ function parseHeader(text, label) {
   const descr = /'descr'\s*:\s*'([^']*)'/.exec(text);
   const fortran = /'fortran_order'\s*:\s*(True|False)/.exec(text);
   const shape = /'shape'\s*:\s*\(([^)]*)\)/.exec(text);
-  if (!descr || !fortran || !shape) throw new NpyError(`${label}: its .npy header is not numpy's (descr, fortran_order, shape): ${text.trim()}`);
-  const dims = shape[1].split(",").map((s) => s.trim()).filter(Boolean).map(Number);
-  if (dims.some((d) => !Number.isInteger(d) || d < 0)) throw new NpyError(`${label}: bad shape (${shape[1]}) in its .npy header`);
+  if (!descr || !fortran || !shape)
+    throw new NpyError(`${label}: its .npy header is not numpy's (descr, fortran_order, shape): ${text.trim()}`);
+  const dims = shape[1]
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map(Number);
+  if (dims.some((d) => !Number.isInteger(d) || d < 0))
+    throw new NpyError(`${label}: bad shape (${shape[1]}) in its .npy header`);
   return { descr: descr[1], fortranOrder: fortran[1] === "True", dims };
 }
 
@@ -32,8 +38,15 @@ function typeOf(descr, label) {
   const code = descr.slice(1);
   const type = NPY_TYPES[code];
   if (!type || !"<|=".includes(order)) {
-    const hint = code === "f2" ? " (float16: save it as float32)" : order === ">" ? " (big-endian: save it little-endian, e.g. x.astype(x.dtype.newbyteorder('<')))" : "";
-    throw new NpyError(`${label}: dtype ${JSON.stringify(descr)} is not supported${hint}; supported: ${Object.values(NPY_TYPES).join(", ")}`);
+    const hint =
+      code === "f2"
+        ? " (float16: save it as float32)"
+        : order === ">"
+          ? " (big-endian: save it little-endian, e.g. x.astype(x.dtype.newbyteorder('<')))"
+          : "";
+    throw new NpyError(
+      `${label}: dtype ${JSON.stringify(descr)} is not supported${hint}; supported: ${Object.values(NPY_TYPES).join(", ")}`,
+    );
   }
   return type;
 }
@@ -41,23 +54,28 @@ function typeOf(descr, label) {
 // One .npy file -> {type, dims, data}; label names it in errors (a file or an .npz key).
 export function readNpy(input, label = "the .npy file") {
   const bytes = bytesOf(input);
-  if (bytes.length < 10 || MAGIC.some((b, i) => bytes[i] !== b)) throw new NpyError(`${label}: not a .npy file (it does not start with \\x93NUMPY)`);
+  if (bytes.length < 10 || MAGIC.some((b, i) => bytes[i] !== b))
+    throw new NpyError(`${label}: not a .npy file (it does not start with \\x93NUMPY)`);
   const major = bytes[6];
-  if (![1, 2, 3].includes(major)) throw new NpyError(`${label}: .npy format version ${major}.${bytes[7]} is not supported (1.0 to 3.0 are)`);
+  if (![1, 2, 3].includes(major))
+    throw new NpyError(`${label}: .npy format version ${major}.${bytes[7]} is not supported (1.0 to 3.0 are)`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = major === 1 ? view.getUint16(8, true) : view.getUint32(8, true);
   const start = major === 1 ? 10 : 12;
   if (start + headerLength > bytes.length) throw new NpyError(`${label}: truncated .npy header`);
   const decoder = new TextDecoder(major === 3 ? "utf-8" : "latin1");
   const header = parseHeader(decoder.decode(bytes.subarray(start, start + headerLength)), label);
-  if (header.fortranOrder) throw new NpyError(`${label}: the array is in Fortran order; save np.ascontiguousarray(x) instead`);
+  if (header.fortranOrder)
+    throw new NpyError(`${label}: the array is in Fortran order; save np.ascontiguousarray(x) instead`);
   const type = typeOf(header.descr, label);
   const Array_ = ARRAYS[type];
   const count = header.dims.reduce((a, b) => a * b, 1);
   const offset = start + headerLength;
   const size = count * Array_.BYTES_PER_ELEMENT;
   if (bytes.length - offset !== size) {
-    throw new NpyError(`${label}: shape [${header.dims.join(", ")}] of ${header.descr} needs ${size} bytes of data, the file has ${bytes.length - offset}`);
+    throw new NpyError(
+      `${label}: shape [${header.dims.join(", ")}] of ${header.descr} needs ${size} bytes of data, the file has ${bytes.length - offset}`,
+    );
   }
   // A copy: the data's offset in the file need not be aligned for its typed array.
   const data = new Array_(bytes.slice(offset, offset + size).buffer);
@@ -69,7 +87,10 @@ function zipEntries(bytes, label) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let end = -1;
   for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 22 - 0xffff); i--) {
-    if (view.getUint32(i, true) === 0x06054b50) { end = i; break; }
+    if (view.getUint32(i, true) === 0x06054b50) {
+      end = i;
+      break;
+    }
   }
   if (end < 0) throw new NpyError(`${label}: not an .npz file (no zip directory at its end)`);
   let count = view.getUint16(end + 10, true);
@@ -77,7 +98,8 @@ function zipEntries(bytes, label) {
   if (count === 0xffff || at === 0xffffffff) {
     // zip64: the end-of-directory locator sits just before the end record.
     const locator = end - 20;
-    if (locator < 0 || view.getUint32(locator, true) !== 0x07064b50) throw new NpyError(`${label}: zip64 directory without its locator`);
+    if (locator < 0 || view.getUint32(locator, true) !== 0x07064b50)
+      throw new NpyError(`${label}: zip64 directory without its locator`);
     const record = Number(view.getBigUint64(locator + 8, true));
     count = Number(view.getBigUint64(record + 32, true));
     at = Number(view.getBigUint64(record + 48, true));
@@ -95,13 +117,19 @@ function zipEntries(bytes, label) {
     let offset = view.getUint32(at + 42, true);
     const name = decoder.decode(bytes.subarray(at + 46, at + 46 + nameLength));
     // zip64 extra field (id 1): the 8-byte values of the fields set to 0xffffffff, in order.
-    for (let e = at + 46 + nameLength; e < at + 46 + nameLength + extraLength;) {
+    for (let e = at + 46 + nameLength; e < at + 46 + nameLength + extraLength; ) {
       const id = view.getUint16(e, true);
       const length = view.getUint16(e + 2, true);
       if (id === 1) {
         let p = e + 4;
-        if (size === 0xffffffff) { size = Number(view.getBigUint64(p, true)); p += 8; }
-        if (compressedSize === 0xffffffff) { compressedSize = Number(view.getBigUint64(p, true)); p += 8; }
+        if (size === 0xffffffff) {
+          size = Number(view.getBigUint64(p, true));
+          p += 8;
+        }
+        if (compressedSize === 0xffffffff) {
+          compressedSize = Number(view.getBigUint64(p, true));
+          p += 8;
+        }
         if (offset === 0xffffffff) offset = Number(view.getBigUint64(p, true));
       }
       e += 4 + length;
@@ -123,7 +151,8 @@ export async function readNpz(input, label = "the .npz file") {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const arrays = {};
   for (const entry of zipEntries(bytes, label)) {
-    if (!entry.name.endsWith(".npy")) throw new NpyError(`${label}: entry ${JSON.stringify(entry.name)} is not an .npy array`);
+    if (!entry.name.endsWith(".npy"))
+      throw new NpyError(`${label}: entry ${JSON.stringify(entry.name)} is not an .npy array`);
     const key = entry.name.slice(0, -4);
     const where = `${label}, key ${JSON.stringify(key)}`;
     if (view.getUint32(entry.offset, true) !== 0x04034b50) throw new NpyError(`${where}: damaged zip entry`);
@@ -132,7 +161,10 @@ export async function readNpz(input, label = "the .npz file") {
     let data;
     if (entry.method === 0) data = raw;
     else if (entry.method === 8) data = await inflate(raw);
-    else throw new NpyError(`${where}: zip compression method ${entry.method} is not supported (stored and deflate are: np.savez, np.savez_compressed)`);
+    else
+      throw new NpyError(
+        `${where}: zip compression method ${entry.method} is not supported (stored and deflate are: np.savez, np.savez_compressed)`,
+      );
     arrays[key] = readNpy(data, where);
   }
   return arrays;

@@ -8,7 +8,8 @@ const TYPES = Object.fromEntries(Object.entries(DATATYPES).map(([type, datatype]
 // above 2^53), floats through JSON.stringify (NaN and infinities become null).
 function dataText(t) {
   if (t.type === "bool") return `[${Array.from(t.data, (v) => (v ? "true" : "false")).join(",")}]`;
-  if (t.type === "int64" || t.type === "uint64") return `[${Array.from(t.data, (v) => BigInt(v).toString()).join(",")}]`;
+  if (t.type === "int64" || t.type === "uint64")
+    return `[${Array.from(t.data, (v) => BigInt(v).toString()).join(",")}]`;
   return JSON.stringify(Array.from(t.data));
 }
 
@@ -16,7 +17,10 @@ function dataText(t) {
 export function inferRequestBody(feeds) {
   const inputs = Object.entries(feeds).map(([name, t]) => {
     const datatype = DATATYPES[t.type];
-    if (!datatype) throw new Error(`input ${name}: dtype ${t.type} cannot be sent to the server (JSON supports ${Object.keys(DATATYPES).join(", ")})`);
+    if (!datatype)
+      throw new Error(
+        `input ${name}: dtype ${t.type} cannot be sent to the server (JSON supports ${Object.keys(DATATYPES).join(", ")})`,
+      );
     const head = JSON.stringify({ name, shape: t.dims, datatype });
     return `${head.slice(0, -1)},"data":${dataText(t)}}`;
   });
@@ -78,6 +82,8 @@ export async function serverInfer(base, model, variant, feeds) {
 export async function serverPipeline(base, model, variant, input) {
   const { body, runMs } = await postInfer(base, model, variant, JSON.stringify({ inputs: [input] }));
   const answer = body.outputs.find((/** @type {{name: string}} */ o) => o.name === "answer");
-  const outputs = decodeInferResponse({ outputs: body.outputs.filter((/** @type {{name: string}} */ o) => o.name !== "answer") });
+  const outputs = decodeInferResponse({
+    outputs: body.outputs.filter((/** @type {{name: string}} */ o) => o.name !== "answer"),
+  });
   return { answers: answer.data.map((/** @type {string} */ text) => JSON.parse(text)), outputs, runMs };
 }

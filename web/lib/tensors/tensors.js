@@ -52,7 +52,9 @@ export function row(t, index) {
 }
 
 export function cosine(a, b) {
-  let dot = 0, na = 0, nb = 0;
+  let dot = 0,
+    na = 0,
+    nb = 0;
   for (let i = 0; i < a.length; i++) {
     dot += a[i] * b[i];
     na += a[i] * a[i];
@@ -65,7 +67,8 @@ export function maxAbsDiff(a, b) {
   if (a.data.length !== b.data.length) return Infinity;
   let worst = 0;
   for (let i = 0; i < a.data.length; i++) {
-    const x = Number(a.data[i]), y = Number(b.data[i]);
+    const x = Number(a.data[i]),
+      y = Number(b.data[i]);
     if (Number.isNaN(x) && Number.isNaN(y)) continue;
     worst = Math.max(worst, Math.abs(x - y));
   }
@@ -92,7 +95,6 @@ export function decodeTensors(encoded) {
   }
   return feeds;
 }
-
 
 export function encodeTensors(tensors) {
   const encoded = {};

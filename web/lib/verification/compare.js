@@ -61,7 +61,9 @@ export function compareOutput(got, expected, tol) {
   }
   const exact = isExact(expected.type);
   const judged = elementwise(tol);
-  let sum = 0, counted = 0, mismatches = 0;
+  let sum = 0,
+    counted = 0,
+    mismatches = 0;
   for (let i = 0; i < expected.data.length; i++) {
     const e = Number(expected.data[i]);
     const g = Number(got.data[i]);
@@ -106,7 +108,8 @@ export function taskMetric(task, got, expected) {
     return { cosine_min: Math.min(...cosines), cosine_mean: cosines.reduce((a, b) => a + b, 0) / cosines.length };
   }
   // One flipped pixel must not fail a heat map that is thresholded downstream: judge the mean.
-  if (task === "detection-map") return { scaled_mean_abs: scaled(expected, got, "mean"), scaled_max_abs: scaled(expected, got, "max") };
+  if (task === "detection-map")
+    return { scaled_mean_abs: scaled(expected, got, "mean"), scaled_max_abs: scaled(expected, got, "max") };
   // Recognizers decode the top class at every step: the share of steps that keep it.
   if (task === "sequence") return { step_agreement: expected.data.length ? lastAxisAgreement(got, expected) : 1 };
   return { scaled_max_abs: scaled(expected, got, "max") };
@@ -118,7 +121,8 @@ function lastAxisAgreement(got, expected) {
   const width = expected.dims.at(-1) ?? 1;
   const positions = width ? expected.data.length / width : 0;
   let agree = 0;
-  for (let p = 0; p < positions; p++) agree += argmaxAt(got.data, p * width, width) === argmaxAt(expected.data, p * width, width) ? 1 : 0;
+  for (let p = 0; p < positions; p++)
+    agree += argmaxAt(got.data, p * width, width) === argmaxAt(expected.data, p * width, width) ? 1 : 0;
   return agree / positions;
 }
 
@@ -136,7 +140,9 @@ function argmaxAt(data, start, width) {
 // Largest (or mean) absolute error divided by the reference's largest finite magnitude; any
 // non-finite difference makes it infinite.
 function scaled(expected, got, reduce) {
-  let scale = 0, worst = 0, sum = 0;
+  let scale = 0,
+    worst = 0,
+    sum = 0;
   for (let i = 0; i < expected.data.length; i++) {
     const e = Number(expected.data[i]);
     const diff = Math.abs(e - Number(got.data[i]));
@@ -152,7 +158,10 @@ function scaled(expected, got, reduce) {
 // The outputs the task metric reads (Python measure._metric_outputs). A detector's heads (scores,
 // boxes, landmarks) are read together downstream, so detection-map judges every float output.
 export function metricOutputs(task, metricOutput, reference) {
-  if (task === "detection-map") return Object.entries(reference).filter(([, t]) => t.type.startsWith("float")).map(([name]) => name);
+  if (task === "detection-map")
+    return Object.entries(reference)
+      .filter(([, t]) => t.type.startsWith("float"))
+      .map(([name]) => name);
   return metricOutput in reference ? [metricOutput] : [];
 }
 
@@ -177,15 +186,20 @@ export function budgetCheck(budget, task, metric, { against = "fp32", bound = "b
   const set = (key) => budget[key] != null;
   // NaN fails every bound (the comparisons are written so that it does).
   if (task === "classification" && has("top1_agreement") && set("top1_min")) {
-    if (!(metric.top1_agreement >= budget.top1_min)) return `top-1 agreement with ${against} ${pyFixed(metric.top1_agreement, 4)} < ${bound} ${pyRepr(budget.top1_min)}`;
+    if (!(metric.top1_agreement >= budget.top1_min))
+      return `top-1 agreement with ${against} ${pyFixed(metric.top1_agreement, 4)} < ${bound} ${pyRepr(budget.top1_min)}`;
   } else if (task === "embedding" && has("cosine_min") && set("cosine_min")) {
-    if (!(metric.cosine_min >= budget.cosine_min)) return `min cosine similarity to ${against} ${pyFixed(metric.cosine_min, 5)} < ${bound} ${pyRepr(budget.cosine_min)}`;
+    if (!(metric.cosine_min >= budget.cosine_min))
+      return `min cosine similarity to ${against} ${pyFixed(metric.cosine_min, 5)} < ${bound} ${pyRepr(budget.cosine_min)}`;
   } else if (task === "sequence" && has("step_agreement") && set("top1_min")) {
-    if (!(metric.step_agreement >= budget.top1_min)) return `per-step top-1 agreement with ${against} ${pyFixed(metric.step_agreement, 4)} < ${bound} ${pyRepr(budget.top1_min)}`;
+    if (!(metric.step_agreement >= budget.top1_min))
+      return `per-step top-1 agreement with ${against} ${pyFixed(metric.step_agreement, 4)} < ${bound} ${pyRepr(budget.top1_min)}`;
   } else if (task === "detection-map" && has("scaled_mean_abs") && set("scaled_mean_abs")) {
-    if (!(metric.scaled_mean_abs <= budget.scaled_mean_abs)) return `mean error / max |${against}| ${pyG(metric.scaled_mean_abs)} > ${bound} ${pyRepr(budget.scaled_mean_abs)}`;
+    if (!(metric.scaled_mean_abs <= budget.scaled_mean_abs))
+      return `mean error / max |${against}| ${pyG(metric.scaled_mean_abs)} > ${bound} ${pyRepr(budget.scaled_mean_abs)}`;
   } else if (has("scaled_max_abs") && set("scaled_max_abs")) {
-    if (!(metric.scaled_max_abs <= budget.scaled_max_abs)) return `max error / max |${against}| ${pyG(metric.scaled_max_abs)} > ${bound} ${pyRepr(budget.scaled_max_abs)}`;
+    if (!(metric.scaled_max_abs <= budget.scaled_max_abs))
+      return `max error / max |${against}| ${pyG(metric.scaled_max_abs)} > ${bound} ${pyRepr(budget.scaled_max_abs)}`;
   }
   return null;
 }

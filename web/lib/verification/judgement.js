@@ -49,7 +49,7 @@ export function fp32Floor(tableFloor, model) {
   if (tableFloor.overridden) return tableFloor; // the user's own bound (onnxport check --tolerances), as given
   const own = model?.validation?.tolerance;
   if (!own) return tableFloor;
-  const looser = (a, b) => (a == null ? b ?? null : b == null ? a : Math.max(a, b));
+  const looser = (a, b) => (a == null ? (b ?? null) : b == null ? a : Math.max(a, b));
   return { ...tableFloor, abs: looser(tableFloor.abs, own.abs), rel: looser(tableFloor.rel, own.rel) };
 }
 
@@ -84,8 +84,14 @@ export function judgementRule(model, variant, key, tolerances) {
 /** judge() of one run of `model` by a judgementRule: got, fp32 and sameVariant as judge() takes them. */
 export function judgeRun(model, rule, { got, fp32 = null, sameVariant = null }) {
   return judge({
-    task: model.task, metricOutput: model.metric_output ?? null, arithmetic: rule.arithmetic, budget: rule.budget,
-    floor: rule.floor, got, fp32, sameVariant,
+    task: model.task,
+    metricOutput: model.metric_output ?? null,
+    arithmetic: rule.arithmetic,
+    budget: rule.budget,
+    floor: rule.floor,
+    got,
+    fp32,
+    sameVariant,
   });
 }
 
@@ -107,14 +113,26 @@ const SERVER = "the server"; // what the reasons call the floor's reference
  *   `outputs`: element-wise errors against sameVariant (the floor as the element rule), whatever the basis;
  *   `diagnostic` (budget basis): {max_abs, output, first_outside_floor, needed_abs, text}.
  */
-export function judge({ task, metricOutput = null, arithmetic, budget = null, floor = null, got, fp32 = null, sameVariant = null }) {
-  if (!ARITHMETICS.includes(arithmetic)) throw new Error(`arithmetic must be one of ${ARITHMETICS.join(", ")}, got ${JSON.stringify(arithmetic)}`);
+export function judge({
+  task,
+  metricOutput = null,
+  arithmetic,
+  budget = null,
+  floor = null,
+  got,
+  fp32 = null,
+  sameVariant = null,
+}) {
+  if (!ARITHMETICS.includes(arithmetic))
+    throw new Error(`arithmetic must be one of ${ARITHMETICS.join(", ")}, got ${JSON.stringify(arithmetic)}`);
   const floorTol = floor ?? {};
   if (arithmetic === "fp32") {
-    if (!sameVariant) throw new Error("an fp32 file is judged against the server's output of the same file: sameVariant is needed");
+    if (!sameVariant)
+      throw new Error("an fp32 file is judged against the server's output of the same file: sameVariant is needed");
     return byFloor(task, metricOutput, floorTol, got, sameVariant);
   }
-  if (!fp32) throw new Error(`an ${arithmetic} file is judged against fp32's outputs on the same inputs: fp32 is needed`);
+  if (!fp32)
+    throw new Error(`an ${arithmetic} file is judged against fp32's outputs on the same inputs: fp32 is needed`);
   if (!budget) throw new Error(`an ${arithmetic} file is judged within its budget: budget is needed`);
   return byBudget(task, metricOutput, arithmetic, budget, floorTol, got, fp32, sameVariant);
 }
@@ -123,8 +141,11 @@ export function judge({ task, metricOutput = null, arithmetic, budget = null, fl
 function byFloor(task, metricOutput, floor, got, same) {
   const vs = against(same, got, task, metricOutput, floor);
   const metric = vs.metric ?? {};
-  const reason = missing(same, got) ?? broken(vs.outputs, { exactIntegers: true, reference: SERVER })
-    ?? outsideFloor(vs.outputs, floor) ?? budgetCheck(floor, task, metric, { against: SERVER, bound: "floor" });
+  const reason =
+    missing(same, got) ??
+    broken(vs.outputs, { exactIntegers: true, reference: SERVER }) ??
+    outsideFloor(vs.outputs, floor) ??
+    budgetCheck(floor, task, metric, { against: SERVER, bound: "floor" });
   return { ok: reason === null, reason, basis: "floor", metric, outputs: vs.outputs, diagnostic: null };
 }
 
@@ -132,7 +153,8 @@ function byFloor(task, metricOutput, floor, got, same) {
 function byBudget(task, metricOutput, arithmetic, budget, floor, got, fp32, same) {
   const vsFp32 = against(fp32, got, task, metricOutput, null);
   let reason = missing(fp32, got) ?? verdict(arithmetic, budget, task, vsFp32);
-  let outputs = null, diagnostic = null;
+  let outputs = null,
+    diagnostic = null;
   if (same) {
     outputs = against(same, got, task, null, elementwise(floor) ? floor : null).outputs;
     diagnostic = elementwiseDiagnostic(outputs);
@@ -154,22 +176,28 @@ function against(reference, got, task, metricOutput, tol) {
     if (got[name]) outputs[name] = compareOutput(got[name], expected, tol);
   }
   if (!metricOutput) return { outputs };
-  const metrics = metricOutputs(task, metricOutput, reference).filter((name) => got[name])
+  const metrics = metricOutputs(task, metricOutput, reference)
+    .filter((name) => got[name])
     .map((name) => taskMetric(task, got[name], reference[name]));
   return { outputs, metric: mergeMetrics(metrics) };
 }
 
 // Python measure.verdict: what fails whatever the budget, then the budget.
 function verdict(arithmetic, budget, task, vs) {
-  return broken(vs.outputs, { exactIntegers: arithmetic === "fp32", reference: "fp32" }) ?? budgetCheck(budget, task, judgedMetric(vs));
+  return (
+    broken(vs.outputs, { exactIntegers: arithmetic === "fp32", reference: "fp32" }) ??
+    budgetCheck(budget, task, judgedMetric(vs))
+  );
 }
 
 // Python measure.broken.
 function broken(outputs, { exactIntegers, reference }) {
   for (const [name, e] of Object.entries(outputs)) {
-    if (e.shape_mismatch) return `output ${pyStr(name)} has shape ${pyList(e.shape_mismatch.got)}, ${reference} has ${pyList(e.shape_mismatch.expected)}`;
+    if (e.shape_mismatch)
+      return `output ${pyStr(name)} has shape ${pyList(e.shape_mismatch.got)}, ${reference} has ${pyList(e.shape_mismatch.expected)}`;
     if (e.nonfinite) return `output ${pyStr(name)} has ${e.nonfinite} inf/NaN values where ${reference} is finite`;
-    if (exactIntegers && e.mismatches) return `integer output ${pyStr(name)} differs from ${reference} in ${e.mismatches} elements`;
+    if (exactIntegers && e.mismatches)
+      return `integer output ${pyStr(name)} differs from ${reference} in ${e.mismatches} elements`;
   }
   return null;
 }
@@ -191,8 +219,10 @@ function outsideFloor(outputs, floor) {
   for (const [name, e] of Object.entries(outputs)) {
     const first = e.first_mismatch;
     if (first) {
-      return `output ${pyStr(name)} at ${pyList(first.index)}: expected ${value(first.expected)}, got ${value(first.got)} `
-        + `(max abs ${pyG(e.max_abs)}; floor abs ${pyRepr(floor.abs)}, rel ${pyRepr(floor.rel)})`;
+      return (
+        `output ${pyStr(name)} at ${pyList(first.index)}: expected ${value(first.expected)}, got ${value(first.got)} ` +
+        `(max abs ${pyG(e.max_abs)}; floor abs ${pyRepr(floor.abs)}, rel ${pyRepr(floor.rel)})`
+      );
     }
   }
   return null;
@@ -205,7 +235,8 @@ function outsideFloor(outputs, floor) {
  */
 export function elementwiseDiagnostic(outputs) {
   const sized = Object.entries(outputs).filter(([, e]) => !e.shape_mismatch);
-  let worstName = null, worst = 0;
+  let worstName = null,
+    worst = 0;
   for (const [name, e] of sized) {
     if (worstName === null || e.max_abs > worst) [worstName, worst] = [name, e.max_abs];
   }
@@ -216,9 +247,11 @@ export function elementwiseDiagnostic(outputs) {
   // An abs bound of 0 says nothing: equal outputs are said to be equal.
   text += worst > 0 ? `; the element rule would have needed abs ${pyG(worst)}` : ": the outputs match exactly";
   return {
-    max_abs: worst, output: worstName,
+    max_abs: worst,
+    output: worstName,
     first_outside_floor: first ? { output: first[0], ...first[1].first_mismatch } : null,
-    needed_abs: worst, text,
+    needed_abs: worst,
+    text,
   };
 }
 

@@ -86,11 +86,16 @@ export class EngineFailure extends Error {
  */
 export async function verifyStep(session, step, { model, record, reference, tolerances }) {
   const [own, table, fp32Reference] = await Promise.all([
-    reference(record), tolerances(),
+    reference(record),
+    tolerances(),
     arithmeticOf(model.variants[step.variant]) === "fp32" ? null : reference(model.variants.fp32 ?? {}),
   ]);
   const rule = judgementRule(model, step.variant, step.key, table);
-  if (!own) return { status: "unavailable", reason: "the manifest has no reference outputs for this file (built by an older onnxport)" };
+  if (!own)
+    return {
+      status: "unavailable",
+      reason: "the manifest has no reference outputs for this file (built by an older onnxport)",
+    };
   if (!rule.floor) throw new Error(`no floor for fp32/${step.key} in the server's table`);
   let check;
   try {
@@ -101,9 +106,18 @@ export async function verifyStep(session, step, { model, record, reference, tole
     throw new EngineFailure(error);
   }
   return {
-    status: check.ok ? "passed" : "failed", ok: check.ok, reason: check.ok ? null : wrongResultsMessage(step.runtime, check),
-    max_abs: check.max_abs, basis: check.basis, rule: check.rule, budget: check.basis === "budget" ? rule.budget : null,
-    metric: check.metric, diagnostic: check.diagnostic, ms: check.ms, runMs: check.runMs, bytes: own.bytes,
+    status: check.ok ? "passed" : "failed",
+    ok: check.ok,
+    reason: check.ok ? null : wrongResultsMessage(step.runtime, check),
+    max_abs: check.max_abs,
+    basis: check.basis,
+    rule: check.rule,
+    budget: check.basis === "budget" ? rule.budget : null,
+    metric: check.metric,
+    diagnostic: check.diagnostic,
+    ms: check.ms,
+    runMs: check.runMs,
+    bytes: own.bytes,
   };
 }
 
@@ -141,8 +155,14 @@ export async function verifySession(session, { model, reference, fp32Reference, 
   const judged = judgeVerification(outputs, { model, reference, fp32Reference, rule });
   const worst = worstOutput(judged.outputs ?? {});
   return {
-    ok: judged.ok, reason: judged.reason, basis: judged.basis, rule: judged.rule, metric: judged.metric,
-    diagnostic: judged.diagnostic, runMs, ms: performance.now() - started,
+    ok: judged.ok,
+    reason: judged.reason,
+    basis: judged.basis,
+    rule: judged.rule,
+    metric: judged.metric,
+    diagnostic: judged.diagnostic,
+    runMs,
+    ms: performance.now() - started,
     max_abs: worst?.max_abs ?? null,
     at: worst ? `${worst.name}[${(worst.first_mismatch?.index ?? []).join(", ")}]` : null,
   };
@@ -158,7 +178,8 @@ export function judgeVerification(outputs, { model, reference, fp32Reference, ru
   if (rule.budget && fp32Reference && sameTensors(reference.inputs, fp32Reference.inputs)) {
     return { ...judgeRun(model, rule, { ...run, fp32: fp32Reference.outputs }), rule: "budget" };
   }
-  if (!rule.tolerance) throw new Error("no fp32 reference on the same inputs, and no tolerance for this variant in the server's table");
+  if (!rule.tolerance)
+    throw new Error("no fp32 reference on the same inputs, and no tolerance for this variant in the server's table");
   return { ...judgeRun(model, { arithmetic: "fp32", budget: null, floor: rule.tolerance }, run), rule: "table" };
 }
 
@@ -167,8 +188,10 @@ export function sameTensors(a, b) {
   const names = Object.keys(a);
   if (names.length !== Object.keys(b).length) return false;
   return names.every((name) => {
-    const x = a[name], y = b[name];
-    if (!y || x.type !== y.type || x.dims.join(",") !== y.dims.join(",") || x.data.length !== y.data.length) return false;
+    const x = a[name],
+      y = b[name];
+    if (!y || x.type !== y.type || x.dims.join(",") !== y.dims.join(",") || x.data.length !== y.data.length)
+      return false;
     for (let i = 0; i < x.data.length; i++) {
       if (x.data[i] !== y.data[i] && !(Number.isNaN(x.data[i]) && Number.isNaN(y.data[i]))) return false;
     }
@@ -179,13 +202,18 @@ export function sameTensors(a, b) {
 // The output that failed first (else the one furthest off), for the message.
 function worstOutput(compared) {
   const entries = Object.entries(compared).filter(([, o]) => !o.shape_mismatch);
-  const [name, o] = entries.find(([, e]) => e.first_mismatch) ?? entries.sort((a, b) => b[1].max_abs - a[1].max_abs)[0] ?? [];
+  const [name, o] =
+    entries.find(([, e]) => e.first_mismatch) ?? entries.sort((a, b) => b[1].max_abs - a[1].max_abs)[0] ?? [];
   return name ? { name, ...o } : null;
 }
 
 export function wrongResultsMessage(runtime, check) {
-  if (check.basis === "budget") return `${runtime} gave wrong results for this model on this device (${check.reason}, against fp32's reference outputs)`;
-  const where = check.max_abs !== null ? ` (max error ${formatError(check.max_abs)} at ${check.at}: ${check.reason})` : ` (${check.reason})`;
+  if (check.basis === "budget")
+    return `${runtime} gave wrong results for this model on this device (${check.reason}, against fp32's reference outputs)`;
+  const where =
+    check.max_abs !== null
+      ? ` (max error ${formatError(check.max_abs)} at ${check.at}: ${check.reason})`
+      : ` (${check.reason})`;
   return `${runtime} gave wrong results for this model on this device${where}`;
 }
 

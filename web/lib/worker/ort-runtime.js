@@ -9,7 +9,8 @@
 // A one-node model (Identity on a float[1]), 78 bytes: creating a session from it starts the
 // backend (fetches and instantiates the .wasm, starts its threads; on WebGPU, gets the device),
 // so that this work is done at init, while the page is still reading the model's bytes.
-const WARM_UP = "CAgSCG9ubnhwb3J0OjoKEAoBeBIBeSIISWRlbnRpdHkSBHdhcm1aDwoBeBIKCggIARIECgIIAWIPCgF5EgoKCAgBEgQKAggBQgQKABAN";
+const WARM_UP =
+  "CAgSCG9ubnhwb3J0OjoKEAoBeBIBeSIISWRlbnRpdHkSBHdhcm1aDwoBeBIKCggIARIECgIIAWIPCgF5EgoKCAgBEgQKAggBQgQKABAN";
 let ort = null;
 let loaded = null;
 let starting = null;
@@ -26,7 +27,8 @@ let nextSession = 1;
  * @param {{bundle?: string, threads?: number, verbose?: boolean, ortBase?: string, perturb?: string|false}} [options]
  */
 export function init(runtime, { bundle, threads = 1, verbose = false, ortBase, perturb = false } = {}) {
-  if (!bundle) return Promise.reject(new Error(`init needs the onnxruntime-web bundle to load for ${JSON.stringify(runtime)}`));
+  if (!bundle)
+    return Promise.reject(new Error(`init needs the onnxruntime-web bundle to load for ${JSON.stringify(runtime)}`));
   if (loaded && loaded !== runtime) return Promise.reject(new Error(`this worker runs ${loaded}, not ${runtime}`));
   if (!starting) {
     if (!ortBase) return Promise.reject(new Error("init needs ortBase, the URL of onnxruntime-web's files"));
@@ -48,9 +50,17 @@ async function start(runtime, { bundle, threads, verbose, ortBase }) {
   // Threads need SharedArrayBuffer, which only a cross-origin isolated page has.
   ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.max(1, threads) : 1;
   ort.env.logLevel = verbose ? "verbose" : "error";
-  const warm = await ort.InferenceSession.create(Uint8Array.from(atob(WARM_UP), (c) => c.charCodeAt(0)), { executionProviders: [runtime] });
+  const warm = await ort.InferenceSession.create(
+    Uint8Array.from(atob(WARM_UP), (c) => c.charCodeAt(0)),
+    { executionProviders: [runtime] },
+  );
   await warm.release();
-  return { runtime, version: ort.env.versions?.web ?? null, threads: ort.env.wasm.numThreads, initMs: performance.now() - began };
+  return {
+    runtime,
+    version: ort.env.versions?.web ?? null,
+    threads: ort.env.wasm.numThreads,
+    initMs: performance.now() - began,
+  };
 }
 
 export async function createSession(bytes, { verbose = false, optimization = "all", profile = false } = {}) {
@@ -64,7 +74,9 @@ export async function createSession(bytes, { verbose = false, optimization = "al
   const id = nextSession++;
   sessions.set(id, session);
   return {
-    id, inputNames: session.inputNames, outputNames: session.outputNames,
+    id,
+    inputNames: session.inputNames,
+    outputNames: session.outputNames,
     createMs: performance.now() - started,
   };
 }
@@ -92,7 +104,10 @@ export async function run(id, feeds) {
 function perturb(outputs, mode) {
   for (const output of Object.values(outputs)) {
     if (!output.type.startsWith("float") || !output.data.length) continue;
-    if (mode === "negate") output.data.forEach((v, i) => { output.data[i] = -v; });
+    if (mode === "negate")
+      output.data.forEach((v, i) => {
+        output.data[i] = -v;
+      });
     output.data[0] += 1;
   }
 }

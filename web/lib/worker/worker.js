@@ -4,7 +4,8 @@ import { logRouter } from "./ort-log.js";
 import * as runtime from "./ort-runtime.js";
 
 const operations = {
-  init: ({ runtime: name, bundle, threads, verbose, ortBase, perturb }) => runtime.init(name, { bundle, threads, verbose, ortBase, perturb }),
+  init: ({ runtime: name, bundle, threads, verbose, ortBase, perturb }) =>
+    runtime.init(name, { bundle, threads, verbose, ortBase, perturb }),
   create: ({ bytes, verbose, profile }) => runtime.createSession(bytes, { verbose, profile }),
   endProfiling: ({ session }) => runtime.endProfiling(session),
   run: ({ session, feeds }) => runtime.run(session, feeds),
@@ -16,7 +17,9 @@ const operations = {
 // onnxruntime's warnings and errors one line each, never its verbose records or shader source (ort-log.js).
 const logs = [];
 const route = logRouter();
-const originals = Object.fromEntries(["log", "info", "warn", "error"].map((level) => [level, console[level].bind(console)]));
+const originals = Object.fromEntries(
+  ["log", "info", "warn", "error"].map((level) => [level, console[level].bind(console)]),
+);
 for (const level of Object.keys(originals)) {
   console[level] = (...args) => {
     logs.push(`${level}: ${args.map(String).join(" ")}`);
@@ -24,6 +27,7 @@ for (const level of Object.keys(originals)) {
     const text = String(args[0] ?? "");
     const to = route(level, text);
     // onnxruntime colours its lines for a terminal (ESC[0;93m ... ESC[m): a console shows them bare.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC is the character to strip
     if (to) originals[to](...(args.length === 1 ? [text.replace(/\x1b\[[0-9;]*m/g, "")] : args));
   };
 }

@@ -27,7 +27,10 @@ async function peerLibrary(threads) {
     // (_get_file_metadata) skips local files, finds no tokenizer_config.json and loads no tokenizer at all.
     env.localModelPath = "/peer/models/";
     const ort = new URL("/peer/ort/", location.href).href;
-    env.backends.onnx.wasm.wasmPaths = { mjs: `${ort}ort-wasm-simd-threaded.asyncify.mjs`, wasm: `${ort}ort-wasm-simd-threaded.asyncify.wasm` };
+    env.backends.onnx.wasm.wasmPaths = {
+      mjs: `${ort}ort-wasm-simd-threaded.asyncify.mjs`,
+      wasm: `${ort}ort-wasm-simd-threaded.asyncify.wasm`,
+    };
     if (threads !== null) env.backends.onnx.wasm.numThreads = threads;
   }
   return transformers;
@@ -40,8 +43,12 @@ async function peerOpen(dtype, threads) {
   const onnx = library.env.backends.onnx;
   return {
     // The numbers the runtime really took (numThreads is set by onnxruntime-web when its wasm starts, if unset).
-    info: { version: onnx.versions?.web ?? null, threads: onnx.wasm.numThreads, wasm: onnx.wasm.wasmPaths?.wasm ?? null,
-      dtype: extractor.model?.config?.["transformers.js_config"]?.dtype ?? dtype },
+    info: {
+      version: onnx.versions?.web ?? null,
+      threads: onnx.wasm.numThreads,
+      wasm: onnx.wasm.wasmPaths?.wasm ?? null,
+      dtype: extractor.model?.config?.["transformers.js_config"]?.dtype ?? dtype,
+    },
     threads: () => onnx.wasm.numThreads,
     embed: async (texts) => (await extractor(texts, { pooling: "mean", normalize: true })).data,
     dispose: () => extractor.dispose(),
@@ -64,16 +71,20 @@ async function onnxportOpen(variant, threads) {
   const connected = await onnxportLibrary();
   const entry = await connected.model(OX_MODEL);
   const record = entry.variants[variant];
-  if (!record) throw new Error(`onnxport: minilm has no variant ${variant}; variants: ${Object.keys(entry.variants).join(", ")}`);
+  if (!record)
+    throw new Error(`onnxport: minilm has no variant ${variant}; variants: ${Object.keys(entry.variants).join(", ")}`);
   const key = threads === 1 ? "wasm-1t" : "wasm";
   const [{ session }, pipeline] = await Promise.all([connected.session(record, key), connected.pipeline(OX_MODEL)]);
   if (session.info.threads !== threads) {
     await session.release();
-    throw new Error(`onnxport: asked for ${threads} threads, the runtime started ${session.info.threads} (crossOriginIsolated ${self.crossOriginIsolated}, hardwareConcurrency ${navigator.hardwareConcurrency})`);
+    throw new Error(
+      `onnxport: asked for ${threads} threads, the runtime started ${session.info.threads} (crossOriginIsolated ${self.crossOriginIsolated}, hardwareConcurrency ${navigator.hardwareConcurrency})`,
+    );
   }
   return {
     info: { version: session.info.version, threads: session.info.threads, key, bytes: record.bytes },
-    embed: async (texts) => (await pipeline.answer(texts, (feeds) => session.run(feeds))).outputs.sentence_embedding.data,
+    embed: async (texts) =>
+      (await pipeline.answer(texts, (feeds) => session.run(feeds))).outputs.sentence_embedding.data,
     dispose: () => session.release(),
   };
 }
@@ -85,8 +96,15 @@ async function onnxportLoad(variant) {
   const model = await connected.load(OX_MODEL, variant === "default" ? {} : { runtime: "wasm", variant });
   const entry = await connected.model(OX_MODEL);
   return {
-    info: { version: model.session?.info?.version ?? null, threads: model.choice.threads, key: model.choice.key, variant: model.choice.variant,
-      runtime: model.choice.runtime, bytes: entry.variants[model.choice.variant]?.bytes ?? null, why: model.choice.why },
+    info: {
+      version: model.session?.info?.version ?? null,
+      threads: model.choice.threads,
+      key: model.choice.key,
+      variant: model.choice.variant,
+      runtime: model.choice.runtime,
+      bytes: entry.variants[model.choice.variant]?.bytes ?? null,
+      why: model.choice.why,
+    },
     threads: () => model.choice.threads,
     settle: async () => {
       const trial = await model.threadTrial;
@@ -110,8 +128,11 @@ async function timed(work) {
 }
 
 window.peerBench = {
-  isolated: () => ({ crossOriginIsolated: self.crossOriginIsolated, hardwareConcurrency: navigator.hardwareConcurrency,
-    userAgent: navigator.userAgent }),
+  isolated: () => ({
+    crossOriginIsolated: self.crossOriginIsolated,
+    hardwareConcurrency: navigator.hardwareConcurrency,
+    userAgent: navigator.userAgent,
+  }),
 
   // From nothing (this page as loaded, no library imported, an empty cache) to the first embedding of `text`.
   async cold({ side, dtype, threads, text }) {
@@ -135,7 +156,12 @@ window.peerBench = {
     const { outputs } = await model.pipeline(text);
     const ms = performance.now() - started;
     const { threads, verification } = model.choice;
-    return { ms, readyMs, info: { threads, verification: verification?.status ?? null }, embedding: Array.from(outputs.sentence_embedding.data) };
+    return {
+      ms,
+      readyMs,
+      info: { threads, verification: verification?.status ?? null },
+      embedding: Array.from(outputs.sentence_embedding.data),
+    };
   },
 
   // Opens every side's sessions for the warm rounds and runs each `warmup` times at each batch size.

@@ -45,8 +45,15 @@ CPU_RUNTIMES = browser_runtimes.WASM
 
 
 def make_forms(
-    prepared, name: str, data: bytes, fp32_outputs: list[Feeds], variant_outputs: list[Feeds],
-    transaction: Transaction, reference_feeds: tuple[Feeds, int], run_all: Callable, arithmetic: str,
+    prepared,
+    name: str,
+    data: bytes,
+    fp32_outputs: list[Feeds],
+    variant_outputs: list[Feeds],
+    transaction: Transaction,
+    reference_feeds: tuple[Feeds, int],
+    run_all: Callable,
+    arithmetic: str,
 ) -> dict[str, dict[str, Any]]:
     """Every form of one served variant (its bytes `data`), made, measured and staged.
     run_all(bytes, inputs, label) -> (session, outputs), the variant maker's; arithmetic: what the
@@ -59,8 +66,10 @@ def make_forms(
         try:
             made = _make(form, prepared, name, data)
         except Exception as exc:  # a failed form costs the form, never the variant
-            forms[form] = {"status": "rejected",
-                           "reason": f"could not be made: {type(exc).__name__}: {_first_line(exc)}"}
+            forms[form] = {
+                "status": "rejected",
+                "reason": f"could not be made: {type(exc).__name__}: {_first_line(exc)}",
+            }
             continue
         if made is None:
             continue  # does not apply to this variant
@@ -104,25 +113,42 @@ def _make(form: str, prepared, name: str, data: bytes) -> tuple[bytes, dict[str,
         # The extended level's fused nodes are the CPU provider's kernels: onnxruntime-web's WebGPU
         # provider refuses some and fails running others (seen by `onnxport check`), so it is for
         # WebAssembly, which is that CPU provider.
-        return _saved(data, "extended", ort_format=True), \
-            {"format": "ort", "optimization": "extended", "tool": tool, "runtimes": list(CPU_RUNTIMES)}
+        return _saved(data, "extended", ort_format=True), {
+            "format": "ort",
+            "optimization": "extended",
+            "tool": tool,
+            "runtimes": list(CPU_RUNTIMES),
+        }
     if form == "basic":
-        return _saved(data, "basic", ort_format=False), \
-            {"format": "onnx", "optimization": "basic", "tool": tool, "runtimes": None}
+        return _saved(data, "basic", ort_format=False), {
+            "format": "onnx",
+            "optimization": "basic",
+            "tool": tool,
+            "runtimes": None,
+        }
     if form == "gemm":
         model = onnx.load_from_string(data)
         if not tree_tensors.has_trees(model):
             return None
         # every runtime: the point is the ones the variant as built cannot run (WebGPU, WebNN's bundle)
-        return tree_tensors.rewrite(model).SerializeToString(), \
-            {"format": "onnx", "optimization": "tree-gemm", "tool": "onnxport tree_tensors", "runtimes": None}
+        return tree_tensors.rewrite(model).SerializeToString(), {
+            "format": "onnx",
+            "optimization": "tree-gemm",
+            "tool": "onnxport tree_tensors",
+            "runtimes": None,
+        }
     if form != "fused":
         raise ValueError(f"unknown form {form!r}")
     if prepared.transformer is None or name != "fp32":
         return None
     fused, fusions = _fused(data, prepared.transformer)
-    return fused, {"format": "onnx", "optimization": "transformer",
-                   "tool": f"onnxruntime.transformers {ort.__version__}", "fusions": fusions, "runtimes": None}
+    return fused, {
+        "format": "onnx",
+        "optimization": "transformer",
+        "tool": f"onnxruntime.transformers {ort.__version__}",
+        "fusions": fusions,
+        "runtimes": None,
+    }
 
 
 FOUR_BIT_TYPES = frozenset({onnx.TensorProto.INT4, onnx.TensorProto.UINT4})
@@ -152,8 +178,13 @@ def _fused(data: bytes, transformer: dict[str, Any]) -> tuple[bytes, dict[str, i
         source = Path(folder) / "model.onnx"
         source.write_bytes(data)
         # opt_level 0: the transformer fusions only; onnxruntime's own passes still run in the browser.
-        model = optimize_model(str(source), model_type=transformer["model_type"], num_heads=transformer["num_heads"],
-                               hidden_size=transformer["hidden_size"], opt_level=0)
+        model = optimize_model(
+            str(source),
+            model_type=transformer["model_type"],
+            num_heads=transformer["num_heads"],
+            hidden_size=transformer["hidden_size"],
+            opt_level=0,
+        )
         counts = {op: n for op, n in model.get_fused_operator_statistics().items() if n}
         if not counts:
             raise ValueError(f"the {transformer['model_type']} transformer optimizer fused nothing in this graph")

@@ -66,8 +66,10 @@ NO_WEBGPU_DOMAIN = "ai.onnx.ml"
 def opens_runtimes(variant: bytes, form: bytes, form_format: str) -> bool:
     """Whether the form runs where the variant as built cannot: the variant has ai.onnx.ml operators, the form
     (a `.onnx`; an ORT-format form is for WebAssembly only) none."""
+
     def has_ml(data: bytes) -> bool:
         return any(n.domain == NO_WEBGPU_DOMAIN for n in onnx.load_from_string(data).graph.node)
+
     return form_format == "onnx" and has_ml(variant) and not has_ml(form)
 
 
@@ -78,7 +80,9 @@ def short_of(variant: bytes, form: bytes, form_name: str, label: str) -> str | N
     if gain >= MIN_GAIN * as_built and gain >= MIN_GAIN_MS:
         return None
     sooner = f"{gain / as_built:.0%} sooner" if gain >= 0 else f"{-gain / as_built:.0%} later"
-    return (f"too little gain to keep its file: onnxruntime {ort.__version__} creates its session in {made:.1f} ms, "
-            f"the variant as built in {as_built:.1f} ms (CPU time, the fastest of several, one thread), {sooner}; "
-            f"a form is kept by default when at least {MIN_GAIN:.0%} and {MIN_GAIN_MS:g} ms sooner "
-            f"(`--forms {form_name}` or `--forms all` keeps it whatever it gains)")
+    return (
+        f"too little gain to keep its file: onnxruntime {ort.__version__} creates its session in {made:.1f} ms, "
+        f"the variant as built in {as_built:.1f} ms (CPU time, the fastest of several, one thread), {sooner}; "
+        f"a form is kept by default when at least {MIN_GAIN:.0%} and {MIN_GAIN_MS:g} ms sooner "
+        f"(`--forms {form_name}` or `--forms all` keeps it whatever it gains)"
+    )

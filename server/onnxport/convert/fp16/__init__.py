@@ -45,7 +45,8 @@ def make_fp16(
         raise VariantSkipped(
             f"the graph has {nodes:,} nodes, more than {FP16_MAX_NODES:,}: loading an fp16 graph in onnxruntime "
             f"takes time growing with the square of its nodes (the Casts it puts around fp16 operators its CPU "
-            f"kernels lack: 5 s at 10,000 nodes, 29 s at 20,000), and the build loads it several times")
+            f"kernels lack: 5 s at 10,000 nodes, 29 s at 20,000), and the build loads it several times"
+        )
     feeds = list(feeds)
     work = copy_model(model)
     # Upstream names its Casts after nodes ("<node>_output_cast0"): unnamed nodes made duplicate

@@ -66,8 +66,9 @@ def _convert_tensors(model: onnx.ModelProto, plan: _Plan, float16) -> None:
                         if attribute.name == "value" and attribute.t.data_type == FLOAT:
                             float16.convert_tensor_float_to_float16(attribute.t, max_finite_val=FP16_MAX)
                     if node.op_type == "ConstantOfShape" and not node.attribute:  # default: fp32 zeros
-                        node.attribute.append(helper.make_attribute(
-                            "value", helper.make_tensor("value", FLOAT16, [1], [0.0])))
+                        node.attribute.append(
+                            helper.make_attribute("value", helper.make_tensor("value", FLOAT16, [1], [0.0]))
+                        )
 
 
 # ---------------------------------------------------------------- Casts
@@ -113,8 +114,14 @@ class _Caster:
         scope.add(name, want, cast)
         return cast
 
-    def walk(self, graph: onnx.GraphProto, parent: _Scope | None, inputs: list | None = None,
-             outputs: list | None = None, top: bool = False) -> None:
+    def walk(
+        self,
+        graph: onnx.GraphProto,
+        parent: _Scope | None,
+        inputs: list | None = None,
+        outputs: list | None = None,
+        top: bool = False,
+    ) -> None:
         scope = _Scope(parent)
         for k, value in enumerate(graph.input):
             tensor = value.type.tensor_type if value.type.HasField("tensor_type") else None
@@ -146,8 +153,11 @@ class _Caster:
                     # A graph output keeps its name and fp32 type: the node writes a new name, cast back.
                     node.output[index] = self.fresh(f"{out}_{'fp16' if made == FLOAT16 else 'fp32'}")
                     scope.add(out, made, node.output[index])
-                    nodes.append(helper.make_node("Cast", [node.output[index]], [out], name=self.fresh(f"{out}_cast"),
-                                                  to=declared[out]))
+                    nodes.append(
+                        helper.make_node(
+                            "Cast", [node.output[index]], [out], name=self.fresh(f"{out}_cast"), to=declared[out]
+                        )
+                    )
                     scope.add(out, declared[out], out)
                 else:
                     scope.add(out, made, out)

@@ -47,8 +47,9 @@ def _overflow(model: onnx.ModelProto, feeds: list[Feeds]) -> tuple[set[str], dic
     # In pieces (segments.py): the probe has five nodes per float value, and onnxruntime's session
     # creation grows faster than the graph (a 100,000-node chain's probe did not load in minutes).
     probe_types = {**types, **dict.fromkeys(maker.made, FLOAT)}
-    pieces = segments.Pieces(probe, probe_types, "fp16 overflow probe",
-                             in_node_order=True) if probe.graph.output else None  # no float value: nothing to run
+    pieces = (
+        segments.Pieces(probe, probe_types, "fp16 overflow probe", in_node_order=True) if probe.graph.output else None
+    )  # no float value: nothing to run
     peak: dict[str, float] = {}
     for feed in feeds:
         got = pieces.run(feed) if pieces else {}
@@ -66,7 +67,9 @@ def _overflow(model: onnx.ModelProto, feeds: list[Feeds]) -> tuple[set[str], dic
                 peak[name] = max(peak.get(name, 0.0), float("inf") if np.isnan(largest) else largest)
     hot = {name for name, top in peak.items() if top > FP16_SAFE}
     nodes = {
-        node.name for g in graphs(model.graph) for node in g.node
+        node.name
+        for g in graphs(model.graph)
+        for node in g.node
         if node.op_type not in CONTROL_FLOW and hot & (set(node.input) | set(node.output))
     }
     return nodes, peak
@@ -101,8 +104,9 @@ class _PeakMaker:
 
     def zero(self, graph_nodes: list) -> str:
         name = self.fresh("peak_zero")
-        graph_nodes.append(helper.make_node("Constant", [], [name], name=name,
-                                            value=helper.make_tensor(name, FLOAT, [], [0.0])))
+        graph_nodes.append(
+            helper.make_node("Constant", [], [name], name=name, value=helper.make_tensor(name, FLOAT, [], [0.0]))
+        )
         return name
 
     def own(self, graph: onnx.GraphProto) -> list[tuple[str, str]]:

@@ -48,9 +48,12 @@ class _Plan:
         # or holds subgraphs other than If/Loop/Scan-9+ bodies: its dtypes cannot be followed.
         for g in graphs(model.graph):
             for node in g.node:
-                opaque = self.schema(node) is None or node.op_type in DTYPE_FROM_INPUT_OR_ATTRIBUTE or any(
-                    name in self.non_tensors for name in [*node.input, *node.output]
-                ) or (any(True for _ in subgraphs(node)) and not self._walkable(node))
+                opaque = (
+                    self.schema(node) is None
+                    or node.op_type in DTYPE_FROM_INPUT_OR_ATTRIBUTE
+                    or any(name in self.non_tensors for name in [*node.input, *node.output])
+                    or (any(True for _ in subgraphs(node)) and not self._walkable(node))
+                )
                 if opaque:
                     self._keep_node(node)
 
@@ -95,8 +98,12 @@ class _Plan:
         return self._schemas[key]
 
     def _walkable(self, node: onnx.NodeProto) -> bool:
-        return node.op_type in CONTROL_FLOW and not node.domain and not (
-            node.op_type == "Scan" and self.opsets.get("ai.onnx", 1) < 9  # Scan-8 has sequence_lens first
+        return (
+            node.op_type in CONTROL_FLOW
+            and not node.domain
+            and not (
+                node.op_type == "Scan" and self.opsets.get("ai.onnx", 1) < 9  # Scan-8 has sequence_lens first
+            )
         )
 
     def _formal(self, node: onnx.NodeProto, index: int, outputs: bool):
@@ -105,8 +112,10 @@ class _Plan:
         if not formals:
             return None, ()
         formal = formals[min(index, len(formals) - 1)]
-        allowed = next((c.allowed_type_strs for c in schema.type_constraints if c.type_param_str == formal.type_str),
-                       [formal.type_str])
+        allowed = next(
+            (c.allowed_type_strs for c in schema.type_constraints if c.type_param_str == formal.type_str),
+            [formal.type_str],
+        )
         return formal.type_str, allowed
 
     def want(self, node: onnx.NodeProto, index: int) -> int | None:
@@ -156,12 +165,17 @@ class _Plan:
         body = bodies["body"]
         if node.op_type == "Loop":
             carried = len(node.input) - 2
-            states = [decide(node.input[2 + i], body.input[2 + i].name, body.output[1 + i].name, node.output[i])
-                      for i in range(carried)]
+            states = [
+                decide(node.input[2 + i], body.input[2 + i].name, body.output[1 + i].name, node.output[i])
+                for i in range(carried)
+            ]
             scans = [decide(body.output[1 + carried + j].name, o) for j, o in enumerate(node.output[carried:])]
             fixed = [self.types.get(v.name) for v in body.input[:2]]
-            return _Boundary([None, None, *states], [*states, *scans],
-                             {"body": ([*fixed, *states], [self.types.get(body.output[0].name), *states, *scans])})
+            return _Boundary(
+                [None, None, *states],
+                [*states, *scans],
+                {"body": ([*fixed, *states], [self.types.get(body.output[0].name), *states, *scans])},
+            )
         scan_inputs = next(a.i for a in node.attribute if a.name == "num_scan_inputs")
         count = len(node.input) - scan_inputs
         states = [decide(node.input[i], body.input[i].name, body.output[i].name, node.output[i]) for i in range(count)]
@@ -235,13 +249,35 @@ def _integer_nodes(model: onnx.ModelProto, plan: _Plan, peaks: dict[str, float])
 
     keep: set[str] = set()
     integral = [
-        n.output[0] for g in graphs(model.graph) for n in g.node
-        if n.op_type == "Cast" and plan.types.get(n.output[0]) == FLOAT and plan.types.get(n.input[0]) in WIDE_INTEGERS
+        n.output[0]
+        for g in graphs(model.graph)
+        for n in g.node
+        if n.op_type == "Cast"
+        and plan.types.get(n.output[0]) == FLOAT
+        and plan.types.get(n.input[0]) in WIDE_INTEGERS
         and (peaks.get(n.output[0], 0.0) > 2048 or size(n.input[0], set()))
     ]
     seen = set(integral)
-    preserving = {"Add", "Sub", "Neg", "Abs", "Relu", "Max", "Min", *ROUNDING_OPS, "Identity", "Reshape", "Squeeze",
-                  "Unsqueeze", "Flatten", "Concat", "Gather", "Slice", "Expand", "Transpose"}
+    preserving = {
+        "Add",
+        "Sub",
+        "Neg",
+        "Abs",
+        "Relu",
+        "Max",
+        "Min",
+        *ROUNDING_OPS,
+        "Identity",
+        "Reshape",
+        "Squeeze",
+        "Unsqueeze",
+        "Flatten",
+        "Concat",
+        "Gather",
+        "Slice",
+        "Expand",
+        "Transpose",
+    }
     while integral:
         name = integral.pop()
         for node in readers.get(name, []):
@@ -257,8 +293,10 @@ def _integer_nodes(model: onnx.ModelProto, plan: _Plan, peaks: dict[str, float])
         for node in g.node:
             if node.op_type not in ROUNDING_OPS:
                 continue
-            if any(r.op_type == "Cast" and plan.types.get(r.output[0]) not in (FLOAT, FLOAT16, None)
-                   for r in readers.get(node.output[0], [])):
+            if any(
+                r.op_type == "Cast" and plan.types.get(r.output[0]) not in (FLOAT, FLOAT16, None)
+                for r in readers.get(node.output[0], [])
+            ):
                 keep.add(node.name)
                 source = producers.get(node.input[0])
                 if source is not None and source.op_type not in ("Constant", "Cast"):
@@ -280,8 +318,12 @@ def _scale_nodes(model: onnx.ModelProto, plan: _Plan) -> set[str]:
         source = producers.get(name)
         return name in initializers or (source is not None and source.op_type == "Constant")
 
-    scales = [n.output[1] for g in graphs(model.graph) for n in g.node
-              if n.op_type == "DynamicQuantizeLinear" and len(n.output) > 1]
+    scales = [
+        n.output[1]
+        for g in graphs(model.graph)
+        for n in g.node
+        if n.op_type == "DynamicQuantizeLinear" and len(n.output) > 1
+    ]
     seen, keep = set(scales), set()
     while scales:
         for node in readers.get(scales.pop(), []):

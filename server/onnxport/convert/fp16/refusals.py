@@ -118,8 +118,9 @@ def _parameters(nodes: list[onnx.NodeProto], kept, model: onnx.ModelProto) -> se
     return values
 
 
-def _upstream(node: onnx.NodeProto, producer: dict[str, onnx.NodeProto], parameters: set[str],
-              kept) -> list[onnx.NodeProto]:
+def _upstream(
+    node: onnx.NodeProto, producer: dict[str, onnx.NodeProto], parameters: set[str], kept
+) -> list[onnx.NodeProto]:
     """The nodes in fp16 computing `node`'s parameters, up to the nodes kept in fp32 or the constants."""
     found, todo, seen = [], [v for v in node.input if v in parameters], set()
     while todo:
@@ -137,5 +138,7 @@ def note(refusals: list[dict]) -> str:
     if not refusals:
         return ""
     kept = [node for refusal in refusals for node in refusal["kept"]]
-    return (f" (after {len(refusals)} refusal{'s' if len(refusals) > 1 else ''} by onnxruntime, "
-            f"kept in float: {', '.join(kept)})")
+    return (
+        f" (after {len(refusals)} refusal{'s' if len(refusals) > 1 else ''} by onnxruntime, "
+        f"kept in float: {', '.join(kept)})"
+    )

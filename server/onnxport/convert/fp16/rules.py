@@ -14,15 +14,30 @@ CONTROL_FLOW = ("If", "Loop", "Scan")
 # float inputs and outputs are activations to quantize and scales, fp32 in the opsets they come
 # from. com.microsoft's other quantized operators (QAttention, QGemm, QLinearAdd, ...) have no ONNX
 # schema, which keeps them fp32 too.
-QUANTIZED_OPS = frozenset({
-    "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger",
-    "QLinearConv", "QLinearMatMul", "DynamicQuantizeLSTM", "DynamicQuantizeMatMul", "MatMulIntegerToFloat",
-})
+QUANTIZED_OPS = frozenset(
+    {
+        "QuantizeLinear",
+        "DequantizeLinear",
+        "DynamicQuantizeLinear",
+        "MatMulInteger",
+        "ConvInteger",
+        "QLinearConv",
+        "QLinearMatMul",
+        "DynamicQuantizeLSTM",
+        "DynamicQuantizeMatMul",
+        "MatMulIntegerToFloat",
+    }
+)
 # Casts from these integer types make floats that hold integers; fp16 holds integers exactly only up
 # to 2048 (int32 accumulators, int64 sizes and indices go past it).
-WIDE_INTEGERS = frozenset({
-    onnx.TensorProto.INT32, onnx.TensorProto.INT64, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64,
-})
+WIDE_INTEGERS = frozenset(
+    {
+        onnx.TensorProto.INT32,
+        onnx.TensorProto.INT64,
+        onnx.TensorProto.UINT32,
+        onnx.TensorProto.UINT64,
+    }
+)
 ROUNDING_OPS = ("Floor", "Ceil", "Round")
 # Kept fp32 for accuracy. BatchNormalization applies statistics, (x - mean) * scale / sqrt(var + eps)
 # + B: rounding mean, scale or B to fp16 moves every output by that rounding times the gain
@@ -31,9 +46,25 @@ ROUNDING_OPS = ("Floor", "Ceil", "Round")
 PRECISION_OPS = frozenset({"BatchNormalization"})
 # They move or select values without computing: fp16 gains nothing where their input is fp32
 # (they would round it and add a Cast pair), so they follow their producers (see _Plan.follow).
-MOVEMENT_OPS = frozenset({
-    "Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Concat", "Split", "Slice", "Gather",
-    "GatherElements", "GatherND", "Expand", "Tile", "DepthToSpace", "SpaceToDepth",
-})
+MOVEMENT_OPS = frozenset(
+    {
+        "Identity",
+        "Reshape",
+        "Squeeze",
+        "Unsqueeze",
+        "Flatten",
+        "Transpose",
+        "Concat",
+        "Split",
+        "Slice",
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "Expand",
+        "Tile",
+        "DepthToSpace",
+        "SpaceToDepth",
+    }
+)
 # Their output dtype is an attribute's, or their input's when it is absent: not followed here.
 DTYPE_FROM_INPUT_OR_ATTRIBUTE = frozenset({"EyeLike", "RandomNormalLike", "RandomUniformLike", "Bernoulli"})

@@ -31,8 +31,18 @@ from onnxport.convert.int8.weights import make_int8_weights
 from onnxport.errors import VariantSkipped
 from onnxport.recipe import Feeds
 
-__all__ = ["DYNAMIC_OPS", "STATIC_OPS", "gemm_to_matmul", "make_int4", "make_int8_dynamic", "make_int8_static",
-           "make_int8_weights", "nbits", "require_quantizable", "weights"]
+__all__ = [
+    "DYNAMIC_OPS",
+    "STATIC_OPS",
+    "gemm_to_matmul",
+    "make_int4",
+    "make_int8_dynamic",
+    "make_int8_static",
+    "make_int8_weights",
+    "nbits",
+    "require_quantizable",
+    "weights",
+]
 
 # Static int8 quantizes the operators that carry weights (and their inputs). Quantizing
 # everything else too (Where, Reshape...) put the attention mask's -3.4e38 into an
@@ -80,7 +90,8 @@ def _require_small_enough(quantizable: int, scanned: int) -> None:
         raise VariantSkipped(
             f"too big for onnxruntime's quantizer: {quantizable:,} operators to quantize x {scanned:,} nodes "
             f"and initializers = {work:,}, more than {INT8_MAX_WORK:,} (it scans the whole graph for each "
-            "operator: static int8 of a 2,000-node MatMul chain, 3,000,000, took 73 s)")
+            "operator: static int8 of a 2,000-node MatMul chain, 3,000,000, took 73 s)"
+        )
 
 
 @dataclass
@@ -117,8 +128,14 @@ def make_int8_dynamic(model: onnx.ModelProto, keep_float: Iterable[str] = ()) ->
         source, target = Path(tmp) / "prepared.onnx", Path(tmp) / "quantized.onnx"
         onnx.save(prepared, source)
         with _quiet():
-            quantize_dynamic(source, target, weight_type=weight_type, per_channel=prep.per_channel,
-                             nodes_to_exclude=prep.exclude, extra_options=extra)
+            quantize_dynamic(
+                source,
+                target,
+                weight_type=weight_type,
+                per_channel=prep.per_channel,
+                nodes_to_exclude=prep.exclude,
+                extra_options=extra,
+            )
         quantized = onnx.load(target)
     _require_quantized(quantized)
     if prep.per_channel and (requantized := _conv_integer_per_channel(quantized, prepared)):
@@ -157,7 +174,9 @@ def make_int8_static(
 
         def run(extra: dict) -> None:  # the same call, twice at most
             quantize_static(
-                source, target, _Reader(calibration),
+                source,
+                target,
+                _Reader(calibration),
                 quant_format=QuantFormat.QDQ,
                 activation_type=QuantType.QUInt8,
                 weight_type=QuantType.QInt8,
@@ -241,8 +260,10 @@ def _preprocessed(model: onnx.ModelProto, tmp: Path, qdq: bool) -> tuple[onnx.Mo
             per_channel = False
             notes.append(f"{again}: per-tensor weights (no DequantizeLinear axis before opset 13)")
     if qdq and opset < quant_prep.QDQ_MIN_OPSET and per_channel:
-        notes.append(f"opset {opset} -> {quant_prep.default_opset(prepared)} for per-channel QDQ"
-                     + (f" (after pre-processing; before it, {first_try})" if first_try else ""))
+        notes.append(
+            f"opset {opset} -> {quant_prep.default_opset(prepared)} for per-channel QDQ"
+            + (f" (after pre-processing; before it, {first_try})" if first_try else "")
+        )
     notes.append("quant_pre_process's steps" + (f" ({'; '.join(skipped)})" if skipped else ""))
     if not qdq:
         gemms = sum(n.op_type == "Gemm" for n in prepared.graph.node)
@@ -287,8 +308,14 @@ def _conv_integer_per_channel(quantized: onnx.ModelProto, prepared: onnx.ModelPr
             weight, zero_point = node.input[1], node.input[3]
             base = weight.removesuffix("_quantized")
             scale, found = f"{base}_scale", floats.get(base, [])
-            if (weight not in inits or zero_point not in inits or len(found) != 1 or found[0].ndim < 3
-                    or users.get(weight) != {"ConvInteger"} or users.get(scale) != {"Mul"}):
+            if (
+                weight not in inits
+                or zero_point not in inits
+                or len(found) != 1
+                or found[0].ndim < 3
+                or users.get(weight) != {"ConvInteger"}
+                or users.get(scale) != {"Mul"}
+            ):
                 continue  # shared with another kind of operator, or not what ConvInteger's quantizer writes
             if scale not in scales:
                 w = found[0].astype(np.float32)
@@ -333,8 +360,10 @@ class _Reader:
 def _require_quantized(model: onnx.ModelProto) -> None:
     """Some operator, in the main graph or any subgraph, must have been quantized."""
     if not any(is_quantized(n) for n in quant_prep.all_nodes(model)):
-        raise VariantSkipped("nothing to quantize: onnxruntime's quantizer left every operator in float "
-                             "(no operator that onnxruntime quantizes had a float weight to quantize)")
+        raise VariantSkipped(
+            "nothing to quantize: onnxruntime's quantizer left every operator in float "
+            "(no operator that onnxruntime quantizes had a float weight to quantize)"
+        )
 
 
 class _quiet:

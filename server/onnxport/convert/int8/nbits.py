@@ -63,8 +63,9 @@ class Form:
 FORM = Form()
 
 
-def make_int4(model: onnx.ModelProto, keep_float: tuple[str, ...] = (), form: Form = FORM
-              ) -> tuple[onnx.ModelProto, dict]:
+def make_int4(
+    model: onnx.ModelProto, keep_float: tuple[str, ...] = (), form: Form = FORM
+) -> tuple[onnx.ModelProto, dict]:
     """A copy of `model` with its MatMuls' constant weights in 4-bit blocks (the nodes in keep_float in
     8-bit blocks), large embedding tables in 4-bit blocks (form.table_bits 4), every other large float
     weight in int8.
@@ -98,9 +99,12 @@ def make_int4(model: onnx.ModelProto, keep_float: tuple[str, ...] = (), form: Fo
             _set_int(node, "accuracy_level", form.accuracy_level)
     # What MatMulNBits cannot take (Conv, Gemm, a GRU, small tables) is still stored in int8.
     rest = store_weights(model, kept)
-    settings: dict = {"weights": form.describe(),
-                      "weights_4bit": len(four) + len(gathered), "weights_8bit": len(eight),
-                      "weights_stored": rest}
+    settings: dict = {
+        "weights": form.describe(),
+        "weights_4bit": len(four) + len(gathered),
+        "weights_8bit": len(eight),
+        "weights_stored": rest,
+    }
     if eight:
         settings["weights"] += f"; {len(eight)} kept nodes in 8-bit blocks of {BLOCK_8BIT}"
     if keep_float:
@@ -149,9 +153,14 @@ def _rtn(bits: int, block: int, symmetric: bool, op_types: tuple[str, ...]):
     from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig
 
     # accuracy_level is set on the nodes afterwards (make_int4): the 8-bit blocks take the form's too.
-    return DefaultWeightOnlyQuantConfig(block_size=block, bits=bits, is_symmetric=symmetric,
-                                        accuracy_level=None, op_types_to_quantize=op_types,
-                                        quant_axes=(("MatMul", 0), ("Gather", 1)))
+    return DefaultWeightOnlyQuantConfig(
+        block_size=block,
+        bits=bits,
+        is_symmetric=symmetric,
+        accuracy_level=None,
+        op_types_to_quantize=op_types,
+        quant_axes=(("MatMul", 0), ("Gather", 1)),
+    )
 
 
 def _with_opset(model: onnx.ModelProto, version: int) -> onnx.ModelProto:

@@ -112,8 +112,11 @@ def localize_outer_weights(model: onnx.ModelProto) -> int:
     for graph, ancestors in scopes:
         if not ancestors:
             continue
-        local = ({i.name for i in graph.initializer} | {o for n in graph.node for o in n.output}
-                 | {i.name for i in graph.input})
+        local = (
+            {i.name for i in graph.initializer}
+            | {o for n in graph.node for o in n.output}
+            | {i.name for i in graph.input}
+        )
         for name in _weight_names(graph) - local:
             for outer in reversed(ancestors):
                 init = next((i for i in outer.initializer if i.name == name), None)
@@ -146,13 +149,17 @@ def _scopes(graph: onnx.GraphProto, ancestors: list[onnx.GraphProto]):
     yield graph, ancestors
     for node in graph.node:
         for attr in node.attribute:
-            for sub in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
+            for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs):
                 yield from _scopes(sub, [*ancestors, graph])
 
 
 def _weight_names(graph: onnx.GraphProto) -> set[str]:
-    return {n.input[i] for n in graph.node for i in LOCAL_WEIGHT_INPUTS.get(n.op_type, ())
-            if i < len(n.input) and n.input[i]}
+    return {
+        n.input[i]
+        for n in graph.node
+        for i in LOCAL_WEIGHT_INPUTS.get(n.op_type, ())
+        if i < len(n.input) and n.input[i]
+    }
 
 
 def _read_outside(outer: onnx.GraphProto, name: str, readers: list[onnx.GraphProto]) -> bool:
@@ -164,7 +171,10 @@ def _read_outside(outer: onnx.GraphProto, name: str, readers: list[onnx.GraphPro
     reads = sum(list(n.input).count(name) for g in graphs(outer) for n in g.node)
     reads += sum(o.name == name for g in graphs(outer) for o in g.output)
     as_weight = sum(
-        1 for g in readers for n in g.node for i in LOCAL_WEIGHT_INPUTS.get(n.op_type, ())
+        1
+        for g in readers
+        for n in g.node
+        for i in LOCAL_WEIGHT_INPUTS.get(n.op_type, ())
         if i < len(n.input) and n.input[i] == name
     )
     return reads > as_weight

@@ -67,8 +67,11 @@ def gemm_to_matmul(model: onnx.ModelProto) -> onnx.ModelProto:
     for node in model.graph.node:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         if (
-            node.op_type != "Gemm" or attrs.get("transA", 0) or attrs.get("alpha", 1.0) != 1.0
-            or attrs.get("beta", 1.0) != 1.0 or node.input[1] not in initializers
+            node.op_type != "Gemm"
+            or attrs.get("transA", 0)
+            or attrs.get("alpha", 1.0) != 1.0
+            or attrs.get("beta", 1.0) != 1.0
+            or node.input[1] not in initializers
         ):
             nodes.append(node)
             continue

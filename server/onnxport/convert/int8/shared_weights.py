@@ -93,8 +93,11 @@ def _rename_reads(graph: onnx.GraphProto, renamed: dict[str, str]) -> None:
         node.input[:] = [renamed.get(name, name) for name in node.input]
         for _, sub in graphs.subgraphs(node):
             # A subgraph that defines one of the names itself reads its own value, not ours.
-            local = {i.name for i in sub.initializer} | {i.name for i in sub.input} | {
-                o for n in sub.node for o in n.output}
+            local = (
+                {i.name for i in sub.initializer}
+                | {i.name for i in sub.input}
+                | {o for n in sub.node for o in n.output}
+            )
             inner = {old: new for old, new in renamed.items() if old not in local}
             if inner:
                 _rename_reads(sub, inner)

@@ -34,8 +34,17 @@ MIN_ELEMENTS = 1024
 # is rounded on its own scale. Input positions by operator: MatMul's B is [K, N] (N outputs), Gemm's
 # B is [K, N] or with transB [N, K], Conv's W [M, C, ...], ConvTranspose's [C, M/group, ...], and
 # the recurrent cells' W and R [directions, gates x hidden, inputs].
-_AXIS = {("MatMul", 1): -1, ("Conv", 1): 0, ("ConvTranspose", 1): 1,
-         ("LSTM", 1): 1, ("LSTM", 2): 1, ("GRU", 1): 1, ("GRU", 2): 1, ("RNN", 1): 1, ("RNN", 2): 1}
+_AXIS = {
+    ("MatMul", 1): -1,
+    ("Conv", 1): 0,
+    ("ConvTranspose", 1): 1,
+    ("LSTM", 1): 1,
+    ("LSTM", 2): 1,
+    ("GRU", 1): 1,
+    ("GRU", 2): 1,
+    ("RNN", 1): 1,
+    ("RNN", 2): 1,
+}
 
 
 def make_int8_weights(model: onnx.ModelProto, keep_float: tuple[str, ...] = ()) -> tuple[onnx.ModelProto, dict]:
@@ -49,8 +58,10 @@ def make_int8_weights(model: onnx.ModelProto, keep_float: tuple[str, ...] = ()) 
     model, upgrade_failed = prep.upgrade_opset(model)
     stored = store_weights(model, set(keep_float))
     if not stored:
-        raise VariantSkipped(f"nothing to store in int8: no float weight of at least {MIN_ELEMENTS:,} elements "
-                             "outside the nodes kept in float")
+        raise VariantSkipped(
+            f"nothing to store in int8: no float weight of at least {MIN_ELEMENTS:,} elements "
+            "outside the nodes kept in float"
+        )
     per_tensor = prep.default_opset(model) < prep.QDQ_MIN_OPSET
     settings: dict = {"weights": "int8 per channel" if not per_tensor else "int8 per tensor", "weights_stored": stored}
     if upgrade_failed:
@@ -103,8 +114,13 @@ def _store_graph(graph: onnx.GraphProto, kept: set[str], per_tensor: bool, float
     for index, init in enumerate(list(graph.initializer)):
         reads = readers.get(init.name, [])
         # A quantized operator's float inputs (MatMulNBits' scales) are its own: never stored again.
-        if (not _large_float(init) or init.name in graph_inputs or init.name in float_weights or not reads
-                or any(node.name in kept or is_quantized(node) for node, _ in reads)):
+        if (
+            not _large_float(init)
+            or init.name in graph_inputs
+            or init.name in float_weights
+            or not reads
+            or any(node.name in kept or is_quantized(node) for node, _ in reads)
+        ):
             continue
         weight = numpy_helper.to_array(init)
         if not np.all(np.isfinite(weight)):
@@ -122,8 +138,9 @@ def _store_graph(graph: onnx.GraphProto, kept: set[str], per_tensor: bool, float
             # The zero point is written although it is 0: with session.x64quantprecision onnxruntime 1.30 fails
             # a per-axis DequantizeLinear that has none ("x_zero_point must be null or 1D tensor").
             graph.initializer.append(numpy_helper.from_array(np.zeros_like(scale, dtype=np.int8), f"{base}.zero"))
-            dequantize = helper.make_node("DequantizeLinear", [f"{base}.int8", f"{base}.scale", f"{base}.zero"], [base],
-                                          name=f"{base}.dequantize")
+            dequantize = helper.make_node(
+                "DequantizeLinear", [f"{base}.int8", f"{base}.scale", f"{base}.zero"], [base], name=f"{base}.dequantize"
+            )
             if axis is not None:
                 dequantize.attribute.append(helper.make_attribute("axis", axis))
             front.append(dequantize)

@@ -32,8 +32,10 @@ class DataBudget:
         self.spent += size
         if self.spent > self.limit:
             so_far = f" ({self.spent:,} bytes with the files before it)" if self.spent > size else ""
-            raise UsageError(f"{self.option} {what}: declares {size:,} bytes of data{so_far}, more than the import's "
-                             f"data budget of {self.limit:,} bytes (setting {SETTING}); nothing was decompressed")
+            raise UsageError(
+                f"{self.option} {what}: declares {size:,} bytes of data{so_far}, more than the import's "
+                f"data budget of {self.limit:,} bytes (setting {SETTING}); nothing was decompressed"
+            )
 
     def npz(self, path: Path) -> None:
         """Each member of the .npz by its declared sizes, before np.load decompresses any."""
@@ -71,9 +73,13 @@ def _check_header(handle: IO[bytes], what: str, stored: int, limit: int) -> None
     header = handle.tell() if hasattr(handle, "tell") else 0
     declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
     if declared > limit:
-        raise UsageError(f"{what}: its header declares a {dtype} array of shape {list(shape)}, {declared:,} bytes, "
-                         f"more than the import's data budget of {limit:,} bytes (setting {SETTING}); "
-                         "nothing was decompressed")
+        raise UsageError(
+            f"{what}: its header declares a {dtype} array of shape {list(shape)}, {declared:,} bytes, "
+            f"more than the import's data budget of {limit:,} bytes (setting {SETTING}); "
+            "nothing was decompressed"
+        )
     if dtype.itemsize and header + declared > stored:
-        raise UsageError(f"{what}: its header declares a {dtype} array of shape {list(shape)}, {declared:,} bytes, "
-                         f"but it holds {max(stored - header, 0):,}; the file is truncated or damaged")
+        raise UsageError(
+            f"{what}: its header declares a {dtype} array of shape {list(shape)}, {declared:,} bytes, "
+            f"but it holds {max(stored - header, 0):,}; the file is truncated or damaged"
+        )

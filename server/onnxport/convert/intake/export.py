@@ -31,8 +31,10 @@ def export(source: SourceModel, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
         # so the nodes mean the same at the ML opset the scikit-learn exports use (_dedupe_opsets keeps it).
         model.opset_import.add(domain="ai.onnx.ml", version=ML_OPSET)
     else:
-        raise RecipeError(f"unknown framework {source.framework!r}; expected pytorch, sklearn, "
-                          + " or ".join(export_trees.FRAMEWORKS))
+        raise RecipeError(
+            f"unknown framework {source.framework!r}; expected pytorch, sklearn, "
+            + " or ".join(export_trees.FRAMEWORKS)
+        )
     _name_dynamic_dims(model, source.dynamic_axes)
     _dedupe_opsets(model)
     _standard_ml_ops(model)
@@ -65,7 +67,7 @@ def checker_message(exc: Exception, graph: onnx.GraphProto) -> str:
     if quoted and len(candidates) > 1:  # "input 'a' of node: ...": the node that reads it
         candidates = [i for i in candidates if quoted.group(1) in graph.node[i].input]
     where = f"{op_type} #{candidates[0]} (unnamed)" if len(candidates) == 1 else f"an unnamed {op_type} node"
-    return text[:match.start()] + where + text[match.end():]
+    return text[: match.start()] + where + text[match.end() :]
 
 
 def _export_torch(source: SourceModel, opset: int) -> onnx.ModelProto:
@@ -127,20 +129,30 @@ def _standard_ml_ops(model: onnx.ModelProto) -> None:
     nodes = []
     for node in model.graph.node:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        if (node.domain == "ai.onnx.ml" and node.op_type == "Scaler"
-                and types.get(node.input[0]) == onnx.TensorProto.FLOAT):
+        if (
+            node.domain == "ai.onnx.ml"
+            and node.op_type == "Scaler"
+            and types.get(node.input[0]) == onnx.TensorProto.FLOAT
+        ):
             # Not "<value>_scale": the quantizers name their own tensors that way.
             offset, scale, shifted = (f"{node.output[0]}__scaler_{part}" for part in ("offset", "factor", "shifted"))
-            model.graph.initializer.extend([
-                numpy_helper.from_array(np.asarray(attrs.get("offset", [0.0]), np.float32), offset),
-                numpy_helper.from_array(np.asarray(attrs.get("scale", [1.0]), np.float32), scale),
-            ])
+            model.graph.initializer.extend(
+                [
+                    numpy_helper.from_array(np.asarray(attrs.get("offset", [0.0]), np.float32), offset),
+                    numpy_helper.from_array(np.asarray(attrs.get("scale", [1.0]), np.float32), scale),
+                ]
+            )
             nodes.append(helper.make_node("Sub", [node.input[0], offset], [shifted], name=f"{node.name}_Sub"))
             nodes.append(helper.make_node("Mul", [shifted, scale], [node.output[0]], name=f"{node.name}_Mul"))
-        elif (node.domain == "ai.onnx.ml" and node.op_type == "ArrayFeatureExtractor"
-              and node.input[0] in constants and len(constants[node.input[0]].dims) == 1):
-            nodes.append(helper.make_node("Gather", list(node.input), list(node.output), name=f"{node.name}_Gather",
-                                          axis=0))
+        elif (
+            node.domain == "ai.onnx.ml"
+            and node.op_type == "ArrayFeatureExtractor"
+            and node.input[0] in constants
+            and len(constants[node.input[0]].dims) == 1
+        ):
+            nodes.append(
+                helper.make_node("Gather", list(node.input), list(node.output), name=f"{node.name}_Gather", axis=0)
+            )
         else:
             nodes.append(node)
     del model.graph.node[:]

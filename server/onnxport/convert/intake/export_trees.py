@@ -56,8 +56,10 @@ def export_trees(source: SourceModel, opset: int, round_thresholds: bool = True)
                 # convert_xgboost has no zipmap option: it writes probabilities as a tensor already.
                 converted = convert_xgboost(source.model, initial_types=initial_types, target_opset=target)
             except (ValueError, RuntimeError, NotImplementedError) as exc:  # an XGBRanker: "No proper operator..."
-                raise RecipeError(f"onnxmltools cannot convert this {type(source.model).__name__}: "
-                                  f"{' '.join(str(exc).split())}; it converts XGBClassifier and XGBRegressor") from exc
+                raise RecipeError(
+                    f"onnxmltools cannot convert this {type(source.model).__name__}: "
+                    f"{' '.join(str(exc).split())}; it converts XGBClassifier and XGBRegressor"
+                ) from exc
     _rename_outputs(converted, source.output_names)
     return _raise_default_opset(converted, opset)
 
@@ -75,7 +77,8 @@ def _initial_types(source: SourceModel) -> list:
             raise RecipeError(
                 f"input {name!r}: {source.framework}'s converter (onnxmltools) expects float32 features of shape "
                 f"[batch, features], got {sample.dtype} of shape {list(sample.shape)}; train and predict on "
-                "x.astype(np.float32)")
+                "x.astype(np.float32)"
+            )
         types.append((name, FloatTensorType([None, sample.shape[1]])))
     return types
 
@@ -83,8 +86,10 @@ def _initial_types(source: SourceModel) -> list:
 def _checked_lightgbm(model):
     text = _booster(model).model_to_string()
     if re.search(r"^is_linear=1$", text, re.MULTILINE):
-        raise RecipeError("a LightGBM model trained with linear_tree=True: onnxmltools drops the leaves' linear "
-                          "models and would answer with their constants; train it without linear_tree")
+        raise RecipeError(
+            "a LightGBM model trained with linear_tree=True: onnxmltools drops the leaves' linear "
+            "models and would answer with their constants; train it without linear_tree"
+        )
     return model
 
 
@@ -130,16 +135,20 @@ def _booster(model):
         return model
     if isinstance(model, lightgbm.LGBMModel):
         return model.booster_
-    raise RecipeError(f"framework 'lightgbm': the model is a {type(model).__name__}; expected an LGBMClassifier, "
-                      "LGBMRegressor, LGBMRanker or lightgbm.Booster")
+    raise RecipeError(
+        f"framework 'lightgbm': the model is a {type(model).__name__}; expected an LGBMClassifier, "
+        "LGBMRegressor, LGBMRanker or lightgbm.Booster"
+    )
 
 
 def _rename_outputs(model: onnx.ModelProto, names: list[str]) -> None:
     """The converters name outputs label/probabilities or variable; the recipe's names win, in order."""
     outputs = list(model.graph.output)
     if len(outputs) != len(names):
-        raise RecipeError(f"the converted model has {len(outputs)} outputs ({', '.join(o.name for o in outputs)}); "
-                          f"the recipe names {len(names)} ({', '.join(names)})")
+        raise RecipeError(
+            f"the converted model has {len(outputs)} outputs ({', '.join(o.name for o in outputs)}); "
+            f"the recipe names {len(names)} ({', '.join(names)})"
+        )
     renames = {o.name: n for o, n in zip(outputs, names) if o.name != n}
     for node in model.graph.node:
         for i, name in enumerate(node.output):

@@ -74,7 +74,7 @@ def _text(head: bytes) -> str | None:
     sample = head[:512]
     for cut in range(4):  # the sample may end inside a character of several bytes
         try:
-            text = sample[:len(sample) - cut].decode("utf-8")
+            text = sample[: len(sample) - cut].decode("utf-8")
             break
         except UnicodeDecodeError:
             continue

@@ -21,6 +21,8 @@ class ImportBudgets:
     @classmethod
     def from_settings(cls, values: Mapping[str, Any]) -> ImportBudgets:
         """From the loaded settings; one missing keeps its default."""
-        return cls(trees=TreeLimits.from_settings(values),
-                   data_bytes=values.get(data_budget.SETTING, data_budget.DATA_BUDGET),
-                   text_bytes=values.get(model_texts.SETTING, model_texts.TEXT_BUDGET))
+        return cls(
+            trees=TreeLimits.from_settings(values),
+            data_bytes=values.get(data_budget.SETTING, data_budget.DATA_BUDGET),
+            text_bytes=values.get(model_texts.SETTING, model_texts.TEXT_BUDGET),
+        )

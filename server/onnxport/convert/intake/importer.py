@@ -62,11 +62,18 @@ def import_key(request: ImportRequest) -> str:
     for extra in sorted(files):
         digest.update(str(extra).encode() + b"\0")
         digest.update(_file_sha256(extra) if extra.is_file() else b"missing")
-    key = build_key({"import_sha256": digest.hexdigest(), "task": request.task, "metric_output": request.metric_output,
-                     "calibration_sha256": user_data.digest(request.calibration), "forms": list(request.forms),
-                     "inputs_sha256": user_data.digest(request.inputs),
-                     "pipeline_sha256": user_data.digest(request.pipeline) if request.pipeline else None,
-                     "assets_sha256": [user_data.digest(a) for a in request.assets]})
+    key = build_key(
+        {
+            "import_sha256": digest.hexdigest(),
+            "task": request.task,
+            "metric_output": request.metric_output,
+            "calibration_sha256": user_data.digest(request.calibration),
+            "forms": list(request.forms),
+            "inputs_sha256": user_data.digest(request.inputs),
+            "pipeline_sha256": user_data.digest(request.pipeline) if request.pipeline else None,
+            "assets_sha256": [user_data.digest(a) for a in request.assets],
+        }
+    )
     if request.description is None:
         return key
     # The same file with another description is another import (skipped only when nothing it writes changes).
@@ -124,15 +131,18 @@ def prepare_import(request: ImportRequest, key: str, step: Progress) -> Prepared
     input_names = [s.name for s in specs]
     output_names = [o.name for o in model.graph.output]
     if metric_output is not None and metric_output not in output_names:
-        raise UsageError(f"--metric-output {metric_output!r} is not an output of {model_path.name}; "
-                         f"its outputs are {', '.join(map(repr, output_names))}")
+        raise UsageError(
+            f"--metric-output {metric_output!r} is not an output of {model_path.name}; "
+            f"its outputs are {', '.join(map(repr, output_names))}"
+        )
     assets = request.labelled_assets
     pipeline = _pipeline(request, input_names, output_names, list(assets))
 
     step("golden data")
     given = user_data.load(inputs_path, "--inputs", specs, budgets.data_bytes) if inputs_path is not None else None
-    calibration_sets = (user_data.load(calibration_path, "--calibration", specs, budgets.data_bytes)
-                        if calibration_path else None)
+    calibration_sets = (
+        user_data.load(calibration_path, "--calibration", specs, budgets.data_bytes) if calibration_path else None
+    )
     sets = testdata.read_sets(test_dir, input_names, output_names) if test_dir else []
     for index, (inputs, _) in enumerate(sets):
         user_data.check(inputs, f"{test_dir}: test set {index + 1} of {len(sets)}", specs)
@@ -141,8 +151,11 @@ def prepare_import(request: ImportRequest, key: str, step: Progress) -> Prepared
         golden_inputs = [s.feeds for s in given] if given is not None else [generated_inputs(model, input_names)]
         # The library's own predictions: the build's fp32 check is against them, as for a recipe.
         expected = [library.run(feeds) for feeds in golden_inputs]
-        origin = (f"{_sets(len(given))} from --inputs {inputs_path}" if given is not None
-                  else f"seeded random inputs (seed {SEED})") + f"; expected outputs from {native}"
+        origin = (
+            f"{_sets(len(given))} from --inputs {inputs_path}"
+            if given is not None
+            else f"seeded random inputs (seed {SEED})"
+        ) + f"; expected outputs from {native}"
     elif given is not None:
         golden_inputs = [s.feeds for s in given]
         expected = user_data.run(fp32_session, given, "--inputs")
@@ -177,8 +190,11 @@ def prepare_import(request: ImportRequest, key: str, step: Progress) -> Prepared
         metric_output=metric_output or (float_outputs[0] if float_outputs else None),
         build_key=key,
         facts={"imported_from": str(path), "golden_data": origin, **upgraded},
-        provenance={"import_path": str(path.resolve()), "tools": build_tools(library.framework if library else None),
-                    **calibrated},
+        provenance={
+            "import_path": str(path.resolve()),
+            "tools": build_tools(library.framework if library else None),
+            **calibrated,
+        },
         playground="generic",  # nothing is known of an imported model's inputs but their signature
         bench_inputs=None,  # bench measures with golden row 0
         forms=request.forms,
@@ -240,8 +256,10 @@ def _not_onnx(model_path: Path, data: bytes, parse_error: str) -> str:
     """The error for bytes that are no ONNX model: what the file is, when its first bytes say (file_kind.py),
     else the parser's words."""
     what = file_kind.describe(model_path, data[:1024])
-    expected = ("expected an ONNX model (.onnx, a protobuf ModelProto), an ONNX test directory, or a LightGBM or "
-                "XGBoost model file")
+    expected = (
+        "expected an ONNX model (.onnx, a protobuf ModelProto), an ONNX test directory, or a LightGBM or "
+        "XGBoost model file"
+    )
     if what is None:
         return f"{model_path}: not an ONNX model ({parse_error}); {expected}"
     return f"{model_path}: {what}, not an ONNX model; {expected}"
@@ -258,11 +276,17 @@ def _check_outputs(model: onnx.ModelProto, model_path: Path) -> None:
         if kind == "sequence_type" and output.type.sequence_type.elem_type.WhichOneof("value") == "map_type":
             what = "a sequence of maps (a ZipMap's)"
         else:
-            what = {"sequence_type": "a sequence", "map_type": "a map", "optional_type": "an optional",
-                    "sparse_tensor_type": "a sparse tensor"}.get(kind or "", "of no declared type")
-        raise UsageError(f"{model_path}: output {output.name!r} is {what}; expected a tensor (onnxport serves "
-                         "tensor outputs only): convert it again with zipmap=False (onnxmltools, skl2onnx), or remove "
-                         "that output")
+            what = {
+                "sequence_type": "a sequence",
+                "map_type": "a map",
+                "optional_type": "an optional",
+                "sparse_tensor_type": "a sparse tensor",
+            }.get(kind or "", "of no declared type")
+        raise UsageError(
+            f"{model_path}: output {output.name!r} is {what}; expected a tensor (onnxport serves "
+            "tensor outputs only): convert it again with zipmap=False (onnxmltools, skl2onnx), or remove "
+            "that output"
+        )
 
 
 def _check_size(model: onnx.ModelProto, model_path: Path, max_nodes: int | None) -> None:
@@ -271,7 +295,8 @@ def _check_size(model: onnx.ModelProto, model_path: Path, max_nodes: int | None)
         raise UsageError(
             f"{model_path}: {count:,} nodes (subgraphs included), more than the import's limit of {max_nodes:,} "
             f"(--max-nodes, setting {MAX_NODES_SETTING}); raise it to import a bigger graph, whose import takes "
-            "longer (docs/build-and-import.md, \"Import limits\")")
+            'longer (docs/build-and-import.md, "Import limits")'
+        )
 
 
 def _modernize(model: onnx.ModelProto, model_path: Path) -> tuple[onnx.ModelProto, dict]:
@@ -382,8 +407,10 @@ def _check_external_sizes(model: onnx.ModelProto, model_path: Path) -> None:
     for target, (reach, location) in extents.items():
         size = target.stat().st_size
         if reach is not None and size > reach:
-            raise ModelFileError(f"{model_path}: external data file {location!r} is {size:,} bytes, but the tensors "
-                                 f"stored in it declare {reach:,} (their offsets plus lengths); refusing to read it")
+            raise ModelFileError(
+                f"{model_path}: external data file {location!r} is {size:,} bytes, but the tensors "
+                f"stored in it declare {reach:,} (their offsets plus lengths); refusing to read it"
+            )
 
 
 def _external_end(tensor: onnx.TensorProto) -> int | None:
@@ -419,8 +446,9 @@ def generated_inputs(model: onnx.ModelProto, input_names: list[str]) -> Feeds:
         tensor = by_name[name].type.tensor_type
         dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
         # Some exporters (paddle2onnx) write a dynamic dimension as dim_value -1 instead of a dim_param.
-        shape = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else DYNAMIC_DIM_SIZE
-                 for d in tensor.shape.dim]
+        shape = [
+            d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else DYNAMIC_DIM_SIZE for d in tensor.shape.dim
+        ]
         if dtype.kind == "f":
             feeds[name] = rng.standard_normal(shape).astype(dtype)
         elif dtype.kind in "iu":

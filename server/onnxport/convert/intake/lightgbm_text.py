@@ -15,8 +15,17 @@ import numpy as np
 from onnxport.convert.intake.tree_limits import Checker, TreeLimits, integers
 
 # Arrays of one entry per split (num_leaves - 1) and per leaf (num_leaves), as LightGBM writes them.
-SPLIT_ARRAYS = ("split_feature", "split_gain", "threshold", "decision_type", "left_child", "right_child",
-                "internal_value", "internal_weight", "internal_count")
+SPLIT_ARRAYS = (
+    "split_feature",
+    "split_gain",
+    "threshold",
+    "decision_type",
+    "left_child",
+    "right_child",
+    "internal_value",
+    "internal_weight",
+    "internal_count",
+)
 LEAF_ARRAYS = ("leaf_value", "leaf_weight", "leaf_count", "leaf_parent", "leaf_const", "num_features")
 CATEGORICAL = 1  # decision_type's bit of a categorical split: its threshold is an index into cat_boundaries
 END = b"end of trees"
@@ -96,13 +105,11 @@ def _tree(checker: Checker, title: str, keys: dict[str, str], features: int) -> 
         if key not in arrays:
             raise checker.refuse(f"{title} has no {key} line; {because} needs one of {splits:,} entries")
     split_feature = integers(f"{title} split_feature", arrays["split_feature"], checker)
-    checker.in_range(f"{title} split_feature", split_feature, 0, features,
-                     f"max_feature_idx={features - 1}")
+    checker.in_range(f"{title} split_feature", split_feature, 0, features, f"max_feature_idx={features - 1}")
     sides = [integers(f"{title} {side}", arrays[side], checker) for side in ("left_child", "right_child")]
     for side, links in zip(("left_child", "right_child"), sides):
         # A child >= 0 is a split's index; a leaf is written as ~index (-1 for leaf 0).
-        checker.in_range(f"{title} {side}", links, -leaves, splits,
-                         f"{because} ({splits:,} splits, {leaves:,} leaves)")
+        checker.in_range(f"{title} {side}", links, -leaves, splits, f"{because} ({splits:,} splits, {leaves:,} leaves)")
     children = np.concatenate(sides)
     checker.single_parents(title, children[children >= 0], splits)
     reached = np.bincount(~children[children < 0], minlength=leaves)
@@ -114,8 +121,7 @@ def _tree(checker: Checker, title: str, keys: dict[str, str], features: int) -> 
         _linear(checker, title, keys, arrays, features)
 
 
-def _categories(checker: Checker, title: str, keys: dict[str, str], arrays: dict[str, list[str]],
-                splits: int) -> None:
+def _categories(checker: Checker, title: str, keys: dict[str, str], arrays: dict[str, list[str]], splits: int) -> None:
     """A categorical split's threshold indexes cat_boundaries, whose entries index cat_threshold."""
     num_cat = checker.whole(f"{title} num_cat", keys.get("num_cat", "0"))
     if not 0 <= num_cat <= splits:
@@ -143,5 +149,6 @@ def _linear(checker: Checker, title: str, keys: dict[str, str], arrays: dict[str
     indices = integers(f"{title} leaf_features", keys.get("leaf_features", "").split(), checker)
     checker.length(f"{title} leaf_features", indices, total, "the sum of num_features")
     checker.in_range(f"{title} leaf_features", indices, 0, features, f"max_feature_idx={features - 1}")
-    checker.length(f"{title} leaf_coeff", np.empty(len(keys.get("leaf_coeff", "").split())), total,
-                   "the sum of num_features")
+    checker.length(
+        f"{title} leaf_coeff", np.empty(len(keys.get("leaf_coeff", "").split())), total, "the sum of num_features"
+    )

@@ -24,7 +24,7 @@ XGBOOST_REFUSED = ("multi:softmax", "binary:hinge", "binary:logitraw")  # labels
 
 
 def sniff(path: Path) -> str | None:
-    """"lightgbm", "xgboost" or None (anything else: read as ONNX), from the file's first bytes."""
+    """ "lightgbm", "xgboost" or None (anything else: read as ONNX), from the file's first bytes."""
     with path.open("rb") as handle:
         head = handle.read(256)
     if head.startswith(b"tree\n") and b"\nversion=v" in head:
@@ -56,13 +56,22 @@ def source_model(path: Path, framework: str, limits: TreeLimits = TreeLimits()) 
             return {"prediction": raw.reshape(-1, 1).astype(np.float32)}
         probabilities = np.column_stack([1 - raw, raw]) if raw.ndim == 1 else raw
         # predict_proba's argmax, as the libraries' classifiers label (a tie goes to the lower class).
-        return {"label": probabilities.argmax(axis=1).astype(np.int64),
-                "probabilities": probabilities.astype(np.float32)}
+        return {
+            "label": probabilities.argmax(axis=1).astype(np.int64),
+            "probabilities": probabilities.astype(np.float32),
+        }
 
-    return SourceModel(framework=framework, model=booster, input_names=["features"], output_names=outputs,
-                       dynamic_axes={name: {0: "batch"} for name in ["features", *outputs]},
-                       sample_inputs={"features": sample}, golden_inputs={"features": sample},
-                       calibration_inputs=[], run=run)
+    return SourceModel(
+        framework=framework,
+        model=booster,
+        input_names=["features"],
+        output_names=outputs,
+        dynamic_axes={name: {0: "batch"} for name in ["features", *outputs]},
+        sample_inputs={"features": sample},
+        golden_inputs={"features": sample},
+        calibration_inputs=[],
+        run=run,
+    )
 
 
 def _load(path: Path, framework: str):
@@ -86,8 +95,10 @@ def _load(path: Path, framework: str):
     except Exception as exc:  # the library's own refusal of a damaged file
         raise UsageError(f"{path}: {framework} cannot load it ({' '.join(str(exc).split())[:300]})") from exc
     if objective in XGBOOST_REFUSED:
-        raise UsageError(f"{path}: an XGBoost model with objective {objective!r}, which predicts labels or margins; "
-                         f"expected a probability objective ({', '.join(XGBOOST_CLASSIFIERS)}) or a regression one")
+        raise UsageError(
+            f"{path}: an XGBoost model with objective {objective!r}, which predicts labels or margins; "
+            f"expected a probability objective ({', '.join(XGBOOST_CLASSIFIERS)}) or a regression one"
+        )
     classes = 0
     if objective in XGBOOST_CLASSIFIERS:
         classes = max(int(json.loads(tree_booster.save_config())["learner"]["learner_model_param"]["num_class"]), 2)

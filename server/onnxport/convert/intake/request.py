@@ -30,19 +30,25 @@ class LimitSettings:
     """The import's limits are settings (import_max_nodes, import_time_limit in serving/config.py, which convert
     does not import): the command line hands over each setting's rule, so that an option takes the values its
     ONNXPORT_* variable takes, and the loader of the config file and environment for the options not given."""
+
     rules: Mapping[str, Callable[[str], Any]]
     load: Callable[[Mapping[str, Any]], Mapping[str, Any]]
 
 
 # Each limit's option and the setting it overrides.
-LIMIT_OPTIONS = {"--max-nodes": "import_max_nodes", "--time-limit": "import_time_limit",
-                 "--memory-limit": "import_memory_limit", "--cpu-limit": "import_cpu_limit"}
+LIMIT_OPTIONS = {
+    "--max-nodes": "import_max_nodes",
+    "--time-limit": "import_time_limit",
+    "--memory-limit": "import_memory_limit",
+    "--cpu-limit": "import_cpu_limit",
+}
 
 
 @dataclass(frozen=True)
 class ImportRequest:
     """Every option of one import, as checked: the build key (importer.import_key) and the import
     (importer.prepare_import) read them here, and a new option is a field here and a line in `checked`."""
+
     path: Path  # a .onnx file, an ONNX test directory (model.onnx + test_data_set_*), a LightGBM or XGBoost file
     name: str  # the model's name in the repository (--name)
     task: str = "generic"
@@ -88,26 +94,51 @@ class ImportRequest:
         the limits still text), each option checked before any work."""
         name = check_name(given.name, "--name")  # the name becomes paths and URLs
         readable("", given.path, "file or folder")
-        for option, path in (("--inputs", given.inputs), ("--calibration", given.calibration),
-                             ("--pipeline", given.pipeline), *(("--asset", a) for a in given.assets)):
+        for option, path in (
+            ("--inputs", given.inputs),
+            ("--calibration", given.calibration),
+            ("--pipeline", given.pipeline),
+            *(("--asset", a) for a in given.assets),
+        ):
             if path is not None:
                 readable(option, path, "file or folder" if option in ("--inputs", "--calibration") else "file")
         description = _description(given.description)
         if given.path.is_dir() and not (given.path / "model.onnx").is_file():
             raise UsageError(f"{given.path}: a test directory must contain model.onnx")
         if given.inputs is not None and given.path.is_dir():
-            raise UsageError(f"--inputs {given.inputs}: {given.path} is a test directory with its own "
-                             f"test_data_set_* golden sets; give the model file ({given.path / 'model.onnx'}) to use "
-                             "--inputs instead")
-        limits = _limits({"--max-nodes": given.max_nodes, "--time-limit": given.time_limit,
-                          "--memory-limit": given.memory_limit, "--cpu-limit": given.cpu_limit}, settings)
+            raise UsageError(
+                f"--inputs {given.inputs}: {given.path} is a test directory with its own "
+                f"test_data_set_* golden sets; give the model file ({given.path / 'model.onnx'}) to use "
+                "--inputs instead"
+            )
+        limits = _limits(
+            {
+                "--max-nodes": given.max_nodes,
+                "--time-limit": given.time_limit,
+                "--memory-limit": given.memory_limit,
+                "--cpu-limit": given.cpu_limit,
+            },
+            settings,
+        )
         # What a field needs of its option beyond the checks above (a parse, a file read) is done as it is set.
         return cls(
-            path=given.path, name=name, task=given.task, metric_output=given.metric_output, inputs=given.inputs,
-            calibration=given.calibration, pipeline=given.pipeline, pipeline_spec=_spec_json(given.pipeline),
-            assets=_assets(given.assets), description=description, forms=given.forms, variants=given.variants,
-            max_nodes=limits["import_max_nodes"], time_limit=limits["import_time_limit"], replace=given.replace,
-            memory_limit=limits["import_memory_limit"], cpu_limit=limits["import_cpu_limit"],
+            path=given.path,
+            name=name,
+            task=given.task,
+            metric_output=given.metric_output,
+            inputs=given.inputs,
+            calibration=given.calibration,
+            pipeline=given.pipeline,
+            pipeline_spec=_spec_json(given.pipeline),
+            assets=_assets(given.assets),
+            description=description,
+            forms=given.forms,
+            variants=given.variants,
+            max_nodes=limits["import_max_nodes"],
+            time_limit=limits["import_time_limit"],
+            replace=given.replace,
+            memory_limit=limits["import_memory_limit"],
+            cpu_limit=limits["import_cpu_limit"],
             budgets=ImportBudgets.from_settings(limits),
         )
 
@@ -137,13 +168,13 @@ def _description(text: str | None) -> str | None:
         raise UsageError("--description is empty; expected one line for people, e.g. 'Saliency map of a photo'")
     if any(not c.isprintable() for c in text):
         bad = next(c for c in text if not c.isprintable())
-        raise UsageError(f"--description {shown!r}: has {bad!r}, which is not printable; expected one line of "
-                         "text")
+        raise UsageError(f"--description {shown!r}: has {bad!r}, which is not printable; expected one line of text")
     if len(text.strip()) > DESCRIPTION_MAX:
-        raise UsageError(f"--description {shown!r}: {len(text.strip())} characters, more than {DESCRIPTION_MAX}; "
-                         "expected one line (the manifest's `description`; say more in your own docs)")
+        raise UsageError(
+            f"--description {shown!r}: {len(text.strip())} characters, more than {DESCRIPTION_MAX}; "
+            "expected one line (the manifest's `description`; say more in your own docs)"
+        )
     return text.strip()
-
 
 
 def _limits(texts: dict[str, str | None], settings: LimitSettings) -> Mapping[str, Any]:
@@ -164,8 +195,10 @@ def _assets(paths: list[Path]) -> tuple[Path, ...]:
     seen: dict[str, Path] = {}
     for path in paths:
         if path.name in seen:
-            raise UsageError(f"--asset {path}: another --asset ({seen[path.name]}) has the same file name "
-                             f"{path.name!r}, the label the manifest publishes it under")
+            raise UsageError(
+                f"--asset {path}: another --asset ({seen[path.name]}) has the same file name "
+                f"{path.name!r}, the label the manifest publishes it under"
+            )
         seen[path.name] = path
     return tuple(paths)
 

@@ -82,9 +82,17 @@ def prepare_recipe(recipe: Recipe, opset: int, step: Progress, forms: tuple[str,
 def recipe_build_key(recipe: Recipe, opset: int, forms: tuple[str, ...] = FORMS) -> str:
     # The declarations themselves, not only the recipe file: bench inputs may come from another module.
     bench = bench_inputs(recipe)
-    return build_key({"recipe_sha256": recipe.source_sha256(), "opset": opset, "playground": recipe.playground,
-                      "transformer": recipe.transformer, "pipeline": recipe.pipeline, "forms": list(forms),
-                      "bench_inputs_sha256": _feeds_sha256([bench]) if bench is not None else None})
+    return build_key(
+        {
+            "recipe_sha256": recipe.source_sha256(),
+            "opset": opset,
+            "playground": recipe.playground,
+            "transformer": recipe.transformer,
+            "pipeline": recipe.pipeline,
+            "forms": list(forms),
+            "bench_inputs_sha256": _feeds_sha256([bench]) if bench is not None else None,
+        }
+    )
 
 
 def bench_inputs(recipe: Recipe) -> Feeds | None:
@@ -95,10 +103,15 @@ def bench_inputs(recipe: Recipe) -> Feeds | None:
         feeds = recipe.bench_inputs()
     except Exception as exc:
         raise RecipeError(f"recipe {recipe.name!r}: bench_inputs() failed: {type(exc).__name__}: {exc}") from exc
-    if not isinstance(feeds, dict) or not feeds or not all(
-            isinstance(k, str) and isinstance(v, np.ndarray) for k, v in feeds.items()):
-        raise RecipeError(f"recipe {recipe.name!r}: bench_inputs() must return {{input name: numpy array}}, "
-                          f"got {type(feeds).__name__}")
+    if (
+        not isinstance(feeds, dict)
+        or not feeds
+        or not all(isinstance(k, str) and isinstance(v, np.ndarray) for k, v in feeds.items())
+    ):
+        raise RecipeError(
+            f"recipe {recipe.name!r}: bench_inputs() must return {{input name: numpy array}}, "
+            f"got {type(feeds).__name__}"
+        )
     return feeds
 
 

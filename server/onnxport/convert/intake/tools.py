@@ -12,8 +12,19 @@ from pathlib import Path
 from onnxport import __version__
 
 # Every package whose version may change a build's bytes: a new version of any of them builds again.
-TOOLS = ("onnx", "onnxruntime", "onnxconverter-common", "skl2onnx", "scikit-learn", "torch", "numpy", "transformers",
-         "lightgbm", "xgboost-cpu", "onnxmltools")
+TOOLS = (
+    "onnx",
+    "onnxruntime",
+    "onnxconverter-common",
+    "skl2onnx",
+    "scikit-learn",
+    "torch",
+    "numpy",
+    "transformers",
+    "lightgbm",
+    "xgboost-cpu",
+    "onnxmltools",
+)
 # What every build runs: the checker and shape inference, the sessions that judge each variant, fp16 conversion.
 EVERY_BUILD = ("onnx", "onnxruntime", "onnxconverter-common", "numpy")
 # The exporter of each source framework (convert/intake/export.py, export_trees.py), beside the framework itself.

@@ -29,6 +29,7 @@ MAX_NESTING = 64
 @dataclass(frozen=True)
 class TreeLimits:
     """The most a tree model file may declare. Each is a setting (serving/config.py), named in refusals."""
+
     classes: int = 10_000  # ImageNet has 1,000; a multiclass tree model has one tree per class per iteration
     trees: int = 1_000_000  # e.g. 10,000 boosting rounds of 100 classes
     leaves: int = 1_000_000  # per tree; LightGBM caps num_leaves at 131,072, XGBoost's depth 20 is 1,048,576
@@ -42,8 +43,13 @@ class TreeLimits:
 
 
 # Each limit's setting (serving/config.py declares them, with the same defaults: a test holds them equal).
-SETTINGS = {"classes": "import_max_tree_classes", "trees": "import_max_trees", "leaves": "import_max_tree_leaves",
-            "features": "import_max_tree_features", "file_bytes": "import_max_tree_file_bytes"}
+SETTINGS = {
+    "classes": "import_max_tree_classes",
+    "trees": "import_max_trees",
+    "leaves": "import_max_tree_leaves",
+    "features": "import_max_tree_features",
+    "file_bytes": "import_max_tree_file_bytes",
+}
 
 
 class Checker:
@@ -63,8 +69,10 @@ class Checker:
     def over(self, field: str, found: int, limit: str) -> UsageError:
         """A count past its limit: the field, what came, the limit and its setting."""
         value = getattr(self.limits, limit)
-        return UsageError(f"{self.path}: {field} is {found:,}, more than the import's limit of {value:,} "
-                          f"(setting {SETTINGS[limit]}); refusing it before the library reads it")
+        return UsageError(
+            f"{self.path}: {field} is {found:,}, more than the import's limit of {value:,} "
+            f"(setting {SETTINGS[limit]}); refusing it before the library reads it"
+        )
 
     def count(self, field: str, value: Any, limit: str, least: int = 0) -> int:
         """A declared count: a whole number from least to its limit."""
@@ -101,8 +109,10 @@ class Checker:
         bad = np.flatnonzero(counts[1:] > 1)
         if counts[0] or bad.size:
             node = 0 if counts[0] else int(bad[0]) + 1
-            raise self.refuse(f"{where}: node {node} is the child of {int(counts[node])} nodes; a tree's root has "
-                              "no parent and every other node one")
+            raise self.refuse(
+                f"{where}: node {node} is the child of {int(counts[node])} nodes; a tree's root has "
+                "no parent and every other node one"
+            )
 
 
 def integers(field: str, values: Any, checker: Checker) -> np.ndarray:

@@ -38,19 +38,20 @@ Dim = int | str | None  # a fixed size, a dimension name (dim_param), or None (d
 @dataclass(frozen=True)
 class InputSpec:
     """One model input as the graph declares it. dtype None: not a tensor; shape None: no shape."""
+
     name: str
     dtype: np.dtype | None
     shape: tuple[Dim, ...] | None
 
     def describe(self) -> str:
-        dims = "?" if self.shape is None else "[" + ", ".join(
-            "?" if d is None else str(d) for d in self.shape) + "]"
+        dims = "?" if self.shape is None else "[" + ", ".join("?" if d is None else str(d) for d in self.shape) + "]"
         return f"{self.dtype or 'a non-tensor'} {dims}"
 
 
 @dataclass(frozen=True)
 class DataSet:
     """One set of inputs, keyed by the model's input names in the model's order; label names where it came from."""
+
     label: str
     feeds: Feeds
 
@@ -63,10 +64,19 @@ def signature(model: onnx.ModelProto) -> list[InputSpec]:
         if value.name in initializers:
             continue
         tensor = value.type.tensor_type
-        dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type) if value.type.HasField("tensor_type") \
-            and tensor.elem_type else None
-        shape = tuple(d.dim_value if d.HasField("dim_value") else manifest.shared_dimension(d.dim_param)
-                      for d in tensor.shape.dim) if tensor.HasField("shape") else None
+        dtype = (
+            onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
+            if value.type.HasField("tensor_type") and tensor.elem_type
+            else None
+        )
+        shape = (
+            tuple(
+                d.dim_value if d.HasField("dim_value") else manifest.shared_dimension(d.dim_param)
+                for d in tensor.shape.dim
+            )
+            if tensor.HasField("shape")
+            else None
+        )
         specs.append(InputSpec(value.name, dtype, shape))
     return specs
 
@@ -85,8 +95,10 @@ def load(path: Path, option: str, specs: list[InputSpec], budget: int = DATA_BUD
     elif path.suffix == ".npy":
         sets = [DataSet(str(path), _read_npy(path, option, names, spending))]
     else:
-        raise UsageError(f"{option} {path}: expected a .npz file, a .npy file (one-input models) or a folder "
-                         f"of test_data_set_* folders or .npz files")
+        raise UsageError(
+            f"{option} {path}: expected a .npz file, a .npy file (one-input models) or a folder "
+            f"of test_data_set_* folders or .npz files"
+        )
     return [DataSet(s.label, check(s.feeds, f"{option} {s.label}", specs)) for s in sets]
 
 
@@ -95,14 +107,18 @@ def check(feeds: dict[str, np.ndarray], label: str, specs: list[InputSpec]) -> F
     names = [s.name for s in specs]
     extra = [k for k in feeds if k not in names]
     if extra:
-        raise UsageError(f"{label}: {_plural('key', extra)} {', '.join(map(repr, extra))} "
-                         f"{'is not an input' if len(extra) == 1 else 'are not inputs'} of the model; "
-                         f"its inputs are {_signature_text(specs)}")
+        raise UsageError(
+            f"{label}: {_plural('key', extra)} {', '.join(map(repr, extra))} "
+            f"{'is not an input' if len(extra) == 1 else 'are not inputs'} of the model; "
+            f"its inputs are {_signature_text(specs)}"
+        )
     missing = [s for s in specs if s.name not in feeds]
     if missing:
-        raise UsageError(f"{label}: no array for {_plural('input', missing)} "
-                         f"{', '.join(f'{s.name!r} ({s.describe()})' for s in missing)}; "
-                         f"given: {', '.join(map(repr, feeds)) or 'nothing'}")
+        raise UsageError(
+            f"{label}: no array for {_plural('input', missing)} "
+            f"{', '.join(f'{s.name!r} ({s.describe()})' for s in missing)}; "
+            f"given: {', '.join(map(repr, feeds)) or 'nothing'}"
+        )
     named: dict[str, tuple[int, str]] = {}  # dimension name -> (size, where it was first seen)
     ordered: Feeds = {}
     for spec in specs:
@@ -112,18 +128,24 @@ def check(feeds: dict[str, np.ndarray], label: str, specs: list[InputSpec]) -> F
             continue
         got = list(value.shape)
         if len(got) != len(spec.shape):
-            raise UsageError(f"{label}: input {spec.name!r} has shape {got} (rank {len(got)}); "
-                             f"the model expects rank {len(spec.shape)}: {spec.describe()}")
+            raise UsageError(
+                f"{label}: input {spec.name!r} has shape {got} (rank {len(got)}); "
+                f"the model expects rank {len(spec.shape)}: {spec.describe()}"
+            )
         for axis, (want, size) in enumerate(zip(spec.shape, got)):
             if isinstance(want, int) and want > 0 and size != want:
-                raise UsageError(f"{label}: input {spec.name!r} has shape {got}; the model expects "
-                                 f"{spec.describe()} (dimension {axis} is {want})")
+                raise UsageError(
+                    f"{label}: input {spec.name!r} has shape {got}; the model expects "
+                    f"{spec.describe()} (dimension {axis} is {want})"
+                )
             if isinstance(want, str):
                 seen = named.setdefault(want, (size, f"input {spec.name!r} dimension {axis}"))
                 if seen[0] != size:
-                    raise UsageError(f"{label}: dimension {want!r} is {seen[0]} in {seen[1]} but {size} in "
-                                     f"input {spec.name!r} dimension {axis}; the model names them alike, "
-                                     f"so they must be equal")
+                    raise UsageError(
+                        f"{label}: dimension {want!r} is {seen[0]} in {seen[1]} but {size} in "
+                        f"input {spec.name!r} dimension {axis}; the model names them alike, "
+                        f"so they must be equal"
+                    )
         if value.size == 0:
             raise UsageError(f"{label}: input {spec.name!r} has shape {got}, no elements")
     return ordered
@@ -136,8 +158,9 @@ def run(session, sets: list[DataSet], option: str) -> list[Feeds]:
         try:
             outputs.append(runtime.run(session, data.feeds, label=f"{option} {data.label}"))
         except runtime.RunError as exc:
-            raise UsageError(f"{option} {data.label}: fp32 onnxruntime cannot run the model on these inputs: "
-                             f"{exc.detail}") from exc
+            raise UsageError(
+                f"{option} {data.label}: fp32 onnxruntime cannot run the model on these inputs: {exc.detail}"
+            ) from exc
     return outputs
 
 
@@ -185,10 +208,12 @@ def _read_npz(path: Path, option: str, names: list[str], spending: DataBudget) -
         return [DataSet(str(path), data)]  # one set; check() names a missing or extra key
     plain = [k for k in data if SET_SEPARATOR not in k]
     if plain:
-        raise UsageError(f"{option} {path}: {_plural('key', plain)} {', '.join(map(repr, plain))} "
-                         f"{'has' if len(plain) == 1 else 'have'} no '<set>/' prefix while others do; use input "
-                         f"names as keys for one set, or '<set>/<input>' for every key; the model's inputs are "
-                         f"{', '.join(names)}")
+        raise UsageError(
+            f"{option} {path}: {_plural('key', plain)} {', '.join(map(repr, plain))} "
+            f"{'has' if len(plain) == 1 else 'have'} no '<set>/' prefix while others do; use input "
+            f"names as keys for one set, or '<set>/<input>' for every key; the model's inputs are "
+            f"{', '.join(names)}"
+        )
     grouped: dict[str, dict[str, np.ndarray]] = {}
     for key, value in data.items():
         group, _, name = key.partition(SET_SEPARATOR)  # an input's own name may hold a '/'
@@ -199,8 +224,10 @@ def _read_npz(path: Path, option: str, names: list[str], spending: DataBudget) -
 
 def _read_npy(path: Path, option: str, names: list[str], spending: DataBudget) -> Feeds:
     if len(names) != 1:
-        raise UsageError(f"{option} {path}: a .npy holds one array, but the model has {len(names)} inputs "
-                         f"({', '.join(names)}); give a .npz with one array per input name")
+        raise UsageError(
+            f"{option} {path}: a .npy holds one array, but the model has {len(names)} inputs "
+            f"({', '.join(names)}); give a .npz with one array per input name"
+        )
     spending.npy(path)
     try:
         return {names[0]: np.load(path, allow_pickle=False)}
@@ -224,8 +251,10 @@ def _dtype_checked(value: np.ndarray, spec: InputSpec, label: str) -> np.ndarray
         # A STRING input: .npz holds texts as fixed-width str or bytes (an object array would need pickle).
         texts = np.char.decode(value, "utf-8") if value.dtype.kind == "S" else value
         return texts.astype(object)
-    raise UsageError(f"{label}: input {spec.name!r} is {value.dtype} {list(value.shape)}; the model expects "
-                     f"{spec.describe()} (convert it, e.g. array.astype(np.{spec.dtype.name}))")
+    raise UsageError(
+        f"{label}: input {spec.name!r} is {value.dtype} {list(value.shape)}; the model expects "
+        f"{spec.describe()} (convert it, e.g. array.astype(np.{spec.dtype.name}))"
+    )
 
 
 def _signature_text(specs: list[InputSpec]) -> str:

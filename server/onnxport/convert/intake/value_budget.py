@@ -24,8 +24,7 @@ SHARE_OF_MEMORY_LIMIT = 4
 BUDGET_NAME = "a quarter of setting import_memory_limit, --memory-limit"
 
 
-def check_value_sizes(model: onnx.ModelProto, label: str, budget: int | None,
-                      budget_name: str = BUDGET_NAME) -> None:
+def check_value_sizes(model: onnx.ModelProto, label: str, budget: int | None, budget_name: str = BUDGET_NAME) -> None:
     """Refuse (UsageError, exit 2) a model with a main-graph value of known shape over `budget` bytes (None: any).
     `model` has been through shape inference; Constant nodes are left out (their bytes are in the file already)."""
     if not budget:
@@ -34,8 +33,12 @@ def check_value_sizes(model: onnx.ModelProto, label: str, budget: int | None,
     for info in (*model.graph.value_info, *model.graph.output):
         node = producers.get(info.name)
         tensor = info.type.tensor_type
-        if node is None or node.op_type == "Constant" or not info.type.HasField("tensor_type") \
-                or not tensor.HasField("shape"):
+        if (
+            node is None
+            or node.op_type == "Constant"
+            or not info.type.HasField("tensor_type")
+            or not tensor.HasField("shape")
+        ):
             continue
         if not all(d.HasField("dim_value") and d.dim_value >= 0 for d in tensor.shape.dim):
             continue  # known at run time only: the address-space limit's
@@ -43,9 +46,11 @@ def check_value_sizes(model: onnx.ModelProto, label: str, budget: int | None,
         size = math.prod(dims) * _itemsize(tensor.elem_type)
         if size > budget:
             name = f"{node.name!r} ({node.op_type})" if node.name else f"an unnamed {node.op_type}"
-            raise UsageError(f"{label}: node {name} makes {info.name!r}, a {_type_name(tensor.elem_type)} value of "
-                             f"shape {dims}: {_size(size)}, more than the budget for one value of {_size(budget)} "
-                             f"({budget_name}); refused before any session ran the graph")
+            raise UsageError(
+                f"{label}: node {name} makes {info.name!r}, a {_type_name(tensor.elem_type)} value of "
+                f"shape {dims}: {_size(size)}, more than the budget for one value of {_size(budget)} "
+                f"({budget_name}); refused before any session ran the graph"
+            )
 
 
 def budget_for(memory_limit: int | None) -> int | None:

@@ -19,8 +19,17 @@ import numpy as np
 
 from onnxport.convert.intake.tree_limits import MAX_NESTING, Checker, TreeLimits, integers
 
-NODE_ARRAYS = ("left_children", "right_children", "parents", "split_indices", "split_conditions", "default_left",
-               "loss_changes", "sum_hessian", "split_type")
+NODE_ARRAYS = (
+    "left_children",
+    "right_children",
+    "parents",
+    "split_indices",
+    "split_conditions",
+    "default_left",
+    "loss_changes",
+    "sum_hessian",
+    "split_type",
+)
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')  # strings (skipped whole) and brackets
 
 
@@ -62,8 +71,10 @@ def read(path: Path, checker: Checker) -> Any:
         if bracket in (b"[", b"{"):
             depth += 1
             if depth > MAX_NESTING:
-                raise checker.refuse(f"the JSON nests deeper than {MAX_NESTING} levels (at byte {token.start():,}); "
-                                     "an XGBoost model nests about 8")
+                raise checker.refuse(
+                    f"the JSON nests deeper than {MAX_NESTING} levels (at byte {token.start():,}); "
+                    "an XGBoost model nests about 8"
+                )
         elif bracket in (b"]", b"}"):
             depth -= 1
     try:
@@ -86,8 +97,9 @@ def _tree(checker: Checker, where: str, tree: Any, features: int) -> None:
     nodes = checker.whole(f"{where} tree_param.num_nodes", param.get("num_nodes", ""))
     if not 1 <= nodes <= 2 * checker.limits.leaves - 1:
         if nodes > 0:
-            raise checker.over(f"{where} tree_param.num_nodes (leaves: (num_nodes + 1) / 2)", (nodes + 1) // 2,
-                               "leaves")
+            raise checker.over(
+                f"{where} tree_param.num_nodes (leaves: (num_nodes + 1) / 2)", (nodes + 1) // 2, "leaves"
+            )
         raise checker.refuse(f"{where} tree_param.num_nodes is {nodes}; expected 1 or more")
     checker.count(f"{where} tree_param.size_leaf_vector", param.get("size_leaf_vector", 1), "classes")
     because = f"{where} num_nodes={nodes}"
@@ -111,15 +123,22 @@ def _tree(checker: Checker, where: str, tree: Any, features: int) -> None:
     children = np.concatenate([left[~leaf], right[~leaf]])
     checker.single_parents(where, children, nodes)
     split = integers(f"{where} split_indices", arrays["split_indices"], checker)
-    checker.in_range(f"{where} split_indices (of a split node)", np.where(leaf, 0, split), 0, max(features, 1),
-                     f"num_feature={features}")
+    checker.in_range(
+        f"{where} split_indices (of a split node)",
+        np.where(leaf, 0, split),
+        0,
+        max(features, 1),
+        f"num_feature={features}",
+    )
     if "parents" in arrays:
         parents = integers(f"{where} parents", arrays["parents"], checker)
         owners = np.concatenate([np.flatnonzero(~leaf), np.flatnonzero(~leaf)])
         wrong = np.flatnonzero(parents[children] != owners)
         if wrong.size:
-            raise checker.refuse(f"{where} parents[{children[wrong[0]]}] is {parents[children[wrong[0]]]}; "
-                                 f"its parent is node {owners[wrong[0]]}")
+            raise checker.refuse(
+                f"{where} parents[{children[wrong[0]]}] is {parents[children[wrong[0]]]}; "
+                f"its parent is node {owners[wrong[0]]}"
+            )
     _categories(checker, where, tree, nodes)
 
 
@@ -134,8 +153,9 @@ def _categories(checker: Checker, where: str, tree: dict, nodes: int) -> None:
     total = len(categories) if hasattr(categories, "__len__") else 0
     ends = segments + sizes
     if np.any(segments < 0) or np.any(sizes < 0) or np.any(ends > total):
-        raise checker.refuse(f"{where} categories_segments and categories_sizes reach past the "
-                             f"{total:,} entries of categories")
+        raise checker.refuse(
+            f"{where} categories_segments and categories_sizes reach past the {total:,} entries of categories"
+        )
 
 
 # ---------------------------------------------------------------- UBJSON, without recursion
@@ -150,7 +170,7 @@ class _Input:
     def take(self, size: int) -> bytes:
         if size < 0 or self.at + size > len(self.data):
             raise self.checker.refuse(f"the UBJSON ends inside a value (at byte {self.at:,}, {size:,} bytes wanted)")
-        chunk = self.data[self.at:self.at + size]
+        chunk = self.data[self.at : self.at + size]
         self.at += size
         return chunk
 
@@ -161,8 +181,9 @@ class _Input:
     def length(self) -> int:
         marker = self.take(1)
         if marker not in _NUMBERS or marker in (b"d", b"D"):
-            raise self.checker.refuse(f"UBJSON length at byte {self.at - 1:,} has marker {marker!r}; expected an "
-                                      "integer")
+            raise self.checker.refuse(
+                f"UBJSON length at byte {self.at - 1:,} has marker {marker!r}; expected an integer"
+            )
         size = self.number(marker)
         if size < 0:
             raise self.checker.refuse(f"UBJSON length {size} at byte {self.at:,}")
@@ -194,7 +215,7 @@ def _ubjson(data: bytes, checker: Checker) -> Any:
             return root[0]
         frame = stack[-1] if stack else None
         if frame is not None and isinstance(frame[0], dict):
-            if frame[2] is None and source.data[source.at:source.at + 1] == b"}":
+            if frame[2] is None and source.data[source.at : source.at + 1] == b"}":
                 source.take(1)
                 stack.pop()
                 place(frame[0])
@@ -208,19 +229,22 @@ def _ubjson(data: bytes, checker: Checker) -> Any:
             place(frame[0])
         elif marker in (b"[", b"{"):
             if len(stack) >= MAX_NESTING:
-                raise checker.refuse(f"the UBJSON nests deeper than {MAX_NESTING} levels (at byte {source.at:,}); "
-                                     "an XGBoost model nests about 8")
+                raise checker.refuse(
+                    f"the UBJSON nests deeper than {MAX_NESTING} levels (at byte {source.at:,}); "
+                    "an XGBoost model nests about 8"
+                )
             typed, count = None, None
-            if source.data[source.at:source.at + 1] == b"$":
+            if source.data[source.at : source.at + 1] == b"$":
                 source.take(1)
                 typed = source.take(1)
-            if source.data[source.at:source.at + 1] == b"#":
+            if source.data[source.at : source.at + 1] == b"#":
                 source.take(1)
                 count = source.length()
             if typed is not None:
                 if typed not in _NUMBERS or marker != b"[" or count is None:
-                    raise checker.refuse(f"a UBJSON container typed {typed!r} at byte {source.at:,}; expected a "
-                                         "counted array of numbers")
+                    raise checker.refuse(
+                        f"a UBJSON container typed {typed!r} at byte {source.at:,}; expected a counted array of numbers"
+                    )
                 dtype = np.dtype(_NUMBERS[typed])
                 place(np.frombuffer(source.take(count * dtype.itemsize), dtype))
                 continue

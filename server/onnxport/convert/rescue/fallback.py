@@ -32,16 +32,25 @@ class Search(Generic[T]):
     ranking: str = "error introduced"
 
     def record(self, first_reason: str) -> dict:
-        return {"kept_float": list(self.kept), "first_reason": first_reason, "limit": self.limit,
-                "tries": self.tries, "ranking": self.ranking}
+        return {
+            "kept_float": list(self.kept),
+            "first_reason": first_reason,
+            "limit": self.limit,
+            "tries": self.tries,
+            "ranking": self.ranking,
+        }
 
 
 def limit_for(candidates: int, share: float = LIMIT_SHARE) -> int:
     return min(candidates, max(LIMIT_MIN, math.ceil(share * candidates)))
 
 
-def search(ranking: list[str], candidates: int, attempt: Callable[[tuple[str, ...]], tuple[T | None, str | None]],
-           share: float = LIMIT_SHARE) -> Search[T]:
+def search(
+    ranking: list[str],
+    candidates: int,
+    attempt: Callable[[tuple[str, ...]], tuple[T | None, str | None]],
+    share: float = LIMIT_SHARE,
+) -> Search[T]:
     """attempt(kept) -> (result, reason): reason None means within budget. share: of the candidates, the most
     the search keeps (a variant that keeps its nodes in fewer bits rather than float may keep more)."""
     limit = min(limit_for(candidates, share), len(ranking))
@@ -62,7 +71,7 @@ def search(ranking: list[str], candidates: int, attempt: Callable[[tuple[str, ..
             del result  # a failed attempt is released before the next one is made
         return reasons[k] is None
 
-    sizes = sorted({*(2 ** i for i in range(limit.bit_length()) if 2 ** i <= limit), limit} - {0})
+    sizes = sorted({*(2**i for i in range(limit.bit_length()) if 2**i <= limit), limit} - {0})
     failed = 0
     for k in sizes:
         if run(k):

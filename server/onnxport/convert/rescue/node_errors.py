@@ -29,8 +29,12 @@ PIECE_FACTOR = 4
 PIECE_MIN_BYTES = 128 * 2**20
 
 
-def debug_model(model: onnx.ModelProto, only: set[str] | None = None,
-                types: dict[str, int] | None = None, observe: AbstractSet[str] = frozenset()) -> onnx.ModelProto:
+def debug_model(
+    model: onnx.ModelProto,
+    only: set[str] | None = None,
+    types: dict[str, int] | None = None,
+    observe: AbstractSet[str] = frozenset(),
+) -> onnx.ModelProto:
     """The model with every main-graph node output (or those in `only`) as a graph output.
 
     Untyped where inference cannot tell: onnxruntime works the type out itself. types: the model's
@@ -68,8 +72,9 @@ def debug_model(model: onnx.ModelProto, only: set[str] | None = None,
     return debug
 
 
-def introduced_errors(fp32: onnx.ModelProto, variant: onnx.ModelProto, feeds: list[Feeds],
-                      candidates: set[str] | None = None) -> list[tuple[str, float]]:
+def introduced_errors(
+    fp32: onnx.ModelProto, variant: onnx.ModelProto, feeds: list[Feeds], candidates: set[str] | None = None
+) -> list[tuple[str, float]]:
     """(fp32 node name, error gain), worst first, for nodes whose outputs the variant still names.
 
     With candidates (the nodes a converter changes), a gain seen after a value the variant renamed
@@ -149,8 +154,9 @@ def _pieces(names: list[str], sizes: dict[str, int], weight: int = 1) -> list[se
     return pieces
 
 
-def _activation_errors(fp32: onnx.ModelProto, variant: onnx.ModelProto, feeds: list[Feeds],
-                       candidates: set[str], sizes: dict[str, int]) -> dict[str, float]:
+def _activation_errors(
+    fp32: onnx.ModelProto, variant: onnx.ModelProto, feeds: list[Feeds], candidates: set[str], sizes: dict[str, int]
+) -> dict[str, float]:
     """QDQ variants: the error each activation's quantization adds (DequantizeLinear(QuantizeLinear(x))
     against the variant's own x), charged to the candidate nodes that read x: keeping them in float
     removes that Q/DQ.
@@ -183,8 +189,12 @@ def _activation_errors(fp32: onnx.ModelProto, variant: onnx.ModelProto, feeds: l
     for piece in pieces:
         wanted = {dq for x in piece for dq in by_x[x]}
         observed = set(pairs) | set(pairs.values()) if len(pieces) > 1 else frozenset()
-        got = _values(debug_model(variant, piece | wanted, types, observed), feeds, "quantized activations",
-                      piece | wanted | {o.name for o in variant.graph.output})
+        got = _values(
+            debug_model(variant, piece | wanted, types, observed),
+            feeds,
+            "quantized activations",
+            piece | wanted | {o.name for o in variant.graph.output},
+        )
         for dq in wanted:  # a max per node: the order does not matter
             x = pairs[dq]
             if x in got and dq in got:
@@ -195,8 +205,9 @@ def _activation_errors(fp32: onnx.ModelProto, variant: onnx.ModelProto, feeds: l
     return charged
 
 
-def _to_candidates(fp32: onnx.ModelProto, gains: list[tuple[str, float]], candidates: set[str],
-                   measured: set[str]) -> list[tuple[str, float]]:
+def _to_candidates(
+    fp32: onnx.ModelProto, gains: list[tuple[str, float]], candidates: set[str], measured: set[str]
+) -> list[tuple[str, float]]:
     nodes = {n.name: n for n in fp32.graph.node}
     producer = {out: n for n in fp32.graph.node for out in n.output}
     best: dict[str, float] = {}

@@ -25,9 +25,11 @@ UNKNOWN_ITEMSIZE = 8  # bytes per element where inference cannot tell the type: 
 def tensor_types(model: onnx.ModelProto) -> dict[str, int]:
     """Element type of every main-graph value that inference types as a tensor."""
     inferred = onnx.shape_inference.infer_shapes(model)
-    return {v.name: v.type.tensor_type.elem_type
-            for v in [*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output]
-            if v.type.HasField("tensor_type") and v.type.tensor_type.elem_type}
+    return {
+        v.name: v.type.tensor_type.elem_type
+        for v in [*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output]
+        if v.type.HasField("tensor_type") and v.type.tensor_type.elem_type
+    }
 
 
 def itemsize(elem_type: int | None) -> int:
@@ -39,8 +41,9 @@ def itemsize(elem_type: int | None) -> int:
         return UNKNOWN_ITEMSIZE
 
 
-def value_bytes(model: onnx.ModelProto, feeds: list[Feeds], names: set[str] | None = None,
-                types: dict[str, int] | None = None) -> list[dict[str, int]]:
+def value_bytes(
+    model: onnx.ModelProto, feeds: list[Feeds], names: set[str] | None = None, types: dict[str, int] | None = None
+) -> list[dict[str, int]]:
     """Per feed, the bytes of each main-graph node output (those in `names`, if given) typed as a tensor.
 
     Values inference cannot type are left out (a Size of a sequence would not load): callers treat a
@@ -67,8 +70,9 @@ def value_bytes(model: onnx.ModelProto, feeds: list[Feeds], names: set[str] | No
     inputs = {i.name for i in session.get_inputs()}
     found = []
     for feed in feeds:
-        got = runtime.run_outputs(session, list(sizes.values()), {k: v for k, v in feed.items() if k in inputs},
-                                  label="value size probe")
+        got = runtime.run_outputs(
+            session, list(sizes.values()), {k: v for k, v in feed.items() if k in inputs}, label="value size probe"
+        )
         found.append({name: int(got[out]) * itemsize(types.get(name)) for name, out in sizes.items()})
     return found
 

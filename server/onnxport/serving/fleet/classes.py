@@ -39,7 +39,7 @@ def normalize(text: str) -> str:
 
 
 def class_key(cls: Mapping[str, Any]) -> str:
-    """"Chrome 131 · 2 cores · google swiftshader (software)", "WebKitGTK · 3-4 cores · no WebGPU"."""
+    """ "Chrome 131 · 2 cores · google swiftshader (software)", "WebKitGTK · 3-4 cores · no WebGPU"."""
     engine = cls["engine"] if cls["engine_major"] is None else f"{cls['engine']} {cls['engine_major']}"
     cores = "1 core" if cls["cores"] == "1" else f"{cls['cores']} cores"
     if cls["adapter_vendor"] == NO_ADAPTER:
@@ -58,8 +58,9 @@ def metric_class(cls: Mapping[str, Any]) -> str:
     elif architecture and architecture not in KNOWN_ADAPTERS.get(vendor, ()):
         architecture = OTHER
     engine = cls["engine"] if cls["engine"] in ENGINES else OTHER
-    return class_key({**cls, "engine": engine, "engine_major": None, "adapter_vendor": vendor,
-                      "adapter_architecture": architecture})
+    return class_key(
+        {**cls, "engine": engine, "engine_major": None, "adapter_vendor": vendor, "adapter_architecture": architecture}
+    )
 
 
 def metric_class_count() -> int:

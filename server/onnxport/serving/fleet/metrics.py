@@ -44,7 +44,8 @@ class _Clients(Collector):
         for group in self.store.published()["groups"]:
             files = served.get(group["sha256"], ())
             if group["runtime"] not in BROWSER_RUNTIMES or not any(
-                    (f.model, f.variant) == (group["model"], group["variant"]) for f in files):
+                (f.model, f.variant) == (group["model"], group["variant"]) for f in files
+            ):
                 continue  # a file no longer served (a new build): its votes stay, its series go
             labels = (group["model"], group["variant"], group["runtime"], metric_class(group["class"]))
             count = counts.setdefault(labels, [0, 0])
@@ -62,6 +63,8 @@ class _Clients(Collector):
 
 
 def _clients_family() -> GaugeMetricFamily:
-    return GaugeMetricFamily("onnxport_fleet_clients", "Distinct networks voting in the fleet's groups of a "
-                             "served file, runtime and device class, by their verdict",
-                             labels=["model", "variant", "runtime", "device_class", "verdict"])
+    return GaugeMetricFamily(
+        "onnxport_fleet_clients",
+        "Distinct networks voting in the fleet's groups of a served file, runtime and device class, by their verdict",
+        labels=["model", "variant", "runtime", "device_class", "verdict"],
+    )

@@ -84,8 +84,11 @@ def parse(body: bytes) -> Report:
         json_budget.check(body, BUDGET)
     except json_budget.BudgetExceeded as over:
         words, most = _OVER[over.what]
-        raise ReportError(400, f"the body is not a report: its JSON has more than {over.limit:,} {words} by byte "
-                               f"{over.offset:,} (a report has at most {most})") from None
+        raise ReportError(
+            400,
+            f"the body is not a report: its JSON has more than {over.limit:,} {words} by byte "
+            f"{over.offset:,} (a report has at most {most})",
+        ) from None
     try:
         # Decoded as UTF-8 here: json.loads would also take UTF-16 and UTF-32, which the budget's scan cannot read.
         document = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
@@ -103,10 +106,14 @@ def parse(body: bytes) -> Report:
 # objects a report can have (4 keys of its own, 6 for the device, 14 per result with its metric; 2 objects and
 # 2 per result) and one level of nesting to spare. Strings are bounded by MAX_BYTES.
 _KEYS, _OBJECTS, _DEPTH = 4 + 6 + 14 * MAX_RESULTS, 2 + 2 * MAX_RESULTS, 4
-BUDGET = json_budget.Budget(keys=2 * _KEYS, objects=2 * _OBJECTS, depth=_DEPTH + 1, string_bytes=None,
-                            key_bytes=64)
-_OVER = {"keys": ("keys", _KEYS), "objects": ("objects", _OBJECTS), "depth": ("levels of nesting", _DEPTH),
-         "key_bytes": ("bytes in one key", "20"), "string_bytes": ("bytes of strings", MAX_BYTES)}
+BUDGET = json_budget.Budget(keys=2 * _KEYS, objects=2 * _OBJECTS, depth=_DEPTH + 1, string_bytes=None, key_bytes=64)
+_OVER = {
+    "keys": ("keys", _KEYS),
+    "objects": ("objects", _OBJECTS),
+    "depth": ("levels of nesting", _DEPTH),
+    "key_bytes": ("bytes in one key", "20"),
+    "string_bytes": ("bytes of strings", MAX_BYTES),
+}
 
 
 def _no_constant(name: str) -> Any:

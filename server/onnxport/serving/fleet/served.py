@@ -51,12 +51,16 @@ class ServedFiles:
         named = [f for f in files if (f.model, f.variant, f.form) == (result.model, result.variant, result.form)]
         if not named:
             served = files[0]
-            return (f"{where}': file {result.sha256} is model {served.model!r}, variant {served.variant!r}, form "
-                    f"{_form(served.form)} on this server; the result says model {result.model!r}, variant "
-                    f"{result.variant!r}, form {_form(result.form)}")
+            return (
+                f"{where}': file {result.sha256} is model {served.model!r}, variant {served.variant!r}, form "
+                f"{_form(served.form)} on this server; the result says model {result.model!r}, variant "
+                f"{result.variant!r}, form {_form(result.form)}"
+            )
         if not any(result.runtime in f.runtimes for f in named):
-            return (f"{where}.runtime': {result.runtime!r} is not a browser runtime of file {result.sha256}; "
-                    f"expected one of {', '.join(named[0].runtimes)}")
+            return (
+                f"{where}.runtime': {result.runtime!r} is not a browser runtime of file {result.sha256}; "
+                f"expected one of {', '.join(named[0].runtimes)}"
+            )
         return None
 
 

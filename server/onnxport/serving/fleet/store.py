@@ -63,8 +63,17 @@ DAY = 86400.0
 
 
 class FleetStore:
-    def __init__(self, path: Path | str, *, k: int = 3, max_clients: int = 1000, max_age_days: float = 90,
-                 max_groups: int = 20000, network_groups: int = 100, clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        k: int = 3,
+        max_clients: int = 1000,
+        max_age_days: float = 90,
+        max_groups: int = 20000,
+        network_groups: int = 100,
+        clock: Callable[[], float] = time.time,
+    ):
         """Opened on first use: an app that never hears of the fleet writes no file. max_clients bounds the
         votes (networks) of a group; network_groups the groups one network creates an hour."""
         self.path, self.k, self.max_clients, self.max_groups = str(path), k, max_clients, max_groups
@@ -132,28 +141,53 @@ class FleetStore:
             db.execute("BEGIN IMMEDIATE")
             try:
                 for result in report.results:
-                    row = db.execute("SELECT id FROM groups WHERE sha256 = ? AND runtime = ? AND class = ?",
-                                     (result.sha256, result.runtime, cls)).fetchone()
+                    row = db.execute(
+                        "SELECT id FROM groups WHERE sha256 = ? AND runtime = ? AND class = ?",
+                        (result.sha256, result.runtime, cls),
+                    ).fetchone()
                     if row is None:
                         if not self._room_for_a_group(db, net, now):
                             continue
                         group: int = db.execute(  # type: ignore[assignment]  # an INSERT's rowid is set
                             "INSERT INTO groups (sha256, runtime, class, model, variant, form, seen, creator, "
                             "created, networks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
-                            (result.sha256, result.runtime, cls, result.model, result.variant, result.form, now,
-                             net, now),
+                            (
+                                result.sha256,
+                                result.runtime,
+                                cls,
+                                result.model,
+                                result.variant,
+                                result.form,
+                                now,
+                                net,
+                                now,
+                            ),
                         ).lastrowid
                     else:
                         group = row[0]
-                        db.execute("UPDATE groups SET model = ?, variant = ?, form = ?, seen = ? WHERE id = ?",
-                                   (result.model, result.variant, result.form, now, group))
+                        db.execute(
+                            "UPDATE groups SET model = ?, variant = ?, form = ?, seen = ? WHERE id = ?",
+                            (result.model, result.variant, result.form, now, group),
+                        )
                     metric = result.metric
-                    db.execute("DELETE FROM votes WHERE group_id = ? AND (client = ? OR network = ?)",
-                               (group, client, net))
-                    db.execute("INSERT INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                               (group, client, net, now, result.verdict == "fail", metric.name if metric else None,
-                                metric.value if metric else None, result.create_ms, result.first_run_ms,
-                                result.warm_run_ms))
+                    db.execute(
+                        "DELETE FROM votes WHERE group_id = ? AND (client = ? OR network = ?)", (group, client, net)
+                    )
+                    db.execute(
+                        "INSERT INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            group,
+                            client,
+                            net,
+                            now,
+                            result.verdict == "fail",
+                            metric.name if metric else None,
+                            metric.value if metric else None,
+                            result.create_ms,
+                            result.first_run_ms,
+                            result.warm_run_ms,
+                        ),
+                    )
                     self._bound_clients(db, group)
                     folded += 1
                 if now - self._pruned_at >= PRUNE_EVERY:
@@ -169,9 +203,11 @@ class FleetStore:
         """At most max_clients votes (networks) in a group: the oldest go. Keeps the group's count of networks."""
         count = db.execute("SELECT COUNT(*) FROM votes WHERE group_id = ?", (group,)).fetchone()[0]
         if count > self.max_clients:
-            db.execute("DELETE FROM votes WHERE group_id = ? AND client IN "
-                       "(SELECT client FROM votes WHERE group_id = ? ORDER BY at LIMIT ?)",
-                       (group, group, count - self.max_clients))
+            db.execute(
+                "DELETE FROM votes WHERE group_id = ? AND client IN "
+                "(SELECT client FROM votes WHERE group_id = ? ORDER BY at LIMIT ?)",
+                (group, group, count - self.max_clients),
+            )
         db.execute("UPDATE groups SET networks = ? WHERE id = ?", (min(count, self.max_clients), group))
 
     def _room_for_a_group(self, db: sqlite3.Connection, network: bytes, now: float) -> bool:
@@ -179,17 +215,22 @@ class FleetStore:
         need be by evicting groups that have no verdict yet (fewer than k networks): first the network's own, then
         those of the network with the most groups; oldest first. Groups with k networks are never evicted: when
         the store holds only those, a new group is refused until votes age out."""
-        made = db.execute("SELECT COUNT(*) FROM groups WHERE creator = ? AND created > ?",
-                          (network, now - HOUR)).fetchone()[0]
+        made = db.execute(
+            "SELECT COUNT(*) FROM groups WHERE creator = ? AND created > ?", (network, now - HOUR)
+        ).fetchone()[0]
         if made >= self.network_groups:
             return False
         over = db.execute("SELECT COUNT(*) FROM groups").fetchone()[0] - self.max_groups + 1
         if over <= 0:
             return True
-        gone = [row[0] for row in db.execute(
-            "SELECT g.id FROM groups g JOIN (SELECT creator, COUNT(*) AS made FROM groups GROUP BY creator) c "
-            "ON c.creator = g.creator WHERE g.networks < ? ORDER BY g.creator = ? DESC, c.made DESC, g.seen LIMIT ?",
-            (self.k, network, over))]
+        gone = [
+            row[0]
+            for row in db.execute(
+                "SELECT g.id FROM groups g JOIN (SELECT creator, COUNT(*) AS made FROM groups GROUP BY creator) c "
+                "ON c.creator = g.creator WHERE g.networks < ? ORDER BY g.creator = ? DESC, c.made DESC, g.seen LIMIT ?",  # noqa: E501
+                (self.k, network, over),
+            )
+        ]
         db.executemany("DELETE FROM votes WHERE group_id = ?", [(g,) for g in gone])
         db.executemany("DELETE FROM groups WHERE id = ?", [(g,) for g in gone])
         return len(gone) == over
@@ -235,12 +276,14 @@ class FleetStore:
 
     def _build(self, db: sqlite3.Connection, now: float) -> dict[str, Any]:
         votes: dict[int, list[tuple]] = {}
-        for row in db.execute("SELECT group_id, fail, metric_name, metric_value, create_ms, first_run_ms, "
-                              "warm_run_ms FROM votes"):
+        for row in db.execute(
+            "SELECT group_id, fail, metric_name, metric_value, create_ms, first_run_ms, warm_run_ms FROM votes"
+        ):
             votes.setdefault(row[0], []).append(row[1:])
         groups = []
         for gid, sha256, runtime, cls, model, variant, form in db.execute(
-                "SELECT id, sha256, runtime, class, model, variant, form FROM groups"):
+            "SELECT id, sha256, runtime, class, model, variant, form FROM groups"
+        ):
             group_votes = votes.get(gid)
             if group_votes:
                 groups.append(self._group(sha256, runtime, json.loads(cls), model, variant, form, group_votes))
@@ -250,21 +293,44 @@ class FleetStore:
 
     def _document(self, groups: list[dict[str, Any]], reports: int, now: float) -> dict[str, Any]:
         generated = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return {"schema": 1, "k": self.k, "fail_share": aggregation.FAIL_SHARE, "generated": generated,
-                "reports": reports, "groups": groups}
+        return {
+            "schema": 1,
+            "k": self.k,
+            "fail_share": aggregation.FAIL_SHARE,
+            "generated": generated,
+            "reports": reports,
+            "groups": groups,
+        }
 
-    def _group(self, sha256: str, runtime: str, cls: dict[str, Any], model: str, variant: str, form: str | None,
-               votes: list[tuple]) -> dict[str, Any]:
+    def _group(
+        self,
+        sha256: str,
+        runtime: str,
+        cls: dict[str, Any],
+        model: str,
+        variant: str,
+        form: str | None,
+        votes: list[tuple],
+    ) -> dict[str, Any]:
         fails = [v for v in votes if v[0]]
         passes = [v for v in votes if not v[0]]
         return {
-            "sha256": sha256, "runtime": runtime, "model": model, "variant": variant, "form": form,
-            "class": cls, "class_key": class_key(cls),
-            "clients": len(votes), "pass": len(passes), "fail": len(fails),
+            "sha256": sha256,
+            "runtime": runtime,
+            "model": model,
+            "variant": variant,
+            "form": form,
+            "class": cls,
+            "class_key": class_key(cls),
+            "clients": len(votes),
+            "pass": len(passes),
+            "fail": len(fails),
             "verdict": aggregation.verdict(len(passes), len(fails), self.k),
             "metric": aggregation.fail_metric([(v[1], v[2]) for v in fails]),
-            "times": {name: aggregation.times([v[3 + i] for v in passes if v[3 + i] is not None], self.k)
-                      for i, name in enumerate(aggregation.TIMES)},
+            "times": {
+                name: aggregation.times([v[3 + i] for v in passes if v[3 + i] is not None], self.k)
+                for i, name in enumerate(aggregation.TIMES)
+            },
         }
 
     def close(self) -> None:
@@ -282,6 +348,11 @@ def _upgrade(db: sqlite3.Connection, path: str) -> None:
         raise sqlite3.DatabaseError(f"its fleet schema is version {version}; this onnxport knows {SCHEMA_VERSION}")
     had_votes = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'votes'").fetchone()[0]
     if version < SCHEMA_VERSION and had_votes:
-        log.warning("fleet: %s holds votes of fleet schema version %d (one per token); they are dropped and "
-                    "counting starts again by network (version %d)", path, version or 1, SCHEMA_VERSION)
+        log.warning(
+            "fleet: %s holds votes of fleet schema version %d (one per token); they are dropped and "
+            "counting starts again by network (version %d)",
+            path,
+            version or 1,
+            SCHEMA_VERSION,
+        )
         db.executescript("BEGIN; DROP TABLE IF EXISTS votes; DROP TABLE IF EXISTS groups; COMMIT;")

@@ -38,10 +38,12 @@ def golden(model: str):
     """Golden inputs and the source's outputs, as {name: {dtype, shape, data: base64 little-endian}}."""
     entry = state().catalog.model(model)
     sets = testdata.read_golden(state().catalog.repository.root, entry)
-    return jsonify({
-        "model": model,
-        "sets": [{"inputs": tensor_json.encode(i), "outputs": tensor_json.encode(o)} for i, o in sets],
-    })
+    return jsonify(
+        {
+            "model": model,
+            "sets": [{"inputs": tensor_json.encode(i), "outputs": tensor_json.encode(o)} for i, o in sets],
+        }
+    )
 
 
 @blueprint.get("/debug/<path:relative>")

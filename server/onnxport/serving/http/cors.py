@@ -24,8 +24,14 @@ PREFIXES = ("/api/", "/repository/", "/ort/", "/vendor/tokenizers/", "/vendor/ch
 EXACT = ("/v2",)
 ARTIFACTS = "/repository/artifacts/"
 METHODS = ("GET", "HEAD", "POST", "OPTIONS")
-REQUEST_HEADERS = ("Content-Type", "Content-Encoding", "Inference-Header-Content-Length", "Range",
-                   "If-None-Match", "Accept-Encoding")
+REQUEST_HEADERS = (
+    "Content-Type",
+    "Content-Encoding",
+    "Inference-Header-Content-Length",
+    "Range",
+    "If-None-Match",
+    "Accept-Encoding",
+)
 # Readable by the page: sizes and ranges (download progress, resumes), the ETag, the V2 binary split.
 EXPOSED_HEADERS = ("Content-Length", "Content-Range", "Accept-Ranges", "ETag", "Inference-Header-Content-Length")
 MAX_AGE_S = 600
@@ -82,8 +88,9 @@ def _preflight(policy: Policy, state: State) -> Response | None:
     allowed = {h.lower() for h in REQUEST_HEADERS}
     for name in (h.strip() for h in asked.split(",")):
         if name and name.lower() not in allowed:
-            return error_response(403, f"request header {name} is not allowed cross-origin; "
-                                       f"allowed: {', '.join(REQUEST_HEADERS)}")
+            return error_response(
+                403, f"request header {name} is not allowed cross-origin; allowed: {', '.join(REQUEST_HEADERS)}"
+            )
     response = no_content({"Access-Control-Allow-Origin": origin})
     response.headers["Access-Control-Allow-Methods"] = ", ".join(METHODS)
     if asked.strip():

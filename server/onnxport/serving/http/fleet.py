@@ -36,8 +36,9 @@ class Fleet:
     def __init__(self, shared: State, store: FleetStore):
         settings = shared.settings
         self.served = ServedIndex()
-        self.metrics = FleetMetrics(store, record_statistics(shared).registry,
-                                    lambda: self.served.of(shared.catalog.manifest()))
+        self.metrics = FleetMetrics(
+            store, record_statistics(shared).registry, lambda: self.served.of(shared.catalog.manifest())
+        )
         self.per_client = limits.RateLimit(settings["fleet_client_rate"])
         self.per_network = limits.RateLimit(settings["fleet_address_rate"])
 
@@ -86,8 +87,9 @@ def _refusal(fleet: Fleet) -> Response | None:
         fleet.metrics.count("invalid")
         shown = "no Content-Length" if size is None else f"{size} bytes"
         status = 411 if size is None else 413
-        return error_response(status, f"a fleet report is at most {reports.MAX_BYTES} bytes with a Content-Length "
-                                      f"header; got {shown}")
+        return error_response(
+            status, f"a fleet report is at most {reports.MAX_BYTES} bytes with a Content-Length header; got {shown}"
+        )
     if request.mimetype != "application/json":
         fleet.metrics.count("invalid")
         return error_response(415, f"expected Content-Type application/json, got {request.mimetype or 'none'}")

@@ -28,18 +28,20 @@ def inline_script_hashes(html: bytes) -> list[str]:
     return [base64.b64encode(hashlib.sha256(body).digest()).decode() for body in INLINE_SCRIPT.findall(html)]
 
 
-CONTENT_SECURITY_POLICY = "; ".join([
-    "default-src 'self'",
-    "script-src 'self' 'wasm-unsafe-eval'",
-    "worker-src 'self' blob:",
-    "connect-src 'self'",
-    "img-src 'self' data: blob:",
-    "style-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-])
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self' 'wasm-unsafe-eval'",
+        "worker-src 'self' blob:",
+        "connect-src 'self'",
+        "img-src 'self' data: blob:",
+        "style-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
 
 
 def init_app(app: Flask, replica: str | None = None) -> None:

@@ -78,10 +78,14 @@ def authorize(current: State, authorization: str) -> None:
     """Raises the 403 (no admin_token set) or 401 (wrong or missing token) of load and unload."""
     token = current.settings.get("admin_token")
     if not token:
-        raise ApiError(403, "model load/unload is off: set the admin_token setting (ONNXPORT_ADMIN_TOKEN or the "
-                            "config file) and send it as `Authorization: Bearer <token>`")
+        raise ApiError(
+            403,
+            "model load/unload is off: set the admin_token setting (ONNXPORT_ADMIN_TOKEN or the "
+            "config file) and send it as `Authorization: Bearer <token>`",
+        )
     scheme, _, given = authorization.partition(" ")
     # compare_digest: the time taken does not tell how much of a guess was right.
     if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
-        raise ApiError(401, "missing or wrong admin token: send `Authorization: Bearer <token>` with the "
-                            "server's admin_token")
+        raise ApiError(
+            401, "missing or wrong admin token: send `Authorization: Bearer <token>` with the server's admin_token"
+        )

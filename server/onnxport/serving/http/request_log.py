@@ -63,9 +63,22 @@ def server_logger(form: str) -> Callable[[int, str | None, str | None, str, int,
         return None
 
     def log(status: int, method: str | None, path: str | None, error: str, bytes_in: int, bytes_out: int) -> None:
-        write({"id": uuid.uuid4().hex[:16], "method": method, "path": path, "model": None, "version": None,
-               "protocol": None, "status": status, "bytes_in": bytes_in, "bytes_out": bytes_out, "ms": None,
-               "error": error}, form)
+        write(
+            {
+                "id": uuid.uuid4().hex[:16],
+                "method": method,
+                "path": path,
+                "model": None,
+                "version": None,
+                "protocol": None,
+                "status": status,
+                "bytes_in": bytes_in,
+                "bytes_out": bytes_out,
+                "ms": None,
+                "error": error,
+            },
+            form,
+        )
 
     return log
 

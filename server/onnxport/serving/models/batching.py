@@ -25,6 +25,7 @@ _STOP = None
 class Execution:
     """One run of a joined batch (Triton's batch_stats): its rows, and nanoseconds spent joining the
     inputs, in onnxruntime, and splitting the outputs."""
+
     rows: int
     input_ns: int = 0
     infer_ns: int = 0
@@ -74,8 +75,9 @@ class DynamicBatcher:
         self._thread = threading.Thread(target=self._loop, name=f"batcher {label}", daemon=True)
         self._thread.start()
 
-    def run(self, names: list[str], feeds: dict[str, np.ndarray],
-            answered: Callable[[Pending], None] | None = None) -> dict[str, np.ndarray]:
+    def run(
+        self, names: list[str], feeds: dict[str, np.ndarray], answered: Callable[[Pending], None] | None = None
+    ) -> dict[str, np.ndarray]:
         """answered, if given, hears the request once its batch ran (its wait, its batch's Execution), in
         the caller's thread, so a request's statistics tell queue time apart from the run."""
         pending = Pending(tuple(names), feeds)
@@ -147,8 +149,9 @@ def run_group(session, label: str, group: list[Pending]) -> None:
     try:
         names = list(group[0].names)
         if len(group) == 1:
-            group[0].result = runtime.run_outputs(session, names, group[0].feeds, label=label,
-                                                  options=runtime.shrinking())
+            group[0].result = runtime.run_outputs(
+                session, names, group[0].feeds, label=label, options=runtime.shrinking()
+            )
             execution.infer_ns = time.perf_counter_ns() - start_ns
             group[0].execution = execution
         else:

@@ -13,8 +13,11 @@ VERDICTS = {"waitress": "dynamic_batching", "ray": "dynamic_batching_ray"}
 
 
 def policy(settings: dict[str, Any], engine: str = "waitress") -> dict[str, Any]:
-    return {"enabled": enabled_for(settings, engine), "window_ms": settings["batch_window_ms"],
-            "max_batch": settings["max_batch"]}
+    return {
+        "enabled": enabled_for(settings, engine),
+        "window_ms": settings["batch_window_ms"],
+        "max_batch": settings["max_batch"],
+    }
 
 
 def enabled_for(settings: dict[str, Any], engine: str = "waitress") -> Callable[[str], bool]:

@@ -54,8 +54,10 @@ class Catalog:
         entry = self.manifest()["models"].get(name)
         if entry is None:
             if name in self._refused:
-                raise NotFound(f"model {name!r} is in the manifest but not served: its name breaks the name rule "
-                               f"({self._refused[name]}): {RULE_TEXT}; `onnxport remove` it and import it again")
+                raise NotFound(
+                    f"model {name!r} is in the manifest but not served: its name breaks the name rule "
+                    f"({self._refused[name]}): {RULE_TEXT}; `onnxport remove` it and import it again"
+                )
             known = ", ".join(sorted(self._manifest["models"])) or "none"
             raise NotFound(f"unknown model {name!r}; served models: {known}")
         return entry
@@ -66,12 +68,11 @@ class Catalog:
         version = version or "fp32"
         record = entry["variants"].get(version)
         if record is None:
-            raise NotFound(
-                f"model {name!r} has no version {version!r}; versions: {', '.join(entry['variants'])}"
-            )
+            raise NotFound(f"model {name!r} has no version {version!r}; versions: {', '.join(entry['variants'])}")
         if record["status"] != "ok":
-            raise NotFound(f"version {version!r} of model {name!r} is not served: "
-                           f"{record['status']}: {record['reason']}")
+            raise NotFound(
+                f"version {version!r} of model {name!r} is not served: {record['status']}: {record['reason']}"
+            )
         return entry, version, record
 
     @staticmethod
@@ -88,7 +89,7 @@ class Catalog:
             # An artifact is named exactly; a golden file lies inside a golden folder the manifest names.
             allowed = relative if relative in self._files else "/".join(parts[:2])
             if allowed in self._files and (allowed == relative or parts[0] == "testdata"):
-                path = file_inside(self.repository.root / allowed, relative[len(allowed) + 1:])
+                path = file_inside(self.repository.root / allowed, relative[len(allowed) + 1 :])
                 if path is not None:
                     return path
         raise NotFound(f"no file {relative!r} in the repository")
@@ -107,15 +108,21 @@ class Catalog:
         problems = {name: name_problem(name) for name in manifest["models"]}
         self._refused = {name: problem for name, problem in problems.items() if problem}
         if self._refused:
-            log.warning("not serving %s from %s: %s", ", ".join(map(repr, sorted(self._refused))),
-                        self.repository.manifest_path, f"the name rule: {RULE_TEXT}")
+            log.warning(
+                "not serving %s from %s: %s",
+                ", ".join(map(repr, sorted(self._refused))),
+                self.repository.manifest_path,
+                f"the name rule: {RULE_TEXT}",
+            )
             manifest = {**manifest, "models": {n: e for n, e in manifest["models"].items() if n not in self._refused}}
         self._files = {rel for entry in manifest["models"].values() for rel in referenced_files(entry)}
         self._manifest = manifest
         self._stamp = stamp
         current = {
-            record["sha256"] for entry in manifest["models"].values()
-            for record in entry["variants"].values() if record.get("sha256")
+            record["sha256"]
+            for entry in manifest["models"].values()
+            for record in entry["variants"].values()
+            if record.get("sha256")
         }
         for listener in self._listeners:
             listener(current)

@@ -20,8 +20,14 @@ class SessionPool:
     burst of first requests builds a large model once.
     """
 
-    def __init__(self, providers: list[str], intra_op_threads: int = 0, inter_op_threads: int = 1,
-                 batcher: Callable[..., DynamicBatcher] = DynamicBatcher, spinning: bool = True):
+    def __init__(
+        self,
+        providers: list[str],
+        intra_op_threads: int = 0,
+        inter_op_threads: int = 1,
+        batcher: Callable[..., DynamicBatcher] = DynamicBatcher,
+        spinning: bool = True,
+    ):
         self.spinning = spinning
         # batcher(session, label, window_ms, max_batch): ours, or Ray Serve's in a Ray replica (ray/batching.py).
         self.make_batcher = batcher
@@ -46,8 +52,13 @@ class SessionPool:
             if session is None:
                 started = time.perf_counter()
                 session = runtime.create_session(
-                    path, label=label, threads=self.intra_op_threads, inter_op_threads=self.inter_op_threads,
-                    spinning=self.spinning, providers=self.providers)
+                    path,
+                    label=label,
+                    threads=self.intra_op_threads,
+                    inter_op_threads=self.inter_op_threads,
+                    spinning=self.spinning,
+                    providers=self.providers,
+                )
                 with self._lock:
                     self._sessions[sha256] = session
                     held = len(self._sessions)

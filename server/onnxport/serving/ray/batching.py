@@ -36,8 +36,9 @@ class ServeBatcher:
 
         self._run_batch = run_batch
 
-    def run(self, names: list[str], feeds: dict[str, np.ndarray],
-            answered: Callable[[Pending], None] | None = None) -> dict[str, np.ndarray]:
+    def run(
+        self, names: list[str], feeds: dict[str, np.ndarray], answered: Callable[[Pending], None] | None = None
+    ) -> dict[str, np.ndarray]:
         """answered, as for batching.DynamicBatcher.run: hears the request's wait for its batch (from here to
         the batch's start: the hop into the loop and Ray's queue) and the batch it ran in."""
         if self._closed:  # released by the pool (a new build) while this request was on its way

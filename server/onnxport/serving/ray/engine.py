@@ -120,8 +120,13 @@ def _interrupt(*_: Any) -> None:
     raise KeyboardInterrupt
 
 
-def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[int, int] | None = None,
-                 address: str | None = None, max_ongoing: int = MAX_ONGOING) -> None:
+def serve_on_ray(
+    settings: dict[str, Any],
+    replicas: int = 1,
+    autoscale: tuple[int, int] | None = None,
+    address: str | None = None,
+    max_ongoing: int = MAX_ONGOING,
+) -> None:
     try:
         import a2wsgi  # noqa: F401  (each replica's adapter: a missing one is this line, not a replica's crash)
         import ray
@@ -136,16 +141,24 @@ def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[i
         from onnxport.repository import mirror
 
         copied = mirror.sync(settings["artifacts_url"], settings["repository"])
-        print(f"onnxport: copied {settings['artifacts_url']} into {settings['repository']}: "
-              f"{copied['downloaded']} files downloaded ({copied['bytes']:,} bytes), {copied['present']} present, "
-              "every sha256 verified", flush=True)
+        print(
+            f"onnxport: copied {settings['artifacts_url']} into {settings['repository']}: "
+            f"{copied['downloaded']} files downloaded ({copied['bytes']:,} bytes), {copied['present']} present, "
+            "every sha256 verified",
+            flush=True,
+        )
         # The replicas serve this copy as it is: each syncing again would re-hash every file.
         settings = {**settings, "artifacts_url": None}
     if address:
         ray.init(address=address, configure_logging=False, log_to_driver=False)
     else:
-        ray.init(address="local", include_dashboard=False, configure_logging=False, log_to_driver=False,
-                 _temp_dir=tempfile.mkdtemp(prefix="onnxport-ray-"))
+        ray.init(
+            address="local",
+            include_dashboard=False,
+            configure_logging=False,
+            log_to_driver=False,
+            _temp_dir=tempfile.mkdtemp(prefix="onnxport-ray-"),
+        )
     # SIGTERM (a service manager, a test) stops the cluster as Ctrl-C does; set after ray.init, whose
     # core installs a crash handler for it.
     signal.signal(signal.SIGTERM, _interrupt)
@@ -154,9 +167,12 @@ def serve_on_ray(settings: dict[str, Any], replicas: int = 1, autoscale: tuple[i
         options = deployment_options(replicas, autoscale, max_ongoing)
         deployment = serve.deployment(name=DEPLOYMENT, **options)(V2Replica)
         serve.run(deployment.bind(dict(settings), max_ongoing), name=APP_NAME, route_prefix="/")
-        print(f"onnxport: serving the V2 API of {settings['repository']} on Ray Serve "
-              f"({f'{autoscale[0]}-{autoscale[1]}' if autoscale else replicas} replicas) at "
-              f"http://{settings['host']}:{settings['port']}/v2", flush=True)
+        print(
+            f"onnxport: serving the V2 API of {settings['repository']} on Ray Serve "
+            f"({f'{autoscale[0]}-{autoscale[1]}' if autoscale else replicas} replicas) at "
+            f"http://{settings['host']}:{settings['port']}/v2",
+            flush=True,
+        )
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:

@@ -62,8 +62,13 @@ def registry(app_name: str, deployment: str) -> Any:
     replica (a killed replica must not take it along); serve_on_ray kills it when the server stops."""
     import ray
 
-    options = {"name": registry_name(app_name, deployment), "namespace": NAMESPACE, "lifetime": "detached",
-               "get_if_exists": True, "num_cpus": 0}
+    options = {
+        "name": registry_name(app_name, deployment),
+        "namespace": NAMESPACE,
+        "lifetime": "detached",
+        "get_if_exists": True,
+        "num_cpus": 0,
+    }
     return ray.remote(Registry).options(**options).remote()
 
 
@@ -133,8 +138,9 @@ def _fetch(url: str, method: str, headers: dict[str, str], timeout: float) -> tu
         return None
 
 
-def ask(registry_handle: Any, method: str, path: str, headers: dict[str, str] | None = None,
-        timeout: float = READ_TIMEOUT_S) -> list[Answer]:
+def ask(
+    registry_handle: Any, method: str, path: str, headers: dict[str, str] | None = None, timeout: float = READ_TIMEOUT_S
+) -> list[Answer]:
     """Every registered replica's answer to one request on its operator port, asked concurrently; the
     replicas that do not answer are dropped from the registry. Blocking: called in a request's thread."""
     import ray
@@ -164,8 +170,9 @@ def merge_metrics(answers: list[tuple[str, str]]) -> bytes:
     families: dict[str, Metric] = {}
     for replica, text in answers:
         for family in text_string_to_metric_families(text):
-            merged = families.setdefault(family.name, Metric(family.name, family.documentation, family.type,
-                                                             family.unit))
+            merged = families.setdefault(
+                family.name, Metric(family.name, family.documentation, family.type, family.unit)
+            )
             merged.samples += [s._replace(labels={**s.labels, "replica": replica}) for s in family.samples]
 
     class Merged:

@@ -103,8 +103,10 @@ def foreign_origin(state: Server, headers) -> str | None:
     allowed = state.settings["cors_origins"]
     if ANY_ORIGIN in allowed or origin.lower() in allowed or _same_host(origin, headers.get("Host") or ""):
         return None
-    return (f"origin {origin} may not send requests to this server: it is not this server's own and not in the "
-            f"setting cors_origins ({', '.join(allowed) or 'none'})")
+    return (
+        f"origin {origin} may not send requests to this server: it is not this server's own and not in the "
+        f"setting cors_origins ({', '.join(allowed) or 'none'})"
+    )
 
 
 def _same_host(origin: str, host: str) -> bool:
@@ -152,13 +154,15 @@ def model_metadata(state: Server, model: str, version: str | None = None) -> Rep
     else:
         entry, version, _ = catalog.variant(model, version)
         versions = [version]
-    return json_reply({
-        "name": model,
-        "versions": versions,
-        "platform": PLATFORM,
-        "inputs": inference.tensor_metadata(entry["inputs"]),
-        "outputs": inference.tensor_metadata(entry["outputs"]),
-    })
+    return json_reply(
+        {
+            "name": model,
+            "versions": versions,
+            "platform": PLATFORM,
+            "inputs": inference.tensor_metadata(entry["inputs"]),
+            "outputs": inference.tensor_metadata(entry["outputs"]),
+        }
+    )
 
 
 def model_ready(state: Server, model: str, version: str | None = None) -> Reply:
@@ -168,8 +172,15 @@ def model_ready(state: Server, model: str, version: str | None = None) -> Reply:
     return json_reply({"name": model, "version": version, "ready": True})
 
 
-def infer(state: Server, model: str, version: str | None, mimetype: str, headers, body: bytes | IO[bytes],
-          sizes: list[int] | None = None) -> Reply:
+def infer(
+    state: Server,
+    model: str,
+    version: str | None,
+    mimetype: str,
+    headers,
+    body: bytes | IO[bytes],
+    sizes: list[int] | None = None,
+) -> Reply:
     """headers: the request's (case-insensitive .get); body: its bytes or a stream of them (read in chunks
     here); sizes, if given, hears the decoded body's size."""
     recorder = state.recorder
@@ -189,8 +200,14 @@ def infer(state: Server, model: str, version: str | None, mimetype: str, headers
     finally:
         recorder.in_flight.dec()
         served = _served_version(state, model, version)
-        recorder.record(model, served or "", headers.get("Inference-Header-Content-Length") is not None, status, timing,
-                        served is not None)
+        recorder.record(
+            model,
+            served or "",
+            headers.get("Inference-Header-Content-Length") is not None,
+            status,
+            timing,
+            served is not None,
+        )
 
 
 def _served_version(state: Server, model: str, version: str | None) -> str | None:
@@ -201,25 +218,38 @@ def _served_version(state: Server, model: str, version: str | None) -> str | Non
         return None
 
 
-def _infer(state: Server, model: str, version: str | None, mimetype: str, headers, body: bytes | IO[bytes],
-           sizes: list[int] | None, timing: statistics.Timing) -> Reply:
+def _infer(
+    state: Server,
+    model: str,
+    version: str | None,
+    mimetype: str,
+    headers,
+    body: bytes | IO[bytes],
+    sizes: list[int] | None,
+    timing: statistics.Timing,
+) -> Reply:
     if mimetype not in ACCEPTED_TYPES:
-        raise ApiError(415, f"Content-Type {mimetype!r} is not accepted; send application/json "
-                            "(or application/octet-stream with Inference-Header-Content-Length; with curl -d, "
-                            "add -H 'Content-Type: application/json')")
+        raise ApiError(
+            415,
+            f"Content-Type {mimetype!r} is not accepted; send application/json "
+            "(or application/octet-stream with Inference-Header-Content-Length; with curl -d, "
+            "add -H 'Content-Type: application/json')",
+        )
     entry = state.catalog.model(model)  # an unknown model is a 404 before its body is read
     length = header_length(headers.get("Inference-Header-Content-Length"))
     budget = request_budget(state, model, entry)
-    decoded = read_body(body, headers.get("Content-Encoding", ""), state.settings["max_request_bytes"], budget,
-                        length, sizes)
+    decoded = read_body(
+        body, headers.get("Content-Encoding", ""), state.settings["max_request_bytes"], budget, length, sizes
+    )
     request = protocol.decode_request(decoded, length, **_counts(entry), budget=budget, budget_checked=True)
     raw = raw_input.prepare(state.catalog, model, request, Limits.of(state.settings))
     if raw is not None:
         request = raw.request
     timing.rows = next((int(v.shape[0]) for v in request.inputs.values() if v.ndim), 1)
     timing.phase("compute_input")
-    served_version, outputs = inference.infer(state.catalog, state.sessions, model, version, request, state.batching,
-                                                timing)
+    served_version, outputs = inference.infer(
+        state.catalog, state.sessions, model, version, request, state.batching, timing
+    )
     timing.phase("compute_infer")
     if raw is not None:
         outputs = raw.finish(outputs)
@@ -244,14 +274,15 @@ def request_budget(state: Server, model: str, entry: dict[str, Any]) -> protocol
     inputs, outputs = counts["max_inputs"], counts["max_outputs"]
     ranks = [len(i["shape"]) if i.get("shape") is not None else MAX_RANK for i in entry["inputs"]]
     takes_text = bool(entry.get("pipeline")) or any(
-        i["datatype"] == "BYTES" for i in inference.tensor_metadata(entry["inputs"]))
+        i["datatype"] == "BYTES" for i in inference.tensor_metadata(entry["inputs"])
+    )
     if entry.get("pipeline"):
         ranks.append(2)  # raw text pairs: [n, 2]
-    subject = (f"model {model!r} ({inputs} input{'s' * (inputs != 1)}, "
-               f"{outputs} output{'s' * (outputs != 1)})")
+    subject = f"model {model!r} ({inputs} input{'s' * (inputs != 1)}, {outputs} output{'s' * (outputs != 1)})"
     string_bytes = None if takes_text else state.settings["max_json_string_bytes"]
-    return protocol.RequestBudget.of(subject, inputs, outputs, max(ranks, default=1), string_bytes,
-                                     None if takes_text else "max_json_string_bytes")
+    return protocol.RequestBudget.of(
+        subject, inputs, outputs, max(ranks, default=1), string_bytes, None if takes_text else "max_json_string_bytes"
+    )
 
 
 def header_length(raw: str | None) -> int | None:
@@ -263,8 +294,14 @@ def header_length(raw: str | None) -> int | None:
     return int(raw)
 
 
-def read_body(source: bytes | IO[bytes], encoding: str, limit: int, budget: protocol.RequestBudget,
-              header_length: int | None, sizes: list[int] | None = None) -> bytearray:
+def read_body(
+    source: bytes | IO[bytes],
+    encoding: str,
+    limit: int,
+    budget: protocol.RequestBudget,
+    header_length: int | None,
+    sizes: list[int] | None = None,
+) -> bytearray:
     """The body, read CHUNK bytes at a time (decompressed when the client compressed it, as tritonclient can),
     within the byte limit, its JSON header checked against the budget as it comes: a hostile header is
     refused after its first chunk, with the rest left unread (the WSGI server holds it, on disk past

@@ -67,12 +67,19 @@ def check_named_dimensions(request: InferRequest, inputs: list[dict[str, Any]]) 
             if size != first_size:
                 raise ProtocolError(
                     f"inputs {first!r} and {spec['name']!r} disagree on the model's dimension {dim!r}: "
-                    f"{first!r} has {first_size} on axis {first_axis}, {spec['name']!r} has {size} on axis {axis}")
+                    f"{first!r} has {first_size} on axis {first_axis}, {spec['name']!r} has {size} on axis {axis}"
+                )
 
 
-def infer(catalog: Catalog, sessions: SessionPool, model: str, version: str | None,
-          request: InferRequest, batching: dict[str, Any] | None = None,
-          timing: Timing | None = None) -> tuple[str, dict[str, np.ndarray]]:
+def infer(
+    catalog: Catalog,
+    sessions: SessionPool,
+    model: str,
+    version: str | None,
+    request: InferRequest,
+    batching: dict[str, Any] | None = None,
+    timing: Timing | None = None,
+) -> tuple[str, dict[str, np.ndarray]]:
     """timing, if given, hears the checks as compute_input and the batcher's wait as queue."""
     entry, version, record = catalog.variant(model, version)
     check_inputs(request, entry["inputs"])
@@ -87,8 +94,9 @@ def infer(catalog: Catalog, sessions: SessionPool, model: str, version: str | No
         timing.phase("compute_input")
     try:
         if batching and batching["enabled"](model) and batch_axis_dynamic(entry):
-            batcher = sessions.batcher(record["sha256"], catalog.file(record["file"]), label,
-                                       batching["window_ms"], batching["max_batch"])
+            batcher = sessions.batcher(
+                record["sha256"], catalog.file(record["file"]), label, batching["window_ms"], batching["max_batch"]
+            )
             if timing is not None:  # ours or Ray's (ray/batching.py): both tell the request its wait and batch
                 return version, batcher.run(wanted, feeds, answered=timing.heard_batcher)
             return version, batcher.run(wanted, feeds)
@@ -97,20 +105,26 @@ def infer(catalog: Catalog, sessions: SessionPool, model: str, version: str | No
     except runtime.RunError as exc:
         given = ", ".join(f"{name!r} {list(value.shape)}" for name, value in request.inputs.items())
         if exc.out_of_memory:  # the inputs' size decides the run's memory: a request too big for this server
-            raise OverBudget(f"the model cannot run on inputs this large ({given}) in this server's memory: "
-                             f"onnxruntime says: {_short(exc.detail)}; send fewer rows per request") from None
+            raise OverBudget(
+                f"the model cannot run on inputs this large ({given}) in this server's memory: "
+                f"onnxruntime says: {_short(exc.detail)}; send fewer rows per request"
+            ) from None
         if not exc.invalid_argument:
             raise
         # The artifact ran its golden inputs when it was built: a refusal of these is about them.
-        raise ProtocolError(f"the model cannot run on these inputs ({given}): onnxruntime says: "
-                            f"{_short(exc.detail)}") from None
+        raise ProtocolError(
+            f"the model cannot run on these inputs ({given}): onnxruntime says: {_short(exc.detail)}"
+        ) from None
 
 
 def _short(detail: str) -> str:
     """onnxruntime's message without its "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Non-zero status..." lead."""
     text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", detail)
-    return re.sub(r"Non-zero status code returned while running (\w+) node\. Name:'(.*?)' Status Message: ",
-                  r"\1 node '\2': ", text)
+    return re.sub(
+        r"Non-zero status code returned while running (\w+) node\. Name:'(.*?)' Status Message: ",
+        r"\1 node '\2': ",
+        text,
+    )
 
 
 def _for_onnxruntime(value: np.ndarray) -> np.ndarray:

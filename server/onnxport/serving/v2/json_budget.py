@@ -37,6 +37,7 @@ class Budget:
     """The most a JSON text may hold. string_bytes counts every string as sent (quotes and escapes included);
     None leaves strings to the body's own limit (a model that takes text), and strings in arrays are then
     skipped whole rather than counted."""
+
     keys: int
     objects: int
     depth: int

@@ -25,19 +25,30 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
 
 
 def _errors(*codes: int) -> dict[str, Any]:
-    why = {400: "the request does not follow the protocol, or does not fit the model",
-           404: "no such model or version",
-           413: "the body (decompressed) is over max_request_bytes, or its JSON strings over max_json_string_bytes",
-           415: "unsupported Content-Type or Content-Encoding", 500: "a fault of the server (with a request id)",
-           503: "no model is ready", 401: "missing or wrong admin token (Authorization: Bearer <token>)",
-           403: "load/unload is off: the server has no admin_token"}
+    why = {
+        400: "the request does not follow the protocol, or does not fit the model",
+        404: "no such model or version",
+        413: "the body (decompressed) is over max_request_bytes, or its JSON strings over max_json_string_bytes",
+        415: "unsupported Content-Type or Content-Encoding",
+        500: "a fault of the server (with a request id)",
+        503: "no model is ready",
+        401: "missing or wrong admin token (Authorization: Bearer <token>)",
+        403: "load/unload is off: the server has no admin_token",
+    }
     return {str(code): _json(ERROR, why[code]) for code in codes}
 
 
 def _tensor_metadata() -> dict[str, Any]:
-    return {"type": "object", "additionalProperties": False, "required": ["name", "datatype", "shape"],
-            "properties": {"name": {"type": "string"}, "datatype": {"type": "string", "enum": DATATYPES},
-                           "shape": {"type": "array", "items": {"type": "integer", "minimum": -1}}}}
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["name", "datatype", "shape"],
+        "properties": {
+            "name": {"type": "string"},
+            "datatype": {"type": "string", "enum": DATATYPES},
+            "shape": {"type": "array", "items": {"type": "integer", "minimum": -1}},
+        },
+    }
 
 
 def _schemas() -> dict[str, Any]:
@@ -46,37 +57,68 @@ def _schemas() -> dict[str, Any]:
     return {
         **definitions,
         "InferenceRequest": request,
-        "Error": {"type": "object", "additionalProperties": False, "required": ["error"],
-                  "properties": {"error": {"type": "string", "minLength": 1}}},
-        "ServerMetadata": {"type": "object", "required": ["name", "version", "extensions"],
-                           "properties": {"name": {"type": "string"}, "version": {"type": "string"},
-                                          "extensions": {"type": "array", "items": {"type": "string"}}}},
-        "ModelMetadata": {"type": "object", "required": ["name", "versions", "platform", "inputs", "outputs"],
-                          "properties": {"name": {"type": "string"},
-                                         "versions": {"type": "array", "items": {"type": "string"}},
-                                         "platform": {"type": "string"},
-                                         "inputs": {"type": "array", "items": _tensor_metadata()},
-                                         "outputs": {"type": "array", "items": _tensor_metadata()}}},
-        "ModelReady": {"type": "object", "required": ["name", "version", "ready"],
-                       "properties": {"name": {"type": "string"}, "version": {"type": "string"},
-                                      "ready": {"type": "boolean"}}},
-        "InferenceResponse": {
-            "type": "object", "required": ["model_name", "model_version", "outputs"],
+        "Error": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["error"],
+            "properties": {"error": {"type": "string", "minLength": 1}},
+        },
+        "ServerMetadata": {
+            "type": "object",
+            "required": ["name", "version", "extensions"],
             "properties": {
-                "model_name": {"type": "string"}, "model_version": {"type": "string"}, "id": {"type": "string"},
-                "outputs": {"type": "array", "items": {
-                    "type": "object", "required": ["name", "datatype", "shape"],
-                    "properties": {"name": {"type": "string"}, "datatype": {"type": "string", "enum": DATATYPES},
-                                   "shape": {"type": "array", "items": {"type": "integer", "minimum": 0}},
-                                   "data": {"type": "array"},
-                                   "parameters": {"type": "object", "properties": {
-                                       "binary_data_size": {"type": "integer", "minimum": 0}}}}}}}},
+                "name": {"type": "string"},
+                "version": {"type": "string"},
+                "extensions": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+        "ModelMetadata": {
+            "type": "object",
+            "required": ["name", "versions", "platform", "inputs", "outputs"],
+            "properties": {
+                "name": {"type": "string"},
+                "versions": {"type": "array", "items": {"type": "string"}},
+                "platform": {"type": "string"},
+                "inputs": {"type": "array", "items": _tensor_metadata()},
+                "outputs": {"type": "array", "items": _tensor_metadata()},
+            },
+        },
+        "ModelReady": {
+            "type": "object",
+            "required": ["name", "version", "ready"],
+            "properties": {"name": {"type": "string"}, "version": {"type": "string"}, "ready": {"type": "boolean"}},
+        },
+        "InferenceResponse": {
+            "type": "object",
+            "required": ["model_name", "model_version", "outputs"],
+            "properties": {
+                "model_name": {"type": "string"},
+                "model_version": {"type": "string"},
+                "id": {"type": "string"},
+                "outputs": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["name", "datatype", "shape"],
+                        "properties": {
+                            "name": {"type": "string"},
+                            "datatype": {"type": "string", "enum": DATATYPES},
+                            "shape": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+                            "data": {"type": "array"},
+                            "parameters": {
+                                "type": "object",
+                                "properties": {"binary_data_size": {"type": "integer", "minimum": 0}},
+                            },
+                        },
+                    },
+                },
+            },
+        },
     }
 
 
 MODEL = {"name": "model_name", "in": "path", "required": True, "schema": {"type": "string"}, "example": "iris"}
-VERSION = {"name": "model_version", "in": "path", "required": True, "schema": {"type": "string"},
-           "example": "fp32"}
+VERSION = {"name": "model_version", "in": "path", "required": True, "schema": {"type": "string"}, "example": "fp32"}
 EXAMPLE = {"inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [5.9, 3.0, 5.1, 1.8]}]}
 
 
@@ -85,86 +127,159 @@ def _infer_response() -> dict[str, Any]:
     a JSON header of Inference-Header-Content-Length bytes, then the raw tensors."""
     response = _json({"$ref": "#/components/schemas/InferenceResponse"}, "the outputs")
     response["content"]["application/octet-stream"] = {"schema": {"type": "string", "format": "binary"}}
-    response["headers"] = {"Inference-Header-Content-Length": {
-        "description": "with application/octet-stream: the length of the JSON header",
-        "schema": {"type": "string", "pattern": "^[0-9]+$"}}}
+    response["headers"] = {
+        "Inference-Header-Content-Length": {
+            "description": "with application/octet-stream: the length of the JSON header",
+            "schema": {"type": "string", "pattern": "^[0-9]+$"},
+        }
+    }
     return response
 
 
 def _infer(parameters: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"post": {
-        "summary": "Run the model (the latest version: fp32) on the request's inputs",
-        "parameters": copy.deepcopy(parameters),
-        "requestBody": {"required": True, "content": {"application/json": {
-            "schema": {"$ref": "#/components/schemas/InferenceRequest"}, "example": EXAMPLE}}},
-        "responses": {"200": _infer_response(), **_errors(400, 404, 413, 415, 500)},
-    }}
+    return {
+        "post": {
+            "summary": "Run the model (the latest version: fp32) on the request's inputs",
+            "parameters": copy.deepcopy(parameters),
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {
+                        "schema": {"$ref": "#/components/schemas/InferenceRequest"},
+                        "example": EXAMPLE,
+                    }
+                },
+            },
+            "responses": {"200": _infer_response(), **_errors(400, 404, 413, 415, 500)},
+        }
+    }
 
 
 def _repository() -> dict[str, Any]:
     """Triton's model repository extension (http/repository_api.py): an index, and load/unload with a token."""
-    index = {"type": "array", "items": {
-        "type": "object", "required": ["name", "version", "state", "reason"],
-        "properties": {"name": {"type": "string"}, "version": {"type": "string"},
-                       "state": {"type": "string", "enum": ["READY", "UNAVAILABLE"]}, "reason": {"type": "string"}}}}
+    index = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["name", "version", "state", "reason"],
+            "properties": {
+                "name": {"type": "string"},
+                "version": {"type": "string"},
+                "state": {"type": "string", "enum": ["READY", "UNAVAILABLE"]},
+                "reason": {"type": "string"},
+            },
+        },
+    }
     done = _json({"type": "object"}, "done")
-    action = lambda summary: {"post": {  # noqa: E731 - load and unload
-        "summary": summary, "parameters": [copy.deepcopy(MODEL)],
-        "requestBody": {"required": False, "content": {"application/json": {"schema": {"type": "object"}}}},
-        "responses": {"200": copy.deepcopy(done), **_errors(401, 403, 404)}}}
+    action = lambda summary: {  # noqa: E731 - load and unload
+        "post": {
+            "summary": summary,
+            "parameters": [copy.deepcopy(MODEL)],
+            "requestBody": {"required": False, "content": {"application/json": {"schema": {"type": "object"}}}},
+            "responses": {"200": copy.deepcopy(done), **_errors(401, 403, 404)},
+        }
+    }
     return {
-        "/v2/repository/index": {"post": {"summary": "The models and versions of the repository, and whether "
-                                                     "each session is loaded",
-                                          "responses": {"200": _json(index, "the index")}}},
+        "/v2/repository/index": {
+            "post": {
+                "summary": "The models and versions of the repository, and whether each session is loaded",
+                "responses": {"200": _json(index, "the index")},
+            }
+        },
         "/v2/repository/models/{model_name}/load": action("Create the model's sessions now (admin token)"),
         "/v2/repository/models/{model_name}/unload": action("Release the model's sessions (admin token)"),
     }
 
 
 # Triton's statistics extension (http/statistics_api.py): counts and nanoseconds per model version.
-_DURATION = {"type": "object", "required": ["count", "ns"],
-             "properties": {"count": {"type": "integer"}, "ns": {"type": "integer"}}}
-_DURATIONS = ("success", "fail", "queue", "compute_input", "compute_infer", "compute_output", "cache_hit", "cache_miss")
-STATS = {"type": "object", "required": ["model_stats"], "properties": {"model_stats": {"type": "array", "items": {
+_DURATION = {
     "type": "object",
-    "required": ["name", "version", "last_inference", "inference_count", "execution_count", "inference_stats"],
+    "required": ["count", "ns"],
+    "properties": {"count": {"type": "integer"}, "ns": {"type": "integer"}},
+}
+_DURATIONS = ("success", "fail", "queue", "compute_input", "compute_infer", "compute_output", "cache_hit", "cache_miss")
+STATS = {
+    "type": "object",
+    "required": ["model_stats"],
     "properties": {
-        "name": {"type": "string"}, "version": {"type": "string"}, "last_inference": {"type": "integer"},
-        "inference_count": {"type": "integer"}, "execution_count": {"type": "integer"},
-        "inference_stats": {"type": "object", "required": list(_DURATIONS),
-                            "properties": {k: _DURATION for k in _DURATIONS}},
-        "batch_stats": {"type": "array"}, "memory_usage": {"type": "array"}}}}}}
+        "model_stats": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": [
+                    "name",
+                    "version",
+                    "last_inference",
+                    "inference_count",
+                    "execution_count",
+                    "inference_stats",
+                ],
+                "properties": {
+                    "name": {"type": "string"},
+                    "version": {"type": "string"},
+                    "last_inference": {"type": "integer"},
+                    "inference_count": {"type": "integer"},
+                    "execution_count": {"type": "integer"},
+                    "inference_stats": {
+                        "type": "object",
+                        "required": list(_DURATIONS),
+                        "properties": {k: _DURATION for k in _DURATIONS},
+                    },
+                    "batch_stats": {"type": "array"},
+                    "memory_usage": {"type": "array"},
+                },
+            },
+        }
+    },
+}
 
 
 def document() -> dict[str, Any]:
-    get = lambda summary, schema, *codes, parameters=(): {"get": {  # noqa: E731 - one shape, eight paths
-        "summary": summary, "parameters": copy.deepcopy(list(parameters)),
-        "responses": {"200": _json({"$ref": f"#/components/schemas/{schema}"} if isinstance(schema, str) else schema,
-                                   summary), **_errors(*codes)}}}
+    get = lambda summary, schema, *codes, parameters=(): {  # noqa: E731 - one shape, eight paths
+        "get": {
+            "summary": summary,
+            "parameters": copy.deepcopy(list(parameters)),
+            "responses": {
+                "200": _json(
+                    {"$ref": f"#/components/schemas/{schema}"} if isinstance(schema, str) else schema, summary
+                ),
+                **_errors(*codes),
+            },
+        }
+    }
     both = (MODEL, VERSION)
     return {
         "openapi": "3.1.0",
         "info": {"title": "onnxport: the Open Inference Protocol (V2) over REST", "version": __version__},
         "paths": {
-            "/v2/health/live": get("The server is live", {"type": "object", "required": ["live"],
-                                                          "properties": {"live": {"type": "boolean"}}}),
-            "/v2/health/ready": get("Every model is ready", {"type": "object", "required": ["ready"],
-                                                             "properties": {"ready": {"type": "boolean"}}}, 503),
+            "/v2/health/live": get(
+                "The server is live",
+                {"type": "object", "required": ["live"], "properties": {"live": {"type": "boolean"}}},
+            ),
+            "/v2/health/ready": get(
+                "Every model is ready",
+                {"type": "object", "required": ["ready"], "properties": {"ready": {"type": "boolean"}}},
+                503,
+            ),
             "/v2": get("Server metadata", "ServerMetadata"),
             "/v2/models/{model_name}": get("Model metadata", "ModelMetadata", 404, parameters=[MODEL]),
-            "/v2/models/{model_name}/versions/{model_version}": get("Model version metadata", "ModelMetadata", 404,
-                                                                    parameters=both),
+            "/v2/models/{model_name}/versions/{model_version}": get(
+                "Model version metadata", "ModelMetadata", 404, parameters=both
+            ),
             "/v2/models/{model_name}/ready": get("Model readiness", "ModelReady", 404, parameters=[MODEL]),
-            "/v2/models/{model_name}/versions/{model_version}/ready": get("Model version readiness", "ModelReady",
-                                                                          404, parameters=both),
+            "/v2/models/{model_name}/versions/{model_version}/ready": get(
+                "Model version readiness", "ModelReady", 404, parameters=both
+            ),
             "/v2/models/{model_name}/infer": _infer([MODEL]),
             "/v2/models/{model_name}/versions/{model_version}/infer": _infer(list(both)),
             **_repository(),
             "/v2/models/stats": get("Inference statistics of every served version", STATS),
-            "/v2/models/{model_name}/stats": get("Inference statistics of the model's versions", STATS, 404,
-                                                 parameters=[MODEL]),
-            "/v2/models/{model_name}/versions/{model_version}/stats": get("Inference statistics of one version",
-                                                                          STATS, 404, parameters=both),
+            "/v2/models/{model_name}/stats": get(
+                "Inference statistics of the model's versions", STATS, 404, parameters=[MODEL]
+            ),
+            "/v2/models/{model_name}/versions/{model_version}/stats": get(
+                "Inference statistics of one version", STATS, 404, parameters=both
+            ),
         },
         "components": {"schemas": _schemas()},
     }

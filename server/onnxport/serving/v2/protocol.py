@@ -27,11 +27,13 @@ UTF8_BOM = b"\xef\xbb\xbf"
 
 class ProtocolError(OnnxportError):
     """A client request that does not follow the protocol or does not fit the model (HTTP 400)."""
+
     status = 400
 
 
 class OverBudget(ProtocolError):
     """A request over one of the server's limits (HTTP 413): the message names the limit and its setting."""
+
     status = 413
 
 
@@ -63,16 +65,22 @@ class RequestBudget:
     objects of its own (the request and its parameters), 6 keys and 2 objects per input (name, shape, datatype,
     data, parameters and binary_data_size), 3 keys and 2 objects per output; it nests 3 levels above the
     deepest input's data, one more is allowed so that data nested too deep gets its own message."""
+
     subject: str  # "model 'iris' (1 input, 2 outputs)", for the messages
     json: json_budget.Budget
     rank: int
     string_setting: str | None = None  # the setting that gave json.string_bytes
 
     @staticmethod
-    def of(subject: str, inputs: int, outputs: int, rank: int, string_bytes: int | None,
-           string_setting: str | None = None) -> RequestBudget:
-        budget = json_budget.Budget(keys=2 * _keys(inputs, outputs), objects=2 * _objects(inputs, outputs),
-                                    depth=4 + rank, string_bytes=string_bytes)
+    def of(
+        subject: str, inputs: int, outputs: int, rank: int, string_bytes: int | None, string_setting: str | None = None
+    ) -> RequestBudget:
+        budget = json_budget.Budget(
+            keys=2 * _keys(inputs, outputs),
+            objects=2 * _objects(inputs, outputs),
+            depth=4 + rank,
+            string_bytes=string_bytes,
+        )
         return RequestBudget(subject, budget, rank, string_setting)
 
     def refusal(self, over: json_budget.BudgetExceeded) -> ProtocolError:
@@ -80,21 +88,31 @@ class RequestBudget:
         setting's budget."""
         limit, at = over.limit, f"by byte {over.offset:,}"
         if over.what == "keys":
-            return ProtocolError(f"the request holds more than {limit:,} JSON keys {at}; a request for "
-                                 f"{self.subject} needs at most {limit // 2:,}")
+            return ProtocolError(
+                f"the request holds more than {limit:,} JSON keys {at}; a request for "
+                f"{self.subject} needs at most {limit // 2:,}"
+            )
         if over.what == "objects":
-            return ProtocolError(f"the request holds more than {limit:,} JSON objects {at}; a request for "
-                                 f"{self.subject} needs at most {limit // 2:,}")
+            return ProtocolError(
+                f"the request holds more than {limit:,} JSON objects {at}; a request for "
+                f"{self.subject} needs at most {limit // 2:,}"
+            )
         if over.what == "depth":
-            return ProtocolError(f"the request's JSON is nested too deeply, more than {limit} levels {at}; a request "
-                                 f"for {self.subject}, whose inputs have rank {self.rank} at most, needs "
-                                 f"{limit - 1}")
+            return ProtocolError(
+                f"the request's JSON is nested too deeply, more than {limit} levels {at}; a request "
+                f"for {self.subject}, whose inputs have rank {self.rank} at most, needs "
+                f"{limit - 1}"
+            )
         if over.what == "key_bytes":
-            return ProtocolError(f"the request has a JSON key longer than {limit:,} bytes {at}; the protocol's "
-                                 f"keys are at most {_LONGEST_KEY} characters")
-        return OverBudget(f"the request holds more than {limit:,} bytes of JSON strings {at} (setting "
-                          f"{self.string_setting}): {self.subject} takes no text, so a request's strings are only "
-                          "names, datatypes and an id")
+            return ProtocolError(
+                f"the request has a JSON key longer than {limit:,} bytes {at}; the protocol's "
+                f"keys are at most {_LONGEST_KEY} characters"
+            )
+        return OverBudget(
+            f"the request holds more than {limit:,} bytes of JSON strings {at} (setting "
+            f"{self.string_setting}): {self.subject} takes no text, so a request's strings are only "
+            "names, datatypes and an id"
+        )
 
 
 _LONGEST_KEY = max(len(name) for name in (*request_schema.UNSUPPORTED, "binary_data_output"))
@@ -112,9 +130,15 @@ def _objects(inputs: int, outputs: int) -> int:
 ANY_MODEL = RequestBudget.of("any model", 64, 64, request_schema.MAX_RANK, None)
 
 
-def decode_request(body: bytes | bytearray, header_length: int | None, *, max_inputs: int | None = None,
-                   max_outputs: int | None = None, budget: RequestBudget = ANY_MODEL,
-                   budget_checked: bool = False) -> InferRequest:
+def decode_request(
+    body: bytes | bytearray,
+    header_length: int | None,
+    *,
+    max_inputs: int | None = None,
+    max_outputs: int | None = None,
+    budget: RequestBudget = ANY_MODEL,
+    budget_checked: bool = False,
+) -> InferRequest:
     """max_inputs/max_outputs: how many inputs and outputs the model can take; a longer list is refused
     before any element of it is looked at. The JSON header is checked against `budget` before it is parsed,
     unless the caller did that as the body came (budget_checked)."""
@@ -133,7 +157,7 @@ def decode_request(body: bytes | bytearray, header_length: int | None, *, max_in
         except json_budget.BudgetExceeded as over:
             raise budget.refusal(over) from None
     if header_bytes.startswith(UTF8_BOM):
-        header_bytes = header_bytes[len(UTF8_BOM):]
+        header_bytes = header_bytes[len(UTF8_BOM) :]
     try:
         # Decoded as UTF-8 here, not by json.loads: it would also take UTF-16 and UTF-32, which the budget's
         # scan of the bytes cannot read.
@@ -143,8 +167,9 @@ def decode_request(body: bytes | bytearray, header_length: int | None, *, max_in
     except (ValueError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"the request body is not valid JSON: {exc}") from exc
     if not isinstance(header, dict):
-        raise ProtocolError("the request body must be a JSON object with an 'inputs' list, "
-                            f"got {type(header).__name__}")
+        raise ProtocolError(
+            f"the request body must be a JSON object with an 'inputs' list, got {type(header).__name__}"
+        )
     _count("inputs", header.get("inputs"), max_inputs)
     _count("outputs", header.get("outputs"), max_outputs)
     try:
@@ -191,8 +216,7 @@ def decode_request(body: bytes | bytearray, header_length: int | None, *, max_in
 
 def _count(field: str, items: Any, most: int | None) -> None:
     if most is not None and isinstance(items, list) and len(items) > most:
-        raise ProtocolError(f"field {field!r}: {len(items):,} {field}; this model has {most} "
-                            f"(each named at most once)")
+        raise ProtocolError(f"field {field!r}: {len(items):,} {field}; this model has {most} (each named at most once)")
 
 
 def _utf8(text: str, what: str) -> None:
@@ -203,8 +227,9 @@ def _utf8(text: str, what: str) -> None:
         raise ProtocolError(f"{what}: not valid Unicode text ({exc.reason} at character {exc.start})") from None
 
 
-def _decode_input(raw: request_schema.RequestInput, position: int, has_data: bool, binary: bytes,
-                  offset: int) -> tuple[str, np.ndarray, int]:
+def _decode_input(
+    raw: request_schema.RequestInput, position: int, has_data: bool, binary: bytes, offset: int
+) -> tuple[str, np.ndarray, int]:
     name, shape, datatype = raw.name, raw.shape, raw.datatype
     count = math.prod(shape)  # exact: np.prod would wrap around on huge shapes
     if count > MAX_ELEMENTS:
@@ -295,8 +320,9 @@ def _flatten(name: str, data: Any, shape: list[int], count: int) -> list:
         for item in level:
             if not isinstance(item, list) or len(item) != dim:
                 got = f"a list of {len(item)}" if isinstance(item, list) else type(item).__name__
-                raise ProtocolError(f"input {name!r}: 'data' nested at depth {depth} must be lists of {dim} "
-                                    f"(shape {shape}), got {got}")
+                raise ProtocolError(
+                    f"input {name!r}: 'data' nested at depth {depth} must be lists of {dim} (shape {shape}), got {got}"
+                )
             following.extend(item)
         level = following
     for item in level:

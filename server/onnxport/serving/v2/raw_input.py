@@ -27,14 +27,17 @@ ANSWER = "answer"
 @dataclass
 class Raw:
     """A raw request made into tensors: `request` is what the model runs; finish() adds the answer."""
+
     request: InferRequest
     spec: PipelineSpec
     wanted: list[str] | None  # the outputs the client asked for (None: all, and the answer)
 
     def finish(self, outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         found = answers.answers(self.spec["answer"], outputs[self.spec["answer"]["output"]], self.request.inputs)
-        outputs = {**outputs, ANSWER: np.array([json.dumps(a, ensure_ascii=False).encode() for a in found],
-                                               dtype=object)}
+        outputs = {
+            **outputs,
+            ANSWER: np.array([json.dumps(a, ensure_ascii=False).encode() for a in found], dtype=object),
+        }
         return outputs if self.wanted is None else {name: outputs[name] for name in self.wanted}
 
 
@@ -50,8 +53,10 @@ def prepare(catalog: Catalog, model: str, request: InferRequest, limits: Limits)
     name = kind.name
     if spec is None or name not in spec:
         has = f"a pipeline for {kinds.of(spec).name}" if spec else "no pipeline"
-        raise ProtocolError(f"input {name!r}: raw {name} needs a model with {kind.article} {name} pipeline; "
-                            f"{model!r} has {has} and takes its inputs as tensors: {', '.join(sorted(graph_inputs))}")
+        raise ProtocolError(
+            f"input {name!r}: raw {name} needs a model with {kind.article} {name} pipeline; "
+            f"{model!r} has {has} and takes its inputs as tensors: {', '.join(sorted(graph_inputs))}"
+        )
     if len(request.inputs) != 1:
         others = sorted(set(request.inputs) - {name})
         raise ProtocolError(f"input {name!r} is raw {name}, which comes alone; also sent: {', '.join(others)}")
@@ -63,8 +68,10 @@ def prepare(catalog: Catalog, model: str, request: InferRequest, limits: Limits)
     if wanted is not None:
         for output in wanted:
             if output != ANSWER and output not in outputs:
-                raise ProtocolError(f"unknown output {output!r}; the model's outputs are {', '.join(outputs)}, "
-                                    f"and {ANSWER!r} for raw input")
+                raise ProtocolError(
+                    f"unknown output {output!r}; the model's outputs are {', '.join(outputs)}, "
+                    f"and {ANSWER!r} for raw input"
+                )
     needed = outputs if wanted is None else sorted({spec["answer"]["output"], *wanted} - {ANSWER})
     try:
         feeds = kind.feeds(spec[name], value, limits, lambda label: catalog.file(entry["assets"][label]["file"]))
@@ -72,6 +79,11 @@ def prepare(catalog: Catalog, model: str, request: InferRequest, limits: Limits)
         raise OverBudget(str(exc)) from None
     except RawInputError as exc:
         raise ProtocolError(str(exc)) from None
-    tensors = InferRequest(id=request.id, inputs=feeds, outputs=needed, binary_outputs=request.binary_outputs,
-                           binary_by_default=request.binary_by_default)
+    tensors = InferRequest(
+        id=request.id,
+        inputs=feeds,
+        outputs=needed,
+        binary_outputs=request.binary_outputs,
+        binary_by_default=request.binary_by_default,
+    )
     return Raw(tensors, spec, wanted)

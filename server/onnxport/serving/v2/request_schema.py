@@ -29,13 +29,15 @@ STRICT = ConfigDict(extra="forbid", strict=True)
 class RequestParameters(BaseModel):
     model_config = STRICT
     binary_data_output: StrictBool | None = Field(
-        None, description="binary tensor extension: outputs in binary after the JSON header")
+        None, description="binary tensor extension: outputs in binary after the JSON header"
+    )
 
 
 class InputParameters(BaseModel):
     model_config = STRICT
     binary_data_size: Dim | None = Field(
-        None, description="binary tensor extension: the input's bytes follow the JSON header")
+        None, description="binary tensor extension: the input's bytes follow the JSON header"
+    )
 
 
 class OutputParameters(BaseModel):
@@ -110,7 +112,7 @@ def describe(errors: Sequence[ErrorDetails], header: Any, root: type[BaseModel] 
 
 
 def _location(loc: tuple, header: Any) -> str:
-    """"input 'x' (inputs[0]) field 'shape[1]'", "outputs[2] field 'name'", "field 'inputs'"."""
+    """ "input 'x' (inputs[0]) field 'shape[1]'", "outputs[2] field 'name'", "field 'inputs'"."""
     prefix, rest = "", list(loc)
     if len(rest) >= 2 and rest[0] in ("inputs", "outputs") and isinstance(rest[1], int):
         kind, index = rest[0], rest[1]

@@ -50,8 +50,9 @@ class Limits:
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> Limits:
-        return cls(settings["max_connections"], settings["idle_timeout"], settings["header_timeout"],
-                   settings["body_timeout"])
+        return cls(
+            settings["max_connections"], settings["idle_timeout"], settings["header_timeout"], settings["body_timeout"]
+        )
 
     @property
     def backstop(self) -> int:
@@ -76,8 +77,10 @@ def open_file_room(max_connections: int, say: Callable[[str], None]) -> int:
     if soft == resource.RLIM_INFINITY or soft >= need:
         return max_connections
     room = max(1, soft - SPARE_FILES)
-    say(f"onnxport: warning: max_connections {max_connections} lowered to {room}: the open-file limit is {soft} "
-        f"(raise it with `ulimit -n {need}`)")
+    say(
+        f"onnxport: warning: max_connections {max_connections} lowered to {room}: the open-file limit is {soft} "
+        f"(raise it with `ulimit -n {need}`)"
+    )
     return room
 
 
@@ -194,19 +197,26 @@ class Guard:
             began = channel.opened if request is None else request.began
             if now - max(began, channel.held_at) >= limits.header_timeout:
                 got = 0 if request is None else request.header_bytes_received
-                self._cut(channel, f"request head incomplete after {limits.header_timeout:g} s (header_timeout): "
-                                   f"{got} bytes came")
+                self._cut(
+                    channel,
+                    f"request head incomplete after {limits.header_timeout:g} s (header_timeout): {got} bytes came",
+                )
         elif now - max(request.head_done, channel.held_at) >= limits.body_timeout:
             expected = "" if request.chunked else f" of {request.content_length}"
-            self._cut(channel, f"request body incomplete after {limits.body_timeout:g} s (body_timeout): "
-                               f"{request.body_bytes_received}{expected} bytes came")
+            self._cut(
+                channel,
+                f"request body incomplete after {limits.body_timeout:g} s (body_timeout): "
+                f"{request.body_bytes_received}{expected} bytes came",
+            )
 
     def _cut(self, channel: Timed, error: str) -> None:
         """A log line, then a 408 (best effort: the socket takes it now or never) and a close."""
         request = channel.request
         body = json.dumps({"error": error}).encode()
-        head = (f"HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-                "Connection: close\r\n\r\n").encode()
+        head = (
+            f"HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            "Connection: close\r\n\r\n"
+        ).encode()
         if self.log is not None:  # first: whoever sees the close finds the line written
             method, path = _method_path(request) if request is not None and request.head_done else (None, None)
             received = 0 if request is None else request.header_bytes_received + request.body_bytes_received
@@ -226,8 +236,13 @@ def refusal(request: HTTPRequestParser) -> tuple[int, str | None, str | None, st
     error = request.error
     # For 431 waitress parses a stand-in request line (GET /): the real one is not known.
     method, path = (None, None) if isinstance(error, RequestHeaderFieldsTooLarge) else _method_path(request)
-    return (error.code, method, path, f"{error.reason}: {error.body}".strip(),
-            request.header_bytes_received + request.body_bytes_received)
+    return (
+        error.code,
+        method,
+        path,
+        f"{error.reason}: {error.body}".strip(),
+        request.header_bytes_received + request.body_bytes_received,
+    )
 
 
 def _method_path(request: HTTPRequestParser) -> tuple[str | None, str | None]:

@@ -61,8 +61,9 @@ class DrainReport:
     seconds: float
 
 
-def serve_until_drained(server: Any, drain_seconds: float, say: Callable[[str], None] | None = None,
-                        guard: Guard | None = None) -> DrainReport | None:
+def serve_until_drained(
+    server: Any, drain_seconds: float, say: Callable[[str], None] | None = None, guard: Guard | None = None
+) -> DrainReport | None:
     """Run waitress `server` (create_server()'s result) until SIGTERM or SIGINT, then drain it; `guard`
     (connections.py) holds its connections to their deadlines meanwhile. Returns the drain's report
     (None when run outside the main thread, where signals cannot be handled: then it runs waitress's own
@@ -140,8 +141,10 @@ class _Drain:
         in_flight = sum(_held(channel) for channel in self._channels())
         self._stop_accepting(deadline)
         connections = len(self._channels())
-        self.say(f"onnxport: {name}: stopped accepting; draining {in_flight} requests in flight on "
-                 f"{connections} connections (up to {self.seconds:g} s)")
+        self.say(
+            f"onnxport: {name}: stopped accepting; draining {in_flight} requests in flight on "
+            f"{connections} connections (up to {self.seconds:g} s)"
+        )
         signalled_at = time.time()  # waitress's last_activity is wall-clock time
         lingering: list[tuple[socket.socket, float]] = []
         while True:
@@ -162,12 +165,15 @@ class _Drain:
         for sock, _ in lingering:
             sock.close()
         unfinished = [channel for channel in self._channels() if _unfinished(channel)]
-        report = DrainReport(name, in_flight, connections, self.drained, sum(map(_unfinished, unfinished)),
-                             time.monotonic() - start)
+        report = DrainReport(
+            name, in_flight, connections, self.drained, sum(map(_unfinished, unfinished)), time.monotonic() - start
+        )
         if report.abandoned:
-            self.say(f"onnxport: drained {report.drained} requests in {report.seconds:.2f} s; "
-                     f"{'a second signal came' if self.hurry else f'drain_seconds ({self.seconds:g}) passed'} with "
-                     f"{report.abandoned} requests unanswered on {len(unfinished)} connections: abandoned, exiting")
+            self.say(
+                f"onnxport: drained {report.drained} requests in {report.seconds:.2f} s; "
+                f"{'a second signal came' if self.hurry else f'drain_seconds ({self.seconds:g}) passed'} with "
+                f"{report.abandoned} requests unanswered on {len(unfinished)} connections: abandoned, exiting"
+            )
         else:
             self.say(f"onnxport: drained {report.drained} requests in {report.seconds:.2f} s, exiting")
         return report
@@ -178,8 +184,11 @@ class _Drain:
     def _stop_accepting(self, deadline: float) -> None:
         filtered = all(_refuse_new_handshakes(listener.socket) for listener in self.listeners)
         if filtered:
-            ports = {listener.socket.getsockname()[1] for listener in self.listeners
-                     if listener.socket.family in (socket.AF_INET, socket.AF_INET6)}
+            ports = {
+                listener.socket.getsockname()[1]
+                for listener in self.listeners
+                if listener.socket.family in (socket.AF_INET, socket.AF_INET6)
+            }
             until = min(time.monotonic() + HANDSHAKE_GRACE, deadline)
             while True:
                 for listener in self.listeners:
@@ -306,13 +315,16 @@ def _linger(lingering: list[tuple[socket.socket, float]], now: float) -> list[tu
 _BPF_LD_B_ABS, _BPF_JSET_K, _BPF_RET_K = 0x30, 0x45, 0x06
 _TCP_FLAGS, _ACK, _SYN = 13, 0x10, 0x02
 _SO_ATTACH_FILTER = 26  # Linux; the socket module has no name for it
-_NO_NEW_HANDSHAKES = b"".join(struct.pack("HBBI", *instruction) for instruction in (
-    (_BPF_LD_B_ABS, 0, 0, _TCP_FLAGS),
-    (_BPF_JSET_K, 2, 0, _ACK),  # ACK set: pass
-    (_BPF_JSET_K, 0, 1, _SYN),  # SYN alone: drop
-    (_BPF_RET_K, 0, 0, 0),
-    (_BPF_RET_K, 0, 0, 0xFFFFFFFF),
-))
+_NO_NEW_HANDSHAKES = b"".join(
+    struct.pack("HBBI", *instruction)
+    for instruction in (
+        (_BPF_LD_B_ABS, 0, 0, _TCP_FLAGS),
+        (_BPF_JSET_K, 2, 0, _ACK),  # ACK set: pass
+        (_BPF_JSET_K, 0, 1, _SYN),  # SYN alone: drop
+        (_BPF_RET_K, 0, 0, 0),
+        (_BPF_RET_K, 0, 0, 0xFFFFFFFF),
+    )
+)
 
 
 def _refuse_new_handshakes(sock: socket.socket) -> bool:

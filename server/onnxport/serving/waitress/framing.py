@@ -62,10 +62,12 @@ class StrictParser(HTTPRequestParser):
         codings = transfer_codings(fields.get("transfer-encoding", []))
         if unsupported or codings[:-1]:
             raise TransferEncodingNotImplemented(
-                f"Transfer-Encoding {', '.join(codings)!r}: only chunked is supported, alone")
+                f"Transfer-Encoding {', '.join(codings)!r}: only chunked is supported, alone"
+            )
         if self.chunked:
-            self.body_rcv = BoundedChunks(self.body_rcv.getbuf(), self.adj.max_request_body_size,
-                                          self.adj.max_request_header_size)
+            self.body_rcv = BoundedChunks(
+                self.body_rcv.getbuf(), self.adj.max_request_body_size, self.adj.max_request_header_size
+            )
 
     def _refuse(self, error: Error) -> None:
         """Answer `error` with no body read (the parser completes the request once the head is parsed)."""
@@ -114,9 +116,12 @@ def framing_problem(version: str, fields: dict[str, list[str]]) -> str | None:
     if not transfer_encoding:
         return None
     if "content-length" in fields:
-        return ("a request gives its length by Content-Length or by Transfer-Encoding, this one gives both "
-                "(Content-Length: {}, Transfer-Encoding: {})".format(", ".join(fields["content-length"]),
-                                                                     ", ".join(transfer_encoding)))
+        return (
+            "a request gives its length by Content-Length or by Transfer-Encoding, this one gives both "
+            "(Content-Length: {}, Transfer-Encoding: {})".format(
+                ", ".join(fields["content-length"]), ", ".join(transfer_encoding)
+            )
+        )
     if version != "1.1":
         return f"Transfer-Encoding needs HTTP/1.1, this request is HTTP/{version or '0.9'}"
     codings = transfer_codings(transfer_encoding)
@@ -160,7 +165,7 @@ class BoundedChunks:
         at = 0
         while at < len(data) and not self.completed:
             if self.state == "data":
-                taken = data[at:at + self.remaining]
+                taken = data[at : at + self.remaining]
                 self.buf.append(taken)
                 at += len(taken)
                 self.remaining -= len(taken)
@@ -178,10 +183,10 @@ class BoundedChunks:
     def _line_end(self, data: bytes, at: int) -> int:
         """Where the line under way ends in `data` (just past its CRLF), or -1 with the rest of `data` kept."""
         before = len(self.line)
-        self.line += data[at:at + self.max_line + 2 - before]
+        self.line += data[at : at + self.max_line + 2 - before]
         found = self.line.find(b"\r\n", max(0, before - 1))  # its CR may have ended the last packet
         if found >= 0:
-            del self.line[found + 2:]
+            del self.line[found + 2 :]
             return at + found + 2 - before
         if len(self.line) > self.max_line:
             what = "trailer" if self.state == "trailer" else "chunk line"
@@ -214,8 +219,9 @@ class BoundedChunks:
             length = int(size, 16)
             self.body += length
             if self.body >= self.max_body:
-                self._fail(RequestEntityTooLarge(f"a chunk of {length} bytes takes the body past max_body of "
-                                                 f"{self.max_body}"))
+                self._fail(
+                    RequestEntityTooLarge(f"a chunk of {length} bytes takes the body past max_body of {self.max_body}")
+                )
             elif length:
                 self.remaining, self.state = length, "data"
             else:

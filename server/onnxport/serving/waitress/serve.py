@@ -109,7 +109,11 @@ def serve(config: Mapping[str, Any] | None = None) -> None:
         # Status 1, not 0: a rolling restart counts on 0 meaning nothing was dropped (docs/server.md, Stopping).
         # And at once: the abandoned requests' threads are inside onnxruntime, and finalizing the interpreter
         # under them aborted the process (SIGABRT, "terminate called without an active exception").
-        print(f"onnxport: error: stopped with {report.abandoned} requests unanswered (drain_seconds is "
-              f"{settings['drain_seconds']:g}; a second signal also ends the drain)", file=sys.stderr, flush=True)
+        print(
+            f"onnxport: error: stopped with {report.abandoned} requests unanswered (drain_seconds is "
+            f"{settings['drain_seconds']:g}; a second signal also ends the drain)",
+            file=sys.stderr,
+            flush=True,
+        )
         sys.stdout.flush()
         os._exit(1)
