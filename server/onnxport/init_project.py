@@ -1,7 +1,7 @@
 """`onnxport init DIR`: a new project folder of one's own, a recipe template and a short README in it.
 
 Installed onnxport takes recipes from ./models and keeps its repository in ./onnxport-repository (project.py,
-serving/config.py), so in the folder this writes, `onnxport build` and `onnxport serve` need no options.
+serving/config/folders.py), so in the folder this writes, `onnxport build` and `onnxport serve` need no options.
 """
 
 from __future__ import annotations

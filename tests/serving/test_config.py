@@ -1,4 +1,4 @@
-"""server/onnxport/serving/config.py: defaults < JSON file (ONNXPORT_CONFIG) < ONNXPORT_* variables
+"""server/onnxport/serving/config/: defaults < JSON file (ONNXPORT_CONFIG) < ONNXPORT_* variables
 < create_app mapping."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ SERVE_SETTINGS = {"--host": "host", "--port": "port", "--cors-origins": "cors_or
 
 
 def _serve_setting(option: str, text: str):
-    """A serve option's value, parsed by its setting's rule (serving/config.py), so that `--port` and
+    """A serve option's value, parsed by its setting's rule (serving/config/values.py), so that `--port` and
     ONNXPORT_PORT accept the same values; a bad one is the user's to fix: exit 2 naming the option."""
     from onnxport.serving.config import SETTINGS
 

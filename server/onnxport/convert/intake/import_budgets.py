@@ -1,7 +1,7 @@
 """The budgets `onnxport import` holds a file to before its parsers run, as one value the request carries:
 the counts a tree model file declares (tree_limits.py), the bytes the --inputs and --calibration files declare
 (data_budget.py), and the size of an ONNX file's free texts (model_texts.py). Each is a setting
-(serving/config.py, which convert does not import: the request hands the loaded settings over)."""
+(serving/config/table.py, which convert does not import: the request hands the loaded settings over)."""
 
 from __future__ import annotations
 

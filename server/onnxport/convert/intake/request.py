@@ -27,7 +27,7 @@ DESCRIPTION_MAX = 200
 
 @dataclass(frozen=True)
 class LimitSettings:
-    """The import's limits are settings (import_max_nodes, import_time_limit in serving/config.py, which convert
+    """The import's limits are settings (import_max_nodes, import_time_limit in serving/config/, which convert
     does not import): the command line hands over each setting's rule, so that an option takes the values its
     ONNXPORT_* variable takes, and the loader of the config file and environment for the options not given."""
 

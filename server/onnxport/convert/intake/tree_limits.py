@@ -28,7 +28,7 @@ MAX_NESTING = 64
 
 @dataclass(frozen=True)
 class TreeLimits:
-    """The most a tree model file may declare. Each is a setting (serving/config.py), named in refusals."""
+    """The most a tree model file may declare. Each is a setting (serving/config/table.py), named in refusals."""
 
     classes: int = 10_000  # ImageNet has 1,000; a multiclass tree model has one tree per class per iteration
     trees: int = 1_000_000  # e.g. 10,000 boosting rounds of 100 classes
@@ -42,7 +42,7 @@ class TreeLimits:
         return cls(**{field: values[name] for field, name in SETTINGS.items() if name in values})
 
 
-# Each limit's setting (serving/config.py declares them, with the same defaults: a test holds them equal).
+# Each limit's setting (serving/config/table.py declares them, with the same defaults: a test holds them equal).
 SETTINGS = {
     "classes": "import_max_tree_classes",
     "trees": "import_max_trees",
