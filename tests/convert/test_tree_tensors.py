@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from onnxport import cli
-from onnxport.convert.forms import tree_tensors
+from onnxport.convert.forms import tree_attributes
 from onnxport.convert.forms.tree_tensors import TreeRewriteError, has_trees, rewrite
 
 ROWS = 300
@@ -357,7 +357,7 @@ def test_float64_input_and_the_opset_5_operator_are_refused():
 
 
 def test_a_forest_too_large_for_a_dense_path_matrix_is_refused_with_its_size(monkeypatch):
-    monkeypatch.setattr(tree_tensors, "MAX_PATH_ELEMENTS", 4 * 7 * 8 - 1)  # 4 trees, 7 tests, 8 leaves
+    monkeypatch.setattr(tree_attributes, "MAX_PATH_ELEMENTS", 4 * 7 * 8 - 1)  # 4 trees, 7 tests, 8 leaves
     with pytest.raises(TreeRewriteError, match=r"4 trees of up to 7 tests and 8 leaves need a path matrix of 0 MB"):
         rewrite(_ensemble("TreeEnsembleRegressor"))
 
