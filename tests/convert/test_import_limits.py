@@ -25,7 +25,7 @@ from onnx import TensorProto, helper
 
 from onnxport.convert import fp16, int8, lower_precision, segments, variant_maker
 from onnxport.convert.fp16 import overflow as fp16_overflow
-from onnxport.convert.intake import importer
+from onnxport.convert.intake import onnx_file
 from onnxport.errors import VariantSkipped
 from onnxport.project import PROJECT_ROOT
 from onnxport.serving import config
@@ -87,7 +87,7 @@ def test_the_100000_node_chain_is_refused_by_the_node_limit_at_once(tmp_path):
 
 
 def test_the_default_node_limit_is_the_settings(tmp_path, run_cli, assert_one_line_error, monkeypatch):
-    assert config.load({})["import_max_nodes"] == importer.MAX_NODES
+    assert config.load({})["import_max_nodes"] == onnx_file.MAX_NODES
     path = tmp_path / "chain.onnx"
     onnx.save(chain(40), path)
     monkeypatch.setenv("ONNXPORT_IMPORT_MAX_NODES", "30")
