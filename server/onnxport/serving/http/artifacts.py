@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 from flask import Blueprint, Response, request
 
 from onnxport.repository.layout import BENCH_FILE
+from onnxport.serving.http import path_items
 from onnxport.serving.http.context import state
 from onnxport.serving.http.files import send, send_latest
 
@@ -45,3 +47,18 @@ def repository_file(relative: str) -> Response:
     # An artifact's name is its sha256: the strongest possible ETag.
     etag = name.split(".", 1)[0] if relative.startswith("artifacts/") else True
     return send(path, cache_control=IMMUTABLE, etag=etag)
+
+
+def paths() -> dict[str, Any]:
+    """These routes for /v2/openapi.json (serving/http/openapi.py)."""
+    manifest = path_items.json_get(
+        "The manifest (its JSON Schema: /api/manifest.schema.json)",
+        {"type": "object"},
+        {"304": path_items.NOT_MODIFIED},
+    )
+    return {
+        "/api/manifest": manifest,
+        "/repository/manifest.json": manifest,
+        "/api/bench": path_items.latest("The latest `onnxport bench` of this repository"),
+        "/repository/{relative}": path_items.file("An artifact or golden data file, by the path the manifest gives"),
+    }

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, Response, jsonify
 
 from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances
 from onnxport.repository import testdata
 from onnxport.repository.layout import VERDICTS_FILE
-from onnxport.serving.http import web
+from onnxport.serving.http import path_items, web
 from onnxport.serving.http.context import state
 from onnxport.serving.http.files import send_contained, send_latest
 from onnxport.serving.models.catalog import NotFound
+from onnxport.serving.v2 import openapi
 
 blueprint = Blueprint("conformance", __name__)
 
@@ -53,3 +56,34 @@ def debug_file(relative: str) -> Response:
     if not root:
         raise NotFound("no debug models on this server")
     return send_contained(root, relative, cache_control="no-store")
+
+
+def paths() -> dict[str, Any]:
+    """These routes for /v2/openapi.json (serving/http/openapi.py)."""
+    golden = {
+        "type": "object",
+        "required": ["model", "sets"],
+        "properties": {
+            "model": {"type": "string"},
+            "sets": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["inputs", "outputs"],
+                    "properties": {"inputs": {"type": "object"}, "outputs": {"type": "object"}},
+                },
+            },
+        },
+    }
+    return {
+        "/conformance": path_items.page("The app, opening its conformance page"),
+        "/api/tolerances": path_items.json_get("The browser tolerances, by variant and runtime", {"type": "object"}),
+        "/api/conformance": path_items.latest("The browser verdicts `onnxport check` recorded"),
+        "/api/models/{model_name}/golden": path_items.json_get(
+            "Golden inputs and the source's outputs (base64, little-endian)",
+            golden,
+            {"404": path_items.error("no such model")},
+            parameters=(openapi.MODEL,),
+        ),
+        "/debug/{relative}": path_items.file("A model made by `onnxport check --locate` (404 when there are none)"),
+    }

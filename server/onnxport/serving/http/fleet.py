@@ -8,6 +8,7 @@ counted. The network is the one of the peer's address as the WSGI server gives i
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from flask import Blueprint, Flask, Response, request
 
@@ -16,10 +17,11 @@ from onnxport.serving.fleet.metrics import FleetMetrics
 from onnxport.serving.fleet.networks import network
 from onnxport.serving.fleet.served import ServedIndex
 from onnxport.serving.fleet.store import FleetStore
+from onnxport.serving.http import path_items
 from onnxport.serving.http.context import state
 from onnxport.serving.http.error_shape import error_response
 from onnxport.serving.state import State, record_statistics
-from onnxport.serving.v2 import core
+from onnxport.serving.v2 import core, openapi
 
 blueprint = Blueprint("fleet", __name__)
 OFF = "fleet reports are off on this server (setting fleet_reports)"
@@ -117,3 +119,33 @@ def published() -> Response:
     response.add_etag()
     response.make_conditional(request)  # a 304 when the client's ETag matches
     return response
+
+
+def paths() -> dict[str, Any]:
+    """These routes for /v2/openapi.json (serving/http/openapi.py); the report's fields: docs/fleet.md."""
+    error = path_items.error
+    accepted = {"type": "object", "required": ["accepted"], "properties": {"accepted": {"type": "integer"}}}
+    return {
+        "/api/fleet/reports": {
+            "post": {
+                "summary": "A browser's report of its runs (docs/fleet.md)",
+                "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object"}}}},
+                "responses": {
+                    "202": openapi.json_response(accepted, "the results folded"),
+                    "400": error("the body is not JSON, or its JSON is past what a report holds"),
+                    "403": error("a page of a foreign origin (cors_origins)"),
+                    "404": error("fleet reports are off (setting fleet_reports)"),
+                    "411": error("no Content-Length"),
+                    "413": error(f"over {reports.MAX_BYTES} bytes"),
+                    "415": error("not application/json"),
+                    "422": error("JSON, but not a report, or a result names a file the server does not serve"),
+                    "429": error("too many reports from this client or network (Retry-After)"),
+                },
+            }
+        },
+        "/api/fleet": path_items.json_get(
+            "The fleet's published verdicts and times",
+            {"type": "object"},
+            {"204": {"description": "fleet reports are off"}, "304": path_items.NOT_MODIFIED},
+        ),
+    }

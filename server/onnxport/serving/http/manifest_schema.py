@@ -5,10 +5,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from typing import Any
 
 from flask import Blueprint, Response, request
 
 from onnxport.repository.schema import manifest_schema
+from onnxport.serving.http import path_items
 
 blueprint = Blueprint("schema", __name__)
 
@@ -30,3 +32,18 @@ def manifest_schema_document() -> Response:
 def _body() -> tuple[bytes, str]:
     body = json.dumps(manifest_schema(), indent=2, sort_keys=True).encode() + b"\n"
     return body, hashlib.sha256(body).hexdigest()
+
+
+def paths() -> dict[str, Any]:
+    """This route for /v2/openapi.json (serving/http/openapi.py)."""
+    return {
+        "/api/manifest.schema.json": {
+            "get": {
+                "summary": "The manifest's JSON Schema",
+                "responses": {
+                    "200": {"description": "the schema", "content": {MEDIA_TYPE: {"schema": {"type": "object"}}}},
+                    "304": path_items.NOT_MODIFIED,
+                },
+            }
+        }
+    }

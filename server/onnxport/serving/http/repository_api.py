@@ -9,13 +9,16 @@ of service (remove it from the repository for that). load and unload need the `a
 
 from __future__ import annotations
 
+import copy
 import hmac
+from typing import Any
 
 from flask import Blueprint, Response, request
 
 from onnxport.serving.http.context import deployment, state
 from onnxport.serving.http.replies import send
 from onnxport.serving.state import State
+from onnxport.serving.v2 import openapi
 from onnxport.serving.v2.core import ApiError, json_reply
 
 blueprint = Blueprint("repository_api", __name__, url_prefix="/v2/repository")
@@ -89,3 +92,39 @@ def authorize(current: State, authorization: str) -> None:
         raise ApiError(
             401, "missing or wrong admin token: send `Authorization: Bearer <token>` with the server's admin_token"
         )
+
+
+def paths() -> dict[str, Any]:
+    """These routes for /v2/openapi.json (serving/http/openapi.py): the index, and load/unload with a token."""
+    index = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["name", "version", "state", "reason"],
+            "properties": {
+                "name": {"type": "string"},
+                "version": {"type": "string"},
+                "state": {"type": "string", "enum": ["READY", "UNAVAILABLE"]},
+                "reason": {"type": "string"},
+            },
+        },
+    }
+    done = openapi.json_response({"type": "object"}, "done")
+    action = lambda summary: {  # noqa: E731 - load and unload
+        "post": {
+            "summary": summary,
+            "parameters": [copy.deepcopy(openapi.MODEL)],
+            "requestBody": {"required": False, "content": {"application/json": {"schema": {"type": "object"}}}},
+            "responses": {"200": copy.deepcopy(done), **openapi.errors(401, 403, 404)},
+        }
+    }
+    return {
+        "/v2/repository/index": {
+            "post": {
+                "summary": "The models and versions of the repository, and whether each session is loaded",
+                "responses": {"200": openapi.json_response(index, "the index")},
+            }
+        },
+        "/v2/repository/models/{model_name}/load": action("Create the model's sessions now (admin token)"),
+        "/v2/repository/models/{model_name}/unload": action("Release the model's sessions (admin token)"),
+    }

@@ -3,6 +3,8 @@ both read from the app's statistics.Recorder, which the V2 core's infer (v2/core
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, Flask, Response, current_app, request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -10,7 +12,7 @@ from onnxport.serving import statistics
 from onnxport.serving.http.context import deployment, state
 from onnxport.serving.http.replies import send
 from onnxport.serving.state import record_statistics
-from onnxport.serving.v2 import core
+from onnxport.serving.v2 import core, openapi
 
 EXTENSIONS = ("statistics",)  # what this blueprint adds to GET /v2's extensions
 
@@ -53,3 +55,71 @@ def model_statistics(model: str | None = None, version: str | None = None) -> Re
     else:
         pairs = [(model, catalog.variant(model, version)[1])]  # NotFound: the one JSON 404
     return send(core.json_reply({"model_stats": recorder().model_stats(pairs)}))
+
+
+# Triton's statistics extension (http/statistics_api.py): counts and nanoseconds per model version.
+DURATION = {
+    "type": "object",
+    "required": ["count", "ns"],
+    "properties": {"count": {"type": "integer"}, "ns": {"type": "integer"}},
+}
+DURATIONS = ("success", "fail", "queue", "compute_input", "compute_infer", "compute_output", "cache_hit", "cache_miss")
+STATS: dict[str, Any] = {
+    "type": "object",
+    "required": ["model_stats"],
+    "properties": {
+        "model_stats": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": [
+                    "name",
+                    "version",
+                    "last_inference",
+                    "inference_count",
+                    "execution_count",
+                    "inference_stats",
+                ],
+                "properties": {
+                    "name": {"type": "string"},
+                    "version": {"type": "string"},
+                    "last_inference": {"type": "integer"},
+                    "inference_count": {"type": "integer"},
+                    "execution_count": {"type": "integer"},
+                    "inference_stats": {
+                        "type": "object",
+                        "required": list(DURATIONS),
+                        "properties": {k: DURATION for k in DURATIONS},
+                    },
+                    "batch_stats": {"type": "array"},
+                    "memory_usage": {"type": "array"},
+                },
+            },
+        }
+    },
+}
+
+
+def paths() -> dict[str, Any]:
+    """These routes for /v2/openapi.json (serving/http/openapi.py)."""
+    get, model, version = openapi.get_operation, openapi.MODEL, openapi.VERSION
+    return {
+        "/metrics": {
+            "get": {
+                "summary": "Prometheus metrics: requests, inference times, sessions, fleet reports",
+                "responses": {
+                    "200": {
+                        "description": "the Prometheus text format",
+                        "content": {CONTENT_TYPE_LATEST.split(";")[0]: {"schema": {"type": "string"}}},
+                    }
+                },
+            }
+        },
+        "/v2/models/stats": get("Inference statistics of every served version", STATS),
+        "/v2/models/{model_name}/stats": get(
+            "Inference statistics of the model's versions", STATS, 404, parameters=[model]
+        ),
+        "/v2/models/{model_name}/versions/{model_version}/stats": get(
+            "Inference statistics of one version", STATS, 404, parameters=(model, version)
+        ),
+    }

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 from flask import Blueprint, Response, request
 
-from onnxport.serving.http import memory, repository_api, statistics_api
+from onnxport.serving.http import memory, openapi, repository_api, statistics_api
 from onnxport.serving.http.context import state
 from onnxport.serving.http.replies import send
 from onnxport.serving.v2 import core
@@ -29,8 +31,9 @@ def server_metadata():
 
 @blueprint.get("/openapi.json")
 def openapi_document():
-    """This API described for OpenAPI tools (serving/v2/openapi.py), generated from the code that checks requests."""
-    return send(core.Reply(200, core.openapi_document()))
+    """Every route described for OpenAPI tools (http/openapi.py); V2's request schema is generated from the code
+    that checks requests."""
+    return send(core.Reply(200, json.dumps(openapi.document()).encode()))
 
 
 @blueprint.get("/models/<model>")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, Response
 
-from onnxport.serving.http import headers
+from onnxport.serving.http import headers, path_items
 from onnxport.serving.http.context import state
 from onnxport.serving.http.files import contained, send, send_contained
 
@@ -52,3 +54,15 @@ def chartjs_file(relative: str) -> Response:
 @blueprint.get("/ort/<path:relative>")
 def ort_file(relative: str) -> Response:
     return send_contained(state().settings["ort_root"], relative, cache_control=REVALIDATE)
+
+
+def paths() -> dict[str, Any]:
+    """These routes for /v2/openapi.json (serving/http/openapi.py)."""
+    return {
+        "/": path_items.page("The browser app"),
+        "/favicon.ico": path_items.file("The app's icon (an SVG)", "image/svg+xml", parameters=()),
+        "/web/{relative}": path_items.file("A file of the browser app and library (web/)"),
+        "/vendor/tokenizers/{relative}": path_items.file("A file of @huggingface/tokenizers' dist folder"),
+        "/vendor/chartjs/{relative}": path_items.file("A file of Chart.js's dist folder"),
+        "/ort/{relative}": path_items.file("A file of onnxruntime-web's dist folder"),
+    }

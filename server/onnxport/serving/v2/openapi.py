@@ -1,4 +1,5 @@
-"""The OpenAPI description of our V2 API, served at /v2/openapi.json.
+"""The OpenAPI description of the V2 protocol's routes and objects; serving/http/openapi.py adds every other
+route's (each blueprint describes its own) and serves the whole at /v2/openapi.json.
 
 It follows the Open Inference Protocol's REST OpenAPI document (KServe's `rest_predict_v2.yaml`):
 the same paths, and the same request and response objects. Ours is stricter where the server is:
@@ -11,7 +12,7 @@ metadata (`GET /v2/models/{model_name}`), not in this document.
 from __future__ import annotations
 
 import copy
-from typing import Any, get_args
+from typing import Any, Iterable, get_args
 
 from onnxport import __version__
 from onnxport.serving.v2 import request_schema
@@ -20,11 +21,12 @@ ERROR = {"$ref": "#/components/schemas/Error"}
 DATATYPES = list(get_args(request_schema.Datatype))
 
 
-def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+def json_response(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _errors(*codes: int) -> dict[str, Any]:
+def errors(*codes: int) -> dict[str, Any]:
+    """The one error shape, under each status code, with what it means on V2's routes."""
     why = {
         400: "the request does not follow the protocol, or does not fit the model",
         404: "no such model or version",
@@ -35,7 +37,7 @@ def _errors(*codes: int) -> dict[str, Any]:
         401: "missing or wrong admin token (Authorization: Bearer <token>)",
         403: "load/unload is off: the server has no admin_token",
     }
-    return {str(code): _json(ERROR, why[code]) for code in codes}
+    return {str(code): json_response(ERROR, why[code]) for code in codes}
 
 
 def _tensor_metadata() -> dict[str, Any]:
@@ -125,7 +127,7 @@ EXAMPLE = {"inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", 
 def _infer_response() -> dict[str, Any]:
     """JSON, or with binary outputs (binary_data_output, binary_data) the binary tensor extension:
     a JSON header of Inference-Header-Content-Length bytes, then the raw tensors."""
-    response = _json({"$ref": "#/components/schemas/InferenceResponse"}, "the outputs")
+    response = json_response({"$ref": "#/components/schemas/InferenceResponse"}, "the outputs")
     response["content"]["application/octet-stream"] = {"schema": {"type": "string", "format": "binary"}}
     response["headers"] = {
         "Inference-Header-Content-Length": {
@@ -150,136 +152,67 @@ def _infer(parameters: list[dict[str, Any]]) -> dict[str, Any]:
                     }
                 },
             },
-            "responses": {"200": _infer_response(), **_errors(400, 404, 413, 415, 500)},
+            "responses": {"200": _infer_response(), **errors(400, 404, 413, 415, 500)},
         }
     }
 
 
-def _repository() -> dict[str, Any]:
-    """Triton's model repository extension (http/repository_api.py): an index, and load/unload with a token."""
-    index = {
-        "type": "array",
-        "items": {
-            "type": "object",
-            "required": ["name", "version", "state", "reason"],
-            "properties": {
-                "name": {"type": "string"},
-                "version": {"type": "string"},
-                "state": {"type": "string", "enum": ["READY", "UNAVAILABLE"]},
-                "reason": {"type": "string"},
-            },
-        },
-    }
-    done = _json({"type": "object"}, "done")
-    action = lambda summary: {  # noqa: E731 - load and unload
-        "post": {
-            "summary": summary,
-            "parameters": [copy.deepcopy(MODEL)],
-            "requestBody": {"required": False, "content": {"application/json": {"schema": {"type": "object"}}}},
-            "responses": {"200": copy.deepcopy(done), **_errors(401, 403, 404)},
-        }
-    }
+def get_operation(
+    summary: str, schema: str | dict[str, Any], *codes: int, parameters: Iterable[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    """A GET whose 200 is JSON: a schema of components/schemas by name, or one given whole."""
     return {
-        "/v2/repository/index": {
-            "post": {
-                "summary": "The models and versions of the repository, and whether each session is loaded",
-                "responses": {"200": _json(index, "the index")},
-            }
-        },
-        "/v2/repository/models/{model_name}/load": action("Create the model's sessions now (admin token)"),
-        "/v2/repository/models/{model_name}/unload": action("Release the model's sessions (admin token)"),
-    }
-
-
-# Triton's statistics extension (http/statistics_api.py): counts and nanoseconds per model version.
-_DURATION = {
-    "type": "object",
-    "required": ["count", "ns"],
-    "properties": {"count": {"type": "integer"}, "ns": {"type": "integer"}},
-}
-_DURATIONS = ("success", "fail", "queue", "compute_input", "compute_infer", "compute_output", "cache_hit", "cache_miss")
-STATS = {
-    "type": "object",
-    "required": ["model_stats"],
-    "properties": {
-        "model_stats": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": [
-                    "name",
-                    "version",
-                    "last_inference",
-                    "inference_count",
-                    "execution_count",
-                    "inference_stats",
-                ],
-                "properties": {
-                    "name": {"type": "string"},
-                    "version": {"type": "string"},
-                    "last_inference": {"type": "integer"},
-                    "inference_count": {"type": "integer"},
-                    "execution_count": {"type": "integer"},
-                    "inference_stats": {
-                        "type": "object",
-                        "required": list(_DURATIONS),
-                        "properties": {k: _DURATION for k in _DURATIONS},
-                    },
-                    "batch_stats": {"type": "array"},
-                    "memory_usage": {"type": "array"},
-                },
-            },
-        }
-    },
-}
-
-
-def document() -> dict[str, Any]:
-    get = lambda summary, schema, *codes, parameters=(): {  # noqa: E731 - one shape, eight paths
         "get": {
             "summary": summary,
             "parameters": copy.deepcopy(list(parameters)),
             "responses": {
-                "200": _json(
+                "200": json_response(
                     {"$ref": f"#/components/schemas/{schema}"} if isinstance(schema, str) else schema, summary
                 ),
-                **_errors(*codes),
+                **errors(*codes),
             },
         }
     }
+
+
+def paths() -> dict[str, Any]:
+    """The protocol's own paths: health, metadata, readiness, inference, and this document."""
+    get = get_operation
     both = (MODEL, VERSION)
+    return {
+        "/v2/health/live": get(
+            "The server is live",
+            {"type": "object", "required": ["live"], "properties": {"live": {"type": "boolean"}}},
+        ),
+        "/v2/health/ready": get(
+            "Every model is ready",
+            {"type": "object", "required": ["ready"], "properties": {"ready": {"type": "boolean"}}},
+            503,
+        ),
+        "/v2": get("Server metadata", "ServerMetadata"),
+        "/v2/openapi.json": get("This document: every route of the server, for OpenAPI tools", {"type": "object"}),
+        "/v2/models/{model_name}": get("Model metadata", "ModelMetadata", 404, parameters=[MODEL]),
+        "/v2/models/{model_name}/versions/{model_version}": get(
+            "Model version metadata", "ModelMetadata", 404, parameters=both
+        ),
+        "/v2/models/{model_name}/ready": get("Model readiness", "ModelReady", 404, parameters=[MODEL]),
+        "/v2/models/{model_name}/versions/{model_version}/ready": get(
+            "Model version readiness", "ModelReady", 404, parameters=both
+        ),
+        "/v2/models/{model_name}/infer": _infer([MODEL]),
+        "/v2/models/{model_name}/versions/{model_version}/infer": _infer(list(both)),
+    }
+
+
+def components() -> dict[str, Any]:
+    return {"schemas": _schemas()}
+
+
+def document() -> dict[str, Any]:
+    """The protocol's routes alone, as a document of their own (core.openapi_document)."""
     return {
         "openapi": "3.1.0",
         "info": {"title": "onnxport: the Open Inference Protocol (V2) over REST", "version": __version__},
-        "paths": {
-            "/v2/health/live": get(
-                "The server is live",
-                {"type": "object", "required": ["live"], "properties": {"live": {"type": "boolean"}}},
-            ),
-            "/v2/health/ready": get(
-                "Every model is ready",
-                {"type": "object", "required": ["ready"], "properties": {"ready": {"type": "boolean"}}},
-                503,
-            ),
-            "/v2": get("Server metadata", "ServerMetadata"),
-            "/v2/models/{model_name}": get("Model metadata", "ModelMetadata", 404, parameters=[MODEL]),
-            "/v2/models/{model_name}/versions/{model_version}": get(
-                "Model version metadata", "ModelMetadata", 404, parameters=both
-            ),
-            "/v2/models/{model_name}/ready": get("Model readiness", "ModelReady", 404, parameters=[MODEL]),
-            "/v2/models/{model_name}/versions/{model_version}/ready": get(
-                "Model version readiness", "ModelReady", 404, parameters=both
-            ),
-            "/v2/models/{model_name}/infer": _infer([MODEL]),
-            "/v2/models/{model_name}/versions/{model_version}/infer": _infer(list(both)),
-            **_repository(),
-            "/v2/models/stats": get("Inference statistics of every served version", STATS),
-            "/v2/models/{model_name}/stats": get(
-                "Inference statistics of the model's versions", STATS, 404, parameters=[MODEL]
-            ),
-            "/v2/models/{model_name}/versions/{model_version}/stats": get(
-                "Inference statistics of one version", STATS, 404, parameters=both
-            ),
-        },
-        "components": {"schemas": _schemas()},
+        "paths": paths(),
+        "components": components(),
     }
