@@ -20,7 +20,7 @@ from onnx import numpy_helper
 from fixtures.servers import buffered_client
 from onnxport.serving.app import create_app
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
 
 def client_for(**config) -> FlaskClient:

@@ -1,4 +1,7 @@
-"""CORS headers: an allowed origin gets them on every shared path, errors included; others and no Origin do not."""
+"""CORS (serving/http/cors.py): an allowed origin gets the headers on every shared path, errors included, and
+others and no Origin do not; preflights, what an allowed origin may ask for (methods, headers) and the 403 naming
+what is not allowed; the cors_origins setting, from the environment, a JSON file or create_app's mapping, whose
+errors name bad entries."""
 
 from __future__ import annotations
 
@@ -10,10 +13,13 @@ import pytest
 from flask.testing import FlaskClient
 
 from fixtures.cors import ALLOWED, DENIED, OTHER_ALLOWED, client_for
+from onnxport.serving import config
+from onnxport.serving.app import create_app
+from onnxport.serving.config import ConfigError
 
 pytestmark = pytest.mark.usefixtures("clean_environment")
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 ORT_DIST = PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist"
 TOKENIZERS_DIST = PROJECT_ROOT / "node_modules" / "@huggingface" / "tokenizers" / "dist"
 CHARTJS_DIST = PROJECT_ROOT / "node_modules" / "chart.js" / "dist"
@@ -264,3 +270,157 @@ def test_an_origin_matches_case_insensitively_and_without_its_default_port(demo_
     assert_cors(client.get("/api/manifest", headers={"Origin": "https://app.example"}), "https://app.example")
     assert_no_cors(client.get("/api/manifest", headers={"Origin": "https://app.example:8443"}))
     assert_no_cors(client.get("/api/manifest", headers={"Origin": "http://app.example"}))
+
+
+# Preflights
+
+
+def test_preflight_of_a_binary_inference(client):
+    response = client.options(
+        "/v2/models/iris/infer",
+        headers={
+            "Origin": ALLOWED,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type,inference-header-content-length",
+        },
+    )
+    assert response.status_code == 204
+    assert response.data == b"" and "Content-Type" not in response.headers
+    assert response.headers["Access-Control-Allow-Origin"] == ALLOWED
+    methods = [m.strip() for m in response.headers["Access-Control-Allow-Methods"].split(",")]
+    assert methods == ["GET", "HEAD", "POST", "OPTIONS"]
+    assert response.headers["Access-Control-Allow-Headers"] == "content-type,inference-header-content-length"
+    assert response.headers["Access-Control-Max-Age"] == "600"
+    assert "Origin" in response.vary
+
+
+@pytest.mark.parametrize("asked", ["range", "If-None-Match, Accept-Encoding", "Content-Encoding,Content-Type", ""])
+def test_preflight_of_an_artifact_download(client, artifact, asked):
+    headers = {"Origin": OTHER_ALLOWED, "Access-Control-Request-Method": "GET"}
+    if asked:
+        headers["Access-Control-Request-Headers"] = asked
+    response = client.options(f"/repository/{artifact['file']}", headers=headers)
+    assert response.status_code == 204
+    assert response.headers["Access-Control-Allow-Origin"] == OTHER_ALLOWED
+    assert response.headers.get("Access-Control-Allow-Headers") == (asked or None)
+
+
+def test_preflight_from_an_origin_not_allowed(client, assert_json_error):
+    response = client.options(
+        "/v2/models/iris/infer",
+        headers={
+            "Origin": DENIED,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type",
+        },
+    )
+    message = assert_json_error(
+        response, 403, f"origin {DENIED} is not allowed", "cors_origins", ALLOWED, OTHER_ALLOWED
+    )
+    assert message == f"origin {DENIED} is not allowed (setting cors_origins: {OTHER_ALLOWED}, {ALLOWED})"
+    assert "Access-Control-Allow-Origin" not in response.headers
+
+
+def test_preflight_asking_for_a_header_not_allowed(client, assert_json_error):
+    response = client.options(
+        "/v2/models/iris/infer",
+        headers={
+            "Origin": ALLOWED,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type, x-api-key",
+        },
+    )
+    assert_json_error(response, 403, "x-api-key", "Content-Type", "Inference-Header-Content-Length", "Range")
+    assert "Access-Control-Allow-Origin" not in response.headers
+
+
+def test_preflight_asking_for_a_method_not_allowed(client, assert_json_error):
+    response = client.options("/api/manifest", headers={"Origin": ALLOWED, "Access-Control-Request-Method": "DELETE"})
+    assert_json_error(response, 403, "DELETE", "GET, HEAD, POST, OPTIONS")
+
+
+def test_preflight_without_cors_origins_says_so(demo_repository, assert_json_error):
+    response = client_for(repository=demo_repository).options(
+        "/v2/models/iris/infer", headers={"Origin": ALLOWED, "Access-Control-Request-Method": "POST"}
+    )
+    assert_json_error(response, 403, f"origin {ALLOWED} is not allowed (setting cors_origins: none)")
+
+
+# The cors_origins setting
+
+
+def test_default_is_no_origin():
+    assert config.load({}, environ={})["cors_origins"] == []
+
+
+def test_from_the_environment_comma_separated():
+    loaded = config.load(None, environ={"ONNXPORT_CORS_ORIGINS": f" {ALLOWED} ,{OTHER_ALLOWED},, "})
+    assert loaded["cors_origins"] == [ALLOWED, OTHER_ALLOWED]
+    assert config.load(None, environ={"ONNXPORT_CORS_ORIGINS": ""})["cors_origins"] == []
+    assert config.load(None, environ={"ONNXPORT_CORS_ORIGINS": "*"})["cors_origins"] == ["*"]
+
+
+def test_from_a_json_file_as_a_list_or_a_string(tmp_path):
+    path = tmp_path / "onnxport.json"
+    path.write_text(json.dumps({"cors_origins": [ALLOWED, "http://[::1]:8080"]}))
+    assert config.load(None, environ={"ONNXPORT_CONFIG": str(path)})["cors_origins"] == [ALLOWED, "http://[::1]:8080"]
+    path.write_text(json.dumps({"cors_origins": f"{ALLOWED},{OTHER_ALLOWED}"}))
+    assert config.load(None, environ={"ONNXPORT_CONFIG": str(path)})["cors_origins"] == [ALLOWED, OTHER_ALLOWED]
+
+
+def test_from_the_create_app_mapping(tmp_path):
+    assert config.load({"cors_origins": [OTHER_ALLOWED]}, environ={})["cors_origins"] == [OTHER_ALLOWED]
+    assert config.load({"cors_origins": f"{ALLOWED}"}, environ={})["cors_origins"] == [ALLOWED]
+    assert config.load({"cors_origins": ("http://LOCALHOST:80",)}, environ={})["cors_origins"] == ["http://localhost"]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "app.example",  # no scheme
+        "https://app.example/",  # a path, even an empty one, is not part of an origin
+        "https://app.example/lib",
+        "https://app.example:99999",
+        "https://app.example:0",
+        "https://user@app.example",
+        "https://*.example",
+        "//app.example",
+        "null",
+    ],
+)
+def test_a_bad_origin_is_named(entry):
+    with pytest.raises(ConfigError) as raised:
+        config.load(None, environ={"ONNXPORT_CORS_ORIGINS": f"{ALLOWED},{entry}"})
+    message = str(raised.value)
+    assert "$ONNXPORT_CORS_ORIGINS" in message and "cors_origins" in message
+    assert f"{entry!r} is not an origin" in message
+    assert "scheme://host[:port]" in message and "*" in message
+
+
+def test_a_bad_origin_in_the_file_names_the_file(tmp_path):
+    path = tmp_path / "onnxport.json"
+    path.write_text(json.dumps({"cors_origins": [ALLOWED, "app.example"]}))
+    with pytest.raises(ConfigError) as raised:
+        config.load(None, environ={"ONNXPORT_CONFIG": str(path)})
+    assert str(path) in str(raised.value) and "'app.example' is not an origin" in str(raised.value)
+
+
+@pytest.mark.parametrize("value", [5, {"origin": ALLOWED}, [ALLOWED, 5]])
+def test_a_value_that_is_no_list_of_origins(tmp_path, value):
+    path = tmp_path / "onnxport.json"
+    path.write_text(json.dumps({"cors_origins": value}))
+    with pytest.raises(ConfigError) as raised:
+        config.load(None, environ={"ONNXPORT_CONFIG": str(path)})
+    assert str(path) in str(raised.value) and "expected a list of origins" in str(raised.value)
+
+
+def test_a_bad_origin_in_the_mapping_fails_create_app(tmp_path):
+    with pytest.raises(ConfigError) as raised:
+        create_app({"repository": str(tmp_path), "cors_origins": ["https://app.example/"]})
+    message = str(raised.value)
+    assert "setting cors_origins" in message and "'https://app.example/' is not an origin" in message
+
+
+def test_the_setting_is_documented():
+    setting = next(s for s in config.SETTINGS if s.name == "cors_origins")
+    assert "scheme://host[:port]" in setting.help and "*" in setting.help

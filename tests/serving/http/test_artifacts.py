@@ -14,7 +14,7 @@ from demo_variants import MODEL_VARIANTS, MODELS
 from fixtures.servers import buffered_client
 from onnxport.serving.app import create_app
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 ORT_DIST = PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist"
 IMMUTABLE = "public, max-age=31536000, immutable"
 
