@@ -355,8 +355,8 @@ class SkippedVariant(TypedDict):
 Variant = Union[ServedVariant, OverBudgetVariant, FailedVariant, SkippedVariant]
 # Every variant of the table, always (a build writes each one, whatever became of it).
 Variants: TypeAlias = with_config(STRICT)(  # type: ignore[valid-type]
-    TypedDict("Variants", {name: Variant for name in variant_table.NAMES})
-)  # type: ignore[operator]
+    TypedDict("Variants", {name: Variant for name in variant_table.NAMES})  # type: ignore[operator]
+)
 
 
 # --------------------------------------------------------------------------- files beside the model
