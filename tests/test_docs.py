@@ -4,7 +4,7 @@ Over README + docs: every server setting is in the one "Settings" section; every
 named and each of its options is written in a page that names the command; every relative link and
 image resolves to a file (and a `#fragment` to a heading of the linked page); every repository path in
 backticks exists, so a rename that forgets the docs fails here; and README.md stays a front page
-(under README_MAX_WORDS words).
+(at most README_MAX_WORDS words).
 
 And the docs describe every key the code writes: docs/reference/manifest.md (manifest.json, bench.json) and
 docs/reference/conformance.md (the `onnxport check` report, conformance.json).
@@ -43,7 +43,7 @@ README = PROJECT / "README.md"
 # The front page, then the topic pages: everything a reader is sent to.
 DOCS = [README, *sorted((PROJECT / "docs").rglob("*.md"))]
 # The README is the front page: what it is, the two ways in, a tour, links. Detail goes to docs/.
-README_MAX_WORDS = 1800
+README_MAX_WORDS = 900
 
 # (doc, a fragment of its `# ` heading) for each file the code writes.
 MANIFEST = (MANIFEST_DOC, "The manifest")
@@ -590,7 +590,7 @@ def test_every_path_a_docstring_names_exists():
 
 def test_the_readme_is_a_front_page():
     words = len(README.read_text().split())
-    assert words < README_MAX_WORDS, (
+    assert words <= README_MAX_WORDS, (
         f"README.md has {words} words (at most {README_MAX_WORDS}): it is the front page; move detail into "
         "a page of docs/ and link it"
     )
