@@ -1,4 +1,4 @@
-"""The manifest's types: every key `onnxport build` and `onnxport import` write (docs/manifest.md).
+"""The manifest's types: every key `onnxport build` and `onnxport import` write (docs/reference/manifest.md).
 
 TypedDicts, so the build keeps writing plain dicts and readers keep reading them; schema.py turns
 these into the JSON Schema published at /api/manifest.schema.json. Records forbid unknown keys
@@ -344,7 +344,7 @@ class FailedVariant(TypedDict):
 
 @with_config(STRICT)
 class SkippedVariant(TypedDict):
-    """Not worth making or serving (docs/manifest.md, "When a variant is skipped"): nothing to convert or
+    """Not worth making or serving (docs/reference/manifest.md, "When a variant is skipped"): nothing to convert or
     quantize, already quantized, not enough smaller than fp32, or static int8 without real calibration data."""
 
     precision: Precision
