@@ -102,7 +102,7 @@ testdata: onnx-testdata
 onnx-testdata: $(VENV)/.installed
 	$(PY) scripts/testdata/fetch_onnx_backend.py
 
-# onnxport beside Transformers.js on minilm in Chromium (docs/peer-bench.md): not part of test or check, it
+# onnxport beside Transformers.js on minilm in Chromium (docs/notes/peer-bench.md): not part of test or check, it
 # installs its npm package itself (npm ci --prefix scripts/bench/peer). ARGS="--rounds 3 --json peer.json"
 # passes options.
 bench-peer: setup

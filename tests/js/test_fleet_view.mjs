@@ -251,5 +251,5 @@ test("the document is checked for its schema and groups; the empty state says wh
   assert.throws(() => checkFleet({ schema: 1, k: 3 }), /"groups" to be a list/);
   assert.throws(() => checkFleet({ ...FLEET, k: null }), /"k" to be an integer, got null/);
   assert.throws(() => checkFleet(null), /expected a JSON object/);
-  assert.match(NO_REPORTS, /connect\(server, \{ report: true \}\).*docs\/fleet\.md/);
+  assert.match(NO_REPORTS, /connect\(server, \{ report: true \}\).*docs\/reference\/fleet\.md/);
 });

@@ -1,4 +1,4 @@
-// The manifest the build wrote (docs/manifest.md): checked once, then asked.
+// The manifest the build wrote (docs/reference/manifest.md): checked once, then asked.
 import { TENSOR_TYPES } from "../tensors/dtypes.js";
 
 /**
@@ -9,12 +9,12 @@ import { TENSOR_TYPES } from "../tensors/dtypes.js";
  * @property {number} [bytes]
  */
 /**
- * A variant of a model (docs/manifest.md has every field): its file, `status` "ok" when served, and what
+ * A variant of a model (docs/reference/manifest.md has every field): its file, `status` "ok" when served, and what
  * the build measured and recorded about it.
  * @typedef {FileRecord & {status: string, reference?: FileRecord | null, [field: string]: any}} VariantRecord
  */
 /**
- * A model of the manifest: its name, task and variants by name (docs/manifest.md has every field).
+ * A model of the manifest: its name, task and variants by name (docs/reference/manifest.md has every field).
  * @typedef {{name: string, task: string, variants: Record<string, VariantRecord>, assets?: Record<string, FileRecord>,
  *   pipeline?: import("../pipelines/pipeline.js").PipelineSpec, [field: string]: any}} ModelEntry
  */

@@ -1,7 +1,7 @@
 """The settings, one row each: name, default, the rule its text is parsed by, and the words of its help.
 
-docs/server.md's settings table names every row (tests/test_docs.py holds them together); adding a setting
-is adding a row here.
+docs/reference/server.md's settings table names every row (tests/test_docs.py holds them together);
+adding a setting is adding a row here.
 """
 
 from __future__ import annotations
@@ -224,7 +224,8 @@ SETTINGS = [
         check=token_or_none,
         secret=True,
     ),
-    # Fleet verdicts (docs/fleet.md): browsers' reports folded into one vote per network, device class and file.
+    # Fleet verdicts (docs/reference/fleet.md): browsers' reports folded into one vote per network, device class and
+    # file.
     Setting(
         "fleet_reports",
         True,
