@@ -43,7 +43,7 @@ node_modules/.bin/biome ci
 $(VENV)/bin/mypy
 $(VENV)/bin/lint-imports
 node_modules/.bin/tsc -p web/lib
-node --test tests/js/*.mjs
+node --test $$(find tests/js -name 'test_*.mjs' | sort)
 endef
 # For check, which runs the steps in one shell: its recipe joins them with "; " in place of newlines.
 define newline

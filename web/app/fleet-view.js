@@ -1,6 +1,6 @@
 // The fleet page's figures, from GET /api/fleet (docs/reference/fleet.md; the contract of issue 36): the summary, the groups
 // by device class, each verdict in words, and the Chart.js configurations of the time distributions.
-// Pure data (no DOM, no Chart.js import), so tests/js/test_fleet_view.mjs checks it under node; pages/fleet.js draws it.
+// Pure data (no DOM, no Chart.js import), so tests/js/app/test_fleet_view.mjs checks it under node; pages/fleet.js draws it.
 import { COLORS, figure } from "./performance-charts.js";
 
 export const FLEET_SCHEMA = 1;

@@ -24,7 +24,7 @@ import { TENSOR_TYPES } from "../tensors/dtypes.js";
  */
 
 // The schema this library reads and the variants' reading order: the server's (repository/store.py,
-// repository/variant_table.py), which tests/repository/test_manifest_js.py holds these to.
+// repository/variant_table.py), which tests/js/lib/files/test_manifest_vectors.mjs holds these to.
 export const SCHEMA = "onnxport.manifest";
 export const SCHEMA_VERSION = 3;
 export const VARIANT_ORDER = Object.freeze(["fp32", "fp16", "int8-dynamic", "int8-static", "int8-weights", "int4"]);
