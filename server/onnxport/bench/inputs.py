@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxport import tensor_json
-from onnxport.repository.manifest import batch_axis_dynamic
+from onnxport.repository.batch_axis import batch_axis_dynamic
 
 
 def batch_one(entry: dict, golden: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -22,7 +22,7 @@ from onnxport.errors import ModelFileError, RecipeError, ValidationError
 from onnxport.pipelines import spec_check
 from onnxport.pipelines.spec import SpecError
 from onnxport.repository import testdata, variant_table
-from onnxport.repository.manifest import batch_axis
+from onnxport.repository.batch_axis import batch_axis
 from onnxport.repository.store import Transaction
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from onnxport.dtypes import by_numpy_name
 from onnxport.errors import OnnxportError, UsageError
-from onnxport.repository.manifest import batch_axis_dynamic
+from onnxport.repository.batch_axis import batch_axis_dynamic
 from onnxport.repository.names import check_stored_name, inside
 from onnxport.repository.store import Repository
 from onnxport.repository.variant_table import order

@@ -11,10 +11,10 @@ import copy
 import functools
 from typing import Any
 
-from onnxport.repository import manifest, store
+from onnxport.repository import manifest
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-SCHEMA_ID = f"urn:onnxport:schema:{store.SCHEMA}:{store.SCHEMA_VERSION}"
+SCHEMA_ID = f"urn:onnxport:schema:{manifest.SCHEMA}:{manifest.SCHEMA_VERSION}"
 
 
 def manifest_schema() -> dict[str, Any]:
@@ -33,10 +33,10 @@ def _generated() -> dict[str, Any]:
     return {
         "$schema": DIALECT,
         "$id": SCHEMA_ID,
-        "title": f"{store.SCHEMA} version {store.SCHEMA_VERSION}",
+        "title": f"{manifest.SCHEMA} version {manifest.SCHEMA_VERSION}",
         "description": "manifest.json of an onnxport model repository (docs/manifest.md). "
         "Generated from server/onnxport/repository/manifest.py.",
-        "x-schema-version": store.SCHEMA_VERSION,
+        "x-schema-version": manifest.SCHEMA_VERSION,
         **{k: v for k, v in generated.items() if k != "description"},
     }
 

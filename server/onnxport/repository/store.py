@@ -25,12 +25,8 @@ from typing import Any, Iterator
 
 from onnxport.errors import RepositoryError, UsageError
 from onnxport.repository import atomic, layout
+from onnxport.repository.manifest import SCHEMA, SCHEMA_VERSION
 from onnxport.repository.names import check_stored_name
-
-SCHEMA = "onnxport.manifest"
-# 2: budgets are Tolerance records (top1_min, rel as a relative error); entries carry playground, bench_inputs.
-# 3: the weight-only variants int8-weights and int4 beside the others, and their settings.
-SCHEMA_VERSION = 3
 
 
 def empty_manifest() -> dict[str, Any]:

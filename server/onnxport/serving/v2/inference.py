@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from onnxport import runtime
-from onnxport.repository.manifest import batch_axis_dynamic, shared_dimension
+from onnxport.repository.batch_axis import batch_axis_dynamic, shared_dimension
 from onnxport.serving.models.catalog import Catalog
 from onnxport.serving.models.sessions import SessionPool
 from onnxport.serving.statistics import Timing
