@@ -2,10 +2,12 @@
 names must agree. Read from a model entry's inputs and outputs (repository/manifest.py's ValueInfo)."""
 
 import re
-from typing import Any
+from typing import Sequence
+
+from onnxport.repository.manifest import ModelEntry, ValueInfo
 
 
-def batch_axis(inputs: list[dict[str, Any]], outputs: list[dict[str, Any]]) -> bool:
+def batch_axis(inputs: Sequence[ValueInfo], outputs: Sequence[ValueInfo]) -> bool:
     """The one rule for a model's first dimension being a batch axis (rows that can be cut or
     stacked): every input and every output has a dynamic first dimension (a name, or -1), every
     input has rank >= 2 (a 1-D input is a sequence, not rows: cutting it cuts the sequence), and the
@@ -13,14 +15,15 @@ def batch_axis(inputs: list[dict[str, Any]], outputs: list[dict[str, Any]]) -> b
     exporters and shape inference name them as they like (`unk__0`, `Gemm_dim_0`). Written as the
     entry's `batch_axis`; golden rows are cut (reference files, the check's WebGPU rows, the bench)
     and requests batched (the server, the Triton export) only when it holds."""
-    values = [*inputs, *outputs]
-    if not inputs or any(not v["shape"] for v in values):  # no shape, or a scalar
+    input_shapes = [v["shape"] for v in inputs if v["shape"]]
+    shapes = [*input_shapes, *(v["shape"] for v in outputs if v["shape"])]
+    if not inputs or len(shapes) < len(inputs) + len(outputs):  # no shape, or a scalar
         return False
-    if any(isinstance(v["shape"][0], int) and v["shape"][0] >= 0 for v in values):
+    if any(isinstance(s[0], int) and s[0] >= 0 for s in shapes):
         return False
-    if any(len(v["shape"]) < 2 for v in inputs):
+    if any(len(s) < 2 for s in input_shapes):
         return False
-    names = {v["shape"][0] for v in inputs if isinstance(v["shape"][0], str) and shared_dimension(v["shape"][0])}
+    names = {s[0] for s in input_shapes if isinstance(s[0], str) and shared_dimension(s[0])}
     return len(names) <= 1
 
 
@@ -37,6 +40,6 @@ def shared_dimension(dim_param: str) -> str | None:
     return dim_param
 
 
-def batch_axis_dynamic(entry: dict[str, Any]) -> bool:
+def batch_axis_dynamic(entry: ModelEntry) -> bool:
     """batch_axis of a model entry (its inputs and outputs): the server's batching and the Triton export."""
     return batch_axis(entry["inputs"], entry["outputs"])

@@ -4,19 +4,20 @@ TypedDicts, so the build keeps writing plain dicts and readers keep reading them
 these into the JSON Schema published at /api/manifest.schema.json. Records forbid unknown keys
 (`with_config(STRICT)`), so a key the build writes without a type here fails the schema tests.
 This module holds the manifest and its model entries; a variant's record is in variant_record.py, its
-measurements in measurements.py. Enumerations come from their one table: variant names and precisions from
+measurements in accuracy/measured.py. Enumerations come from their one table: variant names and precisions from
 repository/variant_table.py; the schema's name and version, the tasks, source frameworks and playground kinds
 are defined here, the lowest layer that needs them (recipe.py validates recipes against them).
 """
 
-from typing import Any, Literal, Union, get_args
+from typing import Literal, Union, get_args
 
 from pydantic import with_config
 from typing_extensions import NotRequired, TypedDict
 
+from onnxport.accuracy.measured import Validation
+from onnxport.json_boundary import JsonObject
+from onnxport.json_fields import STRICT, ArtifactPath, Count, Sha256, TestdataPath
 from onnxport.pipelines.spec import PipelineSpec
-from onnxport.repository.json_fields import STRICT, ArtifactPath, Count, Sha256, TestdataPath
-from onnxport.repository.measurements import Validation
 from onnxport.repository.variant_record import Variants
 
 SCHEMA = "onnxport.manifest"
@@ -116,7 +117,7 @@ class ModelEntry(TypedDict):
     inputs: list[ValueInfo]
     outputs: list[ValueInfo]
     operators: dict[str, Count]
-    facts: dict[str, Any]
+    facts: JsonObject
     provenance: Provenance
     validation: Validation
     playground: Playground

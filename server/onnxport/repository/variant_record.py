@@ -6,15 +6,16 @@ ask it rather than the keys. Variant names, precisions and arithmetics come from
 (repository/variant_table.py, accuracy/budgets.py, accuracy/browser_runtimes.py).
 """
 
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, Union
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypeGuard, Union, cast
 
 from pydantic import with_config
 from typing_extensions import NotRequired, TypedDict
 
 from onnxport.accuracy import browser_runtimes, budgets
+from onnxport.accuracy.measured import Budget, Measurement
+from onnxport.json_boundary import JsonObject
+from onnxport.json_fields import STRICT, ArtifactPath, Count, Sha256
 from onnxport.repository import variant_table
-from onnxport.repository.json_fields import STRICT, ArtifactPath, Count, Sha256
-from onnxport.repository.measurements import Budget, Measurement, Reference, Speed
 
 # Enumerations read from their tables at run time: pydantic (and so the schema) sees their values;
 # mypy cannot read a Literal built at run time, and takes them as plain aliases (the ignores).
@@ -24,6 +25,30 @@ Arithmetic: TypeAlias = Literal[budgets.ARITHMETICS]  # type: ignore[valid-type]
 BrowserRuntime: TypeAlias = Literal[browser_runtimes.NAMES]  # type: ignore[valid-type]
 Status = Literal["ok", "rejected", "skipped"]  # as manifest.json writes it
 Outcome = Literal["served", "over_budget", "failed", "skipped"]  # what became of it (outcome())
+
+
+# --------------------------------------------------------------------------- speed and reference file
+
+
+@with_config(STRICT)
+class Speed(TypedDict):
+    """Native onnxruntime's latency on golden set 0, the fastest of its runs at build time (a ranking aid)."""
+
+    native_ms: float
+    runs: Count
+    inputs: str
+    onnxruntime_threads: Union[int, None]
+
+
+@with_config(STRICT)
+class Reference(TypedDict):
+    """The variant's reference file: golden rows and native onnxruntime's outputs on them."""
+
+    file: ArtifactPath
+    sha256: Sha256
+    bytes: Count
+    rows: Count
+    golden_set: Count
 
 
 # --------------------------------------------------------------------------- how it was made
@@ -55,7 +80,7 @@ class Settings(TypedDict, total=False):
     calibration_batches: Count
     kept_float: list[str]
     op_types: list[str]
-    extra_options: dict[str, Any]
+    extra_options: JsonObject
     refusals: list[Refusal]  # fp16: what onnxruntime refused, and what was kept in float for it
     weights: str  # int8-weights, int4: how the weights are stored (convert/int8/weights.py, nbits.py)
     weights_stored: Count  # weights stored in int8 behind DequantizeLinear
@@ -84,7 +109,9 @@ class Fallback(TypedDict):
 
 
 @with_config(STRICT)
-class _FormHow(TypedDict):
+class FormHow(TypedDict):
+    """How a form was made: what every form's record says, made or not (convert/forms/)."""
+
     format: Literal["ort", "onnx"]
     optimization: Literal["extended", "basic", "transformer", "tree-gemm"]
     tool: str
@@ -92,7 +119,7 @@ class _FormHow(TypedDict):
     fusions: NotRequired[dict[str, Count]]  # `fused`: fused operator -> how many
 
 
-class MadeForm(_FormHow):
+class MadeForm(FormHow):
     """Made, run on the golden inputs and judged against fp32 by the variant's budget; `ok` is served."""
 
     status: Literal["ok", "rejected"]
@@ -206,6 +233,37 @@ else:
     Variants = with_config(STRICT)(TypedDict("Variants", {name: Variant for name in variant_table.NAMES}))
 
 
+MadeVariant = Union[ServedVariant, OverBudgetVariant]  # a file, measured: served or over budget
+
+
+def made(variant: Variant) -> TypeGuard[MadeVariant]:
+    """True when the variant has a file (served or over budget): its `file`, `reference` and measurements."""
+    return "file" in variant
+
+
+def made_form(form: Form) -> TypeGuard[MadeForm]:
+    """True when the form has a file (made and judged, served or not); a failed form has none."""
+    return "file" in form
+
+
+def served(variant: Variant) -> TypeGuard[ServedVariant]:
+    """True when the variant is served (status "ok"): its forms too."""
+    return variant["status"] == "ok"
+
+
+def forms_of(variant: Variant) -> dict[str, Form]:
+    """A variant's forms by name: a served variant's, none for the others."""
+    # Forms is a TypedDict of optional keys, all of them Forms: its values are read as one mapping.
+    return cast(dict[str, Form], variant.get("forms") or {}) if served(variant) else {}
+
+
+def file_of(variant: Variant) -> str:
+    """A made variant's file; a KeyError, as reading the key would give, for one that has none."""
+    if not made(variant):
+        raise KeyError("file")
+    return variant["file"]
+
+
 def outcome(variant: Variant) -> Outcome:
     """What became of a variant: served ("ok"), over budget (rejected with its file), failed (rejected with
     no file) or skipped."""
@@ -213,4 +271,4 @@ def outcome(variant: Variant) -> Outcome:
         return "served"
     if variant["status"] == "skipped":
         return "skipped"
-    return "over_budget" if "file" in variant else "failed"
+    return "over_budget" if made(variant) else "failed"

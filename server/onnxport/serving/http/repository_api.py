@@ -13,6 +13,7 @@ import hmac
 
 from flask import Blueprint, Response, request
 
+from onnxport.repository.variant_record import made
 from onnxport.serving.http.context import deployment, state
 from onnxport.serving.http.replies import send
 from onnxport.serving.state import State
@@ -54,7 +55,7 @@ def unload(model: str) -> Response:
     if every_replica is not None:
         return send(every_replica.load_or_unload(request.path, authorization))
     entry = current.catalog.model(model)
-    current.sessions.release({r["sha256"] for r in entry["variants"].values() if r.get("sha256")})
+    current.sessions.release({r["sha256"] for r in entry["variants"].values() if made(r)})
     return send(json_reply({}))
 
 

@@ -1,12 +1,16 @@
-"""A variant's measurements and the budget they are judged by: the records under `vs_fp32`, `vs_source`,
-`validation`, `budget`, `speed` and `reference` in manifest.json (accuracy/measure.py writes them)."""
+"""What comparing two sets of outputs measures, and the budget it is judged by: the records under `vs_fp32`,
+`vs_source`, `validation` and `budget` in manifest.json (measure.py writes them, judgement.py reads them).
+
+TypedDicts, as the rest of the manifest's types (repository/manifest.py includes these), so the JSON Schema
+carries them; defined here, the lowest layer that writes them.
+"""
 
 from typing import Union
 
 from pydantic import with_config
 from typing_extensions import NotRequired, TypedDict
 
-from onnxport.repository.json_fields import STRICT, ArtifactPath, Count, Scalar, Sha256
+from onnxport.json_fields import STRICT, Count, Scalar
 
 
 @with_config(STRICT)
@@ -81,24 +85,3 @@ class Budget(TypedDict):
     scaled_max_abs: Union[float, None]
     scaled_mean_abs: Union[float, None]
     why: str
-
-
-@with_config(STRICT)
-class Speed(TypedDict):
-    """Native onnxruntime's latency on golden set 0, the fastest of its runs at build time (a ranking aid)."""
-
-    native_ms: float
-    runs: Count
-    inputs: str
-    onnxruntime_threads: Union[int, None]
-
-
-@with_config(STRICT)
-class Reference(TypedDict):
-    """The variant's reference file: golden rows and native onnxruntime's outputs on them."""
-
-    file: ArtifactPath
-    sha256: Sha256
-    bytes: Count
-    rows: Count
-    golden_set: Count

@@ -1,7 +1,8 @@
 """The manifest's constrained values: hashes, repository paths, counts and the STRICT record rule.
 
-Shared by the manifest's record types (manifest.py, variant_record.py, measurements.py); the JSON Schema
-(schema.py) carries their patterns and bounds, so a written manifest is checked against them.
+Shared by the manifest's record types (repository/manifest.py, repository/variant_record.py,
+accuracy/measured.py); the JSON Schema (repository/schema.py) carries their patterns and bounds, so a written
+manifest is checked against them.
 """
 
 from typing import Annotated, Union
