@@ -76,7 +76,8 @@ class Recipe:
     # `fused` form (convert/forms/): {"model_type": "bert", "num_heads": 12, "hidden_size": 384}.
     transformer: JsonObject | None = None
     # How raw input (text, an image) becomes the model's tensors and its output an answer: the manifest's
-    # `pipeline` (onnxport/pipelines/spec.py, docs/manifest.md). Checked against the model at build (spec_check.py).
+    # `pipeline` (onnxport/pipelines/spec.py, docs/reference/manifest.md). Checked against the model at build
+    # (spec_check.py).
     pipeline: JsonObject | None = None  # as the author wrote it, checked at build
     path: Path | None = None
 

@@ -1,4 +1,4 @@
-"""The manifest's types: every key `onnxport build` and `onnxport import` write (docs/manifest.md).
+"""The manifest's types: every key `onnxport build` and `onnxport import` write (docs/reference/manifest.md).
 
 TypedDicts, so the build keeps writing plain dicts and readers keep reading them; schema.py turns
 these into the JSON Schema published at /api/manifest.schema.json. Records forbid unknown keys

@@ -35,7 +35,7 @@ def _generated() -> JsonObject:
         "$schema": DIALECT,
         "$id": SCHEMA_ID,
         "title": f"{manifest.SCHEMA} version {manifest.SCHEMA_VERSION}",
-        "description": "manifest.json of an onnxport model repository (docs/manifest.md). "
+        "description": "manifest.json of an onnxport model repository (docs/reference/manifest.md). "
         "Generated from server/onnxport/repository/manifest.py.",
         "x-schema-version": manifest.SCHEMA_VERSION,
         **{k: v for k, v in generated.items() if k != "description"},

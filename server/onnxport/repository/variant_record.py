@@ -216,7 +216,7 @@ class FailedVariant(TypedDict):
 
 @with_config(STRICT)
 class SkippedVariant(TypedDict):
-    """Not worth making or serving (docs/manifest.md, "When a variant is skipped"): nothing to convert or
+    """Not worth making or serving (docs/reference/manifest.md, "When a variant is skipped"): nothing to convert or
     quantize, already quantized, not enough smaller than fp32, or static int8 without real calibration data."""
 
     precision: Precision
