@@ -17,6 +17,7 @@ import numpy as np
 
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.errors import RecipeError
+from onnxport.json_boundary import JsonObject
 from onnxport.pipelines import spec_check
 from onnxport.pipelines.spec import SpecError
 from onnxport.project import PROJECT_ROOT
@@ -45,7 +46,7 @@ class SourceModel:
     # Runs the source framework: the reference every export is measured against.
     run: Callable[[Feeds], dict[str, np.ndarray]]
     # Facts about the source worth publishing (test accuracy, data set...).
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: JsonObject = field(default_factory=dict)  # published as written (the manifest's `facts`)
     # Ground-truth labels of the golden inputs, for classifiers.
     golden_labels: np.ndarray | None = None
     # Files published beside the model (tokenizer files...): label -> path.
@@ -73,11 +74,11 @@ class Recipe:
     bench_inputs: Callable[[], Feeds] | None = None
     # A transformer's shape for onnxruntime's transformer optimizer, which makes the fp32 variant's
     # `fused` form (convert/forms/): {"model_type": "bert", "num_heads": 12, "hidden_size": 384}.
-    transformer: dict[str, Any] | None = None
+    transformer: JsonObject | None = None
     # How raw input (text, an image) becomes the model's tensors and its output an answer: the manifest's
     # `pipeline` (onnxport/pipelines/spec.py, docs/reference/manifest.md). Checked against the model at build
     # (spec_check.py).
-    pipeline: dict[str, Any] | None = None
+    pipeline: JsonObject | None = None  # as the author wrote it, checked at build
     path: Path | None = None
 
     def __post_init__(self) -> None:

@@ -8,6 +8,7 @@ The one format between the server's golden-data endpoint, the page
 from __future__ import annotations
 
 import base64
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -26,11 +27,11 @@ def _data(value: np.ndarray) -> str | list[str]:
     return base64.b64encode(np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<")).tobytes()).decode()
 
 
-def decode(encoded: dict[str, dict]) -> dict[str, np.ndarray]:
+def decode(encoded: Mapping[str, Mapping[str, Any]]) -> dict[str, np.ndarray]:
     return {name: _array(t) for name, t in encoded.items()}
 
 
-def _array(t: dict) -> np.ndarray:
+def _array(t: Mapping[str, Any]) -> np.ndarray:
     if isinstance(t["data"], list):
         return np.array(t["data"], dtype=object).reshape(t["shape"])
     return np.frombuffer(base64.b64decode(t["data"]), dtype=np.dtype(t["dtype"]).newbyteorder("<")).reshape(t["shape"])

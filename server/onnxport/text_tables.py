@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import textwrap
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
+from onnxport.repository.manifest import Manifest, ModelEntry
 from onnxport.repository.variant_table import FORMS
 from onnxport.repository.variant_table import order as variant_order
 
@@ -86,7 +87,9 @@ def metric_text(metric: dict[str, float] | None) -> str:
     return "-"
 
 
-def _variants(entry: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def _variants(entry: ModelEntry) -> list[tuple[str, Mapping[str, Any]]]:
+    """The entry's variant records in build order, each read as the table reads it: whatever keys its outcome
+    has (a served variant's forms, a failed one's detail), a missing one shown as "-"."""
     return sorted(entry["variants"].items(), key=lambda kv: variant_order(kv[0]))
 
 
@@ -95,7 +98,7 @@ def _variants(entry: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 INT4_MIN_GAIN = 0.9
 
 
-def variant_rows(name: str, entry: dict[str, Any], more: str | None = None) -> list[list[str]]:
+def variant_rows(name: str, entry: ModelEntry, more: str | None = None) -> list[list[str]]:
     """The variant table's rows; a long reason is summarized, ending "(more)": by default where it is whole."""
     more = more or f"onnxport info {name} has it all"
     rows = []
@@ -119,10 +122,11 @@ def variant_rows(name: str, entry: dict[str, Any], more: str | None = None) -> l
     return rows
 
 
-def int4_gain_note(entry: dict[str, Any]) -> str | None:
+def int4_gain_note(entry: ModelEntry) -> str | None:
     """For a served int4 beside a served int8-weights: a word when the 4-bit file is not meaningfully smaller
     (a model whose weights int4's quantizer leaves in 8 bits or float, e.g. too few columns for its blocks)."""
-    int4, int8 = entry["variants"].get("int4") or {}, entry["variants"].get("int8-weights") or {}
+    variants: Mapping[str, Mapping[str, Any]] = entry["variants"]  # read as the table reads them (_variants)
+    int4, int8 = variants.get("int4") or {}, variants.get("int8-weights") or {}
     if int4.get("status") != "ok" or int8.get("status") != "ok" or not int4.get("bytes") or not int8.get("bytes"):
         return None
     if int4["bytes"] < INT4_MIN_GAIN * int8["bytes"]:
@@ -146,7 +150,7 @@ def build_summary(outcomes) -> str:
     return table(VARIANT_HEADERS, rows)
 
 
-def disk_use(entries: list[dict[str, Any]], command: str) -> str:
+def disk_use(entries: list[ModelEntry], command: str) -> str:
     """What the served variants and their optimized forms take on disk, per variant and form, the total,
     and how to skip forms. A file two records share (the same sha256) is counted once."""
     forms = [f for f in FORMS if any(f in (r.get("forms") or {}) for e in entries for _, r in _variants(e))]
@@ -199,7 +203,7 @@ def disk_use(entries: list[dict[str, Any]], command: str) -> str:
     return "\n".join(lines)
 
 
-def synthetic_warning(entry: dict[str, Any]) -> str | None:
+def synthetic_warning(entry: ModelEntry) -> str | None:
     """The paragraph `onnxport import` prints on stderr when a model is judged on synthetic inputs."""
     if entry.get("golden_data") != "synthetic":
         return None
@@ -217,7 +221,7 @@ def synthetic_warning(entry: dict[str, Any]) -> str | None:
     return textwrap.fill(text, width=100, break_on_hyphens=False, break_long_words=False)
 
 
-def model_list(manifest: dict[str, Any]) -> str:
+def model_list(manifest: Manifest) -> str:
     rows = []
     for name, entry in sorted(manifest["models"].items()):
         served = [r.get("label", v) for v, r in entry["variants"].items() if r["status"] == "ok"]
@@ -227,7 +231,7 @@ def model_list(manifest: dict[str, Any]) -> str:
     return table(["model", "source", "task", "opset", "served variants"], rows)
 
 
-def model_info(entry: dict[str, Any]) -> str:
+def model_info(entry: ModelEntry) -> str:
     def shapes(values):
         return "; ".join(f"{v['name']} {v['dtype']}{v['shape']}" for v in values)
 
@@ -258,7 +262,7 @@ def model_info(entry: dict[str, Any]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def data_origin(entry: dict[str, Any]) -> list[str]:
+def data_origin(entry: ModelEntry) -> list[str]:
     """Where the golden inputs (every verdict's basis) and static int8's calibration inputs came from."""
     facts, provenance = entry.get("facts", {}), entry.get("provenance") or {}
     if "golden_data" not in entry:
@@ -286,14 +290,15 @@ def data_origin(entry: dict[str, Any]) -> list[str]:
         kind = provenance.get("calibration_data")
         lines.append(f"  calibration {kind + ': ' if kind else ''}{provenance['calibration']}")
     elif provenance.get("calibration_sha256"):
-        settings = (entry["variants"].get("int8-static") or {}).get("settings") or {}
+        variants: Mapping[str, Mapping[str, Any]] = entry["variants"]  # read as the table reads them (_variants)
+        settings = (variants.get("int8-static") or {}).get("settings") or {}
         batches = settings.get("calibration_batches")
         detail = (f"{batches} batches, " if batches else "") + f"sha256 {provenance['calibration_sha256'][:12]}…"
         lines.append(f"  calibration real: {recipe} calibration inputs ({detail})")
     return lines
 
 
-def full_reasons(entry: dict[str, Any]) -> list[str]:
+def full_reasons(entry: ModelEntry) -> list[str]:
     """Every reason of the entry's variants and forms, whole, one line each."""
     lines = []
     for variant, record in _variants(entry):

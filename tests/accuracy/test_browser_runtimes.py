@@ -12,7 +12,7 @@ from fixtures import vectors
 from onnxport.accuracy import browser_runtimes, browser_tolerances
 from onnxport.check import check_run, verdict_file
 from onnxport.convert import forms
-from onnxport.repository import manifest, schema
+from onnxport.repository import schema, variant_record
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def test_every_variant_has_a_tolerance_for_every_runtime_and_no_other():
 
 
 def test_the_manifest_schema_allows_exactly_these_runtimes():
-    assert set(manifest.BrowserRuntime.__args__) == set(browser_runtimes.NAMES)
+    assert set(variant_record.BrowserRuntime.__args__) == set(browser_runtimes.NAMES)
     enums = [node["enum"] for node in _walk(schema.manifest_schema()) if "wasm-1t" in node.get("enum", [])]
     assert enums and all(tuple(enum) == browser_runtimes.NAMES for enum in enums)
 

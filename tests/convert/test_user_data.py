@@ -18,7 +18,7 @@ from onnxport.convert.intake.export import check_and_infer
 from onnxport.convert.node_order import sort_nodes
 from onnxport.errors import ModelFileError, UsageError
 from onnxport.repository import testdata
-from onnxport.repository.manifest import batch_axis
+from onnxport.repository.batch_axis import batch_axis
 
 
 @pytest.fixture(autouse=True)

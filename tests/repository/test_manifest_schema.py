@@ -16,6 +16,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxport import cli
+from onnxport.accuracy import measured
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.bench.inputs import batch_one
 from onnxport.convert.intake.sources import recipe_build_key
@@ -111,7 +112,7 @@ def test_every_record_is_closed_and_the_enumerations_come_from_their_tables():
 
 
 def test_the_budget_type_is_the_tolerance_type():
-    assert list(types.Budget.__annotations__) == [f.name for f in dataclasses.fields(Tolerance)]
+    assert list(measured.Budget.__annotations__) == [f.name for f in dataclasses.fields(Tolerance)]
     assert set(manifest_schema()["$defs"]["Budget"]["required"]) == set(Tolerance().as_json())
 
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from onnxport.errors import RepositoryError, UsageError
-from onnxport.repository import manifest
+from onnxport.repository import batch_axis
 from onnxport.repository.names import EXAMPLE, RULE, check_name, check_stored_name, inside, is_valid
 
 # Each with the reason the message must give.
@@ -102,4 +102,4 @@ def test_inside_follows_symbolic_links(tmp_path):
 )
 def test_one_rule_tells_a_named_dimension_from_a_placeholder(dim_param, shared):
     """The server's request check, batch-axis detection and --data checks all read dim_params this way."""
-    assert manifest.shared_dimension(dim_param) == shared
+    assert batch_axis.shared_dimension(dim_param) == shared

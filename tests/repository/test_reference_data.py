@@ -222,7 +222,7 @@ def test_reference_inputs_rules():
     cut, rows = reference_inputs({"x": x[:1]}, [{"name": "x", "shape": [-1, 3]}], True)
     assert rows == 1 and cut["x"].shape == (1, 3)
     for feeds, inputs, batch_axis in [
-        ({"x": x}, [{"name": "x", "shape": ["batch", 3]}], False),  # not a batch axis (manifest.batch_axis)
+        ({"x": x}, [{"name": "x", "shape": ["batch", 3]}], False),  # not a batch axis (batch_axis.batch_axis)
         ({"x": x[:0]}, [{"name": "x", "shape": ["batch", 3]}], True),  # no rows
         ({"x": x, "k": scalar}, [{"name": "x", "shape": ["batch", 3]}, {"name": "k", "shape": []}], True),  # scalar
     ]:

@@ -6,16 +6,48 @@ which element, what was expected and what came.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Union, final
 
 import numpy as np
+from typing_extensions import NotRequired, TypedDict
 
+from onnxport.accuracy.measured import ShapeMismatch
 from onnxport.accuracy.tolerance import Tolerance
+from onnxport.json_fields import Scalar
 
 Outputs = dict[str, np.ndarray]
 
 
-def output_errors(expected: np.ndarray, got: np.ndarray, tolerance: Tolerance | None = None) -> dict[str, Any]:
+class ElementMismatch(TypedDict):
+    index: list[int]
+    expected: Scalar
+    got: Scalar
+
+
+@final  # so that `"shape_mismatch" in errors` tells the two apart
+class SetErrors(TypedDict):
+    """One output's errors on one golden set; measure.py merges the sets into the manifest's OutputErrors."""
+
+    max_abs: float
+    mean_abs: float
+    max_rel: float
+    nonfinite: int
+    scale: float
+    mismatches: NotRequired[int]
+    first_mismatch: NotRequired[ElementMismatch]
+
+
+@final
+class ShapeErrors(TypedDict):
+    """Shapes that differ: no element compared."""
+
+    shape_mismatch: ShapeMismatch
+
+
+Errors = Union[SetErrors, ShapeErrors]
+
+
+def output_errors(expected: np.ndarray, got: np.ndarray, tolerance: Tolerance | None = None) -> Errors:
     """Max/mean absolute and max relative error, plus the first element outside tolerance."""
     if expected.shape != got.shape:
         return {"shape_mismatch": {"expected": list(expected.shape), "got": list(got.shape)}}
@@ -28,7 +60,7 @@ def output_errors(expected: np.ndarray, got: np.ndarray, tolerance: Tolerance | 
     # A non-finite value where the reference is finite is always an error.
     nonfinite = int((~np.isfinite(act) & np.isfinite(exp)).sum())
     finite = np.isfinite(diff) & np.isfinite(exp)
-    report: dict[str, Any] = {
+    report: SetErrors = {
         "max_abs": float(diff[finite].max()) if finite.any() else 0.0,
         "mean_abs": float(diff[finite].mean()) if finite.any() else 0.0,
         "max_rel": float((diff[finite] / np.maximum(np.abs(exp[finite]), 1e-12)).max()) if finite.any() else 0.0,
@@ -68,11 +100,11 @@ def outside(expected: np.ndarray, got: np.ndarray, tolerance: Tolerance) -> np.n
     return ~ok
 
 
-def compare(expected: Outputs, got: Outputs, tolerance: Tolerance | None = None) -> dict[str, dict[str, Any]]:
+def compare(expected: Outputs, got: Outputs, tolerance: Tolerance | None = None) -> dict[str, Errors]:
     return {name: output_errors(expected[name], got[name], tolerance) for name in expected if name in got}
 
 
-def within(errors: dict[str, dict[str, Any]]) -> bool:
+def within(errors: Mapping[str, Mapping[str, Any]]) -> bool:
     """True when no output has a mismatch, a shape difference or a new non-finite value."""
     return all(
         "first_mismatch" not in e and "shape_mismatch" not in e and e.get("nonfinite", 0) == 0 for e in errors.values()

@@ -16,16 +16,30 @@ included, word for word.
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping, cast
 
 import numpy as np
+from typing_extensions import TypedDict
 
 from onnxport.accuracy import budgets, measure
+from onnxport.accuracy.measured import OutputErrors
 from onnxport.accuracy.tolerance import Tolerance
+from onnxport.json_boundary import JsonObject
 
 Outputs = Mapping[str, np.ndarray]
 ARITHMETICS = budgets.ARITHMETICS
 SERVER = "the server"  # what the floor's reference is called in reasons
+
+
+class Judgement(TypedDict):
+    """One runtime's result judged (judge()), as the JavaScript twin returns it and the check's rows carry it."""
+
+    ok: bool
+    reason: str | None
+    basis: Literal["floor", "budget"]
+    metric: dict[str, float]
+    outputs: dict[str, OutputErrors] | None
+    diagnostic: JsonObject | None  # elementwise_diagnostic(): shown, not read
 
 
 def judge(
@@ -37,7 +51,7 @@ def judge(
     got: Outputs,
     fp32: Outputs | None,
     same_variant: Outputs | None,
-) -> dict[str, Any]:
+) -> Judgement:
     """{ok, reason, basis: "floor" | "budget", metric, outputs, diagnostic}.
 
     got: the runtime's outputs; fp32: the server's fp32 variant on the same inputs (needed unless
@@ -61,9 +75,9 @@ def judge(
     return _by_budget(task, metric_output, arithmetic, tolerance(budget), floor_t, got, fp32, same_variant)
 
 
-def _by_floor(task: str, metric_output: str | None, floor: Tolerance, got: Outputs, same: Outputs) -> dict[str, Any]:
+def _by_floor(task: str, metric_output: str | None, floor: Tolerance, got: Outputs, same: Outputs) -> Judgement:
     vs = measure.against([dict(same)], [dict(got)], task, metric_output, floor)
-    metric = vs.get("metric") or {}
+    metric = cast(dict[str, float], vs.get("metric") or {})  # Metric's figures, every one a float
     reason = (
         missing(same, got)
         or measure.broken(vs, exact_integers=True, reference=SERVER)
@@ -89,7 +103,7 @@ def _by_budget(
     got: Outputs,
     fp32: Outputs,
     same: Outputs | None,
-) -> dict[str, Any]:
+) -> Judgement:
     vs_fp32 = measure.against([dict(fp32)], [dict(got)], task, metric_output)
     reason = missing(fp32, got) or measure.verdict(arithmetic, budget, task, vs_fp32)
     outputs, diagnostic = None, None
@@ -99,7 +113,9 @@ def _by_budget(
         diagnostic = elementwise_diagnostic(outputs)
         # A shape the server's own run of this file does not have is wrong whatever fp32 says.
         reason = (
-            reason or missing(same, got) or measure.broken({"outputs": outputs}, exact_integers=False, reference=SERVER)
+            reason
+            or missing(same, got)
+            or measure.broken({"outputs": outputs, "within_tolerance": None}, exact_integers=False, reference=SERVER)
         )
     return {
         "ok": reason is None,
@@ -111,7 +127,7 @@ def _by_budget(
     }
 
 
-def fp32_floor(table_floor: Mapping[str, Any], validation: Mapping[str, Any] | None) -> dict[str, Any]:
+def fp32_floor(table_floor: Mapping[str, Any], validation: Mapping[str, Any] | None) -> JsonObject:
     """The floor an fp32 file is judged by in one runtime: the tolerance table's "fp32/<runtime>" entry
     (onnxruntime-web's floors, made for single operators) loosened to the model's own export tolerance
     (the manifest's `validation.tolerance`) where that is looser: the build already called such a
@@ -133,7 +149,7 @@ def missing(reference: Outputs, got: Outputs) -> str | None:
     return None if name is None else f"output {name!r} is missing"
 
 
-def outside_floor(outputs: dict[str, dict[str, Any]], floor: Tolerance) -> str | None:
+def outside_floor(outputs: Mapping[str, OutputErrors], floor: Tolerance) -> str | None:
     """The first float element outside the floor, with where, what and the bounds."""
     for name, errors in outputs.items():
         first = errors.get("first_mismatch")
@@ -145,7 +161,7 @@ def outside_floor(outputs: dict[str, dict[str, Any]], floor: Tolerance) -> str |
     return None
 
 
-def elementwise_diagnostic(outputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def elementwise_diagnostic(outputs: Mapping[str, OutputErrors]) -> JsonObject:
     """How far the result is from the server's output of the same file, element by element: the
     largest difference, where the first element outside the floor is, and the abs bound the
     element rule would have needed (the largest difference itself)."""

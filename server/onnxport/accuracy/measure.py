@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 import numpy as np
 
 from onnxport.accuracy import budgets, compare
+from onnxport.accuracy.measured import Measurement, Metric, OutputErrors
 from onnxport.accuracy.tolerance import Tolerance
 
 Feeds = dict[str, np.ndarray]
@@ -18,21 +19,21 @@ def against(
     task: str,
     metric_output: str | None,
     tolerance: Tolerance | None = None,
-) -> dict[str, Any]:
+) -> Measurement:
     """Errors per output and the task metric, over every golden set."""
     per_set = [compare.compare(ref, out, tolerance) for ref, out in zip(reference, got)]
     outputs = _merge_errors(per_set)
-    result: dict[str, Any] = {"outputs": outputs}
-    if metric_output:
-        metrics = [
-            compare.task_metric(task, ref[name], out[name])
-            for ref, out in zip(reference, got)
-            for name in _metric_outputs(task, metric_output, ref)
-            if name in out
-        ]
-        result["metric"] = _merge_metrics(metrics)
-    result["within_tolerance"] = compare.within(outputs) if tolerance is not None and tolerance.elementwise else None
-    return result
+    within = compare.within(outputs) if tolerance is not None and tolerance.elementwise else None
+    if not metric_output:
+        return {"outputs": outputs, "within_tolerance": within}
+    metrics = [
+        compare.task_metric(task, ref[name], out[name])
+        for ref, out in zip(reference, got)
+        for name in _metric_outputs(task, metric_output, ref)
+        if name in out
+    ]
+    # task_metric's figures are Metric's keys, by task (compare.task_metric).
+    return {"outputs": outputs, "metric": cast(Metric, _merge_metrics(metrics)), "within_tolerance": within}
 
 
 def _metric_outputs(task: str, metric_output: str, reference: Feeds) -> list[str]:
@@ -50,7 +51,7 @@ def accuracy(labels: np.ndarray | None, got: list[Feeds], metric_output: str | N
 
 
 def verdict(
-    arithmetic: str, budget: Tolerance, task: str, vs_fp32: dict[str, Any], *, bound: str = "budget"
+    arithmetic: str, budget: Tolerance, task: str, vs_fp32: Measurement, *, bound: str = "budget"
 ) -> str | None:
     """The reason a variant is rejected, or None when it may be served.
 
@@ -62,7 +63,7 @@ def verdict(
     )
 
 
-def broken(vs: dict[str, Any], *, exact_integers: bool, reference: str = "fp32") -> str | None:
+def broken(vs: Measurement, *, exact_integers: bool, reference: str = "fp32") -> str | None:
     """What fails whatever the budget: a shape that differs, inf/NaN where `reference` is finite,
     and (with exact_integers) integer outputs that differ."""
     for name, errors in vs["outputs"].items():
@@ -76,9 +77,9 @@ def broken(vs: dict[str, Any], *, exact_integers: bool, reference: str = "fp32")
     return None
 
 
-def judged_metric(vs: dict[str, Any]) -> dict[str, float]:
+def judged_metric(vs: Measurement) -> dict[str, float]:
     """The figures a budget judges: the task metric, or without one every output's scaled error."""
-    metric = vs.get("metric") or {}
+    metric = cast(dict[str, float], vs.get("metric") or {})  # Metric's figures, every one a float
     if not metric:
         worst = max(
             (e.get("max_abs", 0.0) / max(e.get("scale", 1.0), 1e-12) for e in vs["outputs"].values()), default=0.0
@@ -87,8 +88,8 @@ def judged_metric(vs: dict[str, Any]) -> dict[str, float]:
     return metric
 
 
-def _merge_errors(per_set: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
-    merged: dict[str, dict[str, Any]] = {}
+def _merge_errors(per_set: list[dict[str, compare.Errors]]) -> dict[str, OutputErrors]:
+    merged: dict[str, OutputErrors] = {}
     for set_index, errors in enumerate(per_set):
         for name, e in errors.items():
             m = merged.setdefault(name, {"max_abs": 0.0, "mean_abs": 0.0, "max_rel": 0.0, "nonfinite": 0, "scale": 0.0})

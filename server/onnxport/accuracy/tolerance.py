@@ -10,7 +10,8 @@ equal. A bound left at None is not judged element by element (budgets judge the 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+
+from onnxport.json_boundary import JsonObject
 
 
 @dataclass(frozen=True)
@@ -27,5 +28,5 @@ class Tolerance:
     def elementwise(self) -> bool:
         return self.abs is not None or self.rel is not None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         return asdict(self)

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from onnxport.harness import browser_interface
+from onnxport.json_boundary import JsonObject
 
 # A stage with no news for this long is stuck: a stage is one start or one run, and minilm's slowest (a cold start
 # on a software WebGPU adapter) takes about a minute here.
@@ -47,7 +48,7 @@ def run_step(
     *,
     stall_s: float = STALL_S,
     timeout_s: float = STEP_TIMEOUT_S,
-) -> dict[str, Any]:
+) -> JsonObject:
     """runBench(arg) in `page` until it answers; Stalled when no stage starts for stall_s or the step passes
     timeout_s, an EngineError when the page throws."""
     page.evaluate(START, arg, timeout_s=120)

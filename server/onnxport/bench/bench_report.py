@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from onnxport.bench import engine_speed
 from onnxport.bench.engine_speed import sections
 from onnxport.harness.speed_ratio import SPEED_FLOOR_MS
+from onnxport.json_boundary import JsonObject
 from onnxport.text_tables import human_bytes, quantity, table
 
 
@@ -152,7 +151,7 @@ def start_table(results: list[dict], native_fp32_all: float | None, names: dict[
     )
 
 
-def text(report: dict[str, Any]) -> str:
+def text(report: JsonObject) -> str:
     machine = report["machine"]
     parts = [f"machine: {machine['cpu']} · {machine['cores']} cores · onnxruntime {machine['onnxruntime']}"]
     parts.extend(engine_lines(report))
@@ -275,7 +274,7 @@ def text(report: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def engine_table(server: dict[str, Any]) -> str:
+def engine_table(server: JsonObject) -> str:
     rows = [
         {"engine": "waitress", "replicas": 1, "batching": "off", "throughput": server["throughput_batching_off"]},
         {"engine": "waitress", "replicas": 1, "batching": "on", "throughput": server["throughput_batching_on"]},
@@ -300,7 +299,7 @@ def engine_table(server: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------------------- browser engines
 
 
-def engine_lines(report: dict[str, Any]) -> list[str]:
+def engine_lines(report: JsonObject) -> list[str]:
     """Who ran the browser rows: each engine's identity, or why it has no rows."""
     lines = []
     for engine, section in sections(report).items():
@@ -331,7 +330,7 @@ def _adapter(device: dict) -> str:
     )
 
 
-def engines_table(report: dict[str, Any], model: str, names: dict[str, str] | None = None) -> str | None:
+def engines_table(report: JsonObject, model: str, names: dict[str, str] | None = None) -> str | None:
     """The model's warm runs in each engine side by side, each engine against Chromium on the same row of the same
     run (x > 1: slower than Chromium). names: variant -> what people are shown for it (shown())."""
     names = names or {}
@@ -361,7 +360,7 @@ def engines_table(report: dict[str, Any], model: str, names: dict[str, str] | No
     return f"browser engines side by side, warm runs (median ms){against}:\n" + table(headers, rows)
 
 
-def speed_lines(report: dict[str, Any]) -> list[str]:
+def speed_lines(report: JsonObject) -> list[str]:
     """Each engine's median warm-time ratio to Chromium per runtime, over every model's rows."""
     lines = []
     for engine, section in sections(report).items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from onnxport.bench.bench_report import shown
 from onnxport.bench.browser import REFERENCE, browser_bench
@@ -17,8 +17,10 @@ from onnxport.bench.v2_client import round_trips, throughput
 from onnxport.errors import UsageError
 from onnxport.harness import browser_engines
 from onnxport.harness.process import running_server
-from onnxport.repository import atomic, testdata, variant_table
+from onnxport.json_boundary import JsonObject
+from onnxport.repository import atomic, testdata, variant_record, variant_table
 from onnxport.repository.layout import BENCH_FILE
+from onnxport.repository.manifest import ModelEntry
 from onnxport.repository.names import check_stored_name
 from onnxport.repository.store import Repository
 
@@ -36,7 +38,7 @@ def run_bench(
     say: Callable[[str], None] = print,
     ray_replicas: list[int] | None = None,
     browsers: list[str] | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """browsers: the engines the browser runtimes are measured in (harness/browser_engines.py; default: the installed
     ones); browser: Chromium's executable. ray_replicas: also measure the throughput table on Ray Serve with these
     replica counts."""
@@ -49,15 +51,16 @@ def run_bench(
     for name in names:  # each becomes a URL path (/v2/models/NAME/...): the name rule, before any measurement
         check_stored_name(name, repo.manifest_path)
     inputs = {name: batch_one(manifest["models"][name], _golden(repo, manifest["models"][name])) for name in names}
-    report: dict[str, Any] = {"schema": "onnxport.bench", "schema_version": 1, "machine": machine(), "models": {}}
+    report: JsonObject = {"schema": "onnxport.bench", "schema_version": 1, "machine": machine(), "models": {}}
     cores = all_cores()
     for name in names:
         entry = manifest["models"][name]
         say(f"native onnxruntime: {name}")
         variants = {}
-        fp32_bytes = entry["variants"]["fp32"].get("bytes")
+        fp32 = entry["variants"]["fp32"]
+        fp32_bytes = fp32["bytes"] if variant_record.made(fp32) else None
         for variant, record in entry["variants"].items():
-            if record["status"] != "ok":
+            if not variant_record.served(record):
                 continue
             path = repo.path_of(record["file"])
             variants[variant] = {
@@ -102,7 +105,7 @@ def run_bench(
             report["models"][name]["server"]["engines"] = rows
     for name, browser_ops in report.get("browser", {}).pop("profiles", {}).items():  # out of `browsers` too: one dict
         say(f"operator profiles ({shown(report['models'][name]['variants']).get('fp32', 'fp32')}, 1 thread): {name}")
-        fp32_file = repo.path_of(manifest["models"][name]["variants"]["fp32"]["file"])
+        fp32_file = repo.path_of(variant_record.file_of(manifest["models"][name]["variants"]["fp32"]))
         native_ops = native_operator_times(fp32_file, inputs[name], 1)
         report["models"][name]["operator_profile"] = side_by_side(native_ops, browser_ops)
     report["recommendations"] = {
@@ -115,21 +118,21 @@ def run_bench(
     return report
 
 
-def batching_wins(server: dict[str, Any]) -> bool:
+def batching_wins(server: JsonObject) -> bool:
     off = {r["clients"]: r for r in server["throughput_batching_off"]}
     on = {r["clients"]: r for r in server["throughput_batching_on"]}
     lone = off[1]["median_ms"] or 1e-9
     return on[16]["requests_per_s"] >= BATCHING_GAIN * off[16]["requests_per_s"] and on[16]["p90_ms"] <= 3 * lone
 
 
-def ray_batching_wins(rows: list[dict[str, Any]]) -> bool:
+def ray_batching_wins(rows: list[JsonObject]) -> bool:
     """The same rule as batching_wins, on Ray's rows with the most replicas measured."""
     most = max(r["replicas"] for r in rows)
     by_batching = {r["batching"]: r["throughput"] for r in rows if r["replicas"] == most}
     return batching_wins({"throughput_batching_off": by_batching["off"], "throughput_batching_on": by_batching["on"]})
 
 
-def save_latest(repository: Path, report: dict[str, Any], say: Callable[[str], None] = print) -> Path:
+def save_latest(repository: Path, report: JsonObject, say: Callable[[str], None] = print) -> Path:
     """The repository keeps the latest bench: the server's batching and the performance page read it."""
     target = Path(repository) / BENCH_FILE
     with atomic.lock(repository, wait=True, waiting=say):  # a build may be writing: bench waits its turn
@@ -137,7 +140,7 @@ def save_latest(repository: Path, report: dict[str, Any], say: Callable[[str], N
     return target
 
 
-def machine() -> dict[str, Any]:
+def machine() -> JsonObject:
     cpu = ""
     try:
         cpu = next(
@@ -163,5 +166,5 @@ def _fp32_ms(report, name) -> float:
     return report["models"][name]["variants"].get("fp32", {}).get("native", {}).get("all", {}).get("median_ms", 1.0)
 
 
-def _golden(repo: Repository, entry: dict) -> dict:
+def _golden(repo: Repository, entry: ModelEntry) -> dict:
     return testdata.read_golden(repo.root, entry)[0][0]

@@ -8,7 +8,7 @@ its rows, so engines compare on the same model, variant, form and runtime measur
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from onnxport import tensor_json
 from onnxport.bench import bench_page, engine_speed
 from onnxport.bench.engine_threads import EngineThread
 from onnxport.harness import browser_interface
+from onnxport.json_boundary import JsonObject
 
 PROFILE_TIMEOUT_S = 600.0
 # The engine the others are compared with, and whose section is the report's `browser` (the performance page's).
@@ -37,7 +38,7 @@ def browser_bench(
     runs: int,
     say: Callable[[str], None] = print,
     labels: dict[str, dict[str, str]] | None = None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, JsonObject]:
     """engine -> its section: `engine`, `version`, `device`, `threads`, `results` (and `error` when the engine could
     not start or its page broke: the others go on); beside Chromium, each other engine's `speed` against it. The
     reference engine's section (the first engine when Chromium is not measured) also has `profiles` (fp32, one
@@ -50,7 +51,7 @@ def browser_bench(
     and Firefox's ratio to it went from 2.05 to 0.41."""
     encoded = {name: tensor_json.encode(feeds) for name, feeds in inputs.items()}
     reference = REFERENCE if REFERENCE in browsers else browsers[0]
-    sections: dict[str, dict[str, Any]] = {
+    sections: dict[str, JsonObject] = {
         engine: {"engine": engine, "version": None, "device": None, "threads": None, "results": []}
         for engine in browsers
     }
@@ -108,7 +109,7 @@ def browser_bench(
     return sections
 
 
-def _stopped(section: dict[str, Any], exc: Exception, say: Callable[[str], None]) -> None:
+def _stopped(section: JsonObject, exc: Exception, say: Callable[[str], None]) -> None:
     section["error"] = str(exc)
     say(f"browser {section['engine']}: {exc}")
 
@@ -116,13 +117,13 @@ def _stopped(section: dict[str, Any], exc: Exception, say: Callable[[str], None]
 def _step(
     page: browser_interface.Page,
     base_url: str,
-    section: dict[str, Any],
+    section: JsonObject,
     name: str,
     variant: str,
     runtime: str,
     encoded: dict,
     runs: int,
-) -> dict[str, Any]:
+) -> JsonObject:
     """runBench for one variant in one runtime. A step that stalls is run once more on a fresh page and said in the
     section's `stalls`; a page error, or a second stall, is one `error` row (the variant as built) saying so."""
     arg = [[name], [variant], [runtime], {name: encoded}, runs]

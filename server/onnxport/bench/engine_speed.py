@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from onnxport.harness import speed_ratio
+from onnxport.json_boundary import JsonObject
 
 Key = speed_ratio.Key  # model, variant, form ("as built" for the variant's own file), runtime
 
 
-def sections(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def sections(report: JsonObject) -> dict[str, JsonObject]:
     """engine -> its section; a report from before `browsers` has one Chromium section, under `browser`."""
     if report.get("browsers"):
         return report["browsers"]
     return {"chromium": report["browser"]} if report.get("browser") else {}
 
 
-def warm(section: dict[str, Any]) -> dict[Key, float]:
+def warm(section: JsonObject) -> dict[Key, float]:
     """The section's rows that ran: key -> warm median ms."""
     return {
         (r["model"], r["variant"], r.get("form") or "as built", r["runtime"]): r["warm"]["median_ms"]
@@ -25,6 +24,6 @@ def warm(section: dict[str, Any]) -> dict[Key, float]:
     }
 
 
-def against(engine_section: dict[str, Any], reference: dict[str, Any]) -> dict[str, Any]:
+def against(engine_section: JsonObject, reference: JsonObject) -> JsonObject:
     """`engine_section`'s warm time over the reference's, per runtime (harness/speed_ratio.py: the check's rule)."""
     return speed_ratio.against(reference["engine"], warm(engine_section), warm(reference))

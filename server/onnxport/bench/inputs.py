@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from onnxport import tensor_json
-from onnxport.repository.manifest import batch_axis_dynamic
+from onnxport.repository.batch_axis import batch_axis_dynamic
+from onnxport.repository.manifest import ModelEntry
 
 
-def batch_one(entry: dict, golden: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def batch_one(entry: ModelEntry, golden: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The manifest entry's `bench_inputs` when its recipe declares them (minilm: a full 128-token
     sequence, the length speed targets use); otherwise the first golden row when the first dimension is
-    a batch axis (repository/manifest.batch_axis), else the whole golden set."""
+    a batch axis (repository/batch_axis.py), else the whole golden set."""
     declared = entry.get("bench_inputs")
     if declared:
         # Writable, native-order copies: the decoded arrays are read-only views of base64 bytes.

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
 from onnxport.bench.v2_client import throughput
 from onnxport.harness.process import running_server
+from onnxport.json_boundary import JsonObject
 
 RAY_START_TIMEOUT = 240
 RAY_STOP_TIMEOUT = 60  # serve.shutdown and ray.shutdown, after SIGTERM
@@ -28,10 +29,10 @@ def ray_rows(
     requests: Callable[[str, int], int],
     replica_counts: list[int],
     say: Callable[[str], None],
-) -> dict[str, Any]:
+) -> JsonObject:
     """{model: [{"engine": "ray", "replicas": n, "batching": "off"|"on", "throughput": [...]}]}, plus start times."""
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
-    starts: list[dict[str, Any]] = []
+    rows: dict[str, list[JsonObject]] = {name: [] for name in names}
+    starts: list[JsonObject] = []
     for replicas in replica_counts:
         for batching in ("none", "all"):
             began = time.perf_counter()

@@ -6,12 +6,12 @@ import http.client
 import json
 import threading
 import time
-from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
 
 from onnxport.bench.timing import measure, summarize
+from onnxport.json_boundary import JsonObject
 from onnxport.serving.v2 import protocol
 
 
@@ -115,7 +115,7 @@ def throughput(base_url: str, path: str, feeds: dict[str, np.ndarray], clients: 
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - began
-    result: dict[str, Any] = {
+    result: JsonObject = {
         "clients": clients,
         "requests": len(latencies),
         "seconds": round(elapsed, 3),

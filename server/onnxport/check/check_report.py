@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import html
-from typing import Any
 
 from onnxport.accuracy.browser_runtimes import CHECKED as RUNTIMES
 from onnxport.check import skips
+from onnxport.json_boundary import JsonObject
 from onnxport.text_tables import metric_text, table
 
 HEADERS = [
@@ -25,12 +25,12 @@ HEADERS = [
 ]
 
 
-def _max_abs(result: dict[str, Any]) -> str:
+def _max_abs(result: JsonObject) -> str:
     values = [o.get("max_abs", 0.0) for o in (result.get("outputs") or {}).values() if isinstance(o, dict)]
     return f"{max(values):.1e}" if values else "-"
 
 
-def _basis(result: dict[str, Any]) -> str:
+def _basis(result: JsonObject) -> str:
     """What decided the verdict: `floor` (an fp32 file, element-wise against the server's run of it),
     `budget` (fp16/int8: the task metric against fp32, within the variant's budget), `export` (a
     source row: the recipe's export tolerance)."""
@@ -39,13 +39,13 @@ def _basis(result: dict[str, Any]) -> str:
     return "export" if result.get("runtime") == "source" and result.get("status") in ("pass", "fail") else "-"
 
 
-def labels(results: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+def labels(results: list[JsonObject]) -> dict[tuple[str, str], str]:
     """(model, variant) -> what people are shown for it, from the rows that carry a `label`: a variant whose
     key is not what its file computes (an already-int8 model's fp32 is "original (int8)"). Others: the key."""
     return {(r["model"], r["variant"]): str(r["label"]) for r in results if r.get("label")}
 
 
-def _metric(result: dict[str, Any], fp32: str = "fp32") -> str:
+def _metric(result: JsonObject, fp32: str = "fp32") -> str:
     """The figure the verdict read: against fp32 (shown as `fp32`, its label) for the budget basis, else against
     the reference."""
     if result.get("basis") == "budget":
@@ -54,7 +54,7 @@ def _metric(result: dict[str, Any], fp32: str = "fp32") -> str:
     return metric_text(result.get("metric") or {})
 
 
-def _where(result: dict[str, Any]) -> str:
+def _where(result: JsonObject) -> str:
     placement = result.get("placement") or {}
     if not placement.get("found"):
         return "-"
@@ -63,7 +63,7 @@ def _where(result: dict[str, Any]) -> str:
     return f"GPU {placement['webgpu_nodes']}, CPU {placement['cpu_nodes']}" + (f" ({ops})" if ops else "")
 
 
-def _detail(result: dict[str, Any]) -> str:
+def _detail(result: JsonObject) -> str:
     text = result.get("reason") or ""
     diagnostic = (result.get("diagnostic") or {}).get("text")
     if diagnostic:
@@ -79,7 +79,7 @@ def _detail(result: dict[str, Any]) -> str:
     return text
 
 
-def rows(report: dict[str, Any], detail_width: int | None = 160) -> list[list[str]]:
+def rows(report: JsonObject, detail_width: int | None = 160) -> list[list[str]]:
     """Table cells per result; the terminal cuts the detail, the HTML page does not. A variant is shown by its
     label ("original (int8)"), the JSON's `variant` keeps the key."""
     out = []
@@ -107,7 +107,7 @@ def rows(report: dict[str, Any], detail_width: int | None = 160) -> list[list[st
     return out
 
 
-def engine_lines(report: dict[str, Any]) -> list[str]:
+def engine_lines(report: JsonObject) -> list[str]:
     """Per engine: its version, what ran (of what its page planned, when it stopped short) by runtime and status,
     its WebGPU adapter and how many WebGPU rows it ran there, its threads as the page has them."""
     lines = []
@@ -127,7 +127,7 @@ def engine_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _counts_by_runtime(rows: list[dict[str, Any]]) -> str:
+def _counts_by_runtime(rows: list[JsonObject]) -> str:
     """`wasm 12 pass; webgpu 1 pass, 1 skipped`: the rows that ran, per runtime (an engine that could not start:
     `start 1 error`)."""
     counts: dict[str, dict[str, int]] = {}
@@ -141,7 +141,7 @@ def _counts_by_runtime(rows: list[dict[str, Any]]) -> str:
     )
 
 
-def _webgpu_text(identity: dict[str, Any], scope: dict[str, Any] | None) -> str:
+def _webgpu_text(identity: JsonObject, scope: JsonObject | None) -> str:
     if not identity.get("webgpu"):
         return "none"
     adapter = identity.get("adapter") or {}
@@ -153,7 +153,7 @@ def _webgpu_text(identity: dict[str, Any], scope: dict[str, Any] | None) -> str:
     return text
 
 
-def _threads_text(identity: dict[str, Any]) -> str:
+def _threads_text(identity: JsonObject) -> str:
     """What the page really has: isolation and SharedArrayBuffer (the page's `threads`), else isolation alone (a
     report from before the page said)."""
     threads = identity.get("threads")
@@ -162,7 +162,7 @@ def _threads_text(identity: dict[str, Any]) -> str:
     return "yes" if identity.get("cross_origin_isolated") else "no"
 
 
-def speed_lines(report: dict[str, Any]) -> list[str]:
+def speed_lines(report: JsonObject) -> list[str]:
     lines = []
     for engine, speed in (report.get("speed") or {}).items():
         figures = ", ".join(
@@ -173,7 +173,7 @@ def speed_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def finding_lines(report: dict[str, Any]) -> list[str]:
+def finding_lines(report: JsonObject) -> list[str]:
     shown = labels(report.get("results") or [])
     return [
         f"engines differ on {f['model']} {shown.get((f['model'], f['variant']), f['variant'])}"
@@ -182,7 +182,7 @@ def finding_lines(report: dict[str, Any]) -> list[str]:
     ]
 
 
-def text_table(report: dict[str, Any]) -> str:
+def text_table(report: JsonObject) -> str:
     counts = ", ".join(f"{n} {status}" for status, n in sorted(report.get("summary", {}).items()))
     # The table cuts the detail column: why rows were skipped or refused is said in full under the counts.
     return "\n".join(
@@ -198,9 +198,9 @@ def text_table(report: dict[str, Any]) -> str:
     )
 
 
-def matrix_html(report: dict[str, Any]) -> str:
+def matrix_html(report: JsonObject) -> str:
     """model x variant x form down, runtime x engine across: each cell the row's status."""
-    cells: dict[tuple[str, str, str], dict[tuple[str, str], dict[str, Any]]] = {}
+    cells: dict[tuple[str, str, str], dict[tuple[str, str], JsonObject]] = {}
     columns: list[tuple[str, str]] = []
     for r in report["results"]:
         if not r.get("browser") or r["model"] == "-" or r["runtime"] in ("preprocessing", "answers"):
@@ -228,7 +228,7 @@ def matrix_html(report: dict[str, Any]) -> str:
     )
 
 
-def to_html(report: dict[str, Any]) -> str:
+def to_html(report: JsonObject) -> str:
     body = "".join(
         f"<tr class='{html.escape(row[5])}'>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
         for row in rows(report, detail_width=None)

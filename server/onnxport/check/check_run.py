@@ -10,7 +10,7 @@ import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, cast
 
 import numpy as np
 
@@ -23,7 +23,9 @@ from onnxport.check.row_stream import RowStream
 from onnxport.errors import OnnxportError, UsageError
 from onnxport.harness import browser_engines, conformance_page
 from onnxport.harness.process import running_server
-from onnxport.repository import variant_table
+from onnxport.json_boundary import JsonObject
+from onnxport.repository import variant_record, variant_table
+from onnxport.repository.manifest import Manifest, ModelEntry
 from onnxport.repository.store import Repository
 
 BROWSER_RUNTIMES = verdict_file.RUNTIMES
@@ -46,7 +48,7 @@ def run_check(
     timeout_s: float = 3600,
     row_timeout_s: float = 300,
     stream: RowStream | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The conformance report: source rows, then each engine's page and pipeline rows, every row naming its
     `browser`. A check that runs past `timeout_s` or is interrupted (Ctrl-C, SIGTERM) returns the rows it has,
     with `incomplete` saying why; the server and browsers it started are stopped either way. On a software WebGPU
@@ -60,8 +62,8 @@ def run_check(
     browser_tolerances.load_overrides(tolerances_file)  # a bad file fails before anything starts
     stream = stream or RowStream(enabled=False)
     deadline = time.monotonic() + timeout_s
-    report: dict[str, Any] = {"results": [], "browsers": {}, "plans": {}, "incomplete": None}
-    manifest: dict[str, Any] = {}
+    report: JsonObject = {"results": [], "browsers": {}, "plans": {}, "incomplete": None}
+    manifest: Manifest  # the server's, as served (_served_manifest)
     with contextlib.ExitStack() as stack:
         debug_root = (
             Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxport-debug-")))
@@ -76,7 +78,7 @@ def run_check(
             )
         else:
             raise UsageError("check needs a repository to serve, or the --url of a server")
-        manifest = _get_json(f"{base}/api/manifest")
+        manifest = _served_manifest(base)
         missing = [m for m in models if m not in manifest["models"]]
         if missing:
             served = ", ".join(sorted(manifest["models"])) or "none"
@@ -148,16 +150,16 @@ def _engine_rows(
     engine: str,
     executable: str | None,
     base: str,
-    manifest: dict[str, Any],
+    manifest: Manifest,
     names: list[str],
     runtimes: list[str],
     options: PageOptions,
     stream: RowStream,
     position: str,
-) -> dict[str, Any]:
+) -> JsonObject:
     """One engine's rows: the conformance page's, then the pipeline rows. An engine that cannot start or whose
     page breaks is one `error` row naming it, and the next engine goes on."""
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "results": [],
         "identity": {"engine": engine},
         "plan": None,
@@ -171,7 +173,7 @@ def _engine_rows(
         out["plan"] = {"rows": run.total, "webgpu": run.plan.get("webgpu")}
         stream.start(engine, out["identity"]["version"], run.total or 0, run.browser, runtimes, run.plan, position)
 
-    def add(row: dict[str, Any]) -> None:
+    def add(row: JsonObject) -> None:
         row = {**row, "browser": engine}
         out["results"].append(row)
         stream.row(row)
@@ -211,8 +213,8 @@ def _locate_failures(
     base: str,
     repository,
     debug_root: Path,
-    manifest: dict[str, Any],
-    results: list[dict[str, Any]],
+    manifest: Manifest,
+    results: list[JsonObject],
     webgpu_rows: int,
     tolerances_file: Path | None,
 ) -> None:
@@ -227,7 +229,7 @@ def _locate_failures(
             )
 
 
-def _record_verdicts(repository: Path, report: dict[str, Any], checked_manifest: dict[str, Any]) -> None:
+def _record_verdicts(repository: Path, report: JsonObject, checked_manifest: Manifest) -> None:
     """Keep the browser verdicts in the repository (/api/conformance), per engine (each is its own kind of
     device); the report matters more, so a repository that cannot take them is a warning, not a failed check."""
     try:
@@ -248,13 +250,13 @@ def _record_verdicts(repository: Path, report: dict[str, Any], checked_manifest:
         verdict_file.print_warning(f"the verdicts were not recorded in {path}: {exc}")
 
 
-def source_rows(base: str, manifest: dict, names: list[str]) -> list[dict[str, Any]]:
+def source_rows(base: str, manifest: Manifest, names: list[str]) -> list[JsonObject]:
     """The server's fp32 variant against the source framework's outputs stored as golden data; one row
     per model. A model whose row cannot run is `skipped` or `error` with why, and the others go on."""
     rows = []
     for name in names:
         entry = manifest["models"][name]
-        row: dict[str, Any] = {
+        row: JsonObject = {
             "model": name,
             "variant": "fp32",
             **variant_table.label_key(entry["variants"].get("fp32"), "fp32"),
@@ -264,7 +266,7 @@ def source_rows(base: str, manifest: dict, names: list[str]) -> list[dict[str, A
         }
         skip = (
             "fp32 is not served"
-            if entry["variants"].get("fp32", {}).get("status") != "ok"
+            if "fp32" not in entry["variants"] or not variant_record.served(entry["variants"]["fp32"])
             else skips.uncarried_tensor(entry)
         )
         if skip:
@@ -277,11 +279,11 @@ def source_rows(base: str, manifest: dict, names: list[str]) -> list[dict[str, A
     return rows
 
 
-def _source_row(base: str, entry: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+def _source_row(base: str, entry: ModelEntry, row: JsonObject) -> JsonObject:
     name, record = row["model"], entry["variants"]["fp32"]
     tolerance = entry.get("validation", {}).get("tolerance", {"abs": 1e-5, "rel": 1e-3})
     golden = _golden(base, name)
-    data = _get_bytes(f"{base}/repository/{record['file']}")
+    data = _get_bytes(f"{base}/repository/{variant_record.file_of(record)}")
     session = ort_runtime.create_session(data, label=f"{name} fp32")
     outputs = ort_runtime.run(session, golden["inputs"], label=f"{name} fp32")
     errors = compare.compare(golden["outputs"], outputs, Tolerance(abs=tolerance["abs"], rel=tolerance["rel"]))
@@ -298,7 +300,7 @@ def _source_row(base: str, entry: dict[str, Any], row: dict[str, Any]) -> dict[s
     reason = None
     if failing:
         output, e = failing
-        first = e.get("first_mismatch", {})
+        first: Mapping[str, object] = e["first_mismatch"] if "first_mismatch" in e else {}
         reason = (
             f"output {output} at {first.get('index')}: expected {first.get('expected')}, "
             f"got {first.get('got')} "
@@ -317,7 +319,7 @@ def _source_row(base: str, entry: dict[str, Any], row: dict[str, Any]) -> dict[s
 
 def _locate(
     page, base, repository: Path, debug_root: Path, manifest, result, webgpu_rows, tolerances_file: Path | None
-) -> dict[str, Any]:
+) -> JsonObject:
     entry = manifest["models"][result["model"]]
     record = entry["variants"][result["variant"]]
     if result.get("form"):
@@ -356,7 +358,7 @@ def _locate(
     }
 
 
-def _locate_tolerance(entry: dict[str, Any], result: dict[str, Any], tolerances_file: Path | None) -> Tolerance:
+def _locate_tolerance(entry: ModelEntry, result: JsonObject, tolerances_file: Path | None) -> Tolerance:
     """The element rule the diverging node is looked for by: an fp32 file's floor (the one judgement's),
     else the table's row for the variant and runtime."""
     if result.get("arithmetic", "fp32") == "fp32":
@@ -370,6 +372,11 @@ def summary(results: list[dict]) -> dict[str, int]:
     for result in results:
         counts[result["status"]] = counts.get(result["status"], 0) + 1
     return counts
+
+
+def _served_manifest(base: str) -> Manifest:
+    """The server's /api/manifest: its manifest.json as the catalog serves it (serving/models/catalog.py)."""
+    return cast(Manifest, _get_json(f"{base}/api/manifest"))
 
 
 def _golden(base: str, model: str) -> dict[str, dict[str, np.ndarray]]:

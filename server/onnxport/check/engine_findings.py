@@ -9,29 +9,29 @@ numbers differ with the adapter by design, so there only the status is compared.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
 from onnxport.accuracy.browser_runtimes import WASM
 from onnxport.harness import speed_ratio
+from onnxport.json_boundary import JsonObject
 
 # Statuses that say nothing about the arithmetic: a row the engine could not or did not run.
 NOT_RUN = ("skipped", "unsupported")
 
 
-def _key(row: dict[str, Any]) -> tuple[str, str, str, str]:
+def _key(row: JsonObject) -> tuple[str, str, str, str]:
     return row["model"], row["variant"], row.get("form") or "-", row["runtime"]
 
 
-def _max_abs(row: dict[str, Any]) -> float | None:
+def _max_abs(row: JsonObject) -> float | None:
     found = [o.get("max_abs") for o in (row.get("outputs") or {}).values() if isinstance(o, dict)]
     values: list[float] = [v for v in found if isinstance(v, (int, float))]
     return max(values) if values else None
 
 
-def compare(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def compare(results: list[JsonObject]) -> list[JsonObject]:
     """One finding per row key whose engines disagree: on the status, or (all passing) on the difference to
     the server's answer."""
-    by_key: dict[tuple[str, str, str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
+    by_key: dict[tuple[str, str, str, str], dict[str, JsonObject]] = defaultdict(dict)
     for row in results:
         # A skipped row was not tried (no WebGPU adapter, a tensor the page cannot carry): the engine line and
         # the row say why; only rows an engine ran are compared.
@@ -77,7 +77,7 @@ def compare(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return findings
 
 
-def speed(results: list[dict[str, Any]], engines: list[str]) -> dict[str, dict[str, Any]]:
+def speed(results: list[JsonObject], engines: list[str]) -> dict[str, JsonObject]:
     """Each engine's warm run time against the first engine's on the same rows (same page, same run), per
     runtime, over rows both passed (harness/speed_ratio.py: the rule the bench's figures follow too)."""
     if len(engines) < 2:

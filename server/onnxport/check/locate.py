@@ -17,6 +17,7 @@ import onnx
 from onnxport import runtime as ort_runtime
 from onnxport.accuracy import browser_tolerances, compare
 from onnxport.convert.rescue.node_errors import debug_model
+from onnxport.json_boundary import JsonObject
 
 __all__ = ["debug_model", "first_divergence", "write_debug_model"]
 
@@ -35,7 +36,7 @@ def first_divergence(
     reference: dict[str, np.ndarray],
     browser: dict[str, np.ndarray],
     tol: browser_tolerances.Tolerance,
-) -> dict[str, Any] | None:
+) -> JsonObject | None:
     """The first node (graph order) with an output outside the tolerance."""
     for index, node in enumerate(model.graph.node):
         for name in node.output:
@@ -54,7 +55,7 @@ def first_divergence(
     return None
 
 
-def _differs(expected: np.ndarray, got: np.ndarray, tol) -> dict[str, Any] | None:
+def _differs(expected: np.ndarray, got: np.ndarray, tol) -> JsonObject | None:
     if expected.shape != got.shape:
         return {"reason": f"shape {list(got.shape)}, expected {list(expected.shape)}"}
     if expected.dtype.kind not in "fc":

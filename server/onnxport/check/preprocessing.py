@@ -21,9 +21,11 @@ from typing import Any, cast
 import numpy as np
 
 from onnxport.accuracy import browser_tolerances
+from onnxport.json_boundary import JsonObject
 from onnxport.pipelines import corpus, image, kinds
 from onnxport.pipelines.text import TextPipeline
-from onnxport.repository import variant_table
+from onnxport.repository import variant_record, variant_table
+from onnxport.repository.manifest import Manifest, ModelEntry
 
 BROWSER_TEXT = """async ([name, texts]) => {
   const { connect } = await import("/web/lib/index.js");
@@ -57,9 +59,9 @@ BROWSER_ANSWERS = """async ([name, inputs, kind]) => {
 }"""
 
 
-def pipeline_rows(browser, base: str, manifest: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
+def pipeline_rows(browser, base: str, manifest: Manifest, names: list[str]) -> list[JsonObject]:
     """Two rows per model that has a pipeline: `preprocessing` and `answers`."""
-    rows: list[dict[str, Any]] = []
+    rows: list[JsonObject] = []
     page = browser.new_page()
     try:
         page.goto(f"{base}/")
@@ -99,7 +101,7 @@ def pipeline_rows(browser, base: str, manifest: dict[str, Any], names: list[str]
     return rows
 
 
-def _text(page, base: str, name: str, entry: dict[str, Any], texts: dict[str, str]) -> dict[str, Any]:
+def _text(page, base: str, name: str, entry: ModelEntry, texts: dict[str, str]) -> JsonObject:
     spec = entry["pipeline"]["text"]
     asset = entry["assets"][spec["tokenizer"]]
     data = urllib.request.urlopen(f"{base}/repository/{asset['file']}", timeout=60).read()
@@ -128,16 +130,16 @@ def _text(page, base: str, name: str, entry: dict[str, Any], texts: dict[str, st
     return {
         "status": "pass",
         "inputs": len(texts),
-        "reason": f"{len(texts)} texts: {', '.join(n for n in spec['inputs'].values() if n)} equal to the token "
+        "reason": f"{len(texts)} texts: {', '.join(str(n) for n in spec['inputs'].values() if n)} equal to the token "
         f"(longest {longest} of max_length {spec['max_length']})",
     }
 
 
-def _images(page, name: str, spec: dict[str, Any], images: dict[str, bytes]) -> dict[str, Any]:
+def _images(page, name: str, spec: image.ImageSpec, images: dict[str, bytes]) -> JsonObject:
     browser = page.evaluate(BROWSER_IMAGES, [name, [base64.b64encode(v).decode() for v in images.values()]])
     worst = 0
     for (label, data), got in zip(images.items(), browser):
-        want = image.pixels_of(cast("image.ImageSpec", spec), data).astype(np.int64)
+        want = image.pixels_of(spec, data).astype(np.int64)
         values = np.asarray(got["data"], np.int64).reshape(got["shape"])
         if values.shape != want.shape:
             return {
@@ -164,8 +166,8 @@ def _images(page, name: str, spec: dict[str, Any], images: dict[str, bytes]) -> 
     }
 
 
-def _answers(page, base: str, name: str, entry: dict[str, Any], kind: str, inputs: dict) -> dict[str, Any]:
-    if entry["variants"].get("fp32", {}).get("status") != "ok":
+def _answers(page, base: str, name: str, entry: ModelEntry, kind: str, inputs: dict) -> JsonObject:
+    if "fp32" not in entry["variants"] or not variant_record.served(entry["variants"]["fp32"]):
         return {"status": "skipped", "reason": "fp32 is not served"}
     sent = list(inputs.values()) if kind == "text" else [base64.b64encode(v).decode() for v in inputs.values()]
     try:

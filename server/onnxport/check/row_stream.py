@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, TextIO
+from typing import TextIO
 
 from tqdm import tqdm
 
 from onnxport.check.time_left import TimeLeft
+from onnxport.json_boundary import JsonObject
 
 BAR_FORMAT = "{desc}: row {n_fmt} of {total_fmt} |{bar}| {elapsed} elapsed{postfix}"  # tqdm puts ", " before a postfix
 # Rows of the check's own (the server's source rows, the pipelines', an engine that could not start): not the page's.
@@ -42,9 +43,9 @@ class RowStream:
         engine: str,
         version: str,
         total: int,
-        identity: dict[str, Any],
+        identity: JsonObject,
         runtimes: list[str],
-        plan: dict[str, Any] | None = None,
+        plan: JsonObject | None = None,
         position: str = "",
     ) -> None:
         """An engine's page started: `total` rows planned, `plan` (the page's) names each row's runtime."""
@@ -68,7 +69,7 @@ class RowStream:
                 postfix="time left not known yet",
             )
 
-    def row(self, row: dict[str, Any]) -> None:
+    def row(self, row: JsonObject) -> None:
         if self._left is None or row.get("runtime") in NOT_PAGE_ROWS:
             self.say(row_line(row))
             return
@@ -103,7 +104,7 @@ class RowStream:
         self._left = None
 
 
-def webgpu_note(identity: dict[str, Any], scope: dict[str, Any] | None = None) -> str:
+def webgpu_note(identity: JsonObject, scope: JsonObject | None = None) -> str:
     """What the engine's WebGPU rows will be, in one line: none (and why), one per model (a software adapter, by
     default), all of them on a software adapter (slow), or on a GPU."""
     adapter = identity.get("adapter")
@@ -125,7 +126,7 @@ def webgpu_note(identity: dict[str, Any], scope: dict[str, Any] | None = None) -
     return f"WebGPU adapter: {adapter.get('vendor') or '?'} {adapter.get('architecture') or ''}".rstrip()
 
 
-def row_line(row: dict[str, Any]) -> str:
+def row_line(row: JsonObject) -> str:
     where = row.get("browser") or "server"
     form = f" ({row['form']} form)" if row.get("form") else ""
     warm = (row.get("timings") or {}).get("warm_run_ms")

@@ -3,12 +3,13 @@ report's line per reason saying so: a skip is not a failure, so it must not pass
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from onnxport.json_boundary import JsonObject
+from onnxport.repository.manifest import ModelEntry
 
-def uncarried_tensor(entry: dict[str, Any]) -> str | None:
+
+def uncarried_tensor(entry: ModelEntry) -> str | None:
     """Why the golden data of a manifest entry cannot reach a source row, or None.
 
     The golden-data endpoint sends each tensor as its raw little-endian bytes (onnxport.tensor_json),
@@ -34,10 +35,10 @@ def _fixed_size(dtype: object) -> bool:
 NOT_FAILURES = ("skipped", "unsupported")  # rows the exit code does not count (check_run.FAILING does)
 
 
-def not_failure_lines(results: list[dict[str, Any]]) -> list[str]:
+def not_failure_lines(results: list[JsonObject]) -> list[str]:
     """One line per status and reason of the rows that are not failures but did not run or were refused:
     how many rows, of which models, and why in full (the table cuts it); none when there are none."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[JsonObject]] = {}
     for result in results:
         if result.get("status") in NOT_FAILURES:
             groups.setdefault((result["status"], str(result.get("reason") or "no reason given")), []).append(result)

@@ -12,11 +12,13 @@ import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from onnxport.accuracy import browser_runtimes
-from onnxport.repository import atomic
+from onnxport.json_boundary import JsonObject
+from onnxport.repository import atomic, variant_record
 from onnxport.repository.layout import VERDICTS_FILE
+from onnxport.repository.manifest import Manifest
 from onnxport.repository.variant_table import order as variant_order
 
 SCHEMA = "onnxport.verdicts"
@@ -36,9 +38,9 @@ def print_warning(message: str) -> None:
 
 def record(
     repository: Path,
-    report: dict[str, Any],
-    checked_manifest: dict[str, Any],
-    current_manifest: dict[str, Any],
+    report: JsonObject,
+    checked_manifest: Manifest,
+    current_manifest: Manifest,
     warn: Warn = print_warning,
 ) -> Path:
     """Merge the report's browser verdicts into <repository>/conformance.json; returns its path.
@@ -55,7 +57,7 @@ def record(
     return path
 
 
-def from_report(report: dict[str, Any], manifest: dict[str, Any], checked: str | None = None) -> list[dict[str, Any]]:
+def from_report(report: JsonObject, manifest: Mapping[str, Any], checked: str | None = None) -> list[JsonObject]:
     """One entry per browser result the check decided or skipped (not `source`)."""
     browser = report.get("browser") or {}
     kind = device_kind(browser)
@@ -87,7 +89,7 @@ def from_report(report: dict[str, Any], manifest: dict[str, Any], checked: str |
     return entries
 
 
-def device_kind(browser: dict[str, Any]) -> str:
+def device_kind(browser: JsonObject) -> str:
     """What the verdict is about: the browser build and, where there is one, the WebGPU adapter."""
     if browser.get("device_kind"):
         return str(browser["device_kind"])
@@ -96,30 +98,30 @@ def device_kind(browser: dict[str, Any]) -> str:
     return " | ".join(part for part in (str(browser.get("user_agent") or "unknown browser"), gpu) if part)
 
 
-def max_abs(row: dict[str, Any]) -> float | None:
+def max_abs(row: JsonObject) -> float | None:
     """The largest error over the row's outputs; None when none was measured (JSON turns NaN into null)."""
     values = [o.get("max_abs") for o in (row.get("outputs") or {}).values() if isinstance(o, dict)]
     numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return max(numbers) if numbers else None
 
 
-def served_hashes(manifest: dict[str, Any]) -> set[str]:
+def served_hashes(manifest: Manifest) -> set[str]:
     """The sha256 of every served variant and of each of its served forms."""
     hashes = set()
     for entry in manifest.get("models", {}).values():
         for record in entry.get("variants", {}).values():
-            if record.get("status") != "ok" or not record.get("sha256"):
+            if not variant_record.served(record) or not record.get("sha256"):
                 continue
             hashes.add(record["sha256"])
             hashes |= {
                 form["sha256"]
-                for form in (record.get("forms") or {}).values()
-                if form.get("status") == "ok" and form.get("sha256")
+                for form in variant_record.forms_of(record).values()
+                if variant_record.made_form(form) and form.get("status") == "ok" and form.get("sha256")
             }
     return hashes
 
 
-def merge(existing: list[dict[str, Any]], new: list[dict[str, Any]], manifest: dict[str, Any]) -> list[dict[str, Any]]:
+def merge(existing: list[JsonObject], new: list[JsonObject], manifest: Manifest) -> list[JsonObject]:
     """New entries replace old ones of the same key, except a skip over a verdict (a check that could not
     run a pair leaves what an earlier one found); entries of artifacts no longer served go."""
     served = served_hashes(manifest)
@@ -137,7 +139,7 @@ def merge(existing: list[dict[str, Any]], new: list[dict[str, Any]], manifest: d
     return sorted(kept, key=_order)
 
 
-def read(path: Path, warn: Warn = print_warning) -> list[dict[str, Any]]:
+def read(path: Path, warn: Warn = print_warning) -> list[JsonObject]:
     """The file's entries; none when it is missing, and none with a warning when it cannot be used."""
     try:
         data = json.loads(path.read_text())
@@ -161,20 +163,20 @@ def read(path: Path, warn: Warn = print_warning) -> list[dict[str, Any]]:
     return data["verdicts"]
 
 
-def write(path: Path, verdicts: list[dict[str, Any]]) -> None:
+def write(path: Path, verdicts: list[JsonObject]) -> None:
     """Atomically: readers (the server) see the old file or the new one, never half of one."""
     atomic.write_json_atomically(path, {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "verdicts": verdicts})
 
 
-def _variant(manifest: dict[str, Any], model: str, variant: str) -> dict[str, Any]:
+def _variant(manifest: Mapping[str, Any], model: str, variant: str) -> JsonObject:
     return manifest.get("models", {}).get(model, {}).get("variants", {}).get(variant, {})
 
 
-def _key(entry: dict[str, Any]) -> tuple:
+def _key(entry: JsonObject) -> tuple:
     return tuple(entry.get(k) for k in ("model", "variant", "form", "runtime", "device_kind"))
 
 
-def _order(entry: dict[str, Any]) -> tuple:
+def _order(entry: JsonObject) -> tuple:
     runtime = entry.get("runtime")
     return (
         str(entry.get("model")),

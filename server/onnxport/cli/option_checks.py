@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from onnxport.errors import UsageError
+from onnxport.repository.manifest import Manifest
 
 
 def writable_output(option: str, path: Path | None) -> None:
@@ -34,7 +35,7 @@ def chromium_given(executable: str | None) -> None:
         executable_path(executable)
 
 
-def known_models(manifest: dict, names: list[str], repository: Path | None = None) -> None:
+def known_models(manifest: Manifest, names: list[str], repository: Path | None = None) -> None:
     """Every model named on the command line is in the repository: a usage error (exit 2) listing them.
     With `repository`, the command works on every model by default, and an empty repository is refused
     too (a check or bench of it would wait for a server that is never ready)."""

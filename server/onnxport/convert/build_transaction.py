@@ -10,7 +10,7 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from onnxport import recipe as recipes
 from onnxport.convert import model_build
@@ -21,6 +21,7 @@ from onnxport.errors import BuildError, OnnxportError, RecipeError
 from onnxport.progress import Steps
 from onnxport.recipe import Recipe
 from onnxport.repository import variant_table
+from onnxport.repository.manifest import ModelEntry
 from onnxport.repository.store import Repository
 from onnxport.repository.variant_table import FORMS, NAMES
 
@@ -31,7 +32,7 @@ STEPS_PER_MODEL = 4 + len(variant_table.NAMES) + 1  # load, run, export, validat
 class Outcome:
     name: str
     skipped: bool
-    entry: dict[str, Any]
+    entry: ModelEntry
 
 
 def known_recipes(recipes_dir: Path) -> dict[str, Path]:

@@ -9,24 +9,27 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import onnx
 
 from onnxport import runtime, tensor_json
 from onnxport.accuracy import measure
+from onnxport.accuracy.measured import Measurement
 from onnxport.convert import lower_precision, reference, variant_maker
 from onnxport.convert.intake.export import serialize
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import ModelFileError, RecipeError, ValidationError
+from onnxport.json_boundary import JsonObject
 from onnxport.pipelines import spec_check
 from onnxport.pipelines.spec import SpecError
 from onnxport.repository import testdata, variant_table
-from onnxport.repository.manifest import batch_axis
+from onnxport.repository.batch_axis import batch_axis
+from onnxport.repository.manifest import Golden, ModelEntry, ValueInfo
 from onnxport.repository.store import Transaction
 
 
-def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[str, Any]:
+def build(prepared: Prepared, transaction: Transaction, step: Progress) -> ModelEntry:
     """Validate the export, make and measure every variant, stage the files; return the entry."""
     pipeline = _pipeline(prepared)  # before any work: a spec that names no input of this model is the author's
     fp32_bytes = serialize(prepared.fp32)
@@ -63,10 +66,11 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> dict[
     }
     if pipeline is not None:
         entry["pipeline"] = pipeline
-    return entry
+    # Assembled key by key above; the schema tests (tests/repository/test_manifest_schema.py) hold it to the type.
+    return cast(ModelEntry, entry)
 
 
-def _pipeline(prepared: Prepared) -> dict[str, Any] | None:
+def _pipeline(prepared: Prepared) -> JsonObject | None:
     """The spec the entry publishes, checked against the model once: an import's by the importer
     (Prepared.pipeline_checked), a recipe's here."""
     if prepared.pipeline is None or prepared.pipeline_checked:
@@ -81,7 +85,7 @@ def _pipeline(prepared: Prepared) -> dict[str, Any] | None:
         raise RecipeError(str(exc)) from None
 
 
-def _describe(prepared: Prepared) -> dict[str, Any]:
+def _describe(prepared: Prepared) -> dict[str, Any]:  # the entry's first keys; build() adds the rest
     model = prepared.fp32
     opsets = {(o.domain or "ai.onnx"): o.version for o in model.opset_import}
     initializers = {i.name for i in model.graph.initializer}
@@ -110,7 +114,7 @@ def _describe(prepared: Prepared) -> dict[str, Any]:
     }
 
 
-def _value_info(value: onnx.ValueInfoProto) -> dict[str, Any]:
+def _value_info(value: onnx.ValueInfoProto) -> ValueInfo:
     tensor = value.type.tensor_type
     shape = (
         [d.dim_value if d.HasField("dim_value") else (d.dim_param or -1) for d in tensor.shape.dim]
@@ -121,7 +125,7 @@ def _value_info(value: onnx.ValueInfoProto) -> dict[str, Any]:
     return {"name": value.name, "dtype": dtype, "shape": shape}
 
 
-def _bench_inputs(prepared: Prepared, session, inputs: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _bench_inputs(prepared: Prepared, session, inputs: list[ValueInfo]) -> JsonObject | None:
     """The declared bench inputs as tensor JSON, once the fp32 export has run them; None without."""
     feeds = prepared.bench_inputs
     if feeds is None:
@@ -136,17 +140,19 @@ def _bench_inputs(prepared: Prepared, session, inputs: list[dict[str, Any]]) -> 
     return tensor_json.encode({name: feeds[name] for name in names})
 
 
-def _stage_golden(prepared: Prepared, transaction: Transaction) -> dict[str, Any]:
+def _stage_golden(prepared: Prepared, transaction: Transaction) -> Golden:
     with tempfile.TemporaryDirectory(prefix="onnxport-golden-") as tmp:
         for index, (inputs, outputs) in enumerate(zip(prepared.golden_inputs, prepared.source_outputs)):
             testdata.write_set(Path(tmp), index, inputs, outputs)
         record = transaction.put_folder(Path(tmp))
-    record["sets"] = len(prepared.golden_inputs)
-    record["outputs_from"] = "source framework" if prepared.kind != "onnx" else "imported test data or fp32"
-    return record
+    return {
+        **record,
+        "sets": len(prepared.golden_inputs),
+        "outputs_from": "source framework" if prepared.kind != "onnx" else "imported test data or fp32",
+    }
 
 
-def _validation_message(prepared: Prepared, validation: dict[str, Any]) -> str:
+def _validation_message(prepared: Prepared, validation: Measurement) -> str:
     tol = prepared.tolerance
     for name, errors in validation["outputs"].items():
         if "shape_mismatch" in errors:

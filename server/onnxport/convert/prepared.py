@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 import onnx
 
+from onnxport.json_boundary import JsonObject
 from onnxport.recipe import Feeds, Tolerance
 from onnxport.repository.variant_table import FORMS, NAMES
 
@@ -32,14 +33,14 @@ class Prepared:
     metric_output: str | None
     build_key: str
     labels: np.ndarray | None = None
-    facts: dict[str, Any] = field(default_factory=dict)
-    provenance: dict[str, Any] = field(default_factory=dict)
+    facts: JsonObject = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)  # the manifest's Provenance (importer.py builds it)
     assets: dict[str, Path] = field(default_factory=dict)
     int8_static_keep_float: tuple[str, ...] = ()
     playground: str = "generic"  # the playground's input widget (recipe.PLAYGROUNDS)
     bench_inputs: Feeds | None = None  # what `onnxport bench` measures with; None = golden row 0
-    transformer: dict[str, Any] | None = None  # the recipe's, for the fused form (convert/forms/)
-    pipeline: dict[str, Any] | None = None  # raw input -> tensors -> answer (pipelines/spec.py), or none
+    transformer: JsonObject | None = None  # the recipe's, for the fused form (convert/forms/)
+    pipeline: JsonObject | None = None  # raw input -> tensors -> answer (pipelines/spec.py), or none
     # True when whoever made this checked `pipeline` against fp32 already (the importer, naming --pipeline and the
     # --asset files, before the golden data runs); else the build checks it (a recipe's) before any work.
     pipeline_checked: bool = False

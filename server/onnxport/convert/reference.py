@@ -8,12 +8,13 @@ outputs differ from fp32's by more than the browser's tolerance.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import numpy as np
 
 from onnxport import runtime, tensor_json
+from onnxport.repository.manifest import ValueInfo
 from onnxport.repository.store import Transaction
+from onnxport.repository.variant_record import Reference
 
 SCHEMA = "onnxport.reference"
 SCHEMA_VERSION = 1
@@ -23,9 +24,9 @@ GOLDEN_SET = 0
 Feeds = dict[str, np.ndarray]
 
 
-def reference_inputs(golden: Feeds, inputs: list[dict[str, Any]], batch_axis: bool) -> tuple[Feeds, int]:
+def reference_inputs(golden: Feeds, inputs: list[ValueInfo], batch_axis: bool) -> tuple[Feeds, int]:
     """(feeds, rows): golden set 0 cut to its first REFERENCE_ROWS rows when the model's first
-    dimension is a batch axis (the entry's `batch_axis`, repository/manifest.batch_axis) and every
+    dimension is a batch axis (the entry's `batch_axis`, repository/batch_axis.py) and every
     input has a row; otherwise whole, rows 1. A 1-D sequence input is never cut: its length is not rows."""
     feeds = {i["name"]: golden[i["name"]] for i in inputs}
     if not (batch_axis and feeds and all(v.ndim and v.shape[0] >= 1 for v in feeds.values())):
@@ -36,7 +37,7 @@ def reference_inputs(golden: Feeds, inputs: list[dict[str, Any]], batch_axis: bo
 
 def stage(
     transaction: Transaction, model: str, variant: str, session, feeds: Feeds, rows: int, form: str | None = None
-) -> dict[str, Any]:
+) -> Reference:
     """Run the variant's (or its form's) session on feeds, stage the reference file; returns the
     manifest record."""
     outputs = runtime.run(session, feeds, label=f"{model} {variant}" + (f" ({form} form)" if form else ""))

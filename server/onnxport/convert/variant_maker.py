@@ -19,6 +19,7 @@ import onnx
 
 from onnxport import runtime
 from onnxport.accuracy import budgets, measure
+from onnxport.accuracy.measured import Measurement
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.convert import forms, lower_precision, reference
 from onnxport.convert.arithmetic import arithmetic, operator_types
@@ -43,7 +44,7 @@ class _Attempt:
     data: bytes
     session: Any
     outputs: list[Feeds]
-    vs_fp32: dict[str, Any]
+    vs_fp32: Measurement
     reason: str | None
     arithmetic: str  # what the file computes (arithmetic.py): its budget's key
     budget: Tolerance

@@ -9,12 +9,12 @@ must have onnxport installed (`--image`) and the repository mounted at `--reposi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from onnxport.deploy.triton import write_atomically
 from onnxport.errors import UsageError
+from onnxport.json_boundary import JsonObject
 
 RAY_VERSION = "2.60.0"  # pyproject.toml's ray extra
 IMPORT_PATH = "onnxport.serving.ray.engine:app"
@@ -22,8 +22,8 @@ IMPORT_PATH = "onnxport.serving.ray.engine:app"
 
 def serve_config(
     repository: str, replicas: int, autoscale: tuple[int, int] | None, port: int, max_ongoing: int = 32
-) -> dict[str, Any]:
-    deployment: dict[str, Any] = {"name": "v2", "max_ongoing_requests": max_ongoing}
+) -> JsonObject:
+    deployment: JsonObject = {"name": "v2", "max_ongoing_requests": max_ongoing}
     if autoscale is not None:
         deployment["autoscaling_config"] = {"min_replicas": autoscale[0], "max_replicas": autoscale[1]}
     else:
@@ -43,8 +43,8 @@ def serve_config(
     }
 
 
-def ray_service(config: dict[str, Any], image: str, workers: int) -> dict[str, Any]:
-    def container(name: str) -> dict[str, Any]:
+def ray_service(config: JsonObject, image: str, workers: int) -> JsonObject:
+    def container(name: str) -> JsonObject:
         return {"name": name, "image": image, "resources": {"requests": {"cpu": "2", "memory": "4Gi"}}}
 
     return {

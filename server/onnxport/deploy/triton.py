@@ -22,9 +22,12 @@ from typing import Any
 
 from onnxport.dtypes import by_numpy_name
 from onnxport.errors import OnnxportError, UsageError
-from onnxport.repository.manifest import batch_axis_dynamic
+from onnxport.repository import variant_record
+from onnxport.repository.batch_axis import batch_axis_dynamic
+from onnxport.repository.manifest import Manifest, ModelEntry
 from onnxport.repository.names import check_stored_name, inside
 from onnxport.repository.store import Repository
+from onnxport.repository.variant_record import ServedVariant
 from onnxport.repository.variant_table import order
 
 MAX_BATCH_SIZE = 64
@@ -36,26 +39,26 @@ def model_name(model: str, variant: str) -> str:
     return model if variant == "fp32" else f"{model}_{variant.replace('-', '_')}"
 
 
-def served(manifest: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+def served(manifest: Manifest) -> list[tuple[str, str, ModelEntry, ServedVariant]]:
     """(model, variant, manifest entry, variant record) of every served variant, fp32 first."""
     return [
         (model, variant, entry, record)
         for model, entry in sorted(manifest["models"].items())
         for variant, record in sorted(entry["variants"].items(), key=lambda item: order(item[0]))
-        if record.get("status") == "ok" and record.get("file")
+        if variant_record.served(record)
     ]
 
 
-def config_pbtxt(name: str, entry: dict[str, Any]) -> str:
+def config_pbtxt(name: str, entry: ModelEntry) -> str:
     batch = batch_axis_dynamic(entry)  # Triton may batch it
     lines = [
         f"name: {json.dumps(name)}",
         'platform: "onnxruntime_onnx"',
         f"max_batch_size: {MAX_BATCH_SIZE if batch else 0}",
     ]
-    for kind in ("input", "output"):
+    for kind, values in (("input", entry["inputs"]), ("output", entry["outputs"])):
         tensors = []
-        for value in entry[f"{kind}s"]:
+        for value in values:
             if value["shape"] is None:
                 raise OnnxportError(f"{entry['name']}: {kind} {value['name']!r} has no known rank; Triton needs dims")
             dims = [d if isinstance(d, int) else -1 for d in (value["shape"][1:] if batch else value["shape"])]
@@ -75,7 +78,7 @@ def config_pbtxt(name: str, entry: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def served_or_refuse(repository: Repository) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+def served_or_refuse(repository: Repository) -> list[tuple[str, str, ModelEntry, ServedVariant]]:
     """served() of the repository's manifest; an error when there is nothing to export, or when a
     name (from an older or hand-edited manifest) would not make one folder of its own inside OUT."""
     variants = served(repository.read_manifest())

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 from urllib.parse import urlencode
 
 from onnxport.errors import OnnxportError
 from onnxport.harness.browser_interface import Page
+from onnxport.json_boundary import JsonObject
 
 POLL_S = 1.0
 READ_PROGRESS = """async (seen) => {
@@ -28,12 +29,12 @@ class PageRun:
     """What the page gave: its rows, its browser's identity, its plan (each row's model, variant, form and runtime
     in run order; what became of the WebGPU rows), and `stopped` (why it did not finish) or None."""
 
-    results: list[dict[str, Any]] = field(default_factory=list)
-    browser: dict[str, Any] = field(default_factory=dict)
-    plan: dict[str, Any] = field(default_factory=dict)
+    results: list[JsonObject] = field(default_factory=list)
+    browser: JsonObject = field(default_factory=dict)
+    plan: JsonObject = field(default_factory=dict)
     total: int | None = None
     stopped: str | None = None
-    report: dict[str, Any] = field(default_factory=dict)
+    report: JsonObject = field(default_factory=dict)
 
 
 def run_conformance_page(
@@ -47,7 +48,7 @@ def run_conformance_page(
     deadline: float,
     full_webgpu: bool = False,
     on_start: Callable[[PageRun], None] = lambda run: None,
-    on_row: Callable[[dict[str, Any]], None] = lambda row: None,
+    on_row: Callable[[JsonObject], None] = lambda row: None,
 ) -> PageRun:
     """Open /conformance?autorun=1 and read its rows until it is done or time.monotonic() passes `deadline`.
     `full_webgpu`: every WebGPU row on a software adapter too (the page runs one per model by default)."""
@@ -79,7 +80,7 @@ def run_conformance_page(
 
 
 def _read(
-    state: dict[str, Any], run: PageRun, on_start: Callable[[PageRun], None], on_row: Callable[[dict[str, Any]], None]
+    state: JsonObject, run: PageRun, on_start: Callable[[PageRun], None], on_row: Callable[[JsonObject], None]
 ) -> bool:
     """Take the page's new rows into `run`; True when the page is done."""
     if run.total is None and state.get("total") is not None:
@@ -94,7 +95,7 @@ def _read(
 
 
 def _read_last(
-    page: Page, run: PageRun, on_start: Callable[[PageRun], None], on_row: Callable[[dict[str, Any]], None]
+    page: Page, run: PageRun, on_start: Callable[[PageRun], None], on_row: Callable[[JsonObject], None]
 ) -> None:
     """Interrupted between two reads: the rows the page finished since the last one ran, so they are kept and
     counted; a page that no longer answers (the browser took the Ctrl-C too) leaves the rows read so far."""

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, cast
 
 import numpy as np
 
 from onnxport.pipelines import image, text
 from onnxport.pipelines.raw import Limits
+from onnxport.pipelines.spec import PipelineSpec
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,11 @@ KINDS = {
 }
 
 
-def of(spec: dict[str, Any]) -> Kind:
+def spec_of(spec: PipelineSpec, kind: Kind) -> Any:
+    """The kind's own spec inside a pipeline spec (its key is the kind's name)."""
+    return cast(Mapping[str, Any], spec)[kind.name]
+
+
+def of(spec: Mapping[str, object]) -> Kind:
     """The kind of a pipeline spec that validate() passed (exactly one kind's key)."""
     return next(kind for name, kind in KINDS.items() if name in spec)

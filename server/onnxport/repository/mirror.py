@@ -20,10 +20,12 @@ import re
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from onnxport.errors import RepositoryError
+from onnxport.json_boundary import JsonObject
 from onnxport.repository import atomic, layout
+from onnxport.repository.manifest import ModelEntry
 from onnxport.repository.store import Repository, check_manifest, referenced_files
 
 CHUNK = 1 << 20
@@ -85,9 +87,9 @@ def _sync(base: str, repository: Repository, timeout: float) -> dict[str, int]:
     return summary
 
 
-def _artifacts(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _artifacts(manifest: JsonObject) -> dict[str, JsonObject]:
     """artifacts/ file -> {sha256, bytes (None when the record has none)} of every file a replica loads."""
-    wanted: dict[str, dict[str, Any]] = {}
+    wanted: dict[str, JsonObject] = {}
     try:
         for model, entry in manifest["models"].items():
             # A variant's forms are for browsers (docs/reference/manifest.md, "forms"): a replica runs it as built.
@@ -103,7 +105,8 @@ def _artifacts(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
             ]
             by_file = {record["file"]: record for record in records if record.get("file")}
             # referenced_files is the one list of what an entry names; rejected variants' files are left out.
-            for relative in sorted(referenced_files({**entry, "variants": served})):
+            # A mirror's JSON, unchecked: read as an entry, its missing keys caught below.
+            for relative in sorted(referenced_files(cast(ModelEntry, {**entry, "variants": served}))):
                 if relative.split("/", 1)[0] != layout.ARTIFACTS_DIR:
                     continue  # testdata/: golden data, not needed to serve
                 match = ARTIFACT_NAME.fullmatch(relative)
@@ -129,7 +132,7 @@ def _artifacts(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return wanted
 
 
-def _download(base: str, relative: str, record: dict[str, Any], path: Path, timeout: float) -> int:
+def _download(base: str, relative: str, record: JsonObject, path: Path, timeout: float) -> int:
     """Stream one file into a temporary name beside its place, hashing as it comes; rename it in if right."""
     expected_bytes = record["bytes"]
     digest = hashlib.sha256()

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from onnxport.errors import RepositoryError, UsageError
+from onnxport.repository.manifest import Manifest, ModelEntry
 
 RULE = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 RULE_TEXT = (
@@ -84,7 +84,7 @@ def inside(root: Path, path: Path, doing: str = "write") -> Path:
     return Path(path)
 
 
-def described(entry: dict[str, Any]) -> str:
+def described(entry: ModelEntry) -> str:
     """What kind of model a manifest entry is, in a few words, for messages about replacing it."""
     provenance = entry.get("provenance") or {}
     task = entry.get("task") or "generic"
@@ -93,7 +93,7 @@ def described(entry: dict[str, Any]) -> str:
     return f"a {task} model built from the recipe {provenance.get('recipe') or '(unknown)'} ({entry.get('kind')})"
 
 
-def check_import_target(manifest: dict[str, Any], name: str, build_key: str, replace: bool) -> None:
+def check_import_target(manifest: Manifest, name: str, build_key: str, replace: bool) -> None:
     """An import may write `name` when it is free, when `replace` says so, or when the same import
     (same build key: same files and settings) is already there, which then changes nothing."""
     entry = manifest["models"].get(name)
@@ -105,7 +105,7 @@ def check_import_target(manifest: dict[str, Any], name: str, build_key: str, rep
     )
 
 
-def check_recipe_targets(manifest: dict[str, Any], names: list[str], replace: bool) -> None:
+def check_recipe_targets(manifest: Manifest, names: list[str], replace: bool) -> None:
     """A recipe build rebuilds what recipes built, but replaces an imported model of the same name only
     with `replace`: a recipe in the folder must not silently take the place of a user's import."""
     if replace:

@@ -11,19 +11,20 @@ import copy
 import functools
 from typing import Any
 
-from onnxport.repository import manifest, store
+from onnxport.json_boundary import JsonObject
+from onnxport.repository import manifest
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-SCHEMA_ID = f"urn:onnxport:schema:{store.SCHEMA}:{store.SCHEMA_VERSION}"
+SCHEMA_ID = f"urn:onnxport:schema:{manifest.SCHEMA}:{manifest.SCHEMA_VERSION}"
 
 
-def manifest_schema() -> dict[str, Any]:
+def manifest_schema() -> JsonObject:
     """The JSON Schema of manifest.json (a fresh copy: callers may change it)."""
     return copy.deepcopy(_generated())
 
 
 @functools.cache
-def _generated() -> dict[str, Any]:
+def _generated() -> JsonObject:
     from pydantic import (
         TypeAdapter,  # only the schema needs pydantic, not the readers of the types
     )
@@ -33,10 +34,10 @@ def _generated() -> dict[str, Any]:
     return {
         "$schema": DIALECT,
         "$id": SCHEMA_ID,
-        "title": f"{store.SCHEMA} version {store.SCHEMA_VERSION}",
+        "title": f"{manifest.SCHEMA} version {manifest.SCHEMA_VERSION}",
         "description": "manifest.json of an onnxport model repository (docs/reference/manifest.md). "
         "Generated from server/onnxport/repository/manifest.py.",
-        "x-schema-version": store.SCHEMA_VERSION,
+        "x-schema-version": manifest.SCHEMA_VERSION,
         **{k: v for k, v in generated.items() if k != "description"},
     }
 

@@ -21,19 +21,15 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, TypedDict, cast
 
 from onnxport.errors import RepositoryError, UsageError
-from onnxport.repository import atomic, layout
+from onnxport.repository import atomic, layout, variant_record
+from onnxport.repository.manifest import SCHEMA, SCHEMA_VERSION, Manifest, ModelEntry
 from onnxport.repository.names import check_stored_name
 
-SCHEMA = "onnxport.manifest"
-# 2: budgets are Tolerance records (top1_min, rel as a relative error); entries carry playground, bench_inputs.
-# 3: the weight-only variants int8-weights and int4 beside the others, and their settings.
-SCHEMA_VERSION = 3
 
-
-def empty_manifest() -> dict[str, Any]:
+def empty_manifest() -> Manifest:
     return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "models": {}}
 
 
@@ -50,7 +46,7 @@ class Repository:
 
     # -------------------------------------------------------------- read side
 
-    def read_manifest(self) -> dict[str, Any]:
+    def read_manifest(self) -> Manifest:
         if not self.manifest_path.exists():
             return empty_manifest()
         try:
@@ -64,7 +60,7 @@ class Repository:
     def path_of(self, relative: str) -> Path:
         return self.root / relative
 
-    def has_files(self, entry: dict[str, Any]) -> bool:
+    def has_files(self, entry: ModelEntry) -> bool:
         """True when every file an entry of the manifest names is present."""
         return all(self.path_of(rel).exists() for rel in referenced_files(entry))
 
@@ -87,7 +83,7 @@ class Repository:
                 shutil.rmtree(staging_root, ignore_errors=True)
 
 
-def remove(repository: Repository, names: list[str]) -> list[dict[str, Any]]:
+def remove(repository: Repository, names: list[str]) -> list[ModelEntry]:
     """Remove models from the repository as a build adds them: all or none, the manifest written last.
 
     Returns the removed entries. An unknown name is a UsageError listing the known models, and
@@ -113,13 +109,28 @@ def remove(repository: Repository, names: list[str]) -> list[dict[str, Any]]:
     return removed
 
 
+class FileRecord(TypedDict):
+    """A staged file as the manifest names it (a variant's, a form's, a reference's or an asset's keys)."""
+
+    file: str
+    sha256: str
+    bytes: int
+
+
+class FolderRecord(TypedDict):
+    """A staged folder (golden data) as the manifest names it (an entry's `golden` keys)."""
+
+    path: str
+    sha256: str
+
+
 class Transaction:
     def __init__(self, repository: Repository, staging: Path):
         self.repository = repository
         self.staging = staging
         self._staged: dict[str, Path] = {}  # final relative path -> staged path
 
-    def put_file(self, data: bytes, extension: str) -> dict[str, Any]:
+    def put_file(self, data: bytes, extension: str) -> FileRecord:
         """Stage bytes under their hash; returns the manifest's file record."""
         digest = sha256_bytes(data)
         relative = f"artifacts/{digest}.{extension}"
@@ -130,7 +141,7 @@ class Transaction:
             self._staged[relative] = staged
         return {"file": relative, "sha256": digest, "bytes": len(data)}
 
-    def put_folder(self, folder: Path) -> dict[str, Any]:
+    def put_folder(self, folder: Path) -> FolderRecord:
         """Stage a folder (golden data) under the hash of its files' names and bytes."""
         digest = hashlib.sha256()
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -144,7 +155,7 @@ class Transaction:
             self._staged[relative] = staged
         return {"path": relative, "sha256": digest.hexdigest()}
 
-    def commit(self, manifest: dict[str, Any]) -> None:
+    def commit(self, manifest: Manifest) -> None:
         """Move staged files into place, then replace the manifest, then drop unreferenced files.
 
         Every entry written (new or changed) keeps the name rule (repository/names.py), for its model
@@ -168,7 +179,7 @@ class Transaction:
         self._staged.clear()
         self._collect_garbage(manifest)
 
-    def _collect_garbage(self, manifest: dict[str, Any]) -> None:
+    def _collect_garbage(self, manifest: Manifest) -> None:
         keep = {rel for entry in manifest["models"].values() for rel in referenced_files(entry)}
         for folder in (self.repository.artifacts, self.repository.testdata):
             if folder.is_dir():
@@ -177,9 +188,10 @@ class Transaction:
                         shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
-def check_manifest(manifest: Any, source: str, rebuild: str) -> dict[str, Any]:
-    """`manifest` if it is one this onnxport reads (schema and version), else a RepositoryError naming
-    `source`; `rebuild` says what to do about one written by an older onnxport."""
+def check_manifest(manifest: Any, source: str, rebuild: str) -> Manifest:
+    """`manifest` (JSON as read) if it is one this onnxport reads (schema and version), else a RepositoryError
+    naming `source`; `rebuild` says what to do about one written by an older onnxport. The one place JSON
+    becomes a Manifest: its keys are the schema's (tests/repository/test_manifest_schema.py holds the build to it)."""
     if not isinstance(manifest, dict):
         raise RepositoryError(f"{source}: expected a JSON object (a manifest), got {type(manifest).__name__}")
     if (
@@ -196,15 +208,16 @@ def check_manifest(manifest: Any, source: str, rebuild: str) -> dict[str, Any]:
             f"{source}: schema {manifest.get('schema')!r} version "
             f"{manifest.get('schema_version')!r}; expected {SCHEMA!r} version {SCHEMA_VERSION}"
         )
-    return manifest
+    return cast(Manifest, manifest)
 
 
-def referenced_files(entry: dict[str, Any]) -> set[str]:
-    files = {v["file"] for v in entry.get("variants", {}).values() if v.get("file")}
-    files |= {v["reference"]["file"] for v in entry.get("variants", {}).values() if v.get("reference")}
-    for variant in entry.get("variants", {}).values():
-        for form in variant.get("forms", {}).values():
-            if form.get("file"):
+def referenced_files(entry: ModelEntry) -> set[str]:
+    made = [v for v in entry.get("variants", {}).values() if variant_record.made(v)]
+    files = {v["file"] for v in made}
+    files |= {v["reference"]["file"] for v in made if v.get("reference")}
+    for variant in made:
+        for form in variant_record.forms_of(variant).values():
+            if variant_record.made_form(form):
                 files |= {form["file"], form["reference"]["file"]}
     files |= {a["file"] for a in entry.get("assets", {}).values()}
     if entry.get("golden", {}).get("path"):

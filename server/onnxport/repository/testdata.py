@@ -14,6 +14,7 @@ import onnx
 from onnx import numpy_helper
 
 from onnxport.errors import ModelFileError
+from onnxport.repository.manifest import ModelEntry
 
 Feeds = dict[str, np.ndarray]
 
@@ -37,7 +38,7 @@ def read_sets(folder: Path, input_names: list[str], output_names: list[str]) -> 
     return sets
 
 
-def read_golden(repository_root: Path, entry: dict) -> list[tuple[Feeds, Feeds]]:
+def read_golden(repository_root: Path, entry: ModelEntry) -> list[tuple[Feeds, Feeds]]:
     """The golden sets of a manifest entry, keyed by its input and output names."""
     return read_sets(
         repository_root / entry["golden"]["path"],

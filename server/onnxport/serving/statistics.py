@@ -11,9 +11,11 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+
+from onnxport.json_boundary import JsonObject
 
 if TYPE_CHECKING:
     from onnxport.serving.models.batching import Execution, Pending
@@ -174,7 +176,7 @@ class Recorder:
                 stats.executed(timing.rows, *(timing.phases.get(phase, 0) for phase in PHASES[1:]))
             stats.last_inference = time.time_ns() // 1_000_000
 
-    def model_stats(self, versions: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    def model_stats(self, versions: list[tuple[str, str]]) -> list[JsonObject]:
         """Triton's model_stats entries for these (model, version) pairs, zeros for ones never called."""
         with self._lock:
             found = [(m, v, self._stats.get((m, v)) or ModelStats()) for m, v in versions]

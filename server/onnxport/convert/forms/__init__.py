@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import onnx
 import onnxruntime as ort
@@ -36,8 +36,10 @@ from onnxport.convert.forms import gain as form_gain
 from onnxport.convert.forms import tree_tensors
 from onnxport.convert.graph import graphs
 from onnxport.errors import ModelFileError, one_line
+from onnxport.json_boundary import JsonObject
 from onnxport.recipe import Feeds
 from onnxport.repository.store import Transaction
+from onnxport.repository.variant_record import Form, FormHow, MadeForm
 from onnxport.repository.variant_table import AUTO, FORMS
 
 # The browser runtimes that run onnxruntime's CPU execution provider (compiled to WebAssembly).
@@ -54,13 +56,13 @@ def make_forms(
     reference_feeds: tuple[Feeds, int],
     run_all: Callable,
     arithmetic: str,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Form]:
     """Every form of one served variant (its bytes `data`), made, measured and staged.
     run_all(bytes, inputs, label) -> (session, outputs), the variant maker's; arithmetic: what the
     variant's file computes (convert/arithmetic.py), whose budget judges its forms too (optimizing
     changes how it computes, not in what precision)."""
     budget = budgets.budget(arithmetic)
-    forms: dict[str, dict[str, Any]] = {}
+    forms: dict[str, Form] = {}
     by_gain = prepared.forms == AUTO  # the default: a form is kept only if it starts sooner (gain.py)
     for form in FORMS if by_gain else prepared.forms:
         try:
@@ -89,7 +91,7 @@ def make_forms(
             continue
         vs_fp32 = measure.against(fp32_outputs, outputs, prepared.task, prepared.metric_output)
         reason = measure.verdict(arithmetic, budget, prepared.task, vs_fp32)
-        record = {
+        record: MadeForm = {
             **transaction.put_file(form_bytes, "ort" if how["format"] == "ort" else "onnx"),
             "status": "rejected" if reason else "ok",
             "reason": reason,
@@ -105,7 +107,7 @@ def make_forms(
     return forms
 
 
-def _make(form: str, prepared, name: str, data: bytes) -> tuple[bytes, dict[str, Any]] | None:
+def _make(form: str, prepared, name: str, data: bytes) -> tuple[bytes, FormHow] | None:
     tool = f"onnxruntime {ort.__version__}"
     if form == "ort":
         if _holds_4bit_tensors(data):
@@ -170,7 +172,7 @@ def _saved(data: bytes, level: str, *, ort_format: bool) -> bytes:
         return target.read_bytes()
 
 
-def _fused(data: bytes, transformer: dict[str, Any]) -> tuple[bytes, dict[str, int]]:
+def _fused(data: bytes, transformer: JsonObject) -> tuple[bytes, dict[str, int]]:
     """The fused graph and how many of each fused operator it has."""
     from onnxruntime.transformers.optimizer import optimize_model  # heavy: imported for recipes that ask
 

@@ -3,7 +3,7 @@
 Both go through prep.py's passes first (already-quantized check, Constant weights to
 initializers, opset upgrade for QDQ, quant_pre_process's steps with what fails skipped,
 keep_float names mapped onto the pre-processed graph). The settings stay within the
-manifest's Settings keys (repository/manifest.py): what was done to the graph is told in
+manifest's Settings keys (repository/variant_record.py): what was done to the graph is told in
 `preprocess`, the fp32 nodes kept in float in `kept_float`.
 """
 

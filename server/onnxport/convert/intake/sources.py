@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from onnxport.convert.intake.export import export
 from onnxport.convert.intake.tools import build_tools, tool_versions
 from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import RecipeError
+from onnxport.json_boundary import JsonObject
 from onnxport.recipe import Feeds, Recipe
 from onnxport.repository.variant_table import FORMS
 
@@ -33,7 +33,7 @@ def build_code_sha256() -> str:
     return digest.hexdigest()
 
 
-def build_key(parts: dict[str, Any]) -> str:
+def build_key(parts: JsonObject) -> str:
     """What decides the build's bytes; the same key means the build can be skipped."""
     payload = {"build_format": BUILD_FORMAT, "code": build_code_sha256(), "tools": tool_versions(), **parts}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()

@@ -28,7 +28,7 @@ from onnxport import runtime
 from onnxport.convert.intake.data_budget import DATA_BUDGET, DataBudget
 from onnxport.errors import ModelFileError, UsageError
 from onnxport.recipe import Feeds
-from onnxport.repository import manifest, testdata
+from onnxport.repository import batch_axis, testdata
 
 SET_SEPARATOR = "/"  # `<set>/<input>` keys of a .npz holding several sets
 
@@ -71,7 +71,7 @@ def signature(model: onnx.ModelProto) -> list[InputSpec]:
         )
         shape = (
             tuple(
-                d.dim_value if d.HasField("dim_value") else manifest.shared_dimension(d.dim_param)
+                d.dim_value if d.HasField("dim_value") else batch_axis.shared_dimension(d.dim_param)
                 for d in tensor.shape.dim
             )
             if tensor.HasField("shape")

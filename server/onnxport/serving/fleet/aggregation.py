@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from typing import Any, Sequence
+from typing import Sequence
+
+from onnxport.json_boundary import JsonObject
 
 FAIL_SHARE = 0.667  # published; the rule itself is exact: 3 * votes >= 2 * clients
 TIMES = ("create_ms", "first_run_ms", "warm_run_ms")
@@ -23,7 +25,7 @@ def verdict(passes: int, fails: int, k: int) -> str:
     return "mixed"
 
 
-def times(values: Sequence[float], k: int) -> dict[str, Any] | None:
+def times(values: Sequence[float], k: int) -> JsonObject | None:
     """Median and quantiles over one value per distinct passing client; None below k clients, so fewer
     than k liars can never set a published time alone."""
     if len(values) < k:
@@ -36,7 +38,7 @@ def times(values: Sequence[float], k: int) -> dict[str, Any] | None:
     return found
 
 
-def fail_metric(pairs: Sequence[tuple[str, float | None]]) -> dict[str, Any] | None:
+def fail_metric(pairs: Sequence[tuple[str, float | None]]) -> JsonObject | None:
     """The failing votes' metric for display: its most reported name, the median of that name's values."""
     named = [(name, value) for name, value in pairs if name is not None]
     if not named:

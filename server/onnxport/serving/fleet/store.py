@@ -27,8 +27,9 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
+from onnxport.json_boundary import JsonObject
 from onnxport.serving.fleet import aggregation
 from onnxport.serving.fleet.classes import class_key
 from onnxport.serving.fleet.reports import Report
@@ -83,7 +84,7 @@ class FleetStore:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._secret = b""
-        self._published: dict[str, Any] | None = None
+        self._published: JsonObject | None = None
         self._built_at, self._build_cost = 0.0, 0.0
         self._built_reports = -1  # the file's report counter when the document was built
         self._pruned_at = float("-inf")
@@ -244,7 +245,7 @@ class FleetStore:
 
     # ------------------------------------------------------------------ publishing
 
-    def published(self) -> dict[str, Any]:
+    def published(self) -> JsonObject:
         """GET /api/fleet's document, rebuilt only after a report (or when an hour old: votes age out)."""
         with self._lock:
             now = self.clock()
@@ -274,7 +275,7 @@ class FleetStore:
         spaced = self._build_cost < SLOW_BUILD or now - self._built_at >= REBUILD_SPACING * self._build_cost
         return spaced and self._reports_moved()
 
-    def _build(self, db: sqlite3.Connection, now: float) -> dict[str, Any]:
+    def _build(self, db: sqlite3.Connection, now: float) -> JsonObject:
         votes: dict[int, list[tuple]] = {}
         for row in db.execute(
             "SELECT group_id, fail, metric_name, metric_value, create_ms, first_run_ms, warm_run_ms FROM votes"
@@ -291,7 +292,7 @@ class FleetStore:
         reports = db.execute("SELECT value FROM meta WHERE key = 'reports'").fetchone()[0]
         return self._document(groups, reports, now)
 
-    def _document(self, groups: list[dict[str, Any]], reports: int, now: float) -> dict[str, Any]:
+    def _document(self, groups: list[JsonObject], reports: int, now: float) -> JsonObject:
         generated = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         return {
             "schema": 1,
@@ -306,12 +307,12 @@ class FleetStore:
         self,
         sha256: str,
         runtime: str,
-        cls: dict[str, Any],
+        cls: JsonObject,
         model: str,
         variant: str,
         form: str | None,
         votes: list[tuple],
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         fails = [v for v in votes if v[0]]
         passes = [v for v in votes if not v[0]]
         return {

@@ -15,6 +15,7 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
+from onnxport.repository.variant_record import made
 from onnxport.serving.http.context import deployment, state
 from onnxport.serving.http.replies import send
 from onnxport.serving.state import State
@@ -57,7 +58,7 @@ def unload(model: str) -> Response:
     if every_replica is not None:
         return send(every_replica.load_or_unload(request.path, authorization))
     entry = current.catalog.model(model)
-    current.sessions.release({r["sha256"] for r in entry["variants"].values() if r.get("sha256")})
+    current.sessions.release({r["sha256"] for r in entry["variants"].values() if made(r)})
     return send(json_reply({}))
 
 

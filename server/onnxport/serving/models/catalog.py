@@ -10,11 +10,13 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable, cast
 
 from onnxport.errors import OnnxportError
+from onnxport.repository.manifest import Manifest, ModelEntry
 from onnxport.repository.names import RULE_TEXT, name_problem
 from onnxport.repository.store import Repository, referenced_files
+from onnxport.repository.variant_record import ServedVariant, made, served
 from onnxport.repository.variant_table import order as variant_order
 from onnxport.serving.models.file_paths import file_inside
 
@@ -25,12 +27,17 @@ class NotFound(OnnxportError):
     """An unknown model, version or file (HTTP 404)."""
 
 
+# Before the first build there is no manifest.json: the server publishes an empty list of models, without the
+# schema's keys (what /api/manifest.json has always answered then), so the type is asserted, not met.
+NO_MANIFEST = cast(Manifest, {"models": {}})
+
+
 class Catalog:
     def __init__(self, repository: Repository):
         self.repository = repository
         self._lock = threading.Lock()
         self._stamp: tuple | None = None
-        self._manifest: dict[str, Any] = {"models": {}}
+        self._manifest: Manifest = NO_MANIFEST
         self._files: set[str] = set()
         self._refused: dict[str, str] = {}  # model name -> what breaks the name rule
         self._listeners: list[Callable[[set[str]], None]] = []
@@ -39,7 +46,7 @@ class Catalog:
         """listener(current sha256s) runs after each reload."""
         self._listeners.append(listener)
 
-    def manifest(self) -> dict[str, Any]:
+    def manifest(self) -> Manifest:
         stamp = self._stat()
         if stamp != self._stamp:
             with self._lock:
@@ -50,7 +57,7 @@ class Catalog:
     def ready(self) -> bool:
         return bool(self.manifest()["models"])
 
-    def model(self, name: str) -> dict[str, Any]:
+    def model(self, name: str) -> ModelEntry:
         entry = self.manifest()["models"].get(name)
         if entry is None:
             if name in self._refused:
@@ -62,24 +69,24 @@ class Catalog:
             raise NotFound(f"unknown model {name!r}; served models: {known}")
         return entry
 
-    def variant(self, name: str, version: str | None) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    def variant(self, name: str, version: str | None) -> tuple[ModelEntry, str, ServedVariant]:
         """(model entry, version name, variant record) of a served variant; fp32 by default."""
         entry = self.model(name)
         version = version or "fp32"
         record = entry["variants"].get(version)
         if record is None:
             raise NotFound(f"model {name!r} has no version {version!r}; versions: {', '.join(entry['variants'])}")
-        if record["status"] != "ok":
+        if not served(record):
             raise NotFound(
                 f"version {version!r} of model {name!r} is not served: {record['status']}: {record['reason']}"
             )
         return entry, version, record
 
     @staticmethod
-    def served_versions(entry: dict[str, Any]) -> list[str]:
+    def served_versions(entry: ModelEntry) -> list[str]:
         """Versions with status ok, fp32 first, then the others in build order."""
-        served = [v for v, r in entry["variants"].items() if r["status"] == "ok"]
-        return sorted(served, key=variant_order)
+        versions = [v for v, r in entry["variants"].items() if served(r)]
+        return sorted(versions, key=variant_order)
 
     def file(self, relative: str) -> Path:
         """The path of a file the manifest references (an artifact, or a file in a golden data folder)."""
@@ -102,7 +109,7 @@ class Catalog:
         return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
 
     def _reload(self, stamp: tuple | None) -> None:
-        manifest = self.repository.read_manifest() if stamp else {"models": {}}
+        manifest = self.repository.read_manifest() if stamp else NO_MANIFEST
         # A name that breaks the rule (an older or hand-edited manifest) is not served: it would be a
         # URL segment and a browser cache key. Its files go too, so its sessions are released.
         problems = {name: name_problem(name) for name in manifest["models"]}
@@ -122,7 +129,7 @@ class Catalog:
             record["sha256"]
             for entry in manifest["models"].values()
             for record in entry["variants"].values()
-            if record.get("sha256")
+            if made(record)
         }
         for listener in self._listeners:
             listener(current)

@@ -21,6 +21,7 @@ from collections.abc import MutableMapping
 from typing import Any, cast
 
 from onnxport.errors import OnnxportError, UsageError
+from onnxport.json_boundary import JsonObject
 
 APP_NAME = "onnxport"
 DEPLOYMENT = "v2"
@@ -94,9 +95,9 @@ def parse_autoscale(text: str | None) -> tuple[int, int] | None:
     return int(low), int(high)
 
 
-def deployment_options(replicas: int, autoscale: tuple[int, int] | None, max_ongoing: int) -> dict[str, Any]:
+def deployment_options(replicas: int, autoscale: tuple[int, int] | None, max_ongoing: int) -> JsonObject:
     # num_cpus 0: onnxruntime's threads are ours to size (intra_op_threads), not Ray's CPU slots.
-    options: dict[str, Any] = {"ray_actor_options": {"num_cpus": 0}, "max_ongoing_requests": max_ongoing}
+    options: JsonObject = {"ray_actor_options": {"num_cpus": 0}, "max_ongoing_requests": max_ongoing}
     if autoscale is not None:
         options["autoscaling_config"] = {"min_replicas": autoscale[0], "max_replicas": autoscale[1]}
     else:
@@ -104,7 +105,7 @@ def deployment_options(replicas: int, autoscale: tuple[int, int] | None, max_ong
     return options
 
 
-def app(args: dict[str, Any]):
+def app(args: JsonObject):  # a Serve config's `args`, as its file gives them
     """The Ray Serve application builder that a Serve config names (`import_path:
     onnxport.serving.ray.engine:app`, `args`: settings as in the config file, e.g. `repository`);
     replicas and autoscaling come from the config's `deployments` entry."""

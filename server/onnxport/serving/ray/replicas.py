@@ -26,6 +26,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
+from onnxport.json_boundary import JsonObject
 from onnxport.serving.state import State, record_statistics
 from onnxport.serving.v2.core import Reply, json_reply
 
@@ -197,8 +198,8 @@ def _summed(a: Any, b: Any, key: str = "") -> Any:
     return a  # names and versions
 
 
-def sum_statistics(bodies: list[dict[str, Any]]) -> dict[str, Any]:
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
+def sum_statistics(bodies: list[JsonObject]) -> JsonObject:
+    rows: dict[tuple[str, str], JsonObject] = {}
     for body in bodies:
         for row in body["model_stats"]:
             key = (row["name"], row["version"])

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from onnxport import __version__
 from onnxport.pipelines.raw import Limits
+from onnxport.repository.manifest import ModelEntry
 from onnxport.serving import statistics
 from onnxport.serving.config import ANY_ORIGIN
 from onnxport.serving.models.catalog import Catalog, NotFound
@@ -260,19 +261,19 @@ def _infer(
     return Reply(200, payload, "application/octet-stream", {"Inference-Header-Content-Length": str(length)})
 
 
-def _counts(entry: dict[str, Any]) -> dict[str, int]:
+def _counts(entry: ModelEntry) -> dict[str, int]:
     """How many inputs and outputs a request to the model can name (raw input's `answer` included)."""
     extra = 1 if entry.get("pipeline") else 0
     return {"max_inputs": len(entry["inputs"]), "max_outputs": len(entry["outputs"]) + extra}
 
 
-def request_budget(state: Server, model: str, entry: dict[str, Any]) -> protocol.RequestBudget:
+def request_budget(state: Server, model: str, entry: ModelEntry) -> protocol.RequestBudget:
     """What the JSON of a request to this model may hold (protocol.RequestBudget): by its inputs and outputs,
     the rank of its inputs (unknown: the protocol's most), and strings only as far as names and an id go unless
     it takes text (a BYTES input, or raw input through its pipeline)."""
     counts = _counts(entry)
     inputs, outputs = counts["max_inputs"], counts["max_outputs"]
-    ranks = [len(i["shape"]) if i.get("shape") is not None else MAX_RANK for i in entry["inputs"]]
+    ranks = [len(shape) if (shape := i.get("shape")) is not None else MAX_RANK for i in entry["inputs"]]
     takes_text = bool(entry.get("pipeline")) or any(
         i["datatype"] == "BYTES" for i in inference.tensor_metadata(entry["inputs"])
     )

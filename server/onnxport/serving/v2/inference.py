@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 
 from onnxport import runtime
-from onnxport.repository.manifest import batch_axis_dynamic, shared_dimension
+from onnxport.json_boundary import JsonObject
+from onnxport.repository.batch_axis import batch_axis_dynamic, shared_dimension
+from onnxport.repository.manifest import ValueInfo
 from onnxport.serving.models.catalog import Catalog
 from onnxport.serving.models.sessions import SessionPool
 from onnxport.serving.statistics import Timing
@@ -20,7 +22,7 @@ from onnxport.serving.v2.protocol import (
 )
 
 
-def tensor_metadata(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def tensor_metadata(values: list[ValueInfo]) -> list[JsonObject]:
     """Manifest inputs/outputs as V2 metadata: datatype names, -1 for every dynamic dim."""
     return [
         {
@@ -32,7 +34,7 @@ def tensor_metadata(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def check_inputs(request: InferRequest, inputs: list[dict[str, Any]]) -> None:
+def check_inputs(request: InferRequest, inputs: list[ValueInfo]) -> None:
     """Every model input present once, with its datatype and a shape that fits; nothing else."""
     expected = {i["name"]: i for i in tensor_metadata(inputs)}
     unknown = sorted(set(request.inputs) - set(expected))
@@ -53,7 +55,7 @@ def check_inputs(request: InferRequest, inputs: list[dict[str, Any]]) -> None:
     check_named_dimensions(request, inputs)
 
 
-def check_named_dimensions(request: InferRequest, inputs: list[dict[str, Any]]) -> None:
+def check_named_dimensions(request: InferRequest, inputs: list[ValueInfo]) -> None:
     """Inputs that share a named dimension (minilm's input_ids and attention_mask: batch, sequence) agree
     on its size. onnxruntime does not check it: an Add or a Mul between them broadcasts [1, 8] against
     [8, 1] and answers for an 8x8 batch that nobody sent. Placeholder names (`unk__0`, `?`) name nothing."""

@@ -18,6 +18,7 @@ import numpy as np
 
 from onnxport.dtypes import DTYPES, by_numpy_name
 from onnxport.errors import OnnxportError
+from onnxport.json_boundary import JsonObject
 from onnxport.serving.v2 import json_budget, request_schema
 
 # The most elements one input may declare; far above any real request, below what breaks numpy.
@@ -339,7 +340,7 @@ def encode_response(
     described, chunks = [], []
     for name, value in outputs.items():
         datatype = datatype_of(value)
-        entry: dict[str, Any] = {"name": name, "datatype": datatype, "shape": list(value.shape)}
+        entry: JsonObject = {"name": name, "datatype": datatype, "shape": list(value.shape)}
         if request.wants_binary(name):
             chunk = to_binary(value)
             entry["parameters"] = {"binary_data_size": len(chunk)}
@@ -347,7 +348,7 @@ def encode_response(
         else:
             entry["data"] = to_json_data(value)
         described.append(entry)
-    header: dict[str, Any] = {"model_name": model, "model_version": version, "outputs": described}
+    header: JsonObject = {"model_name": model, "model_version": version, "outputs": described}
     if request.id is not None:
         header["id"] = request.id
     header_bytes = json.dumps(header, separators=(",", ":")).encode()

@@ -74,7 +74,9 @@ def prepare(catalog: Catalog, model: str, request: InferRequest, limits: Limits)
                 )
     needed = outputs if wanted is None else sorted({spec["answer"]["output"], *wanted} - {ANSWER})
     try:
-        feeds = kind.feeds(spec[name], value, limits, lambda label: catalog.file(entry["assets"][label]["file"]))
+        feeds = kind.feeds(
+            kinds.spec_of(spec, kind), value, limits, lambda label: catalog.file(entry["assets"][label]["file"])
+        )
     except OverLimit as exc:
         raise OverBudget(str(exc)) from None
     except RawInputError as exc:
