@@ -9,7 +9,6 @@ ProtocolError and NotFound are the client's (error_reply gives their status), an
 
 from __future__ import annotations
 
-import functools
 import gzip
 import io
 import json
@@ -29,7 +28,7 @@ from onnxport.serving import statistics
 from onnxport.serving.config import ANY_ORIGIN
 from onnxport.serving.models.catalog import Catalog, NotFound
 from onnxport.serving.models.sessions import SessionPool
-from onnxport.serving.v2 import inference, json_budget, openapi, protocol, raw_input
+from onnxport.serving.v2 import inference, json_budget, protocol, raw_input
 from onnxport.serving.v2.protocol import ProtocolError
 from onnxport.serving.v2.request_schema import MAX_RANK
 
@@ -140,11 +139,6 @@ def ready(state: Server) -> Reply:
 def server_metadata(state: Server, extra: tuple[str, ...] = ()) -> Reply:
     """extra: extensions only one engine has (waitress's model_repository, http/repository_api.py)."""
     return json_reply({"name": "onnxport", "version": __version__, "extensions": [*EXTENSIONS, *extra]})
-
-
-@functools.cache
-def openapi_document() -> bytes:
-    return json.dumps(openapi.document()).encode()
 
 
 def model_metadata(state: Server, model: str, version: str | None = None) -> Reply:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 from typing import Any, Iterable, get_args
 
-from onnxport import __version__
 from onnxport.serving.v2 import request_schema
 
 ERROR = {"$ref": "#/components/schemas/Error"}
@@ -206,13 +205,3 @@ def paths() -> dict[str, Any]:
 
 def components() -> dict[str, Any]:
     return {"schemas": _schemas()}
-
-
-def document() -> dict[str, Any]:
-    """The protocol's routes alone, as a document of their own (core.openapi_document)."""
-    return {
-        "openapi": "3.1.0",
-        "info": {"title": "onnxport: the Open Inference Protocol (V2) over REST", "version": __version__},
-        "paths": paths(),
-        "components": components(),
-    }
