@@ -8,11 +8,11 @@ import pytest
 from onnxport.accuracy import budgets
 from onnxport.repository.variant_table import NAMES as VARIANTS
 from onnxport.repository.variant_table import VARIANTS as TABLE
-from onnxport.repository.variant_table import variant as variant_row
+from onnxport.repository.variant_table import budget as variant_budget
 
 
 def budget_of(name: str):
-    return variant_row(name).budget
+    return variant_budget(name)
 
 
 # (task, metric key, budget attribute, a value inside, a value outside, how the reason prints it)
