@@ -19,9 +19,10 @@ VARIANTS_JS = PROJECT_ROOT / "web" / "lib" / "files" / "variants.js"
 
 
 def test_the_browser_reads_the_variants_in_the_table_order():
-    found = re.search(r"VARIANT_ORDER = Object\.freeze\((\[[^\]]*\])\)", VARIANTS_JS.read_text())
+    found = re.search(r"VARIANT_ORDER = Object\.freeze\(\[([^\]]*)\]\)", VARIANTS_JS.read_text())
     assert found, f"no VARIANT_ORDER in {VARIANTS_JS}"
-    assert json.loads(found.group(1)) == list(variants.NAMES)
+    # On one line or, once longer than Biome's width, one name a line.
+    assert [json.loads(name) for name in re.findall(r'"[^"]*"', found.group(1))] == list(variants.NAMES)
 
 
 def test_the_browser_twin_of_the_table_is_current():
@@ -31,7 +32,7 @@ def test_the_browser_twin_of_the_table_is_current():
 
 
 def test_order_puts_unknown_names_last():
-    assert [variants.order(n) for n in ("fp32", "int8-static", "int4", "int2")] == [0, 3, 5, 6]
+    assert [variants.order(n) for n in ("fp32", "int8-static", "int4", "int2")] == [0, 3, 5, len(variants.NAMES)]
 
 
 def test_every_variant_has_a_precision_and_a_reasoned_budget():
