@@ -49,7 +49,7 @@ class Form:
     axis: Literal["file format", "optimisation level", "technique"]
 
 
-# The optimized forms a served variant may also come as (convert/forms/, docs/manifest.md "forms").
+# The optimized forms a served variant may also come as (convert/forms/, docs/reference/manifest.md "forms").
 FORM_ROWS: tuple[Form, ...] = (
     Form("ort", "file format"),  # onnxruntime's ORT format, after the extended optimizations
     Form("basic", "optimisation level"),  # a .onnx after the basic level only

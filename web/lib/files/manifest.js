@@ -1,4 +1,4 @@
-// The manifest the build wrote (docs/manifest.md): checked once, then asked.
+// The manifest the build wrote (docs/reference/manifest.md): checked once, then asked.
 import { TENSOR_TYPES } from "../tensors/dtypes.js";
 import { VARIANT_ORDER } from "./variants.js";
 
@@ -10,12 +10,12 @@ import { VARIANT_ORDER } from "./variants.js";
  * @property {number} [bytes]
  */
 /**
- * A variant of a model (docs/manifest.md has every field): its file, `status` "ok" when served, and what
+ * A variant of a model (docs/reference/manifest.md has every field): its file, `status` "ok" when served, and what
  * the build measured and recorded about it.
  * @typedef {FileRecord & {status: string, reference?: FileRecord | null, [field: string]: any}} VariantRecord
  */
 /**
- * A model of the manifest: its name, task and variants by name (docs/manifest.md has every field).
+ * A model of the manifest: its name, task and variants by name (docs/reference/manifest.md has every field).
  * @typedef {{name: string, task: string, variants: Record<string, VariantRecord>, assets?: Record<string, FileRecord>,
  *   pipeline?: import("../pipelines/pipeline.js").PipelineSpec, [field: string]: any}} ModelEntry
  */
@@ -24,7 +24,7 @@ import { VARIANT_ORDER } from "./variants.js";
  * @typedef {{schema: string, schema_version: number, models: Record<string, ModelEntry>, [field: string]: any}} Manifest
  */
 
-// The schema this library reads: the server's (repository/store.py), which tests/repository/test_manifest_js.py
+// The schema this library reads: the server's (repository/store.py), which tests/js/lib/files/test_manifest_vectors.mjs
 // holds it to. The variants' reading order is generated from the server's table (variants.js).
 export const SCHEMA = "onnxport.manifest";
 export const SCHEMA_VERSION = 3;
