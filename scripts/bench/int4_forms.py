@@ -1,4 +1,4 @@
-"""The int4 variant in a grid of forms (convert/int8/nbits.py Form), each judged and timed side by side.
+"""The int4 variant in a grid of forms (convert/variants/int4.py Form), each judged and timed side by side.
 
     PYTHONPATH=server .venv/bin/python scripts/bench/int4_forms.py [--repository models/.repository] [--model minilm]
         [--forms b16-zp-a4-t4 b32-zp-a4-t4 ...] [--rounds 3] [--threads 1 2] [--runtimes native wasm webgpu]
@@ -7,7 +7,7 @@
 A form is named b<block>-<zp|sym>-a<accuracy level>-t<table bits>: MatMul weights in 4-bit blocks of <block>
 with a zero point per block (zp) or none (sym), MatMulNBits at accuracy level 0 (fp32) or 4 (int8 activations),
 embedding tables in 4-bit blocks (t4, GatherBlockQuantized) or int8 per row (t8). The default grid: the form
-before (b16-zp-a4-t4), each axis changed from it alone, and the form chosen (nbits.FORM, b32-sym-a0-t4) beside
+before (b16-zp-a4-t4), each axis changed from it alone, and the form chosen (int4.FORM, b32-sym-a0-t4) beside
 the same at level 4.
 
 Each form is made from the repository's fp32 file as the build makes it: when it misses the serving bound on the
@@ -40,17 +40,18 @@ import ort_page  # a script's own folder is on its path
 
 from onnxport.accuracy import budgets, compare, measure
 from onnxport.convert.arithmetic import arithmetic
-from onnxport.convert.int8 import nbits
 from onnxport.convert.rescue import fallback, node_errors
+from onnxport.convert.variants import int4
 from onnxport.pipelines.text import TextPipeline
 from onnxport.repository import testdata
 from onnxport.repository.store import Repository
+from onnxport.repository.variant_table import variant
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "bench" / "peer"))
 from texts import TEXTS  # noqa: E402 (scripts/bench/peer)
 
-# The form before issue 43 first (the base of the ratios), each axis changed from it alone, then nbits.FORM
+# The form before issue 43 first (the base of the ratios), each axis changed from it alone, then int4.FORM
 # (b32-sym-a0-t4) and the same at level 4.
 GRID = (
     "b16-zp-a4-t4",
@@ -67,6 +68,7 @@ BATCH = 8
 RUNS = {1: 8, 8: 3}  # warm runs per round at batch 1 and 8 (native and WebAssembly)
 WEBGPU_RUNS = 3
 RUNTIMES = ("native", "wasm", "webgpu")
+INT4_SHARE = variant("int4").rescue_share  # what the build's fallback search may keep of int4's MatMuls
 
 
 @dataclass
@@ -86,11 +88,11 @@ class Row:
         return self.file.stat().st_size / 2**20
 
 
-def parse_form(name: str) -> nbits.Form:
+def parse_form(name: str) -> int4.Form:
     try:
         block, points, level, table = name.split("-")
         assert points in ("zp", "sym") and block[0] == "b" and level[0] == "a" and table[0] == "t"
-        return nbits.Form(
+        return int4.Form(
             block=int(block[1:]), symmetric=points == "sym", accuracy_level=int(level[1:]), table_bits=int(table[1:])
         )
     except (ValueError, AssertionError):
@@ -130,8 +132,8 @@ class Judge:
         runner = ort.InferenceSession(fp32.SerializeToString(), providers=["CPUExecutionProvider"])
         self.expected = [dict(zip([o.name for o in runner.get_outputs()], runner.run(None, g))) for g in golden]
 
-    def attempt(self, form: nbits.Form, kept: tuple[str, ...]) -> tuple[onnx.ModelProto, float, str | None]:
-        model, _ = nbits.make_int4(self.fp32, kept, form)
+    def attempt(self, form: int4.Form, kept: tuple[str, ...]) -> tuple[onnx.ModelProto, float, str | None]:
+        model, _ = int4.make_int4(self.fp32, kept, form)
         runner = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
         got = [dict(zip([o.name for o in runner.get_outputs()], runner.run(None, g))) for g in self.golden]
         vs_fp32 = measure.against(self.expected, got, self.task, self.output)
@@ -141,24 +143,24 @@ class Judge:
         )
         return model, vs_fp32["metric"]["cosine_min"], reason
 
-    def build(self, form: nbits.Form) -> tuple[onnx.ModelProto, tuple[str, ...], float, float]:
+    def build(self, form: int4.Form) -> tuple[onnx.ModelProto, tuple[str, ...], float, float]:
         """(the file the build would serve, the nodes kept in 8-bit blocks, golden cosine first and served)."""
         model, first, reason = self.attempt(form, ())
         if reason is None:
             return model, (), first, first
-        candidates = nbits.candidates(self.fp32)
+        candidates = int4.candidates(self.fp32)
         ranked = node_errors.introduced_errors(self.fp32, model, self.golden[:2], candidates)
         ranking = [node for node, _ in ranked if node in candidates]
-        found = fallback.search(ranking, len(candidates), lambda kept: self._try(form, kept), nbits.FALLBACK_SHARE)
+        found = fallback.search(ranking, len(candidates), lambda kept: self._try(form, kept), INT4_SHARE)
         if found.best is None:  # the build's second search: the candidates in graph order
             in_order = [n.name for n in self.fp32.graph.node if n.name in candidates]
-            found = fallback.search(in_order, len(candidates), lambda kept: self._try(form, kept), nbits.FALLBACK_SHARE)
+            found = fallback.search(in_order, len(candidates), lambda kept: self._try(form, kept), INT4_SHARE)
         if found.best is None:
             return model, (), first, first  # not served by the build: measured as made, marked by its cosine
         best, cosine = found.best
         return best, found.kept, first, cosine
 
-    def _try(self, form: nbits.Form, kept: tuple[str, ...]):
+    def _try(self, form: int4.Form, kept: tuple[str, ...]):
         model, cosine, reason = self.attempt(form, kept)
         return (model, cosine), reason
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from fixtures import vectors
-from onnxport.accuracy import browser_runtimes, browser_tolerances
+from onnxport.accuracy import browser_runtimes, browser_tolerances, budgets
 from onnxport.check import check_run, verdict_file
 from onnxport.convert import forms
 from onnxport.repository import schema, variant_record
@@ -47,9 +47,11 @@ def test_the_cpu_runtimes_of_a_form_are_the_wasm_provider_rows(js):
     assert forms.CPU_RUNTIMES == browser_runtimes.WASM == tuple(r["key"] for r in js["rows"] if r["provider"] == "wasm")
 
 
-def test_every_variant_has_a_tolerance_for_every_runtime_and_no_other():
-    variants = dict.fromkeys(variant for variant, _ in browser_tolerances.TOLERANCES)
-    assert set(browser_tolerances.TOLERANCES) == {(v, r) for v in variants for r in browser_runtimes.NAMES}
+def test_every_arithmetic_has_a_tolerance_for_every_runtime_and_no_other():
+    # Every variant has one for every runtime too: its arithmetic's (tests/accuracy/test_tolerances.py).
+    arithmetics = dict.fromkeys(arithmetic for arithmetic, _ in browser_tolerances.TOLERANCES)
+    assert tuple(arithmetics) == budgets.ARITHMETICS
+    assert set(browser_tolerances.TOLERANCES) == {(a, r) for a in arithmetics for r in browser_runtimes.NAMES}
 
 
 def test_the_manifest_schema_allows_exactly_these_runtimes():

@@ -8,11 +8,11 @@ import pytest
 from onnxport.accuracy import budgets
 from onnxport.repository.variant_table import NAMES as VARIANTS
 from onnxport.repository.variant_table import VARIANTS as TABLE
-from onnxport.repository.variant_table import variant as variant_row
+from onnxport.repository.variant_table import budget as variant_budget
 
 
 def budget_of(name: str):
-    return variant_row(name).budget
+    return variant_budget(name)
 
 
 # (task, metric key, budget attribute, a value inside, a value outside, how the reason prints it)
@@ -34,7 +34,10 @@ def test_every_variant_has_a_budget_with_a_reason(variant):
 
 
 def test_the_variant_table_has_one_row_per_name_in_reading_order():
-    assert [v.name for v in TABLE] == ["fp32", "fp16", "int8-dynamic", "int8-static", "int8-weights", "int4"]
+    # These six in this order, whatever rows are added among them (docs/development.md "Adding one").
+    names = [v.name for v in TABLE]
+    first = ["fp32", "fp16", "int8-dynamic", "int8-static", "int8-weights", "int4"]
+    assert [n for n in names if n in first] == first and len(set(names)) == len(names)
     assert {v.precision for v in TABLE} == {"fp32", "fp16", "int8"}
 
 

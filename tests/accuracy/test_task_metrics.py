@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxport.accuracy import budgets, compare
-from onnxport.repository.variant_table import variant
+from onnxport.repository.variant_table import budget
 
 
 def test_one_flipped_pixel_fails_the_max_but_not_the_mean_of_a_detection_map():
@@ -16,14 +16,14 @@ def test_one_flipped_pixel_fails_the_max_but_not_the_mean_of_a_detection_map():
     metric = compare.task_metric("detection-map", heat, flipped)
     assert metric["scaled_max_abs"] == 1.0
     assert metric["scaled_mean_abs"] == 1 / 4096
-    assert budgets.check(variant("fp16").budget, "detection-map", metric) is None
-    assert budgets.check(variant("fp16").budget, "generic", {"scaled_max_abs": metric["scaled_max_abs"]})
+    assert budgets.check(budget("fp16"), "detection-map", metric) is None
+    assert budgets.check(budget("fp16"), "generic", {"scaled_max_abs": metric["scaled_max_abs"]})
 
 
 def test_a_detection_map_that_moved_everywhere_is_over_budget_with_both_figures():
     heat = np.linspace(0, 1, 100, dtype=np.float32).reshape(1, 100)
     reason = budgets.check(
-        variant("int8-static").budget, "detection-map", compare.task_metric("detection-map", heat, heat + 0.05)
+        budget("int8-static"), "detection-map", compare.task_metric("detection-map", heat, heat + 0.05)
     )
     assert reason == "mean error / max |fp32| 0.05 > budget 0.01"
 
@@ -35,7 +35,7 @@ def test_sequence_agreement_counts_steps_whose_top_class_holds():
     metric = compare.task_metric("sequence", steps, changed)
     assert metric == {"step_agreement": 0.9}
     assert (
-        budgets.check(variant("int8-dynamic").budget, "sequence", metric)
+        budgets.check(budget("int8-dynamic"), "sequence", metric)
         == "per-step top-1 agreement with fp32 0.9000 < budget 0.97"
     )
-    assert budgets.check(variant("int8-dynamic").budget, "sequence", {"step_agreement": 0.98}) is None
+    assert budgets.check(budget("int8-dynamic"), "sequence", {"step_agreement": 0.98}) is None

@@ -1,6 +1,6 @@
 """The weight-only variants on the graphs dynamic and static int8 leave in float: int8-weights stores any
 operator's large weights as int8 (convert/int8/weights.py), int4 stores MatMul weights in 4-bit blocks
-(convert/int8/nbits.py). Each file is run by onnxruntime and held to fp32."""
+(convert/variants/int4.py). Each file is run by onnxruntime and held to fp32."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ from graph_helpers import make_model, rng, tensor
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxport import runtime
-from onnxport.convert import lower_precision
-from onnxport.convert.int8 import nbits, weights
+from onnxport.convert import lower_precision, variants
+from onnxport.convert.int8 import weights
 from onnxport.convert.rescue import fallback
+from onnxport.convert.variants import int4
 from onnxport.errors import VariantSkipped
+from onnxport.repository.variant_table import variant
 
 
 def run(model: onnx.ModelProto, feeds) -> dict[str, np.ndarray]:
@@ -131,7 +133,7 @@ def test_the_fallbacks_nodes_keep_their_weights_in_float():
     stored, settings = lower_precision.make_int8_weights(model, ("gru",))
     assert sorted(float_initializers(stored)) == ["R", "W"]
     assert settings["kept_float"] == ["gru"] and settings["weights_stored"] == 1
-    assert lower_precision.rescue_candidates("int8-weights", model) == {"project", "gru"}
+    assert variants.load(variant("int8-weights")).candidates(model) == {"project", "gru"}
 
 
 def test_nothing_large_enough_is_skipped_with_the_threshold_named():
@@ -180,7 +182,7 @@ def test_int4_stores_matmul_weights_in_symmetric_4bit_blocks_of_32_at_accuracy_l
 
 @pytest.mark.parametrize(
     "form",
-    [nbits.Form(16, False, 4, 4), nbits.Form(32, True, 4, 4), nbits.Form(64, True, 0, 4), nbits.Form(32, True, 4, 8)],
+    [int4.Form(16, False, 4, 4), int4.Form(32, True, 4, 4), int4.Form(64, True, 0, 4), int4.Form(32, True, 4, 8)],
     ids=str,
 )
 def test_each_int4_form_is_made_as_it_says_and_runs(form):
@@ -209,8 +211,8 @@ def test_int4_keeps_the_fallbacks_matmuls_in_8bit_blocks():
     assert settings["weights_8bit"] == 1 and settings["kept_float"] == ["second"]
     assert settings["weights"].endswith("; 1 kept nodes in 8-bit blocks of 128")
     # The search may keep more of int4's MatMuls than of a float fallback's nodes: they stay in 8 bits.
-    assert lower_precision.rescue_share("int4") == nbits.FALLBACK_SHARE > fallback.LIMIT_SHARE
-    assert lower_precision.rescue_share("int8-weights") is None
+    assert (variant("int4").rescue_share or 0) > fallback.LIMIT_SHARE
+    assert variant("int8-weights").rescue_share is None
     feeds = {"x": rng(5).normal(size=(6, 128)).astype(np.float32)}
     assert scaled_error(run(model, feeds)["y"], run(stored, feeds)["y"]) < 0.15
 

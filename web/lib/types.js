@@ -43,7 +43,7 @@
  * What load() may be told: pins, the verification mode and progress hooks.
  * @typedef {object} LoadOptions
  * @property {string} [runtime] load on this runtime only (one of RUNTIMES: WebGPU, WebNN, WebAssembly, the server)
- * @property {string} [variant] load this variant only ("fp32", "fp16", "int8-dynamic", "int8-static", "int8-weights", "int4")
+ * @property {string} [variant] load this variant only (a VariantName of files/variants.js, the manifest's key)
  * @property {string} [form] load this optimized form of the pinned variant (docs/reference/manifest.md)
  * @property {"first-use"|"always"|"off"} [verify] check the runtime's outputs against the server's reference
  *   outputs before the first use on this device (default), before every load, or never

@@ -1,8 +1,9 @@
-"""How far a browser runtime may be from the server's onnxruntime, element by element, per (variant, runtime).
+"""How far a browser runtime may be from the server's onnxruntime, element by element, per (arithmetic, runtime).
 
 The one table of them; the browser reads it from /api/tolerances. Its runtimes are the browser
 runtimes of accuracy/browser_runtimes.py (web/lib/choice/runtimes.js's keys), each with a row for every
-variant (tests/accuracy/test_browser_runtimes.py): a new runtime is its rows here. A float value
+arithmetic (tests/accuracy/test_browser_runtimes.py): a new runtime is its rows here; a new variant has its
+arithmetic's, published under its name ("int4/wasm"). A float value
 passes by the element rule of accuracy/tolerance.py: |a - b| <= abs, or both
 a/b and b/a at most 1 + rel (onnxruntime-web's own test runner's ratio rule,
 with rel as a relative error). Integer and bool outputs must be equal; NaN
@@ -11,7 +12,7 @@ equals NaN; inf or NaN where the reference is finite always fails.
 What decides a verdict (accuracy/judgement.py, web/lib/verification/judgement.js): the "fp32/<runtime>" rows are the
 floor a file that computes in fp32 is judged by, element by element against the server's run of it,
 with their top1_min / cosine_min for its task metric. A file that computes in fp16 or int8 is judged
-by its task metric against fp32 within its budget (repository/variant_table.py), as the import judges it;
+by its task metric against fp32 within its budget (accuracy/budgets.py), as the import judges it;
 the fp16 and int8 rows stay as the figures its element-wise difference is shown against, and as the
 rule first-use verification falls back to when no fp32 reference on the same inputs exists.
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.errors import UsageError
+from onnxport.variants import VARIANTS
 
 # Pipelines: token ids and masks must be equal. Image pixels (0..255, after the spec's resize and crop, before
 # normalization) may differ by this many levels: the library ports Pillow's resampling and integer formulas
@@ -42,6 +44,8 @@ def _t(abs: float, rel: float, top1_min: float, cosine_min: float, why: str) -> 
 WASM_FLOOR = _t(1e-4, 1e-6, 1.0, 0.99999, "onnxruntime-web's own floor for its CPU (wasm) backend")
 WEBGPU_FLOOR = _t(1e-3, 1e-5, 1.0, 0.9999, "onnxruntime-web's own floor for its WebGPU backend (GPU float math)")
 
+# Keyed by the arithmetic a variant means to make (onnxport/variants.py `precision`) and the runtime: every
+# variant of one arithmetic is held to the same figures, which table() publishes under each variant's name.
 TOLERANCES: dict[tuple[str, str], Tolerance] = {
     ("fp32", "wasm"): WASM_FLOOR,
     ("fp32", "wasm-1t"): WASM_FLOOR,
@@ -53,35 +57,30 @@ TOLERANCES: dict[tuple[str, str], Tolerance] = {
     ("fp16", "wasm-1t"): _t(1e-2, 0.01, 0.99, 0.999, "fp16 arithmetic, one thread"),
     ("fp16", "webgpu"): _t(2e-2, 0.02, 0.99, 0.999, "fp16 on the GPU (or CPU fallback nodes), different kernels"),
     ("fp16", "webnn"): _t(2e-2, 0.02, 0.99, 0.999, "fp16 on the GPU or NPU, different kernels"),
-    # int8: the browser's integer kernels differ from the server's (no VNNI, other
-    # rounding of the dynamic activation scale), so values move by about one quantization step.
-    ("int8-dynamic", "wasm"): _t(
-        5e-2, 0.05, 0.98, 0.99, "int8 kernels differ between builds: about one quantization step"
-    ),
-    ("int8-dynamic", "wasm-1t"): _t(5e-2, 0.05, 0.98, 0.99, "int8 kernels differ between builds, one thread"),
-    ("int8-dynamic", "webgpu"): _t(5e-2, 0.05, 0.98, 0.99, "int8 ops mostly run on the CPU backend under WebGPU"),
-    ("int8-dynamic", "webnn"): _t(5e-2, 0.05, 0.98, 0.99, "int8 kernels of the WebNN backend"),
-    ("int8-static", "wasm"): _t(5e-2, 0.05, 0.98, 0.99, "QDQ fused differently by each build's optimizer"),
-    ("int8-static", "wasm-1t"): _t(5e-2, 0.05, 0.98, 0.99, "QDQ fused differently, one thread"),
-    ("int8-static", "webgpu"): _t(5e-2, 0.05, 0.98, 0.99, "QDQ on WebGPU: dequantized float math on the GPU"),
-    ("int8-static", "webnn"): _t(5e-2, 0.05, 0.98, 0.99, "QDQ on WebNN: dequantized float math"),
-    # Weights only: the browser dequantizes the same int8 weights, or fuses them into its own MatMulNBits.
-    ("int8-weights", "wasm"): _t(5e-2, 0.05, 0.98, 0.99, "dequantized weights, or fused into 8-bit MatMulNBits"),
-    ("int8-weights", "wasm-1t"): _t(5e-2, 0.05, 0.98, 0.99, "dequantized weights, one thread"),
-    ("int8-weights", "webgpu"): _t(5e-2, 0.05, 0.98, 0.99, "dequantized weights, float math on the GPU"),
-    ("int8-weights", "webnn"): _t(5e-2, 0.05, 0.98, 0.99, "dequantized weights, float math"),
-    # MatMulNBits kernels differ between builds (block order, unpacking; at accuracy level 4, int4's level until
-    # issue 44, native onnxruntime also rounds the activations to int8, per block, like dynamic int8).
-    ("int4", "wasm"): _t(5e-2, 0.05, 0.98, 0.99, "MatMulNBits kernels differ between builds"),
-    ("int4", "wasm-1t"): _t(5e-2, 0.05, 0.98, 0.99, "MatMulNBits kernels differ between builds, one thread"),
-    ("int4", "webgpu"): _t(5e-2, 0.05, 0.98, 0.99, "MatMulNBits on the GPU: float math on unpacked weights"),
-    ("int4", "webnn"): _t(5e-2, 0.05, 0.98, 0.99, "MatMulNBits on the WebNN backend's fallback"),
+    # int8 (dynamic, static QDQ, int8 or 4-bit weights): the browser's integer kernels differ from the server's
+    # (no VNNI, other rounding of the dynamic activation scale), each build's optimizer fuses QDQ differently,
+    # the browser dequantizes weights or fuses them into its own MatMulNBits (whose kernels differ between
+    # builds: block order, unpacking); so values move by about one quantization step.
+    ("int8", "wasm"): _t(5e-2, 0.05, 0.98, 0.99, "int8 kernels, QDQ fusion and MatMulNBits differ between builds"),
+    ("int8", "wasm-1t"): _t(5e-2, 0.05, 0.98, 0.99, "int8 kernels differ between builds, one thread"),
+    ("int8", "webgpu"): _t(5e-2, 0.05, 0.98, 0.99, "int8 on WebGPU: CPU integer kernels or dequantized GPU math"),
+    ("int8", "webnn"): _t(5e-2, 0.05, 0.98, 0.99, "int8 on WebNN: its integer kernels or dequantized math"),
 }
+
+
+def _by_variant() -> dict[tuple[str, str], Tolerance]:
+    """TOLERANCES under each variant's name: what the browser and an overrides file name."""
+    return {
+        (v.name, runtime): t
+        for v in VARIANTS
+        for (arithmetic, runtime), t in TOLERANCES.items()
+        if arithmetic == v.precision
+    }
 
 
 def table(overrides_file: Path | None = None) -> dict[str, dict]:
     """The table as JSON: {"variant/runtime": {...}}, with a user's overrides merged in."""
-    merged = {f"{variant}/{runtime}": _published(t) for (variant, runtime), t in TOLERANCES.items()}
+    merged = {f"{variant}/{runtime}": _published(t) for (variant, runtime), t in _by_variant().items()}
     for key, values in load_overrides(overrides_file).items():
         # "overridden": the user's own bound, which the fp32 floor keeps as given (judgement.fp32_floor).
         merged[key] = {
@@ -111,7 +110,7 @@ def load_overrides(path: Path | None) -> dict[str, dict]:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
         raise UsageError(f"tolerances file {path}: {exc}") from exc
-    known = {f"{v}/{r}" for v, r in TOLERANCES}
+    known = {f"{v}/{r}" for v, r in _by_variant()}
     fields = {f.name for f in _fields(Tolerance)} - {"scaled_max_abs", "scaled_mean_abs"}
     for key, values in data.items() if isinstance(data, dict) else [(None, None)]:
         if key not in known:

@@ -21,10 +21,10 @@ from onnxport import runtime
 from onnxport.accuracy import budgets, measure
 from onnxport.accuracy.measured import Measurement
 from onnxport.accuracy.tolerance import Tolerance
-from onnxport.convert import forms, lower_precision, reference
+from onnxport.convert import forms, lower_precision, reference, variants
 from onnxport.convert.arithmetic import arithmetic, operator_types
 from onnxport.convert.fp16 import refusals as fp16_refusals
-from onnxport.convert.graph import all_nodes, copy_model
+from onnxport.convert.graph import all_nodes
 from onnxport.convert.intake.export import serialize
 from onnxport.convert.prepared import Prepared
 from onnxport.convert.refused import refused_record
@@ -33,6 +33,7 @@ from onnxport.errors import ModelFileError, one_line
 from onnxport.recipe import Feeds
 from onnxport.repository import variant_table
 from onnxport.repository.store import Transaction
+from onnxport.variants import Variant
 
 
 @dataclass
@@ -68,19 +69,16 @@ MIN_SHRINK = {"fp16": FP16_MIN_SHRINK, "int8": INT8_MIN_SHRINK}
 NOT_WORTH_SERVING = "so not worth serving"  # ends every size refusal (the fallback search counts them)
 
 
-# What a size refusal calls the file it made: int4 is judged as int8 (its precision) but holds 4-bit weights.
-_FILE_WORDS = {"int4": "4-bit (int4)"}
-
-
 def _not_smaller(name: str, size: int, fp32: onnx.ModelProto, fp32_size: int) -> str:
     """Why a file not enough smaller than the model as built is not served, naming both as they are: the
     model as built is "fp32" only when it computes in fp32 (an already-int8 model's is "the original (int8)")."""
-    precision = variant_table.variant(name).precision
+    # What the row calls the file it made: int4 is judged as int8 (its precision) but holds 4-bit weights.
+    row = variant_table.variant(name)
     computes = arithmetic(fp32)
     against = "fp32" if computes == "fp32" else f"the original ({computes}) file"
     return (
-        f"{_FILE_WORDS.get(name, precision)} file {size:,} bytes is {size / fp32_size:.2f}x the size of "
-        f"{against} ({fp32_size:,} bytes): not at least {MIN_SHRINK[precision]}x smaller, {NOT_WORTH_SERVING}"
+        f"{row.file_words or row.precision} file {size:,} bytes is {size / fp32_size:.2f}x the size of "
+        f"{against} ({fp32_size:,} bytes): not at least {MIN_SHRINK[row.precision]}x smaller, {NOT_WORTH_SERVING}"
     )
 
 
@@ -113,15 +111,16 @@ def make_variant(
 ) -> dict[str, Any]:
     """fp32_run: the fp32 session and its golden outputs, made once for validation and reused here;
     reference_feeds: (inputs, rows) of the variant's reference file, from reference.reference_inputs."""
-    precision = variant_table.variant(name).precision
+    row = variant_table.variant(name)
+    precision = row.precision
     if name not in prepared.variants:
         return {
             "precision": precision,
             "status": "skipped",
             "reason": f"not asked for (--variants {','.join(prepared.variants)})",
         }
-    if name == "int8-static" and prepared.calibration_data == "synthetic":
-        return {"precision": precision, "status": "skipped", "reason": _static_skip(prepared)}
+    if row.calibration == "real" and prepared.calibration_data == "synthetic":
+        return {"precision": precision, "status": "skipped", "reason": _calibration_skip(prepared, name)}
     made = _attempt(prepared, name, fp32_run, fp32_bytes, ())
     if isinstance(made, dict):
         return made  # skipped, or no file to measure
@@ -204,7 +203,7 @@ def _attempt(
             if name == "fp32":
                 raise
             more: set[str] = set()
-            if name == "fp16" and len(refusals) < fp16_refusals.MAX_TRIES:
+            if precision == "fp16" and len(refusals) < fp16_refusals.MAX_TRIES:
                 valid = valid if valid is not None else fp16_refusals.node_names(prepared.fp32)
                 more = fp16_refusals.keep_more(model, settings, str(exc), valid)
             if not more:
@@ -225,11 +224,11 @@ def _attempt(
     return _Attempt(model, settings, data, session, outputs, vs_fp32, reason, computes, budget, learned=learned)
 
 
-def _static_skip(prepared: Prepared) -> str:
-    """Why int8-static is skipped for want of real calibration data, unless there was nothing to
-    quantize anyway (then that reason, which holds whatever data is given)."""
+def _calibration_skip(prepared: Prepared, name: str) -> str:
+    """Why a variant that needs real calibration data (int8-static) is skipped without, unless there was nothing
+    to make anyway (then that reason, which holds whatever data is given)."""
     try:
-        lower_precision.require_quantizable(prepared.fp32, "static")
+        variants.load(variant_table.variant(name)).require_work(prepared.fp32)
     except lower_precision.VariantSkipped as skipped:
         return str(skipped)
     return SYNTHETIC_CALIBRATION
@@ -248,15 +247,9 @@ def _rescue(
         return first
     # A Constant kept in float changes nothing downstream: never a candidate.
     nodes = [n for n in prepared.fp32.graph.node if n.name and n.op_type != "Constant"]
-    # The weight-only variants name the readers of the weights they store; int4 keeps its in 8-bit blocks
-    # rather than float (convert/int8/nbits.py).
-    readers = lower_precision.rescue_candidates(name, prepared.fp32)
-    precision = variant_table.variant(name).precision
-    candidates = (
-        {n.name for n in nodes if n.name in readers}
-        if readers is not None
-        else {n.name for n in nodes if precision != "int8" or n.op_type in INT8_OPS}
-    )
+    row = variant_table.variant(name)
+    precision = row.precision
+    candidates = _candidates(row, prepared.fp32, nodes)
     try:
         ranked = node_errors.introduced_errors(
             prepared.fp32, first.model, prepared.golden_inputs[:2], candidates if precision == "int8" else None
@@ -274,7 +267,7 @@ def _rescue(
             return None, made["reason"]
         return made, made.reason
 
-    share = lower_precision.rescue_share(name) or fallback.LIMIT_SHARE
+    share = row.rescue_share or fallback.LIMIT_SHARE
     found = fallback.search(ranking, len(candidates), attempt, share)
     if found.best is None:
         # What a node adds itself misses what the network amplifies later: centerface's first
@@ -296,7 +289,6 @@ def _rescue(
         # before it is run, and the reason says so (it may have been within budget, at fp32's size).
         oversized = sorted({t["kept"] for t in found.tries if t["result"].endswith(NOT_WORTH_SERVING)})
         if oversized:
-            precision = variant_table.variant(name).precision
             first.reason += (
                 f"; keeping {' or '.join(map(str, oversized))} in float leaves the file not at least "
                 f"{MIN_SHRINK[precision]}x smaller than fp32"
@@ -308,26 +300,23 @@ def _rescue(
     return found.best
 
 
+def _candidates(row: Variant, model: onnx.ModelProto, nodes: list[onnx.NodeProto]) -> set[str]:
+    """The nodes the row's fallback search may keep in float (onnxport/variants.py Rescue)."""
+    if row.rescue == "weight readers":
+        # The weight-only variants name the readers of the weights they store (int4 keeps its in 8-bit blocks
+        # rather than float: convert/variants/int4.py).
+        readers = variants.load(row).candidates(model)
+        return {n.name for n in nodes if n.name in readers}
+    if row.rescue == "quantized operators":
+        return {n.name for n in nodes if n.op_type in INT8_OPS}
+    return {n.name for n in nodes} if row.rescue == "any node" else set()
+
+
 def _convert(prepared: Prepared, name: str, keep_float: tuple[str, ...]) -> tuple[onnx.ModelProto, dict]:
-    if name == "fp32":
-        return prepared.fp32, {}
-    keep = {"keep_float": keep_float} if keep_float else {}
-    if name == "fp16":
-        model, settings = lower_precision.make_fp16(
-            prepared.fp32, [*prepared.golden_inputs, *prepared.calibration], **keep
-        )
-    elif name == "int8-dynamic":
-        model, settings = lower_precision.make_int8_dynamic(copy_model(prepared.fp32), **keep)
-    elif name == "int8-weights":
-        model, settings = lower_precision.make_int8_weights(prepared.fp32, keep_float)
-    elif name == "int4":
-        model, settings = lower_precision.make_int4(prepared.fp32, keep_float)
-    else:
-        # A recipe's own list (minilm) first; the fallback search adds to it.
-        model, settings = lower_precision.make_int8_static(
-            copy_model(prepared.fp32), prepared.calibration, (*prepared.int8_static_keep_float, *keep_float)
-        )
-    onnx.checker.check_model(model)
+    """The variant made by its module (convert/variants/), and checked."""
+    model, settings = variants.load(variant_table.variant(name)).make(prepared, keep_float)
+    if name != "fp32":  # the model as built was checked when it was prepared
+        onnx.checker.check_model(model)
     return model, settings
 
 

@@ -1,44 +1,62 @@
-"""The variants a build makes: the one table of their names, precisions and reading order. The budgets
-they are judged by, one per arithmetic, are in accuracy/budgets.py."""
+"""The variants and forms a build makes, as the CLI, the manifest and reports name them: `--variants` and `--forms`,
+reading order, labels. The variants' rows (name, arithmetic, maker, rescue, calibration) are onnxport/variants.py;
+the budgets they are judged by, one per arithmetic, are in accuracy/budgets.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 from onnxport.accuracy.budgets import BUDGETS
 from onnxport.accuracy.tolerance import Tolerance
+from onnxport.variants import VARIANTS, Variant
 
+__all__ = [
+    "AUTO",
+    "FORMS",
+    "FORM_ROWS",
+    "NAMES",
+    "VARIANTS",
+    "Form",
+    "Variant",
+    "budget",
+    "label",
+    "label_key",
+    "order",
+    "parse_forms",
+    "parse_variants",
+    "variant",
+]
 
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    precision: str  # fp32 | fp16 | int8: the arithmetic the build means to make
-
-    @property
-    def budget(self) -> Tolerance:
-        """The budget of the arithmetic this variant is meant to have. A built file is judged by the
-        budget of what it computes (`budget(arithmetic(model))`), which may differ."""
-        return BUDGETS[self.precision]
-
-
-# In the order people read them (the manifest's JSON is key-sorted).
-VARIANTS: tuple[Variant, ...] = (
-    Variant("fp32", "fp32"),
-    Variant("fp16", "fp16"),
-    Variant("int8-dynamic", "int8"),
-    Variant("int8-static", "int8"),
-    # Weights only (convert/int8/weights.py, nbits.py): the arithmetic stays float, so any operator's
-    # weights shrink; judged by the int8 budget, as a file with DequantizeLinear or MatMulNBits computes.
-    Variant("int8-weights", "int8"),
-    Variant("int4", "int8"),
-)
 NAMES: tuple[str, ...] = tuple(v.name for v in VARIANTS)
 _BY_NAME = {v.name: v for v in VARIANTS}
 
 
+def budget(name: str) -> Tolerance:
+    """The budget of the arithmetic variant `name` is meant to have. A built file is judged by the
+    budget of what it computes (`budget(arithmetic(model))`), which may differ."""
+    return BUDGETS[variant(name).precision]
+
+
+@dataclass(frozen=True)
+class Form:
+    """An optimized form a served variant may also come as. Its name is the manifest's key and the URLs' word,
+    so it stays; `axis` says which kind of change to the variant's file it is."""
+
+    name: str
+    # file format: the same graph in another container; optimisation level: onnxruntime's graph optimizations
+    # saved at one level; technique: a rewrite of the graph that only some models take.
+    axis: Literal["file format", "optimisation level", "technique"]
+
+
 # The optimized forms a served variant may also come as (convert/forms/, docs/reference/manifest.md "forms").
-FORMS: tuple[str, ...] = ("ort", "basic", "fused", "gemm")
+FORM_ROWS: tuple[Form, ...] = (
+    Form("ort", "file format"),  # onnxruntime's ORT format, after the extended optimizations
+    Form("basic", "optimisation level"),  # a .onnx after the basic level only
+    Form("fused", "technique"),  # onnxruntime's transformer optimizer's fusions
+    Form("gemm", "technique"),  # tree ensembles compiled into standard operators
+)
+FORMS: tuple[str, ...] = tuple(f.name for f in FORM_ROWS)
 # `--forms auto`, the default: each of FORMS is made and kept only if it starts measurably sooner than
 # its variant as built (convert/forms/gain.py); "all" and a list keep what they name whatever it gains.
 AUTO: tuple[str, ...] = ("auto",)

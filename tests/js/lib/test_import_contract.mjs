@@ -40,7 +40,7 @@ const LAYERS = [
     ], // which runtime, variant and form, and why
   },
   // the manifest, the files it names, the API's documents
-  { files: ["files/documents.js", "files/downloads.js", "files/manifest.js", "files/cors.js"] },
+  { files: ["files/documents.js", "files/downloads.js", "files/manifest.js", "files/variants.js", "files/cors.js"] },
   { remembered: ["remembered/speeds.js", "remembered/store.js"] }, // what this browser measured, kept between visits
   { tensors: ["tensors/server-api.js", "tensors/npy.js", "tensors/tensors.js", "tensors/dtypes.js"] }, // tensors, their files and the wire
 ];

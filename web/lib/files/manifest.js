@@ -1,5 +1,6 @@
 // The manifest the build wrote (docs/reference/manifest.md): checked once, then asked.
 import { TENSOR_TYPES } from "../tensors/dtypes.js";
+import { VARIANT_ORDER } from "./variants.js";
 
 /**
  * A file of the repository as the manifest records it: a variant's file, one of its forms, a reference.
@@ -23,11 +24,11 @@ import { TENSOR_TYPES } from "../tensors/dtypes.js";
  * @typedef {{schema: string, schema_version: number, models: Record<string, ModelEntry>, [field: string]: any}} Manifest
  */
 
-// The schema this library reads and the variants' reading order: the server's (repository/store.py,
-// repository/variant_table.py), which tests/js/lib/files/test_manifest_vectors.mjs holds these to.
+// The schema this library reads: the server's (repository/store.py), which tests/js/lib/files/test_manifest_vectors.mjs
+// holds it to. The variants' reading order is generated from the server's table (variants.js).
 export const SCHEMA = "onnxport.manifest";
 export const SCHEMA_VERSION = 3;
-export const VARIANT_ORDER = Object.freeze(["fp32", "fp16", "int8-dynamic", "int8-static", "int8-weights", "int4"]);
+export { VARIANT_ORDER };
 
 /**
  * @param {any} body the parsed JSON

@@ -22,10 +22,9 @@ import onnx
 from onnx import numpy_helper
 
 from onnxport.convert.arithmetic import is_quantized, operator_types, quantized_count
-from onnxport.convert.int8 import nbits, shared_weights, weights
 from onnxport.convert.int8 import prep as quant_prep
 from onnxport.convert.int8 import select as quant_select
-from onnxport.convert.int8.nbits import make_int4
+from onnxport.convert.int8 import shared_weights, weights
 from onnxport.convert.int8.select import gemm_to_matmul
 from onnxport.convert.int8.weights import make_int8_weights
 from onnxport.errors import VariantSkipped
@@ -35,11 +34,9 @@ __all__ = [
     "DYNAMIC_OPS",
     "STATIC_OPS",
     "gemm_to_matmul",
-    "make_int4",
     "make_int8_dynamic",
     "make_int8_static",
     "make_int8_weights",
-    "nbits",
     "require_quantizable",
     "weights",
 ]

@@ -4,7 +4,7 @@ The nodes are ranked by the error they introduce (node_errors.py) on the failing
 search keeps the top 1, 2, 4, ... of that list in float until the variant is within budget, then
 narrows down to the fewest that still are. It stops at LIMIT_SHARE of the candidate nodes (at
 least LIMIT_MIN) or MAX_TRIES conversions: past that, a variant is more float than int8/fp16.
-int4 keeps its nodes in 8-bit blocks, not float, and takes a larger share (convert/int8/nbits.py).
+int4 keeps its nodes in 8-bit blocks, not float, and takes a larger share (convert/variants/int4.py).
 The caller (variant_maker._rescue) runs a second search in graph order when the ranking finds nothing.
 """
 

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { checkManifest, served, tensorType, VARIANT_ORDER, variants } from "../../../../web/lib/files/manifest.js";
+import { VARIANT_ORDER as TABLE_ORDER } from "../../../../web/lib/files/variants.js";
 
 const URL_ = "https://models.example/api/manifest";
 
@@ -29,8 +30,10 @@ test("checkManifest refuses a body that is not a manifest at all", () => {
   }
 });
 
-test("VARIANT_ORDER is the documented order, frozen", () => {
-  assert.deepEqual(VARIANT_ORDER, ["fp32", "fp16", "int8-dynamic", "int8-static", "int8-weights", "int4"]);
+test("VARIANT_ORDER is the generated table's order, fp32 first, frozen", () => {
+  // The server's table (server/onnxport/variants.py) is its source: tests/repository/test_manifest_js.py.
+  assert.deepEqual(VARIANT_ORDER, TABLE_ORDER);
+  assert.equal(VARIANT_ORDER[0], "fp32");
   assert.ok(Object.isFrozen(VARIANT_ORDER));
 });
 

@@ -1,10 +1,10 @@
 """4-bit weights: each MatMul's constant weight in blocks of 4-bit integers (onnxruntime's MatMulNBits),
-embedding tables too (GatherBlockQuantized), every other large weight int8 (weights.py).
+embedding tables too (GatherBlockQuantized), every other large weight int8 (convert/int8/weights.py).
 
 The blocks are made by onnxruntime's MatMulNBitsQuantizer, round-to-nearest, symmetric (no zero points) in
 blocks of 32, MatMulNBits at accuracy_level 0 (fp32 arithmetic); embedding tables in 4-bit blocks of 32 with
 zero points. A node the fallback search names (keep_float) is stored in 8-bit blocks of 128 rather than in
-float, and the search may name up to FALLBACK_SHARE of the MatMuls.
+float, and the search may name up to half of the MatMuls (its row's rescue_share, onnxport/variants.py).
 
 Why (scripts/bench/int4_forms.py on minilm, 2-core Xeon; docs/notes/benchmarks.md "4-bit forms"), against the form
 before (blocks of 16 with zero points, level 4): onnxruntime-web's WebAssembly runs 4-bit MatMuls slower than fp32
@@ -32,12 +32,11 @@ from onnxport.convert.graph import copy_model, name_nodes
 from onnxport.convert.int8 import prep
 from onnxport.convert.int8.select import gemm_to_matmul
 from onnxport.convert.int8.weights import store_weights
+from onnxport.convert.prepared import Prepared
 from onnxport.errors import VariantSkipped
 
 BLOCK_TABLE = 32
 BLOCK_8BIT = 128
-# A kept node costs 2x its 4-bit bytes, not 8x as in float: minilm's 11 kept MatMuls grow its file 1.07x.
-FALLBACK_SHARE = 0.5
 # An embedding table smaller than this stays as weights.py leaves it (int8 per row).
 MIN_TABLE_ELEMENTS = 65_536
 # GatherBlockQuantized takes its 4-bit data as an opset-21 int4 type.
@@ -110,6 +109,10 @@ def make_int4(
     if keep_float:
         settings["kept_float"] = sorted(keep_float)
     return model, settings
+
+
+def make(prepared: Prepared, keep_float: tuple[str, ...]) -> tuple[onnx.ModelProto, dict]:
+    return make_int4(prepared.fp32, keep_float)
 
 
 def candidates(model: onnx.ModelProto) -> set[str]:
