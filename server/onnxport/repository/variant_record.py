@@ -82,7 +82,7 @@ class Settings(TypedDict, total=False):
     op_types: list[str]
     extra_options: JsonObject
     refusals: list[Refusal]  # fp16: what onnxruntime refused, and what was kept in float for it
-    weights: str  # int8-weights, int4: how the weights are stored (convert/int8/weights.py, nbits.py)
+    weights: str  # int8-weights, int4: how the weights are stored (convert/int8/weights.py, convert/variants/int4.py)
     weights_stored: Count  # weights stored in int8 behind DequantizeLinear
     weights_4bit: Count  # int4: MatMul weights and embedding tables in 4-bit blocks
     weights_8bit: Count  # int4: the fallback's nodes, in 8-bit blocks
