@@ -45,7 +45,7 @@ node_modules/.bin/biome ci
 $(VENV)/bin/mypy
 $(VENV)/bin/lint-imports
 node_modules/.bin/tsc -p web/lib
-node --test tests/js/*.mjs
+node --test $$(find tests/js -name 'test_*.mjs' | sort)
 endef
 # For check, which runs the steps in one shell: its recipe joins them with "; " in place of newlines.
 define newline
@@ -104,7 +104,7 @@ testdata: onnx-testdata
 onnx-testdata: $(VENV)/.installed
 	$(PY) scripts/testdata/fetch_onnx_backend.py
 
-# onnxport beside Transformers.js on minilm in Chromium (docs/peer-bench.md): not part of test or check, it
+# onnxport beside Transformers.js on minilm in Chromium (docs/notes/peer-bench.md): not part of test or check, it
 # installs its npm package itself (npm ci --prefix scripts/bench/peer). ARGS="--rounds 3 --json peer.json"
 # passes options.
 bench-peer: setup

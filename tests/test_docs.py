@@ -1,13 +1,13 @@
-"""The docs stay honest: README.md (the front page) and docs/*.md (one page per topic).
+"""The docs stay honest: README.md (the front page) and the pages of docs/ (guide/, reference/, notes/).
 
 Over README + docs: every server setting is in the one "Settings" section; every `onnxport` command is
 named and each of its options is written in a page that names the command; every relative link and
 image resolves to a file (and a `#fragment` to a heading of the linked page); every repository path in
 backticks exists, so a rename that forgets the docs fails here; and README.md stays a front page
-(under README_MAX_WORDS words).
+(at most README_MAX_WORDS words).
 
-And the docs describe every key the code writes: docs/manifest.md (manifest.json, bench.json) and
-docs/conformance.md (the `onnxport check` report, conformance.json).
+And the docs describe every key the code writes: docs/reference/manifest.md (manifest.json, bench.json) and
+docs/reference/conformance.md (the `onnxport check` report, conformance.json).
 What "documented" means here: a key is documented when it appears alone in backticks (`key`) in its
 file's section of the doc, the part under the top-level `# ` heading that names the file (fenced code
 does not count, nor a span holding several keys). The walker lists every key path of a real file.
@@ -37,13 +37,13 @@ from onnxport.repository.schema import manifest_schema
 from onnxport.serving.config import SETTINGS
 
 PROJECT = Path(__file__).resolve().parents[1]
-MANIFEST_DOC = PROJECT / "docs" / "manifest.md"
-CONFORMANCE_DOC = PROJECT / "docs" / "conformance.md"
+MANIFEST_DOC = PROJECT / "docs" / "reference" / "manifest.md"
+CONFORMANCE_DOC = PROJECT / "docs" / "reference" / "conformance.md"
 README = PROJECT / "README.md"
 # The front page, then the topic pages: everything a reader is sent to.
-DOCS = [README, *sorted((PROJECT / "docs").glob("*.md"))]
+DOCS = [README, *sorted((PROJECT / "docs").rglob("*.md"))]
 # The README is the front page: what it is, the two ways in, a tour, links. Detail goes to docs/.
-README_MAX_WORDS = 1800
+README_MAX_WORDS = 900
 
 # (doc, a fragment of its `# ` heading) for each file the code writes.
 MANIFEST = (MANIFEST_DOC, "The manifest")
@@ -231,7 +231,9 @@ def test_an_undocumented_manifest_key_fails_naming_it(imported_manifest):
         "models.*.producer.mood",
         "models.*.variants.fp32.speed.warp_factor",
     ]
-    with pytest.raises(AssertionError, match=r"docs/manifest.md does not document .*\n\s+models\.\*\.producer\.mood\n"):
+    with pytest.raises(
+        AssertionError, match=r"docs/reference/manifest.md does not document .*\n\s+models\.\*\.producer\.mood\n"
+    ):
         assert_documented(manifest, "manifest.json", MANIFEST, MANIFEST_MAPS, MANIFEST_OPAQUE)
 
 
@@ -377,7 +379,7 @@ def heading_section(doc: Path, title: str) -> str | None:
 def settings_section() -> tuple[Path, str]:
     found = [(doc, text) for doc in DOCS if (text := heading_section(doc, "Settings")) is not None]
     assert len(found) == 1, (
-        f"{len(found)} 'Settings' sections in README.md and docs/*.md "
+        f"{len(found)} 'Settings' sections in README.md and docs/ "
         f"({[str(doc.relative_to(PROJECT)) for doc, _ in found]}); the server's settings "
         "are documented in exactly one"
     )
@@ -442,7 +444,7 @@ def test_every_command_and_option_is_documented(command):
     """Fenced code counts here: a synopsis is where options are written."""
     pages = {doc: doc.read_text() for doc in DOCS}
     naming = [doc for doc, text in pages.items() if mentions(text, command)]
-    assert naming, f"`{command}` is named in neither README.md nor docs/*.md"
+    assert naming, f"`{command}` is named in neither README.md nor a page of docs/"
     missing = [option for option in COMMANDS[command] if not any(mentions(pages[doc], option) for doc in naming)]
     assert not missing, (
         f"options of `{command}` written in no page that names the command "
@@ -588,7 +590,7 @@ def test_every_path_a_docstring_names_exists():
 
 def test_the_readme_is_a_front_page():
     words = len(README.read_text().split())
-    assert words < README_MAX_WORDS, (
+    assert words <= README_MAX_WORDS, (
         f"README.md has {words} words (at most {README_MAX_WORDS}): it is the front page; move detail into "
         "a page of docs/ and link it"
     )

@@ -1,4 +1,4 @@
-"""What the fleet costs the server (docs/fleet.md): folds N reports into a store on disk, as ~1,000 devices
+"""What the fleet costs the server (docs/reference/fleet.md): folds N reports into a store on disk, as ~1,000 devices
 in 12 classes report 5 models on 3 runtimes, and prints the microseconds per report folded (the median of
 batches of 1,000), the time to build GET /api/fleet's document, and the database's bytes after the reports
 and after VACUUM.

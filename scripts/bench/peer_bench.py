@@ -10,7 +10,7 @@ with the peer on --threads (default min(4, cores)) and onnxport's load() of that
 --mode pinned: each pair on --threads on both sides (default onnxruntime-web's, min(4, ceil(cores / 2))).
 Either way the threads each side ran on are reported per round.
 
-What it does (docs/peer-bench.md has the why and a run's figures):
+What it does (docs/notes/peer-bench.md has the why and a run's figures):
 1. installs Transformers.js 4.3.2 from npm into scripts/bench/peer/node_modules when missing (`npm ci --prefix
    scripts/bench/peer`; never part of make check or make test), with onnxruntime-web overridden to onnxport's 1.30.0;
 2. makes the model folder Transformers.js reads (config, tokenizer, onnx/model.onnx unpooled fp32, q8, q4) from

@@ -5,7 +5,7 @@ For each test directory in tests/data/third-party/ (`make testdata`):
 1. `onnxport import DIR --name NAME --task TASK --forms none --quiet` into its own repository (two at a
    time; a subprocess each, the command a user runs);
 2. `onnxport check --runtimes wasm` on that repository: Chromium runs every served variant in
-   WebAssembly and judges it by the one rule (docs/conformance.md): an fp32 file element-wise against
+   WebAssembly and judges it by the one rule (docs/guide/check.md): an fp32 file element-wise against
    the server's run of it, an fp16 or int8 file by its task metric against fp32, within its budget;
 3. for every variant the import serves, the import's verdict (its task metric against fp32 on every
    golden set) beside the check's (the browser's, on golden set 0), and whether they agree.

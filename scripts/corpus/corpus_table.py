@@ -12,7 +12,7 @@ For each test directory in tests/data/third-party/ (`make testdata`, scripts/tes
 3. an independent look at our own artifacts: raw_tools' judge (not onnxport's code) run on every
    variant onnxport produced, so "the same budgets" is checked, not assumed.
 
-Prints per-model timings and the docs/measurements.md table (also written to /tmp/corpus_table.md), and with
+Prints per-model timings and the docs/notes/measurements.md table (also written to /tmp/corpus_table.md), and with
 `--write` records the rows in tests/data/corpus_table.json, which tests/convert/test_corpus.py holds
 every later import to. Without `--write` it says which recorded statuses changed.
 

@@ -75,7 +75,8 @@ class Recipe:
     # `fused` form (convert/forms/): {"model_type": "bert", "num_heads": 12, "hidden_size": 384}.
     transformer: dict[str, Any] | None = None
     # How raw input (text, an image) becomes the model's tensors and its output an answer: the manifest's
-    # `pipeline` (onnxport/pipelines/spec.py, docs/manifest.md). Checked against the model at build (spec_check.py).
+    # `pipeline` (onnxport/pipelines/spec.py, docs/reference/manifest.md). Checked against the model at build
+    # (spec_check.py).
     pipeline: dict[str, Any] | None = None
     path: Path | None = None
 

@@ -65,7 +65,8 @@ def create_session(
         ) from exc
 
 
-# The optimization levels a build saves a model at, by the names the manifest records (docs/manifest.md, "forms").
+# The optimization levels a build saves a model at, by the names the manifest records (docs/reference/manifest.md,
+# "forms").
 OPTIMIZATION_LEVELS = {
     "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
     "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,

@@ -1,35 +1,28 @@
 """server/onnxport/accuracy/browser_runtimes.py: the Python side's browser runtime names are
-web/lib/choice/runtimes.js's, and every list of them in the package is made from them."""
+web/lib/choice/runtimes.js's, and every list of them in the package is made from them.
+
+tests/vectors/runtime_vectors.json holds the names as this side gives them (tests/vectors/make_runtime_vectors.py);
+tests/js/lib/choice/test_runtime_vectors.mjs holds runtimes.js to the same file."""
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 
+from fixtures import vectors
 from onnxport.accuracy import browser_runtimes, browser_tolerances
 from onnxport.check import check_run, verdict_file
 from onnxport.convert import forms
 from onnxport.repository import manifest, schema
 
-RUNTIMES_JS = Path(__file__).resolve().parents[2] / "web" / "lib" / "choice" / "runtimes.js"
-
 
 @pytest.fixture(scope="module")
 def js() -> dict:
-    """runtimes.js as node imports it: its rows and the lists it derives."""
-    node = shutil.which("node")
-    assert node, "node (20+) is needed: it reads web/lib/choice/runtimes.js"
-    script = (
-        f"const m = await import({json.dumps(RUNTIMES_JS.as_uri())});"
-        "console.log(JSON.stringify({rows: m.RUNTIMES, browser: m.BROWSER, checked: m.CHECKED}));"
-    )
-    run = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
+    """runtimes.js's rows and the lists it derives, as the shared vector file pins them."""
+    return vectors.read("runtime_vectors")
+
+
+def test_the_vector_file_is_what_the_python_side_writes_now(js):
+    assert js == vectors.rebuilt("runtime_vectors"), "run tests/vectors/make_runtime_vectors.py"
 
 
 def test_the_names_are_the_javascript_tables_browser_runtimes(js):

@@ -1,7 +1,7 @@
 """The comparison rule's shared vectors (tests/vectors/compare_vectors.json) through the Python rule.
 
-tests/js/test_compare_vectors.mjs runs the same file through web/lib/verification/compare.js, so the browser
-and the server judge every element alike.
+tests/js/lib/verification/test_compare_vectors.mjs runs the same file through web/lib/verification/compare.js,
+so the browser and the server judge every element alike.
 """
 
 from __future__ import annotations

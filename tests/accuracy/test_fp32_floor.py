@@ -1,7 +1,7 @@
 """The fp32 floor of the one judgement: the table's floor loosened to the model's export tolerance.
 
 The same vectors (tests/vectors/fp32_floor_vectors.json) hold web/lib/verification/judgement.js fp32Floor
-(tests/js/test_fp32_floor.mjs); the serving budget leaves room under the budget it is judged by.
+(tests/js/lib/verification/test_fp32_floor.mjs); the serving budget leaves room under the budget it is judged by.
 """
 
 from __future__ import annotations

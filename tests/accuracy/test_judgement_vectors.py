@@ -1,7 +1,7 @@
 """The judgement's shared vectors (tests/vectors/judgement_vectors.json) through the Python rule.
 
-tests/js/test_judgement_vectors.mjs runs the same file through web/lib/verification/judgement.js: the import, the check,
-first-use verification and the playground judge a result alike, and say why in the same words.
+tests/js/lib/verification/test_judgement_vectors.mjs runs the same file through web/lib/verification/judgement.js:
+the import, the check, first-use verification and the playground judge a result alike, and say why in the same words.
 """
 
 from __future__ import annotations

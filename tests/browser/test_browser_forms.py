@@ -1,4 +1,4 @@
-"""Optimized forms in a real Chromium against a real `onnxport serve` (docs/manifest.md, "forms"):
+"""Optimized forms in a real Chromium against a real `onnxport serve` (docs/reference/manifest.md, "forms"):
 the ORT-format file runs in onnxruntime-web and matches the server; the plan takes a form only
 when the repository's check verified it and its bench measured it faster on this kind of device;
 a form that gives wrong answers is followed by its variant as built.

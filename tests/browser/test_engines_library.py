@@ -232,8 +232,8 @@ REPORT_LOAD = """async () => {
 
 @pytest.mark.parametrize(("engine", "engine_name"), [("firefox", "Firefox"), ("webkit", "WebKitGTK")])
 def test_each_engine_reports_under_its_own_device_class(engine, engine_name, spawn_server, demo_repository, tmp_path):
-    """Fleet reports (docs/fleet.md) from Firefox's lavapipe (an adapter with empty info) and WebKitGTK (no WebGPU,
-    no version): the server files each under the class the library named, one passing client."""
+    """Fleet reports (docs/reference/fleet.md) from Firefox's lavapipe (an adapter with empty info) and WebKitGTK (no
+    WebGPU, no version): the server files each under the class the library named, one passing client."""
     port = free_port()
     base_url = spawn_server(
         ["serve", "--repository", str(demo_repository), "--port", str(port)],

@@ -1,5 +1,5 @@
-"""Fleet verdicts in a real Chromium against a real `onnxport serve` (docs/fleet.md): a simulated fleet of 1,000+
-devices in 12 classes reports over HTTP, 30% of them lying, and a new device of a seen class then loads a model
+"""Fleet verdicts in a real Chromium against a real `onnxport serve` (docs/reference/fleet.md): a simulated fleet of
+1,000+ devices in 12 classes reports over HTTP, 30% of them lying, and a new device of a seen class then loads a model
 without a local benchmark and without the runtime its class fails; two profiles, the second planning with the
 first one's reported times; and what a report holds, read off the request bodies.
 

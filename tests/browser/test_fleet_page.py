@@ -1,7 +1,7 @@
 """The operator's fleet page (#/fleet, issue 36) in Chromium, on a real `onnxport serve` that was sent real reports
-over HTTP (POST /api/fleet/reports, docs/fleet.md): per device class a table of each model, variant and runtime's
-counts and verdict in words, and a chart of the times; the empty state of a server with no reports says how pages
-report; a server with reports off (fleet_reports false: /api/fleet answers 204) shows an error box saying so. A
+over HTTP (POST /api/fleet/reports, docs/reference/fleet.md): per device class a table of each model, variant and
+runtime's counts and verdict in words, and a chart of the times; the empty state of a server with no reports says how
+pages report; a server with reports off (fleet_reports false: /api/fleet answers 204) shows an error box saying so. A
 contract-shaped document served in place of the server's checks the charts' choices (which time, log axis).
 
 Fixtures: `fleet_server` (this module: a server on the demo repository with its own in-memory store),
@@ -27,7 +27,8 @@ from onnxport.harness.process import free_port
 
 K = 3
 NO_REPORTS = (
-    "No reports yet. Pages report when they connect with connect(server, { report: true }) — see docs/fleet.md."
+    "No reports yet. Pages report when they connect with connect(server, { report: true }) "
+    "— see docs/reference/fleet.md."
 )
 REPORTS_OFF = "This server has fleet reports off (setting fleet_reports): GET /api/fleet answered 204, no fleet."
 WRONG_WORDS = re.compile(r"\b(?:null|undefined|NaN)\b|\[object Object\]")

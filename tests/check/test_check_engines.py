@@ -104,7 +104,7 @@ def test_the_demo_in_firefox_and_webkit_one_report(check_cli, demo_repository, d
     assert table == set(OTHER_ENGINES), table
     assert "<th>wasm<br>firefox</th>" in report_path.with_suffix(".html").read_text()
     assert "<th>webgpu<br>webkit</th>" in gpu_path.with_suffix(".html").read_text()
-    # docs/conformance.md: every row names its `browser`, null in the source rows.
+    # docs/reference/conformance.md: every row names its `browser`, null in the source rows.
     assert {r.get("browser", "absent") for r in report["results"] if r["runtime"] == "source"} == {None}
 
 

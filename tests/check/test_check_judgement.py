@@ -94,7 +94,7 @@ def test_one_wrong_element_fails_fp32_by_the_floor_and_int8_passes_by_its_budget
         report = page.evaluate("() => window.onnxportReport")
         assert report, page.get_by_test_id("conformance-status").get_attribute("data-error")
         rows = {r["variant"]: r for r in report["results"] if r["form"] is None}
-        # docs/conformance.md documents every key of these rows (basis, budget, diagnostic...).
+        # docs/reference/conformance.md documents every key of these rows (basis, budget, diagnostic...).
         assert_documented(report, "the conformance page's report", REPORT, REPORT_MAPS)
 
         # fp32: element by element against the server's run of the same file, within the floor.

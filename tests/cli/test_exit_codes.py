@@ -1,4 +1,4 @@
-"""Exit codes of every command (docs/build-and-import.md, "Exit codes"): 2 for a usage error, what was typed
+"""Exit codes of every command (docs/guide/build-and-import.md, "Exit codes"): 2 for a usage error, what was typed
 not fitting (an option, a name, a file or folder named on the command line), before any work and with one
 error line; 1 for a failure of the work; 0 otherwise."""
 
@@ -250,7 +250,7 @@ def test_the_process_exit_code_is_the_one_documented(tmp_path):
 
 
 def test_the_docs_table_names_every_exit_code():
-    text = (Path(__file__).resolve().parents[2] / "docs" / "build-and-import.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "guide" / "build-and-import.md").read_text()
     section = text.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     for code in ("| 0 |", "| 1 |", "| 2 |", "| 3 |", "| 130 |"):
-        assert code in section, f"docs/build-and-import.md's exit code table has no row {code}"
+        assert code in section, f"docs/guide/build-and-import.md's exit code table has no row {code}"

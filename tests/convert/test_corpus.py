@@ -5,7 +5,7 @@ imported into a temporary repository by the function scripts/corpus/corpus_table
 (tests/fixtures/corpus_rows.py's import_model: `onnxport import DIR --name NAME --task TASK --forms none
 --quiet` in a subprocess, two at a time, with the task the table recorded), and each variant is compared
 with its recorded row. When a difference is intended (a converter got better, or worse on purpose),
-re-record with `python scripts/corpus/corpus_table.py --write` and paste its table into docs/measurements.md.
+re-record with `python scripts/corpus/corpus_table.py --write` and paste its table into docs/notes/measurements.md.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ NAMES = sorted(RECORDED["models"])
 TABLE = corpus_rows.TABLE.relative_to(ROOT)
 RERECORD = (
     f"If the change is intended, re-record: `{corpus_rows.REWRITE}`, review the diff of {TABLE} "
-    "and paste the printed table into docs/measurements.md."
+    "and paste the printed table into docs/notes/measurements.md."
 )
 MAKE_TESTDATA = "run `make testdata` (scripts/testdata/fetch_third_party.py)"
 JOBS = 2  # imports at a time: much of an import is single-threaded Python, so two use both cores
@@ -40,7 +40,7 @@ JOBS = 2  # imports at a time: much of an import is single-threaded Python, so t
 # table says which CPU recorded it (`recorded_on`). The rules are meant to fail on a regression (a
 # variant no longer served, a class of conversion failure back, an int8 that stops compressing, an
 # error an order of magnitude up) and to pass on that noise:
-# - status, exactly: served or not is what the docs/measurements.md table states, so a change either way must be
+# - status, exactly: served or not is what the docs/notes/measurements.md table states, so a change either way must be
 #   re-recorded. On another CPU than the recording one, a figure within a factor 2 of its budget
 #   (now and when recorded) may cross it: that is printed, not failed, as long as a variant that is
 #   no longer served is over budget and not broken.
@@ -183,7 +183,8 @@ def _differences(name: str, variant: str, recorded: dict | None, got: dict | Non
     if variant == "int4" and not _has_vnni() and recorded["status"] != got["status"]:
         # MatMulNBits at accuracy level 4 multiplies int8 activations by the 4-bit weights; on this AVX2-only
         # EPYC the same commit's rapidocr-rec-v4 int4 gave per-step agreement 0.642 in one run and 0.983 in the
-        # next (the int8 saturation of docs/build-and-import.md#limits is the suspect, not proven): said, not failed.
+        # next (the int8 saturation of docs/guide/build-and-import.md#limits is the suspect, not proven): said, not
+        # failed.
         print(
             f"{name} int4: {got['status']} at {got['error']}, recorded {recorded['status']} at {recorded['error']} "
             f"({_cpu_note()}, no VNNI)"

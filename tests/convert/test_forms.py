@@ -1,4 +1,4 @@
-"""Optimized forms of the served variants (server/onnxport/convert/forms/, docs/manifest.md "forms"):
+"""Optimized forms of the served variants (server/onnxport/convert/forms/, docs/reference/manifest.md "forms"):
 their files, their measurements against fp32 and the variant, and the build's `--forms` choice."""
 
 from __future__ import annotations

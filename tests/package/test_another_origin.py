@@ -17,7 +17,7 @@ from onnxport.install_source import installed_from
 PROJECT = Path(__file__).resolve().parents[2]
 README = PROJECT / "README.md"
 # Every page a user reads before or while installing; none may send them to a package index onnxport is not on.
-PAGES = [README, *sorted((PROJECT / "docs").glob("*.md")), PROJECT / "web" / "lib" / "README.md"]
+PAGES = [README, *sorted((PROJECT / "docs").rglob("*.md")), PROJECT / "web" / "lib" / "README.md"]
 # The library's import needs no model: an empty repository's server is live, not ready.
 LIVE = "/v2/health/live"
 CHROMIUM_SAYS = "Failed to fetch dynamically imported module"

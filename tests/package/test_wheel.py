@@ -152,9 +152,9 @@ def test_the_wheel_carries_the_web_side_and_nothing_of_dist_it_does_not_load(whe
         assert entry["integrity"] == lock[f"node_modules/{package}"]["integrity"], package
     # Nothing of the checkout but the package and its web side.
     assert not [n for n in names if not n.startswith(("onnxport/", "onnxport-"))]
-    # The size the README and docs/install.md give, within 5% of this wheel's.
+    # The size the README and docs/guide/install.md give, within 5% of this wheel's.
     megabytes = wheel.stat().st_size / 1e6
-    for page, pattern in (("README.md", r"an? ([\d.]+) MB wheel"), ("docs/install.md", r"\.whl, ([\d.]+) MB")):
+    for page, pattern in (("README.md", r"an? ([\d.]+) MB wheel"), ("docs/guide/install.md", r"\.whl, ([\d.]+) MB")):
         said = re.search(pattern, (CHECKOUT / page).read_text())
         assert said and abs(float(said[1]) - megabytes) <= 0.05 * megabytes, (page, said and said[1], megabytes)
 

@@ -104,7 +104,7 @@ def test_same_recipe_twice_gives_identical_bytes(run_cli, tmp_path, recipes_dir)
         assert code == 0, err
     assert variant_hashes(first) == variant_hashes(second)
     # The manifest is identical too, but for the speed measured on this machine at build time and
-    # the ORT form's name (docs/build-and-import.md, "deterministic").
+    # the ORT form's name (docs/guide/build-and-import.md, "deterministic").
     assert comparable(first) == comparable(second)
 
 

@@ -238,7 +238,7 @@ def test_invalid_file_value_names_the_file_and_setting(tmp_path):
     assert str(path) in str(raised.value) and "workers" in str(raised.value)
 
 
-# That every setting is documented (docs/server.md, "Settings") is checked in tests/test_docs.py.
+# That every setting is documented (docs/reference/server.md, "Settings") is checked in tests/test_docs.py.
 
 
 def test_onnxport_serve_takes_the_repository_from_the_config_file(repository_copy, spawn_server, tmp_path):

@@ -1,5 +1,5 @@
-"""Floods from one network against a real `onnxport serve` (docs/fleet.md, Poisoning): 600 fresh tokens from one
-address move no honest verdict or median, a flood of made-up groups evicts no honest group, /metrics stays within a
+"""Floods from one network against a real `onnxport serve` (docs/reference/fleet.md, Poisoning): 600 fresh tokens from
+one address move no honest verdict or median, a flood of made-up groups evicts no honest group, /metrics stays within a
 size computed from the served repository, and a report of a file this server does not serve is a 422.
 
 The attacker reports from 127.0.0.1; each honest device from a loopback /24 of its own (fixtures/fleet.py's

@@ -1,6 +1,6 @@
 """A simulated fleet through a real `onnxport serve` (reports as HTTP requests): 1,000 devices in 10 classes,
 30% of them lying, cannot make a wrong runtime look right, a good one look wrong, or its times move past
-the honest devices' quartiles (docs/fleet.md)."""
+the honest devices' quartiles (docs/reference/fleet.md)."""
 
 from __future__ import annotations
 

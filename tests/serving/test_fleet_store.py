@@ -1,4 +1,4 @@
-"""The fleet's store (docs/fleet.md): one vote per network and group (a client's token replaces its own), its
+"""The fleet's store (docs/reference/fleet.md): one vote per network and group (a client's token replaces its own), its
 bounds (groups a network makes an hour, and a full store that never evicts an established group), the aggregation
 rule, its schema version, and nothing written but the listed columns: no token, no address, no network."""
 

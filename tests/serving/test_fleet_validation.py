@@ -1,5 +1,5 @@
-"""POST /api/fleet/reports refuses what is not a report with a 4xx naming the field (docs/fleet.md), and a report
-of a file this server does not serve, or that names it otherwise than its manifest does, with a 422."""
+"""POST /api/fleet/reports refuses what is not a report with a 4xx naming the field (docs/reference/fleet.md), and a
+report of a file this server does not serve, or that names it otherwise than its manifest does, with a 422."""
 
 from __future__ import annotations
 

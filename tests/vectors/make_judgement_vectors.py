@@ -2,8 +2,8 @@
 
 Each case states what must come out (ok, basis, the reason's first words); the full reason, the metric
 and the diagnostic's max abs are then written as Python's accuracy/judgement.py gives them, so the
-JavaScript twin (web/lib/verification/judgement.js, tests/js/test_judgement_vectors.mjs) must say the same,
-word for word.
+JavaScript twin (web/lib/verification/judgement.js, tests/js/lib/verification/test_judgement_vectors.mjs) must
+say the same, word for word.
 tests/accuracy/test_judgement_vectors.py checks the file against both this script's expectations and
 the Python rule. Run: .venv/bin/python tests/vectors/make_judgement_vectors.py
 """

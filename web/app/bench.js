@@ -26,7 +26,7 @@ function summarize(samples) {
 
 // ahead: the runtime is started before the clock starts, as on a page that called
 // client.startAhead() when it opened (its own start is still init_ms). The report calls that start
-// `prepared` (docs/manifest.md).
+// `prepared` (docs/reference/manifest.md).
 // stage(what) is told each part as it begins, so a start that never answers says which part hung.
 async function start(runtime, record, feeds, { ahead = false, stage = () => {} } = {}) {
   // A fresh worker each time: session creation and the WebAssembly start-up are part of a start.
@@ -158,7 +158,7 @@ export async function profileOperators({ model, variant, runtime, encodedInputs,
 
 // onnxruntime-web prints the whole trace at endProfiling(), the warm-up run's events included:
 // they are left out, as the native profile does. The warm-up's first calls pay V8's lazy
-// compilation of each kernel (a first Cast: 30-78 ms; warm: 0.01 ms; docs/cast.md).
+// compilation of each kernel (a first Cast: 30-78 ms; warm: 0.01 ms; docs/notes/cast.md).
 function kernelTimes(lines, runs) {
   const events = [];
   for (const line of lines) {

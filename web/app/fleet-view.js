@@ -1,11 +1,11 @@
-// The fleet page's figures, from GET /api/fleet (docs/fleet.md; the contract of issue 36): the summary, the groups
+// The fleet page's figures, from GET /api/fleet (docs/reference/fleet.md; the contract of issue 36): the summary, the groups
 // by device class, each verdict in words, and the Chart.js configurations of the time distributions.
-// Pure data (no DOM, no Chart.js import), so tests/js/test_fleet_view.mjs checks it under node; pages/fleet.js draws it.
+// Pure data (no DOM, no Chart.js import), so tests/js/app/test_fleet_view.mjs checks it under node; pages/fleet.js draws it.
 import { COLORS, figure } from "./performance-charts.js";
 
 export const FLEET_SCHEMA = 1;
 export const NO_REPORTS =
-  "No reports yet. Pages report when they connect with connect(server, { report: true }) — see docs/fleet.md.";
+  "No reports yet. Pages report when they connect with connect(server, { report: true }) — see docs/reference/fleet.md.";
 export const REPORTS_OFF =
   "This server has fleet reports off (setting fleet_reports): GET /api/fleet answered 204, no fleet.";
 // The times a group publishes, as the page names them; the charts show one at a time (warm run first).

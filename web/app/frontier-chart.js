@@ -3,7 +3,7 @@
 // its cold start (the download at a stated bandwidth, plus the session's creation and the first run that the
 // bench measured on an empty cache) and its warm run (the bench's median). Per runtime and panel, the files no
 // other file of that runtime beats on both size and time are the frontier: filled and joined by a line; the rest
-// are hollow. Pure data (no DOM, no Chart.js import), like performance-charts.js, so tests/js/ checks it under node.
+// are hollow. Pure data (no DOM, no Chart.js import), like performance-charts.js, so tests/js/app/ checks it under node.
 // Variants are whatever bench.json holds: none is named here.
 
 import { CHECKED, runtime } from "../lib/internal.js";

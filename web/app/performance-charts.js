@@ -1,5 +1,5 @@
 // Chart.js configurations for the performance page, built from the latest `onnxport bench` report.
-// Pure data (no DOM, no Chart.js import), so tests/js/ checks them under node; pages/performance.js draws them.
+// Pure data (no DOM, no Chart.js import), so tests/js/app/ checks them under node; pages/performance.js draws them.
 
 import { CHECKED, runtime } from "../lib/internal.js";
 

@@ -1,9 +1,9 @@
 // `node web/lib/bundle.mjs`: writes dist/onnxport.js, the library as one minified module, for pages that import it
 // from an onnxport server. index.js's module graph is 34 files eight imports deep, fetched one level at a time, which
-// a cold page pays for on every start; one file cuts that wait (docs/browser-library.md has the figures). The worker
+// a cold page pays for on every start; one file cuts that wait (docs/guide/browser-library.md has the figures). The worker
 // stays its own three files: dist/ is as deep under web/lib as the library's folders, so the worker's URL
 // ("../worker/worker.js") and the server's ("../../../") resolve from the bundle as they do from the sources.
-// dist/onnxport.js is committed, so the server and the wheel need no Node; tests/js/test_bundle.mjs fails when it
+// dist/onnxport.js is committed, so the server and the wheel need no Node; tests/js/lib/test_bundle.mjs fails when it
 // is not what this script writes from the sources.
 import { rolldown } from "rolldown";
 import { writeFileSync, mkdirSync } from "node:fs";

@@ -2,7 +2,7 @@
 // the playground's input widgets and verdicts. It is for those pages, NOT a stable API: names come
 // and go here with the pages' needs, without notice. A page of your own imports index.js, the
 // public API. web/app imports the library through index.js and this module only
-// (tests/js/test_app_imports.mjs keeps it so).
+// (tests/js/app/test_app_imports.mjs keeps it so).
 export { compareOutput, taskMetric } from "./verification/compare.js";
 export { AS_BUILT, fileRecord, servedForms } from "./choice/forms.js";
 export { judgementRule, judgeRun } from "./verification/judgement.js";

@@ -10,7 +10,7 @@
  * @property {boolean} [report] send the server one fleet report per load (off by default): for each step this
  *   browser verified, the file's sha256, model, variant and form, the runtime and threads, the verdict with its
  *   metric, the create, first-run and warm-run times, the device class (engine and major version, WebGPU adapter
- *   vendor and architecture, a core-count bucket) and a random token of this browser profile (docs/fleet.md)
+ *   vendor and architecture, a core-count bucket) and a random token of this browser profile (docs/reference/fleet.md)
  * @property {{perturb?: string}} [testing] automated tests only (refused without navigator.webdriver):
  *   perturb "RUNTIME" adds 1 to the first element of each float output (the size of int8 rounding
  *   differences between builds: an fp32 file fails its floor, an int8 file may stay within budget),
@@ -44,7 +44,7 @@
  * @typedef {object} LoadOptions
  * @property {string} [runtime] load on this runtime only (one of RUNTIMES: WebGPU, WebNN, WebAssembly, the server)
  * @property {string} [variant] load this variant only ("fp32", "fp16", "int8-dynamic", "int8-static", "int8-weights", "int4")
- * @property {string} [form] load this optimized form of the pinned variant (docs/manifest.md)
+ * @property {string} [form] load this optimized form of the pinned variant (docs/reference/manifest.md)
  * @property {"first-use"|"always"|"off"} [verify] check the runtime's outputs against the server's reference
  *   outputs before the first use on this device (default), before every load, or never
  * @property {number} [expectedRuns] how many runs the page expects to make of the model: the plan ranks each step

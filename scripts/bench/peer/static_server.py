@@ -3,7 +3,7 @@
 It serves the page (scripts/bench/peer/web/), Transformers.js and onnxruntime-web from
 scripts/bench/peer/node_modules, and the model folder, under /peer/. onnxport's side comes from `onnxport serve`
 on its own port, which lists this origin in --cors-origins: the library's documented way onto another origin
-(docs/browser-library.md), so neither side's bytes pass through a proxy.
+(docs/guide/browser-library.md), so neither side's bytes pass through a proxy.
 Every answer carries COOP/COEP (threads) and CORP.
 """
 

@@ -1,10 +1,11 @@
 """The browser runtimes, by the keys of web/lib/choice/runtimes.js: the Python side names them here and nowhere else.
 
 web/lib/choice/runtimes.js is the one table of them (execution provider, bundle, threads, priors...); this
-is the part of it the Python side needs, and tests/accuracy/test_browser_runtimes.py holds it equal
-to the JavaScript table. Read from here: the tolerance table's rows per (variant, runtime)
-(browser_tolerances.py), the runtimes a form is for (repository/manifest.py, convert/forms/), the
-runtimes `onnxport check` and `onnxport bench` run and keep verdicts of (check/verdict_file.py).
+is the part of it the Python side needs, held equal to the JavaScript table through tests/vectors/runtime_vectors.json
+(tests/accuracy/test_browser_runtimes.py, tests/js/lib/choice/test_runtime_vectors.mjs). Read from here: the
+tolerance table's rows per (variant, runtime) (browser_tolerances.py), the runtimes a form is for
+(repository/manifest.py, convert/forms/), the runtimes `onnxport check` and `onnxport bench` run and keep verdicts
+of (check/verdict_file.py).
 
 runtimes.js's `server` row is not here: the server's onnxruntime is the reference every browser
 runtime is compared with, not a runtime with a tolerance, a verdict or a form.

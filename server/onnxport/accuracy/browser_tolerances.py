@@ -27,7 +27,7 @@ from onnxport.errors import UsageError
 
 # Pipelines: token ids and masks must be equal. Image pixels (0..255, after the spec's resize and crop, before
 # normalization) may differ by this many levels: the library ports Pillow's resampling and integer formulas
-# exactly (tests/pipelines/test_image_pipeline_js.py: 0 levels on the same decoded pixels), so what is left is
+# exactly (tests/vectors/image_vectors.json: 0 levels on the same decoded pixels), so what is left is
 # the decoders. Chromium's matched Pillow's to 0 levels on every corpus image, JPEGs and an EXIF rotation
 # included; 1 leaves room for another libjpeg build rounding a JPEG's pixels differently.
 PIPELINE_PIXEL_LEVELS = 1

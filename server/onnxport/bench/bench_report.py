@@ -48,7 +48,7 @@ def webgpu_cell(report: dict, model: str, variant: str) -> str:
     return f"{_ms(fastest['warm'])} ({fastest['form']})"
 
 
-# The browser's speed targets (docs/measurements.md, "Benchmarks"): a cached start within 1.1x of session
+# The browser's speed targets (docs/notes/measurements.md, "Benchmarks"): a cached start within 1.1x of session
 # creation, and the best browser path within 2.0x of native fp32 with the same threads.
 CACHED_START_TARGET = 1.1
 WARM_TARGET = 2.0

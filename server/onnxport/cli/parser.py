@@ -157,7 +157,7 @@ def _import(sub, common) -> None:
         default=None,
         metavar="SPEC.json",
         help="how raw text or an image becomes the model's inputs and its output an answer (the "
-        "manifest's `pipeline`, docs/manifest.md); checked against the model and --asset files",
+        "manifest's `pipeline`, docs/reference/manifest.md); checked against the model and --asset files",
     )
     imp.add_argument(
         "--asset",

@@ -1,7 +1,7 @@
 """Per-variant reference data: a few golden rows and what native onnxruntime gives on them.
 
 The browser verifies each (artifact, runtime) on first use against these, from static
-files alone (docs/manifest.md, "reference"). Each variant has its own: fp16 and int8
+files alone (docs/reference/manifest.md, "reference"). Each variant has its own: fp16 and int8
 outputs differ from fp32's by more than the browser's tolerance.
 """
 

@@ -7,7 +7,7 @@ does not swallow it.
 
 Python runs a signal handler between bytecodes: a call into onnxruntime or onnx that is running
 when the time is up (a session being created) finishes first. With the import's node limit and the
-variants' size rules, no such call lasts more than seconds; docs/build-and-import.md says so.
+variants' size rules, no such call lasts more than seconds; docs/guide/build-and-import.md says so.
 Outside the main thread (signals cannot be handled there) the block runs without a limit.
 """
 

@@ -1,5 +1,5 @@
 """The Python side of an image pipeline: an image file made into one input tensor with Pillow, step by step as
-the spec says (docs/manifest.md `pipeline.image`). web/lib/pipelines/image.js does the same steps in
+the spec says (docs/reference/manifest.md `pipeline.image`). web/lib/pipelines/image.js does the same steps in
 the browser: the alpha composite and the grey conversion with the same integer formulas, and the resize with
 Pillow's own fixed-point convolution, so the two agree to the pixel wherever the decoders do.
 

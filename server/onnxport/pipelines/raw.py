@@ -1,5 +1,5 @@
 """What one request's raw input may cost, and how a kind refuses it: the server's raw_max_* settings
-(docs/server.md, "Limits"), checked on the request's own figures (rows, bytes, image headers) before any text
+(docs/reference/server.md, "Limits"), checked on the request's own figures (rows, bytes, image headers) before any text
 is tokenized or image decoded. The server answers a RawInputError with a 400 and an OverLimit with a 413."""
 
 from __future__ import annotations

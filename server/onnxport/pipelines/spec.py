@@ -1,5 +1,5 @@
-"""The `pipeline` key of a model entry (docs/manifest.md), as types: how raw input becomes the model's tensors and
-how its outputs become an answer. Recipes declare it (`Recipe.pipeline`), `onnxport import` writes it from its
+"""The `pipeline` key of a model entry (docs/reference/manifest.md), as types: how raw input becomes the model's tensors
+and how its outputs become an answer. Recipes declare it (`Recipe.pipeline`), `onnxport import` writes it from its
 options, and both sides run it: Python in this folder (text.py, image.py, answers.py), the browser in
 web/lib/pipelines/pipeline.js.
 

@@ -1,4 +1,4 @@
-"""The manifest's types: every key `onnxport build` and `onnxport import` write (docs/manifest.md).
+"""The manifest's types: every key `onnxport build` and `onnxport import` write (docs/reference/manifest.md).
 
 TypedDicts, so the build keeps writing plain dicts and readers keep reading them; schema.py turns
 these into the JSON Schema published at /api/manifest.schema.json. Records forbid unknown keys
@@ -344,7 +344,7 @@ class FailedVariant(TypedDict):
 
 @with_config(STRICT)
 class SkippedVariant(TypedDict):
-    """Not worth making or serving (docs/manifest.md, "When a variant is skipped"): nothing to convert or
+    """Not worth making or serving (docs/reference/manifest.md, "When a variant is skipped"): nothing to convert or
     quantize, already quantized, not enough smaller than fp32, or static int8 without real calibration data."""
 
     precision: Precision
@@ -355,8 +355,8 @@ class SkippedVariant(TypedDict):
 Variant = Union[ServedVariant, OverBudgetVariant, FailedVariant, SkippedVariant]
 # Every variant of the table, always (a build writes each one, whatever became of it).
 Variants: TypeAlias = with_config(STRICT)(  # type: ignore[valid-type]
-    TypedDict("Variants", {name: Variant for name in variant_table.NAMES})
-)  # type: ignore[operator]
+    TypedDict("Variants", {name: Variant for name in variant_table.NAMES})  # type: ignore[operator]
+)
 
 
 # --------------------------------------------------------------------------- files beside the model

@@ -90,7 +90,7 @@ def _artifacts(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     wanted: dict[str, dict[str, Any]] = {}
     try:
         for model, entry in manifest["models"].items():
-            # A variant's forms are for browsers (docs/manifest.md, "forms"): a replica runs it as built.
+            # A variant's forms are for browsers (docs/reference/manifest.md, "forms"): a replica runs it as built.
             served = {
                 name: {key: value for key, value in record.items() if key != "forms"}
                 for name, record in entry["variants"].items()

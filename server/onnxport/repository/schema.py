@@ -34,7 +34,7 @@ def _generated() -> dict[str, Any]:
         "$schema": DIALECT,
         "$id": SCHEMA_ID,
         "title": f"{store.SCHEMA} version {store.SCHEMA_VERSION}",
-        "description": "manifest.json of an onnxport model repository (docs/manifest.md). "
+        "description": "manifest.json of an onnxport model repository (docs/reference/manifest.md). "
         "Generated from server/onnxport/repository/manifest.py.",
         "x-schema-version": store.SCHEMA_VERSION,
         **{k: v for k, v in generated.items() if k != "description"},

@@ -1,6 +1,6 @@
 """The model repository: content-addressed files plus one manifest.
 
-Layout (see docs/manifest.md):
+Layout (see docs/reference/manifest.md):
     manifest.json                 the contract read by the server, the browser and check
     artifacts/<sha256>.<ext>      models and assets, named by the sha256 of their bytes
     testdata/<sha256>/test_data_set_N/{input,output}_K.pb   golden data per model

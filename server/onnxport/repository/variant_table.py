@@ -37,7 +37,7 @@ NAMES: tuple[str, ...] = tuple(v.name for v in VARIANTS)
 _BY_NAME = {v.name: v for v in VARIANTS}
 
 
-# The optimized forms a served variant may also come as (convert/forms/, docs/manifest.md "forms").
+# The optimized forms a served variant may also come as (convert/forms/, docs/reference/manifest.md "forms").
 FORMS: tuple[str, ...] = ("ort", "basic", "fused", "gemm")
 # `--forms auto`, the default: each of FORMS is made and kept only if it starts measurably sooner than
 # its variant as built (convert/forms/gain.py); "all" and a list keep what they name whatever it gains.

@@ -431,7 +431,8 @@ SETTINGS = [
         check=_token_or_none,
         secret=True,
     ),
-    # Fleet verdicts (docs/fleet.md): browsers' reports folded into one vote per network, device class and file.
+    # Fleet verdicts (docs/reference/fleet.md): browsers' reports folded into one vote per network, device class and
+    # file.
     Setting(
         "fleet_reports",
         True,

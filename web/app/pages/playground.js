@@ -215,7 +215,7 @@ function pathText(model, choice) {
 }
 
 // The variant as people are shown it (its label: "original (int8)"), and its form when the plan chose one
-// (docs/manifest.md, "forms").
+// (docs/reference/manifest.md, "forms").
 function fileText(model, { variant, form }) {
   const shown = variantName(model, variant);
   return form ? `${shown}, ${form} form` : shown;

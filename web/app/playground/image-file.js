@@ -4,7 +4,7 @@ import { bytes } from "../ui.js";
 import { UserDataError } from "./user-data.js";
 
 const EXPECTED = "a PNG, JPEG, WebP, GIF or BMP image";
-// Leading bytes of the formats browsers and the server's pipeline both read (docs/manifest.md, `image`).
+// Leading bytes of the formats browsers and the server's pipeline both read (docs/reference/manifest.md, `image`).
 const SIGNATURES = [
   ["PNG", [0x89, 0x50, 0x4e, 0x47]],
   ["JPEG", [0xff, 0xd8, 0xff]],

@@ -1,5 +1,5 @@
 // What the fleet knows about a device's class: the verdicts and times other browsers of the same class
-// reported to the server (GET api/fleet, docs/fleet.md). The server counts one vote per distinct client and
+// reported to the server (GET api/fleet, docs/reference/fleet.md). The server counts one vote per distinct client and
 // publishes a verdict only once k of them agree, so the plan can take it as it stands: a "fail" demotes a
 // runtime before any download, and measured times stand in for the bench and priors. A fleet "pass" vouches
 // for nothing: first-use verification runs all the same (verify.js).

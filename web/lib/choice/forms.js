@@ -1,4 +1,4 @@
-// The files of a variant: the variant as built, or one of its optimized forms (docs/manifest.md,
+// The files of a variant: the variant as built, or one of its optimized forms (docs/reference/manifest.md,
 // "forms": the ORT format, a basic-level .onnx, a transformer-fused graph, tree ensembles as tensor
 // operators). A form is the same model saved so a session starts sooner, or, for `gemm`, so that a
 // runtime without ai.onnx.ml kernels (WebGPU) runs it; which one the plan takes is decided in plan.js

@@ -131,7 +131,7 @@ export class Client {
     return this.documents.json("api/conformance");
   }
 
-  /** What devices of each class reported (docs/fleet.md), or null: a server without it, or one that failed to say. */
+  /** What devices of each class reported (docs/reference/fleet.md), or null: a server without it, or one that failed to say. */
   fleet() {
     return this.documents.json("api/fleet").catch(() => null);
   }

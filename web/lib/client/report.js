@@ -1,4 +1,4 @@
-// Fleet reports (docs/fleet.md): a page that connects with {report: true} tells its server, once per load,
+// Fleet reports (docs/reference/fleet.md): a page that connects with {report: true} tells its server, once per load,
 // how each step this browser verified went: the file, the runtime, the verdict with its metric and the times.
 // That is all a report holds: the device class (fleet.js deviceClass) and a random token of this browser profile
 // that lets the server count distinct clients. No input, output, URL or identifier of the user leaves the page.

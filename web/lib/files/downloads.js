@@ -2,7 +2,7 @@
 // Cache API under their hashed URL so a later visit needs no model bytes from the network.
 //
 // Hashed once: an entry is written only after its bytes matched the manifest's sha256, under a
-// URL named by that sha256, so a cache hit is trusted (docs/browser-library.md: threat model). A hit still gets a
+// URL named by that sha256, so a cache hit is trusted (docs/guide/browser-library.md: threat model). A hit still gets a
 // cheap check against damage (a cut-short or altered entry): its length, and the sha256 of a
 // sample of its bytes recorded when it was stored, instead of re-hashing tens of megabytes.
 // Each network download is timed, and its bandwidth remembered for its origin: the plan's download
@@ -92,7 +92,7 @@ export async function fetchVerified(url, record, { onProgress = () => {}, httpCa
 
 /**
  * A variant's (or a form's) reference file: golden inputs and native onnxruntime's outputs for them
- * (docs/manifest.md `reference`), verified, decoded. Null when the record names none.
+ * (docs/reference/manifest.md `reference`), verified, decoded. Null when the record names none.
  * @param {(file: string) => string} fileUrl where the repository's files are served
  * @param {{reference?: {file: string, sha256: string}}} record
  * @returns {Promise<{inputs: import("../tensors/tensors.js").Tensors, outputs: import("../tensors/tensors.js").Tensors, bytes: number} | null>}

@@ -1,4 +1,4 @@
-// The manifest the build wrote (docs/manifest.md): checked once, then asked.
+// The manifest the build wrote (docs/reference/manifest.md): checked once, then asked.
 import { TENSOR_TYPES } from "../tensors/dtypes.js";
 
 /**
@@ -9,12 +9,12 @@ import { TENSOR_TYPES } from "../tensors/dtypes.js";
  * @property {number} [bytes]
  */
 /**
- * A variant of a model (docs/manifest.md has every field): its file, `status` "ok" when served, and what
+ * A variant of a model (docs/reference/manifest.md has every field): its file, `status` "ok" when served, and what
  * the build measured and recorded about it.
  * @typedef {FileRecord & {status: string, reference?: FileRecord | null, [field: string]: any}} VariantRecord
  */
 /**
- * A model of the manifest: its name, task and variants by name (docs/manifest.md has every field).
+ * A model of the manifest: its name, task and variants by name (docs/reference/manifest.md has every field).
  * @typedef {{name: string, task: string, variants: Record<string, VariantRecord>, assets?: Record<string, FileRecord>,
  *   pipeline?: import("../pipelines/pipeline.js").PipelineSpec, [field: string]: any}} ModelEntry
  */
@@ -24,7 +24,7 @@ import { TENSOR_TYPES } from "../tensors/dtypes.js";
  */
 
 // The schema this library reads and the variants' reading order: the server's (repository/store.py,
-// repository/variant_table.py), which tests/repository/test_manifest_js.py holds these to.
+// repository/variant_table.py), which tests/js/lib/files/test_manifest_vectors.mjs holds these to.
 export const SCHEMA = "onnxport.manifest";
 export const SCHEMA_VERSION = 3;
 export const VARIANT_ORDER = Object.freeze(["fp32", "fp16", "int8-dynamic", "int8-static", "int8-weights", "int4"]);

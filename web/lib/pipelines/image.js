@@ -1,4 +1,4 @@
-// The browser side of an image pipeline (the manifest's `pipeline.image`, docs/manifest.md), step for step as
+// The browser side of an image pipeline (the manifest's `pipeline.image`, docs/reference/manifest.md), step for step as
 // server/onnxport/pipelines/image.py: decoded upright (EXIF), composited over white, made grey by Pillow's
 // formula, resized by Pillow's own fixed-point convolution (its filters, support and rounding, ported here so
 // the two agree to the pixel), center-cropped, then scaled and normalized. Only decoding is the browser's.

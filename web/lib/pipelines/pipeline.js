@@ -1,5 +1,5 @@
 // model.pipeline(input): raw input in, the answer out, by the model's own spec (the manifest's `pipeline`,
-// docs/manifest.md). Its files (tokenizer.json...) are the model's assets, fetched, sha256-verified and
+// docs/reference/manifest.md). Its files (tokenizer.json...) are the model's assets, fetched, sha256-verified and
 // cached like artifacts; the tokenizer library comes from the onnxport server (/vendor/tokenizers/), as
 // onnxruntime-web does, so a page on any origin needs no import map and no tokenizer code of its own.
 /** @import { Tensors } from "../tensors/tensors.js" */

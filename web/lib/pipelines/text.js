@@ -1,7 +1,7 @@
-// The browser side of a text pipeline (the manifest's `pipeline.text`, docs/manifest.md): Hugging Face's
+// The browser side of a text pipeline (the manifest's `pipeline.text`, docs/reference/manifest.md): Hugging Face's
 // tokenizers for JavaScript (@huggingface/tokenizers), with the spec's truncation and padding, as
-// server/onnxport/pipelines/text.py does with the Python library. tests/pipelines/test_text_pipeline_js.py
-// holds the two to the same ids, token by token, on every text of the corpus.
+// server/onnxport/pipelines/text.py does with the Python library. tests/js/lib/pipelines/test_text_vectors.mjs
+// holds the two to the same ids (tests/vectors/text_vectors.json), token by token, on every text of the corpus.
 /** @import { Tensors } from "../tensors/tensors.js" */
 import { ARRAYS, tensor } from "../tensors/tensors.js";
 

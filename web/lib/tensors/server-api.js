@@ -70,7 +70,7 @@ export async function serverInfer(base, model, variant, feeds) {
   return { outputs: decodeInferResponse(body), runMs };
 }
 
-// Raw input to a model's pipeline on the server (docs/server.md, "Raw input"): the input its pipeline made of it
+// Raw input to a model's pipeline on the server (docs/reference/server.md, "Raw input"): the input its pipeline made of it
 // (pipeline.js `raw`: texts or pairs as BYTES `text`, images as BYTES `image` in base64); the server tokenizes or
 // decodes with the Python side of the same spec and answers with the model's outputs and `answer` (one JSON text
 // per row).

@@ -1,7 +1,7 @@
 """Optimized forms of a served variant: the same model, saved so a browser starts it sooner.
 
 A browser given the exported graph parses its protobuf and optimizes it again at every session
-creation. A form does part of that once, at build time (docs/manifest.md, "forms"):
+creation. A form does part of that once, at build time (docs/reference/manifest.md, "forms"):
 
 - `ort`: onnxruntime's own ORT format (flatbuffers, what ONNX Runtime Mobile and onnxruntime-web
   load without protobuf parsing), saved after the extended-level optimizations;

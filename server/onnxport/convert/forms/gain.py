@@ -14,7 +14,7 @@ gain.
 MIN_GAIN is the browser plan's own bar for choosing a form (web/lib/choice/cost.js MIN_GAIN: a closer call is
 one bench run's noise). MIN_GAIN_MS: a smaller gain is lost in a browser's start, whose fixed part
 (the runtime's start, 140 to 300 ms; a session of a tiny model, 24 to 48 ms in Chromium) does not
-shrink with the graph. Measured figures: docs/build-and-import.md, "Optimized forms and disk".
+shrink with the graph. Measured figures: docs/guide/build-and-import.md, "Optimized forms and disk".
 
 One form is kept whatever its start costs: one that runs where its variant as built cannot (opens_runtimes).
 onnxruntime-web's WebGPU bundle has no ai.onnx.ml kernel (web/lib/choice/kernels.js, measured), so a form without

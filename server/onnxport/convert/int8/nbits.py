@@ -6,8 +6,8 @@ blocks of 32, MatMulNBits at accuracy_level 0 (fp32 arithmetic); embedding table
 zero points. A node the fallback search names (keep_float) is stored in 8-bit blocks of 128 rather than in
 float, and the search may name up to FALLBACK_SHARE of the MatMuls.
 
-Why (scripts/bench/int4_forms.py on minilm, 2-core Xeon; docs/benchmarks.md "4-bit forms"), against the form before
-(blocks of 16 with zero points, level 4): onnxruntime-web's WebAssembly runs 4-bit MatMuls slower than fp32
+Why (scripts/bench/int4_forms.py on minilm, 2-core Xeon; docs/notes/benchmarks.md "4-bit forms"), against the form
+before (blocks of 16 with zero points, level 4): onnxruntime-web's WebAssembly runs 4-bit MatMuls slower than fp32
 (one text: 47.6 ms against 18.7), zero points most: without them a one-text run takes 0.73x the time (34.8 ms,
 one thread; 0.71x on two), 8 texts 0.91x; blocks of 16 without zero points 0.77x; blocks of 32 or 64 with zero
 points, or int8 tables, 0.81x to 1.05x. WebAssembly has no int8 path: the level changes neither its time nor

@@ -295,7 +295,7 @@ def _check_size(model: onnx.ModelProto, model_path: Path, max_nodes: int | None)
         raise UsageError(
             f"{model_path}: {count:,} nodes (subgraphs included), more than the import's limit of {max_nodes:,} "
             f"(--max-nodes, setting {MAX_NODES_SETTING}); raise it to import a bigger graph, whose import takes "
-            'longer (docs/build-and-import.md, "Import limits")'
+            'longer (docs/guide/build-and-import.md, "Import limits")'
         )
 
 

@@ -1,4 +1,4 @@
-"""The network a report comes from: votes and rates count networks, not tokens (docs/fleet.md, Poisoning).
+"""The network a report comes from: votes and rates count networks, not tokens (docs/reference/fleet.md, Poisoning).
 
 An IPv4 address counts as its /24 and an IPv6 address as its /48 (a site: one ISP customer usually has a /48
 or a /56 and every host a whole /64, so counting /64s or addresses would count one site many times). An

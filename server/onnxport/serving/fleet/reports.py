@@ -1,5 +1,5 @@
 """The report a browser sends (POST /api/fleet/reports) as strict pydantic models: every field of
-the fleet contract (docs/fleet.md), and nothing else."""
+the fleet contract (docs/reference/fleet.md), and nothing else."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Which files this server serves, by sha256, and what its manifest says of each: a report's result must name
 one of them with the manifest's own model, variant, form and one of the file's browser runtimes, so neither
-the groups nor the /metrics labels can be made up (docs/fleet.md, A report)."""
+the groups nor the /metrics labels can be made up (docs/reference/fleet.md, A report)."""
 
 from __future__ import annotations
 

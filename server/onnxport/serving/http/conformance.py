@@ -29,7 +29,7 @@ def tolerance_table():
 
 @blueprint.get("/api/conformance")
 def verdicts() -> Response:
-    """The browser verdicts `onnxport check` recorded in this repository (docs/conformance.md)."""
+    """The browser verdicts `onnxport check` recorded in this repository (docs/reference/conformance.md)."""
     return send_latest(state().catalog.repository.root / VERDICTS_FILE)
 
 

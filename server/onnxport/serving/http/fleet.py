@@ -1,4 +1,4 @@
-"""Fleet verdicts over HTTP (docs/fleet.md): browsers POST reports, anyone GETs the published verdicts.
+"""Fleet verdicts over HTTP (docs/reference/fleet.md): browsers POST reports, anyone GETs the published verdicts.
 
 A client's mistake is a 4xx with the one JSON error shape; the body is read only after its size, type and the
 network's rate pass, and parsed (and its files checked against the served manifest) before the token's rate is
@@ -106,8 +106,8 @@ def _too_many(fleet: Fleet, wait: int, who: str) -> Response:
 
 @blueprint.get("/api/fleet")
 def published() -> Response:
-    """The fleet's verdicts and times (docs/fleet.md); revalidated on every use. With reports off, 204: no fleet,
-    which every page's plan reads on every load (a 404 would put an error in each page's console)."""
+    """The fleet's verdicts and times (docs/reference/fleet.md); revalidated on every use. With reports off, 204: no
+    fleet, which every page's plan reads on every load (a 404 would put an error in each page's console)."""
     found = _fleet()
     if found is None:
         return Response(status=204, headers={"Cache-Control": "no-cache", "X-Onnxport-Fleet": "off"})

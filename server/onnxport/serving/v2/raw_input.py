@@ -1,4 +1,4 @@
-"""Raw input over the V2 API, for a model whose manifest entry has a pipeline (docs/server.md, "Raw input").
+"""Raw input over the V2 API, for a model whose manifest entry has a pipeline (docs/reference/server.md, "Raw input").
 
 A request whose only input is `text` (BYTES, shape [n], or [n, 2] for a pair model) or `image` (BYTES, shape [n]:
 each element an image file's bytes with the binary extension, or its base64 text in JSON), or another kind of

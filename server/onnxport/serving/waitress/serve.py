@@ -106,8 +106,8 @@ def serve(config: Mapping[str, Any] | None = None) -> None:
     guard = connections.Guard(limits, server_logger(settings["request_log"]))
     report = serve_until_drained(server, settings["drain_seconds"], guard=guard)
     if report is not None and report.abandoned:
-        # Status 1, not 0: a rolling restart counts on 0 meaning nothing was dropped (docs/server.md, Stopping).
-        # And at once: the abandoned requests' threads are inside onnxruntime, and finalizing the interpreter
+        # Status 1, not 0: a rolling restart counts on 0 meaning nothing was dropped (docs/reference/server.md,
+        # Stopping). And at once: the abandoned requests' threads are inside onnxruntime, and finalizing the interpreter
         # under them aborted the process (SIGABRT, "terminate called without an active exception").
         print(
             f"onnxport: error: stopped with {report.abandoned} requests unanswered (drain_seconds is "
