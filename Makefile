@@ -7,6 +7,8 @@ ONNXPORT := $(VENV)/bin/onnxport
 LINTED := server tests scripts models models-trees build_backend
 # The pytest tests that need no demo build, no browser and no Ray (tests/conftest.py gives the markers).
 FAST := not (demo or browser or ray or slow)
+# make test's pytest runs on two workers (pytest-xdist), a module whole on one; tests/conftest.py groups them.
+PARALLEL := -n 2 --dist loadgroup
 
 .PHONY: run test check setup run-setup build browsers testdata onnx-testdata clean bench-peer
 
@@ -55,7 +57,7 @@ endef
 # the three browser engines, Ray, the third-party corpus included).
 test: setup browsers testdata
 	$(BEFORE_PYTEST)
-	$(PY) -m pytest --durations=25
+	$(PY) -m pytest $(PARALLEL) --durations=25
 
 # The fast loop (about 6 minutes on 2 cores: 334 s measured): the same steps in one shell, then the pytest tests of $(FAST).
 # Stops at the first step that fails; prints its wall time either way.

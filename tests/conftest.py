@@ -36,6 +36,30 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         for marker in sorted({m for f, m in MARKERS_BY_FIXTURE.items() if f in item.fixturenames}):
             item.add_marker(marker)
+    if config.pluginmanager.hasplugin("xdist") and config.getoption("dist", "no") != "no":
+        share_between_workers(items)
+
+
+# `make test` runs pytest-xdist's two workers with --dist loadgroup: a group goes to one worker whole.
+# A module is a group (its module-scoped fixtures are built once), and the modules that start a Ray
+# cluster are one group (one cluster at a time). The longest groups start first, so that neither
+# worker is left with a long one at the end.
+FIRST = ("slow", "browser", "ray", "demo")
+
+
+def share_between_workers(items) -> None:
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        ray = item.get_closest_marker("ray") or module.rsplit("/", 1)[-1].startswith("test_ray")
+        item.add_marker(pytest.mark.xdist_group("ray" if ray else module))
+    # Whole groups move, so that a module's tests stay together (pytest rebuilds its module fixtures otherwise).
+    rank = {marker: index for index, marker in enumerate(FIRST)}
+    group_rank: dict[str, int] = {}
+    for item in items:
+        group = item.get_closest_marker("xdist_group").args[0]
+        item_rank = min((rank[m.name] for m in item.iter_markers() if m.name in rank), default=len(FIRST))
+        group_rank[group] = min(group_rank.get(group, item_rank), item_rank)
+    items.sort(key=lambda item: group_rank[item.get_closest_marker("xdist_group").args[0]])
 
 
 @pytest.fixture(autouse=True)

@@ -112,7 +112,9 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize(("path", "value"), BAD, ids=[f"{p}={v!r}"[:50] for p, v in BAD])
+@pytest.mark.parametrize(
+    ("path", "value"), BAD, ids=[f"{p}=removed" if v is REMOVE else f"{p}={v!r}"[:50] for p, v in BAD]
+)
 def test_every_bad_field_is_a_422_naming_it(client, path, value):
     answer = client().post("/api/fleet/reports", json=changed(path, value))
     assert answer.status_code == 422, answer.get_json()
