@@ -8,7 +8,7 @@ LINTED := server tests scripts models models-trees build_backend
 # The pytest tests that need no demo build, no browser and no Ray (tests/conftest.py gives the markers).
 FAST := not (demo or browser or ray or slow)
 # make test's pytest runs on two workers (pytest-xdist), a module whole on one; tests/conftest.py groups them.
-PARALLEL := -n 2 --dist loadgroup
+PARALLEL := -n 2 --dist loadscope
 
 .PHONY: run test check setup run-setup build browsers testdata onnx-testdata clean bench-peer
 

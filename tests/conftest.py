@@ -1,5 +1,7 @@
 """The suite's fixtures live in tests/fixtures/; this file loads them and runs every test in its own folder."""
 
+import os
+
 import pytest
 
 # Before the plugins are imported: their asserts (and the helper modules' beside them) get pytest's messages.
@@ -36,30 +38,44 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         for marker in sorted({m for f, m in MARKERS_BY_FIXTURE.items() if f in item.fixturenames}):
             item.add_marker(marker)
-    if config.pluginmanager.hasplugin("xdist") and config.getoption("dist", "no") != "no":
-        share_between_workers(items)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        start_longest_first(items)
 
 
-# `make test` runs pytest-xdist's two workers with --dist loadgroup: a group goes to one worker whole.
-# A module is a group (its module-scoped fixtures are built once), and the modules that start a Ray
-# cluster are one group (one cluster at a time). The longest groups start first, so that neither
-# worker is left with a long one at the end.
+# `make test` runs pytest-xdist's two workers. A group of tests goes to one worker whole, in order: a module
+# (its module-scoped fixtures are built once, its tests run as they would alone), except that the modules
+# that start a Ray cluster are one group (one cluster at a time).
+RAY_MODULES = {"tests/serving/test_ray.py", "tests/serving/test_ray_operations.py", "tests/bench/test_bench.py"}
+# The groups holding these markers start first, in this order, so that neither worker is left with a long
+# one at the end.
 FIRST = ("slow", "browser", "ray", "demo")
 
 
-def share_between_workers(items) -> None:
-    for item in items:
-        module = item.nodeid.split("::")[0]
-        ray = item.get_closest_marker("ray") or module.rsplit("/", 1)[-1].startswith("test_ray")
-        item.add_marker(pytest.mark.xdist_group("ray" if ray else module))
-    # Whole groups move, so that a module's tests stay together (pytest rebuilds its module fixtures otherwise).
+def group_of(nodeid: str) -> str:
+    module = nodeid.split("::", 1)[0]
+    return "ray" if module in RAY_MODULES else module
+
+
+def start_longest_first(items) -> None:
+    """Reorders whole groups (each worker collects the same order; the controller follows it)."""
     rank = {marker: index for index, marker in enumerate(FIRST)}
     group_rank: dict[str, int] = {}
     for item in items:
-        group = item.get_closest_marker("xdist_group").args[0]
         item_rank = min((rank[m.name] for m in item.iter_markers() if m.name in rank), default=len(FIRST))
+        group = group_of(item.nodeid)
         group_rank[group] = min(group_rank.get(group, item_rank), item_rank)
-    items.sort(key=lambda item: group_rank[item.get_closest_marker("xdist_group").args[0]])
+    items.sort(key=lambda item: group_rank[group_of(item.nodeid)])
+
+
+@pytest.hookimpl(optionalhook=True)  # without xdist (`-p no:xdist`) the hook does not exist
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return GroupScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)
