@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from generated_file import write_or_check
 
 from onnxport.dtypes import DTYPES
 
@@ -60,20 +61,9 @@ export const NPY_TYPES = {_object(npy_codes)};
 
 
 def main(argv: list[str]) -> int:
-    text = render()
-    if argv == ["--check"]:
-        if OUT.read_text() != text:
-            print(
-                f"{OUT} differs from server/onnxport/dtypes.py: run python scripts/generate/js_dtypes.py",
-                file=sys.stderr,
-            )
-            return 1
-        return 0
-    if argv:
-        print(__doc__, file=sys.stderr)
-        return 2
-    OUT.write_text(text)
-    return 0
+    return write_or_check(
+        argv, OUT, render(), source="server/onnxport/dtypes.py", script="scripts/generate/js_dtypes.py", usage=__doc__
+    )
 
 
 if __name__ == "__main__":

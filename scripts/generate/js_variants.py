@@ -14,6 +14,8 @@ import json
 import sys
 from pathlib import Path
 
+from generated_file import write_or_check
+
 from onnxport.variants import VARIANTS
 
 OUT = Path(__file__).resolve().parents[2] / "web" / "lib" / "files" / "variants.js"
@@ -45,20 +47,14 @@ def render() -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = render()
-    if argv == ["--check"]:
-        if OUT.read_text() != text:
-            print(
-                f"{OUT} differs from server/onnxport/variants.py: run python scripts/generate/js_variants.py",
-                file=sys.stderr,
-            )
-            return 1
-        return 0
-    if argv:
-        print(__doc__, file=sys.stderr)
-        return 2
-    OUT.write_text(text)
-    return 0
+    return write_or_check(
+        argv,
+        OUT,
+        render(),
+        source="server/onnxport/variants.py",
+        script="scripts/generate/js_variants.py",
+        usage=__doc__,
+    )
 
 
 if __name__ == "__main__":
