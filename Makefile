@@ -7,10 +7,10 @@ ONNXPORT := $(VENV)/bin/onnxport
 LINTED := server tests scripts models models-trees build_backend
 # The pytest tests that need no demo build, no browser and no Ray (tests/conftest.py gives the markers).
 FAST := not (demo or browser or ray or slow)
-# `make test PARALLEL="-n 2"` runs pytest on two workers (pytest-xdist, a module whole on one; tests/conftest.py
-# groups them). Off by default: on 2 cores it took 29:49 against 35:36, and under that contention a Firefox row
-# of tests/package/test_wheel.py timed out (docs/development.md#tests).
-PARALLEL :=
+# `make test` runs pytest twice: every test not marked solo on PARALLEL's two pytest-xdist workers (a module whole
+# on one; `make test PARALLEL=` for one process), then the solo tests (Ray clusters, timed rows, the wheel's README)
+# alone. tests/conftest.py says which and why; docs/development.md#tests what runs where.
+PARALLEL := -n 2
 
 .PHONY: run test check setup run-setup build browsers testdata onnx-testdata clean bench-peer
 
@@ -57,9 +57,14 @@ endef
 
 # Everything: BEFORE_PYTEST's steps (each its own recipe line), then every pytest test (demo build,
 # the three browser engines, Ray, the third-party corpus included).
+# The two runs share one demo build (ONNXPORT_TEST_SHARED, tests/fixtures/repository.py); both always run, and
+# make fails if either failed.
 test: setup browsers testdata
 	$(BEFORE_PYTEST)
-	$(PY) -m pytest $(PARALLEL) --durations=25
+	shared=$$(mktemp -d); status=0; \
+	ONNXPORT_TEST_SHARED=$$shared $(PY) -m pytest $(PARALLEL) -m "not solo" --durations=25 || status=$$?; \
+	ONNXPORT_TEST_SHARED=$$shared $(PY) -m pytest -m solo --durations=10 || status=$$?; \
+	rm -rf $$shared; exit $$status
 
 # The fast loop (about 6 minutes on 2 cores: 334 s measured): the same steps in one shell, then the pytest tests of $(FAST).
 # Stops at the first step that fails; prints its wall time either way.

@@ -38,16 +38,35 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         for marker in sorted({m for f, m in MARKERS_BY_FIXTURE.items() if f in item.fixturenames}):
             item.add_marker(marker)
+        if item.nodeid.split("::", 1)[0] in SOLO_MODULES:
+            item.add_marker("solo")
     if os.environ.get("PYTEST_XDIST_WORKER"):
         start_longest_first(items)
 
 
-# `make test` runs pytest-xdist's two workers. A group of tests goes to one worker whole, in order: a module
-# (its module-scoped fixtures are built once, its tests run as they would alone), except that the modules
-# that start a Ray cluster are one group (one cluster at a time).
+# `make test` runs pytest twice (docs/development.md#tests): every test not marked solo on two pytest-xdist
+# workers, then the solo ones in one process with nothing beside them: the modules whose figures or timeouts
+# assume the machine to themselves. Beside a second worker, the bench's Ray throughput table took 523 s against
+# 90, and a Firefox row of the wheel's README check timed out. The modules that start a Ray cluster are one group
+# (one cluster at a time, on one worker).
 RAY_MODULES = {"tests/serving/test_ray.py", "tests/serving/test_ray_operations.py", "tests/bench/test_bench.py"}
-# The groups holding these markers start first, in this order, so that neither worker is left with a long
-# one at the end.
+SOLO_MODULES = {"tests/bench/test_bench.py", "tests/package/test_wheel.py"}
+
+# Under xdist the longest groups start first (longest processing time first), so that neither worker is left
+# with a long one at the end: seconds a group took in one process on 2 cores (the slowest of `make test`'s
+# --durations at 21093c9, summed by group). Groups not listed follow, those holding slow, browser, Ray or demo
+# tests first, in that order.
+SECONDS = {
+    "tests/convert/test_corpus.py": 330,
+    "tests/check/test_check_matrix.py": 180,
+    "tests/check/test_check_engines.py": 95,
+    "tests/serving/test_fuzz.py": 85,
+    "ray": 80,
+    "tests/bench/test_bench_engines.py": 60,
+    "tests/check/test_check_software_webgpu.py": 46,
+    "tests/serving/v2/test_openapi.py": 40,
+    "tests/check/test_check_failures.py": 35,
+}
 FIRST = ("slow", "browser", "ray", "demo")
 
 
@@ -57,19 +76,22 @@ def group_of(nodeid: str) -> str:
 
 
 def start_longest_first(items) -> None:
-    """Reorders whole groups (each worker collects the same order; the controller follows it)."""
+    """Reorders whole groups (each worker collects the same order; the scheduler keeps it)."""
     rank = {marker: index for index, marker in enumerate(FIRST)}
     group_rank: dict[str, int] = {}
     for item in items:
         item_rank = min((rank[m.name] for m in item.iter_markers() if m.name in rank), default=len(FIRST))
         group = group_of(item.nodeid)
         group_rank[group] = min(group_rank.get(group, item_rank), item_rank)
-    items.sort(key=lambda item: group_rank[group_of(item.nodeid)])
+    items.sort(key=lambda item: (-SECONDS.get(group_of(item.nodeid), 0), group_rank[group_of(item.nodeid)]))
 
 
 @pytest.hookimpl(optionalhook=True)  # without xdist (`-p no:xdist`) the hook does not exist
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
+
+    # xdist would reorder the groups by their number of tests (--loadscope-reorder, its default); the order is ours.
+    config.option.loadscopereorder = False
 
     class GroupScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
