@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import types
+import typing
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -13,7 +15,7 @@ import pytest
 from onnxport.harness.process import free_port
 from onnxport.serving import config
 from onnxport.serving.app import create_app
-from onnxport.serving.config import SETTINGS, ConfigError
+from onnxport.serving.config import SETTINGS, ConfigError, ServerSettings
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -189,6 +191,33 @@ def test_every_setting_can_be_set_from_the_environment(tmp_path):
     environ = {f"ONNXPORT_{name.upper()}": raw for name, (raw, _) in values.items()}
     loaded = config.load(None, environ=environ)
     assert loaded == {name: parsed for name, (_, parsed) in values.items()}
+    assert_typed(loaded)
+
+
+def fits(value: object, hint: object) -> bool:
+    """value is of the type hint names (the few forms ServerSettings uses: classes, X | None, list[str])."""
+    if isinstance(hint, types.UnionType):
+        return any(fits(value, arm) for arm in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if typing.get_origin(hint) is list:
+        (item,) = typing.get_args(hint)
+        return isinstance(value, list) and all(fits(v, item) for v in value)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    assert isinstance(hint, type), hint
+    return isinstance(value, hint) and (hint is bool or not isinstance(value, bool))
+
+
+def assert_typed(loaded: dict) -> None:
+    hints = typing.get_type_hints(ServerSettings)
+    wrong = {k: (v, hints[k]) for k, v in loaded.items() if not fits(v, hints[k])}
+    assert wrong == {}, "values that do not fit server_settings.py's types"
+
+
+def test_the_typed_settings_have_one_key_per_row_of_the_table():
+    assert list(typing.get_type_hints(ServerSettings)) == [s.name for s in SETTINGS], "a new setting needs a key"
+    assert_typed(config.load({}, environ={}))  # the defaults, and the tests above the values each rule parses
 
 
 def test_unknown_setting_in_the_mapping(tmp_path):

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from onnxport.bench import engine_speed
 from onnxport.bench.engine_speed import sections
+from onnxport.bench.report_types import (
+    BenchReport,
+    BrowserRow,
+    NativeTiming,
+    RayRow,
+    ServerFigures,
+    Timing,
+    VariantFigures,
+)
 from onnxport.harness.speed_ratio import SPEED_FLOOR_MS
 from onnxport.json_boundary import JsonObject
 from onnxport.text_tables import human_bytes, quantity, table
 
 
-def _ms(value: dict | None) -> str:
+def _ms(value: Timing | None) -> str:
     return f"{value['median_ms']:.3f}" if value else "-"
 
 
@@ -21,21 +30,27 @@ def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}x" if a and b else "-"
 
 
-def browser_results(report: dict, model: str) -> dict[tuple[str, str], dict]:
+def _median(timing: Timing | None) -> float | None:
+    return timing["median_ms"] if timing else None
+
+
+def _browser_rows(report: BenchReport) -> list[BrowserRow]:
+    """The rows of the section every reader of a single browser looks at (`browser`); none without it."""
+    section = report.get("browser")
+    return section.get("results", []) if section else []
+
+
+def browser_results(report: BenchReport, model: str) -> dict[tuple[str, str], BrowserRow]:
     """(variant, runtime) -> the browser row of the variant as built."""
-    return {
-        (r["variant"], r["runtime"]): r
-        for r in report.get("browser", {}).get("results", [])
-        if r["model"] == model and not r.get("form")
-    }
+    return {(r["variant"], r["runtime"]): r for r in _browser_rows(report) if r["model"] == model and not r.get("form")}
 
 
-def webgpu_cell(report: dict, model: str, variant: str) -> str:
+def webgpu_cell(report: BenchReport, model: str, variant: str) -> str:
     """The variant's warm median on WebGPU: its file as built, or where that cannot run there (a tree ensemble's
     ai.onnx.ml operators have no WebGPU kernel) its fastest form that ran, named: "44.100 (gemm)"."""
     rows = [
         r
-        for r in report.get("browser", {}).get("results", [])
+        for r in _browser_rows(report)
         if r["model"] == model and r["variant"] == variant and r["runtime"] == "webgpu" and r["status"] == "ok"
     ]
     built = next((r for r in rows if not r.get("form")), None)
@@ -53,22 +68,20 @@ CACHED_START_TARGET = 1.1
 WARM_TARGET = 2.0
 
 
-def wasm_results(report: dict, model: str) -> list[dict]:
+def wasm_results(report: BenchReport, model: str) -> list[BrowserRow]:
     """The model's measured browser rows on WebAssembly with all threads: every file of every variant."""
-    return [
-        r
-        for r in report.get("browser", {}).get("results", [])
-        if r["model"] == model and r["runtime"] == "wasm" and r["status"] == "ok"
-    ]
+    return [r for r in _browser_rows(report) if r["model"] == model and r["runtime"] == "wasm" and r["status"] == "ok"]
 
 
-def shown(variants: dict[str, dict]) -> dict[str, str]:
+def shown(variants: dict[str, VariantFigures]) -> dict[str, str]:
     """A model's variants in bench.json -> what people are shown for each: its `label` where the key is not what
     its file computes (an already-int8 model's fp32 is "original (int8)"), else the key."""
     return {variant: v.get("label") or variant for variant, v in variants.items()}
 
 
-def start_targets(rows: list[dict], native_fp32_all: float | None, names: dict[str, str] | None = None) -> list[str]:
+def start_targets(
+    rows: list[BrowserRow], native_fp32_all: float | None, names: dict[str, str] | None = None
+) -> list[str]:
     """The two start targets for one model's wasm_results, met or missed by how much, and where the time went.
     names: variant -> what people are shown for it (shown())."""
     if not rows:
@@ -101,7 +114,9 @@ def start_targets(rows: list[dict], native_fp32_all: float | None, names: dict[s
     return lines
 
 
-def start_table(results: list[dict], native_fp32_all: float | None, names: dict[str, str] | None = None) -> str | None:
+def start_table(
+    results: list[BrowserRow], native_fp32_all: float | None, names: dict[str, str] | None = None
+) -> str | None:
     """One model's wasm_results (as built and each form): the cached start by stage, the warm run,
     and each against its target. names: variant -> what people are shown for it (shown())."""
     names = names or {}
@@ -119,8 +134,8 @@ def start_table(results: list[dict], native_fp32_all: float | None, names: dict[
                     for stage in ("load_ms", "init_ms", "create_ms", "first_run_ms", "total_ms")
                 ),
                 _ratio(cached["total_ms"], cached["create_ms"]),
-                _whole(prepared and prepared["total_ms"]),
-                _ratio(prepared and prepared["total_ms"], prepared and prepared["create_ms"]),
+                _whole(prepared["total_ms"] if prepared else None),
+                _ratio(prepared["total_ms"] if prepared else None, prepared["create_ms"] if prepared else None),
                 f"{warm:.1f}",
                 _ratio(warm, native_fp32_all),
             ]
@@ -151,7 +166,7 @@ def start_table(results: list[dict], native_fp32_all: float | None, names: dict[
     )
 
 
-def text(report: JsonObject) -> str:
+def text(report: BenchReport) -> str:
     machine = report["machine"]
     parts = [f"machine: {machine['cpu']} · {machine['cores']} cores · onnxruntime {machine['onnxruntime']}"]
     parts.extend(engine_lines(report))
@@ -161,7 +176,7 @@ def text(report: JsonObject) -> str:
         names = shown(variants)
         # The model's fp32 variant by what it is: the figures' reference ("original (int8)" for an int8 original).
         reference = names.get("fp32", "fp32")
-        fp32 = variants.get("fp32", {}).get("native", {})
+        fp32: dict[str, NativeTiming] = variants["fp32"]["native"] if "fp32" in variants else {}
         browser = browser_results(report, model)
         rows = []
         for variant, v in variants.items():
@@ -176,9 +191,9 @@ def text(report: JsonObject) -> str:
                     _ms(v["native"]["1"]),
                     _ms(v["native"]["all"]),
                     _ms(w1),
-                    _ratio(w1 and w1["median_ms"], fp32.get("1", {}).get("median_ms")),
+                    _ratio(w1 and w1["median_ms"], _median(fp32.get("1"))),
                     _ms(wn),
-                    _ratio(wn and wn["median_ms"], fp32.get("all", {}).get("median_ms")),
+                    _ratio(wn and wn["median_ms"], _median(fp32.get("all"))),
                     _ratio(w1 and w1["median_ms"], wn and wn["median_ms"]),
                     webgpu_cell(report, model, variant),
                     f"{cached['total_ms']:.0f}/{cached['create_ms']:.0f}" if cached else "-",
@@ -207,15 +222,15 @@ def text(report: JsonObject) -> str:
         side_by_side = engines_table(report, model, names)
         if side_by_side:
             parts.append(side_by_side)
-        wasm, native_fp32_all = wasm_results(report, model), fp32.get("all", {}).get("median_ms")
+        wasm, native_fp32_all = wasm_results(report, model), _median(fp32.get("all"))
         if wasm:
             if starts := start_table(wasm, native_fp32_all, names):
                 parts.append(starts)
             parts.extend(start_targets(wasm, native_fp32_all, names))
-        server = data.get("server", {})
+        server = data.get("server", ServerFigures())
         if server:
             trip = server["round_trip"]
-            base = fp32.get("all", {}).get("median_ms")
+            base = _median(fp32.get("all"))
             binary, json_ms = trip["binary"]["median_ms"], trip["json"]["median_ms"]
             parts.append(
                 f"server V2 batch 1 ({reference}): binary {binary:.3f} ms ({_ratio(binary, base)} "
@@ -274,8 +289,8 @@ def text(report: JsonObject) -> str:
     return "\n".join(parts)
 
 
-def engine_table(server: JsonObject) -> str:
-    rows = [
+def engine_table(server: ServerFigures) -> str:
+    rows: list[RayRow] = [
         {"engine": "waitress", "replicas": 1, "batching": "off", "throughput": server["throughput_batching_off"]},
         {"engine": "waitress", "replicas": 1, "batching": "on", "throughput": server["throughput_batching_on"]},
         *server["engines"],
@@ -299,7 +314,7 @@ def engine_table(server: JsonObject) -> str:
 # ---------------------------------------------------------------------------------------- browser engines
 
 
-def engine_lines(report: JsonObject) -> list[str]:
+def engine_lines(report: BenchReport) -> list[str]:
     """Who ran the browser rows: each engine's identity, or why it has no rows."""
     lines = []
     for engine, section in sections(report).items():
@@ -318,7 +333,7 @@ def engine_lines(report: JsonObject) -> list[str]:
     return lines
 
 
-def _adapter(device: dict) -> str:
+def _adapter(device: JsonObject) -> str:
     adapter = device.get("adapter")
     if not adapter:
         return f"none ({device.get('webgpuReason') or 'not probed'})"
@@ -330,7 +345,7 @@ def _adapter(device: dict) -> str:
     )
 
 
-def engines_table(report: JsonObject, model: str, names: dict[str, str] | None = None) -> str | None:
+def engines_table(report: BenchReport, model: str, names: dict[str, str] | None = None) -> str | None:
     """The model's warm runs in each engine side by side, each engine against Chromium on the same row of the same
     run (x > 1: slower than Chromium). names: variant -> what people are shown for it (shown())."""
     names = names or {}
@@ -360,7 +375,7 @@ def engines_table(report: JsonObject, model: str, names: dict[str, str] | None =
     return f"browser engines side by side, warm runs (median ms){against}:\n" + table(headers, rows)
 
 
-def speed_lines(report: JsonObject) -> list[str]:
+def speed_lines(report: BenchReport) -> list[str]:
     """Each engine's median warm-time ratio to Chromium per runtime, over every model's rows."""
     lines = []
     for engine, section in sections(report).items():

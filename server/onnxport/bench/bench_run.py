@@ -13,11 +13,11 @@ from onnxport.bench.inputs import batch_one
 from onnxport.bench.native import all_cores, native
 from onnxport.bench.profile import native_operator_times, side_by_side
 from onnxport.bench.ray_throughput import ray_rows
+from onnxport.bench.report_types import BenchReport, Machine, RayRow, ServerFigures, VariantFigures
 from onnxport.bench.v2_client import round_trips, throughput
 from onnxport.errors import UsageError
 from onnxport.harness import browser_engines
 from onnxport.harness.process import running_server
-from onnxport.json_boundary import JsonObject
 from onnxport.repository import atomic, testdata, variant_record, variant_table
 from onnxport.repository.layout import BENCH_FILE
 from onnxport.repository.manifest import ModelEntry
@@ -38,7 +38,7 @@ def run_bench(
     say: Callable[[str], None] = print,
     ray_replicas: list[int] | None = None,
     browsers: list[str] | None = None,
-) -> JsonObject:
+) -> BenchReport:
     """browsers: the engines the browser runtimes are measured in (harness/browser_engines.py; default: the installed
     ones); browser: Chromium's executable. ray_replicas: also measure the throughput table on Ray Serve with these
     replica counts."""
@@ -51,12 +51,12 @@ def run_bench(
     for name in names:  # each becomes a URL path (/v2/models/NAME/...): the name rule, before any measurement
         check_stored_name(name, repo.manifest_path)
     inputs = {name: batch_one(manifest["models"][name], _golden(repo, manifest["models"][name])) for name in names}
-    report: JsonObject = {"schema": "onnxport.bench", "schema_version": 1, "machine": machine(), "models": {}}
+    report: BenchReport = {"schema": "onnxport.bench", "schema_version": 1, "machine": machine(), "models": {}}
     cores = all_cores()
     for name in names:
         entry = manifest["models"][name]
         say(f"native onnxruntime: {name}")
-        variants = {}
+        variants: dict[str, VariantFigures] = {}
         fp32 = entry["variants"]["fp32"]
         fp32_bytes = fp32["bytes"] if variant_record.made(fp32) else None
         for variant, record in entry["variants"].items():
@@ -85,9 +85,11 @@ def run_bench(
                     say(f"server V2 round trips: {name}")
                     server["round_trip"] = round_trips(base, route, inputs[name], runs)
                 say(f"server throughput, dynamic batching {'on' if batching == 'all' else 'off'}: {name}")
-                server[f"throughput_batching_{'on' if batching == 'all' else 'off'}"] = [
-                    throughput(base, route, inputs[name], clients, requests(name, clients)) for clients in CLIENTS
-                ]
+                measured = [throughput(base, route, inputs[name], c, requests(name, c)) for c in CLIENTS]
+                if batching == "all":
+                    server["throughput_batching_on"] = measured
+                else:
+                    server["throughput_batching_off"] = measured
             if batching == "none" and runtimes:
                 engine_names = browsers or browser_engines.parse(None)
                 say(f"browser ({', '.join(engine_names)}; {', '.join(runtimes)}): cold start, cached start, warm runs")
@@ -118,21 +120,21 @@ def run_bench(
     return report
 
 
-def batching_wins(server: JsonObject) -> bool:
+def batching_wins(server: ServerFigures) -> bool:
     off = {r["clients"]: r for r in server["throughput_batching_off"]}
     on = {r["clients"]: r for r in server["throughput_batching_on"]}
     lone = off[1]["median_ms"] or 1e-9
     return on[16]["requests_per_s"] >= BATCHING_GAIN * off[16]["requests_per_s"] and on[16]["p90_ms"] <= 3 * lone
 
 
-def ray_batching_wins(rows: list[JsonObject]) -> bool:
+def ray_batching_wins(rows: list[RayRow]) -> bool:
     """The same rule as batching_wins, on Ray's rows with the most replicas measured."""
     most = max(r["replicas"] for r in rows)
     by_batching = {r["batching"]: r["throughput"] for r in rows if r["replicas"] == most}
     return batching_wins({"throughput_batching_off": by_batching["off"], "throughput_batching_on": by_batching["on"]})
 
 
-def save_latest(repository: Path, report: JsonObject, say: Callable[[str], None] = print) -> Path:
+def save_latest(repository: Path, report: BenchReport, say: Callable[[str], None] = print) -> Path:
     """The repository keeps the latest bench: the server's batching and the performance page read it."""
     target = Path(repository) / BENCH_FILE
     with atomic.lock(repository, wait=True, waiting=say):  # a build may be writing: bench waits its turn
@@ -140,7 +142,7 @@ def save_latest(repository: Path, report: JsonObject, say: Callable[[str], None]
     return target
 
 
-def machine() -> JsonObject:
+def machine() -> Machine:
     cpu = ""
     try:
         cpu = next(

@@ -15,6 +15,7 @@ import numpy as np
 from onnxport import tensor_json
 from onnxport.bench import bench_page, engine_speed
 from onnxport.bench.engine_threads import EngineThread
+from onnxport.bench.report_types import EngineSection
 from onnxport.harness import browser_interface
 from onnxport.json_boundary import JsonObject
 
@@ -38,7 +39,7 @@ def browser_bench(
     runs: int,
     say: Callable[[str], None] = print,
     labels: dict[str, dict[str, str]] | None = None,
-) -> dict[str, JsonObject]:
+) -> dict[str, EngineSection]:
     """engine -> its section: `engine`, `version`, `device`, `threads`, `results` (and `error` when the engine could
     not start or its page broke: the others go on); beside Chromium, each other engine's `speed` against it. The
     reference engine's section (the first engine when Chromium is not measured) also has `profiles` (fp32, one
@@ -51,7 +52,7 @@ def browser_bench(
     and Firefox's ratio to it went from 2.05 to 0.41."""
     encoded = {name: tensor_json.encode(feeds) for name, feeds in inputs.items()}
     reference = REFERENCE if REFERENCE in browsers else browsers[0]
-    sections: dict[str, JsonObject] = {
+    sections: dict[str, EngineSection] = {
         engine: {"engine": engine, "version": None, "device": None, "threads": None, "results": []}
         for engine in browsers
     }
@@ -109,7 +110,7 @@ def browser_bench(
     return sections
 
 
-def _stopped(section: JsonObject, exc: Exception, say: Callable[[str], None]) -> None:
+def _stopped(section: EngineSection, exc: Exception, say: Callable[[str], None]) -> None:
     section["error"] = str(exc)
     say(f"browser {section['engine']}: {exc}")
 
@@ -117,7 +118,7 @@ def _stopped(section: JsonObject, exc: Exception, say: Callable[[str], None]) ->
 def _step(
     page: browser_interface.Page,
     base_url: str,
-    section: JsonObject,
+    section: EngineSection,
     name: str,
     variant: str,
     runtime: str,

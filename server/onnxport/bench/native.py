@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 
 from onnxport import runtime
+from onnxport.bench.report_types import NativeTiming
 from onnxport.bench.timing import measure
 
 
-def native(path: Path, feeds: dict[str, np.ndarray], threads: int, runs: int) -> dict:
+def native(path: Path, feeds: dict[str, np.ndarray], threads: int, runs: int) -> NativeTiming:
     session = runtime.create_session(path, label=path.name, threads=threads, inter_op_threads=1)
     return {"threads": threads, **measure(lambda: session.run(None, feeds), runs=runs)}
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from onnxport import runtime
+from onnxport.bench.report_types import OperatorRow
 
 
 def native_operator_times(path: Path, feeds: dict[str, np.ndarray], threads: int, runs: int = 5) -> dict[str, float]:
@@ -31,7 +32,7 @@ def native_operator_times(path: Path, feeds: dict[str, np.ndarray], threads: int
     return per_op
 
 
-def side_by_side(native: dict[str, float], browser: dict[str, float], top: int = 8) -> list[dict]:
+def side_by_side(native: dict[str, float], browser: dict[str, float], top: int = 8) -> list[OperatorRow]:
     ops = sorted(set(native) | set(browser), key=lambda op: -browser.get(op, 0.0))
     return [
         {

@@ -13,9 +13,9 @@ from typing import Callable
 
 import numpy as np
 
+from onnxport.bench.report_types import RayRow, RayRun, RayStart
 from onnxport.bench.v2_client import throughput
 from onnxport.harness.process import running_server
-from onnxport.json_boundary import JsonObject
 
 RAY_START_TIMEOUT = 240
 RAY_STOP_TIMEOUT = 60  # serve.shutdown and ray.shutdown, after SIGTERM
@@ -29,10 +29,10 @@ def ray_rows(
     requests: Callable[[str, int], int],
     replica_counts: list[int],
     say: Callable[[str], None],
-) -> JsonObject:
+) -> RayRun:
     """{model: [{"engine": "ray", "replicas": n, "batching": "off"|"on", "throughput": [...]}]}, plus start times."""
-    rows: dict[str, list[JsonObject]] = {name: [] for name in names}
-    starts: list[JsonObject] = []
+    rows: dict[str, list[RayRow]] = {name: [] for name in names}
+    starts: list[RayStart] = []
     for replicas in replica_counts:
         for batching in ("none", "all"):
             began = time.perf_counter()

@@ -6,8 +6,10 @@ import statistics
 import time
 from typing import Callable
 
+from onnxport.bench.report_types import Timing
 
-def measure(call: Callable[[], object], *, runs: int, warmup: int = 3) -> dict[str, float]:
+
+def measure(call: Callable[[], object], *, runs: int, warmup: int = 3) -> Timing:
     for _ in range(warmup):
         call()
     samples = []
@@ -18,7 +20,7 @@ def measure(call: Callable[[], object], *, runs: int, warmup: int = 3) -> dict[s
     return summarize(samples)
 
 
-def summarize(samples_ms: list[float]) -> dict[str, float]:
+def summarize(samples_ms: list[float]) -> Timing:
     ordered = sorted(samples_ms)
     p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
     return {"median_ms": round(statistics.median(ordered), 4), "p90_ms": round(p90, 4), "runs": len(ordered)}

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from onnxport.bench.report_types import ThroughputRow, Timing
 from onnxport.bench.timing import measure, summarize
-from onnxport.json_boundary import JsonObject
 from onnxport.serving.v2 import protocol
 
 
@@ -68,7 +68,7 @@ def binary_request(feeds: dict[str, np.ndarray]) -> tuple[bytes, dict[str, str]]
     }
 
 
-def round_trips(base_url: str, path: str, feeds: dict[str, np.ndarray], runs: int) -> dict:
+def round_trips(base_url: str, path: str, feeds: dict[str, np.ndarray], runs: int) -> dict[str, Timing]:
     client = Client(base_url)
     try:
         return {
@@ -79,7 +79,9 @@ def round_trips(base_url: str, path: str, feeds: dict[str, np.ndarray], runs: in
         client.close()
 
 
-def throughput(base_url: str, path: str, feeds: dict[str, np.ndarray], clients: int, requests_per_client: int) -> dict:
+def throughput(
+    base_url: str, path: str, feeds: dict[str, np.ndarray], clients: int, requests_per_client: int
+) -> ThroughputRow:
     """`clients` threads, each with its own connection, each sending binary requests back to back."""
     body, headers = binary_request(feeds)
     latencies: list[float] = []
@@ -115,7 +117,7 @@ def throughput(base_url: str, path: str, feeds: dict[str, np.ndarray], clients: 
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - began
-    result: JsonObject = {
+    result: ThroughputRow = {
         "clients": clients,
         "requests": len(latencies),
         "seconds": round(elapsed, 3),

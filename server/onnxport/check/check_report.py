@@ -6,7 +6,7 @@ import html
 
 from onnxport.accuracy.browser_runtimes import CHECKED as RUNTIMES
 from onnxport.check import skips
-from onnxport.json_boundary import JsonObject
+from onnxport.check.report_types import BrowserIdentity, CheckReport, CheckRow, Plan, WebGpuScope
 from onnxport.text_tables import metric_text, table
 
 HEADERS = [
@@ -25,12 +25,12 @@ HEADERS = [
 ]
 
 
-def _max_abs(result: JsonObject) -> str:
+def _max_abs(result: CheckRow) -> str:
     values = [o.get("max_abs", 0.0) for o in (result.get("outputs") or {}).values() if isinstance(o, dict)]
     return f"{max(values):.1e}" if values else "-"
 
 
-def _basis(result: JsonObject) -> str:
+def _basis(result: CheckRow) -> str:
     """What decided the verdict: `floor` (an fp32 file, element-wise against the server's run of it),
     `budget` (fp16/int8: the task metric against fp32, within the variant's budget), `export` (a
     source row: the recipe's export tolerance)."""
@@ -39,13 +39,13 @@ def _basis(result: JsonObject) -> str:
     return "export" if result.get("runtime") == "source" and result.get("status") in ("pass", "fail") else "-"
 
 
-def labels(results: list[JsonObject]) -> dict[tuple[str, str], str]:
+def labels(results: list[CheckRow]) -> dict[tuple[str, str], str]:
     """(model, variant) -> what people are shown for it, from the rows that carry a `label`: a variant whose
     key is not what its file computes (an already-int8 model's fp32 is "original (int8)"). Others: the key."""
     return {(r["model"], r["variant"]): str(r["label"]) for r in results if r.get("label")}
 
 
-def _metric(result: JsonObject, fp32: str = "fp32") -> str:
+def _metric(result: CheckRow, fp32: str = "fp32") -> str:
     """The figure the verdict read: against fp32 (shown as `fp32`, its label) for the budget basis, else against
     the reference."""
     if result.get("basis") == "budget":
@@ -54,7 +54,7 @@ def _metric(result: JsonObject, fp32: str = "fp32") -> str:
     return metric_text(result.get("metric") or {})
 
 
-def _where(result: JsonObject) -> str:
+def _where(result: CheckRow) -> str:
     placement = result.get("placement") or {}
     if not placement.get("found"):
         return "-"
@@ -63,7 +63,7 @@ def _where(result: JsonObject) -> str:
     return f"GPU {placement['webgpu_nodes']}, CPU {placement['cpu_nodes']}" + (f" ({ops})" if ops else "")
 
 
-def _detail(result: JsonObject) -> str:
+def _detail(result: CheckRow) -> str:
     text = result.get("reason") or ""
     diagnostic = (result.get("diagnostic") or {}).get("text")
     if diagnostic:
@@ -79,7 +79,7 @@ def _detail(result: JsonObject) -> str:
     return text
 
 
-def rows(report: JsonObject, detail_width: int | None = 160) -> list[list[str]]:
+def rows(report: CheckReport, detail_width: int | None = 160) -> list[list[str]]:
     """Table cells per result; the terminal cuts the detail, the HTML page does not. A variant is shown by its
     label ("original (int8)"), the JSON's `variant` keeps the key."""
     out = []
@@ -107,19 +107,16 @@ def rows(report: JsonObject, detail_width: int | None = 160) -> list[list[str]]:
     return out
 
 
-def engine_lines(report: JsonObject) -> list[str]:
+def engine_lines(report: CheckReport) -> list[str]:
     """Per engine: its version, what ran (of what its page planned, when it stopped short) by runtime and status,
     its WebGPU adapter and how many WebGPU rows it ran there, its threads as the page has them."""
     lines = []
     for engine, identity in (report.get("browsers") or {}).items():
         rows = [r for r in report["results"] if r.get("browser") == engine]
-        plan = (report.get("plans") or {}).get(engine) or {}
+        plan = (report.get("plans") or {}).get(engine) or Plan(rows=None, webgpu=None)
         page_rows = sum(1 for r in rows if r["runtime"] in RUNTIMES)
-        ran = (
-            f"{page_rows} of {plan['rows']} page rows ran: "
-            if isinstance(plan.get("rows"), int) and page_rows < plan["rows"]
-            else ""
-        )
+        planned = plan.get("rows")
+        ran = f"{page_rows} of {planned} page rows ran: " if isinstance(planned, int) and page_rows < planned else ""
         lines.append(
             f"{engine} {identity.get('version', '?')}: {ran}{_counts_by_runtime(rows) or 'no rows'} "
             f"(WebGPU: {_webgpu_text(identity, plan.get('webgpu'))}; threads: {_threads_text(identity)})"
@@ -127,7 +124,7 @@ def engine_lines(report: JsonObject) -> list[str]:
     return lines
 
 
-def _counts_by_runtime(rows: list[JsonObject]) -> str:
+def _counts_by_runtime(rows: list[CheckRow]) -> str:
     """`wasm 12 pass; webgpu 1 pass, 1 skipped`: the rows that ran, per runtime (an engine that could not start:
     `start 1 error`)."""
     counts: dict[str, dict[str, int]] = {}
@@ -141,7 +138,7 @@ def _counts_by_runtime(rows: list[JsonObject]) -> str:
     )
 
 
-def _webgpu_text(identity: JsonObject, scope: JsonObject | None) -> str:
+def _webgpu_text(identity: BrowserIdentity, scope: WebGpuScope | None) -> str:
     if not identity.get("webgpu"):
         return "none"
     adapter = identity.get("adapter") or {}
@@ -153,7 +150,7 @@ def _webgpu_text(identity: JsonObject, scope: JsonObject | None) -> str:
     return text
 
 
-def _threads_text(identity: JsonObject) -> str:
+def _threads_text(identity: BrowserIdentity) -> str:
     """What the page really has: isolation and SharedArrayBuffer (the page's `threads`), else isolation alone (a
     report from before the page said)."""
     threads = identity.get("threads")
@@ -162,7 +159,7 @@ def _threads_text(identity: JsonObject) -> str:
     return "yes" if identity.get("cross_origin_isolated") else "no"
 
 
-def speed_lines(report: JsonObject) -> list[str]:
+def speed_lines(report: CheckReport) -> list[str]:
     lines = []
     for engine, speed in (report.get("speed") or {}).items():
         figures = ", ".join(
@@ -173,16 +170,16 @@ def speed_lines(report: JsonObject) -> list[str]:
     return lines
 
 
-def finding_lines(report: JsonObject) -> list[str]:
+def finding_lines(report: CheckReport) -> list[str]:
     shown = labels(report.get("results") or [])
     return [
         f"engines differ on {f['model']} {shown.get((f['model'], f['variant']), f['variant'])}"
-        f"{' (' + f['form'] + ' form)' if f.get('form') else ''} {f['runtime']}: {f['text']}"
+        f"{' (' + str(f['form']) + ' form)' if f.get('form') else ''} {f['runtime']}: {f['text']}"
         for f in report.get("findings") or []
     ]
 
 
-def text_table(report: JsonObject) -> str:
+def text_table(report: CheckReport) -> str:
     counts = ", ".join(f"{n} {status}" for status, n in sorted(report.get("summary", {}).items()))
     # The table cuts the detail column: why rows were skipped or refused is said in full under the counts.
     return "\n".join(
@@ -198,14 +195,14 @@ def text_table(report: JsonObject) -> str:
     )
 
 
-def matrix_html(report: JsonObject) -> str:
+def matrix_html(report: CheckReport) -> str:
     """model x variant x form down, runtime x engine across: each cell the row's status."""
-    cells: dict[tuple[str, str, str], dict[tuple[str, str], JsonObject]] = {}
+    cells: dict[tuple[str, str, str], dict[tuple[str, str], CheckRow]] = {}
     columns: list[tuple[str, str]] = []
     for r in report["results"]:
         if not r.get("browser") or r["model"] == "-" or r["runtime"] in ("preprocessing", "answers"):
             continue
-        column = (r["runtime"], r["browser"])
+        column = (r["runtime"], str(r["browser"]))
         if column not in columns:
             columns.append(column)
         cells.setdefault((r["model"], r["variant"], r.get("form") or "-"), {})[column] = r
@@ -228,7 +225,7 @@ def matrix_html(report: JsonObject) -> str:
     )
 
 
-def to_html(report: JsonObject) -> str:
+def to_html(report: CheckReport) -> str:
     body = "".join(
         f"<tr class='{html.escape(row[5])}'>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
         for row in rows(report, detail_width=None)
@@ -240,7 +237,7 @@ def to_html(report: JsonObject) -> str:
     )
     findings = "".join(f"<li>{html.escape(line)}</li>" for line in finding_lines(report))
     incomplete = (
-        f"<p class='error'><b>Incomplete:</b> {html.escape(report['incomplete'])}; the rows below are the "
+        f"<p class='error'><b>Incomplete:</b> {html.escape(str(report['incomplete']))}; the rows below are the "
         "finished ones.</p>"
         if report.get("incomplete")
         else ""

@@ -19,6 +19,7 @@ from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances, compare, judgement
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.check import engine_findings, locate, preprocessing, skips, verdict_file
+from onnxport.check.report_types import BrowserIdentity, CheckReport, CheckRow, Divergence, EngineRun
 from onnxport.check.row_stream import RowStream
 from onnxport.errors import OnnxportError, UsageError
 from onnxport.harness import browser_engines, conformance_page
@@ -48,7 +49,7 @@ def run_check(
     timeout_s: float = 3600,
     row_timeout_s: float = 300,
     stream: RowStream | None = None,
-) -> JsonObject:
+) -> CheckReport:
     """The conformance report: source rows, then each engine's page and pipeline rows, every row naming its
     `browser`. A check that runs past `timeout_s` or is interrupted (Ctrl-C, SIGTERM) returns the rows it has,
     with `incomplete` saying why; the server and browsers it started are stopped either way. On a software WebGPU
@@ -62,7 +63,7 @@ def run_check(
     browser_tolerances.load_overrides(tolerances_file)  # a bad file fails before anything starts
     stream = stream or RowStream(enabled=False)
     deadline = time.monotonic() + timeout_s
-    report: JsonObject = {"results": [], "browsers": {}, "plans": {}, "incomplete": None}
+    report: CheckReport = {"results": [], "browsers": {}, "plans": {}, "incomplete": None}
     manifest: Manifest  # the server's, as served (_served_manifest)
     with contextlib.ExitStack() as stack:
         debug_root = (
@@ -113,7 +114,7 @@ def run_check(
                     report["plans"][engine] = run["plan"]
                 for key in ("schema", "schema_version", "created", "tolerances"):  # from the first page that has them
                     if run.get(key) is not None:
-                        report.setdefault(key, run[key])
+                        cast(JsonObject, report).setdefault(key, cast(JsonObject, run)[key])
                 if run["interrupted"]:
                     report["incomplete"] = "interrupted"
                     break
@@ -128,7 +129,7 @@ def run_check(
             report["incomplete"] = "interrupted"
         finally:
             stream.close()
-    report["browser"] = next(iter(report["browsers"].values()), {})  # the first engine's, as before
+    report["browser"] = next(iter(report["browsers"].values()), BrowserIdentity())  # the first engine's, as before
     report["findings"] = engine_findings.compare(report["results"])
     report["speed"] = engine_findings.speed(report["results"], list(report["browsers"]))
     report["server"] = base
@@ -156,10 +157,10 @@ def _engine_rows(
     options: PageOptions,
     stream: RowStream,
     position: str,
-) -> JsonObject:
+) -> EngineRun:
     """One engine's rows: the conformance page's, then the pipeline rows. An engine that cannot start or whose
     page breaks is one `error` row naming it, and the next engine goes on."""
-    out: JsonObject = {
+    out: EngineRun = {
         "results": [],
         "identity": {"engine": engine},
         "plan": None,
@@ -169,12 +170,12 @@ def _engine_rows(
 
     def started(run: conformance_page.PageRun) -> None:
         # Kept as soon as the page says: an interrupted check's summary names the engine's adapter and threads.
-        out["identity"].update(run.browser)
+        out["identity"].update(cast(BrowserIdentity, run.browser))  # as the page says
         out["plan"] = {"rows": run.total, "webgpu": run.plan.get("webgpu")}
         stream.start(engine, out["identity"]["version"], run.total or 0, run.browser, runtimes, run.plan, position)
 
-    def add(row: JsonObject) -> None:
-        row = {**row, "browser": engine}
+    def add(page_row: JsonObject | CheckRow) -> None:  # as the page wrote it (a JSON boundary), or the check's own
+        row = cast(CheckRow, {**page_row, "browser": engine})
         out["results"].append(row)
         stream.row(row)
 
@@ -195,8 +196,9 @@ def _engine_rows(
                 on_row=add,
             )
             page.close()
-            out["identity"].update(run.browser)
-            out.update({key: run.report.get(key) for key in ("schema", "schema_version", "created", "tolerances")})
+            out["identity"].update(cast(BrowserIdentity, run.browser))
+            page_keys = {key: run.report.get(key) for key in ("schema", "schema_version", "created", "tolerances")}
+            out.update(cast(EngineRun, page_keys))
             out["stopped"] = run.stopped
             if not run.stopped:
                 for row in preprocessing.pipeline_rows(opened, base, manifest, names):
@@ -214,7 +216,7 @@ def _locate_failures(
     repository,
     debug_root: Path,
     manifest: Manifest,
-    results: list[JsonObject],
+    results: list[CheckRow],
     webgpu_rows: int,
     tolerances_file: Path | None,
 ) -> None:
@@ -229,7 +231,7 @@ def _locate_failures(
             )
 
 
-def _record_verdicts(repository: Path, report: JsonObject, checked_manifest: Manifest) -> None:
+def _record_verdicts(repository: Path, report: CheckReport, checked_manifest: Manifest) -> None:
     """Keep the browser verdicts in the repository (/api/conformance), per engine (each is its own kind of
     device); the report matters more, so a repository that cannot take them is a warning, not a failed check."""
     try:
@@ -250,13 +252,13 @@ def _record_verdicts(repository: Path, report: JsonObject, checked_manifest: Man
         verdict_file.print_warning(f"the verdicts were not recorded in {path}: {exc}")
 
 
-def source_rows(base: str, manifest: Manifest, names: list[str]) -> list[JsonObject]:
+def source_rows(base: str, manifest: Manifest, names: list[str]) -> list[CheckRow]:
     """The server's fp32 variant against the source framework's outputs stored as golden data; one row
     per model. A model whose row cannot run is `skipped` or `error` with why, and the others go on."""
-    rows = []
+    rows: list[CheckRow] = []
     for name in names:
         entry = manifest["models"][name]
-        row: JsonObject = {
+        row: CheckRow = {
             "model": name,
             "variant": "fp32",
             **variant_table.label_key(entry["variants"].get("fp32"), "fp32"),
@@ -279,7 +281,7 @@ def source_rows(base: str, manifest: Manifest, names: list[str]) -> list[JsonObj
     return rows
 
 
-def _source_row(base: str, entry: ModelEntry, row: JsonObject) -> JsonObject:
+def _source_row(base: str, entry: ModelEntry, row: CheckRow) -> CheckRow:
     name, record = row["model"], entry["variants"]["fp32"]
     tolerance = entry.get("validation", {}).get("tolerance", {"abs": 1e-5, "rel": 1e-3})
     golden = _golden(base, name)
@@ -310,7 +312,7 @@ def _source_row(base: str, entry: ModelEntry, row: JsonObject) -> JsonObject:
         **row,
         "status": "fail" if reason else "pass",
         "reason": reason,
-        "outputs": errors,
+        "outputs": cast(dict[str, JsonObject], errors),
         "metric": metric,
         "tolerance": tolerance,
         "rows": len(next(iter(golden["inputs"].values()))),
@@ -319,7 +321,7 @@ def _source_row(base: str, entry: ModelEntry, row: JsonObject) -> JsonObject:
 
 def _locate(
     page, base, repository: Path, debug_root: Path, manifest, result, webgpu_rows, tolerances_file: Path | None
-) -> JsonObject:
+) -> Divergence:
     entry = manifest["models"][result["model"]]
     record = entry["variants"][result["variant"]]
     if result.get("form"):
@@ -358,7 +360,7 @@ def _locate(
     }
 
 
-def _locate_tolerance(entry: ModelEntry, result: JsonObject, tolerances_file: Path | None) -> Tolerance:
+def _locate_tolerance(entry: ModelEntry, result: CheckRow, tolerances_file: Path | None) -> Tolerance:
     """The element rule the diverging node is looked for by: an fp32 file's floor (the one judgement's),
     else the table's row for the variant and runtime."""
     if result.get("arithmetic", "fp32") == "fp32":
@@ -367,7 +369,7 @@ def _locate_tolerance(entry: ModelEntry, result: JsonObject, tolerances_file: Pa
     return browser_tolerances.lookup(result["variant"], result["runtime"], tolerances_file)
 
 
-def summary(results: list[dict]) -> dict[str, int]:
+def summary(results: list[CheckRow]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for result in results:
         counts[result["status"]] = counts.get(result["status"], 0) + 1

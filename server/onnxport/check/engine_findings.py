@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from onnxport.accuracy.browser_runtimes import WASM
+from onnxport.check.report_types import CheckRow, Finding, _FindingKey
 from onnxport.harness import speed_ratio
 from onnxport.json_boundary import JsonObject
 
@@ -18,31 +19,31 @@ from onnxport.json_boundary import JsonObject
 NOT_RUN = ("skipped", "unsupported")
 
 
-def _key(row: JsonObject) -> tuple[str, str, str, str]:
+def _key(row: CheckRow) -> tuple[str, str, str, str]:
     return row["model"], row["variant"], row.get("form") or "-", row["runtime"]
 
 
-def _max_abs(row: JsonObject) -> float | None:
+def _max_abs(row: CheckRow) -> float | None:
     found = [o.get("max_abs") for o in (row.get("outputs") or {}).values() if isinstance(o, dict)]
     values: list[float] = [v for v in found if isinstance(v, (int, float))]
     return max(values) if values else None
 
 
-def compare(results: list[JsonObject]) -> list[JsonObject]:
+def compare(results: list[CheckRow]) -> list[Finding]:
     """One finding per row key whose engines disagree: on the status, or (all passing) on the difference to
     the server's answer."""
-    by_key: dict[tuple[str, str, str, str], dict[str, JsonObject]] = defaultdict(dict)
+    by_key: dict[tuple[str, str, str, str], dict[str, CheckRow]] = defaultdict(dict)
     for row in results:
         # A skipped row was not tried (no WebGPU adapter, a tensor the page cannot carry): the engine line and
         # the row say why; only rows an engine ran are compared.
-        if row.get("browser") and row.get("model") != "-" and row["status"] != "skipped":
-            by_key[_key(row)][row["browser"]] = row
-    findings = []
+        if (engine := row.get("browser")) and row.get("model") != "-" and row["status"] != "skipped":
+            by_key[_key(row)][engine] = row
+    findings: list[Finding] = []
     for (model, variant, form, runtime), rows in sorted(by_key.items()):
         if len(rows) < 2:
             continue
         statuses = {engine: row["status"] for engine, row in rows.items()}
-        base = {
+        base: _FindingKey = {
             "model": model,
             "variant": variant,
             "form": None if form == "-" else form,
@@ -77,7 +78,7 @@ def compare(results: list[JsonObject]) -> list[JsonObject]:
     return findings
 
 
-def speed(results: list[JsonObject], engines: list[str]) -> dict[str, JsonObject]:
+def speed(results: list[CheckRow], engines: list[str]) -> dict[str, JsonObject]:
     """Each engine's warm run time against the first engine's on the same rows (same page, same run), per
     runtime, over rows both passed (harness/speed_ratio.py: the rule the bench's figures follow too)."""
     if len(engines) < 2:
@@ -85,7 +86,7 @@ def speed(results: list[JsonObject], engines: list[str]) -> dict[str, JsonObject
     warm: dict[str, dict[speed_ratio.Key, float]] = defaultdict(dict)
     for row in results:
         ms = (row.get("timings") or {}).get("warm_run_ms")
-        if row.get("browser") and row["status"] == "pass" and isinstance(ms, (int, float)):
-            warm[row["browser"]][_key(row)] = ms
+        if (engine := row.get("browser")) and row["status"] == "pass" and isinstance(ms, (int, float)):
+            warm[engine][_key(row)] = ms
     first = engines[0]
     return {engine: speed_ratio.against(first, warm[engine], warm[first]) for engine in engines[1:]}

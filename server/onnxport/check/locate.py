@@ -16,8 +16,8 @@ import onnx
 
 from onnxport import runtime as ort_runtime
 from onnxport.accuracy import browser_tolerances, compare
+from onnxport.check.report_types import Divergence
 from onnxport.convert.rescue.node_errors import debug_model
-from onnxport.json_boundary import JsonObject
 
 __all__ = ["debug_model", "first_divergence", "write_debug_model"]
 
@@ -36,7 +36,7 @@ def first_divergence(
     reference: dict[str, np.ndarray],
     browser: dict[str, np.ndarray],
     tol: browser_tolerances.Tolerance,
-) -> JsonObject | None:
+) -> Divergence | None:
     """The first node (graph order) with an output outside the tolerance."""
     for index, node in enumerate(model.graph.node):
         for name in node.output:
@@ -55,7 +55,7 @@ def first_divergence(
     return None
 
 
-def _differs(expected: np.ndarray, got: np.ndarray, tol) -> JsonObject | None:
+def _differs(expected: np.ndarray, got: np.ndarray, tol) -> Divergence | None:
     if expected.shape != got.shape:
         return {"reason": f"shape {list(got.shape)}, expected {list(expected.shape)}"}
     if expected.dtype.kind not in "fc":

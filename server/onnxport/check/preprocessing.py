@@ -21,7 +21,7 @@ from typing import Any, cast
 import numpy as np
 
 from onnxport.accuracy import browser_tolerances
-from onnxport.json_boundary import JsonObject
+from onnxport.check.report_types import CheckRow
 from onnxport.pipelines import corpus, image, kinds
 from onnxport.pipelines.text import TextPipeline
 from onnxport.repository import variant_record, variant_table
@@ -59,9 +59,9 @@ BROWSER_ANSWERS = """async ([name, inputs, kind]) => {
 }"""
 
 
-def pipeline_rows(browser, base: str, manifest: Manifest, names: list[str]) -> list[JsonObject]:
+def pipeline_rows(browser, base: str, manifest: Manifest, names: list[str]) -> list[CheckRow]:
     """Two rows per model that has a pipeline: `preprocessing` and `answers`."""
-    rows: list[JsonObject] = []
+    rows: list[CheckRow] = []
     page = browser.new_page()
     try:
         page.goto(f"{base}/")
@@ -72,7 +72,7 @@ def pipeline_rows(browser, base: str, manifest: Manifest, names: list[str]) -> l
                 continue
             kind = kinds.of(spec).name
             inputs: dict[str, str] | dict[str, bytes] = corpus.TEXTS if kind == "text" else corpus.images()
-            row = {"model": name, "variant": "-", "task": entry["task"]}
+            row: CheckRow = {"model": name, "variant": "-", "task": entry["task"]}
             try:
                 rows.append(
                     {
@@ -101,7 +101,7 @@ def pipeline_rows(browser, base: str, manifest: Manifest, names: list[str]) -> l
     return rows
 
 
-def _text(page, base: str, name: str, entry: ModelEntry, texts: dict[str, str]) -> JsonObject:
+def _text(page, base: str, name: str, entry: ModelEntry, texts: dict[str, str]) -> CheckRow:
     spec = entry["pipeline"]["text"]
     asset = entry["assets"][spec["tokenizer"]]
     data = urllib.request.urlopen(f"{base}/repository/{asset['file']}", timeout=60).read()
@@ -135,7 +135,7 @@ def _text(page, base: str, name: str, entry: ModelEntry, texts: dict[str, str]) 
     }
 
 
-def _images(page, name: str, spec: image.ImageSpec, images: dict[str, bytes]) -> JsonObject:
+def _images(page, name: str, spec: image.ImageSpec, images: dict[str, bytes]) -> CheckRow:
     browser = page.evaluate(BROWSER_IMAGES, [name, [base64.b64encode(v).decode() for v in images.values()]])
     worst = 0
     for (label, data), got in zip(images.items(), browser):
@@ -166,7 +166,7 @@ def _images(page, name: str, spec: image.ImageSpec, images: dict[str, bytes]) ->
     }
 
 
-def _answers(page, base: str, name: str, entry: ModelEntry, kind: str, inputs: dict) -> JsonObject:
+def _answers(page, base: str, name: str, entry: ModelEntry, kind: str, inputs: dict) -> CheckRow:
     if "fp32" not in entry["variants"] or not variant_record.served(entry["variants"]["fp32"]):
         return {"status": "skipped", "reason": "fp32 is not served"}
     sent = list(inputs.values()) if kind == "text" else [base64.b64encode(v).decode() for v in inputs.values()]

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import TextIO, cast
 
 from tqdm import tqdm
 
+from onnxport.check.report_types import BrowserIdentity, CheckRow, WebGpuScope
 from onnxport.check.time_left import TimeLeft
 from onnxport.json_boundary import JsonObject
 
@@ -52,7 +53,7 @@ class RowStream:
         self.close()
         self.say(f"{engine} {version}: {total} rows ({', '.join(runtimes)}){f', {position}' if position else ''}")
         if "webgpu" in runtimes:
-            self.say(f"  {webgpu_note(identity, (plan or {}).get('webgpu'))}")
+            self.say(f"  {webgpu_note(cast(BrowserIdentity, identity), (plan or {}).get('webgpu'))}")
         self._total, self._started = total, time.monotonic()
         self._last = self._started
         self._left = TimeLeft([row["runtime"] for row in (plan or {}).get("rows") or []])
@@ -69,7 +70,7 @@ class RowStream:
                 postfix="time left not known yet",
             )
 
-    def row(self, row: JsonObject) -> None:
+    def row(self, row: CheckRow) -> None:
         if self._left is None or row.get("runtime") in NOT_PAGE_ROWS:
             self.say(row_line(row))
             return
@@ -104,7 +105,7 @@ class RowStream:
         self._left = None
 
 
-def webgpu_note(identity: JsonObject, scope: JsonObject | None = None) -> str:
+def webgpu_note(identity: BrowserIdentity, scope: WebGpuScope | None = None) -> str:
     """What the engine's WebGPU rows will be, in one line: none (and why), one per model (a software adapter, by
     default), all of them on a software adapter (slow), or on a GPU."""
     adapter = identity.get("adapter")
@@ -126,7 +127,7 @@ def webgpu_note(identity: JsonObject, scope: JsonObject | None = None) -> str:
     return f"WebGPU adapter: {adapter.get('vendor') or '?'} {adapter.get('architecture') or ''}".rstrip()
 
 
-def row_line(row: JsonObject) -> str:
+def row_line(row: CheckRow) -> str:
     where = row.get("browser") or "server"
     form = f" ({row['form']} form)" if row.get("form") else ""
     warm = (row.get("timings") or {}).get("warm_run_ms")

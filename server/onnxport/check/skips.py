@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnxport.json_boundary import JsonObject
+from onnxport.check.report_types import CheckRow
 from onnxport.repository.manifest import ModelEntry
 
 
@@ -35,10 +35,10 @@ def _fixed_size(dtype: object) -> bool:
 NOT_FAILURES = ("skipped", "unsupported")  # rows the exit code does not count (check_run.FAILING does)
 
 
-def not_failure_lines(results: list[JsonObject]) -> list[str]:
+def not_failure_lines(results: list[CheckRow]) -> list[str]:
     """One line per status and reason of the rows that are not failures but did not run or were refused:
     how many rows, of which models, and why in full (the table cuts it); none when there are none."""
-    groups: dict[tuple[str, str], list[JsonObject]] = {}
+    groups: dict[tuple[str, str], list[CheckRow]] = {}
     for result in results:
         if result.get("status") in NOT_FAILURES:
             groups.setdefault((result["status"], str(result.get("reason") or "no reason given")), []).append(result)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from onnxport.accuracy import browser_runtimes
+from onnxport.check.report_types import BrowserIdentity, CheckReport, CheckRow
 from onnxport.json_boundary import JsonObject
 from onnxport.repository import atomic, variant_record
 from onnxport.repository.layout import VERDICTS_FILE
@@ -38,7 +39,7 @@ def print_warning(message: str) -> None:
 
 def record(
     repository: Path,
-    report: JsonObject,
+    report: CheckReport,
     checked_manifest: Manifest,
     current_manifest: Manifest,
     warn: Warn = print_warning,
@@ -57,12 +58,12 @@ def record(
     return path
 
 
-def from_report(report: JsonObject, manifest: Mapping[str, Any], checked: str | None = None) -> list[JsonObject]:
+def from_report(report: CheckReport, manifest: Mapping[str, Any], checked: str | None = None) -> list[JsonObject]:
     """One entry per browser result the check decided or skipped (not `source`)."""
     browser = report.get("browser") or {}
     kind = device_kind(browser)
     checked = checked or report.get("created") or datetime.now(timezone.utc).isoformat(timespec="seconds")
-    entries = []
+    entries: list[JsonObject] = []  # conformance.json's entries, as merge() reads them back from the file
     for row in report.get("results", []):
         if row.get("runtime") not in RUNTIMES or row.get("status") not in RECORDED:
             continue
@@ -89,7 +90,7 @@ def from_report(report: JsonObject, manifest: Mapping[str, Any], checked: str | 
     return entries
 
 
-def device_kind(browser: JsonObject) -> str:
+def device_kind(browser: BrowserIdentity) -> str:
     """What the verdict is about: the browser build and, where there is one, the WebGPU adapter."""
     if browser.get("device_kind"):
         return str(browser["device_kind"])
@@ -98,7 +99,7 @@ def device_kind(browser: JsonObject) -> str:
     return " | ".join(part for part in (str(browser.get("user_agent") or "unknown browser"), gpu) if part)
 
 
-def max_abs(row: JsonObject) -> float | None:
+def max_abs(row: CheckRow) -> float | None:
     """The largest error over the row's outputs; None when none was measured (JSON turns NaN into null)."""
     values = [o.get("max_abs") for o in (row.get("outputs") or {}).values() if isinstance(o, dict)]
     numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import onnx
 
@@ -22,8 +22,8 @@ from onnxport.convert.prepared import Prepared, Progress
 from onnxport.errors import ModelFileError, RecipeError, ValidationError
 from onnxport.json_boundary import JsonObject
 from onnxport.pipelines import spec_check
-from onnxport.pipelines.spec import SpecError
-from onnxport.repository import testdata, variant_table
+from onnxport.pipelines.spec import PipelineSpec, SpecError
+from onnxport.repository import testdata, variant_record, variant_table
 from onnxport.repository.batch_axis import batch_axis
 from onnxport.repository.manifest import Golden, ModelEntry, ValueInfo
 from onnxport.repository.store import Transaction
@@ -53,9 +53,8 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> Model
     for name in variant_table.NAMES:
         step(name)
         record = variant_maker.make_variant(prepared, name, fp32_run, transaction, fp32_bytes, reference_feeds)
-        if "bytes" in record:
+        if variant_record.made(record):  # a file was measured: its size, and what people are shown for it
             record["size_ratio"] = round(record["bytes"] / fp32_size, 4)
-        if "arithmetic" in record:  # a file was measured: what people are shown for it
             record["label"] = variant_table.label(name, record["arithmetic"])
         entry["variants"][name] = record
     step("golden data")
@@ -66,32 +65,37 @@ def build(prepared: Prepared, transaction: Transaction, step: Progress) -> Model
     }
     if pipeline is not None:
         entry["pipeline"] = pipeline
-    # Assembled key by key above; the schema tests (tests/repository/test_manifest_schema.py) hold it to the type.
-    return cast(ModelEntry, entry)
+    # Assembled key by key from _describe; the schema tests (tests/repository/test_manifest_schema.py) hold it to
+    # the type.
+    return entry
 
 
-def _pipeline(prepared: Prepared) -> JsonObject | None:
+def _pipeline(prepared: Prepared) -> PipelineSpec | None:
     """The spec the entry publishes, checked against the model once: an import's by the importer
     (Prepared.pipeline_checked), a recipe's here."""
     if prepared.pipeline is None or prepared.pipeline_checked:
-        return prepared.pipeline
+        return cast(PipelineSpec | None, prepared.pipeline)  # the importer checked it
     graph = prepared.fp32.graph
     initializers = {i.name for i in graph.initializer}
     try:
         inputs = [v.name for v in graph.input if v.name not in initializers]
         outputs = [v.name for v in graph.output]
-        return dict(spec_check.check(prepared.pipeline, prepared.name, inputs, outputs, list(prepared.assets)))
+        return cast(
+            PipelineSpec,
+            dict(spec_check.check(prepared.pipeline, prepared.name, inputs, outputs, list(prepared.assets))),
+        )
     except SpecError as exc:  # the recipe author's
         raise RecipeError(str(exc)) from None
 
 
-def _describe(prepared: Prepared) -> dict[str, Any]:  # the entry's first keys; build() adds the rest
+def _describe(prepared: Prepared) -> ModelEntry:  # the entry's first keys; build() adds the rest
     model = prepared.fp32
     opsets = {(o.domain or "ai.onnx"): o.version for o in model.opset_import}
     initializers = {i.name for i in model.graph.initializer}
     inputs = [_value_info(v) for v in model.graph.input if v.name not in initializers]
     outputs = [_value_info(v) for v in model.graph.output]
-    return {
+    # Not yet an entry: build() adds validation, bench_inputs, golden, assets and each variant.
+    described = {
         "name": prepared.name,
         "task": prepared.task,
         "kind": prepared.kind,
@@ -112,6 +116,7 @@ def _describe(prepared: Prepared) -> dict[str, Any]:  # the entry's first keys; 
         "batch_axis": batch_axis(inputs, outputs),  # whether golden rows may be cut or requests stacked
         "variants": {},
     }
+    return cast(ModelEntry, described)
 
 
 def _value_info(value: onnx.ValueInfoProto) -> ValueInfo:

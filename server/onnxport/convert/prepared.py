@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 import onnx
 
 from onnxport.json_boundary import JsonObject
 from onnxport.recipe import Feeds, Tolerance
+from onnxport.repository.manifest import Provenance
 from onnxport.repository.variant_table import FORMS, NAMES
 
 Progress = Callable[[str], None]
@@ -34,7 +35,7 @@ class Prepared:
     build_key: str
     labels: np.ndarray | None = None
     facts: JsonObject = field(default_factory=dict)
-    provenance: dict[str, Any] = field(default_factory=dict)  # the manifest's Provenance (importer.py builds it)
+    provenance: Provenance = field(default_factory=lambda: Provenance())  # importer.py, sources.py build it
     assets: dict[str, Path] = field(default_factory=dict)
     int8_static_keep_float: tuple[str, ...] = ()
     playground: str = "generic"  # the playground's input widget (recipe.PLAYGROUNDS)

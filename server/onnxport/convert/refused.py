@@ -8,22 +8,22 @@ The line names the node, its operator and onnxruntime's reason on one line, and 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import onnx
 
 from onnxport import runtime, runtime_messages
 from onnxport.convert.graph import all_nodes
 from onnxport.errors import ModelFileError
+from onnxport.repository.variant_record import FailedVariant
 
 
 def refused_record(
     precision: str, exc: ModelFileError, note: str = "", model: onnx.ModelProto | None = None
-) -> dict[str, Any]:
+) -> FailedVariant:
     """The record of a variant whose file `exc` refused (no file kept); note ends the reason. model: the
     refused file's graph, for the operator of a node a load error names alone."""
     reason, detail = refused_reason(exc, model)
-    record: dict[str, Any] = {"precision": precision, "status": "rejected", "reason": reason + note}
+    record: FailedVariant = {"precision": precision, "status": "rejected", "reason": reason + note}
     if detail is not None:
         record["detail"] = detail
     return record

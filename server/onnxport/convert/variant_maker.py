@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import onnx
 
@@ -33,6 +33,18 @@ from onnxport.errors import ModelFileError, one_line
 from onnxport.recipe import Feeds
 from onnxport.repository import variant_table
 from onnxport.repository.store import Transaction
+from onnxport.repository.variant_record import (
+    FailedVariant,
+    Fallback,
+    Forms,
+    MadeVariant,
+    Refusal,
+    ServedVariant,
+    Settings,
+    SkippedVariant,
+    Speed,
+)
+from onnxport.repository.variant_record import Variant as VariantRecord
 from onnxport.variants import Variant
 
 
@@ -41,7 +53,7 @@ class _Attempt:
     """One conversion of a variant, run on the golden inputs and judged against its budget."""
 
     model: onnx.ModelProto
-    settings: dict[str, Any]
+    settings: Settings
     data: bytes
     session: Any
     outputs: list[Feeds]
@@ -49,7 +61,7 @@ class _Attempt:
     reason: str | None
     arithmetic: str  # what the file computes (arithmetic.py): its budget's key
     budget: Tolerance
-    fallback: dict[str, Any] | None = None
+    fallback: Fallback | None = None
     learned: tuple[str, ...] = ()  # nodes kept in float because onnxruntime refused the file without (fp16/refusals.py)
 
 
@@ -108,7 +120,7 @@ def make_variant(
     transaction: Transaction,
     fp32_bytes: bytes,
     reference_feeds: tuple[Feeds, int],
-) -> dict[str, Any]:
+) -> VariantRecord:
     """fp32_run: the fp32 session and its golden outputs, made once for validation and reused here;
     reference_feeds: (inputs, rows) of the variant's reference file, from reference.reference_inputs."""
     row = variant_table.variant(name)
@@ -122,7 +134,7 @@ def make_variant(
     if row.calibration == "real" and prepared.calibration_data == "synthetic":
         return {"precision": precision, "status": "skipped", "reason": _calibration_skip(prepared, name)}
     made = _attempt(prepared, name, fp32_run, fp32_bytes, ())
-    if isinstance(made, dict):
+    if not isinstance(made, _Attempt):
         return made  # skipped, or no file to measure
     if made.reason and name != "fp32":
         made = _rescue(prepared, name, fp32_run, fp32_bytes, made)
@@ -135,27 +147,34 @@ def make_variant(
             raise
         return refused_record(precision, exc, model=made.model)
     vs_source = measure.against(prepared.source_outputs, outputs, prepared.task, prepared.metric_output)
-    record: dict[str, Any] = {
-        **transaction.put_file(made.data, "onnx"),
-        "precision": precision,
-        "status": "rejected" if made.reason else "ok",
-        "reason": made.reason,
-        "arithmetic": made.arithmetic,
-        "operators": lower_precision.operator_histogram(made.model),
-        "operator_types": operator_types(made.model),
-        "vs_fp32": made.vs_fp32,
-        "vs_source": vs_source,
-        "budget": made.budget.as_json(),
-        "judged_on": prepared.golden_data,
-        "settings": made.settings,
-        "speed": speed,
-        "reference": reference_record,
-    }
+    # model_build.build adds size_ratio and label; the schema tests hold the whole record to the type.
+    record = cast(
+        MadeVariant,
+        {
+            **transaction.put_file(made.data, "onnx"),
+            "precision": precision,
+            "status": "rejected" if made.reason else "ok",
+            "reason": made.reason,
+            "arithmetic": made.arithmetic,
+            "operators": lower_precision.operator_histogram(made.model),
+            "operator_types": operator_types(made.model),
+            "vs_fp32": made.vs_fp32,
+            "vs_source": vs_source,
+            "budget": made.budget.as_json(),
+            "judged_on": prepared.golden_data,
+            "settings": made.settings,
+            "speed": speed,
+            "reference": reference_record,
+        },
+    )
     if made.fallback is not None:
         record["fallback"] = made.fallback
-    if not made.reason:
-        record["forms"] = forms.make_forms(
-            prepared, name, made.data, fp32_run[1], outputs, transaction, reference_feeds, run_all, made.arithmetic
+    if not made.reason:  # served: its forms (a name of the forms table each)
+        cast(ServedVariant, record)["forms"] = cast(
+            Forms,
+            forms.make_forms(
+                prepared, name, made.data, fp32_run[1], outputs, transaction, reference_feeds, run_all, made.arithmetic
+            ),
         )
     accuracy = measure.accuracy(prepared.labels, outputs, prepared.metric_output)
     if accuracy is not None:
@@ -165,14 +184,14 @@ def make_variant(
 
 def _attempt(
     prepared: Prepared, name: str, fp32_run: tuple[Any, list[Feeds]], fp32_bytes: bytes, keep_float: tuple[str, ...]
-) -> _Attempt | dict[str, Any]:
+) -> _Attempt | FailedVariant | SkippedVariant:
     """The variant converted with keep_float kept in float, or the record of why there is none.
 
     An fp16 file onnxruntime refuses is made again with what its error names kept in float
     (fp16/refusals.py), up to fp16_refusals.MAX_TRIES times; settings' `refusals` say what was kept and why.
     """
     precision = variant_table.variant(name).precision
-    refusals: list[dict[str, Any]] = []
+    refusals: list[Refusal] = []
     valid: set[str] | None = None  # the names keep_float accepts, read at the first refusal
     while True:
         try:
@@ -263,7 +282,7 @@ def _rescue(
     def attempt(kept: tuple[str, ...]) -> tuple[_Attempt | None, str | None]:
         # What onnxruntime's refusals taught the first attempt stays kept in every try.
         made = _attempt(prepared, name, fp32_run, fp32_bytes, (*first.learned, *kept))
-        if isinstance(made, dict):
+        if not isinstance(made, _Attempt):
             return None, made["reason"]
         return made, made.reason
 
@@ -312,7 +331,7 @@ def _candidates(row: Variant, model: onnx.ModelProto, nodes: list[onnx.NodeProto
     return {n.name for n in nodes} if row.rescue == "any node" else set()
 
 
-def _convert(prepared: Prepared, name: str, keep_float: tuple[str, ...]) -> tuple[onnx.ModelProto, dict]:
+def _convert(prepared: Prepared, name: str, keep_float: tuple[str, ...]) -> tuple[onnx.ModelProto, Settings]:
     """The variant made by its module (convert/variants/), and checked."""
     model, settings = variants.load(variant_table.variant(name)).make(prepared, keep_float)
     if name != "fp32":  # the model as built was checked when it was prepared
@@ -323,7 +342,7 @@ def _convert(prepared: Prepared, name: str, keep_float: tuple[str, ...]) -> tupl
 SPEED_RUNS = 7
 
 
-def _native_speed(session, feeds: Feeds) -> dict[str, Any]:
+def _native_speed(session, feeds: Feeds) -> Speed:
     """Native onnxruntime's latency on the first golden set, on this machine: the fastest of SPEED_RUNS runs.
 
     A ranking aid for choosing among variants (int8 is not always faster than

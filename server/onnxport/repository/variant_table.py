@@ -5,7 +5,7 @@ the budgets they are judged by, one per arithmetic, are in accuracy/budgets.py."
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, TypedDict
 
 from onnxport.accuracy.budgets import BUDGETS
 from onnxport.accuracy.tolerance import Tolerance
@@ -104,7 +104,11 @@ def label(name: str, arithmetic: str | None) -> str:
     return f"original ({arithmetic})" if name == "fp32" else f"{name} ({arithmetic})"
 
 
-def label_key(record: Mapping[str, Any] | None, name: str) -> dict[str, str]:
+class LabelKey(TypedDict, total=False):
+    label: str  # what people are shown, where it is not the variant's name
+
+
+def label_key(record: Mapping[str, Any] | None, name: str) -> LabelKey:
     """`{"label": ...}` for a report's row or entry keyed by `name`, from the manifest record's `label`, only when
     that is not the name: what the check's rows and bench.json carry, so the normal case reads as before (as does
     a record without a label: no file, or a repository built before labels)."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from onnxport.repository.store import Repository
+from onnxport.serving.config import ServerSettings
 from onnxport.serving.fleet.store import FleetStore
 from onnxport.serving.models import batching_policy
 from onnxport.serving.models.batching import DynamicBatcher
@@ -19,16 +20,16 @@ from onnxport.serving.statistics import Recorder
 
 @dataclass
 class State:
-    settings: dict[str, Any]
+    settings: ServerSettings
     catalog: Catalog
     sessions: SessionPool
-    batching: dict[str, Any]  # batching_policy.policy(settings), built once per app
+    batching: batching_policy.BatchingPolicy  # batching_policy.policy(settings), built once per app
     recorder: Recorder | None = None  # /metrics and Triton's statistics (set by record_statistics)
     fleet: FleetStore | None = None  # the fleet's votes (None: fleet_reports is off)
     fleet_metrics: Any = None  # http/fleet.py's counters, registered once per State
 
 
-def build(settings: dict[str, Any], batcher: Callable[..., Any] = DynamicBatcher, engine: str = "waitress") -> State:
+def build(settings: ServerSettings, batcher: Callable[..., Any] = DynamicBatcher, engine: str = "waitress") -> State:
     """The catalog and sessions of one server: a Flask app, or one Ray Serve replica (engine "ray") with
     Ray's batcher, the bench's Ray verdicts, and cores shared with Ray's proxy and other replicas."""
     catalog = Catalog(Repository(settings["repository"]))
@@ -40,7 +41,7 @@ def build(settings: dict[str, Any], batcher: Callable[..., Any] = DynamicBatcher
     return State(settings, catalog, sessions, batching_policy.policy(settings, engine), fleet=fleet_store(settings))
 
 
-def fleet_store(settings: dict[str, Any]) -> FleetStore | None:
+def fleet_store(settings: ServerSettings) -> FleetStore | None:
     if not settings["fleet_reports"]:
         return None
     path = settings["fleet_db"] or Path(settings["repository"]) / "fleet.sqlite3"

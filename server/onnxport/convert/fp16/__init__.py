@@ -21,6 +21,7 @@ from onnxport.convert.graph import all_nodes, copy_model, graphs, name_nodes, va
 from onnxport.convert.resize_inputs import folded_resize_inputs
 from onnxport.errors import VariantSkipped
 from onnxport.recipe import Feeds
+from onnxport.repository.variant_record import Settings
 
 # Above this many nodes (every graph's), the fp16 variant is skipped; see make_fp16's reason.
 FP16_MAX_NODES = 20_000
@@ -28,7 +29,7 @@ FP16_MAX_NODES = 20_000
 
 def make_fp16(
     model: onnx.ModelProto, feeds: Iterable[Feeds], keep_float: Iterable[str] = ()
-) -> tuple[onnx.ModelProto, dict]:
+) -> tuple[onnx.ModelProto, Settings]:
     """fp16 weights and activations, fp32 inputs and outputs.
 
     Kept in fp32: nodes reading or writing values past FP16_SAFE on the feeds, quantization
@@ -79,7 +80,7 @@ def make_fp16(
     # Counting fp16 in every graph: silero-vad's float work is all inside an If.
     if not _has_fp16(work):
         raise VariantSkipped("no float operator that fp16 conversion applies to")
-    settings = {
+    settings: Settings = {
         "tool": "onnxconverter_common.float16.convert_tensor_float_to_float16 (types and Casts: onnxport)",
         "keep_io_types": True,
         "blocked_nodes": sorted(plan.kept),

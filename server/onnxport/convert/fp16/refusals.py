@@ -23,6 +23,7 @@ import re
 import onnx
 
 from onnxport.convert.graph import all_nodes, copy_model, graphs, name_nodes, subgraphs
+from onnxport.repository.variant_record import Refusal, Settings
 
 MAX_TRIES = 4
 
@@ -54,7 +55,7 @@ def node_names(model: onnx.ModelProto) -> set[str]:
     return {n.name for n in all_nodes(work.graph)}
 
 
-def keep_more(variant: onnx.ModelProto, settings: dict, message: str, valid: set[str]) -> set[str]:
+def keep_more(variant: onnx.ModelProto, settings: Settings, message: str, valid: set[str]) -> set[str]:
     """The nodes to keep in float next, learned from onnxruntime's `message` about `variant` (the
     refused fp16 model, made with `settings`); empty when the message names nothing to act on.
     valid: the names keep_float accepts (node_names of the fp32 model); the Casts make_fp16 added
@@ -133,7 +134,7 @@ def _upstream(
     return found
 
 
-def note(refusals: list[dict]) -> str:
+def note(refusals: list[Refusal]) -> str:
     """What a variant's reason adds when onnxruntime refused it before: the nodes kept in float for it."""
     if not refusals:
         return ""

@@ -29,6 +29,7 @@ from onnxport.convert.int8.select import gemm_to_matmul
 from onnxport.convert.int8.weights import make_int8_weights
 from onnxport.errors import VariantSkipped
 from onnxport.recipe import Feeds
+from onnxport.repository.variant_record import Settings
 
 __all__ = [
     "DYNAMIC_OPS",
@@ -100,7 +101,7 @@ class _Prepared:
     per_channel: bool
 
 
-def make_int8_dynamic(model: onnx.ModelProto, keep_float: Iterable[str] = ()) -> tuple[onnx.ModelProto, dict]:
+def make_int8_dynamic(model: onnx.ModelProto, keep_float: Iterable[str] = ()) -> tuple[onnx.ModelProto, Settings]:
     """Dynamic int8: weights quantized ahead, activations per run.
 
     Conv graphs get uint8 weights: onnxruntime's ConvInteger (and so onnxruntime-web's)
@@ -138,7 +139,7 @@ def make_int8_dynamic(model: onnx.ModelProto, keep_float: Iterable[str] = ()) ->
     if prep.per_channel and (requantized := _conv_integer_per_channel(quantized, prepared)):
         prep.notes.append(f"{requantized} ConvInteger weights quantized per output channel (zero point 128)")
     _share_copies(quantized, prep.notes)
-    settings = {
+    settings: Settings = {
         "tool": "onnxruntime.quantization.quantize_dynamic",
         "weight_type": weight_type.name,
         "per_channel": prep.per_channel,
@@ -152,7 +153,7 @@ def make_int8_dynamic(model: onnx.ModelProto, keep_float: Iterable[str] = ()) ->
 
 def make_int8_static(
     model: onnx.ModelProto, calibration: list[Feeds], keep_float: Iterable[str] = ()
-) -> tuple[onnx.ModelProto, dict]:
+) -> tuple[onnx.ModelProto, Settings]:
     """Static int8 in QDQ format, activation ranges calibrated on the recipe's inputs.
 
     `keep_float`: node names of `model` (or regular expressions over them) left in float.
@@ -199,7 +200,7 @@ def make_int8_static(
     _share_copies(quantized, prep.notes)
     if inside := len([n for n in quant_prep.subgraph_nodes(prep.model) if n.op_type in STATIC_OPS]):
         prep.notes.append(f"{inside} weight operators inside subgraphs left float (QDQ sees the main graph only)")
-    settings = {
+    settings: Settings = {
         "tool": "onnxruntime.quantization.quantize_static",
         "format": "QDQ",
         "activation_type": "QUInt8",

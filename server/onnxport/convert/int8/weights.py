@@ -23,6 +23,7 @@ from onnxport.convert.graph import copy_model
 from onnxport.convert.int8 import prep
 from onnxport.convert.resize_inputs import folded_resize_inputs
 from onnxport.errors import VariantSkipped
+from onnxport.repository.variant_record import Settings
 
 DEQUANTIZE_OPSET = 10  # DequantizeLinear's first opset: below it (an opset upgrade failed) nothing is stored
 
@@ -47,7 +48,7 @@ _AXIS = {
 }
 
 
-def make_int8_weights(model: onnx.ModelProto, keep_float: tuple[str, ...] = ()) -> tuple[onnx.ModelProto, dict]:
+def make_int8_weights(model: onnx.ModelProto, keep_float: tuple[str, ...] = ()) -> tuple[onnx.ModelProto, Settings]:
     """A copy of `model` with every float initializer of at least MIN_ELEMENTS elements (in every graph)
     stored as per-channel symmetric int8. keep_float: node names whose weights stay float (the fallback
     search's lever). Raises VariantSkipped when no weight is large enough."""
@@ -63,7 +64,10 @@ def make_int8_weights(model: onnx.ModelProto, keep_float: tuple[str, ...] = ()) 
             "outside the nodes kept in float"
         )
     per_tensor = prep.default_opset(model) < prep.QDQ_MIN_OPSET
-    settings: dict = {"weights": "int8 per channel" if not per_tensor else "int8 per tensor", "weights_stored": stored}
+    settings: Settings = {
+        "weights": "int8 per channel" if not per_tensor else "int8 per tensor",
+        "weights_stored": stored,
+    }
     if upgrade_failed:
         settings["preprocess"] = upgrade_failed
     if keep_float:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import onnx
@@ -34,6 +35,7 @@ from onnxport.pipelines import spec_check
 from onnxport.pipelines.spec import SpecError
 from onnxport.recipe import Feeds, Tolerance
 from onnxport.repository import testdata
+from onnxport.repository.manifest import Provenance
 
 # What ONNX's own backend test runner accepts (rtol 1e-3), with an absolute floor.
 IMPORT_TOLERANCE = Tolerance(abs=1e-5, rel=1e-3)
@@ -144,12 +146,15 @@ def prepare_import(request: ImportRequest, key: str, step: Progress) -> Prepared
         golden_inputs = [generated_inputs(model, input_names)]
         expected = [runtime.run(fp32_session, golden_inputs[0], label=str(model_path))]
         origin = f"seeded random inputs (seed {SEED}); expected outputs from {_reference(model)}"
-    golden_data = "synthetic" if given is None and not sets else "real"
+    golden_data: Literal["real", "synthetic"] = "synthetic" if given is None and not sets else "real"
     float_outputs = [o for o in output_names if expected[0].get(o) is not None and expected[0][o].dtype.kind == "f"]
     if calibration_sets is not None:
         user_data.run(fp32_session, calibration_sets, "--calibration")  # a refusal here, not as a rejected variant
         batches = [s.feeds for s in calibration_sets]
-        calibrated = {"calibration": f"{len(batches)} batches from {calibration_path}", "calibration_data": "real"}
+        calibrated: Provenance = {
+            "calibration": f"{len(batches)} batches from {calibration_path}",
+            "calibration_data": "real",
+        }
     else:
         batches = golden_inputs
         calibrated = {"calibration": f"the golden inputs ({origin})", "calibration_data": golden_data}

@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Generic, TypeVar
 
+from onnxport.repository.variant_record import Fallback, FallbackTry
+
 LIMIT_SHARE = 0.2
 LIMIT_MIN = 4
 MAX_TRIES = 8
@@ -28,10 +30,10 @@ class Search(Generic[T]):
     best: T | None
     kept: tuple[str, ...]
     limit: int
-    tries: list[dict] = field(default_factory=list)
+    tries: list[FallbackTry] = field(default_factory=list)
     ranking: str = "error introduced"
 
-    def record(self, first_reason: str) -> dict:
+    def record(self, first_reason: str) -> Fallback:
         return {
             "kept_float": list(self.kept),
             "first_reason": first_reason,

@@ -6,8 +6,9 @@ import onnx
 
 from onnxport.convert.fp16 import make_fp16
 from onnxport.convert.prepared import Prepared
+from onnxport.repository.variant_record import Settings
 
 
-def make(prepared: Prepared, keep_float: tuple[str, ...]) -> tuple[onnx.ModelProto, dict]:
+def make(prepared: Prepared, keep_float: tuple[str, ...]) -> tuple[onnx.ModelProto, Settings]:
     # Values past fp16's range are looked for on every input the build has, calibration's too.
     return make_fp16(prepared.fp32, [*prepared.golden_inputs, *prepared.calibration], keep_float)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import onnx
 
 from onnxport.convert.prepared import Prepared
+from onnxport.repository.variant_record import Settings
 
 
-def make(prepared: Prepared, keep_float: tuple[str, ...]) -> tuple[onnx.ModelProto, dict]:
+def make(prepared: Prepared, keep_float: tuple[str, ...]) -> tuple[onnx.ModelProto, Settings]:
     return prepared.fp32, {}

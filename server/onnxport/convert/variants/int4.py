@@ -34,6 +34,7 @@ from onnxport.convert.int8.select import gemm_to_matmul
 from onnxport.convert.int8.weights import store_weights
 from onnxport.convert.prepared import Prepared
 from onnxport.errors import VariantSkipped
+from onnxport.repository.variant_record import Settings
 
 BLOCK_TABLE = 32
 BLOCK_8BIT = 128
@@ -64,7 +65,7 @@ FORM = Form()
 
 def make_int4(
     model: onnx.ModelProto, keep_float: tuple[str, ...] = (), form: Form = FORM
-) -> tuple[onnx.ModelProto, dict]:
+) -> tuple[onnx.ModelProto, Settings]:
     """A copy of `model` with its MatMuls' constant weights in 4-bit blocks (the nodes in keep_float in
     8-bit blocks), large embedding tables in 4-bit blocks (form.table_bits 4), every other large float
     weight in int8.
@@ -98,7 +99,7 @@ def make_int4(
             _set_int(node, "accuracy_level", form.accuracy_level)
     # What MatMulNBits cannot take (Conv, Gemm, a GRU, small tables) is still stored in int8.
     rest = store_weights(model, kept)
-    settings: dict = {
+    settings: Settings = {
         "weights": form.describe(),
         "weights_4bit": len(four) + len(gathered),
         "weights_8bit": len(eight),
@@ -111,7 +112,7 @@ def make_int4(
     return model, settings
 
 
-def make(prepared: Prepared, keep_float: tuple[str, ...]) -> tuple[onnx.ModelProto, dict]:
+def make(prepared: Prepared, keep_float: tuple[str, ...]) -> tuple[onnx.ModelProto, Settings]:
     return make_int4(prepared.fp32, keep_float)
 
 

@@ -7,9 +7,10 @@ import onnx
 
 from onnxport.convert.int8 import weights
 from onnxport.convert.prepared import Prepared
+from onnxport.repository.variant_record import Settings
 
 
-def make(prepared: Prepared, keep_float: tuple[str, ...]) -> tuple[onnx.ModelProto, dict]:
+def make(prepared: Prepared, keep_float: tuple[str, ...]) -> tuple[onnx.ModelProto, Settings]:
     return weights.make_int8_weights(prepared.fp32, keep_float)
 
 

@@ -7,18 +7,19 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
+from onnxport.serving.config.server_settings import ServerSettings
 from onnxport.serving.config.setting import ConfigError, Setting
 from onnxport.serving.config.table import SETTINGS
 
 ENV_PREFIX = "ONNXPORT_"
 
 
-def load(overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def load(overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> ServerSettings:
     environ = os.environ if environ is None else environ
     known = {s.name: s for s in SETTINGS}
-    config = {s.name: s.default for s in SETTINGS}
+    config: dict[str, object] = {s.name: s.default for s in SETTINGS}
     config_file = (overrides or {}).get("config_file") or environ.get(f"{ENV_PREFIX}CONFIG")
     if config_file:
         config.update(_from_file(Path(config_file), known))
@@ -32,10 +33,10 @@ def load(overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] 
         if key not in known:
             raise ConfigError(f"unknown setting {key!r}; known: {', '.join(known)}")
         config[key] = _coerce(known[key], value, f"setting {key}")
-    return config
+    return cast(ServerSettings, config)  # every row's name, each value as its rule made it
 
 
-def _from_file(path: Path, known: dict[str, Setting]) -> dict[str, Any]:
+def _from_file(path: Path, known: dict[str, Setting]) -> dict[str, object]:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
 
 from flask import Blueprint, Response, request
 
+from onnxport.json_boundary import JsonObject
 from onnxport.repository.layout import BENCH_FILE
 from onnxport.serving.http import path_items
 from onnxport.serving.http.context import state
@@ -49,7 +49,7 @@ def repository_file(relative: str) -> Response:
     return send(path, cache_control=IMMUTABLE, etag=etag)
 
 
-def paths() -> dict[str, Any]:
+def paths() -> JsonObject:
     """These routes for /v2/openapi.json (serving/http/openapi.py)."""
     manifest = path_items.json_get(
         "The manifest (its JSON Schema: /api/manifest.schema.json)",

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Blueprint, Response, jsonify
 
 from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances
+from onnxport.json_boundary import JsonObject
 from onnxport.repository import testdata
 from onnxport.repository.layout import VERDICTS_FILE
 from onnxport.serving.http import path_items, web
@@ -58,7 +57,7 @@ def debug_file(relative: str) -> Response:
     return send_contained(root, relative, cache_control="no-store")
 
 
-def paths() -> dict[str, Any]:
+def paths() -> JsonObject:
     """These routes for /v2/openapi.json (serving/http/openapi.py)."""
     golden = {
         "type": "object",

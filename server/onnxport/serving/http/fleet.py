@@ -8,10 +8,10 @@ counted. The network is the one of the peer's address as the WSGI server gives i
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from flask import Blueprint, Flask, Response, request
 
+from onnxport.json_boundary import JsonObject
 from onnxport.serving.fleet import limits, reports
 from onnxport.serving.fleet.metrics import FleetMetrics
 from onnxport.serving.fleet.networks import network
@@ -121,7 +121,7 @@ def published() -> Response:
     return response
 
 
-def paths() -> dict[str, Any]:
+def paths() -> JsonObject:
     """These routes for /v2/openapi.json (serving/http/openapi.py); the report's fields: docs/reference/fleet.md."""
     error = path_items.error
     accepted = {"type": "object", "required": ["accepted"], "properties": {"accepted": {"type": "integer"}}}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from typing import Any
 
 from flask import Blueprint, Response, request
 
+from onnxport.json_boundary import JsonObject
 from onnxport.repository.schema import manifest_schema
 from onnxport.serving.http import path_items
 
@@ -34,7 +34,7 @@ def _body() -> tuple[bytes, str]:
     return body, hashlib.sha256(body).hexdigest()
 
 
-def paths() -> dict[str, Any]:
+def paths() -> JsonObject:
     """This route for /v2/openapi.json (serving/http/openapi.py)."""
     return {
         "/api/manifest.schema.json": {

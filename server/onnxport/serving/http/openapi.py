@@ -7,9 +7,8 @@ fails naming any route of the app that the document leaves out.
 
 from __future__ import annotations
 
-from typing import Any
-
 from onnxport import __version__
+from onnxport.json_boundary import JsonObject
 from onnxport.serving.http import artifacts, conformance, fleet, manifest_schema, repository_api, statistics_api, web
 from onnxport.serving.v2 import openapi as v2_openapi
 
@@ -17,7 +16,7 @@ from onnxport.serving.v2 import openapi as v2_openapi
 DESCRIBED = (repository_api, statistics_api, artifacts, manifest_schema, conformance, fleet, web)
 
 
-def document() -> dict[str, Any]:
+def document() -> JsonObject:
     paths = v2_openapi.paths()
     for module in DESCRIBED:
         for path, item in module.paths().items():

@@ -4,8 +4,8 @@ from a folder, a page of the app, a JSON reply, an error in the one shape."""
 from __future__ import annotations
 
 import copy
-from typing import Any
 
+from onnxport.json_boundary import JsonObject
 from onnxport.serving.v2 import openapi
 
 RELATIVE = {
@@ -19,11 +19,11 @@ NOT_MODIFIED = {"description": "the client's copy is current (If-None-Match)"}
 NO_CONTENT = {"description": "none yet (the command that writes it has not run)"}
 
 
-def error(why: str) -> dict[str, Any]:
+def error(why: str) -> JsonObject:
     return openapi.json_response(copy.deepcopy(openapi.ERROR), why)
 
 
-def file(summary: str, media_type: str = "*/*", parameters: tuple[dict[str, Any], ...] = (RELATIVE,)) -> dict:
+def file(summary: str, media_type: str = "*/*", parameters: tuple[JsonObject, ...] = (RELATIVE,)) -> JsonObject:
     """A GET of a file, conditional (ETag, 304) and ranged (206, 416)."""
     body = {"content": {media_type: {"schema": {"type": "string", "format": "binary"}}}}
     return {
@@ -41,17 +41,17 @@ def file(summary: str, media_type: str = "*/*", parameters: tuple[dict[str, Any]
     }
 
 
-def page(summary: str) -> dict[str, Any]:
+def page(summary: str) -> JsonObject:
     """A GET of a page of the browser app (web/index.html)."""
     return file(summary, "text/html", parameters=())
 
 
 def json_get(
     summary: str,
-    schema: dict[str, Any],
-    others: dict[str, Any] | None = None,
-    parameters: tuple[dict[str, Any], ...] = (),
-) -> dict[str, Any]:
+    schema: JsonObject,
+    others: JsonObject | None = None,
+    parameters: tuple[JsonObject, ...] = (),
+) -> JsonObject:
     """A GET whose 200 is JSON; others: its other responses by status."""
     return {
         "get": {
@@ -62,6 +62,6 @@ def json_get(
     }
 
 
-def latest(summary: str) -> dict[str, Any]:
+def latest(summary: str) -> JsonObject:
     """A GET of a JSON file a command rewrites (files.send_latest): 204 while there is none."""
     return json_get(summary, {"type": "object"}, {"204": NO_CONTENT})

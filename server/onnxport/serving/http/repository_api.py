@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import copy
 import hmac
-from typing import Any
 
 from flask import Blueprint, Response, request
 
+from onnxport.json_boundary import JsonObject
 from onnxport.repository.variant_record import made
 from onnxport.serving.http.context import deployment, state
 from onnxport.serving.http.replies import send
@@ -95,7 +95,7 @@ def authorize(current: State, authorization: str) -> None:
         )
 
 
-def paths() -> dict[str, Any]:
+def paths() -> JsonObject:
     """These routes for /v2/openapi.json (serving/http/openapi.py): the index, and load/unload with a token."""
     index = {
         "type": "array",

@@ -20,13 +20,31 @@ import json
 import sys
 import time
 import uuid
-from typing import Any, Callable
+from typing import Any, Callable, NotRequired, TypedDict
 
 from flask import Flask, Response, g, request
+
+from onnxport.json_boundary import JsonObject
 
 FORMATS = ("json", "text", "off")
 INFER_ENDPOINT = "v2.infer"
 FIELD_LIMIT = 1000  # characters of one field, before escaping
+
+
+class LogRecord(TypedDict):
+    """One request's line, before its form: docs/reference/server.md names the fields."""
+
+    id: str
+    method: str | None  # None: a request line waitress could not read
+    path: str | None
+    model: str | None
+    version: str | None
+    protocol: str | None  # json or binary, for V2 inference
+    status: int
+    bytes_in: int
+    bytes_out: int
+    ms: float | None
+    error: NotRequired[str]  # the error a refused request got
 
 
 def init_app(app: Flask, form: str) -> None:
@@ -50,7 +68,7 @@ def _finish(response: Response, form: str) -> Response:
     return response
 
 
-def write(record: dict[str, Any], form: str) -> None:
+def write(record: LogRecord, form: str) -> None:
     line = json.dumps(cut_fields(record), separators=(",", ":")) if form == "json" else text(record)
     sys.stderr.write(line + "\n")  # one write: lines from concurrent threads do not interleave
     sys.stderr.flush()
@@ -83,9 +101,9 @@ def server_logger(form: str) -> Callable[[int, str | None, str | None, str, int,
     return log
 
 
-def entry(response: Response, request_id: str, milliseconds: float | None) -> dict[str, Any]:
+def entry(response: Response, request_id: str, milliseconds: float | None) -> LogRecord:
     args = request.view_args or {}
-    record: dict[str, Any] = {
+    record: LogRecord = {
         "id": request_id,
         "method": request.method,
         "path": request.path,
@@ -106,7 +124,7 @@ def entry(response: Response, request_id: str, milliseconds: float | None) -> di
     return record
 
 
-def text(record: dict[str, Any]) -> str:
+def text(record: LogRecord) -> str:
     """`200 POST /v2/models/iris/infer model=iris version=- json in=123B out=45B 3.1ms id=...`, then the error;
     `-` for a method or path not known (a request line waitress could not read)."""
     parts = [str(record["status"]), word(record["method"]), word(record["path"])]
@@ -130,7 +148,7 @@ def cut(value: str, escape: Callable[[str], str] = str) -> str:
     return f"{escape(value[:FIELD_LIMIT])}...[+{len(value) - FIELD_LIMIT} chars]"
 
 
-def cut_fields(record: dict[str, Any]) -> dict[str, Any]:
+def cut_fields(record: LogRecord) -> JsonObject:  # the json form's line
     return {key: cut(value) if isinstance(value, str) else value for key, value in record.items()}
 
 

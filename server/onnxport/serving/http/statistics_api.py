@@ -3,11 +3,10 @@ both read from the app's statistics.Recorder, which the V2 core's infer (v2/core
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Blueprint, Flask, Response, current_app, request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from onnxport.json_boundary import JsonObject
 from onnxport.serving import statistics
 from onnxport.serving.http.context import deployment, state
 from onnxport.serving.http.replies import send
@@ -64,7 +63,7 @@ DURATION = {
     "properties": {"count": {"type": "integer"}, "ns": {"type": "integer"}},
 }
 DURATIONS = ("success", "fail", "queue", "compute_input", "compute_infer", "compute_output", "cache_hit", "cache_miss")
-STATS: dict[str, Any] = {
+STATS: JsonObject = {
     "type": "object",
     "required": ["model_stats"],
     "properties": {
@@ -100,7 +99,7 @@ STATS: dict[str, Any] = {
 }
 
 
-def paths() -> dict[str, Any]:
+def paths() -> JsonObject:
     """These routes for /v2/openapi.json (serving/http/openapi.py)."""
     get, model, version = openapi.get_operation, openapi.MODEL, openapi.VERSION
     return {

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Blueprint, Response
 
+from onnxport.json_boundary import JsonObject
 from onnxport.serving.http import headers, path_items
 from onnxport.serving.http.context import state
 from onnxport.serving.http.files import contained, send, send_contained
@@ -56,7 +55,7 @@ def ort_file(relative: str) -> Response:
     return send_contained(state().settings["ort_root"], relative, cache_control=REVALIDATE)
 
 
-def paths() -> dict[str, Any]:
+def paths() -> JsonObject:
     """These routes for /v2/openapi.json (serving/http/openapi.py)."""
     return {
         "/": path_items.page("The browser app"),

@@ -4,15 +4,27 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable, TypedDict
 
 from onnxport.repository.layout import BENCH_FILE
+from onnxport.serving.config import ServerSettings
 
 # The bench's verdict per engine: Ray's batching (@serve.batch behind Ray's proxy) is measured on its own.
 VERDICTS = {"waitress": "dynamic_batching", "ray": "dynamic_batching_ray"}
 
 
-def policy(settings: dict[str, Any], engine: str = "waitress") -> dict[str, Any]:
+class BatchingPolicy(TypedDict):
+    enabled: Callable[[str], bool]  # whether a model's concurrent requests are batched
+    window_ms: float
+    max_batch: int
+
+
+class _BenchRead(TypedDict):
+    stamp: tuple[int, int, int] | None  # the bench file's inode, mtime and size when it was read
+    verdicts: dict[str, bool]  # model -> batching measured a gain
+
+
+def policy(settings: ServerSettings, engine: str = "waitress") -> BatchingPolicy:
     return {
         "enabled": enabled_for(settings, engine),
         "window_ms": settings["batch_window_ms"],
@@ -20,7 +32,7 @@ def policy(settings: dict[str, Any], engine: str = "waitress") -> dict[str, Any]
     }
 
 
-def enabled_for(settings: dict[str, Any], engine: str = "waitress") -> Callable[[str], bool]:
+def enabled_for(settings: ServerSettings, engine: str = "waitress") -> Callable[[str], bool]:
     choice = str(settings["dynamic_batching"]).strip()
     if choice == "all":
         return lambda model: True
@@ -30,7 +42,7 @@ def enabled_for(settings: dict[str, Any], engine: str = "waitress") -> Callable[
         chosen = {m.strip() for m in choice.split(",") if m.strip()}
         return lambda model: model in chosen
     bench = Path(settings["repository"]) / BENCH_FILE
-    cache: dict[str, Any] = {"stamp": None, "verdicts": {}}
+    cache: _BenchRead = {"stamp": None, "verdicts": {}}
 
     def measured(model: str) -> bool:
         # A new bench changes the verdict without a restart; the file is parsed only when it changed.
@@ -44,7 +56,7 @@ def enabled_for(settings: dict[str, Any], engine: str = "waitress") -> Callable[
                 verdicts = json.loads(bench.read_text()).get("recommendations", {}).get(VERDICTS[engine], {})
             except (OSError, ValueError):
                 verdicts = {}
-            cache.update(stamp=stamp, verdicts=verdicts)
+            cache["stamp"], cache["verdicts"] = stamp, verdicts
         return bool(cache["verdicts"].get(model, False))
 
     return measured

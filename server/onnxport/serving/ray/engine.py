@@ -22,6 +22,7 @@ from typing import Any, cast
 
 from onnxport.errors import OnnxportError, UsageError
 from onnxport.json_boundary import JsonObject
+from onnxport.serving.config import ServerSettings
 
 APP_NAME = "onnxport"
 DEPLOYMENT = "v2"
@@ -33,7 +34,7 @@ MAX_ONGOING = 32
 class V2Replica:
     """One replica: builds its State in the actor, then answers every HTTP request through the Flask app."""
 
-    def __init__(self, settings: dict[str, Any], max_ongoing: int = MAX_ONGOING):
+    def __init__(self, settings: ServerSettings, max_ongoing: int = MAX_ONGOING):
         import ray
         from a2wsgi import WSGIMiddleware
         from ray import serve
@@ -44,8 +45,8 @@ class V2Replica:
         from onnxport.serving.ray import replicas
         from onnxport.serving.ray.batching import serve_batcher
 
-        if settings.get("artifacts_url"):  # a node without the repository folder: a verified local copy
-            mirror.sync(settings["artifacts_url"], settings["repository"])
+        if url := settings.get("artifacts_url"):  # a node without the repository folder: a verified local copy
+            mirror.sync(url, settings["repository"])
         self.loop: asyncio.AbstractEventLoop | None = None  # the replica's, known at its first request
         replica_state = state.build(settings, serve_batcher(self._running_loop), engine="ray")
         state.record_statistics(replica_state)
@@ -122,7 +123,7 @@ def _interrupt(*_: Any) -> None:
 
 
 def serve_on_ray(
-    settings: dict[str, Any],
+    settings: ServerSettings,
     replicas: int = 1,
     autoscale: tuple[int, int] | None = None,
     address: str | None = None,
@@ -136,12 +137,12 @@ def serve_on_ray(
         raise OnnxportError("--engine ray needs Ray Serve: pip install -e '.[ray]'") from exc
     if replicas < 1 or max_ongoing < 1:
         raise UsageError(f"--replicas {replicas}, --max-ongoing-requests {max_ongoing}: each at least 1")
-    if settings.get("artifacts_url") and not address:
+    if (url := settings.get("artifacts_url")) and not address:
         # The replicas of a local cluster share this folder: copying it here first makes a bad URL or
         # an altered file a one-line error before any cluster starts.
         from onnxport.repository import mirror
 
-        copied = mirror.sync(settings["artifacts_url"], settings["repository"])
+        copied = mirror.sync(url, settings["repository"])
         print(
             f"onnxport: copied {settings['artifacts_url']} into {settings['repository']}: "
             f"{copied['downloaded']} files downloaded ({copied['bytes']:,} bytes), {copied['present']} present, "

@@ -25,7 +25,8 @@ from onnxport import __version__
 from onnxport.pipelines.raw import Limits
 from onnxport.repository.manifest import ModelEntry
 from onnxport.serving import statistics
-from onnxport.serving.config import ANY_ORIGIN
+from onnxport.serving.config import ANY_ORIGIN, ServerSettings
+from onnxport.serving.models.batching_policy import BatchingPolicy
 from onnxport.serving.models.catalog import Catalog, NotFound
 from onnxport.serving.models.sessions import SessionPool
 from onnxport.serving.v2 import inference, json_budget, protocol, raw_input
@@ -46,10 +47,10 @@ CHUNK = 1 << 20  # decoded bytes per step: a gzip bomb costs the limit plus this
 class Server(Protocol):
     """What the core reads of one server's state (serving/state.py's State has it)."""
 
-    settings: dict[str, Any]
+    settings: ServerSettings
     catalog: Catalog
     sessions: SessionPool
-    batching: dict[str, Any]
+    batching: BatchingPolicy
     recorder: statistics.Recorder | None
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import numpy as np
 
@@ -11,6 +10,7 @@ from onnxport import runtime
 from onnxport.json_boundary import JsonObject
 from onnxport.repository.batch_axis import batch_axis_dynamic, shared_dimension
 from onnxport.repository.manifest import ValueInfo
+from onnxport.serving.models.batching_policy import BatchingPolicy
 from onnxport.serving.models.catalog import Catalog
 from onnxport.serving.models.sessions import SessionPool
 from onnxport.serving.statistics import Timing
@@ -79,7 +79,7 @@ def infer(
     model: str,
     version: str | None,
     request: InferRequest,
-    batching: dict[str, Any] | None = None,
+    batching: BatchingPolicy | None = None,
     timing: Timing | None = None,
 ) -> tuple[str, dict[str, np.ndarray]]:
     """timing, if given, hears the checks as compute_input and the batcher's wait as queue."""

@@ -12,19 +12,20 @@ metadata (`GET /v2/models/{model_name}`), not in this document.
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterable, get_args
+from typing import Iterable, get_args
 
+from onnxport.json_boundary import JsonObject
 from onnxport.serving.v2 import request_schema
 
 ERROR = {"$ref": "#/components/schemas/Error"}
 DATATYPES = list(get_args(request_schema.Datatype))
 
 
-def json_response(schema: dict[str, Any], description: str) -> dict[str, Any]:
+def json_response(schema: JsonObject, description: str) -> JsonObject:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def errors(*codes: int) -> dict[str, Any]:
+def errors(*codes: int) -> JsonObject:
     """The one error shape, under each status code, with what it means on V2's routes."""
     why = {
         400: "the request does not follow the protocol, or does not fit the model",
@@ -39,7 +40,7 @@ def errors(*codes: int) -> dict[str, Any]:
     return {str(code): json_response(ERROR, why[code]) for code in codes}
 
 
-def _tensor_metadata() -> dict[str, Any]:
+def _tensor_metadata() -> JsonObject:
     return {
         "type": "object",
         "additionalProperties": False,
@@ -52,7 +53,7 @@ def _tensor_metadata() -> dict[str, Any]:
     }
 
 
-def _schemas() -> dict[str, Any]:
+def _schemas() -> JsonObject:
     request = request_schema.InferenceRequest.model_json_schema(ref_template="#/components/schemas/{model}")
     definitions = request.pop("$defs", {})
     return {
@@ -123,7 +124,7 @@ VERSION = {"name": "model_version", "in": "path", "required": True, "schema": {"
 EXAMPLE = {"inputs": [{"name": "features", "shape": [1, 4], "datatype": "FP32", "data": [5.9, 3.0, 5.1, 1.8]}]}
 
 
-def _infer_response() -> dict[str, Any]:
+def _infer_response() -> JsonObject:
     """JSON, or with binary outputs (binary_data_output, binary_data) the binary tensor extension:
     a JSON header of Inference-Header-Content-Length bytes, then the raw tensors."""
     response = json_response({"$ref": "#/components/schemas/InferenceResponse"}, "the outputs")
@@ -137,7 +138,7 @@ def _infer_response() -> dict[str, Any]:
     return response
 
 
-def _infer(parameters: list[dict[str, Any]]) -> dict[str, Any]:
+def _infer(parameters: list[JsonObject]) -> JsonObject:
     return {
         "post": {
             "summary": "Run the model (the latest version: fp32) on the request's inputs",
@@ -157,8 +158,8 @@ def _infer(parameters: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def get_operation(
-    summary: str, schema: str | dict[str, Any], *codes: int, parameters: Iterable[dict[str, Any]] = ()
-) -> dict[str, Any]:
+    summary: str, schema: str | JsonObject, *codes: int, parameters: Iterable[JsonObject] = ()
+) -> JsonObject:
     """A GET whose 200 is JSON: a schema of components/schemas by name, or one given whole."""
     return {
         "get": {
@@ -174,7 +175,7 @@ def get_operation(
     }
 
 
-def paths() -> dict[str, Any]:
+def paths() -> JsonObject:
     """The protocol's own paths: health, metadata, readiness, inference, and this document."""
     get = get_operation
     both = (MODEL, VERSION)
@@ -203,5 +204,5 @@ def paths() -> dict[str, Any]:
     }
 
 
-def components() -> dict[str, Any]:
+def components() -> JsonObject:
     return {"schemas": _schemas()}

@@ -24,13 +24,14 @@ import resource
 import socket
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable
 
 from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser
 from waitress.task import ErrorTask
 from waitress.utilities import RequestHeaderFieldsTooLarge
 
+from onnxport.serving.config import ServerSettings
 from onnxport.serving.waitress.framing import StrictParser
 
 SWEEP_SECONDS = 0.2  # how often the deadlines are checked (the loop wakes at least once a second)
@@ -49,7 +50,7 @@ class Limits:
     body_timeout: float
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> Limits:
+    def from_settings(cls, settings: ServerSettings) -> Limits:
         return cls(
             settings["max_connections"], settings["idle_timeout"], settings["header_timeout"], settings["body_timeout"]
         )
