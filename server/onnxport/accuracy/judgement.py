@@ -145,12 +145,12 @@ def fp32_floor(table_floor: Mapping[str, Any], validation: Mapping[str, Any] | N
     return floor
 
 
-def missing(reference: Outputs, got: Outputs) -> reasons.OutputMissing | None:
+def missing(reference: Outputs, got: Outputs) -> reasons.MissingReason | None:
     name = next((name for name in reference if name not in got), None)
     return None if name is None else {"code": "output_missing", "output": name}
 
 
-def outside_floor(outputs: Mapping[str, OutputErrors], floor: Tolerance) -> reasons.OutsideFloor | None:
+def outside_floor(outputs: Mapping[str, OutputErrors], floor: Tolerance) -> reasons.FloorReason | None:
     """The first float element outside the floor, with where, what and the bounds."""
     for name, errors in outputs.items():
         first = errors.get("first_mismatch")

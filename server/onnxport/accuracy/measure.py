@@ -61,7 +61,7 @@ def verdict(
 
 def rejection(
     arithmetic: str, budget: Tolerance, task: str, vs_fp32: Measurement, *, bound: str = "budget"
-) -> reasons.Reason | None:
+) -> reasons.Rejection | None:
     """The reason a variant is rejected, as data (accuracy/reasons.py), or None when it may be served.
 
     `arithmetic` is what the file computes (a variant's name works the same way: only "fp32" matters,
@@ -72,7 +72,7 @@ def rejection(
     )
 
 
-def broken(vs: Measurement, *, exact_integers: bool, reference: str = "fp32") -> reasons.Reason | None:
+def broken(vs: Measurement, *, exact_integers: bool, reference: str = "fp32") -> reasons.Rejection | None:
     """What fails whatever the budget: a shape that differs, inf/NaN where `reference` ("fp32" or "server_run") is
     finite, and (with exact_integers) integer outputs that differ."""
     against: reasons.Against = "server_run" if reference == "server_run" else "fp32"

@@ -1,5 +1,8 @@
 """Why a result failed, as data: a code and the numbers and names it needs, and Python's words for it.
 
+The manifest keeps an over-budget variant's reason as data too (`reason_data`), so its JSON Schema carries
+these types.
+
 The codes are defined here, once. A reason is a JSON object (`{"code": "top1_below_bound", "value": 0.75,
 "bound": 0.97, "against": "fp32", "limit": "budget"}`), so both languages judge alike and each renders its own
 words: `render()` here (the words the manifest, the check's report and the CLI print), `renderReason()` in
@@ -12,7 +15,10 @@ from __future__ import annotations
 import math
 from typing import Literal, Union
 
+from pydantic import with_config
 from typing_extensions import NotRequired, TypedDict
+
+from onnxport.json_fields import STRICT
 
 Number = Union[float, str]  # a float, or "Infinity", "-Infinity", "NaN"
 Against = Literal[
@@ -21,6 +27,7 @@ Against = Literal[
 Limit = Literal["budget", "floor", "serving_bound"]  # which bound it broke
 
 
+@with_config(STRICT)
 class BoundReason(TypedDict):
     """A task metric outside its bound (accuracy/budgets.py shortfall)."""
 
@@ -38,12 +45,14 @@ class BoundReason(TypedDict):
     share: NotRequired[float]  # the serving bound's share of the budget
 
 
-class OutputMissing(TypedDict):
+@with_config(STRICT)
+class MissingReason(TypedDict):
     code: Literal["output_missing"]
     output: str
 
 
-class ShapeMismatch(TypedDict):
+@with_config(STRICT)
+class ShapeReason(TypedDict):
     code: Literal["shape_mismatch"]
     output: str
     shape: list[int]
@@ -51,21 +60,24 @@ class ShapeMismatch(TypedDict):
     against: Against
 
 
-class Nonfinite(TypedDict):
+@with_config(STRICT)
+class NonfiniteReason(TypedDict):
     code: Literal["nonfinite"]
     output: str
     count: int
     against: Against
 
 
-class IntegerMismatch(TypedDict):
+@with_config(STRICT)
+class IntegerReason(TypedDict):
     code: Literal["integer_mismatch"]
     output: str
     count: int
     against: Against
 
 
-class OutsideFloor(TypedDict):
+@with_config(STRICT)
+class FloorReason(TypedDict):
     code: Literal["outside_floor"]
     output: str
     index: list[int]
@@ -76,6 +88,7 @@ class OutsideFloor(TypedDict):
     floor_rel: float | None
 
 
+@with_config(STRICT)
 class FirstOutside(TypedDict):
     output: str
     index: list[int]
@@ -83,6 +96,7 @@ class FirstOutside(TypedDict):
     got: Number
 
 
+@with_config(STRICT)
 class ElementwiseDiagnostic(TypedDict):
     """How far a result is from the server's run of the same file, element by element: shown, never the verdict."""
 
@@ -94,7 +108,8 @@ class ElementwiseDiagnostic(TypedDict):
     text: NotRequired[str]  # render()'s words, kept for the readers of the check's rows
 
 
-Reason = Union[BoundReason, OutputMissing, ShapeMismatch, Nonfinite, IntegerMismatch, OutsideFloor]
+Rejection = Union[BoundReason, ShapeReason, NonfiniteReason, IntegerReason]  # the import's (measure.rejection)
+Reason = Union[Rejection, MissingReason, FloorReason]  # a judgement's (accuracy/judgement.py)
 AnyReason = Union[Reason, ElementwiseDiagnostic]
 
 # Every code, in one place: tests/vectors/reason_vectors.json holds them and a reason of each, which
@@ -152,7 +167,7 @@ def render(reason: AnyReason) -> str:
     if code == "output_missing":
         return f"output {reason['output']!r} is missing"  # type: ignore[typeddict-item]
     if code == "outside_floor":
-        r: OutsideFloor = reason  # type: ignore[assignment]
+        r: FloorReason = reason  # type: ignore[assignment]
         return (
             f"output {r['output']!r} at [{', '.join(map(str, r['index']))}]: expected {_float(r['expected'])}, "
             f"got {_float(r['got'])} (max abs {r['max_abs']:.3g}; "
@@ -163,7 +178,7 @@ def render(reason: AnyReason) -> str:
     return _bound(reason)  # type: ignore[arg-type]
 
 
-def _broken(reason: ShapeMismatch | Nonfinite | IntegerMismatch) -> str:
+def _broken(reason: ShapeReason | NonfiniteReason | IntegerReason) -> str:
     against = _AGAINST[reason["against"]]
     if reason["code"] == "shape_mismatch":
         return f"output {reason['output']!r} has shape {reason['shape']}, {against} has {reason['expected_shape']}"
