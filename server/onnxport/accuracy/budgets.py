@@ -88,7 +88,12 @@ def serving_budget(arithmetic: str) -> Tolerance:
 
 
 def check(
-    budget: Tolerance, task: str, metric: dict[str, float], *, against: str = "fp32", bound: str = "budget"
+    budget: Tolerance,
+    task: str,
+    metric: dict[str, float],
+    *,
+    against: reasons.Against = "fp32",
+    bound: reasons.Limit = "budget",
 ) -> str | None:
     """None when the metric is within budget, else the reason in words, with both figures (reasons.render of
     shortfall())."""
@@ -107,7 +112,12 @@ _METRICS: tuple[tuple[str | None, str, str, str, str], ...] = (
 
 
 def shortfall(
-    budget: Tolerance, task: str, metric: dict[str, float], *, against: str = "fp32", limit: str = "budget"
+    budget: Tolerance,
+    task: str,
+    metric: dict[str, float],
+    *,
+    against: reasons.Against = "fp32",
+    limit: reasons.Limit = "budget",
 ) -> reasons.BoundReason | None:
     """None when the metric is within budget, else the reason as data (accuracy/reasons.py).
 
@@ -128,8 +138,8 @@ def shortfall(
             "code": code,  # type: ignore[typeddict-item]  # one of BoundReason's codes, by _METRICS
             "value": reasons.number(value),
             "bound": bound,
-            "against": against,  # type: ignore[typeddict-item]
-            "limit": limit,  # type: ignore[typeddict-item]
+            "against": against,
+            "limit": limit,
         }
         if limit == SERVING_BOUND:
             reason["share"] = round(1 - SERVING_HEADROOM, 9)

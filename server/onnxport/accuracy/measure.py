@@ -51,7 +51,7 @@ def accuracy(labels: np.ndarray | None, got: list[Feeds], metric_output: str | N
 
 
 def verdict(
-    arithmetic: str, budget: Tolerance, task: str, vs_fp32: Measurement, *, bound: str = "budget"
+    arithmetic: str, budget: Tolerance, task: str, vs_fp32: Measurement, *, bound: reasons.Limit = "budget"
 ) -> str | None:
     """The reason a variant is rejected, in words (the manifest's `reason`), or None when it may be served:
     reasons.render of rejection()."""
@@ -60,7 +60,7 @@ def verdict(
 
 
 def rejection(
-    arithmetic: str, budget: Tolerance, task: str, vs_fp32: Measurement, *, bound: str = "budget"
+    arithmetic: str, budget: Tolerance, task: str, vs_fp32: Measurement, *, bound: reasons.Limit = "budget"
 ) -> reasons.Rejection | None:
     """The reason a variant is rejected, as data (accuracy/reasons.py), or None when it may be served.
 
@@ -72,10 +72,10 @@ def rejection(
     )
 
 
-def broken(vs: Measurement, *, exact_integers: bool, reference: str = "fp32") -> reasons.Rejection | None:
+def broken(vs: Measurement, *, exact_integers: bool, reference: reasons.Against = "fp32") -> reasons.Rejection | None:
     """What fails whatever the budget: a shape that differs, inf/NaN where `reference` ("fp32" or "server_run") is
     finite, and (with exact_integers) integer outputs that differ."""
-    against: reasons.Against = "server_run" if reference == "server_run" else "fp32"
+    against = reference
     for name, errors in vs["outputs"].items():
         if "shape_mismatch" in errors:
             shapes = errors["shape_mismatch"]

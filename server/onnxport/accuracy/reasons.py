@@ -1,19 +1,17 @@
 """Why a result failed, as data: a code and the numbers and names it needs, and Python's words for it.
 
-The manifest keeps an over-budget variant's reason as data too (`reason_data`), so its JSON Schema carries
-these types.
-
 The codes are defined here, once. A reason is a JSON object (`{"code": "top1_below_bound", "value": 0.75,
 "bound": 0.97, "against": "fp32", "limit": "budget"}`), so both languages judge alike and each renders its own
 words: `render()` here (the words the manifest, the check's report and the CLI print), `renderReason()` in
 web/lib/verification/reasons.js (the browser's). tests/vectors/judgement_vectors.json pins the data, not the
-words. Numbers that JSON cannot hold (inf, NaN) are written as "Infinity", "-Infinity" and "NaN".
+words. Numbers that JSON cannot hold (inf, NaN) are written as "Infinity", "-Infinity" and "NaN". The manifest
+keeps an over-budget variant's reason as data too (`reason_data`), so its JSON Schema carries these types.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Literal, Union
+from typing import Literal, Union, get_args, get_type_hints
 
 from pydantic import with_config
 from typing_extensions import NotRequired, TypedDict
@@ -21,9 +19,8 @@ from typing_extensions import NotRequired, TypedDict
 from onnxport.json_fields import STRICT
 
 Number = Union[float, str]  # a float, or "Infinity", "-Infinity", "NaN"
-Against = Literal[
-    "fp32", "server_run"
-]  # what a result was measured against: fp32, or the server's run of the same file
+# What a result was measured against: fp32's output, or the server's run of the same file.
+Against = Literal["fp32", "server_run"]
 Limit = Literal["budget", "floor", "serving_bound"]  # which bound it broke
 
 
@@ -112,21 +109,10 @@ Rejection = Union[BoundReason, ShapeReason, NonfiniteReason, IntegerReason]  # t
 Reason = Union[Rejection, MissingReason, FloorReason]  # a judgement's (accuracy/judgement.py)
 AnyReason = Union[Reason, ElementwiseDiagnostic]
 
-# Every code, in one place: tests/vectors/reason_vectors.json holds them and a reason of each, which
-# web/lib/verification/reasons.js renders too (its REASON_CODES must be this list).
-CODES: tuple[str, ...] = (
-    "top1_below_bound",
-    "cosine_below_bound",
-    "step_agreement_below_bound",
-    "mean_error_above_bound",
-    "max_error_above_bound",
-    "output_missing",
-    "shape_mismatch",
-    "nonfinite",
-    "integer_mismatch",
-    "outside_floor",
-    "elementwise_diagnostic",
-)
+KINDS = (BoundReason, MissingReason, ShapeReason, NonfiniteReason, IntegerReason, FloorReason, ElementwiseDiagnostic)
+# Every code, read from the types' `code` Literals: tests/vectors/reason_vectors.json holds them and a reason of
+# each, which web/lib/verification/reasons.js renders too (its REASON_CODES must be this list).
+CODES: tuple[str, ...] = tuple(code for kind in KINDS for code in get_args(get_type_hints(kind)["code"]))
 
 _AGAINST = {"fp32": "fp32", "server_run": "the server"}
 
