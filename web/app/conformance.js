@@ -187,7 +187,8 @@ async function checkOne({ model, variant, form, record, runtime }, golden, rule,
     return {
       ...base,
       status: judged.ok ? "pass" : "fail",
-      // The reason in the page's words, and as data: the check's report prints it in Python's (harness/conformance_page.py).
+      // The reason in the page's words, and as data: the check's report prints it in Python's
+      // (server/onnxport/harness/conformance_page.py).
       reason: judged.reason ? renderReason(judged.reason) : null,
       reason_data: judged.reason,
       rows,

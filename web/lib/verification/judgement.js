@@ -1,6 +1,7 @@
 // The one judgement of a runtime's result for a variant, as the import judges it
 // (server/onnxport/accuracy/judgement.py is the same rule; tests/vectors/judgement_vectors.json pins
-// both, reasons included: a reason is data, a code and its numbers, which reasons.js renders). `onnxport check`, first-use verification and the playground use it.
+// both, reasons included: a reason is data, a code and its numbers, which reasons.js renders).
+// `onnxport check`, first-use verification and the playground use it.
 //
 // A file that computes in fp32 is judged element by element against the server's output of the same
 // file, within the runtime's floor (onnxruntime-web's own: the table's "fp32/<runtime>"), and by its

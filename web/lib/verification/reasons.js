@@ -65,7 +65,10 @@ export function renderReason(reason) {
     case "output_missing":
       return `output ${name(reason.output)} is missing`;
     case "shape_mismatch":
-      return `output ${name(reason.output)} has shape ${list(reason.shape)}, ${against} has ${list(reason.expected_shape)}`;
+      return (
+        `output ${name(reason.output)} has shape ${list(reason.shape)}, ` +
+        `${against} has ${list(reason.expected_shape)}`
+      );
     case "nonfinite":
       return `output ${name(reason.output)} has ${reason.count} inf/NaN values where ${against} is finite`;
     case "integer_mismatch":
@@ -73,7 +76,8 @@ export function renderReason(reason) {
     case "outside_floor":
       return (
         `output ${name(reason.output)} at ${list(reason.index)}: expected ${reason.expected}, got ${reason.got} ` +
-        `(max abs ${significant(reason.max_abs)}; floor abs ${reason.floor_abs ?? "none"}, rel ${reason.floor_rel ?? "none"})`
+        `(max abs ${significant(reason.max_abs)}; ` +
+        `floor abs ${reason.floor_abs ?? "none"}, rel ${reason.floor_rel ?? "none"})`
       );
     case "elementwise_diagnostic":
       return diagnosticText(reason);
