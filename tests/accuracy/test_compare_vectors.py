@@ -1,7 +1,8 @@
 """The comparison rule's shared vectors (tests/vectors/compare_vectors.json) through the Python rule.
 
 tests/js/lib/verification/test_compare_vectors.mjs runs the same file through web/lib/verification/compare.js,
-so the browser and the server judge every element alike.
+so the browser and the server judge every element alike. Each case's `reason` is the fp32 judgement's (the floor
+basis, accuracy/judgement.py) as data: the code and numbers both languages must give.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 from onnxport.accuracy.compare import output_errors
+from onnxport.accuracy.judgement import judge
 from onnxport.accuracy.tolerance import Tolerance
 
 VECTORS = json.loads((Path(__file__).parent.parent / "vectors" / "compare_vectors.json").read_text())
@@ -45,3 +47,13 @@ def test_vector(case):
     assert ("shape_mismatch" in report) == ("got_dims" in case), report
     if "shape_mismatch" not in report:
         assert report["nonfinite"] == case.get("nonfinite", 0), report
+
+
+@pytest.mark.parametrize("case", VECTORS, ids=[case["name"] for case in VECTORS])
+def test_the_floor_judgement_gives_the_cases_reason(case):
+    expected = decode(case["dtype"], case["dims"], case["expected"])
+    got = decode(case["dtype"], case.get("got_dims", case["dims"]), case["got"])
+    floor = {"abs": case["abs"], "rel": case["rel"], "top1_min": 0, "cosine_min": -1}
+    judged = judge("regression", None, "fp32", None, floor, {"out": got}, None, {"out": expected})
+    assert judged["ok"] == case["pass"]
+    assert judged["reason"] == case["reason"]

@@ -1,7 +1,8 @@
 """The judgement's shared vectors (tests/vectors/judgement_vectors.json) through the Python rule.
 
 tests/js/lib/verification/test_judgement_vectors.mjs runs the same file through web/lib/verification/judgement.js:
-the import, the check, first-use verification and the playground judge a result alike, and say why in the same words.
+the import, the check, first-use verification and the playground judge a result alike, and give the same reason as
+data (a code and its numbers); each language renders its own words (Python's are `reason_text`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 from onnxport.accuracy.judgement import judge
+from onnxport.accuracy.reasons import CODES, render
 from onnxport.accuracy.tolerance import Tolerance
 
 DATA = Path(__file__).parent.parent / "vectors"
@@ -57,13 +59,17 @@ def test_vector(vector):
     assert (result["ok"], result["basis"]) == (vector["ok"], vector["basis"]), result
     assert result["reason"] == vector["reason"]
     assert (result["reason"] is None) == vector["ok"]
+    text = render(result["reason"]) if result["reason"] else None
+    assert text == vector["reason_text"]
     if vector["reason_prefix"]:
-        assert result["reason"].startswith(vector["reason_prefix"])
+        assert text.startswith(vector["reason_prefix"])
+        assert result["reason"]["code"] in CODES
     assert result["metric"] == pytest.approx(vector["metric"], rel=1e-12)
     if vector["diagnostic_max_abs"] is None:
         assert result["diagnostic"] is None
     else:
         assert result["diagnostic"]["max_abs"] == pytest.approx(vector["diagnostic_max_abs"], rel=1e-12)
+        assert {k: v for k, v in result["diagnostic"].items() if k != "text"} == vector["diagnostic"]
         assert result["diagnostic"]["text"].startswith("element-wise vs the server's output of this file: max abs ")
 
 

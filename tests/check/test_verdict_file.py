@@ -346,3 +346,11 @@ def test_api_conformance_answers_the_recorded_verdicts(repository_copy, client_o
         ("fp32", iris["fp32"]["sha256"]),
         ("fp16", iris["fp16"]["sha256"]),
     ]
+
+
+def test_a_failures_reason_data_is_kept_beside_its_words():
+    data = {"code": "top1_below_bound", "value": 0.5, "bound": 0.97, "against": "fp32", "limit": "budget"}
+    failed = row("fp16", status="fail", reason_data=data)
+    entries = verdict_file.from_report(report(row(), failed), manifest(fp32=SHA["aaa"], fp16=SHA["bbb"]))
+    assert "reason_data" not in entries[0]
+    assert entries[1]["reason_data"] == data and entries[1]["reason"] == "fail for a reason"

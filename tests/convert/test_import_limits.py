@@ -23,6 +23,7 @@ import pytest
 from graph_helpers import make_model, rng, tensor
 from onnx import TensorProto, helper
 
+from onnxport.accuracy import reasons
 from onnxport.convert import fp16, int8, lower_precision, segments, variant_maker
 from onnxport.convert.fp16 import overflow as fp16_overflow
 from onnxport.convert.intake import onnx_file
@@ -325,3 +326,7 @@ def test_no_fallback_search_past_its_size(tmp_path, run_cli, monkeypatch):
     assert fp16_record["status"] == "rejected", fp16_record
     assert "no fallback search: the graph has 3 nodes, more than 2" in fp16_record["reason"]
     assert "fallback" not in fp16_record
+    # The budget's reason is kept as data beside the words, which start with its rendering.
+    assert fp16_record["reason_data"]["code"] == "max_error_above_bound", fp16_record["reason_data"]
+    assert fp16_record["reason_data"]["limit"] == "serving_bound"
+    assert fp16_record["reason"].startswith(reasons.render(fp16_record["reason_data"]) + "; no fallback search")

@@ -16,7 +16,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxport import cli
-from onnxport.accuracy import measured
+from onnxport.accuracy import measured, reasons
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.bench.inputs import batch_one
 from onnxport.convert.intake.sources import recipe_build_key
@@ -143,6 +143,18 @@ def test_the_other_variant_forms_and_a_missing_shape_are_valid(validator, import
     over = entry["variants"]["int8-static"]
     over.update(status="rejected", reason="max error / max |fp32| 0.3 > budget 0.1")
     assert problems(validator, manifest) == []
+
+
+def test_an_over_budget_variant_keeps_its_reason_as_data_and_an_unknown_code_is_refused(validator, imported):
+    manifest = copy.deepcopy(imported[1])
+    over = manifest["models"]["matmul"]["variants"]["fp32"]  # a measured record, made over budget
+    del over["forms"]
+    data = {"code": "max_error_above_bound", "value": 0.3, "bound": 0.1, "against": "fp32", "limit": "budget"}
+    over.update(status="rejected", reason=reasons.render(data), reason_data=data)
+    assert over["reason"] == "max error / max |fp32| 0.3 > budget 0.1"
+    assert problems(validator, manifest) == []
+    over["reason_data"] = {**data, "code": "too_slow"}
+    assert problems(validator, manifest) != []
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,10 @@
 """Write tests/vectors/judgement_vectors.json: the shared cases of the one judgement of a result.
 
-Each case states what must come out (ok, basis, the reason's first words); the full reason, the metric
-and the diagnostic's max abs are then written as Python's accuracy/judgement.py gives them, so the
-JavaScript twin (web/lib/verification/judgement.js, tests/js/lib/verification/test_judgement_vectors.mjs) must
-say the same, word for word.
+Each case states what must come out (ok, basis, the reason's first words in Python); the reason (data: a code
+and its numbers, accuracy/reasons.py), the metric and the diagnostic are then written as Python's
+accuracy/judgement.py gives them, so the JavaScript twin (web/lib/verification/judgement.js,
+tests/js/lib/verification/test_judgement_vectors.mjs) must give the same data; `reason_text` is Python's words
+for it (each language renders its own).
 tests/accuracy/test_judgement_vectors.py checks the file against both this script's expectations and
 the Python rule. Run: .venv/bin/python tests/vectors/make_judgement_vectors.py
 """
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from onnxport.accuracy.judgement import judge
+from onnxport.accuracy.reasons import render
 
 OUT = Path(__file__).with_name("judgement_vectors.json")
 
@@ -476,17 +478,20 @@ def build() -> list[dict[str, Any]]:
     for spec in cases():
         vector = {**spec, **{k: _named(spec[k]) for k in ("got", "fp32", "same_variant")}}
         result = run(vector)
+        text = render(result["reason"]) if result["reason"] else None
         if (result["ok"], result["basis"]) != (vector["ok"], vector["basis"]) or (
-            vector["reason_prefix"] and not (result["reason"] or "").startswith(vector["reason_prefix"])
+            vector["reason_prefix"] and not (text or "").startswith(vector["reason_prefix"])
         ):
             raise SystemExit(
                 f"case {vector['name']!r}: wanted ok={vector['ok']} basis={vector['basis']} "
-                f"reason {vector['reason_prefix']!r}..., the rule says {result['ok']} {result['basis']} "
-                f"{result['reason']!r}"
+                f"reason {vector['reason_prefix']!r}..., the rule says {result['ok']} {result['basis']} {text!r}"
             )
         vector["reason"] = result["reason"]
+        vector["reason_text"] = text
         vector["metric"] = result["metric"]
-        vector["diagnostic_max_abs"] = result["diagnostic"]["max_abs"] if result["diagnostic"] else None
+        diagnostic = result["diagnostic"]
+        vector["diagnostic"] = {k: v for k, v in diagnostic.items() if k != "text"} if diagnostic else None
+        vector["diagnostic_max_abs"] = diagnostic["max_abs"] if diagnostic else None
         vectors.append(vector)
     return vectors
 

@@ -19,6 +19,7 @@ import {
   leadingRows,
   openSession,
   placement,
+  renderReason,
   runtime as runtimeRow,
   serverInfer,
   taskMetric,
@@ -186,14 +187,17 @@ async function checkOne({ model, variant, form, record, runtime }, golden, rule,
     return {
       ...base,
       status: judged.ok ? "pass" : "fail",
-      reason: judged.reason,
+      // The reason in the page's words, and as data: the check's report prints it in Python's
+      // (server/onnxport/harness/conformance_page.py).
+      reason: judged.reason ? renderReason(judged.reason) : null,
+      reason_data: judged.reason,
       rows,
       outputs,
       metric,
       basis: judged.basis,
       budget: judged.basis === "budget" ? rule.budget : null,
       metric_vs_fp32: judged.basis === "budget" ? judged.metric : null,
-      diagnostic: judged.diagnostic,
+      diagnostic: judged.diagnostic && { ...judged.diagnostic, text: renderReason(judged.diagnostic) },
       floor: rule.floor,
       tolerance: rule.tolerance,
       timings: {

@@ -6,6 +6,7 @@
 export { compareOutput, taskMetric } from "./verification/compare.js";
 export { AS_BUILT, fileRecord, servedForms } from "./choice/forms.js";
 export { judgementRule, judgeRun } from "./verification/judgement.js";
+export { renderReason } from "./verification/reasons.js";
 export { tensorType } from "./files/manifest.js";
 export { readNpy, readNpz } from "./tensors/npy.js";
 export { placement } from "./choice/placement.js";

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from onnxport.accuracy import reasons
 from onnxport.accuracy.tolerance import Tolerance
 
 # What a file computes (convert/arithmetic.py): fp32, fp16 (some values held as 16-bit floats) or int8
@@ -60,7 +61,7 @@ def budget(arithmetic: str) -> Tolerance:
 # int8 kernels round differently from native onnxruntime's: on the corpus, WebAssembly's int8 moved a
 # detector's mean error from 0.0097 (native, just within 0.01) to 0.0103, 6% of the budget.
 SERVING_HEADROOM = 0.1
-SERVING_BOUND = f"the serving bound ({100 - round(SERVING_HEADROOM * 100)}% of the budget)"
+SERVING_BOUND: reasons.Limit = "serving_bound"  # the limit's name in a reason ("the serving bound (90% of the budget)")
 
 
 def serving_budget(arithmetic: str) -> Tolerance:
@@ -87,26 +88,60 @@ def serving_budget(arithmetic: str) -> Tolerance:
 
 
 def check(
-    budget: Tolerance, task: str, metric: dict[str, float], *, against: str = "fp32", bound: str = "budget"
+    budget: Tolerance,
+    task: str,
+    metric: dict[str, float],
+    *,
+    against: reasons.Against = "fp32",
+    bound: reasons.Limit = "budget",
 ) -> str | None:
-    """None when the metric is within budget, else the reason, with both figures.
+    """None when the metric is within budget, else the reason in words, with both figures (reasons.render of
+    shortfall())."""
+    reason = shortfall(budget, task, metric, against=against, limit=bound)
+    return None if reason is None else reasons.render(reason)
 
-    `against` names the reference the metric was measured on and `bound` what the limit is, for the
-    reason's words: the browser's fp32 judgement (accuracy/judgement.py) measures against the
-    server's output and calls its limits the floor. web/lib/verification/compare.js budgetCheck is this rule."""
-    if task == "classification" and "top1_agreement" in metric and budget.top1_min is not None:
-        if not metric["top1_agreement"] >= budget.top1_min:  # NaN fails too
-            return f"top-1 agreement with {against} {metric['top1_agreement']:.4f} < {bound} {budget.top1_min}"
-    elif task == "embedding" and "cosine_min" in metric and budget.cosine_min is not None:
-        if not metric["cosine_min"] >= budget.cosine_min:
-            return f"min cosine similarity to {against} {metric['cosine_min']:.5f} < {bound} {budget.cosine_min}"
-    elif task == "sequence" and "step_agreement" in metric and budget.top1_min is not None:
-        if not metric["step_agreement"] >= budget.top1_min:
-            return f"per-step top-1 agreement with {against} {metric['step_agreement']:.4f} < {bound} {budget.top1_min}"
-    elif task == "detection-map" and "scaled_mean_abs" in metric and budget.scaled_mean_abs is not None:
-        if not metric["scaled_mean_abs"] <= budget.scaled_mean_abs:
-            return f"mean error / max |{against}| {metric['scaled_mean_abs']:.3g} > {bound} {budget.scaled_mean_abs}"
-    elif "scaled_max_abs" in metric and budget.scaled_max_abs is not None:
-        if not metric["scaled_max_abs"] <= budget.scaled_max_abs:
-            return f"max error / max |{against}| {metric['scaled_max_abs']:.3g} > {bound} {budget.scaled_max_abs}"
+
+_METRICS: tuple[tuple[str | None, str, str, str, str], ...] = (
+    # (task, or None for any other; metric key; budget field; "min" or "max"; reason code)
+    ("classification", "top1_agreement", "top1_min", "min", "top1_below_bound"),
+    ("embedding", "cosine_min", "cosine_min", "min", "cosine_below_bound"),
+    ("sequence", "step_agreement", "top1_min", "min", "step_agreement_below_bound"),
+    ("detection-map", "scaled_mean_abs", "scaled_mean_abs", "max", "mean_error_above_bound"),
+    (None, "scaled_max_abs", "scaled_max_abs", "max", "max_error_above_bound"),
+)
+
+
+def shortfall(
+    budget: Tolerance,
+    task: str,
+    metric: dict[str, float],
+    *,
+    against: reasons.Against = "fp32",
+    limit: reasons.Limit = "budget",
+) -> reasons.BoundReason | None:
+    """None when the metric is within budget, else the reason as data (accuracy/reasons.py).
+
+    `against` names the reference the metric was measured on ("fp32" or "server_run") and `limit` what the bound
+    is ("budget", "floor", or SERVING_BOUND): the browser's fp32 judgement (accuracy/judgement.py) measures
+    against the server's output and calls its limits the floor. web/lib/verification/compare.js budgetCheck is
+    this rule."""
+    for rule_task, key, field, kind, code in _METRICS:  # the first rule that applies decides
+        bound = getattr(budget, field)
+        if rule_task is not None and task != rule_task:
+            continue
+        if key not in metric or bound is None:
+            continue  # as an elif chain: the next rule may apply
+        value = metric[key]
+        if value >= bound if kind == "min" else value <= bound:  # NaN fails either way
+            return None
+        reason: reasons.BoundReason = {
+            "code": code,  # type: ignore[typeddict-item]  # one of BoundReason's codes, by _METRICS
+            "value": reasons.number(value),
+            "bound": bound,
+            "against": against,
+            "limit": limit,
+        }
+        if limit == SERVING_BOUND:
+            reason["share"] = round(1 - SERVING_HEADROOM, 9)
+        return reason
     return None

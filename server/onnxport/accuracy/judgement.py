@@ -10,7 +10,7 @@ file is reported as a diagnostic, never as the verdict. A missing output, a shap
 inf/NaN where the reference is finite always fail.
 
 web/lib/verification/judgement.js is this rule in JavaScript; tests/vectors/judgement_vectors.json pins both, reasons
-included, word for word.
+included: a reason is data (accuracy/reasons.py), which each language renders in its own words.
 """
 
 from __future__ import annotations
@@ -21,25 +21,25 @@ from typing import Any, Literal, Mapping, cast
 import numpy as np
 from typing_extensions import TypedDict
 
-from onnxport.accuracy import budgets, measure
+from onnxport.accuracy import budgets, measure, reasons
 from onnxport.accuracy.measured import OutputErrors
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.json_boundary import JsonObject
 
 Outputs = Mapping[str, np.ndarray]
 ARITHMETICS = budgets.ARITHMETICS
-SERVER = "the server"  # what the floor's reference is called in reasons
+SERVER: reasons.Against = "server_run"  # the floor's reference, in reasons
 
 
 class Judgement(TypedDict):
     """One runtime's result judged (judge()), as the JavaScript twin returns it and the check's rows carry it."""
 
     ok: bool
-    reason: str | None
+    reason: reasons.Reason | None  # data: reasons.render() gives its words
     basis: Literal["floor", "budget"]
     metric: dict[str, float]
     outputs: dict[str, OutputErrors] | None
-    diagnostic: JsonObject | None  # elementwise_diagnostic(): shown, not read
+    diagnostic: reasons.ElementwiseDiagnostic | None  # elementwise_diagnostic(): shown, not read
 
 
 def judge(
@@ -82,7 +82,7 @@ def _by_floor(task: str, metric_output: str | None, floor: Tolerance, got: Outpu
         missing(same, got)
         or measure.broken(vs, exact_integers=True, reference=SERVER)
         or outside_floor(vs["outputs"], floor)
-        or budgets.check(floor, task, metric, against=SERVER, bound="floor")
+        or budgets.shortfall(floor, task, metric, against=SERVER, limit="floor")
     )
     return {
         "ok": reason is None,
@@ -105,8 +105,9 @@ def _by_budget(
     same: Outputs | None,
 ) -> Judgement:
     vs_fp32 = measure.against([dict(fp32)], [dict(got)], task, metric_output)
-    reason = missing(fp32, got) or measure.verdict(arithmetic, budget, task, vs_fp32)
-    outputs, diagnostic = None, None
+    reason = missing(fp32, got) or measure.rejection(arithmetic, budget, task, vs_fp32)
+    outputs: dict[str, OutputErrors] | None = None
+    diagnostic: reasons.ElementwiseDiagnostic | None = None
     if same is not None:
         elementwise = floor if floor.elementwise else None
         outputs = measure.against([dict(same)], [dict(got)], task, None, elementwise)["outputs"]
@@ -144,52 +145,57 @@ def fp32_floor(table_floor: Mapping[str, Any], validation: Mapping[str, Any] | N
     return floor
 
 
-def missing(reference: Outputs, got: Outputs) -> str | None:
+def missing(reference: Outputs, got: Outputs) -> reasons.MissingReason | None:
     name = next((name for name in reference if name not in got), None)
-    return None if name is None else f"output {name!r} is missing"
+    return None if name is None else {"code": "output_missing", "output": name}
 
 
-def outside_floor(outputs: Mapping[str, OutputErrors], floor: Tolerance) -> str | None:
+def outside_floor(outputs: Mapping[str, OutputErrors], floor: Tolerance) -> reasons.FloorReason | None:
     """The first float element outside the floor, with where, what and the bounds."""
     for name, errors in outputs.items():
         first = errors.get("first_mismatch")
         if first:
-            return (
-                f"output {name!r} at [{', '.join(map(str, first['index']))}]: expected {first['expected']}, "
-                f"got {first['got']} (max abs {errors['max_abs']:.3g}; floor abs {floor.abs}, rel {floor.rel})"
-            )
+            return {
+                "code": "outside_floor",
+                "output": name,
+                "index": list(first["index"]),
+                "expected": reasons.number(first["expected"]),
+                "got": reasons.number(first["got"]),
+                "max_abs": errors["max_abs"],
+                "floor_abs": floor.abs,
+                "floor_rel": floor.rel,
+            }
     return None
 
 
-def elementwise_diagnostic(outputs: Mapping[str, OutputErrors]) -> JsonObject:
+def elementwise_diagnostic(outputs: Mapping[str, OutputErrors]) -> reasons.ElementwiseDiagnostic:
     """How far the result is from the server's output of the same file, element by element: the
     largest difference, where the first element outside the floor is, and the abs bound the
-    element rule would have needed (the largest difference itself)."""
+    element rule would have needed (the largest difference itself); `text` is its words (reasons.render)."""
     sized = [(name, e) for name, e in outputs.items() if "shape_mismatch" not in e]
-    worst_name, worst = max(sized, key=lambda item: item[1]["max_abs"], default=(None, {"max_abs": 0.0}))
+    worst_name, worst_abs = None, 0.0
+    for name, e in sized:
+        if worst_name is None or e["max_abs"] > worst_abs:
+            worst_name, worst_abs = name, e["max_abs"]
     first = next(((name, e["first_mismatch"]) for name, e in sized if "first_mismatch" in e), None)
-    text = f"element-wise vs {SERVER}'s output of this file: max abs {worst['max_abs']:.3g}"
-    if worst_name is not None:
-        text += f" in {worst_name!r}"
-    if first:
-        text += f", first outside the floor at {first[0]}[{', '.join(map(str, first[1]['index']))}]"
-    # An abs bound of 0 says nothing: equal outputs are said to be equal.
-    text += (
-        f"; the element rule would have needed abs {worst['max_abs']:.3g}"
-        if worst["max_abs"] > 0
-        else ": the outputs match exactly"
-    )
-    return {
-        "max_abs": worst["max_abs"],
+    diagnostic: reasons.ElementwiseDiagnostic = {
+        "code": "elementwise_diagnostic",
+        "max_abs": worst_abs,
         "output": worst_name,
         "first_outside_floor": (
-            {"output": first[0], "index": first[1]["index"], "expected": first[1]["expected"], "got": first[1]["got"]}
+            {
+                "output": first[0],
+                "index": list(first[1]["index"]),
+                "expected": reasons.number(first[1]["expected"]),
+                "got": reasons.number(first[1]["got"]),
+            }
             if first
             else None
         ),
-        "needed_abs": worst["max_abs"],
-        "text": text,
+        "needed_abs": worst_abs,
     }
+    diagnostic["text"] = reasons.render(diagnostic)
+    return diagnostic
 
 
 _FIELDS = {f.name for f in fields(Tolerance)}
@@ -202,5 +208,7 @@ def tolerance(value: Tolerance | Mapping[str, Any] | None) -> Tolerance:
         return Tolerance()
     if isinstance(value, Tolerance):
         value = value.as_json()
-    known: dict[str, Any] = {k: (v if k == "why" or v is None else float(v)) for k, v in value.items() if k in _FIELDS}
-    return Tolerance(**known)
+    known: dict[str, float | str | None] = {
+        k: (v if k == "why" or v is None else float(v)) for k, v in value.items() if k in _FIELDS
+    }
+    return Tolerance(**known)  # type: ignore[arg-type]  # each field's own type, as the JSON gave it

@@ -6,7 +6,7 @@ from typing import cast
 
 import numpy as np
 
-from onnxport.accuracy import budgets, compare
+from onnxport.accuracy import budgets, compare, reasons
 from onnxport.accuracy.measured import Measurement, Metric, OutputErrors
 from onnxport.accuracy.tolerance import Tolerance
 
@@ -51,29 +51,45 @@ def accuracy(labels: np.ndarray | None, got: list[Feeds], metric_output: str | N
 
 
 def verdict(
-    arithmetic: str, budget: Tolerance, task: str, vs_fp32: Measurement, *, bound: str = "budget"
+    arithmetic: str, budget: Tolerance, task: str, vs_fp32: Measurement, *, bound: reasons.Limit = "budget"
 ) -> str | None:
-    """The reason a variant is rejected, or None when it may be served.
+    """The reason a variant is rejected, in words (the manifest's `reason`), or None when it may be served:
+    reasons.render of rejection()."""
+    reason = rejection(arithmetic, budget, task, vs_fp32, bound=bound)
+    return None if reason is None else reasons.render(reason)
+
+
+def rejection(
+    arithmetic: str, budget: Tolerance, task: str, vs_fp32: Measurement, *, bound: reasons.Limit = "budget"
+) -> reasons.Rejection | None:
+    """The reason a variant is rejected, as data (accuracy/reasons.py), or None when it may be served.
 
     `arithmetic` is what the file computes (a variant's name works the same way: only "fp32" matters,
     whose integer outputs must equal the export's). The import and the browser judgement
     (accuracy/judgement.py, web/lib/verification/judgement.js) both call this rule."""
-    return broken(vs_fp32, exact_integers=arithmetic == "fp32") or budgets.check(
-        budget, task, judged_metric(vs_fp32), bound=bound
+    return broken(vs_fp32, exact_integers=arithmetic == "fp32") or budgets.shortfall(
+        budget, task, judged_metric(vs_fp32), limit=bound
     )
 
 
-def broken(vs: Measurement, *, exact_integers: bool, reference: str = "fp32") -> str | None:
-    """What fails whatever the budget: a shape that differs, inf/NaN where `reference` is finite,
-    and (with exact_integers) integer outputs that differ."""
+def broken(vs: Measurement, *, exact_integers: bool, reference: reasons.Against = "fp32") -> reasons.Rejection | None:
+    """What fails whatever the budget: a shape that differs, inf/NaN where `reference` ("fp32" or "server_run") is
+    finite, and (with exact_integers) integer outputs that differ."""
+    against = reference
     for name, errors in vs["outputs"].items():
         if "shape_mismatch" in errors:
             shapes = errors["shape_mismatch"]
-            return f"output {name!r} has shape {shapes['got']}, {reference} has {shapes['expected']}"
+            return {
+                "code": "shape_mismatch",
+                "output": name,
+                "shape": list(shapes["got"]),
+                "expected_shape": list(shapes["expected"]),
+                "against": against,
+            }
         if errors.get("nonfinite"):
-            return f"output {name!r} has {errors['nonfinite']} inf/NaN values where {reference} is finite"
+            return {"code": "nonfinite", "output": name, "count": int(errors["nonfinite"]), "against": against}
         if exact_integers and errors.get("mismatches"):
-            return f"integer output {name!r} differs from {reference} in {errors['mismatches']} elements"
+            return {"code": "integer_mismatch", "output": name, "count": int(errors["mismatches"]), "against": against}
     return None
 
 

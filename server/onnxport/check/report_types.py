@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import NotRequired, TypedDict
 
 from onnxport.accuracy.measured import ElementTolerance
+from onnxport.accuracy.reasons import Reason
 from onnxport.json_boundary import JsonObject
 
 
@@ -56,6 +57,7 @@ class CheckRow(TypedDict, total=False):
     inputs: int  # pipeline rows: raw inputs compared
     status: str  # pass, fail, error, timeout, unsupported, skipped
     reason: str | None
+    reason_data: NotRequired[Reason]  # the reason as data (accuracy/reasons.py), where the page gave it
     rows: int
     outputs: dict[str, JsonObject]  # output name -> its errors, as compare.py or the page gives them
     metric: JsonObject

@@ -79,6 +79,8 @@ def from_report(report: CheckReport, manifest: Mapping[str, Any], checked: str |
                 "sha256": sha256,
                 "status": row["status"],
                 "reason": row.get("reason"),
+                # A failure's reason as data too (accuracy/reasons.py), where the page gave it.
+                **({"reason_data": row["reason_data"]} if row.get("reason_data") else {}),
                 "basis": row.get("basis"),
                 "max_abs": max_abs(row),
                 "device_kind": kind,

@@ -18,7 +18,7 @@ from typing import Any, cast
 import onnx
 
 from onnxport import runtime
-from onnxport.accuracy import budgets, measure
+from onnxport.accuracy import budgets, measure, reasons
 from onnxport.accuracy.measured import Measurement
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.convert import forms, lower_precision, reference, variants
@@ -38,6 +38,7 @@ from onnxport.repository.variant_record import (
     Fallback,
     Forms,
     MadeVariant,
+    OverBudgetVariant,
     Refusal,
     ServedVariant,
     Settings,
@@ -63,6 +64,7 @@ class _Attempt:
     budget: Tolerance
     fallback: Fallback | None = None
     learned: tuple[str, ...] = ()  # nodes kept in float because onnxruntime refused the file without (fp16/refusals.py)
+    rejection: reasons.Rejection | None = None  # the budget's reason as data, which `reason` words (and may add to)
 
 
 # An int8 variant must be at least this many times smaller than fp32 to be served: a smaller file
@@ -169,6 +171,8 @@ def make_variant(
     )
     if made.fallback is not None:
         record["fallback"] = made.fallback
+    if made.reason and made.rejection is not None:
+        cast(OverBudgetVariant, record)["reason_data"] = made.rejection
     if not made.reason:  # served: its forms (a name of the forms table each)
         cast(ServedVariant, record)["forms"] = cast(
             Forms,
@@ -236,11 +240,16 @@ def _attempt(
     computes = arithmetic(model)
     budget = budgets.budget(computes)
     # Served within less than the budget: other runtimes' results are judged by the budget itself.
-    reason = measure.verdict(
-        computes, budgets.serving_budget(computes), prepared.task, vs_fp32, bound=budgets.SERVING_BOUND
+    serving = budgets.serving_budget(computes)
+    reason = measure.verdict(computes, serving, prepared.task, vs_fp32, bound=budgets.SERVING_BOUND)
+    # The same rule as data, for the manifest's `reason_data` beside the words.
+    rejection = (
+        measure.rejection(computes, serving, prepared.task, vs_fp32, bound=budgets.SERVING_BOUND) if reason else None
     )
     learned = tuple(node for refusal in refusals for node in refusal["kept"])
-    return _Attempt(model, settings, data, session, outputs, vs_fp32, reason, computes, budget, learned=learned)
+    return _Attempt(
+        model, settings, data, session, outputs, vs_fp32, reason, computes, budget, learned=learned, rejection=rejection
+    )
 
 
 def _calibration_skip(prepared: Prepared, name: str) -> str:

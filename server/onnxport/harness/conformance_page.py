@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 from urllib.parse import urlencode
 
+from onnxport.accuracy import reasons
 from onnxport.errors import OnnxportError
 from onnxport.harness.browser_interface import Page
 from onnxport.json_boundary import JsonObject
@@ -87,11 +88,24 @@ def _read(
         run.total, run.browser, run.plan = state["total"], state.get("browser") or {}, state.get("plan") or {}
         on_start(run)
     for row in state["results"]:
+        row = python_words(row)
         run.results.append(row)
         on_row(row)
     if state.get("error"):
         raise OnnxportError(f"the conformance page failed: {state['error']}")
     return bool(state.get("done"))
+
+
+def python_words(row: JsonObject) -> JsonObject:
+    """A page's row with its judgement's reason and diagnostic in Python's words (accuracy/reasons.py render): the
+    page shows its own words, the report, the CLI and the verdicts file print these. The page sends the reason as
+    data (`reason_data`) beside its text; a row without it (skipped, error) keeps its text."""
+    if row.get("reason_data"):
+        row = {**row, "reason": reasons.render(row["reason_data"])}
+    diagnostic = row.get("diagnostic")
+    if diagnostic and diagnostic.get("code") == "elementwise_diagnostic":
+        row = {**row, "diagnostic": {**diagnostic, "text": reasons.render(diagnostic)}}
+    return row
 
 
 def _read_last(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, TypeGuard, Union, cast
 from pydantic import with_config
 from typing_extensions import NotRequired, TypedDict
 
-from onnxport.accuracy import browser_runtimes, budgets
+from onnxport.accuracy import browser_runtimes, budgets, reasons
 from onnxport.accuracy.measured import Budget, Measurement
 from onnxport.json_boundary import JsonObject
 from onnxport.json_fields import STRICT, ArtifactPath, Count, Sha256
@@ -124,6 +124,7 @@ class MadeForm(FormHow):
 
     status: Literal["ok", "rejected"]
     reason: Union[str, None]
+    reason_data: NotRequired[reasons.Rejection]  # `rejected` by the budget: the reason as data (accuracy/reasons.py)
     file: ArtifactPath
     sha256: Sha256
     bytes: Count
@@ -202,6 +203,8 @@ class OverBudgetVariant(_Measured):
 
     status: Literal["rejected"]
     reason: str
+    # The budget's reason as data (accuracy/reasons.py), which `reason` words; absent in repositories built before it.
+    reason_data: NotRequired[reasons.Rejection]
 
 
 @with_config(STRICT)

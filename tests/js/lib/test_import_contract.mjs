@@ -20,7 +20,12 @@ const LAYERS = [
     // a loaded model, its session (a worker's or the server's), the worker it talks to
     model: ["model/model.js", "model/session.js", "model/server-session.js", "model/workers.js"],
     // outputs against the reference, within tolerance, and the verdicts remembered
-    verification: ["verification/verify.js", "verification/judgement.js", "verification/compare.js"],
+    verification: [
+      "verification/verify.js",
+      "verification/judgement.js",
+      "verification/compare.js",
+      "verification/reasons.js",
+    ],
   },
   {
     // raw input to answer

@@ -5,6 +5,7 @@ import {
   judgementRule,
   judgeRun,
   maxAbsDiff,
+  renderReason,
   runtime as runtimeRow,
   serverInfer,
 } from "../../lib/internal.js";
@@ -195,13 +196,13 @@ function verdictView(j) {
       "data-testid": "verdict",
       "data-ok": String(j.ok),
       "data-basis": j.basis,
-      text: `Verdict: ${j.ok ? "pass" : `fail: ${j.reason}`}. ${rule}.`,
+      text: `Verdict: ${j.ok ? "pass" : `fail: ${renderReason(j.reason)}`}. ${rule}.`,
     }),
     j.diagnostic
       ? el("p", {
           class: "diagnostic",
           "data-testid": "diagnostic",
-          text: `Diagnostic, not the verdict: ${j.diagnostic.text}.`,
+          text: `Diagnostic, not the verdict: ${renderReason(j.diagnostic)}.`,
         })
       : null,
   );

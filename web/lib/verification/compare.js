@@ -8,6 +8,7 @@
 // (rel is a relative error, 1e-6, not onnxruntime-web's ratio form 1.000001). Integer and bool
 // outputs must be equal.
 import { cosine, row } from "../tensors/tensors.js";
+import { reasonNumber } from "./reasons.js";
 
 // A bound left at null is not applied; with both null, float elements are not judged at all
 // (as in Python). The ratio is computed as Python computes it, so boundaries round alike.
@@ -179,74 +180,27 @@ export function mergeMetrics(metrics) {
   return merged;
 }
 
-// Python's budgets.check: null when the metric is within the bound, else the reason with both
-// figures. `against` names the reference, `bound` the limit ("budget", or "floor" for fp32).
-export function budgetCheck(budget, task, metric, { against = "fp32", bound = "budget" } = {}) {
-  const has = (key) => metric[key] !== undefined;
-  const set = (key) => budget[key] != null;
-  // NaN fails every bound (the comparisons are written so that it does).
-  if (task === "classification" && has("top1_agreement") && set("top1_min")) {
-    if (!(metric.top1_agreement >= budget.top1_min))
-      return `top-1 agreement with ${against} ${pyFixed(metric.top1_agreement, 4)} < ${bound} ${pyRepr(budget.top1_min)}`;
-  } else if (task === "embedding" && has("cosine_min") && set("cosine_min")) {
-    if (!(metric.cosine_min >= budget.cosine_min))
-      return `min cosine similarity to ${against} ${pyFixed(metric.cosine_min, 5)} < ${bound} ${pyRepr(budget.cosine_min)}`;
-  } else if (task === "sequence" && has("step_agreement") && set("top1_min")) {
-    if (!(metric.step_agreement >= budget.top1_min))
-      return `per-step top-1 agreement with ${against} ${pyFixed(metric.step_agreement, 4)} < ${bound} ${pyRepr(budget.top1_min)}`;
-  } else if (task === "detection-map" && has("scaled_mean_abs") && set("scaled_mean_abs")) {
-    if (!(metric.scaled_mean_abs <= budget.scaled_mean_abs))
-      return `mean error / max |${against}| ${pyG(metric.scaled_mean_abs)} > ${bound} ${pyRepr(budget.scaled_mean_abs)}`;
-  } else if (has("scaled_max_abs") && set("scaled_max_abs")) {
-    if (!(metric.scaled_max_abs <= budget.scaled_max_abs))
-      return `max error / max |${against}| ${pyG(metric.scaled_max_abs)} > ${bound} ${pyRepr(budget.scaled_max_abs)}`;
+// Python's budgets.shortfall: null when the metric is within the bound, else the reason as data
+// (reasons.js renders it). `against` names the reference ("fp32" or "server_run"), `limit` the bound
+// ("budget", or "floor" for fp32).
+const BOUND_RULES = [
+  // [task, or null for any other; metric key; budget field; "min" or "max"; reason code]
+  ["classification", "top1_agreement", "top1_min", "min", "top1_below_bound"],
+  ["embedding", "cosine_min", "cosine_min", "min", "cosine_below_bound"],
+  ["sequence", "step_agreement", "top1_min", "min", "step_agreement_below_bound"],
+  ["detection-map", "scaled_mean_abs", "scaled_mean_abs", "max", "mean_error_above_bound"],
+  [null, "scaled_max_abs", "scaled_max_abs", "max", "max_error_above_bound"],
+];
+
+export function budgetCheck(budget, task, metric, { against = "fp32", limit = "budget" } = {}) {
+  // The first rule that applies decides, as Python's elif chain.
+  for (const [ruleTask, key, field, kind, code] of BOUND_RULES) {
+    if (ruleTask !== null && task !== ruleTask) continue;
+    if (metric[key] === undefined || budget[field] == null) continue;
+    const value = metric[key];
+    // NaN fails every bound (the comparisons are written so that it does).
+    if (kind === "min" ? value >= budget[field] : value <= budget[field]) return null;
+    return { code, value: reasonNumber(value), bound: budget[field], against, limit };
   }
   return null;
-}
-
-// Numbers and names printed as Python prints them, so both languages give a reason word for word.
-// repr(float): shortest round trip, "1.0" for integers, exponent form below 1e-4 ("1e-05").
-export function pyRepr(x) {
-  if (x === null || x === undefined) return "None";
-  if (Number.isNaN(x)) return "nan";
-  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
-  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
-  const a = Math.abs(x);
-  if (a < 1e-4 || a >= 1e16) return pyExponent(x.toExponential());
-  const text = String(x);
-  return text.includes(".") ? text : `${text}.0`;
-}
-
-// format(x, ".{digits}f")
-export function pyFixed(x, digits) {
-  if (Number.isNaN(x)) return "nan";
-  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
-  return x.toFixed(digits);
-}
-
-// format(x, ".{precision}g")
-export function pyG(x, precision = 3) {
-  if (Number.isNaN(x)) return "nan";
-  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
-  if (x === 0) return Object.is(x, -0) ? "-0" : "0";
-  const exponent = Number(x.toExponential(precision - 1).split("e")[1]);
-  if (exponent < -4 || exponent >= precision) return pyExponent(trimZeros(x.toExponential(precision - 1)));
-  return trimZeros(x.toFixed(Math.max(0, precision - 1 - exponent)));
-}
-
-function trimZeros(text) {
-  const [mantissa, exponent] = text.split("e");
-  const trimmed = mantissa.includes(".") ? mantissa.replace(/0+$/, "").replace(/\.$/, "") : mantissa;
-  return exponent === undefined ? trimmed : `${trimmed}e${exponent}`;
-}
-
-// "1e-5" -> "1e-05", "1e+21" stays: Python writes at least two exponent digits.
-function pyExponent(text) {
-  return text.replace(/e([+-])(\d+)$/, (_, sign, digits) => `e${sign}${digits.padStart(2, "0")}`);
-}
-
-// repr(str): single quotes unless the text holds one and no double quote.
-export function pyStr(text) {
-  if (text.includes("'") && !text.includes('"')) return `"${text.replace(/\\/g, "\\\\")}"`;
-  return `'${text.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
 }

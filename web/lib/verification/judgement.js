@@ -1,6 +1,7 @@
 // The one judgement of a runtime's result for a variant, as the import judges it
 // (server/onnxport/accuracy/judgement.py is the same rule; tests/vectors/judgement_vectors.json pins
-// both, reasons word for word). `onnxport check`, first-use verification and the playground use it.
+// both, reasons included: a reason is data, a code and its numbers, which reasons.js renders).
+// `onnxport check`, first-use verification and the playground use it.
 //
 // A file that computes in fp32 is judged element by element against the server's output of the same
 // file, within the runtime's floor (onnxruntime-web's own: the table's "fp32/<runtime>"), and by its
@@ -9,7 +10,8 @@
 // round differently, so the element-wise difference to the server's run of the same file is a
 // diagnostic, never the verdict. A missing output, a shape that differs and inf/NaN where the
 // reference is finite always fail.
-import { budgetCheck, compareOutput, mergeMetrics, metricOutputs, pyG, pyRepr, pyStr, taskMetric } from "./compare.js";
+import { budgetCheck, compareOutput, mergeMetrics, metricOutputs, taskMetric } from "./compare.js";
+import { reasonNumber } from "./reasons.js";
 
 export const ARITHMETICS = Object.freeze(["fp32", "fp16", "int8"]);
 
@@ -26,7 +28,8 @@ export const ARITHMETICS = Object.freeze(["fp32", "fp16", "int8"]);
  */
 /**
  * A judgement: `basis` "floor" (an fp32 file, element by element) or "budget" (fp16, int8: the task metric).
- * @typedef {{ok: boolean, reason: string|null, basis: "floor"|"budget", metric: object, outputs: object|null, diagnostic: object|null}} Judgement
+ * `reason` is data (reasons.js renderReason gives its words), as is `diagnostic` (code "elementwise_diagnostic").
+ * @typedef {{ok: boolean, reason: import("./reasons.js").Reason|null, basis: "floor"|"budget", metric: object, outputs: object|null, diagnostic: object|null}} Judgement
  */
 /** @import { ModelEntry } from "../files/manifest.js" */
 
@@ -95,7 +98,7 @@ export function judgeRun(model, rule, { got, fp32 = null, sameVariant = null }) 
   });
 }
 
-const SERVER = "the server"; // what the reasons call the floor's reference
+const SERVER = "server_run"; // the floor's reference, in reasons
 
 /**
  * Judge one result.
@@ -111,7 +114,7 @@ const SERVER = "the server"; // what the reasons call the floor's reference
  * @param {Object<string, object>|null} [args.sameVariant] the server's outputs of the same file; needed for fp32
  * @returns {Judgement}
  *   `outputs`: element-wise errors against sameVariant (the floor as the element rule), whatever the basis;
- *   `diagnostic` (budget basis): {max_abs, output, first_outside_floor, needed_abs, text}.
+ *   `diagnostic` (budget basis): {code: "elementwise_diagnostic", max_abs, output, first_outside_floor, needed_abs}.
  */
 export function judge({
   task,
@@ -145,7 +148,7 @@ function byFloor(task, metricOutput, floor, got, same) {
     missing(same, got) ??
     broken(vs.outputs, { exactIntegers: true, reference: SERVER }) ??
     outsideFloor(vs.outputs, floor) ??
-    budgetCheck(floor, task, metric, { against: SERVER, bound: "floor" });
+    budgetCheck(floor, task, metric, { against: SERVER, limit: "floor" });
   return { ok: reason === null, reason, basis: "floor", metric, outputs: vs.outputs, diagnostic: null };
 }
 
@@ -192,12 +195,18 @@ function verdict(arithmetic, budget, task, vs) {
 
 // Python measure.broken.
 function broken(outputs, { exactIntegers, reference }) {
-  for (const [name, e] of Object.entries(outputs)) {
+  for (const [output, e] of Object.entries(outputs)) {
     if (e.shape_mismatch)
-      return `output ${pyStr(name)} has shape ${pyList(e.shape_mismatch.got)}, ${reference} has ${pyList(e.shape_mismatch.expected)}`;
-    if (e.nonfinite) return `output ${pyStr(name)} has ${e.nonfinite} inf/NaN values where ${reference} is finite`;
+      return {
+        code: "shape_mismatch",
+        output,
+        shape: [...e.shape_mismatch.got],
+        expected_shape: [...e.shape_mismatch.expected],
+        against: reference,
+      };
+    if (e.nonfinite) return { code: "nonfinite", output, count: e.nonfinite, against: reference };
     if (exactIntegers && e.mismatches)
-      return `integer output ${pyStr(name)} differs from ${reference} in ${e.mismatches} elements`;
+      return { code: "integer_mismatch", output, count: e.mismatches, against: reference };
   }
   return null;
 }
@@ -211,18 +220,24 @@ function judgedMetric(vs) {
 }
 
 function missing(reference, got) {
-  const name = Object.keys(reference).find((n) => !got[n]);
-  return name === undefined ? null : `output ${pyStr(name)} is missing`;
+  const output = Object.keys(reference).find((n) => !got[n]);
+  return output === undefined ? null : { code: "output_missing", output };
 }
 
 function outsideFloor(outputs, floor) {
-  for (const [name, e] of Object.entries(outputs)) {
+  for (const [output, e] of Object.entries(outputs)) {
     const first = e.first_mismatch;
     if (first) {
-      return (
-        `output ${pyStr(name)} at ${pyList(first.index)}: expected ${value(first.expected)}, got ${value(first.got)} ` +
-        `(max abs ${pyG(e.max_abs)}; floor abs ${pyRepr(floor.abs)}, rel ${pyRepr(floor.rel)})`
-      );
+      return {
+        code: "outside_floor",
+        output,
+        index: [...first.index],
+        expected: reasonNumber(first.expected),
+        got: reasonNumber(first.got),
+        max_abs: e.max_abs,
+        floor_abs: floor.abs ?? null,
+        floor_rel: floor.rel ?? null,
+      };
     }
   }
   return null;
@@ -231,7 +246,7 @@ function outsideFloor(outputs, floor) {
 /**
  * How far a result is from the server's output of the same file, element by element: the largest
  * difference, the first element outside the floor, and the abs bound the element rule would have
- * needed (the largest difference itself). A diagnostic, never a verdict.
+ * needed (the largest difference itself). A diagnostic, never a verdict; reasons.js renders its words.
  */
 export function elementwiseDiagnostic(outputs) {
   const sized = Object.entries(outputs).filter(([, e]) => !e.shape_mismatch);
@@ -241,26 +256,18 @@ export function elementwiseDiagnostic(outputs) {
     if (worstName === null || e.max_abs > worst) [worstName, worst] = [name, e.max_abs];
   }
   const first = sized.find(([, e]) => e.first_mismatch);
-  let text = `element-wise vs ${SERVER}'s output of this file: max abs ${pyG(worst)}`;
-  if (worstName !== null) text += ` in ${pyStr(worstName)}`;
-  if (first) text += `, first outside the floor at ${first[0]}[${first[1].first_mismatch.index.join(", ")}]`;
-  // An abs bound of 0 says nothing: equal outputs are said to be equal.
-  text += worst > 0 ? `; the element rule would have needed abs ${pyG(worst)}` : ": the outputs match exactly";
   return {
+    code: "elementwise_diagnostic",
     max_abs: worst,
     output: worstName,
-    first_outside_floor: first ? { output: first[0], ...first[1].first_mismatch } : null,
+    first_outside_floor: first
+      ? {
+          output: first[0],
+          index: [...first[1].first_mismatch.index],
+          expected: reasonNumber(first[1].first_mismatch.expected),
+          got: reasonNumber(first[1].first_mismatch.got),
+        }
+      : null,
     needed_abs: worst,
-    text,
   };
-}
-
-// A first_mismatch value as Python prints it: a float's repr, or inf/nan.
-function value(v) {
-  if (typeof v === "string") return { Infinity: "inf", "-Infinity": "-inf", NaN: "nan" }[v] ?? v;
-  return pyRepr(v);
-}
-
-function pyList(values) {
-  return `[${values.join(", ")}]`;
 }

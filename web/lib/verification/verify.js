@@ -12,6 +12,7 @@
 import { probe } from "../choice/probe.js";
 import { remember, remembered } from "../choice/artifact-verdicts.js";
 import { arithmeticOf, judgementRule, judgeRun } from "./judgement.js";
+import { renderReason } from "./reasons.js";
 
 /**
  * A loaded step's verification, as load() is told (verify: "first-use", "always" or "off"): a pass remembered on
@@ -156,7 +157,7 @@ export async function verifySession(session, { model, reference, fp32Reference, 
   const worst = worstOutput(judged.outputs ?? {});
   return {
     ok: judged.ok,
-    reason: judged.reason,
+    reason: judged.reason ? renderReason(judged.reason) : null, // shown, and remembered, in words
     basis: judged.basis,
     rule: judged.rule,
     metric: judged.metric,

@@ -91,6 +91,7 @@ def make_forms(
             continue
         vs_fp32 = measure.against(fp32_outputs, outputs, prepared.task, prepared.metric_output)
         reason = measure.verdict(arithmetic, budget, prepared.task, vs_fp32)
+        rejection = measure.rejection(arithmetic, budget, prepared.task, vs_fp32) if reason else None
         record: MadeForm = {
             **transaction.put_file(form_bytes, "ort" if how["format"] == "ort" else "onnx"),
             "status": "rejected" if reason else "ok",
@@ -101,6 +102,8 @@ def make_forms(
             "vs_variant": measure.against(variant_outputs, outputs, prepared.task, prepared.metric_output),
             "reference": reference_record,
         }
+        if rejection is not None:
+            record["reason_data"] = rejection
         if how["format"] == "onnx":
             record["operators"] = lower_precision.operator_histogram(onnx.load_from_string(form_bytes))
         forms[form] = record

@@ -1,6 +1,6 @@
 // The comparison rule's shared vectors (tests/vectors/compare_vectors.json), through the browser's
-// compareOutput and the fp32 judgement (judgement.js, floor basis); tests/accuracy/test_compare_vectors.py
-// runs the same file through Python.
+// compareOutput and the fp32 judgement (judgement.js, floor basis), whose reason (data) must be Python's;
+// tests/accuracy/test_compare_vectors.py runs the same file through Python.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
@@ -25,6 +25,21 @@ function decode(dtype, dims, values) {
     `${dtype} ${JSON.stringify(values)}: unknown value`,
   );
   return tensor(dtype, dims, Array_.from(data));
+}
+
+// Python's reason as data: the same code, names and integers; floats within a relative 1e-9.
+function sameReason(actual, expected, what) {
+  if (expected === null || typeof expected !== "object") {
+    if (typeof expected === "number" && typeof actual === "number")
+      assert.ok(
+        Math.abs(actual - expected) <= 1e-9 * Math.max(1, Math.abs(expected)),
+        `${what}: ${actual} != ${expected}`,
+      );
+    else assert.equal(actual, expected, what);
+    return;
+  }
+  assert.deepEqual(Object.keys(actual ?? {}).sort(), Object.keys(expected).sort(), what);
+  for (const key of Object.keys(expected)) sameReason(actual[key], expected[key], `${what}: ${key}`);
 }
 
 test("the vector file has enough distinct cases, of each outcome", () => {
@@ -56,7 +71,8 @@ for (const c of VECTORS) {
       got: { out: got },
       sameVariant: { out: expected },
     });
-    assert.equal(judged.ok, c.pass, `${c.name}: ${judged.reason}`);
+    assert.equal(judged.ok, c.pass, `${c.name}: ${JSON.stringify(judged.reason)}`);
     assert.equal(judged.basis, "floor");
+    sameReason(judged.reason, c.reason, c.name);
   });
 }

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { renderReason } from "../../../../web/lib/verification/reasons.js";
 import { judgeVerification, sameTensors, wrongResultsMessage } from "../../../../web/lib/verification/verify.js";
 import { tensor } from "../../../../web/lib/tensors/tensors.js";
 
@@ -21,11 +22,14 @@ const RULE = {
 
 test("an int8 file 0.5 away from its own reference but with fp32's top classes passes by its budget", () => {
   const judged = judgeVerification(BROWSER, { model: MODEL, reference: INT8, fp32Reference: FP32, rule: RULE });
-  assert.equal(judged.ok, true, judged.reason);
+  assert.equal(judged.ok, true, JSON.stringify(judged.reason));
   assert.equal(judged.rule, "budget");
   assert.deepEqual(judged.metric, { top1_agreement: 1 });
   assert.ok(Math.abs(judged.diagnostic.max_abs - 0.5) < 1e-6, JSON.stringify(judged.diagnostic));
-  assert.match(judged.diagnostic.text, /^element-wise vs the server's output of this file: max abs 0\.5 in 'logits'/);
+  assert.match(
+    renderReason(judged.diagnostic),
+    /^element-wise vs the server's output of this file: max abs 0\.5 in 'logits'/,
+  );
 });
 
 test("reference inputs that differ from fp32's fall back to the table's element-wise row", () => {
@@ -34,7 +38,7 @@ test("reference inputs that differ from fp32's fall back to the table's element-
   assert.equal(judged.rule, "table");
   assert.equal(judged.ok, false);
   assert.match(
-    judged.reason,
+    renderReason(judged.reason),
     /^output 'logits' at \[0, 0\]: expected 2\.5999999046325684, got 3\.0999999046325684 .*floor abs 0\.05, rel 0\.05\)$/,
   );
   // No fp32 reference at all: the same fallback.
@@ -52,7 +56,7 @@ test("an fp32 file is judged element by element within the floor", () => {
     fp32Reference: null,
     rule: { ...RULE, arithmetic: "fp32" },
   });
-  assert.equal(ok.ok, true, ok.reason);
+  assert.equal(ok.ok, true, JSON.stringify(ok.reason));
   assert.equal(ok.rule, "floor");
   const off = judgeVerification(BROWSER, {
     model: MODEL,
@@ -61,16 +65,16 @@ test("an fp32 file is judged element by element within the floor", () => {
     rule: { ...RULE, arithmetic: "fp32" },
   });
   assert.equal(off.ok, false);
-  assert.match(off.reason, /floor abs 0\.0001, rel 1e-06\)$/);
+  assert.match(renderReason(off.reason), /floor abs 0\.0001, rel 0\.000001\)$/);
 });
 
 test("a budget failure says it was judged against fp32", () => {
   const flipped = { logits: f32([2, 3], [0, 1, 3, 0, 2, 1]) };
   const judged = judgeVerification(flipped, { model: MODEL, reference: INT8, fp32Reference: FP32, rule: RULE });
   assert.equal(judged.ok, false);
-  assert.equal(judged.reason, "top-1 agreement with fp32 0.5000 < budget 0.97");
+  assert.equal(renderReason(judged.reason), "top-1 agreement with fp32 0.5000 < budget 0.97");
   assert.equal(
-    wrongResultsMessage("wasm", { ...judged, max_abs: 3 }),
+    wrongResultsMessage("wasm", { ...judged, reason: renderReason(judged.reason), max_abs: 3 }),
     "wasm gave wrong results for this model on this device (top-1 agreement with fp32 0.5000 < budget 0.97, against fp32's reference outputs)",
   );
 });
