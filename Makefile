@@ -83,7 +83,7 @@ run-setup: $(VENV)/.installed-run node_modules/.installed
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,ray,demo,trees,browser]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,ray,demo,trees,browser,generation]'
 	touch $@
 
 # make run's subset, unless everything is installed already (after `make test` or `make check`).
