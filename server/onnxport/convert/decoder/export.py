@@ -96,7 +96,10 @@ def export_decoder(model: PreTrainedModel, path: Path) -> CacheShape:
     import torch
 
     shape = cache_shape(model)
-    model = model.eval().float()
+    model = model.eval()
+    if any(parameter.dtype != torch.float32 for parameter in model.parameters()):
+        # Only then: a model loaded from GGUF is dequantized to float32 already and refuses .float().
+        model = model.float()
     wrapper = _wrapper(model, shape.layers)
     args = trace_inputs(shape, TRACE_PAST, TRACE_SEQUENCE)
     with torch.no_grad(), warnings.catch_warnings():
