@@ -132,7 +132,7 @@ def check_steps(
         raise ValueError("check_steps: expected a prompt of at least one token, got none")
     name = label or str(model)
     decoder = DecoderSession(model, label=name)
-    cache = DynamicCache()
+    cache = DynamicCache(config=source.config)  # as generate() makes it: sliding-window layers included
     figures: list[StepFigure] = []
     tokens: list[int] = []
     fed: list[int] = list(prompt)
