@@ -11,7 +11,8 @@ from onnx import numpy_helper
 
 from fixtures.tiny_decoder import tiny_llama
 from onnxport.convert.decoder import cache_names
-from onnxport.convert.decoder.steps import DecoderSession, StepMismatch, check_steps, greedy_tokens
+from onnxport.convert.decoder.steps import StepMismatch, check_steps, greedy_tokens
+from onnxport.generation.decoder_session import DecoderSession
 
 LAYERS, KV_HEADS, HEAD_DIM, VOCAB = 2, 2, 16, 49152
 
@@ -71,7 +72,7 @@ def test_greedy_tokens_equal_transformers_generate(tiny_decoder: Path):
 
     prompt = prompt_ids(tiny_decoder)
     eos = json.loads((tiny_decoder / "generation.json").read_text())["eos_token_ids"]
-    ours = greedy_tokens(DecoderSession(tiny_decoder / "model.onnx"), prompt, 12, eos)
+    ours = greedy_tokens(DecoderSession.open(tiny_decoder / "model.onnx"), prompt, 12, eos)
     with torch.no_grad():
         generated = tiny_llama().generate(
             torch.tensor([prompt]),

@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import onnxruntime as ort
 
-from onnxport import runtime
-from onnxport.convert.decoder import cache_names
+from onnxport.generation.decoder_session import DecoderSession
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -57,52 +55,22 @@ class StepMismatch(ValueError):
         self.figure = figure
 
 
-class DecoderSession:
-    """A decoder file in onnxruntime, its past carried from one call to the next (one sequence, batch 1)."""
-
-    def __init__(self, model: Path, *, label: str = "decoder") -> None:
-        self.label = label
-        self.session = runtime.create_session(model, label=label)
-        pasts = [i for i in self.session.get_inputs() if i.name.startswith("past_key_values.")]
-        self.past_inputs: list[ort.NodeArg] = pasts
-        self.layers = len(pasts) // 2
-        self.reset()
-
-    def reset(self) -> None:
-        self.past: list[np.ndarray] = [
-            np.zeros((1, int(i.shape[1]), 0, int(i.shape[3])), dtype=np.float32) for i in self.past_inputs
-        ]
-        self.length = 0
-
-    def step(self, ids: Sequence[int]) -> np.ndarray:
-        """The logits [len(ids), vocab] of `ids` after everything fed so far."""
-        count = len(ids)
-        feeds: runtime.Feeds = {
-            cache_names.INPUT_IDS: np.asarray([ids], dtype=np.int64),
-            cache_names.ATTENTION_MASK: np.ones((1, self.length + count), dtype=np.int64),
-            cache_names.POSITION_IDS: np.arange(self.length, self.length + count, dtype=np.int64)[None, :],
-        }
-        feeds.update(zip(cache_names.past_names(self.layers), self.past))
-        names = cache_names.output_names(self.layers)
-        outputs = runtime.run_outputs(self.session, names, feeds, label=self.label)
-        self.past = [outputs[name] for name in cache_names.present_names(self.layers)]
-        self.length += count
-        return outputs[cache_names.LOGITS][0]
-
-
 def greedy_tokens(
     decoder: DecoderSession, prompt: Sequence[int], new_tokens: int, eos: Sequence[int] = ()
 ) -> list[int]:
     """The file's greedy continuation of `prompt`: up to `new_tokens` tokens, stopping after an eos token."""
-    decoder.reset()
-    logits = decoder.step(prompt)
+    cache = decoder.new_cache()
     tokens: list[int] = []
-    while len(tokens) < new_tokens:
-        token = int(np.argmax(logits[-1]))
-        tokens.append(token)
-        if token in eos or len(tokens) == new_tokens:
-            break
-        logits = decoder.step([token])
+    try:
+        logits = decoder.step(prompt, cache)
+        while len(tokens) < new_tokens:
+            token = int(np.argmax(logits))
+            tokens.append(token)
+            if token in eos or len(tokens) == new_tokens:
+                break
+            logits = decoder.step([token], cache)
+    finally:
+        cache.close()
     return tokens
 
 
@@ -131,7 +99,8 @@ def check_steps(
     if not prompt:
         raise ValueError("check_steps: expected a prompt of at least one token, got none")
     name = label or str(model)
-    decoder = DecoderSession(model, label=name)
+    decoder = DecoderSession.open(model)
+    session_cache = decoder.new_cache()
     cache = DynamicCache(config=source.config)  # as generate() makes it: sliding-window layers included
     figures: list[StepFigure] = []
     tokens: list[int] = []
@@ -144,7 +113,7 @@ def check_steps(
             mask = torch.ones((1, past + len(fed)), dtype=torch.int64)
             out = source(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True)
             theirs = out.logits[0].float().numpy()
-            ours = decoder.step(fed)
+            ours = decoder.step_all(fed, session_cache)
             figure = _figure(step, past, ours, theirs)
             figures.append(figure)
             if not figure.max_abs_diff <= tolerance:  # a NaN fails too
