@@ -106,6 +106,7 @@ browsers:
 
 testdata: onnx-testdata
 	$(PY) scripts/testdata/fetch_third_party.py
+	$(PY) scripts/testdata/fetch_smollm2.py
 
 # The few ONNX backend test folders the import tests read (nothing to do once they are there).
 onnx-testdata: $(VENV)/.installed

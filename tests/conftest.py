@@ -18,6 +18,7 @@ pytest_plugins = [
     "fixtures.check",  # check_cli (and the check report readers for tests to import)
     "fixtures.apps",  # demo_app
     "fixtures.cors",  # clean_environment, cors_web_root, cors_client, iris_fp32_artifact (and the origins)
+    "fixtures.tiny_decoder",  # tiny_decoder (and tiny_decoder_folder, tiny_llama for tests to import)
 ]
 
 
