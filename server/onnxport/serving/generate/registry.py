@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from onnxport.generation import DecoderFolder
+from onnxport.generation.decoder_folder import DecoderFolder
 from onnxport.serving.config import ConfigError
 from onnxport.serving.generate.failures import GenerateError
 

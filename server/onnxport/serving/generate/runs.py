@@ -9,7 +9,10 @@ import threading
 import time
 from collections.abc import Iterator
 
-from onnxport.generation import ChatError, DecoderFolder, Generation, Piece, Sampling, SamplingError
+from onnxport.generation.chat_template import ChatError
+from onnxport.generation.decoder_folder import DecoderFolder
+from onnxport.generation.loop import Generation, Piece
+from onnxport.generation.sampling import Sampling, SamplingError
 from onnxport.serving.config import ServerSettings
 from onnxport.serving.generate.ask import Ask
 from onnxport.serving.generate.budgets import Budgets, Slots
@@ -69,12 +72,12 @@ def _prompt_ids(folder: DecoderFolder, ask: Ask) -> list[int]:
         return list(ask.prompt_ids)
     if ask.messages is not None:
         try:
-            text = tokenizer.chat_prompt(list(ask.messages))
+            chat = tokenizer.chat_prompt(list(ask.messages))
         except ChatError as exc:
             raise GenerateError(400, f"field 'messages': {exc}", param="messages") from None
+        ids = tokenizer.encode(chat, add_special_tokens=False)  # the template wrote the special tokens
     else:
-        text = ask.prompt or ""
-    ids = list(tokenizer.encode(text))
+        ids = tokenizer.encode(ask.prompt or "")
     if not ids:
         field = "messages" if ask.messages is not None else ask.prompt_field
         raise GenerateError(400, f"field {field!r}: the prompt is empty (no tokens)", param=field)
@@ -108,7 +111,9 @@ class Run:
 
     @property
     def finish(self) -> str:
-        return str(self.generation.finish)
+        """Why it ended (stop, length, time, cancelled); read once the pieces are all pulled."""
+        finish = self.generation.finish
+        return "cancelled" if finish is None else str(finish)
 
     @property
     def text(self) -> str:
