@@ -186,7 +186,10 @@ def test_every_setting_can_be_set_from_the_environment(tmp_path):
         "fleet_max_age_days": ("30", 30),
         "fleet_max_groups": ("200", 200),
         "fleet_network_groups": ("20", 20),
-        "generation_models": (f"tiny={tmp_path}/tiny, b=~/b", {"tiny": tmp_path / "tiny", "b": Path("~/b").expanduser()}),
+        "generation_models": (
+            f"tiny={tmp_path}/tiny, b=~/b",
+            {"tiny": tmp_path / "tiny", "b": Path("~/b").expanduser()},
+        ),
         "generation_max_new_tokens": ("64", 64),
         "generation_max_context": ("512", 512),
         "generation_max_concurrent": ("3", 3),

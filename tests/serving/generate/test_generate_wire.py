@@ -71,7 +71,13 @@ def test_a_body_that_is_no_json_object_is_a_400(raw, words):
 
 def test_openai_completion_prompts():
     ask = openai_wire.completion_ask(body({"model": "tiny", "prompt": "Hi", "max_tokens": 4, "stop": "\n"}))
-    assert (ask.model, ask.prompt, ask.knobs.max_tokens, ask.knobs.stop, ask.stream) == ("tiny", "Hi", 4, ("\n",), False)
+    assert (ask.model, ask.prompt, ask.knobs.max_tokens, ask.knobs.stop, ask.stream) == (
+        "tiny",
+        "Hi",
+        4,
+        ("\n",),
+        False,
+    )
     assert openai_wire.completion_ask(body({"model": "m", "prompt": [1, 2, 3]})).prompt_ids == (1, 2, 3)
     assert openai_wire.completion_ask(body({"model": "m", "prompt": ["one"]})).prompt == "one"
     streamed = openai_wire.completion_ask(
@@ -143,7 +149,10 @@ def test_openai_chat_messages():
         ({"model": "m", "messages": [{"role": "user"}]}, "messages[0].content"),
         ({"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "messages[0].content"),
         ({"model": "m", "messages": [{"role": "user", "content": "x", "tool_calls": []}]}, "messages[0].tool_calls"),
-        ({"model": "m", "messages": [{"role": "user", "content": "x"}], "max_completion_tokens": 0}, "max_completion_tokens"),
+        (
+            {"model": "m", "messages": [{"role": "user", "content": "x"}], "max_completion_tokens": 0},
+            "max_completion_tokens",
+        ),
     ],
 )
 def test_openai_chat_refusals_name_the_field(value, field):
@@ -187,3 +196,9 @@ def test_slots_refuse_one_more_with_a_429_naming_the_limit():
     assert "2 generations" in raised.value.message
     slots.give_back()
     slots.take()  # a slot given back is taken again
+
+
+@pytest.mark.parametrize("field, value", [("n", True), ("echo", 0), ("logprobs", 0), ("top_logprobs", False)])
+def test_neutral_values_are_json_values_not_python_equals(field, value):
+    """true is not 1 and 0 is not false in JSON, as the OpenAPI document's enums say."""
+    assert f"'{field}'" in refusal(completion, {"model": "m", "prompt": "x", field: value}).message

@@ -78,7 +78,7 @@ def chat_ask(body: bytes) -> Ask:
 
 def _common(obj: JsonObject) -> str:
     for name, allowed in NEUTRAL.items():
-        if obj.get(name) not in allowed:
+        if not any(_same(obj.get(name), value) for value in allowed):
             shown = " or ".join(repr(a) for a in allowed if a is not None) or "null"
             raise GenerateError(
                 400, f"field {name!r}: this server supports only {shown}, got {obj[name]!r}", param=name
@@ -92,6 +92,11 @@ def _common(obj: JsonObject) -> str:
     return model
 
 
+def _same(value: object, allowed: object) -> bool:
+    """JSON's equality: true is not 1, but 1.0 is 1."""
+    return isinstance(value, bool) == isinstance(allowed, bool) and value == allowed
+
+
 def _streaming(ask: Ask, obj: JsonObject) -> Ask:
     """ask with stream and stream_options.include_usage as obj asks."""
     stream = fields.boolean(obj, "stream", False)
@@ -103,6 +108,7 @@ def _streaming(ask: Ask, obj: JsonObject) -> Ask:
     fields.only_known(options, ("include_usage", "continuous_usage_stats"), "stream_options.")
     if not stream:
         raise GenerateError(400, "field 'stream_options': only with stream true", param="stream_options")
+    fields.boolean(options, "continuous_usage_stats", False, "stream_options.")  # taken, not used
     return replace(ask, stream=True, include_usage=fields.boolean(options, "include_usage", False, "stream_options."))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from onnxport.json_boundary import JsonObject
 from onnxport.serving.generate.fields import MAX_STOP_CHARS, MAX_STOPS
+from onnxport.serving.generate.openai_wire import NEUTRAL
 
 
 def _nullable(schema: JsonObject) -> JsonObject:
@@ -89,10 +90,32 @@ MESSAGE: JsonObject = {
 _OPENAI = {
     "model": {"type": "string", "minLength": 1},
     **sampling(),
-    "stream_options": _nullable({"type": "object", "properties": {"include_usage": {"type": "boolean"}}}),
+    "stream_options": _nullable(
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "include_usage": _nullable({"type": "boolean"}),
+                "continuous_usage_stats": _nullable({"type": "boolean"}),
+            },
+        }
+    ),
+    # Taken at their neutral values only (openai_wire.NEUTRAL), and bookkeeping (openai_wire.IGNORED).
+    **{
+        name: {"enum": list(values)}
+        for name, values in NEUTRAL.items()
+        if name not in ("logit_bias", "response_format")
+    },
+    "logit_bias": _nullable({"type": "object", "maxProperties": 0}),
+    "response_format": _nullable({"type": "object", "required": ["type"], "properties": {"type": {"const": "text"}}}),
+    "user": _nullable({"type": "string"}),
+    "metadata": _nullable({"type": "object"}),
+    "store": _nullable({"type": "boolean"}),
+    "service_tier": _nullable({"type": "string"}),
 }
 COMPLETION_REQUEST: JsonObject = {
     "type": "object",
+    "additionalProperties": False,
     "required": ["model", "prompt"],
     "properties": {
         **_OPENAI,
@@ -113,6 +136,7 @@ COMPLETION_REQUEST: JsonObject = {
 }
 CHAT_REQUEST: JsonObject = {
     "type": "object",
+    "additionalProperties": False,
     "required": ["model", "messages"],
     "properties": {
         **_OPENAI,
