@@ -220,3 +220,12 @@ def test_a_folder_that_is_no_decoder_folder_stops_the_start(tmp_path):
     with pytest.raises(ConfigError) as raised:
         make_app(tmp_path, tmp_path / "missing")
     assert "generation_models" in str(raised.value) and "'tiny'" in str(raised.value)
+
+
+def test_a_page_elsewhere_cannot_make_the_server_generate(client):
+    refused = client.post(
+        "/v1/completions", json={"model": "tiny", "prompt": "x"}, headers={"Origin": "https://evil.example"}
+    )
+    assert refused.status_code == 403 and "cors_origins" in refused.json["error"]
+    form = client.post("/v2/models/tiny/generate", data="text_input=x", content_type="text/plain")
+    assert form.status_code == 415 and "application/json" in form.json["error"]

@@ -156,7 +156,6 @@ def test_a_generation_over_the_concurrency_limit_gets_a_429(server, client):
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 
 
-@pytest.mark.slow
 def test_schemathesis_finds_no_server_error_on_the_generation_routes(server, tmp_path):
     """The OpenAPI document's generation routes fuzzed against the server: no 5xx, every answer as described,
     everything the schemas refuse refused. Warnings off: random model names mostly get the 404 they should."""

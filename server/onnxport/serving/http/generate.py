@@ -45,11 +45,23 @@ def _stream(events: EventStream) -> Response:
 
 def _answer(work: Callable[[], JsonObject | EventStream], openai_shape: bool) -> Response:
     try:
+        _from_a_client_allowed()
         found = work()
     except GenerateError as exc:
         body = openai_wire.error(exc) if openai_shape else {"error": exc.message}
         return _json(body, exc.status, {"Retry-After": "1"} if exc.status == 429 else None)
     return _stream(found) if isinstance(found, EventStream) else _json(found)
+
+
+def _from_a_client_allowed() -> None:
+    """As V2's infer: a body a page could send without a preflight is refused (415), so that no page elsewhere
+    can make the server generate (a page of a foreign origin that says so is refused by http/cors.py: 403)."""
+    if request.mimetype not in ("", "application/json"):
+        raise GenerateError(
+            415,
+            f"Content-Type {request.mimetype!r} is not accepted; send application/json "
+            "(with curl -d, add -H 'Content-Type: application/json')",
+        )
 
 
 @blueprint.post("/v2/models/<model>/generate")
@@ -101,7 +113,9 @@ def _post(summary: str, request_schema: JsonObject, answer: JsonObject, openai_s
             "200": {"description": summary, "content": content},
             "400": failure("the body is not JSON, a field is wrong, or a budget is exceeded (named in the error)"),
             "404": failure("no such generation model or version"),
+            "403": error("a page of another origin, not in cors_origins (http/cors.py)"),
             "413": error("the body is over max_request_bytes"),
+            "415": failure("a Content-Type other than application/json"),
             "429": failure("generation_max_concurrent generations are running; try again soon"),
         },
     }
