@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onnxport.convert.decoder import cache_names
+from onnxport.convert.decoder.tied_embedding import share_tied_embedding
 
 if TYPE_CHECKING:
     import torch
@@ -68,8 +69,8 @@ def _wrapper(model: PreTrainedModel, layers: int) -> torch.nn.Module:
             feeds = {"input_ids": input_ids, "attention_mask": attention_mask, "position_ids": position_ids}
             logits = self.model(**feeds, cache=cache, use_cache=True).logits
             presents: list[torch.Tensor] = []
-            for layer in cache.layers:
-                presents += [layer.keys, layer.values]
+            for keys, values, _sliding in cache:  # the past grown by this step, layer by layer
+                presents += [keys, values]
             return (logits, *presents)
 
     return CachedDecoder().eval()
@@ -91,10 +92,14 @@ def trace_inputs(shape: CacheShape, past: int, sequence: int, batch: int = 1) ->
 
 def export_decoder(model: PreTrainedModel, path: Path) -> CacheShape:
     """Writes `model` (eval mode, float32) to `path` as a decoder file with a KV cache; returns its cache shape."""
+    import onnx
     import torch
 
     shape = cache_shape(model)
-    model = model.eval().float()
+    model = model.eval()
+    if any(parameter.dtype != torch.float32 for parameter in model.parameters()):
+        # Only then: a model loaded from GGUF is dequantized to float32 already and refuses .float().
+        model = model.float()
     wrapper = _wrapper(model, shape.layers)
     args = trace_inputs(shape, TRACE_PAST, TRACE_SEQUENCE)
     with torch.no_grad(), warnings.catch_warnings():
@@ -112,4 +117,7 @@ def export_decoder(model: PreTrainedModel, path: Path) -> CacheShape:
             do_constant_folding=True,
             dynamo=False,
         )
+    exported = onnx.load(str(path))
+    if share_tied_embedding(exported):
+        onnx.save(exported, str(path))
     return shape
