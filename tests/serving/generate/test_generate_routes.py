@@ -229,3 +229,9 @@ def test_a_page_elsewhere_cannot_make_the_server_generate(client):
     assert refused.status_code == 403 and "cors_origins" in refused.json["error"]
     form = client.post("/v2/models/tiny/generate", data="text_input=x", content_type="text/plain")
     assert form.status_code == 415 and "application/json" in form.json["error"]
+
+
+def test_a_huge_prompt_is_refused_untokenized(tmp_path, tiny_decoder):
+    client = make_app(tmp_path, tiny_decoder, generation_max_context=64).test_client()
+    response = client.post("/v2/models/tiny/generate", json={"text_input": "a" * (64 * 64 + 1)})
+    assert response.status_code == 400 and "generation_max_context (64 tokens" in response.json["error"]

@@ -202,3 +202,11 @@ def test_slots_refuse_one_more_with_a_429_naming_the_limit():
 def test_neutral_values_are_json_values_not_python_equals(field, value):
     """true is not 1 and 0 is not false in JSON, as the OpenAPI document's enums say."""
     assert f"'{field}'" in refusal(completion, {"model": "m", "prompt": "x", field: value}).message
+
+
+def test_a_prompt_far_too_long_is_refused_before_it_is_tokenized():
+    budgets = Budgets(max_new_tokens=8, max_context=16, max_concurrent=1, seconds=1.0)
+    budgets.before_tokenizing(16 * 64, "prompt")
+    with pytest.raises(GenerateError) as raised:
+        budgets.before_tokenizing(16 * 64 + 1, "text_input")
+    assert raised.value.param == "text_input" and "generation_max_context (16 tokens" in raised.value.message

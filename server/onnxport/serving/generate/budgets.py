@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from onnxport.serving.config import ServerSettings
 from onnxport.serving.generate.failures import GenerateError
 
+CHARS_PER_TOKEN = 64  # before_tokenizing: far more than any real text averages
+
 
 @dataclass(frozen=True)
 class Budgets:
@@ -25,6 +27,19 @@ class Budgets:
             settings["generation_max_concurrent"],
             settings["generation_time_limit"],
         )
+
+    def before_tokenizing(self, characters: int, field: str) -> None:
+        """A prompt far too long for max_context is refused before the tokenizer spends seconds and memory on
+        it (the body may be max_request_bytes): no real text averages CHARS_PER_TOKEN characters a token."""
+        most = self.max_context * CHARS_PER_TOKEN
+        if characters > most:
+            raise GenerateError(
+                400,
+                f"the prompt is {characters} characters, which cannot fit the server's generation_max_context "
+                f"({self.max_context} tokens; refused untokenized past {most} characters)",
+                param=field,
+                code="context_length_exceeded",
+            )
 
     def new_tokens(self, asked: int | None, prompt_tokens: int) -> int:
         """How many tokens to generate at most: what was asked if it fits, else a 400 naming the limit; when

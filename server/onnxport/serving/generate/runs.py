@@ -41,7 +41,7 @@ class Service:
         """A Run ready to pull tokens from, or a GenerateError (404, 400, 429) before any work."""
         started = time.perf_counter()
         version, folder = self.models.find(ask.model, ask.version)
-        prompt_ids = _prompt_ids(folder, ask)
+        prompt_ids = _prompt_ids(folder, ask, self.budgets)
         new_tokens = self.budgets.new_tokens(ask.knobs.max_tokens, len(prompt_ids))
         k = ask.knobs
         sampling = Sampling(
@@ -60,7 +60,7 @@ class Service:
         return Run(self, ask.model, version, generation, len(prompt_ids), started)
 
 
-def _prompt_ids(folder: DecoderFolder, ask: Ask) -> list[int]:
+def _prompt_ids(folder: DecoderFolder, ask: Ask, budgets: Budgets) -> list[int]:
     tokenizer = folder.tokenizer
     if ask.prompt_ids is not None:
         vocabulary = tokenizer.vocab_size
@@ -71,12 +71,14 @@ def _prompt_ids(folder: DecoderFolder, ask: Ask) -> list[int]:
             )
         return list(ask.prompt_ids)
     if ask.messages is not None:
+        budgets.before_tokenizing(sum(len(m["content"]) for m in ask.messages), "messages")
         try:
             chat = tokenizer.chat_prompt(list(ask.messages))
         except ChatError as exc:
             raise GenerateError(400, f"field 'messages': {exc}", param="messages") from None
         ids = tokenizer.encode(chat, add_special_tokens=False)  # the template wrote the special tokens
     else:
+        budgets.before_tokenizing(len(ask.prompt or ""), ask.prompt_field)
         ids = tokenizer.encode(ask.prompt or "")
     if not ids:
         field = "messages" if ask.messages is not None else ask.prompt_field
