@@ -46,6 +46,7 @@ def test_triton_parameters_in_their_object_or_beside_the_text():
         ({"text_input": "a", "parameters": {"max_tokens": True}}, "parameters.max_tokens"),
         ({"text_input": "a", "parameters": {"temperature": 2.5}}, "parameters.temperature"),
         ({"text_input": "a", "parameters": {"top_p": -0.1}}, "parameters.top_p"),
+        ({"text_input": "a", "parameters": {"top_p": 0}}, "parameters.top_p"),
         ({"text_input": "a", "parameters": {"top_k": -1}}, "parameters.top_k"),
         ({"text_input": "a", "parameters": {"seed": -1}}, "parameters.seed"),
         ({"text_input": "a", "parameters": {"seed": 2**63}}, "parameters.seed"),
@@ -64,7 +65,16 @@ def test_triton_refusals_name_the_field(value, field):
     assert f"'{field}'" in error.message
 
 
-@pytest.mark.parametrize("raw, words", [(b"{not json", "not JSON"), (b"[1]", "JSON object"), (b"\xff", "not JSON")])
+@pytest.mark.parametrize(
+    "raw, words",
+    [
+        (b"{not json", "not JSON"),
+        (b"[1]", "JSON object"),
+        (b"\xff", "not JSON"),
+        (b'{"text_input": "\\ud800"}', "'text_input': a lone surrogate"),
+        (b'{"text_input": "a", "stop": ["x", "\\udfff"]}', "'stop[1]': a lone surrogate"),
+    ],
+)
 def test_a_body_that_is_no_json_object_is_a_400(raw, words):
     assert words in refusal(triton, raw).message
 

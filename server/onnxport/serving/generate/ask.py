@@ -50,7 +50,7 @@ def knobs(obj: JsonObject, where: str = "") -> Knobs:
         max_tokens=fields.optional_whole(obj, "max_tokens", 1, where),
         temperature=fields.number(obj, "temperature", 0.0, 0.0, 2.0, where),
         top_k=fields.optional_whole(obj, "top_k", 0, where) or 0,
-        top_p=fields.number(obj, "top_p", 1.0, 0.0, 1.0, where),
+        top_p=fields.number(obj, "top_p", 1.0, 0.0, 1.0, where, above=True),
         seed=seed,
         stop=fields.stops(obj, "stop", where),
     )

@@ -22,7 +22,27 @@ def json_object(body: bytes) -> JsonObject:
         raise GenerateError(400, f"the body is not JSON: {exc}") from None
     if not isinstance(value, dict):
         raise GenerateError(400, f"the body must be a JSON object, got {type(value).__name__}")
+    _whole_unicode(value)
     return value
+
+
+def _whole_unicode(value: object, where: str = "") -> None:
+    """JSON may spell half a surrogate pair (\\ud800) that no UTF-8 can carry: a 400 naming where, before a
+    tokenizer or an answer trips on it."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise GenerateError(
+                400, f"field {where or 'body'!r}: a lone surrogate (half of a \\uXXXX pair) is no text", where or None
+            ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _whole_unicode(key, where)
+            _whole_unicode(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _whole_unicode(item, f"{where}[{index}]")
 
 
 def only_known(obj: JsonObject, known: Iterable[str], where: str = "") -> None:
@@ -54,15 +74,18 @@ def optional_whole(obj: JsonObject, name: str, low: int, where: str = "") -> int
     return value
 
 
-def number(obj: JsonObject, name: str, default: float, low: float, high: float, where: str = "") -> float:
-    """A number from low to high (both included); absent or null: the default."""
+def number(
+    obj: JsonObject, name: str, default: float, low: float, high: float, where: str = "", above: bool = False
+) -> float:
+    """A number from low (above it, when `above`) to high; absent or null: the default."""
     value = obj.get(name)
     if value is None:
         return default
+    rule = f"a number above {low:g}, at most {high:g}" if above else f"a number from {low:g} to {high:g}"
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise bad_field(where + name, f"a number from {low:g} to {high:g}", value)
-    if not low <= value <= high:
-        raise bad_field(where + name, f"a number from {low:g} to {high:g}", value)
+        raise bad_field(where + name, rule, value)
+    if not (low < value if above else low <= value) or value > high:
+        raise bad_field(where + name, rule, value)
     return float(value)
 
 

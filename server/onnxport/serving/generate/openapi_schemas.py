@@ -33,7 +33,7 @@ def sampling(top_k: bool = True) -> JsonObject:
     found = {
         "max_tokens": _nullable({"type": "integer", "minimum": 1}),
         "temperature": _nullable({"type": "number", "minimum": 0, "maximum": 2}),
-        "top_p": _nullable({"type": "number", "minimum": 0, "maximum": 1}),
+        "top_p": _nullable({"type": "number", "exclusiveMinimum": 0, "maximum": 1}),
         "seed": _nullable({"type": "integer", "minimum": 0, "maximum": 2**63 - 1}),
         "stop": STOP,
         "stream": _nullable({"type": "boolean"}),
