@@ -73,6 +73,7 @@ def test_triton_refusals_name_the_field(value, field):
         (b"\xff", "not JSON"),
         (b'{"text_input": "\\ud800"}', "'text_input': a lone surrogate"),
         (b'{"text_input": "a", "stop": ["x", "\\udfff"]}', "'stop[1]': a lone surrogate"),
+        (b'{"text_input": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nests too deep"),
     ],
 )
 def test_a_body_that_is_no_json_object_is_a_400(raw, words):

@@ -20,29 +20,34 @@ def json_object(body: bytes) -> JsonObject:
         value = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise GenerateError(400, f"the body is not JSON: {exc}") from None
+    except RecursionError:
+        raise GenerateError(400, "the body is not JSON this server reads: it nests too deep") from None
     if not isinstance(value, dict):
         raise GenerateError(400, f"the body must be a JSON object, got {type(value).__name__}")
     _whole_unicode(value)
     return value
 
 
-def _whole_unicode(value: object, where: str = "") -> None:
+def _whole_unicode(value: object) -> None:
     """JSON may spell half a surrogate pair (\\ud800) that no UTF-8 can carry: a 400 naming where, before a
-    tokenizer or an answer trips on it."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise GenerateError(
-                400, f"field {where or 'body'!r}: a lone surrogate (half of a \\uXXXX pair) is no text", where or None
-            ) from None
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _whole_unicode(key, where)
-            _whole_unicode(item, f"{where}.{key}" if where else str(key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _whole_unicode(item, f"{where}[{index}]")
+    tokenizer or an answer trips on it. Walked with a list, not recursion: the nesting is the client's."""
+    pending: list[tuple[object, str]] = [(value, "")]
+    while pending:
+        item, where = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise GenerateError(
+                    400,
+                    f"field {where or 'body'!r}: a lone surrogate (half of a \\uXXXX pair) is no text",
+                    where or None,
+                ) from None
+        elif isinstance(item, dict):
+            pending.extend((key, where) for key in item)
+            pending.extend((v, f"{where}.{k}" if where else str(k)) for k, v in item.items())
+        elif isinstance(item, list):
+            pending.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
 
 
 def only_known(obj: JsonObject, known: Iterable[str], where: str = "") -> None:
