@@ -235,3 +235,13 @@ def test_a_huge_prompt_is_refused_untokenized(tmp_path, tiny_decoder):
     client = make_app(tmp_path, tiny_decoder, generation_max_context=64).test_client()
     response = client.post("/v2/models/tiny/generate", json={"text_input": "a" * (64 * 64 + 1)})
     assert response.status_code == 400 and "generation_max_context (64 tokens" in response.json["error"]
+
+
+def test_triton_statistics_of_a_generation_model(client):
+    client.post("/v2/models/tiny/generate", json=HELLO)
+    (entry,) = client.get("/v2/models/tiny/stats").json["model_stats"]
+    assert (entry["name"], entry["version"], entry["execution_count"], entry["inference_count"]) == ("tiny", "1", 1, 6)
+    assert entry["inference_stats"]["success"]["count"] == 1 and entry["inference_stats"]["success"]["ns"] > 0
+    assert entry["generation"]["generated_tokens"] == 6 and entry["generation"]["first_token_ns"] > 0
+    assert client.get("/v2/models/tiny/versions/1/stats").status_code == 200
+    assert client.get("/v2/models/tiny/versions/2/stats").status_code == 404

@@ -19,6 +19,7 @@ from onnxport.serving.generate.budgets import Budgets, Slots
 from onnxport.serving.generate.failures import GenerateError
 from onnxport.serving.generate.metrics import GenerationMetrics
 from onnxport.serving.generate.registry import FolderModels, GenerationModels
+from onnxport.serving.generate.tallies import Tallies
 
 log = logging.getLogger("onnxport.server")
 
@@ -32,6 +33,7 @@ class Service:
         self.budgets = budgets
         self.slots = Slots(budgets.max_concurrent)
         self.metrics: GenerationMetrics | None = None
+        self.tallies = Tallies()  # Triton's statistics of the generation models
 
     @classmethod
     def of(cls, settings: ServerSettings) -> Service:
@@ -136,6 +138,17 @@ class Run:
             self._record("error" if failed else self.finish if self._ended else "cancelled")
 
     def _record(self, finish: str) -> None:
+        timing = self.generation.timing
+        seconds = time.perf_counter() - self._started
+        self.service.tallies.add(
+            self.model,
+            finish == "error",
+            seconds,
+            self.prompt_tokens,
+            self.generated,
+            self._first_token or 0.0,
+            timing.decode_seconds,
+        )
         metrics = self.metrics
         if metrics is None:
             return
@@ -145,7 +158,6 @@ class Run:
         metrics.tokens.labels(self.model, "generated").inc(self.generated)
         if self._first_token is not None:
             metrics.first_token.labels(self.model).observe(self._first_token)
-        timing = self.generation.timing
         if self.generated > 1 and timing.decode_seconds > 0:
             metrics.rate.labels(self.model).observe(timing.tokens_per_second)
             metrics.decode_seconds.labels(self.model).inc(timing.decode_seconds)
