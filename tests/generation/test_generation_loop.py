@@ -169,3 +169,10 @@ def test_a_seeded_sampled_run_repeats(scripted, tokenizer, tmp_path):
     ]
     tokens = [[p.token_id for p in run] for run in runs]
     assert tokens[0] == tokens[1] != tokens[2]
+
+
+def test_the_finish_is_known_when_the_last_piece_comes(scripted, tokenizer):
+    gen = generation(scripted, tokenizer, max_new_tokens=4)
+    finishes = [gen.finish for _ in gen]
+    assert finishes == [None, None, None, Finish.LENGTH]
+    assert gen.timing.decode_seconds > 0 and gen.timing.tokens_per_second > 0

@@ -2,11 +2,11 @@
 
 It ends at an end-of-sequence token or a stop string (Finish.STOP), max_new_tokens (LENGTH), the deadline
 (TIME: checked before the prefill and after each step, so a step under way finishes first) or cancel()
-(CANCELLED, from any thread: checked before the prefill and before each step). A stop string never reaches the
-caller: text that could be the start of one is held back until the next tokens tell. Every token gives one
-Piece, its text "" while held back; the token that ends a generation carries what was held (but a cancelled
-generation drops it, and a stop string's start is dropped with it). The end-of-sequence token gives a Piece
-too, with no text of its own.
+(CANCELLED, from any thread: checked before the prefill and before and after each step). A stop string never
+reaches the caller: text that could be the start of one is held back until the next tokens tell. Every token
+gives one Piece, its text "" while held back; the token that ends a generation carries what was held (but a
+cancelled generation drops it, and a stop string's start is dropped with it), and `finish` is set before that
+last Piece is given. The end-of-sequence token gives a Piece too, with no text of its own.
 
 The cache is freed by close(), which runs however the iteration ends: exhausted, an exception, the
 generator closed or collected.
@@ -47,11 +47,11 @@ class Timing:
     generated_tokens: int = 0
     prefill_seconds: float = 0.0
     first_token_seconds: float = 0.0  # from the start of the iteration to the first token chosen
-    decode_seconds: float = 0.0  # the steps after the prefill
+    decode_seconds: float = 0.0  # the steps after the prefill, summed (not the caller's time between tokens)
 
     @property
     def tokens_per_second(self) -> float:
-        """Decode speed: the tokens after the first (each one step) over the decode time; 0 before two tokens."""
+        """Decode speed: the tokens after the first (each one step) over the steps' time; 0 before two tokens."""
         steps = self.generated_tokens - 1
         return steps / self.decode_seconds if steps > 0 and self.decode_seconds > 0 else 0.0
 
@@ -166,8 +166,7 @@ class Generation:
         eos = set(self.tokenizer.eos_token_ids)
         logits = self.decoder.step(self.prompt_ids, self._cache)
         self.timing.prefill_seconds = time.monotonic() - start
-        decode_start = time.monotonic()
-        while True:
+        while not self._cancelled.is_set():
             token = next_token(logits, self.sampling, rng)
             if not self.token_ids:
                 self.timing.first_token_seconds = time.monotonic() - start
@@ -181,16 +180,16 @@ class Generation:
                 more, stopped = stops.push(stream.flush())
                 text += more if stopped else more + stops.flush()
                 finish = Finish.STOP if stopped else finish
-            self.timing.decode_seconds = time.monotonic() - decode_start
             self._pieces.append(text)
+            self.finish = finish  # set before the last Piece is given, so that its reader knows it is the last
             yield Piece(token, text)
-            if finish is not None:
-                self.finish = finish
-                return
-            if self._cancelled.is_set():
-                self.finish = Finish.CANCELLED
-                return
+            if finish is not None or self._cancelled.is_set():
+                break
+            step_start = time.monotonic()
             logits = self.decoder.step([token], self._cache)
+            self.timing.decode_seconds += time.monotonic() - step_start
+        if self.finish is None:
+            self.finish = Finish.CANCELLED
 
     def _finish_after(self, token: int, eos: set[int]) -> Finish | None:
         """The finish this token brings, before its text is read (a stop string is found in the text)."""
