@@ -15,6 +15,7 @@ It is the one `dict[str, Any]` of the package (tests/test_typed_contract.py). Th
 - serving/v2/protocol.py, inference.py: the V2 response's header and tensor metadata
 - serving/statistics.py, serving/ray/replicas.py, serving/http/statistics_api.py: Triton's statistics bodies
 - serving/fleet/: /api/fleet's published document; serving/http/request_log.py: the json form's line
+- serving/generate/, serving/http/generate.py: generation's requests and answers (Triton's generate, OpenAI's)
 - serving/ray/engine.py, deploy/ray_config.py: Ray Serve's deployment options and config, KubeRay's RayService
 - harness/conformance_page.py: what the conformance page reports; harness/speed_ratio.py: the speed section
 - check/, bench/: conformance.json's verdicts and the parts of the report and bench.json the pages write

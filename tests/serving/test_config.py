@@ -186,6 +186,14 @@ def test_every_setting_can_be_set_from_the_environment(tmp_path):
         "fleet_max_age_days": ("30", 30),
         "fleet_max_groups": ("200", 200),
         "fleet_network_groups": ("20", 20),
+        "generation_models": (
+            f"tiny={tmp_path}/tiny, b=~/b",
+            {"tiny": tmp_path / "tiny", "b": Path("~/b").expanduser()},
+        ),
+        "generation_max_new_tokens": ("64", 64),
+        "generation_max_context": ("512", 512),
+        "generation_max_concurrent": ("3", 3),
+        "generation_time_limit": ("2.5", 2.5),
     }
     assert set(values) == {s.name for s in SETTINGS}, "a new setting needs a line here"
     environ = {f"ONNXPORT_{name.upper()}": raw for name, (raw, _) in values.items()}
@@ -200,6 +208,9 @@ def fits(value: object, hint: object) -> bool:
         return any(fits(value, arm) for arm in typing.get_args(hint))
     if hint is type(None):
         return value is None
+    if typing.get_origin(hint) is dict:
+        key, item = typing.get_args(hint)
+        return isinstance(value, dict) and all(fits(k, key) and fits(v, item) for k, v in value.items())
     if typing.get_origin(hint) is list:
         (item,) = typing.get_args(hint)
         return isinstance(value, list) and all(fits(v, item) for v in value)

@@ -15,6 +15,7 @@ from onnxport.serving.http import (
     cors,
     error_shape,
     fleet,
+    generate,
     headers,
     manifest_schema,
     memory,
@@ -64,6 +65,7 @@ def create_app(
         repository_api.blueprint,
         statistics_api.blueprint,
         fleet.blueprint,
+        generate.blueprint,
     ):
         app.register_blueprint(blueprint)
     return app

@@ -11,6 +11,8 @@ from typing import Any, Callable, Protocol
 from onnxport.repository.store import Repository
 from onnxport.serving.config import ServerSettings
 from onnxport.serving.fleet.store import FleetStore
+from onnxport.serving.generate.metrics import GenerationMetrics
+from onnxport.serving.generate.runs import Service
 from onnxport.serving.models import batching_policy
 from onnxport.serving.models.batching import DynamicBatcher
 from onnxport.serving.models.catalog import Catalog
@@ -27,6 +29,7 @@ class State:
     recorder: Recorder | None = None  # /metrics and Triton's statistics (set by record_statistics)
     fleet: FleetStore | None = None  # the fleet's votes (None: fleet_reports is off)
     fleet_metrics: Any = None  # http/fleet.py's counters, registered once per State
+    generation: Service | None = None  # the generation models and their budgets (None: a State built without)
 
 
 def build(settings: ServerSettings, batcher: Callable[..., Any] = DynamicBatcher, engine: str = "waitress") -> State:
@@ -38,7 +41,9 @@ def build(settings: ServerSettings, batcher: Callable[..., Any] = DynamicBatcher
         settings["providers"], settings["intra_op_threads"], settings["inter_op_threads"], batcher, spinning
     )
     catalog.on_reload(sessions.retain)  # a new build releases the sessions of replaced artifacts
-    return State(settings, catalog, sessions, batching_policy.policy(settings, engine), fleet=fleet_store(settings))
+    policy = batching_policy.policy(settings, engine)
+    generation = Service.of(settings)  # opens the generation models: a folder that is not one stops the start
+    return State(settings, catalog, sessions, policy, fleet=fleet_store(settings), generation=generation)
 
 
 def fleet_store(settings: ServerSettings) -> FleetStore | None:
@@ -61,6 +66,8 @@ def record_statistics(state: State) -> Recorder:
     if state.recorder is None:
         recorder = state.recorder = Recorder(lambda: len(state.sessions.loaded()))
         state.sessions.on_load = recorder.session_loaded
+        if state.generation is not None:
+            state.generation.metrics = GenerationMetrics(recorder.registry)
     return state.recorder
 
 

@@ -63,3 +63,8 @@ class ServerSettings(TypedDict):
     import_time_limit: float
     import_memory_limit: int
     import_cpu_limit: float
+    generation_models: dict[str, Path]
+    generation_max_new_tokens: int
+    generation_max_context: int
+    generation_max_concurrent: int
+    generation_time_limit: float

@@ -7,6 +7,7 @@ adding a setting is adding a row here.
 from __future__ import annotations
 
 from onnxport.serving.config.folders import CHARTJS_ROOT, DEFAULT_REPOSITORY, ORT_ROOT, TOKENIZERS_ROOT, WEB_ROOT
+from onnxport.serving.config.generation_table import GENERATION_SETTINGS
 from onnxport.serving.config.setting import Setting
 from onnxport.serving.config.values import (
     address_space,
@@ -381,4 +382,5 @@ SETTINGS = [
         "time limit cannot interrupt; the default is the time limit's 1800 s on 4 busy cores.",
         check=seconds,
     ),
+    *GENERATION_SETTINGS,
 ]

@@ -195,3 +195,29 @@ def listen_host(value: str) -> str:
     if not host or any(c.isspace() or c == "/" for c in host) or host.count(":") == 1:
         raise ValueError(HOST_RULE)
     return host
+
+
+def model_folders(value: str) -> dict[str, Path]:
+    """name=folder pairs, comma-separated (text of a variable or a flag): generation_models."""
+    pairs: dict[str, Path] = {}
+    for entry in value.split(","):
+        if not entry.strip():
+            continue
+        name, sep, folder = entry.partition("=")
+        if not sep:
+            raise ValueError(f"expected name=folder pairs, comma-separated; {entry.strip()!r} has no '='")
+        pairs.update(model_folder_map({name.strip(): folder.strip()}))
+    return pairs
+
+
+def model_folder_map(value: Any) -> dict[str, Path]:
+    """A JSON object of model name -> decoder folder: generation_models from a config file or a mapping."""
+    rule = "expected an object of model name -> decoder folder (names of letters, digits, '.', '_', '-')"
+    if not isinstance(value, dict):
+        raise ValueError(f"{rule}, got {value!r}")
+    for name, folder in value.items():
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", name):
+            raise ValueError(f"{rule}; model name {name!r} is not one")
+        if not isinstance(folder, (str, Path)) or not str(folder).strip():
+            raise ValueError(f"{rule}; model {name!r} has folder {folder!r}")
+    return {name: Path(folder).expanduser() for name, folder in value.items()}

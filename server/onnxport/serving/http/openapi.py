@@ -9,11 +9,20 @@ from __future__ import annotations
 
 from onnxport import __version__
 from onnxport.json_boundary import JsonObject
-from onnxport.serving.http import artifacts, conformance, fleet, manifest_schema, repository_api, statistics_api, web
+from onnxport.serving.http import (
+    artifacts,
+    conformance,
+    fleet,
+    generate,
+    manifest_schema,
+    repository_api,
+    statistics_api,
+    web,
+)
 from onnxport.serving.v2 import openapi as v2_openapi
 
 # The blueprints besides V2's (whose paths serving/v2/openapi.py describes, with the protocol's objects).
-DESCRIBED = (repository_api, statistics_api, artifacts, manifest_schema, conformance, fleet, web)
+DESCRIBED = (repository_api, statistics_api, artifacts, manifest_schema, conformance, fleet, web, generate)
 
 
 def document() -> JsonObject:

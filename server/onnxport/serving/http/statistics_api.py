@@ -8,6 +8,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from onnxport.json_boundary import JsonObject
 from onnxport.serving import statistics
+from onnxport.serving.generate.failures import GenerateError
 from onnxport.serving.http.context import deployment, state
 from onnxport.serving.http.replies import send
 from onnxport.serving.state import record_statistics
@@ -49,11 +50,27 @@ def model_statistics(model: str | None = None, version: str | None = None) -> Re
     if model is None:
         models = catalog.manifest()["models"]
         pairs = [(name, v) for name in sorted(models) for v in catalog.served_versions(models[name])]
-    elif version is None:
-        pairs = [(model, v) for v in catalog.served_versions(catalog.model(model))]
     else:
-        pairs = [(model, catalog.variant(model, version)[1])]  # NotFound: the one JSON 404
+        generated = _generation_stats(model, version)
+        if generated is not None:
+            return send(core.json_reply({"model_stats": [generated]}))
+        if version is None:
+            pairs = [(model, v) for v in catalog.served_versions(catalog.model(model))]
+        else:
+            pairs = [(model, catalog.variant(model, version)[1])]  # NotFound: the one JSON 404
     return send(core.json_reply({"model_stats": recorder().model_stats(pairs)}))
+
+
+def _generation_stats(model: str, version: str | None) -> JsonObject | None:
+    """A generation model's entry (serving/generate/tallies.py), or None for a name it does not serve."""
+    generation = state().generation
+    if generation is None or model not in generation.models.names():
+        return None
+    try:
+        served, _ = generation.models.find(model, version)
+    except GenerateError as exc:
+        raise core.ApiError(exc.status, exc.message) from None
+    return generation.tallies.entry(model, served)
 
 
 # Triton's statistics extension (http/statistics_api.py): counts and nanoseconds per model version.

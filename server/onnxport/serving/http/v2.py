@@ -6,7 +6,7 @@ import json
 
 from flask import Blueprint, Response, request
 
-from onnxport.serving.http import memory, openapi, repository_api, statistics_api
+from onnxport.serving.http import generate, memory, openapi, repository_api, statistics_api
 from onnxport.serving.http.context import state
 from onnxport.serving.http.replies import send
 from onnxport.serving.v2 import core
@@ -26,7 +26,9 @@ def ready():
 
 @blueprint.get("")
 def server_metadata():
-    return send(core.server_metadata(state(), (*repository_api.EXTENSIONS, *statistics_api.EXTENSIONS)))
+    return send(
+        core.server_metadata(state(), (*repository_api.EXTENSIONS, *statistics_api.EXTENSIONS, *generate.EXTENSIONS))
+    )
 
 
 @blueprint.get("/openapi.json")
