@@ -15,9 +15,10 @@ import pytest
 import torch
 
 from fixtures.tiny_decoder import smollm2_gguf
-from onnxport.convert.decoder.gguf_folder import build_decoder_folder, encode
+from onnxport.convert.decoder.gguf_folder import build_decoder_folder
 from onnxport.convert.decoder.steps import greedy_tokens
 from onnxport.generation.decoder_session import DecoderSession
+from onnxport.generation.text_tokenizer import TextTokenizer
 
 # An answer longer than NEW_TOKENS, so that all of them are compared (a short one ends at <|im_end|>).
 QUESTION = "Write a short paragraph about why the sea is salty."
@@ -45,7 +46,9 @@ def test_smollm2_exports_checks_step_by_step_and_generates_transformers_tokens(t
     assert all(figure.argmax_agrees for figure in build.check.steps)
 
     ids = build.prompt_ids
-    assert ids[:2] == encode(folder, "<|im_start|>system")  # the chat's special tokens stay single tokens
+    assert ids[:2] == TextTokenizer.from_folder(folder).encode(
+        "<|im_start|>system"
+    )  # the chat's special tokens stay single tokens
     eos = json.loads((folder / "generation.json").read_text())["eos_token_ids"]
     started = time.perf_counter()
     ours = greedy_tokens(DecoderSession.open(model_path), ids, NEW_TOKENS, eos)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from onnxport.convert.decoder import gguf_source
 from onnxport.convert.decoder.export import CacheShape, export_decoder
 from onnxport.convert.decoder.steps import TOLERANCE, StepCheck, check_steps
+from onnxport.generation.text_tokenizer import TextTokenizer
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -30,25 +31,6 @@ class DecoderBuild:
     source: PreTrainedModel  # the float32 transformers model the file was checked against
 
 
-def encode(folder: Path, text: str) -> list[int]:
-    """`text` as the folder's tokenizer.json encodes it."""
-    from tokenizers import Tokenizer
-
-    return list(Tokenizer.from_file(str(folder / gguf_source.TOKENIZER_FILE)).encode(text).ids)
-
-
-def chat_prompt(folder: Path, message: str) -> str:
-    """One user message through the folder's chat_template.jinja, ready for the assistant's answer."""
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    template_path = folder / gguf_source.CHAT_TEMPLATE_FILE
-    if not template_path.is_file():
-        raise FileNotFoundError(f"decoder folder {folder}: expected {template_path.name} for a chat prompt, found none")
-    # A template is data from the model's file: sandboxed, as transformers renders it.
-    template = ImmutableSandboxedEnvironment().from_string(template_path.read_text(encoding="utf-8"))
-    return template.render(messages=[{"role": "user", "content": message}], add_generation_prompt=True)
-
-
 def build_decoder_folder(
     gguf: Path, folder: Path, *, prompt: str, chat: bool | None = None, steps: int = 8, tolerance: float = TOLERANCE
 ) -> DecoderBuild:
@@ -56,7 +38,13 @@ def build_decoder_folder(
     prompt goes through the chat template when `chat`, by default when the GGUF has one."""
     assets = gguf_source.write_tokenizer_assets(gguf, folder)
     use_chat = assets.chat_template if chat is None else chat
-    prompt_ids = encode(folder, chat_prompt(folder, prompt) if use_chat else prompt)
+    # Tokenized as the server tokenizes a request (serving/generate/runs.py), from the files just written.
+    tokenizer = TextTokenizer.from_folder(folder)
+    if use_chat:
+        rendered = tokenizer.chat_prompt([{"role": "user", "content": prompt}])
+        prompt_ids = tokenizer.encode(rendered, add_special_tokens=False)  # the template wrote the special tokens
+    else:
+        prompt_ids = tokenizer.encode(prompt)
     model = gguf_source.load_causal_lm(gguf)
     target = folder / gguf_source.MODEL_FILE
     started = time.perf_counter()
