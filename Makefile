@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 ONNXPORT := $(VENV)/bin/onnxport
-LINTED := server tests scripts models models-trees build_backend
+LINTED := server tests scripts models models-trees models-decoders build_backend
 # The pytest tests that need no demo build, no browser and no Ray (tests/conftest.py gives the markers).
 FAST := not (demo or browser or ray or slow)
 # `make test` runs pytest twice: every test not marked solo on PARALLEL's two pytest-xdist workers (a module whole

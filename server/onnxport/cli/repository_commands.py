@@ -32,6 +32,10 @@ def info(args) -> int:
     from onnxport.repository.store import Repository
 
     manifest = Repository(args.repository).read_manifest()
+    decoder = manifest.get("decoders", {}).get(args.model)
+    if decoder is not None:  # a decoder for generation (convert/decoder_build.py)
+        print(json.dumps(decoder, indent=2, sort_keys=True) if args.json else text_tables.decoder_info(decoder))
+        return 0
     known_models(manifest, [args.model])
     entry = manifest["models"][args.model]
     print(json.dumps(entry, indent=2, sort_keys=True) if args.json else text_tables.model_info(entry))

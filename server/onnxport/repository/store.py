@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator, TypedDict, cast
 
 from onnxport.errors import RepositoryError, UsageError
-from onnxport.repository import atomic, layout, variant_record
+from onnxport.repository import atomic, decoder_record, layout, variant_record
 from onnxport.repository.manifest import SCHEMA, SCHEMA_VERSION, Manifest, ModelEntry
 from onnxport.repository.names import check_stored_name
 
@@ -170,6 +170,10 @@ class Transaction:
                 check_stored_name(name, where, fix="nothing was written")
                 for variant in entry.get("variants", {}):
                     check_stored_name(variant, f"{where} (model {name!r})", what="variant", fix="nothing was written")
+        decoders_before = self.repository.read_manifest().get("decoders", {})
+        for name, decoder in manifest.get("decoders", {}).items():
+            if decoders_before.get(name) != decoder:
+                check_stored_name(name, f"refusing to write {self.repository.manifest_path}", fix="nothing was written")
         for relative, staged in self._staged.items():
             final = root / relative
             final.parent.mkdir(parents=True, exist_ok=True)
@@ -181,6 +185,7 @@ class Transaction:
 
     def _collect_garbage(self, manifest: Manifest) -> None:
         keep = {rel for entry in manifest["models"].values() for rel in referenced_files(entry)}
+        keep |= {rel for entry in manifest.get("decoders", {}).values() for rel in decoder_record.files(entry)}
         for folder in (self.repository.artifacts, self.repository.testdata):
             if folder.is_dir():
                 for path in folder.iterdir():
