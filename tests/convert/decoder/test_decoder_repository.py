@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 
 import jsonschema
 import pytest
 
+from fixtures.tiny_decoder import TINY_PROMPTS, tiny_decoder_recipe, tiny_decoder_repository
 from onnxport import cli
 from onnxport.accuracy import budgets
 from onnxport.accuracy.measured import GenerationMeasurement
-from onnxport.convert.decoder_build import entry_from_folder
 from onnxport.errors import RecipeError
 from onnxport.recipe import DecoderRecipe, load_any_recipe, load_recipe
 from onnxport.repository import decoder_record
@@ -23,8 +22,6 @@ from onnxport.repository.schema import manifest_schema
 from onnxport.repository.store import Repository
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
-PROMPTS = ("Hello, who are you?", "Name a colour.")
-TEXT = "The sun rose over the hills, and the village woke slowly. Bakers lit their ovens, and children ran."
 LAX = budgets.GenerationBudget(top1_min=0.0, nll_change_max=math.inf, why="everything passes")
 STRICT = budgets.GenerationBudget(top1_min=1.01, nll_change_max=math.inf, why="nothing passes")
 
@@ -72,28 +69,16 @@ def test_nan_fails_either_bound():
     ids=["no-prompts", "no-tokens", "unknown-variant"],
 )
 def test_a_bad_decoder_recipe_is_one_line_naming_it(change, words):
-    fields = {"name": "tiny", "description": "d", "gguf": Path("x.gguf"), "prompts": PROMPTS, "held_out": str}
+    fields = {"name": "tiny", "description": "d", "gguf": Path("x.gguf"), "prompts": TINY_PROMPTS, "held_out": str}
     with pytest.raises(RecipeError, match="decoder recipe 'tiny'") as raised:
         DecoderRecipe(**{**fields, **change})
     assert words in str(raised.value) and "\n" not in str(raised.value)
 
 
-def _recipe_file(folder: Path, gguf: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "tiny.py"
-    path.write_text(
-        "from pathlib import Path\n"
-        "from onnxport.recipe import DecoderRecipe\n"
-        f"RECIPE = DecoderRecipe(name='tiny', description='a tiny decoder', gguf=Path({gguf!r}),\n"
-        f"    prompts={PROMPTS!r}, held_out=lambda: {TEXT!r}, new_tokens=4)\n"
-    )
-    return path
-
-
 def test_a_missing_gguf_is_one_line_naming_the_file(tmp_path, capsys):
     missing = tmp_path / "nowhere" / "model.gguf"
     recipes = tmp_path / "recipes"
-    _recipe_file(recipes, str(missing))
+    tiny_decoder_recipe(recipes, str(missing))
     code = cli.main(["--repository", str(tmp_path / "repo"), "build", "--recipes", str(recipes), "--quiet"])
     err = capsys.readouterr().err
     assert code == 1
@@ -102,40 +87,15 @@ def test_a_missing_gguf_is_one_line_naming_the_file(tmp_path, capsys):
 
 
 def test_a_decoder_recipe_is_not_a_model_recipe(tmp_path):
-    path = _recipe_file(tmp_path, "x.gguf")
+    path = tiny_decoder_recipe(tmp_path)
     assert isinstance(load_any_recipe("tiny", path), DecoderRecipe)
     with pytest.raises(RecipeError, match="is a decoder recipe"):
         load_recipe("tiny", path)
 
 
-def _built(tmp_path: Path, tiny_decoder: Path, budget: budgets.GenerationBudget) -> Repository:
-    """The tiny decoder's entry committed to a new repository under `budget`."""
-    folder = tmp_path / "folder"
-    shutil.copytree(tiny_decoder, folder)
-    recipe = load_any_recipe("tiny", _recipe_file(tmp_path / "recipes", "x.gguf"))
-    assert isinstance(recipe, DecoderRecipe)
-    repository = Repository(tmp_path / "repo")
-    check: decoder_record.DecoderCheck = {"steps": 0, "max_abs": 0.0, "tolerance": 1e-3}
-    provenance: decoder_record.DecoderProvenance = {
-        "recipe": "tiny",
-        "recipe_sha256": recipe.source_sha256(),
-        "gguf": "x.gguf",
-        "gguf_sha256": "0" * 64,
-        "tools": {},
-    }
-    with repository.transaction() as transaction:
-        manifest = repository.read_manifest()
-        entry = entry_from_folder(
-            recipe, folder, "1" * 64, TEXT, check, provenance, transaction, lambda label: None, budget
-        )
-        manifest.setdefault("decoders", {})["tiny"] = entry
-        transaction.commit(manifest)
-    return repository
-
-
 @pytest.fixture(scope="module")
 def lax(tmp_path_factory, tiny_decoder) -> Repository:
-    return _built(tmp_path_factory.mktemp("lax"), tiny_decoder, LAX)
+    return tiny_decoder_repository(tmp_path_factory.mktemp("lax"), tiny_decoder, LAX)
 
 
 def test_each_variant_is_made_measured_and_stored_with_the_tokenizer_files(lax):
@@ -155,7 +115,7 @@ def test_each_variant_is_made_measured_and_stored_with_the_tokenizer_files(lax):
         "tokenizer.json",
     ]
     assert entry["default_variant"] == min(entry["variants"], key=lambda n: entry["variants"][n]["bytes"])
-    assert entry["judged_on"]["chat"] and entry["judged_on"]["prompts"] == list(PROMPTS)
+    assert entry["judged_on"]["chat"] and entry["judged_on"]["prompts"] == list(TINY_PROMPTS)
 
 
 def test_the_manifest_with_a_decoder_is_held_to_its_schema(lax):
@@ -182,7 +142,7 @@ def test_info_prints_each_variants_generation_metrics(lax, capsys):
 
 
 def test_outside_the_budget_a_variant_is_kept_over_budget_with_its_reason(tmp_path, tiny_decoder):
-    entry = _built(tmp_path, tiny_decoder, STRICT).read_manifest()["decoders"]["tiny"]
+    entry = tiny_decoder_repository(tmp_path, tiny_decoder, STRICT).read_manifest()["decoders"]["tiny"]
     for name in ("int8-weights", "int4"):
         variant = entry["variants"][name]
         assert decoder_record.outcome(variant) == "over_budget"
