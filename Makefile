@@ -25,23 +25,20 @@ run_option = $(if $(filter command line,$(origin $(1))),$(2) '$($(1))')
 # (the trap: a background job of make's shell ignores Ctrl-C). A second `make run` rebuilds nothing.
 RUN_FIRST := iris digits
 RUN_LOG := .make-run-build.log
-# The decoder make run also serves for generation: SmolLM2-135M-Instruct's GGUF (from a PyPI wheel) made a checked
-# decoder folder once (docs/guide/decoder-export.md).
-DECODER := models/.decoders/smollm2
+# The decoder make run also serves for generation: SmolLM2-135M-Instruct's GGUF (from a PyPI wheel) built into the
+# repository by its decoder recipe (models-decoders/), its variants judged by what they generate
+# (docs/guide/decoder-export.md); the server serves the repository's decoders.
 SMOLLM2_GGUF := tests/data/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
-run: run-setup $(DECODER)/model.onnx
+run: run-setup $(SMOLLM2_GGUF)
 	$(ONNXPORT) build $(RUN_FIRST)
 	$(ONNXPORT) build --recipes models-trees
+	$(ONNXPORT) build --recipes models-decoders
 	@echo "make run: the other demo models build beside the server, served once built (log: $(RUN_LOG))"
 	@$(ONNXPORT) build > $(RUN_LOG) 2>&1 & trap "kill $$! 2>/dev/null" EXIT INT TERM; \
-	ONNXPORT_GENERATION_MODELS=smollm2=$(DECODER) \
 	  $(strip $(ONNXPORT) serve $(call run_option,HOST,--host) $(call run_option,PORT,--port))
 
-# Order-only: a newer venv does not make the folder again (`onnxport decoder` refuses a folder that exists).
-$(DECODER)/model.onnx: | $(VENV)/.installed-run
+$(SMOLLM2_GGUF): | $(VENV)/.installed-run
 	$(PY) scripts/testdata/fetch_smollm2.py
-	mkdir -p $(dir $(DECODER))
-	$(ONNXPORT) decoder $(SMOLLM2_GGUF) $(DECODER)
 
 # The demo recipes, then the LightGBM and XGBoost ones (a second folder: the tests count models/'s).
 build: setup
