@@ -86,10 +86,10 @@ class Repository:
 def remove(repository: Repository, names: list[str]) -> list[ModelEntry]:
     """Remove models from the repository as a build adds them: all or none, the manifest written last.
 
-    Returns the removed entries. An unknown name is a UsageError listing the known models, and
-    nothing is removed. Files that no remaining model names are deleted after the manifest is
-    replaced (the commit's garbage collection): a running server already holds its sessions in
-    memory and drops them on its next request, and an artifact another model shares stays.
+    Returns the removed model entries (a decoder's name removes it too, returned in none). An unknown name is a
+    UsageError listing the known models, and nothing is removed. Files that no remaining model names are deleted
+    after the manifest is replaced (the commit's garbage collection): a running server already holds its sessions
+    in memory and drops them on its next request, and an artifact another model shares stays.
     """
     if not repository.manifest_path.exists():  # nothing to remove: not even a lock file is made
         raise UsageError(
@@ -97,14 +97,17 @@ def remove(repository: Repository, names: list[str]) -> list[ModelEntry]:
         )
     with repository.transaction() as transaction:
         manifest = repository.read_manifest()
-        unknown = [n for n in dict.fromkeys(names) if n not in manifest["models"]]
+        decoders = manifest.get("decoders", {})  # decoders for generation go the same way
+        unknown = [n for n in dict.fromkeys(names) if n not in manifest["models"] and n not in decoders]
         if unknown:
-            known = ", ".join(sorted(manifest["models"])) or "none"
+            known = ", ".join(sorted([*manifest["models"], *decoders])) or "none"
             raise UsageError(
                 f"no model {', '.join(map(repr, unknown))} in {repository.root}; "
                 f"the repository has: {known}; nothing was removed"
             )
-        removed = [manifest["models"].pop(n) for n in dict.fromkeys(names)]
+        removed = [manifest["models"].pop(n) for n in dict.fromkeys(names) if n in manifest["models"]]
+        for name in dict.fromkeys(names):
+            decoders.pop(name, None)
         transaction.commit(manifest)
     return removed
 

@@ -148,3 +148,17 @@ def test_outside_the_budget_a_variant_is_kept_over_budget_with_its_reason(tmp_pa
         assert decoder_record.outcome(variant) == "over_budget"
         assert variant["reason"].startswith("top-1 agreement with fp32 ") and "< budget 1.01" in variant["reason"]
     assert entry["default_variant"] == "fp32"  # fp32 is always served
+
+
+def test_info_of_an_unknown_name_lists_the_decoders_too(lax, capsys):
+    assert cli.main(["--repository", str(lax.root), "info", "nope"]) == 2
+    assert "unknown model 'nope'; the repository has: tiny" in capsys.readouterr().err
+
+
+def test_remove_takes_a_decoder_out_with_its_files(tmp_path, tiny_decoder, capsys):
+    repository = tiny_decoder_repository(tmp_path, tiny_decoder, LAX)
+    assert any(repository.artifacts.iterdir())
+    assert cli.main(["--repository", str(repository.root), "remove", "tiny"]) == 0
+    assert repository.read_manifest()["decoders"] == {} and not any(repository.artifacts.iterdir())
+    assert cli.main(["--repository", str(repository.root), "remove", "tiny"]) == 2
+    assert "no model 'tiny'" in capsys.readouterr().err
