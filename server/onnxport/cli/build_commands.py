@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 from typing import Callable
 
@@ -35,6 +36,8 @@ def build(args) -> int:
     check_recipe_targets(Repository(args.repository).read_manifest(), selected, args.replace)
     # Decoder recipes (models-decoders/) are built apart: a GGUF file and its variants judged by what they generate.
     decoders = [r for r in (load_any_recipe(n, recipes[n]) for n in selected) if isinstance(r, DecoderRecipe)]
+    # --variants narrows a decoder's variants as a model's (fp32, the reference, is always made).
+    decoders = [dataclasses.replace(r, variants=tuple(v for v in r.variants if v in args.variants)) for r in decoders]
     models = [n for n in selected if n not in {r.name for r in decoders}]
     if decoders:
         _build_decoders(args, decoders)

@@ -96,6 +96,7 @@ def decoder_key(recipe: DecoderRecipe, gguf_sha256: str, text: str) -> str:
             "recipe_sha256": recipe.source_sha256(),
             "gguf_sha256": gguf_sha256,
             "text_sha256": hashlib.sha256(text.encode()).hexdigest(),
+            "variants": list(recipe.variants),  # `--variants` may narrow the recipe's
         }
     )
 

@@ -4,6 +4,7 @@ JSON Schema) and shown by `onnxport info`. The real SmolLM2 build: test_smollm2_
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -15,6 +16,7 @@ from fixtures.tiny_decoder import TINY_PROMPTS, tiny_decoder_recipe, tiny_decode
 from onnxport import cli
 from onnxport.accuracy import budgets
 from onnxport.accuracy.measured import GenerationMeasurement
+from onnxport.convert.decoder_build import decoder_key
 from onnxport.errors import RecipeError
 from onnxport.recipe import DecoderRecipe, load_any_recipe, load_recipe
 from onnxport.repository import decoder_record
@@ -162,3 +164,11 @@ def test_remove_takes_a_decoder_out_with_its_files(tmp_path, tiny_decoder, capsy
     assert repository.read_manifest()["decoders"] == {} and not any(repository.artifacts.iterdir())
     assert cli.main(["--repository", str(repository.root), "remove", "tiny"]) == 2
     assert "no model 'tiny'" in capsys.readouterr().err
+
+
+def test_fewer_variants_is_another_build(tmp_path):
+    recipe = load_any_recipe("tiny", tiny_decoder_recipe(tmp_path))
+    assert isinstance(recipe, DecoderRecipe)
+    narrowed = dataclasses.replace(recipe, variants=("int8-weights",))
+    assert decoder_key(recipe, "0" * 64, "text") != decoder_key(narrowed, "0" * 64, "text")
+    assert decoder_key(recipe, "0" * 64, "text") == decoder_key(recipe, "0" * 64, "text")

@@ -57,3 +57,11 @@ def test_a_variant_not_served_is_a_404_naming_what_is(repository, ask, words):
 def test_a_settings_folder_of_the_same_name_comes_first(repository, tiny_decoder):
     app = client(repository, generation_models={"tiny": str(tiny_decoder)})
     assert app.post("/v2/models/tiny/generate", json=HELLO).json["model_version"] == "1"
+
+
+def test_triton_statistics_name_the_variant_served(repository):
+    app = client(repository)
+    app.post("/v2/models/tiny/generate", json=HELLO)
+    (entry,) = app.get("/v2/models/tiny/stats").json["model_stats"]
+    assert (entry["name"], entry["version"], entry["execution_count"]) == ("tiny", "fp32", 1)
+    assert app.get("/v2/models/tiny/versions/int4/stats").status_code == 404
