@@ -10,6 +10,7 @@ the GENERATION budget (accuracy/budgets.py): within it served, else over budget 
 from __future__ import annotations
 
 import hashlib
+import math
 import tempfile
 import time
 from dataclasses import dataclass
@@ -264,6 +265,10 @@ def judge_variants(
         finally:
             (folder / f"{name}.onnx").unlink()
         measured = rounded(metrics)
+        broken = [k for k, v in measured.items() if isinstance(v, float) and not math.isfinite(v)]
+        if broken:  # JSON has no NaN: a variant whose logits are not finite is failed, not measured
+            variants[name] = {"status": "rejected", "reason": f"{name}: not finite: {', '.join(broken)}"}
+            continue
         reason = budgets.generation_shortfall(measured, budget)
         record = {
             **transaction.put_file(data, "onnx"),

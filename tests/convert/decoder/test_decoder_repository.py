@@ -10,12 +10,16 @@ import math
 from pathlib import Path
 
 import jsonschema
+import numpy as np
+import onnx
 import pytest
+from onnx import numpy_helper
 
 from fixtures.tiny_decoder import TINY_PROMPTS, tiny_decoder_recipe, tiny_decoder_repository
 from onnxport import cli
 from onnxport.accuracy import budgets
 from onnxport.accuracy.measured import GenerationMeasurement
+from onnxport.convert import decoder_build
 from onnxport.convert.decoder_build import decoder_key
 from onnxport.errors import RecipeError
 from onnxport.recipe import DecoderRecipe, load_any_recipe, load_recipe
@@ -24,8 +28,8 @@ from onnxport.repository.schema import manifest_schema
 from onnxport.repository.store import Repository
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
-LAX = budgets.GenerationBudget(top1_min=0.0, nll_change_max=math.inf, why="everything passes")
-STRICT = budgets.GenerationBudget(top1_min=1.01, nll_change_max=math.inf, why="nothing passes")
+LAX = budgets.GenerationBudget(top1_min=0.0, nll_change_max=1e9, why="everything passes")
+STRICT = budgets.GenerationBudget(top1_min=1.01, nll_change_max=1e9, why="nothing passes")
 
 
 def metrics(top1: float, nll_change: float) -> GenerationMeasurement:
@@ -172,3 +176,20 @@ def test_fewer_variants_is_another_build(tmp_path):
     narrowed = dataclasses.replace(recipe, variants=("int8-weights",))
     assert decoder_key(recipe, "0" * 64, "text") != decoder_key(narrowed, "0" * 64, "text")
     assert decoder_key(recipe, "0" * 64, "text") == decoder_key(recipe, "0" * 64, "text")
+
+
+def test_a_variant_whose_logits_are_not_finite_is_failed_not_measured(tmp_path, tiny_decoder, monkeypatch):
+    def nan_weights(model: onnx.ModelProto):
+        broken = onnx.ModelProto()
+        broken.CopyFrom(model)
+        for tensor in broken.graph.initializer:
+            weights = numpy_helper.to_array(tensor)
+            if weights.ndim == 2 and weights.dtype == np.float32:
+                tensor.CopyFrom(numpy_helper.from_array(np.full_like(weights, np.nan), tensor.name))
+        return broken, {}
+
+    monkeypatch.setitem(decoder_build.MAKERS, "int8-weights", nan_weights)
+    entry = tiny_decoder_repository(tmp_path, tiny_decoder, LAX).read_manifest()["decoders"]["tiny"]
+    variant = entry["variants"]["int8-weights"]
+    assert decoder_record.outcome(variant) == "failed" and variant["reason"].startswith("int8-weights: not finite")
+    json.loads(json.dumps(entry, allow_nan=False))  # what the manifest holds is JSON
