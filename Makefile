@@ -19,10 +19,11 @@ PARALLEL := -n 2
 # config file, else 127.0.0.1:8000.
 run_option = $(if $(filter command line,$(origin $(1))),$(2) '$($(1))')
 
-# The server starts once the quick demo models are built (RUN_FIRST and the tree models); the rest (minilm, whose
-# int8 searches and optimized forms are most of a full build) builds beside it, logged to RUN_LOG, and the server
-# serves it once that build lands (it rereads the manifest when it changes). The build stops with the server
-# (the trap: a background job of make's shell ignores Ctrl-C). A second `make run` rebuilds nothing.
+# The server starts once the quick demo models are built (RUN_FIRST and the tree models); the rest (the decoders,
+# then minilm, whose int8 searches and optimized forms are most of a full build) builds beside it, logged to
+# RUN_LOG, and the server serves each once its build lands (it rereads the manifest when it changes). The builds
+# stop with the server (the trap, with the subshell's child: a background job of make's shell ignores Ctrl-C).
+# A second `make run` rebuilds nothing.
 RUN_FIRST := iris digits
 RUN_LOG := .make-run-build.log
 # The decoder make run also serves for generation: SmolLM2-135M-Instruct's GGUF (from a PyPI wheel) built into the
@@ -32,9 +33,9 @@ SMOLLM2_GGUF := tests/data/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 run: run-setup $(SMOLLM2_GGUF)
 	$(ONNXPORT) build $(RUN_FIRST)
 	$(ONNXPORT) build --recipes models-trees
-	$(ONNXPORT) build --recipes models-decoders
-	@echo "make run: the other demo models build beside the server, served once built (log: $(RUN_LOG))"
-	@$(ONNXPORT) build > $(RUN_LOG) 2>&1 & trap "kill $$! 2>/dev/null" EXIT INT TERM; \
+	@echo "make run: SmolLM2 and minilm build beside the server, served once built (log: $(RUN_LOG))"
+	@($(ONNXPORT) build --recipes models-decoders; $(ONNXPORT) build) > $(RUN_LOG) 2>&1 & \
+	trap 'kill $$! $$(pgrep -P $$! 2>/dev/null) 2>/dev/null' EXIT INT TERM; \
 	  $(strip $(ONNXPORT) serve $(call run_option,HOST,--host) $(call run_option,PORT,--port))
 
 $(SMOLLM2_GGUF): | $(VENV)/.installed-run
