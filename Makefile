@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 ONNXPORT := $(VENV)/bin/onnxport
-LINTED := server tests scripts models models-trees build_backend
+LINTED := server tests scripts models models-trees models-decoders build_backend
 # The pytest tests that need no demo build, no browser and no Ray (tests/conftest.py gives the markers).
 FAST := not (demo or browser or ray or slow)
 # `make test` runs pytest twice: every test not marked solo on PARALLEL's two pytest-xdist workers (a module whole
@@ -19,29 +19,27 @@ PARALLEL := -n 2
 # config file, else 127.0.0.1:8000.
 run_option = $(if $(filter command line,$(origin $(1))),$(2) '$($(1))')
 
-# The server starts once the quick demo models are built (RUN_FIRST and the tree models); the rest (minilm, whose
-# int8 searches and optimized forms are most of a full build) builds beside it, logged to RUN_LOG, and the server
-# serves it once that build lands (it rereads the manifest when it changes). The build stops with the server
-# (the trap: a background job of make's shell ignores Ctrl-C). A second `make run` rebuilds nothing.
+# The server starts once the quick demo models are built (RUN_FIRST and the tree models); the rest (the decoders,
+# then minilm, whose int8 searches and optimized forms are most of a full build) builds beside it, logged to
+# RUN_LOG, and the server serves each once its build lands (it rereads the manifest when it changes). The builds
+# stop with the server (the trap, with the subshell's child: a background job of make's shell ignores Ctrl-C).
+# A second `make run` rebuilds nothing.
 RUN_FIRST := iris digits
 RUN_LOG := .make-run-build.log
-# The decoder make run also serves for generation: SmolLM2-135M-Instruct's GGUF (from a PyPI wheel) made a checked
-# decoder folder once (docs/guide/decoder-export.md).
-DECODER := models/.decoders/smollm2
+# The decoder make run also serves for generation: SmolLM2-135M-Instruct's GGUF (from a PyPI wheel) built into the
+# repository by its decoder recipe (models-decoders/), its variants judged by what they generate
+# (docs/guide/decoder-export.md); the server serves the repository's decoders.
 SMOLLM2_GGUF := tests/data/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
-run: run-setup $(DECODER)/model.onnx
+run: run-setup $(SMOLLM2_GGUF)
 	$(ONNXPORT) build $(RUN_FIRST)
 	$(ONNXPORT) build --recipes models-trees
-	@echo "make run: the other demo models build beside the server, served once built (log: $(RUN_LOG))"
-	@$(ONNXPORT) build > $(RUN_LOG) 2>&1 & trap "kill $$! 2>/dev/null" EXIT INT TERM; \
-	ONNXPORT_GENERATION_MODELS=smollm2=$(DECODER) \
+	@echo "make run: SmolLM2 and minilm build beside the server, served once built (log: $(RUN_LOG))"
+	@($(ONNXPORT) build --recipes models-decoders; $(ONNXPORT) build) > $(RUN_LOG) 2>&1 & \
+	trap 'kill $$! $$(pgrep -P $$! 2>/dev/null) 2>/dev/null' EXIT INT TERM; \
 	  $(strip $(ONNXPORT) serve $(call run_option,HOST,--host) $(call run_option,PORT,--port))
 
-# Order-only: a newer venv does not make the folder again (`onnxport decoder` refuses a folder that exists).
-$(DECODER)/model.onnx: | $(VENV)/.installed-run
+$(SMOLLM2_GGUF): | $(VENV)/.installed-run
 	$(PY) scripts/testdata/fetch_smollm2.py
-	mkdir -p $(dir $(DECODER))
-	$(ONNXPORT) decoder $(SMOLLM2_GGUF) $(DECODER)
 
 # The demo recipes, then the LightGBM and XGBoost ones (a second folder: the tests count models/'s).
 build: setup

@@ -6,6 +6,7 @@ deferred to `Recipe.load()` so that listing recipes trains nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import sys
@@ -27,7 +28,9 @@ from onnxport.repository.manifest import PLAYGROUNDS, TASKS
 from onnxport.repository.names import RULE_TEXT, name_problem
 
 Feeds = dict[str, np.ndarray]
-__all__ = ["Feeds", "Recipe", "SourceModel", "Tolerance"]
+__all__ = ["DecoderRecipe", "Feeds", "Recipe", "SourceModel", "Tolerance"]
+# The weight-only variants a decoder recipe may ask for (onnxport/variants.py's rows; convert/decoder_build.py).
+DECODER_VARIANTS: tuple[str, ...] = ("int8-weights", "int4")
 
 
 @dataclass
@@ -100,6 +103,40 @@ class Recipe:
         return hashlib.sha256(self.path.read_bytes()).hexdigest()
 
 
+@dataclass(frozen=True)
+class DecoderRecipe:
+    """A decoder for generation (`models-decoders/`): a GGUF file made a checked fp32 decoder, and its weight-only
+    variants judged against it by what they generate (convert/decoder_build.py, accuracy/budgets.py GENERATION)."""
+
+    name: str
+    description: str
+    gguf: Path  # the GGUF file; a relative path is the project's (PROJECT_ROOT)
+    prompts: tuple[str, ...]  # greedy continuations of these are compared with fp32's
+    held_out: Callable[[], str]  # the text whose next tokens are scored; called at build (deferred, as load())
+    new_tokens: int = 24  # per prompt
+    variants: tuple[str, ...] = DECODER_VARIANTS
+    chat: bool = True  # the prompts are a user's messages, put through the model's chat template
+    check_steps: int = 8  # cached steps of the export's check against the source
+    path: Path | None = None
+
+    def __post_init__(self) -> None:
+        where = f"decoder recipe {self.name!r}"
+        if not self.prompts or not all(isinstance(p, str) and p for p in self.prompts):
+            raise RecipeError(f"{where}: prompts must be a non-empty tuple of non-empty strings, got {self.prompts!r}")
+        if not isinstance(self.new_tokens, int) or self.new_tokens < 1:
+            raise RecipeError(f"{where}: new_tokens must be an integer >= 1, got {self.new_tokens!r}")
+        unknown = [v for v in self.variants if v not in DECODER_VARIANTS]
+        if unknown:
+            raise RecipeError(f"{where}: variants {unknown} are not among {', '.join(DECODER_VARIANTS)}")
+
+    @property
+    def gguf_path(self) -> Path:
+        return self.gguf if self.gguf.is_absolute() else PROJECT_ROOT / self.gguf
+
+    def source_sha256(self) -> str:
+        return "" if self.path is None else hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+
 def default_recipes_dir() -> Path:
     """models/ of onnxport's checkout (the demo recipes), or ./models where onnxport is installed (project.py)."""
     return PROJECT_ROOT / "models"
@@ -117,6 +154,14 @@ def discover(recipes_dir: Path) -> dict[str, Path]:
 
 def load_recipe(name: str, path: Path) -> Recipe:
     """Import one recipe module and return its RECIPE, or say clearly why not."""
+    recipe = load_any_recipe(name, path)
+    if not isinstance(recipe, Recipe):
+        raise RecipeError(f"recipe {name!r} in {path} is a decoder recipe; build it with onnxport build --recipes")
+    return recipe
+
+
+def load_any_recipe(name: str, path: Path) -> Recipe | DecoderRecipe:
+    """Import one recipe module and return its RECIPE, a model's or a decoder's, or say clearly why not."""
     # The file name is the model's name in the repository, its URLs and its exports: the one name
     # rule holds before any of the recipe's code runs.
     problem = name_problem(name)
@@ -140,8 +185,8 @@ def load_recipe(name: str, path: Path) -> Recipe:
             where = f" (line {exc.lineno})"
         raise RecipeError(f"recipe {name!r} in {path} failed to load{where}: {type(exc).__name__}: {exc}") from exc
     recipe = getattr(module, "RECIPE", None)
-    if not isinstance(recipe, Recipe):
-        raise RecipeError(f"recipe {name!r} in {path} defines no RECIPE = Recipe(...)")
+    if not isinstance(recipe, (Recipe, DecoderRecipe)):
+        raise RecipeError(f"recipe {name!r} in {path} defines no RECIPE = Recipe(...) or DecoderRecipe(...)")
     if recipe.name != name:
         raise RecipeError(f"recipe in {path} is named {recipe.name!r}; expected {name!r} (the file name)")
-    return Recipe(**{**recipe.__dict__, "path": path})
+    return dataclasses.replace(recipe, path=path)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Iterable, Mapping
 
+from onnxport.repository import decoder_record
+from onnxport.repository.decoder_record import DecoderEntry
 from onnxport.repository.manifest import Manifest, ModelEntry
 from onnxport.repository.variant_table import FORMS
 from onnxport.repository.variant_table import order as variant_order
@@ -226,9 +228,64 @@ def model_list(manifest: Manifest) -> str:
     for name, entry in sorted(manifest["models"].items()):
         served = [r.get("label", v) for v, r in entry["variants"].items() if r["status"] == "ok"]
         rows.append([name, entry["kind"], entry["task"], f"opset {entry['opset']}", ", ".join(served)])
+    for name, decoder in sorted(manifest.get("decoders", {}).items()):
+        served = [v for v, r in decoder["variants"].items() if r["status"] == "ok"]
+        rows.append([name, decoder["kind"], decoder["task"], "-", ", ".join(served)])
     if not rows:
         return "no models (run `onnxport build`)"
     return table(["model", "source", "task", "opset", "served variants"], rows)
+
+
+DECODER_HEADERS = ["variant", "size", "greedy equal", "1st divergence", "top-1", "NLL change", "status"]
+
+
+def decoder_variants(entry: DecoderEntry) -> str:
+    """A decoder's variants, each with its generation metrics against fp32 and what became of it."""
+    rows = []
+    for name, variant in sorted(entry["variants"].items(), key=lambda item: variant_order(item[0])):
+        outcome = decoder_record.outcome(variant)
+        status = "served" if outcome == "served" else f"{outcome.replace('_', ' ')}: {variant['reason']}"
+        if name == entry["default_variant"]:
+            status += " (default)"
+        if not decoder_record.made(variant):
+            rows.append([name, "-", "-", "-", "-", "-", status])
+            continue
+        size = f"{human_bytes(variant['bytes'])} ({variant['size_ratio']:.3f}x)"
+        metrics = variant.get("generation")
+        if metrics is None:  # fp32: the reference
+            rows.append([name, size, "reference", "-", "-", "-", status])
+            continue
+        divergence = metrics["mean_first_divergence"]
+        rows.append(
+            [
+                name,
+                size,
+                f"{metrics['greedy_equal_share']:.3f}",
+                "-" if divergence is None else f"{divergence:.1f}",
+                f"{metrics['top1_agreement']:.4f}",
+                f"{metrics['nll_change']:+.4f}",
+                status,
+            ]
+        )
+    return table(DECODER_HEADERS, rows)
+
+
+def decoder_info(entry: DecoderEntry) -> str:
+    judged, budget = entry["judged_on"], entry["budget"]
+    lines = [
+        f"{entry['name']}: {entry['description']}",
+        f"  source     {entry['provenance']['gguf']} (GGUF), task {entry['task']}",
+        f"  export     checked against the GGUF over {entry['check']['steps']} cached steps: max abs "
+        f"{entry['check']['max_abs']:.2e} (tolerance {entry['check']['tolerance']:g})",
+        f"  judged on  {len(judged['prompts'])} prompts x {judged['new_tokens']} greedy tokens"
+        f"{' (chat template)' if judged['chat'] else ''}, held-out text of {judged['text_tokens']} tokens",
+        f"  budget     top-1 agreement >= {budget['top1_min']:g}, NLL change <= {budget['nll_change_max']:g} "
+        "nats/token",
+        f"  assets     {', '.join(a['name'] for a in entry['assets'].values())}",
+        "",
+        decoder_variants(entry),
+    ]
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def model_info(entry: ModelEntry) -> str:

@@ -21,6 +21,8 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
+from fixtures.tiny_decoder import tiny_decoder_repository
+from onnxport.accuracy import budgets
 from onnxport.errors import RepositoryError
 from onnxport.harness.process import free_port
 from onnxport.repository.atomic import TEMP_SUFFIX
@@ -159,6 +161,17 @@ def test_sync_copies_the_served_files_and_assets_only(tmp_path):
         assert sync(base, target) == {"downloaded": 1, "present": 1, "bytes": len(SMALL["served"])}
         assert (target / records["served"]["file"]).read_bytes() == SMALL["served"]
         assert leftovers(target) == []
+
+
+def test_sync_copies_a_decoders_served_variants_and_tokenizer_files(tmp_path, tiny_decoder):
+    strict = budgets.GenerationBudget(top1_min=1.01, nll_change_max=1.0, why="nothing but fp32 passes")
+    source = tiny_decoder_repository(tmp_path / "built", tiny_decoder, strict)
+    entry = source.read_manifest()["decoders"]["tiny"]
+    expected = {entry["variants"]["fp32"]["file"], *(a["file"] for a in entry["assets"].values())}
+    target = tmp_path / "replica"
+    with static_host(source.root) as base:
+        assert sync(base, target)["downloaded"] == len(expected) == 4  # fp32, tokenizer, generation, template
+    assert {f"artifacts/{p.name}" for p in (target / "artifacts").iterdir()} == expected  # not the over-budget ones
 
 
 def test_a_404_base_url_names_the_url(tmp_path):

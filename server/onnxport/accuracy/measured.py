@@ -85,3 +85,28 @@ class Budget(TypedDict):
     scaled_max_abs: Union[float, None]
     scaled_mean_abs: Union[float, None]
     why: str
+
+
+@with_config(STRICT)
+class GenerationMeasurement(TypedDict):
+    """A decoder variant's generation metrics against the fp32 decoder (generation/agreement.py measures them):
+    greedy continuations of the recipe's prompts, and next-token scores on its held-out text."""
+
+    prompts: Count
+    new_tokens: Count
+    greedy_equal_share: float  # prompts whose greedy continuation equals fp32's (a near-tie is no divergence)
+    mean_first_divergence: Union[float, None]  # over the prompts that diverge; null when none does
+    text_tokens: Count
+    top1_agreement: float  # held-out text: the share of next-token argmaxes equal to fp32's
+    nll_reference: float  # fp32's mean negative log-likelihood per token, in nats
+    nll_candidate: float
+    nll_change: float  # the variant's less fp32's: > 0 is worse
+
+
+@with_config(STRICT)
+class GenerationBudget(TypedDict):
+    """accuracy/budgets.py's GENERATION budget as JSON: what a decoder variant is served within."""
+
+    top1_min: float
+    nll_change_max: float
+    why: str

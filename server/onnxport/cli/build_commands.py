@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 from typing import Callable
 
@@ -15,7 +16,7 @@ from onnxport.repository.store import Repository
 def build(args) -> int:
     from onnxport import text_tables
     from onnxport.convert.build_transaction import build_recipes
-    from onnxport.recipe import discover
+    from onnxport.recipe import DecoderRecipe, discover, load_any_recipe
     from onnxport.repository.names import check_recipe_targets
 
     if not args.recipes.exists():  # the default ./models too: a new user's first `onnxport build` points at init
@@ -31,9 +32,19 @@ def build(args) -> int:
         raise UsageError(
             f"unknown model {', '.join(map(repr, unknown))}; recipes in {args.recipes}: {', '.join(recipes) or 'none'}"
         )
-    check_recipe_targets(Repository(args.repository).read_manifest(), args.models or list(recipes), args.replace)
+    selected = args.models or list(recipes)
+    check_recipe_targets(Repository(args.repository).read_manifest(), selected, args.replace)
+    # Decoder recipes (models-decoders/) are built apart: a GGUF file and its variants judged by what they generate.
+    decoders = [r for r in (load_any_recipe(n, recipes[n]) for n in selected) if isinstance(r, DecoderRecipe)]
+    # --variants narrows a decoder's variants as a model's (fp32, the reference, is always made).
+    decoders = [dataclasses.replace(r, variants=tuple(v for v in r.variants if v in args.variants)) for r in decoders]
+    models = [n for n in selected if n not in {r.name for r in decoders}]
+    if decoders:
+        _build_decoders(args, decoders)
+    if not models:
+        return 0
     outcomes = build_recipes(
-        args.models,
+        models,
         Repository(args.repository),
         args.recipes,
         args.opset,
@@ -46,6 +57,18 @@ def build(args) -> int:
         print(text_tables.build_summary(outcomes))
         print("\n" + text_tables.disk_use([o.entry for o in outcomes], "build"))
     return 0
+
+
+def _build_decoders(args, decoders) -> None:
+    from onnxport import text_tables
+    from onnxport.convert.decoder_build import build_decoders
+
+    outcomes = build_decoders(decoders, Repository(args.repository), force=args.force, show_progress=not args.quiet)
+    if not args.quiet:
+        for outcome in outcomes:
+            done = "up to date" if outcome.skipped else f"built in {outcome.seconds:g} s"
+            print(f"{outcome.name} (generation, {done}):")
+            print(text_tables.decoder_variants(outcome.entry))
 
 
 def import_model(args) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from onnxport.cli.option_checks import known_models
+from onnxport.errors import UsageError
 
 
 def remove(args) -> int:
@@ -32,6 +33,13 @@ def info(args) -> int:
     from onnxport.repository.store import Repository
 
     manifest = Repository(args.repository).read_manifest()
+    decoder = manifest.get("decoders", {}).get(args.model)
+    if decoder is not None:  # a decoder for generation (convert/decoder_build.py)
+        print(json.dumps(decoder, indent=2, sort_keys=True) if args.json else text_tables.decoder_info(decoder))
+        return 0
+    if args.model not in manifest["models"] and manifest.get("decoders"):
+        known = ", ".join(sorted([*manifest["models"], *manifest["decoders"]]))
+        raise UsageError(f"unknown model {args.model!r}; the repository has: {known}")
     known_models(manifest, [args.model])
     entry = manifest["models"][args.model]
     print(json.dumps(entry, indent=2, sort_keys=True) if args.json else text_tables.model_info(entry))

@@ -18,6 +18,7 @@ from onnxport.accuracy.measured import Validation
 from onnxport.json_boundary import JsonObject
 from onnxport.json_fields import STRICT, ArtifactPath, Count, Sha256, TestdataPath
 from onnxport.pipelines.spec import PipelineSpec
+from onnxport.repository.decoder_record import DecoderEntry
 from onnxport.repository.variant_record import Variants
 
 SCHEMA = "onnxport.manifest"
@@ -137,3 +138,6 @@ class Manifest(TypedDict):
     schema: Literal[SCHEMA]  # type: ignore[valid-type]
     schema_version: Literal[SCHEMA_VERSION]  # type: ignore[valid-type]
     models: dict[str, ModelEntry]
+    # Decoders for generation (repository/decoder_record.py), from `onnxport build` of decoder recipes; absent
+    # where none was built (version 3 manifests written before them read as before).
+    decoders: NotRequired[dict[str, DecoderEntry]]

@@ -109,27 +109,33 @@ def _artifacts(manifest: JsonObject) -> dict[str, JsonObject]:
             for relative in sorted(referenced_files(cast(ModelEntry, {**entry, "variants": served}))):
                 if relative.split("/", 1)[0] != layout.ARTIFACTS_DIR:
                     continue  # testdata/: golden data, not needed to serve
-                match = ARTIFACT_NAME.fullmatch(relative)
-                if match is None:
-                    raise RepositoryError(
-                        f"{layout.MANIFEST_FILE}: model {model!r} names {relative!r}; "
-                        f"expected {layout.ARTIFACTS_DIR}/<sha256>.<ext>"
-                    )
-                record = by_file.get(relative, {})
-                if record.get("sha256", match["sha256"]) != match["sha256"]:
-                    raise RepositoryError(
-                        f"{layout.MANIFEST_FILE}: model {model!r}: {relative} has sha256 "
-                        f"{record['sha256']} in its record, expected {match['sha256']} "
-                        "(the one in its name)"
-                    )
-                if not isinstance(record.get("bytes", 0), int):
-                    raise TypeError(f"{relative}: bytes is {record['bytes']!r}, not a count")
-                wanted[relative] = {"sha256": match["sha256"], "bytes": record.get("bytes")}
+                _want(wanted, f"model {model!r}", relative, by_file.get(relative, {}))
+        for model, entry in manifest.get("decoders", {}).items():  # decoders for generation: served files, assets
+            served_files = [r for r in entry["variants"].values() if r["status"] == "ok"]
+            for record in [*served_files, *entry["assets"].values()]:
+                _want(wanted, f"decoder {model!r}", record["file"], record)
     except (KeyError, TypeError, AttributeError) as exc:
         raise RepositoryError(
             f"{layout.MANIFEST_FILE}: a model entry is not as onnxport writes it ({type(exc).__name__}: {exc})"
         ) from None
     return wanted
+
+
+def _want(wanted: dict[str, JsonObject], owner: str, relative: str, record: JsonObject) -> None:
+    """Adds an artifacts/ file `owner` names, checked: a content-addressed name, its record's sha256 the same."""
+    match = ARTIFACT_NAME.fullmatch(relative)
+    if match is None:
+        raise RepositoryError(
+            f"{layout.MANIFEST_FILE}: {owner} names {relative!r}; expected {layout.ARTIFACTS_DIR}/<sha256>.<ext>"
+        )
+    if record.get("sha256", match["sha256"]) != match["sha256"]:
+        raise RepositoryError(
+            f"{layout.MANIFEST_FILE}: {owner}: {relative} has sha256 {record['sha256']} in its record, expected "
+            f"{match['sha256']} (the one in its name)"
+        )
+    if not isinstance(record.get("bytes", 0), int):
+        raise TypeError(f"{relative}: bytes is {record['bytes']!r}, not a count")
+    wanted[relative] = {"sha256": match["sha256"], "bytes": record.get("bytes")}
 
 
 def _download(base: str, relative: str, record: JsonObject, path: Path, timeout: float) -> int:

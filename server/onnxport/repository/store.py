@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator, TypedDict, cast
 
 from onnxport.errors import RepositoryError, UsageError
-from onnxport.repository import atomic, layout, variant_record
+from onnxport.repository import atomic, decoder_record, layout, variant_record
 from onnxport.repository.manifest import SCHEMA, SCHEMA_VERSION, Manifest, ModelEntry
 from onnxport.repository.names import check_stored_name
 
@@ -86,10 +86,10 @@ class Repository:
 def remove(repository: Repository, names: list[str]) -> list[ModelEntry]:
     """Remove models from the repository as a build adds them: all or none, the manifest written last.
 
-    Returns the removed entries. An unknown name is a UsageError listing the known models, and
-    nothing is removed. Files that no remaining model names are deleted after the manifest is
-    replaced (the commit's garbage collection): a running server already holds its sessions in
-    memory and drops them on its next request, and an artifact another model shares stays.
+    Returns the removed model entries (a decoder's name removes it too, returned in none). An unknown name is a
+    UsageError listing the known models, and nothing is removed. Files that no remaining model names are deleted
+    after the manifest is replaced (the commit's garbage collection): a running server already holds its sessions
+    in memory and drops them on its next request, and an artifact another model shares stays.
     """
     if not repository.manifest_path.exists():  # nothing to remove: not even a lock file is made
         raise UsageError(
@@ -97,14 +97,17 @@ def remove(repository: Repository, names: list[str]) -> list[ModelEntry]:
         )
     with repository.transaction() as transaction:
         manifest = repository.read_manifest()
-        unknown = [n for n in dict.fromkeys(names) if n not in manifest["models"]]
+        decoders = manifest.get("decoders", {})  # decoders for generation go the same way
+        unknown = [n for n in dict.fromkeys(names) if n not in manifest["models"] and n not in decoders]
         if unknown:
-            known = ", ".join(sorted(manifest["models"])) or "none"
+            known = ", ".join(sorted([*manifest["models"], *decoders])) or "none"
             raise UsageError(
                 f"no model {', '.join(map(repr, unknown))} in {repository.root}; "
                 f"the repository has: {known}; nothing was removed"
             )
-        removed = [manifest["models"].pop(n) for n in dict.fromkeys(names)]
+        removed = [manifest["models"].pop(n) for n in dict.fromkeys(names) if n in manifest["models"]]
+        for name in dict.fromkeys(names):
+            decoders.pop(name, None)
         transaction.commit(manifest)
     return removed
 
@@ -170,6 +173,10 @@ class Transaction:
                 check_stored_name(name, where, fix="nothing was written")
                 for variant in entry.get("variants", {}):
                     check_stored_name(variant, f"{where} (model {name!r})", what="variant", fix="nothing was written")
+        decoders_before = self.repository.read_manifest().get("decoders", {})
+        for name, decoder in manifest.get("decoders", {}).items():
+            if decoders_before.get(name) != decoder:
+                check_stored_name(name, f"refusing to write {self.repository.manifest_path}", fix="nothing was written")
         for relative, staged in self._staged.items():
             final = root / relative
             final.parent.mkdir(parents=True, exist_ok=True)
@@ -181,6 +188,7 @@ class Transaction:
 
     def _collect_garbage(self, manifest: Manifest) -> None:
         keep = {rel for entry in manifest["models"].values() for rel in referenced_files(entry)}
+        keep |= {rel for entry in manifest.get("decoders", {}).values() for rel in decoder_record.files(entry)}
         for folder in (self.repository.artifacts, self.repository.testdata):
             if folder.is_dir():
                 for path in folder.iterdir():

@@ -18,7 +18,7 @@ from onnxport.serving.generate.ask import Ask
 from onnxport.serving.generate.budgets import Budgets, Slots
 from onnxport.serving.generate.failures import GenerateError
 from onnxport.serving.generate.metrics import GenerationMetrics
-from onnxport.serving.generate.registry import FolderModels, GenerationModels
+from onnxport.serving.generate.registry import FolderModels, GenerationModels, RepositoryModels, ServedModels
 from onnxport.serving.generate.tallies import Tallies
 
 log = logging.getLogger("onnxport.server")
@@ -37,7 +37,8 @@ class Service:
 
     @classmethod
     def of(cls, settings: ServerSettings) -> Service:
-        return cls(FolderModels(settings["generation_models"]), Budgets.of(settings))
+        models = ServedModels(FolderModels(settings["generation_models"]), RepositoryModels(settings["repository"]))
+        return cls(models, Budgets.of(settings))
 
     def start(self, ask: Ask) -> Run:
         """A Run ready to pull tokens from, or a GenerateError (404, 400, 429) before any work."""
