@@ -1,4 +1,4 @@
-"""10,000 hostile requests against a real `onnxport serve`, with valid ones interleaved.
+"""3,000 hostile requests against a real `onnxport serve`, with valid ones interleaved.
 
 Every hostile request (tests/serving/fuzz_cases.py, seeded) must get a 4xx with exactly
 {"error": "..."}: no 5xx, no 2xx, no dropped connection. Every valid one must get the outputs a
@@ -27,7 +27,8 @@ from onnxport.serving.config import SETTINGS
 
 pytestmark = pytest.mark.slow
 
-REQUESTS = 10_000
+# About 150 of each hostile class, from one seed (10,000 requests until 2026-12: cut for make test's time).
+REQUESTS = 3_000
 VALID_EVERY = 10  # one request in ten is valid
 CLIENTS = 2
 # The default max_request_bytes (64 MiB): a gzip bomb stops at this many decoded bytes.
@@ -111,7 +112,7 @@ def fuzzed_server(demo_repository, tmp_path):
     server.stop()
 
 
-def test_ten_thousand_hostile_requests(fuzzed_server, golden_inputs, reference_outputs):
+def test_three_thousand_hostile_requests(fuzzed_server, golden_inputs, reference_outputs):
     base_url, pid = fuzzed_server.base_url, fuzzed_server.process.pid
     valid = valid_requests(golden_inputs, reference_outputs)
     gzip_bomb()  # made before the clock starts

@@ -22,6 +22,7 @@ import onnx
 from onnx import numpy_helper
 
 from onnxport.convert.arithmetic import is_quantized, operator_types, quantized_count
+from onnxport.convert.int8 import attempts
 from onnxport.convert.int8 import prep as quant_prep
 from onnxport.convert.int8 import select as quant_select
 from onnxport.convert.int8 import shared_weights, weights
@@ -164,11 +165,15 @@ def make_int8_static(
     if not calibration:
         raise VariantSkipped("no calibration inputs")
     with tempfile.TemporaryDirectory(prefix="onnxport-int8s-") as tmp:
-        prep = _prepare(model, Path(tmp), keep_float, qdq=True)
+        key = attempts.fingerprint(model)
+        prep = _prepare(model, Path(tmp), keep_float, qdq=True, key=key)
         _require_top_level_weights(prep.model)
         source, target = Path(tmp) / "prepared.onnx", Path(tmp) / "quantized.onnx"
         onnx.save(prep.model, source)
         options = {"CalibTensorRangeSymmetric": False}
+        # The ranges depend on the model and the inputs, not on the nodes kept in float: calibrated once a search.
+        ranges = Path(tmp) / "ranges.json"
+        attempts.restore_ranges(key, calibration, ranges)
 
         def run(extra: dict) -> None:  # the same call, twice at most
             quantize_static(
@@ -183,6 +188,7 @@ def make_int8_static(
                 op_types_to_quantize=list(STATIC_OPS),
                 calibrate_method=CalibrationMethod.MinMax,
                 extra_options=extra,
+                calibration_cache_path=ranges,
             )
 
         with _quiet():
@@ -195,6 +201,7 @@ def make_int8_static(
                 options["QuantizeBias"] = False
                 options["QDQDisableWeightAdjustForInt32Bias"] = True
                 run(options)
+        attempts.keep_ranges(key, calibration, ranges)
         quantized = onnx.load(target)
     _require_quantized(quantized)
     _share_copies(quantized, prep.notes)
@@ -221,25 +228,23 @@ def _share_copies(quantized: onnx.ModelProto, notes: list[str]) -> None:
         notes.append(f"identical quantized weights stored once ({saved:,} bytes saved)")
 
 
-def _prepare(model: onnx.ModelProto, tmp: Path, keep_float: Iterable[str], qdq: bool) -> _Prepared:
-    """prep.py's passes in order, then the nodes keep_float names; `notes` tells each pass that changed something."""
-    prepared, notes, per_channel = _preprocessed(model, tmp, qdq)
+def _prepare(
+    model: onnx.ModelProto, tmp: Path, keep_float: Iterable[str], qdq: bool, key: bytes | None = None
+) -> _Prepared:
+    """prep.py's passes in order, then the nodes keep_float names; `notes` tells each pass that changed something.
+    key: the model's fingerprint (attempts.py), when the caller has it."""
+    key = key or attempts.fingerprint(model)
+    if (kept := attempts.preprocessed(key, qdq)) is None:
+        kept = _preprocessed(model, tmp, qdq)
+        attempts.keep_preprocessed(key, qdq, kept)
+    prepared, notes, per_channel = kept.model, list(kept.notes), kept.per_channel
     exclude, kept, unmatched = quant_select.resolve_keep_float(model, prepared, keep_float)
     if unmatched:  # as make_fp16: a name the model lacks is the caller's mistake, not a node to skip
         raise ValueError(f"keep_float names nodes the model does not have: {unmatched[:5]}")
     return _Prepared(prepared, sorted({*exclude, *quant_select.integer_lookups(prepared)}), kept, notes, per_channel)
 
 
-# The last pre-processed graph per format, for the model object it came from: the fallback search quantizes
-# one model again and again with other nodes kept in float, and the passes do not depend on which (minilm
-# int8, 22 attempts: 38 s of pre-processing before, once per format now).
-_LAST_PREPROCESSED: dict[bool, tuple[onnx.ModelProto, onnx.ModelProto, list[str], bool]] = {}
-
-
-def _preprocessed(model: onnx.ModelProto, tmp: Path, qdq: bool) -> tuple[onnx.ModelProto, list[str], bool]:
-    last = _LAST_PREPROCESSED.get(qdq)
-    if last is not None and last[0] is model:
-        return copy.deepcopy(last[1]), list(last[2]), last[3]  # copies: callers change the graph they get
+def _preprocessed(model: onnx.ModelProto, tmp: Path, qdq: bool) -> attempts.Preprocessed:
     work = copy.deepcopy(model)
     notes: list[str] = []
     per_channel = True
@@ -268,8 +273,7 @@ def _preprocessed(model: onnx.ModelProto, tmp: Path, qdq: bool) -> tuple[onnx.Mo
         prepared = gemm_to_matmul(prepared)
         if rewritten := gemms - sum(n.op_type == "Gemm" for n in prepared.graph.node):
             notes.append(f"{rewritten} Gemm rewritten as MatMul + Add")
-    _LAST_PREPROCESSED[qdq] = (model, copy.deepcopy(prepared), list(notes), per_channel)
-    return prepared, notes, per_channel
+    return attempts.Preprocessed(prepared, tuple(notes), per_channel)
 
 
 def _conv_integer_per_channel(quantized: onnx.ModelProto, prepared: onnx.ModelProto) -> int:
