@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from onnxport.generation.decoder_folder import DecoderFolder
+from onnxport.runtime import SessionSettings
 from onnxport.serving.config import ConfigError
 from onnxport.serving.generate.failures import GenerateError
 
@@ -25,11 +26,13 @@ class GenerationModels(Protocol):
 
 
 class FolderModels:
-    def __init__(self, folders: dict[str, Path]) -> None:
+    def __init__(self, folders: dict[str, Path], session: SessionSettings | None = None) -> None:
+        """Each folder opened now, its session run by `session` (threads, providers, spinning; None:
+        onnxruntime's defaults on the CPU)."""
         self._open: dict[str, DecoderFolder] = {}
         for name, folder in folders.items():
             try:
-                self._open[name] = DecoderFolder.open(folder)
+                self._open[name] = DecoderFolder.open(folder, session=session)
             except Exception as exc:  # whatever opening a folder raises, said as the setting's fault
                 raise ConfigError(
                     f"setting generation_models: model {name!r}: {folder} is not a decoder folder "

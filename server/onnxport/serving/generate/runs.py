@@ -13,6 +13,7 @@ from onnxport.generation.chat_template import ChatError
 from onnxport.generation.decoder_folder import DecoderFolder
 from onnxport.generation.loop import Generation, Piece
 from onnxport.generation.sampling import Sampling, SamplingError
+from onnxport.runtime import SessionSettings
 from onnxport.serving.config import ServerSettings
 from onnxport.serving.generate.ask import Ask
 from onnxport.serving.generate.budgets import Budgets, Slots
@@ -36,8 +37,9 @@ class Service:
         self.tallies = Tallies()  # Triton's statistics of the generation models
 
     @classmethod
-    def of(cls, settings: ServerSettings) -> Service:
-        return cls(FolderModels(settings["generation_models"]), Budgets.of(settings))
+    def of(cls, settings: ServerSettings, session: SessionSettings | None = None) -> Service:
+        """The generation models of settings, their sessions run by `session` (the V2 models' SessionPool's)."""
+        return cls(FolderModels(settings["generation_models"], session), Budgets.of(settings))
 
     def start(self, ask: Ask) -> Run:
         """A Run ready to pull tokens from, or a GenerateError (404, 400, 429) before any work."""
