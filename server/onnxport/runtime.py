@@ -12,6 +12,7 @@ skipped, under the step's name.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -24,6 +25,30 @@ from onnxport.errors import ModelFileError, one_line
 Feeds = dict[str, np.ndarray]
 CPU = "CPUExecutionProvider"
 VERSION = ort.__version__
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """How a serving session runs (create_session's keywords of the same names): the server's settings
+    intra_op_threads, inter_op_threads, providers and intra_op_spinning, as its SessionPool applies them, so
+    that every session of one server, V2 model or generation decoder, runs the same way."""
+
+    threads: int = 0
+    inter_op_threads: int = 0
+    providers: tuple[str, ...] = (CPU,)
+    spinning: bool = True
+
+
+def serving_session(model: bytes | Path, how: SessionSettings, *, label: str = "model") -> ort.InferenceSession:
+    """create_session as `how` says: the one way a server's sessions (V2 models, generation's decoders) are made."""
+    return create_session(
+        model,
+        label=label,
+        threads=how.threads,
+        inter_op_threads=how.inter_op_threads,
+        providers=how.providers,
+        spinning=how.spinning,
+    )
 
 
 def create_session(

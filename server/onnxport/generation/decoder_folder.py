@@ -13,6 +13,7 @@ from typing import Mapping
 from onnxport.errors import ModelFileError
 from onnxport.generation.decoder_session import DecoderSession
 from onnxport.generation.text_tokenizer import GENERATION, TOKENIZER, TextTokenizer
+from onnxport.runtime import SessionSettings
 
 MODEL = "model.onnx"
 
@@ -31,8 +32,10 @@ class DecoderFolder:
         threads: int | None = None,
         model: str = MODEL,
         declared: Mapping[str, str] | None = None,
+        session: SessionSettings | None = None,
     ) -> DecoderFolder:
-        """The folder's decoder and tokenizer; model names another ONNX file of the folder (a variant's)."""
+        """The folder's decoder and tokenizer; model names another ONNX file of the folder (a variant's);
+        session, where given, how its session runs (threads then ignored: a server's settings)."""
         folder = Path(folder)
         if not folder.is_dir():
             raise ModelFileError(f"{folder}: not a decoder folder (no such directory)")
@@ -42,7 +45,7 @@ class DecoderFolder:
         tokenizer = TextTokenizer.from_folder(folder)
         if not tokenizer.eos_token_ids:
             raise ModelFileError(f"{folder / GENERATION}: eos_token_ids is empty: a generation would never stop")
-        decoder = DecoderSession.open(folder / model, threads, declared=declared)
+        decoder = DecoderSession.open(folder / model, threads, declared=declared, session=session)
         vocab = decoder.vocab_size
         if vocab is not None and tokenizer.vocab_size > vocab:
             raise ModelFileError(

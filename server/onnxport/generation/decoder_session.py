@@ -57,15 +57,22 @@ class DecoderSession:
 
     @classmethod
     def open(
-        cls, path: Path | str, threads: int | None = None, *, declared: Mapping[str, str] | None = None
+        cls,
+        path: Path | str,
+        threads: int | None = None,
+        *,
+        declared: Mapping[str, str] | None = None,
+        session: runtime.SessionSettings | None = None,
     ) -> DecoderSession:
-        """The decoder file at path in a CPU session; threads None lets onnxruntime choose. A file without a
-        cache, or one whose cache does not fit the convention, raises ModelFileError."""
+        """The decoder file at path in a CPU session; threads None lets onnxruntime choose. session, where
+        given, says how it runs instead: a server's threads, spinning and providers (its SessionPool's; CPU is
+        always among them). A file without a cache, or one whose cache does not fit the convention, raises
+        ModelFileError."""
         path = Path(path)
         label = path.name
-        session = runtime.create_session(path, label=label, threads=threads or 0)
-        signature = read_signature(session.get_inputs(), session.get_outputs(), declared=declared, label=label)
-        return cls(session, signature, label)
+        made = runtime.serving_session(path, session or runtime.SessionSettings(threads=threads or 0), label=label)
+        signature = read_signature(made.get_inputs(), made.get_outputs(), declared=declared, label=label)
+        return cls(made, signature, label)
 
     @property
     def vocab_size(self) -> int | None:

@@ -42,7 +42,8 @@ def build(settings: ServerSettings, batcher: Callable[..., Any] = DynamicBatcher
     )
     catalog.on_reload(sessions.retain)  # a new build releases the sessions of replaced artifacts
     policy = batching_policy.policy(settings, engine)
-    generation = Service.of(settings)  # opens the generation models: a folder that is not one stops the start
+    # Opens the generation models, whose sessions run as the V2 models' do: a folder that is not one stops the start.
+    generation = Service.of(settings, sessions.session_settings())
     return State(settings, catalog, sessions, policy, fleet=fleet_store(settings), generation=generation)
 
 

@@ -132,6 +132,31 @@ def test_a_client_that_disconnects_mid_stream_frees_its_generation(server):
     assert after == cancelled + 1, "it ended as cancelled, not by running to its end"
 
 
+def test_a_client_that_leaves_a_whole_answer_frees_its_generation(server):
+    """Non-streamed: nothing is written before the end, so only the server's check of the socket can see the
+    client go. It ends the generation at the next token instead of at max_tokens."""
+    cancelled = metric(server, "onnxport_generation_requests_total", '{finish="cancelled",model="tiny"}')
+    generated = metric(server, "onnxport_generation_tokens_total", '{kind="generated",model="tiny"}')
+    host, port = server.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=30)
+    body = json.dumps({"model": "tiny", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": LONG}).encode()
+    head = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    sock.sendall(head.encode() + body)
+    assert wait_for(lambda: metric(server, "onnxport_generations_active") == 1), "the generation never started"
+    time.sleep(0.5)  # well into it
+    closed = time.monotonic()
+    sock.close()
+    assert wait_for(lambda: metric(server, "onnxport_generations_active") == 0), "the generation still runs"
+    seconds = time.monotonic() - closed
+    made = metric(server, "onnxport_generation_tokens_total", '{kind="generated",model="tiny"}') - generated
+    print(f"\nclient closed -> active generations 0 in {seconds:.2f} s, after {made:.0f} of {LONG} tokens")
+    assert metric(server, "onnxport_generation_requests_total", '{finish="cancelled",model="tiny"}') == cancelled + 1
+    assert made < LONG / 2, f"it ran on for {made:.0f} tokens after its client left"
+
+
 def test_the_openai_client_closing_a_stream_frees_its_generation(server, client):
     stream = client.completions.create(model="tiny", prompt="Hello", max_tokens=LONG, stream=True)
     next(iter(stream))

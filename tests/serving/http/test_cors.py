@@ -23,7 +23,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[3]
 ORT_DIST = PROJECT_ROOT / "node_modules" / "onnxruntime-web" / "dist"
 TOKENIZERS_DIST = PROJECT_ROOT / "node_modules" / "@huggingface" / "tokenizers" / "dist"
 CHARTJS_DIST = PROJECT_ROOT / "node_modules" / "chart.js" / "dist"
-EXPOSED = ["Content-Length", "Content-Range", "Accept-Ranges", "ETag", "Inference-Header-Content-Length"]
+EXPOSED = ["Content-Length", "Content-Range", "Accept-Ranges", "ETag", "Inference-Header-Content-Length", "Retry-After"]
 CORS_HEADERS = [
     "Access-Control-Allow-Origin",
     "Access-Control-Expose-Headers",

@@ -22,10 +22,9 @@ import onnx
 from onnx import numpy_helper
 
 from onnxport.convert.arithmetic import is_quantized, operator_types, quantized_count
-from onnxport.convert.int8 import attempts
+from onnxport.convert.int8 import attempts, shared_weights, weights
 from onnxport.convert.int8 import prep as quant_prep
 from onnxport.convert.int8 import select as quant_select
-from onnxport.convert.int8 import shared_weights, weights
 from onnxport.convert.int8.select import gemm_to_matmul
 from onnxport.convert.int8.weights import make_int8_weights
 from onnxport.errors import VariantSkipped
@@ -234,10 +233,10 @@ def _prepare(
     """prep.py's passes in order, then the nodes keep_float names; `notes` tells each pass that changed something.
     key: the model's fingerprint (attempts.py), when the caller has it."""
     key = key or attempts.fingerprint(model)
-    if (kept := attempts.preprocessed(key, qdq)) is None:
-        kept = _preprocessed(model, tmp, qdq)
-        attempts.keep_preprocessed(key, qdq, kept)
-    prepared, notes, per_channel = kept.model, list(kept.notes), kept.per_channel
+    if (passes := attempts.preprocessed(key, qdq)) is None:
+        passes = _preprocessed(model, tmp, qdq)
+        attempts.keep_preprocessed(key, qdq, passes)
+    prepared, notes, per_channel = passes.model, list(passes.notes), passes.per_channel
     exclude, kept, unmatched = quant_select.resolve_keep_float(model, prepared, keep_float)
     if unmatched:  # as make_fp16: a name the model lacks is the caller's mistake, not a node to skip
         raise ValueError(f"keep_float names nodes the model does not have: {unmatched[:5]}")

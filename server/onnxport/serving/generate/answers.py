@@ -2,7 +2,9 @@
 
 An EventStream is the response body: the WSGI server iterates it and calls its close() when the response
 ends, whether all of it was sent or the client went away (waitress stops at the first write to a closed
-connection); close() ends the Run, so the generation is cancelled and its KV cache freed right there.
+connection); close() ends the Run, so the generation is cancelled and its KV cache freed right there. A whole
+answer writes nothing until it is done: there the engine's check of the client (`gone`, asked before each token)
+is what ends it early.
 """
 
 from __future__ import annotations
@@ -10,12 +12,13 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from onnxport.json_boundary import JsonObject
 from onnxport.serving.generate import openai_wire, triton_wire
 from onnxport.serving.generate.ask import Ask
-from onnxport.serving.generate.runs import Run, Service
+from onnxport.serving.generate.failures import GenerateError
+from onnxport.serving.generate.runs import CLIENT_CLOSED, Run, Service, staying
 
 log = logging.getLogger("onnxport.server")
 EVENT_STREAM = "text/event-stream; charset=utf-8"
@@ -52,6 +55,8 @@ class EventStream:
 
 
 def _whole(run: Run) -> str:
+    """The text, made whole before anything is written; a client that closes its connection meanwhile ends
+    it at the next token (cancelled, the KV cache and the slot given back) rather than at max_tokens."""
     try:
         for _ in run.pieces():
             pass
@@ -59,17 +64,21 @@ def _whole(run: Run) -> str:
         run.close(failed=True)
         raise
     run.close()
+    if run.client_left:
+        raise GenerateError(
+            CLIENT_CLOSED, f"the client closed its connection: generation cancelled after {run.generated} tokens"
+        )
     return run.text
 
 
-def generate(service: Service, ask: Ask) -> JsonObject:
-    run = service.start(ask)
+def generate(service: Service, ask: Ask, gone: Callable[[], bool] = staying) -> JsonObject:
+    run = service.start(ask, gone)
     text = _whole(run)
     return triton_wire.answer(run.model, run.version, text, run.finish, run.prompt_tokens, run.generated)
 
 
-def generate_stream(service: Service, ask: Ask) -> EventStream:
-    run = service.start(ask)
+def generate_stream(service: Service, ask: Ask, gone: Callable[[], bool] = staying) -> EventStream:
+    run = service.start(ask, gone)
 
     def events() -> Iterator[JsonObject]:
         for piece in run.pieces():
@@ -79,9 +88,9 @@ def generate_stream(service: Service, ask: Ask) -> EventStream:
     return EventStream(run, events())
 
 
-def completion(service: Service, ask: Ask) -> JsonObject | EventStream:
+def completion(service: Service, ask: Ask, gone: Callable[[], bool] = staying) -> JsonObject | EventStream:
     """/v1/completions (ask.messages None) or /v1/chat/completions: whole, or streamed as OpenAI's chunks."""
-    run = service.start(ask)
+    run = service.start(ask, gone)
     chat = ask.messages is not None
     id_, created = openai_wire.new_id("chatcmpl" if chat else "cmpl"), openai_wire.now()
     if not ask.stream:

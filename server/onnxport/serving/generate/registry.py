@@ -18,6 +18,7 @@ from onnxport.generation.decoder_folder import DecoderFolder
 from onnxport.repository import decoder_record
 from onnxport.repository.decoder_record import DecoderEntry
 from onnxport.repository.store import Repository
+from onnxport.runtime import SessionSettings
 from onnxport.serving.config import ConfigError
 from onnxport.serving.generate.failures import GenerateError
 
@@ -33,11 +34,13 @@ class GenerationModels(Protocol):
 
 
 class FolderModels:
-    def __init__(self, folders: dict[str, Path]) -> None:
+    def __init__(self, folders: dict[str, Path], session: SessionSettings | None = None) -> None:
+        """Each folder opened now, its session run by `session` (threads, providers, spinning; None:
+        onnxruntime's defaults on the CPU)."""
         self._open: dict[str, DecoderFolder] = {}
         for name, folder in folders.items():
             try:
-                self._open[name] = DecoderFolder.open(folder)
+                self._open[name] = DecoderFolder.open(folder, session=session)
             except Exception as exc:  # whatever opening a folder raises, said as the setting's fault
                 raise ConfigError(
                     f"setting generation_models: model {name!r}: {folder} is not a decoder folder "
@@ -62,8 +65,9 @@ class RepositoryModels:
     is served from the next one on; a variant's file is opened once (its tokenizer files linked beside it in a
     folder of this server's own, as a decoder folder names them)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, session: SessionSettings | None = None) -> None:
         self._repository = Repository(root)
+        self._session = session
         self._open: dict[str, DecoderFolder] = {}  # by the variant file's sha256
         self._lock = threading.Lock()
         self._folders = Path(tempfile.mkdtemp(prefix="onnxport-decoders-"))  # links only: removed with this object
@@ -114,7 +118,7 @@ class RepositoryModels:
             if not link.exists():
                 link.symlink_to(self._repository.path_of(asset["file"]).resolve())
         try:
-            return DecoderFolder.open(links, model=str(self._repository.path_of(file).resolve()))
+            return DecoderFolder.open(links, model=str(self._repository.path_of(file).resolve()), session=self._session)
         except Exception as exc:  # a repository file gone or broken: this model, not the server
             raise GenerateError(503, f"generation model {name!r} cannot be opened: {exc}") from exc
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from onnxport.generation.chat_template import ChatError
 from onnxport.generation.decoder_folder import DecoderFolder
 from onnxport.generation.loop import Generation, Piece
 from onnxport.generation.sampling import Sampling, SamplingError
+from onnxport.runtime import SessionSettings
 from onnxport.serving.config import ServerSettings
 from onnxport.serving.generate.ask import Ask
 from onnxport.serving.generate.budgets import Budgets, Slots
@@ -22,6 +23,16 @@ from onnxport.serving.generate.registry import FolderModels, GenerationModels, R
 from onnxport.serving.generate.tallies import Tallies
 
 log = logging.getLogger("onnxport.server")
+# The WSGI environ key under which an engine hands the routes its check of the client: a callable, True once the
+# client has closed its connection (serving/waitress/client_gone.py; the others have none).
+CLIENT_GONE = "onnxport.client_gone"
+# The status of an answer nobody will read, for the request log (nginx's "client closed request").
+CLIENT_CLOSED = 499
+
+
+def staying() -> bool:
+    """The client check where the engine has none (Flask's test client, Ray Serve): never gone."""
+    return False
 
 
 class Service:
@@ -36,12 +47,17 @@ class Service:
         self.tallies = Tallies()  # Triton's statistics of the generation models
 
     @classmethod
-    def of(cls, settings: ServerSettings) -> Service:
-        models = ServedModels(FolderModels(settings["generation_models"]), RepositoryModels(settings["repository"]))
+    def of(cls, settings: ServerSettings, session: SessionSettings | None = None) -> Service:
+        """The generation models of settings and the repository, their sessions run by `session` (the V2 models'
+        SessionPool's)."""
+        models = ServedModels(
+            FolderModels(settings["generation_models"], session), RepositoryModels(settings["repository"], session)
+        )
         return cls(models, Budgets.of(settings))
 
-    def start(self, ask: Ask) -> Run:
-        """A Run ready to pull tokens from, or a GenerateError (404, 400, 429) before any work."""
+    def start(self, ask: Ask, gone: Callable[[], bool] = staying) -> Run:
+        """A Run ready to pull tokens from, or a GenerateError (404, 400, 429) before any work. gone: whether
+        the client has closed its connection, asked before each token (the engine's check, or never)."""
         started = time.perf_counter()
         version, folder = self.models.find(ask.model, ask.version)
         prompt_ids = _prompt_ids(folder, ask, self.budgets)
@@ -60,7 +76,7 @@ class Service:
         except BaseException:
             self.slots.give_back()
             raise
-        return Run(self, ask.model, version, generation, len(prompt_ids), started)
+        return Run(self, ask.model, version, generation, len(prompt_ids), started, gone)
 
 
 def _prompt_ids(folder: DecoderFolder, ask: Ask, budgets: Budgets) -> list[int]:
@@ -91,12 +107,21 @@ def _prompt_ids(folder: DecoderFolder, ask: Ask, budgets: Budgets) -> list[int]:
 
 class Run:
     def __init__(
-        self, service: Service, model: str, version: str, generation: Generation, prompt_tokens: int, started: float
+        self,
+        service: Service,
+        model: str,
+        version: str,
+        generation: Generation,
+        prompt_tokens: int,
+        started: float,
+        gone: Callable[[], bool] = staying,
     ) -> None:
         self.service, self.model, self.version = service, model, version
         self.generation = generation
         self.prompt_tokens = prompt_tokens
         self.generated = 0
+        self._gone = gone
+        self.client_left = False  # the pieces stopped because the client had closed its connection
         self._started = started
         self._first_token: float | None = None
         self._closed = False
@@ -107,7 +132,16 @@ class Run:
             self.metrics.active.inc()
 
     def pieces(self) -> Iterator[Piece]:
-        for piece in self.generation:
+        """The tokens as they come; before each, the client is asked after, and once it has gone no more
+        are made (client_left; close() then ends the generation as cancelled)."""
+        made = iter(self.generation)
+        while True:
+            if self._gone():
+                self.client_left = True
+                return
+            piece = next(made, None)
+            if piece is None:
+                break
             if self._first_token is None:
                 self._first_token = time.perf_counter() - self._started
             self.generated += 1

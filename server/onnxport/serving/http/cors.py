@@ -1,5 +1,5 @@
 """Cross-origin use, by the `cors_origins` setting: other sites' pages may fetch our models and
-artifacts, call the V2 API and `import` our browser library from /web/lib/.
+artifacts, call the V2 API and the OpenAI API (/v1/: generation) and `import` our browser library from /web/lib/.
 
 A request from an origin the setting does not name, or without an Origin header, gets today's
 answer (same-origin CORP, no Access-Control-* headers); once any origin is allowed, only `Vary:
@@ -20,8 +20,9 @@ from onnxport.serving.state import State
 from onnxport.serving.v2 import core
 
 # What another origin may use: the data and code a page elsewhere needs, not our own pages.
-PREFIXES = ("/api/", "/repository/", "/ort/", "/vendor/tokenizers/", "/vendor/chartjs/", "/web/", "/v2/")
+PREFIXES = ("/api/", "/repository/", "/ort/", "/vendor/tokenizers/", "/vendor/chartjs/", "/web/", "/v2/", "/v1/")
 EXACT = ("/v2",)
+OPENAI = "/v1/"
 ARTIFACTS = "/repository/artifacts/"
 METHODS = ("GET", "HEAD", "POST", "OPTIONS")
 REQUEST_HEADERS = (
@@ -32,8 +33,20 @@ REQUEST_HEADERS = (
     "If-None-Match",
     "Accept-Encoding",
 )
-# Readable by the page: sizes and ranges (download progress, resumes), the ETag, the V2 binary split.
-EXPOSED_HEADERS = ("Content-Length", "Content-Range", "Accept-Ranges", "ETag", "Inference-Header-Content-Length")
+# What OpenAI's clients send besides on /v1/: the API key (which this server ignores), its organization and project,
+# and the official JavaScript client's X-Stainless-* (its version, runtime, retry count).
+OPENAI_REQUEST_HEADERS = ("Authorization", "OpenAI-Organization", "OpenAI-Project")
+OPENAI_HEADER_PREFIX = "x-stainless-"  # lower case: compared with the asked names lowered
+# Readable by the page: sizes and ranges (download progress, resumes), the ETag, the V2 binary split, and when a
+# refused generation (429) may try again.
+EXPOSED_HEADERS = (
+    "Content-Length",
+    "Content-Range",
+    "Accept-Ranges",
+    "ETag",
+    "Inference-Header-Content-Length",
+    "Retry-After",
+)
 MAX_AGE_S = 600
 
 
@@ -65,6 +78,13 @@ def _in_scope(path: str) -> bool:
     return path in EXACT or path.startswith(PREFIXES)
 
 
+def _allowed_headers(path: str) -> tuple[tuple[str, ...], str]:
+    """The request headers a page elsewhere may send to `path`, and a prefix (lower case) of more, or ""."""
+    if path.startswith(OPENAI):
+        return (*REQUEST_HEADERS, *OPENAI_REQUEST_HEADERS), OPENAI_HEADER_PREFIX
+    return REQUEST_HEADERS, ""
+
+
 def _is_preflight() -> bool:
     return request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers
 
@@ -85,12 +105,12 @@ def _preflight(policy: Policy, state: State) -> Response | None:
     if method.upper() not in METHODS:
         return error_response(403, f"method {method} is not allowed cross-origin; allowed: {', '.join(METHODS)}")
     asked = request.headers.get("Access-Control-Request-Headers", "")
-    allowed = {h.lower() for h in REQUEST_HEADERS}
+    names, prefix = _allowed_headers(request.path)
+    allowed = {h.lower() for h in names}
     for name in (h.strip() for h in asked.split(",")):
-        if name and name.lower() not in allowed:
-            return error_response(
-                403, f"request header {name} is not allowed cross-origin; allowed: {', '.join(REQUEST_HEADERS)}"
-            )
+        if name and name.lower() not in allowed and not (prefix and name.lower().startswith(prefix)):
+            named = ", ".join((*names, f"{prefix}*") if prefix else names)
+            return error_response(403, f"request header {name} is not allowed cross-origin; allowed: {named}")
     response = no_content({"Access-Control-Allow-Origin": origin})
     response.headers["Access-Control-Allow-Methods"] = ", ".join(METHODS)
     if asked.strip():

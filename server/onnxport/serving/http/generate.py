@@ -15,7 +15,7 @@ from onnxport.serving.generate import answers, openai_wire, triton_wire
 from onnxport.serving.generate import openapi_schemas as schemas
 from onnxport.serving.generate.answers import EventStream
 from onnxport.serving.generate.failures import GenerateError
-from onnxport.serving.generate.runs import Service
+from onnxport.serving.generate.runs import CLIENT_GONE, Service, staying
 from onnxport.serving.http.context import state
 from onnxport.serving.http.path_items import error
 from onnxport.serving.v2 import openapi
@@ -43,6 +43,12 @@ def _stream(events: EventStream) -> Response:
     return Response(events, status=200, content_type=answers.EVENT_STREAM, headers=headers)
 
 
+def _gone() -> Callable[[], bool]:
+    """The engine's check of this request's client (waitress's: serving/waitress/client_gone.py), or never."""
+    found = request.environ.get(CLIENT_GONE)
+    return found if callable(found) else staying
+
+
 def _answer(work: Callable[[], JsonObject | EventStream], openai_shape: bool) -> Response:
     try:
         _from_a_client_allowed()
@@ -68,26 +74,28 @@ def _from_a_client_allowed() -> None:
 @blueprint.post("/v2/models/<model>/versions/<version>/generate")
 def generate(model: str, version: str | None = None) -> Response:
     body = request.get_data()
-    return _answer(lambda: answers.generate(service(), triton_wire.read(model, version, body, False)), False)
+    return _answer(lambda: answers.generate(service(), triton_wire.read(model, version, body, False), _gone()), False)
 
 
 @blueprint.post("/v2/models/<model>/generate_stream")
 @blueprint.post("/v2/models/<model>/versions/<version>/generate_stream")
 def generate_stream(model: str, version: str | None = None) -> Response:
     body = request.get_data()
-    return _answer(lambda: answers.generate_stream(service(), triton_wire.read(model, version, body, True)), False)
+    return _answer(
+        lambda: answers.generate_stream(service(), triton_wire.read(model, version, body, True), _gone()), False
+    )
 
 
 @blueprint.post("/v1/completions")
 def completions() -> Response:
     body = request.get_data()
-    return _answer(lambda: answers.completion(service(), openai_wire.completion_ask(body)), True)
+    return _answer(lambda: answers.completion(service(), openai_wire.completion_ask(body), _gone()), True)
 
 
 @blueprint.post("/v1/chat/completions")
 def chat_completions() -> Response:
     body = request.get_data()
-    return _answer(lambda: answers.completion(service(), openai_wire.chat_ask(body)), True)
+    return _answer(lambda: answers.completion(service(), openai_wire.chat_ask(body), _gone()), True)
 
 
 @blueprint.get("/v1/models")

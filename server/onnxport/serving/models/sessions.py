@@ -41,6 +41,12 @@ class SessionPool:
         # on_load(seconds, sessions held) hears each session created (the app's metrics, serving/statistics.py).
         self.on_load: Callable[[float, int], None] | None = None
 
+    def session_settings(self) -> runtime.SessionSettings:
+        """How this pool's sessions run, for the server's other sessions (generation's decoders)."""
+        return runtime.SessionSettings(
+            self.intra_op_threads, self.inter_op_threads, tuple(self.providers), self.spinning
+        )
+
     def get(self, sha256: str, path: Path, label: str) -> ort.InferenceSession:
         session = self._sessions.get(sha256)
         if session is not None:
@@ -51,14 +57,7 @@ class SessionPool:
             session = self._sessions.get(sha256)
             if session is None:
                 started = time.perf_counter()
-                session = runtime.create_session(
-                    path,
-                    label=label,
-                    threads=self.intra_op_threads,
-                    inter_op_threads=self.inter_op_threads,
-                    spinning=self.spinning,
-                    providers=self.providers,
-                )
+                session = runtime.serving_session(path, self.session_settings(), label=label)
                 with self._lock:
                     self._sessions[sha256] = session
                     held = len(self._sessions)

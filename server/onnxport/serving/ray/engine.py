@@ -17,7 +17,6 @@ import signal
 import socket
 import tempfile
 import time
-from collections.abc import MutableMapping
 from typing import Any, cast
 
 from onnxport.errors import OnnxportError, UsageError
@@ -44,6 +43,7 @@ class V2Replica:
         from onnxport.serving.app import create_app
         from onnxport.serving.ray import replicas
         from onnxport.serving.ray.batching import serve_batcher
+        from onnxport.serving.ray.responses import Responder, with_client_check
 
         if url := settings.get("artifacts_url"):  # a node without the repository folder: a verified local copy
             mirror.sync(url, settings["repository"])
@@ -57,7 +57,8 @@ class V2Replica:
         self.operator_port = replicas.OperatorPort(replica_state, ray.util.get_node_ip_address(), name, registry)
         app = create_app(state=replica_state, deployment=replicas.Deployment(registry), replica=name)
         # A request holds its thread while it waits for its batch: as many threads as requests Ray lets in.
-        self.app: Any = WSGIMiddleware(cast(Any, app), workers=max_ongoing)
+        self.app: Any = WSGIMiddleware(cast(Any, with_client_check(app)), workers=max_ongoing)
+        self.responder = Responder(self.app)
 
     def __del__(self) -> None:  # Ray Serve calls it when it stops the replica
         operator_port = getattr(self, "operator_port", None)
@@ -71,20 +72,9 @@ class V2Replica:
         return self.loop
 
     async def __call__(self, request):
-        from starlette.responses import Response
-
+        """The app's answer: whole, or a generation's event stream chunk by chunk (ray/responses.py)."""
         self.loop = self.loop or asyncio.get_running_loop()
-        messages: list[MutableMapping[str, Any]] = []
-
-        async def send(message: MutableMapping[str, Any]) -> None:
-            messages.append(message)
-
-        await self.app(request.scope, request.receive, send)
-        start = next(m for m in messages if m["type"] == "http.response.start")
-        body = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.response.body")
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in start.get("headers", [])}
-        headers.pop("content-length", None)
-        return Response(body, start["status"], headers=headers)
+        return await self.responder.answer(request)
 
 
 def parse_autoscale(text: str | None) -> tuple[int, int] | None:

@@ -37,6 +37,7 @@ from waitress.channel import HTTPChannel
 from waitress.server import BaseWSGIServer
 from waitress.task import ErrorTask, WSGITask
 
+from onnxport.serving.waitress import client_gone
 from onnxport.serving.waitress.connections import Guard
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -222,7 +223,10 @@ def _channel_class(drain: _Drain) -> type[HTTPChannel]:
                 drain.answered()
 
     class Task(Closing, WSGITask):
-        pass
+        def get_environment(self) -> Any:  # the WSGI environ, waitress's
+            environ = super().get_environment()
+            environ[client_gone.CLIENT_GONE] = client_gone.probe(self.channel)  # for the long generation routes
+            return environ
 
     class Error(Closing, ErrorTask):
         pass
