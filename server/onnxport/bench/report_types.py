@@ -125,3 +125,30 @@ class BenchReport(TypedDict):
 class RayRun(TypedDict):
     rows: dict[str, list[RayRow]]  # model -> its rows
     starts: list[RayStart]
+
+
+class GenerationRow(TypedDict):
+    """One runtime's variant at one thread count: medians over the rounds (bench/generation_bench.py)."""
+
+    runtime: str  # onnxport, or a peer's name
+    variant: str
+    threads: int
+    prefill_ms: float
+    tokens_per_s: float  # decode: the tokens after the first over their steps' time
+    token_ids: list[int]  # the greedy tokens of the first round
+
+
+class GenerationReport(TypedDict):
+    """`onnxport bench --generation FOLDER --json PATH`."""
+
+    schema: str  # onnxport.bench.generation
+    schema_version: int
+    machine: Machine
+    folder: str
+    prompt: str
+    prompt_tokens: int
+    tokens: int
+    rounds: int
+    rows: list[GenerationRow]
+    peers: dict[str, str]  # the other runtimes measured: name -> what it is (version, its onnxruntime)
+    peer_note: str  # why none was, when none was
