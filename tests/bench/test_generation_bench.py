@@ -88,7 +88,9 @@ def test_a_peers_rows_join_the_table_with_their_agreement(tiny_decoder):
     "option, value, words",
     [("--variants", "fp16", "expected some of"), ("--threads", "0", "thread counts"), ("--tokens", "1", "--tokens")],
 )
-def test_the_command_lines_mistakes_are_usage_errors(run_cli, assert_one_line_error, tiny_decoder, option, value, words):
+def test_the_command_lines_mistakes_are_usage_errors(
+    run_cli, assert_one_line_error, tiny_decoder, option, value, words
+):
     code, _, err = run_cli("bench", "--generation", tiny_decoder, option, value)
     assert code == 2
     assert_one_line_error(err, words)

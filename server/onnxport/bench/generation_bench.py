@@ -71,7 +71,7 @@ class Ours:
     name = OURS
 
     def __init__(self, files: dict[str, Path], tokenizer: TextTokenizer):
-        self.variants = list(files)
+        self.variants: Sequence[str] = list(files)
         self.about = f"onnxruntime {ort.__version__}"
         self._files = files
         self._sessions: dict[tuple[str, int], DecoderSession] = {}
@@ -89,7 +89,9 @@ class Ours:
         return Round(timing.first_token_seconds * 1000, timing.tokens_per_second, tuple(generation.token_ids))
 
 
-def make_variants(folder: Path, names: Sequence[str], into: Path, say: Callable[[str], None] = print) -> dict[str, Path]:
+def make_variants(
+    folder: Path, names: Sequence[str], into: Path, say: Callable[[str], None] = print
+) -> dict[str, Path]:
     """The variant files, by name: fp32 is the folder's model.onnx; the others are made by their makers into `into`."""
     from onnxport.convert import lower_precision
 
@@ -97,17 +99,15 @@ def make_variants(folder: Path, names: Sequence[str], into: Path, say: Callable[
     unknown = [n for n in names if n != "fp32" and n not in makers]
     if unknown:
         raise ValueError(f"variant {unknown[0]!r}: expected some of {', '.join(VARIANTS)}")
-    files: dict[str, Path] = {}
     fp32 = folder / MODEL
-    source = onnx.load(str(fp32)) if set(names) - {"fp32"} else None
+    files: dict[str, Path] = {"fp32": fp32} if "fp32" in names else {}
+    source = onnx.load(str(fp32)) if set(names) - {"fp32"} else onnx.ModelProto()
     for name in names:
-        if name == "fp32":
-            files[name] = fp32
-            continue
-        say(f"making {name} from {fp32}")
-        made, _ = makers[name](source)
-        files[name] = into / f"model.{name}.onnx"
-        onnx.save(made, str(files[name]))
+        if name != "fp32":
+            say(f"making {name} from {fp32}")
+            made, _ = makers[name](source)
+            files[name] = into / f"model.{name}.onnx"
+            onnx.save(made, str(files[name]))
     return files
 
 

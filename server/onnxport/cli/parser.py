@@ -277,7 +277,10 @@ def _bench(sub, common) -> None:
     bench.add_argument("--json", type=Path, default=None, help="also write the report here")
     bench.add_argument("--runtimes", default=",".join(CHECKED), help="browser runtimes ('' for none)")
     bench.add_argument(
-        "--runs", type=int, default=None, help="timed runs per measurement, after warm-up (default 30; 5 rounds with --generation)"
+        "--runs",
+        type=int,
+        default=None,
+        help="timed runs per measurement, after warm-up (default 30; 5 rounds with --generation)",
     )
     _browsers(bench)
     decoder_commands.add_bench_options(bench)
