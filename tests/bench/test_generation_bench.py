@@ -43,6 +43,9 @@ def test_the_table_has_prefill_and_tokens_per_second_for_each_variant(run_cli, t
     # Exactly TOKENS tokens (the bench ignores end-of-sequence), and fp32's are the generation loop's greedy ones.
     assert all(len(row["token_ids"]) == TOKENS for row in rows.values())
     assert rows["fp32"]["token_ids"] == _greedy(tiny_decoder, TOKENS)[:TOKENS]
+    assert rows["fp32"]["same_as_fp32"] is True and rows["fp32"]["parted_at"] is None
+    for row in rows.values():  # where a variant parts from fp32, fp32's two best logits there are given
+        assert (row["parted_at"] is None) == (row["fp32_gap"] is None)
 
 
 class SameFile:
@@ -73,7 +76,7 @@ def test_a_peers_rows_join_the_table_with_their_agreement(tiny_decoder):
     )
     out = generation_table.text(report)
     assert re.search(rf"^again fp32 +\| +{NUMBER} +\(\d\.\d\dx\) +{NUMBER} +\(\d\.\d\dx\) +\| +{NUMBER}", out, re.M)
-    assert f"greedy tokens of again fp32 against onnxport fp32's, 2 thr.: equal, all {TOKENS} tokens" in out
+    assert f"greedy tokens of again fp32 (2 thr.) against onnxport fp32's: equal, all {TOKENS} tokens" in out
     assert "again: onnxport once more" in out
     assert "never shown" not in out
     assert [(r["runtime"], r["threads"]) for r in report["rows"]] == [
@@ -100,3 +103,48 @@ def test_a_missing_folder_is_a_usage_error(run_cli, assert_one_line_error, tmp_p
     code, _, err = run_cli("bench", "--generation", tmp_path / "nope")
     assert code == 2
     assert_one_line_error(err, "nope", "no such folder")
+
+
+def _report(rows):
+    machine = {"platform": "", "python": "", "cpu": "a CPU", "cores": 2, "onnxruntime": "1.30.0"}
+    return {
+        "schema": "onnxport.bench.generation",
+        "schema_version": 1,
+        "machine": machine,
+        "folder": "f",
+        "prompt": "p",
+        "prompt_tokens": 3,
+        "tokens": 8,
+        "rounds": 1,
+        "rows": rows,
+        "peers": {},
+        "peer_note": "",
+    }
+
+
+def _parted(runtime, parted_at, gap, same):
+    return {
+        "runtime": runtime,
+        "variant": "fp32",
+        "threads": 1,
+        "prefill_ms": 2.0,
+        "tokens_per_s": 10.0,
+        "token_ids": list(range(8)),
+        "parted_at": parted_at,
+        "fp32_gap": gap,
+        "same_as_fp32": same,
+    }
+
+
+def test_a_parting_at_a_near_tie_is_told_from_a_divergence():
+    out = generation_table.text(
+        _report([_parted("onnxport", None, None, True), _parted("tie", 5, 0.04, True), _parted("far", 2, 1.5, False)])
+    )
+    assert "tie fp32 (1 thr.) against onnxport fp32's: part at token 5 of 8, where fp32's two best logits are " in out
+    assert "0.040 apart: a near tie, so equal by the near-tie rule" in out
+    assert (
+        "far fp32 (1 thr.) against onnxport fp32's: part at token 2 of 8, where fp32's two best logits are 1.500 "
+        in out
+    )
+    assert "1.500 apart: so they diverge" in out
+    assert re.search(r"^tie fp32 +\| +2\.0 +\(1\.00x\) +10\.0 +\(1\.00x\)$", out, re.M)

@@ -22,6 +22,7 @@ import onnx
 import onnxruntime as ort
 
 from onnxport.bench.report_types import GenerationReport, GenerationRow
+from onnxport.generation.agreement import Continuation, first_divergence, greedy_continuation
 from onnxport.generation.decoder_folder import MODEL, DecoderFolder
 from onnxport.generation.decoder_session import DecoderSession
 from onnxport.generation.loop import Generation
@@ -77,11 +78,15 @@ class Ours:
         self._sessions: dict[tuple[str, int], DecoderSession] = {}
         self.tokenizer = replace(tokenizer, eos_token_ids=())  # exactly `tokens` tokens, whatever they are
 
-    def run(self, variant: str, threads: int, prompt_ids: Sequence[int], tokens: int) -> Round:
+    def session(self, variant: str, threads: int) -> DecoderSession:
         key = (variant, threads)
         if key not in self._sessions:
             self._sessions[key] = DecoderSession.open(self._files[variant], threads)
-        generation = Generation((self._sessions[key], self.tokenizer), prompt_ids, Sampling(max_new_tokens=tokens))
+        return self._sessions[key]
+
+    def run(self, variant: str, threads: int, prompt_ids: Sequence[int], tokens: int) -> Round:
+        session = self.session(variant, threads)
+        generation = Generation((session, self.tokenizer), prompt_ids, Sampling(max_new_tokens=tokens))
         with generation:
             for _ in generation:
                 pass
@@ -149,7 +154,12 @@ def run_generation_bench(
             say(f"round {r + 1} of {rounds}")
             for i, (side, variant, n) in enumerate(plan):
                 measured[i].append(side.run(variant, n, prompt_ids, tokens))
-    rows = [_row(side.name, variant, n, measured[i]) for i, (side, variant, n) in enumerate(plan)]
+        # fp32's own greedy path with its two best logits a step: where another row's tokens part from it, the
+        # near-tie rule (generation/agreement.py) tells a rounding's flip of a near tie from a change of text.
+        reference = None
+        if "fp32" in ours.variants:
+            reference = greedy_continuation(ours.session("fp32", threads[0]), ours.tokenizer, prompt_ids, tokens)
+    rows = [_row(side.name, variant, n, measured[i], reference) for i, (side, variant, n) in enumerate(plan)]
     return {
         "schema": "onnxport.bench.generation",
         "schema_version": 1,
@@ -165,12 +175,24 @@ def run_generation_bench(
     }
 
 
-def _row(side: str, variant: str, threads: int, rounds: list[Round]) -> GenerationRow:
+def _row(side: str, variant: str, threads: int, rounds: list[Round], reference: Continuation | None) -> GenerationRow:
+    tokens = list(rounds[0].token_ids)
+    parted = gap = None
+    if reference is not None:
+        parted = next((i for i, (a, b) in enumerate(zip(reference.tokens, tokens)) if a != b), None)
+        if parted is not None:
+            best, second = reference.step_logits[parted]
+            gap = round(float(best) - float(second), 4)
     return {
         "runtime": side,
         "variant": variant,
         "threads": threads,
         "prefill_ms": round(statistics.median(r.prefill_ms for r in rounds), 2),
         "tokens_per_s": round(statistics.median(r.tokens_per_s for r in rounds), 2),
-        "token_ids": list(rounds[0].token_ids),
+        "token_ids": tokens,
+        "parted_at": None if parted is None else parted + 1,
+        "fp32_gap": gap,
+        "same_as_fp32": None
+        if reference is None
+        else first_divergence(reference.tokens, list(reference.step_logits), tokens) is None,
     }

@@ -51,19 +51,17 @@ def _cells(row: GenerationRow | None, base: GenerationRow | None) -> str:
 
 
 def _agreement(rows: list[GenerationRow]) -> list[str]:
-    """Each row's greedy tokens against onnxport fp32's at the same thread count: equal, or where they part."""
+    """Each row's greedy tokens against onnxport fp32's greedy path: equal, or where they part and whether that
+    was a near tie of fp32 (its two best logits within near_tie.MARGIN), which the rule counts as equal."""
     lines = []
-    reference = {r["threads"]: r["token_ids"] for r in rows if r["runtime"] == OURS and r["variant"] == "fp32"}
     for row in rows:
-        ours = reference.get(row["threads"])
-        if ours is None or (row["runtime"] == OURS and row["variant"] == "fp32"):
+        if row["same_as_fp32"] is None or (row["runtime"] == OURS and row["variant"] == "fp32"):
             continue
-        theirs = row["token_ids"]
-        parted = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), None)
-        if parted is None and len(ours) == len(theirs):
-            verdict = f"equal, all {len(ours)} tokens"
+        count, parted, gap = len(row["token_ids"]), row["parted_at"], row["fp32_gap"]
+        if parted is None:
+            verdict = f"equal, all {count} tokens"
         else:
-            same = parted if parted is not None else min(len(ours), len(theirs))
-            verdict = f"equal for the first {same} of {len(ours)} tokens, then different"
-        lines.append(f"greedy tokens of {_label(row)} against {OURS} fp32's, {row['threads']} thr.: {verdict}")
+            tie = "a near tie, so equal by the near-tie rule" if row["same_as_fp32"] else "so they diverge"
+            verdict = f"part at token {parted} of {count}, where fp32's two best logits are {gap:.3f} apart: {tie}"
+        lines.append(f"greedy tokens of {_label(row)} ({row['threads']} thr.) against {OURS} fp32's: {verdict}")
     return lines

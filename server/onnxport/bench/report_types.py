@@ -136,6 +136,9 @@ class GenerationRow(TypedDict):
     prefill_ms: float
     tokens_per_s: float  # decode: the tokens after the first over their steps' time
     token_ids: list[int]  # the greedy tokens of the first round
+    parted_at: int | None  # the first token (1-based) that differs from onnxport fp32's greedy path; None: none
+    fp32_gap: float | None  # there, fp32's two best logits' difference (a near tie within near_tie.MARGIN)
+    same_as_fp32: bool | None  # equal by the near-tie rule (generation/agreement.py); None without fp32 measured
 
 
 class GenerationReport(TypedDict):
