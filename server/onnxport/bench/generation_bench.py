@@ -5,8 +5,9 @@ Each variant file is made from the folder's model.onnx by the variants' own make
 temporary folder; the folder itself is only read. One round runs every side, variant and thread count once, in
 turn, and each figure is the median over the rounds, so that load that comes and goes falls on all of them alike
 and the ratios within one run compare. A round is one greedy generation through the generation loop (loop.py, what
-the server runs) of exactly `tokens` new tokens from a fixed chat prompt: the bench's tokenizer has no
-end-of-sequence token, so no variant stops sooner than another. Prefill is the prompt's step and the first token's
+the server runs) of exactly `tokens` new tokens from a fixed chat prompt: the end-of-sequence tokens' logits are
+-inf (NoEnd), as GenAI's and transformers' min_length make them, so no variant stops sooner than another and the
+greedy paths of both runtimes are comparable to the end. Prefill is the prompt's step and the first token's
 choice; decode tokens/s the later tokens over their steps' time (Timing.tokens_per_second).
 """
 
@@ -14,17 +15,18 @@ from __future__ import annotations
 
 import statistics
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
+import numpy as np
 import onnx
 import onnxruntime as ort
 
 from onnxport.bench.report_types import GenerationReport, GenerationRow
 from onnxport.generation.agreement import Continuation, first_divergence, greedy_continuation
 from onnxport.generation.decoder_folder import MODEL, DecoderFolder
-from onnxport.generation.decoder_session import DecoderSession
+from onnxport.generation.decoder_session import Cache, DecoderSession
 from onnxport.generation.loop import Generation
 from onnxport.generation.sampling import Sampling
 from onnxport.generation.text_tokenizer import TextTokenizer
@@ -66,6 +68,18 @@ class Peer(Protocol):
     def run(self, variant: str, threads: int, prompt_ids: Sequence[int], tokens: int) -> Round: ...
 
 
+@dataclass(frozen=True)
+class NoEnd(DecoderSession):
+    """A decoder session whose end-of-sequence tokens are never the best: a generation of exactly N tokens."""
+
+    eos: tuple[int, ...] = ()
+
+    def step(self, ids: Sequence[int], cache: Cache) -> np.ndarray:
+        logits = super().step(ids, cache)
+        logits[list(self.eos)] = -np.inf
+        return logits
+
+
 class Ours:
     """onnxport's side: the variant files in sessions (one per variant and thread count), the folder's tokenizer."""
 
@@ -76,12 +90,14 @@ class Ours:
         self.about = f"onnxruntime {ort.__version__}"
         self._files = files
         self._sessions: dict[tuple[str, int], DecoderSession] = {}
-        self.tokenizer = replace(tokenizer, eos_token_ids=())  # exactly `tokens` tokens, whatever they are
+        self.tokenizer = tokenizer
 
     def session(self, variant: str, threads: int) -> DecoderSession:
         key = (variant, threads)
         if key not in self._sessions:
-            self._sessions[key] = DecoderSession.open(self._files[variant], threads)
+            opened = DecoderSession.open(self._files[variant], threads)
+            eos = self.tokenizer.eos_token_ids
+            self._sessions[key] = NoEnd(opened.session, opened.signature, opened.label, eos)
         return self._sessions[key]
 
     def run(self, variant: str, threads: int, prompt_ids: Sequence[int], tokens: int) -> Round:
