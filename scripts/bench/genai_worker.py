@@ -8,9 +8,9 @@ A line of JSON on stdin is one generation, a line of JSON on stdout its figures;
     -> {"prefill_ms": 95.1, "decode_seconds": 1.9, "steps": 47, "token_ids": [...], "onnxruntime": "1.32.0"}
 
 Greedy search (do_sample false), exactly `tokens` new tokens: min_length = max_length makes the end-of-sequence
-logits -inf until the last token, as onnxport's side does (bench/generation_bench.py NoEnd). Timing mirrors onnxport's generation loop: the prefill is
-append_tokens (the prompt's forward pass) plus the choice of the first token; each later generate_next_token is one
-decode step (one token's forward pass and its choice).
+logits -inf until the last token, as onnxport's side does (bench/generation_bench.py NoEnd). Timing mirrors
+onnxport's generation loop: the prefill is append_tokens (the prompt's forward pass) plus the choice of the first
+token; each later generate_next_token is one decode step (one token's forward pass and its choice).
 """
 
 from __future__ import annotations
