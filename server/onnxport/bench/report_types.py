@@ -125,3 +125,33 @@ class BenchReport(TypedDict):
 class RayRun(TypedDict):
     rows: dict[str, list[RayRow]]  # model -> its rows
     starts: list[RayStart]
+
+
+class GenerationRow(TypedDict):
+    """One runtime's variant at one thread count: medians over the rounds (bench/generation_bench.py)."""
+
+    runtime: str  # onnxport, or a peer's name
+    variant: str
+    threads: int
+    prefill_ms: float
+    tokens_per_s: float  # decode: the tokens after the first over their steps' time
+    token_ids: list[int]  # the greedy tokens of the first round
+    parted_at: int | None  # the first token (1-based) that differs from onnxport fp32's greedy path; None: none
+    fp32_gap: float | None  # there, fp32's two best logits' difference (a near tie within near_tie.MARGIN)
+    same_as_fp32: bool | None  # equal by the near-tie rule (generation/agreement.py); None without fp32 measured
+
+
+class GenerationReport(TypedDict):
+    """`onnxport bench --generation FOLDER --json PATH`."""
+
+    schema: str  # onnxport.bench.generation
+    schema_version: int
+    machine: Machine
+    folder: str
+    prompt: str
+    prompt_tokens: int
+    tokens: int
+    rounds: int
+    rows: list[GenerationRow]
+    peers: dict[str, str]  # the other runtimes measured: name -> what it is (version, its onnxruntime)
+    peer_note: str  # why none was, when none was

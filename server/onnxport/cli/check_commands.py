@@ -63,6 +63,10 @@ def check(args) -> int:
 
 
 def bench(args) -> int:
+    if args.generation is not None:  # a decoder folder's generation speed: no repository, server or browser
+        from onnxport.cli.decoder_commands import bench_generation
+
+        return bench_generation(args)
     from onnxport.extras import require
     from onnxport.harness import browser_engines
 
@@ -91,7 +95,7 @@ def bench(args) -> int:
             args.repository,
             args.models,
             [r for r in args.runtimes.split(",") if r],
-            args.runs,
+            30 if args.runs is None else args.runs,
             args.browser,
             say=lambda line: print(f"... {line}", file=sys.stderr, flush=True),
             ray_replicas=replicas,

@@ -72,3 +72,56 @@ def decoder(args: argparse.Namespace) -> int:
     )
     print(f"serve it: ONNXPORT_GENERATION_MODELS={target.name}={target} onnxport serve")
     return 0
+
+
+def add_bench_options(bench: argparse.ArgumentParser) -> None:
+    """`onnxport bench --generation FOLDER`'s options (bench/generation_bench.py)."""
+    bench.add_argument(
+        "--generation",
+        type=Path,
+        default=None,
+        metavar="FOLDER",
+        help="measure a decoder folder's generation instead (prefill ms, decode tokens/s per variant); "
+        "no repository, server or browser",
+    )
+    bench.add_argument(
+        "--variants", default="fp32,int8-weights,int4", help="with --generation: the variants to make and measure"
+    )
+    bench.add_argument("--threads", default="1", help="with --generation: comma-separated thread counts (default 1)")
+    bench.add_argument("--tokens", type=int, default=48, help="with --generation: greedy tokens per round (default 48)")
+    bench.add_argument("--prompt", default=DEFAULT_PROMPT, help="with --generation: the chat prompt's user message")
+
+
+def bench_generation(args: argparse.Namespace) -> int:
+    import json
+    import sys
+
+    from onnxport.bench import generation_bench, generation_table
+    from onnxport.cli.option_checks import writable_output
+
+    readable("--generation", args.generation, "folder")
+    writable_output("--json", args.json)
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = [v for v in variants if v not in generation_bench.VARIANTS]
+    if not variants or unknown:
+        raise UsageError(f"--variants {args.variants!r}: expected some of {', '.join(generation_bench.VARIANTS)}")
+    threads = [int(n) for n in args.threads.split(",") if n.strip().isdigit() and int(n) >= 1]
+    if not threads or len(threads) != len(args.threads.split(",")):
+        raise UsageError(f"--threads {args.threads!r}: expected thread counts of at least 1, e.g. 1,2")
+    rounds = generation_bench.DEFAULT_ROUNDS if args.runs is None else args.runs
+    if rounds < 1 or args.tokens < 2:
+        raise UsageError("--runs: expected at least 1; --tokens: at least 2 (decode speed needs a second token)")
+    report = generation_bench.run_generation_bench(
+        args.generation,
+        variants=variants,
+        threads=threads,
+        tokens=args.tokens,
+        rounds=rounds,
+        prompt=args.prompt,
+        peer_note=generation_bench.genai_note(),
+        say=lambda line: print(f"... {line}", file=sys.stderr, flush=True),
+    )
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    print(generation_table.text(report))
+    return 0

@@ -276,8 +276,14 @@ def _bench(sub, common) -> None:
     bench.add_argument("models", nargs="*", help="models to measure (default: all)")
     bench.add_argument("--json", type=Path, default=None, help="also write the report here")
     bench.add_argument("--runtimes", default=",".join(CHECKED), help="browser runtimes ('' for none)")
-    bench.add_argument("--runs", type=int, default=30, help="timed runs per measurement (after warm-up)")
+    bench.add_argument(
+        "--runs",
+        type=int,
+        default=None,
+        help="timed runs per measurement, after warm-up (default 30; 5 rounds with --generation)",
+    )
     _browsers(bench)
+    decoder_commands.add_bench_options(bench)
     bench.add_argument(
         "--engine",
         choices=["waitress", "ray"],
