@@ -16,13 +16,14 @@ import numpy as np
 
 from onnxport import runtime as ort_runtime
 from onnxport import tensor_json
-from onnxport.accuracy import browser_tolerances, compare, judgement
+from onnxport.accuracy import browser_tolerances, compare
 from onnxport.accuracy.tolerance import Tolerance
 from onnxport.check import engine_findings, locate, preprocessing, skips, verdict_file
 from onnxport.check.report_types import BrowserIdentity, CheckReport, CheckRow, Divergence, EngineRun
 from onnxport.check.row_stream import RowStream
 from onnxport.errors import OnnxportError, UsageError
 from onnxport.harness import browser_engines, conformance_page
+from onnxport.harness.interrupts import interrupts_deferred
 from onnxport.harness.process import running_server
 from onnxport.json_boundary import JsonObject
 from onnxport.repository import variant_record, variant_table
@@ -176,8 +177,9 @@ def _engine_rows(
 
     def add(page_row: JsonObject | CheckRow) -> None:  # as the page wrote it (a JSON boundary), or the check's own
         row = cast(CheckRow, {**page_row, "browser": engine})
-        out["results"].append(row)
-        stream.row(row)
+        with interrupts_deferred():  # a row in the report is a row printed, and the other way round
+            out["results"].append(row)
+            stream.row(row)
 
     try:
         with browser_engines.open_browser(engine, webgpu="webgpu" in runtimes, executable_path=executable) as opened:
@@ -353,20 +355,11 @@ def _locate(
         onnx.load(str(debug_root / name)),
         reference,
         tensor_json.decode(encoded),
-        _locate_tolerance(entry, result, tolerances_file),
+        locate.tolerance_for(entry, result, tolerances_file),
     )
     return found or {
         "note": "every intermediate value is within tolerance: the difference comes from the final outputs' handling"
     }
-
-
-def _locate_tolerance(entry: ModelEntry, result: CheckRow, tolerances_file: Path | None) -> Tolerance:
-    """The element rule the diverging node is looked for by: an fp32 file's floor (the one judgement's),
-    else the table's row for the variant and runtime."""
-    if result.get("arithmetic", "fp32") == "fp32":
-        table = browser_tolerances.table(tolerances_file)[f"fp32/{result['runtime']}"]
-        return judgement.tolerance(judgement.fp32_floor(table, entry.get("validation")))
-    return browser_tolerances.lookup(result["variant"], result["runtime"], tolerances_file)
 
 
 def summary(results: list[CheckRow]) -> dict[str, int]:

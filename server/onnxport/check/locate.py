@@ -15,11 +15,13 @@ import numpy as np
 import onnx
 
 from onnxport import runtime as ort_runtime
-from onnxport.accuracy import browser_tolerances, compare
-from onnxport.check.report_types import Divergence
+from onnxport.accuracy import browser_tolerances, compare, judgement
+from onnxport.accuracy.tolerance import Tolerance
+from onnxport.check.report_types import CheckRow, Divergence
 from onnxport.convert.rescue.node_errors import debug_model
+from onnxport.repository.manifest import ModelEntry
 
-__all__ = ["debug_model", "first_divergence", "write_debug_model"]
+__all__ = ["debug_model", "first_divergence", "tolerance_for", "write_debug_model"]
 
 
 def write_debug_model(artifact: Path, debug_root: Path) -> str:
@@ -87,3 +89,12 @@ def _item(value) -> Any:
 def reference_outputs(debug_path: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     session = ort_runtime.create_session(debug_path.read_bytes(), label=f"debug model {debug_path.name}")
     return ort_runtime.run(session, feeds, label="debug model")
+
+
+def tolerance_for(entry: ModelEntry, result: CheckRow, tolerances_file: Path | None) -> Tolerance:
+    """The element rule the diverging node is looked for by: an fp32 file's floor (the one judgement's),
+    else the table's row for the variant and runtime."""
+    if result.get("arithmetic", "fp32") == "fp32":
+        table = browser_tolerances.table(tolerances_file)[f"fp32/{result['runtime']}"]
+        return judgement.tolerance(judgement.fp32_floor(table, entry.get("validation")))
+    return browser_tolerances.lookup(result["variant"], result["runtime"], tolerances_file)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import signal
 import sys
-import threading
 
 from onnxport.cli.option_checks import chromium_given, known_models, writable_output
 from onnxport.convert.intake.request import readable
 from onnxport.errors import UsageError
+from onnxport.harness.interrupts import sigterm_interrupts
 
 
 def check(args) -> int:
@@ -32,7 +30,7 @@ def check(args) -> int:
         from onnxport.repository.store import Repository
 
         known_models(Repository(args.repository).read_manifest(), args.models, args.repository)
-    with _sigterm_interrupts():
+    with sigterm_interrupts():
         report = run_check(
             repository=args.repository,
             url=args.url,
@@ -90,7 +88,7 @@ def bench(args) -> int:
     from onnxport.bench import bench_report
     from onnxport.bench.bench_run import run_bench, save_latest
 
-    with _sigterm_interrupts():  # the server and browsers it started are stopped, as by Ctrl-C
+    with sigterm_interrupts():  # the server and browsers it started are stopped, as by Ctrl-C
         report = run_bench(
             args.repository,
             args.models,
@@ -108,17 +106,3 @@ def bench(args) -> int:
     print(bench_report.text(report))
     print(f"\nwrote {latest}" + (f" and {args.json}" if args.json else ""))
     return 0
-
-
-@contextlib.contextmanager
-def _sigterm_interrupts():
-    """SIGTERM is a Ctrl-C while a check runs, so the server and browsers it started are stopped and the
-    finished rows are kept."""
-    if threading.current_thread() is not threading.main_thread():  # only the main thread may take signals
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

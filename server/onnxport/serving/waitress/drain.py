@@ -217,9 +217,24 @@ def _channel_class(drain: _Drain) -> type[HTTPChannel]:
                 self.set_close_on_finish()  # adds the header, and closes the channel once the answer is out
             return super().build_response_header()  # type: ignore[misc]
 
+        # Whether the answer's last bytes were queued before the signal: such an answer may already be read
+        # by its client while this thread has not yet returned, and it is not one the drain waited for.
+        queued_before_signal = False
+
+        def write(self, data: bytes) -> None:
+            super().write(data)  # type: ignore[misc]
+            length, written = getattr(self, "content_length", None), getattr(self, "content_bytes_written", 0)
+            if not drain.requested and length is not None and written >= length:
+                self.queued_before_signal = True
+
+        def finish(self) -> None:
+            if not drain.requested:
+                self.queued_before_signal = True  # what finish() queues (a chunked end) was not read before
+            super().finish()  # type: ignore[misc]
+
         def service(self) -> None:
             super().service()  # type: ignore[misc]
-            if drain.requested:
+            if drain.requested and not self.queued_before_signal:
                 drain.answered()
 
     class Task(Closing, WSGITask):
