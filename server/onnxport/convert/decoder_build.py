@@ -43,7 +43,7 @@ from onnxport.repository.decoder_record import (
     DecoderVariant,
     Judged,
 )
-from onnxport.repository.store import Repository, Transaction
+from onnxport.repository.store import Repository, Transaction, sha256_file
 from onnxport.repository.variant_record import Settings
 
 Progress = Callable[[str], None]
@@ -60,14 +60,6 @@ class DecoderOutcome:
     skipped: bool
     entry: DecoderEntry
     seconds: float
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def checked_gguf(recipe: DecoderRecipe) -> Path:
@@ -116,7 +108,7 @@ def build_decoders(
         decoders = manifest.setdefault("decoders", {})
         for recipe, gguf, text in inputs:
             started = time.perf_counter()
-            gguf_sha = file_sha256(gguf)
+            gguf_sha = sha256_file(gguf)
             key = decoder_key(recipe, gguf_sha, text)
             current = decoders.get(recipe.name)
             if (
