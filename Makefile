@@ -68,7 +68,10 @@ endef
 # the three browser engines, Ray, the third-party corpus included).
 # The two runs share one demo build (ONNXPORT_TEST_SHARED, tests/fixtures/repository.py); both always run, and
 # make fails if either failed.
-test: setup browsers testdata
+# Its setup side by side: the venv (pip), node_modules (npm) and the browser engines (apt) at once, then the test
+# data (it needs the venv); each step's output is printed whole when it ends.
+test:
+	$(MAKE) --no-print-directory -j3 --output-sync=target setup browsers testdata
 	$(BEFORE_PYTEST)
 	shared=$$(mktemp -d); status=0; \
 	ONNXPORT_TEST_SHARED=$$shared $(PY) -m pytest $(PARALLEL) -m "not solo" --durations=25 || status=$$?; \

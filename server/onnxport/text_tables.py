@@ -82,6 +82,8 @@ def metric_text(metric: dict[str, float] | None) -> str:
         return f"cos min {metric['cosine_min']:.5f}"
     if "step_agreement" in metric:
         return f"steps {metric['step_agreement']:.4f}"
+    if "greedy_equal" in metric:  # a generation row: prompts whose greedy text is fp32's
+        return f"greedy {metric['greedy_equal']}/{metric['prompts']}"
     if "scaled_mean_abs" in metric:
         return f"mean err {metric['scaled_mean_abs']:.2g}"
     if "scaled_max_abs" in metric:

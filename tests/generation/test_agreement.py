@@ -81,6 +81,7 @@ def test_greedy_continuations_keep_the_two_best_logits_of_each_step(folder):
 def test_the_reference_against_itself_agrees_entirely(folder):
     metrics = measure(folder.decoder, folder.decoder, folder.tokenizer, PROMPTS, TEXT, 16)
     assert metrics["greedy_equal_share"] == 1.0 and metrics["mean_first_divergence"] is None
+    assert metrics["first_divergences"] == [None] * 8
     assert metrics["top1_agreement"] == 1.0 and metrics["nll_change"] == 0.0
     assert (metrics["prompts"], metrics["new_tokens"]) == (8, 16) and metrics["text_tokens"] > 30
     assert metrics["nll_reference"] == metrics["nll_candidate"] > 0
@@ -91,6 +92,9 @@ def test_a_perturbed_copy_agrees_less_and_a_more_perturbed_one_less_still(folder
     for metrics in (mild, strong):
         assert metrics["greedy_equal_share"] < 1.0
         assert metrics["mean_first_divergence"] is not None and 0 <= metrics["mean_first_divergence"] < 16
+        found = [d for d in metrics["first_divergences"] if d is not None]
+        assert len(found) == round((1 - metrics["greedy_equal_share"]) * 8)
+        assert sum(found) / len(found) == pytest.approx(metrics["mean_first_divergence"])
         assert metrics["top1_agreement"] < 1.0
         assert metrics["nll_change"] != 0.0
         assert metrics["nll_change"] == pytest.approx(metrics["nll_candidate"] - metrics["nll_reference"])

@@ -10,6 +10,14 @@ import pytest
 from onnxport.harness.interrupts import interrupts_deferred, sigterm_interrupts
 
 
+@pytest.fixture(autouse=True)
+def _ctrl_c_interrupts():
+    # As in a terminal: a job started in the background of a script has SIGINT ignored, which it would keep.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def test_a_ctrl_c_inside_waits_for_the_step_then_interrupts():
     done = []
     with pytest.raises(KeyboardInterrupt):

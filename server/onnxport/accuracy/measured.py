@@ -96,6 +96,8 @@ class GenerationMeasurement(TypedDict):
     new_tokens: Count
     greedy_equal_share: float  # prompts whose greedy continuation equals fp32's (a near-tie is no divergence)
     mean_first_divergence: Union[float, None]  # over the prompts that diverge; null when none does
+    # each prompt's step of first divergence, in order, null where it does not (older manifests lack it)
+    first_divergences: NotRequired[list[Union[Count, None]]]
     text_tokens: Count
     top1_agreement: float  # held-out text: the share of next-token argmaxes equal to fp32's
     nll_reference: float  # fp32's mean negative log-likelihood per token, in nats

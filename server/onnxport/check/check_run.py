@@ -18,7 +18,7 @@ from onnxport import runtime as ort_runtime
 from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances, compare
 from onnxport.accuracy.tolerance import Tolerance
-from onnxport.check import engine_findings, locate, preprocessing, skips, verdict_file
+from onnxport.check import engine_findings, generation_rows, locate, preprocessing, skips, verdict_file
 from onnxport.check.report_types import BrowserIdentity, CheckReport, CheckRow, Divergence, EngineRun
 from onnxport.check.row_stream import RowStream
 from onnxport.errors import OnnxportError, UsageError
@@ -55,12 +55,13 @@ def run_check(
     `browser`. A check that runs past `timeout_s` or is interrupted (Ctrl-C, SIGTERM) returns the rows it has,
     with `incomplete` saying why; the server and browsers it started are stopped either way. On a software WebGPU
     adapter each engine runs one WebGPU row per model unless `full_webgpu`; `plans` says what each engine planned."""
-    unknown = [r for r in runtimes if r not in BROWSER_RUNTIMES]
+    unknown = [r for r in runtimes if r not in (*BROWSER_RUNTIMES, generation_rows.RUNTIME)]
     if unknown:
-        raise UsageError(f"unknown runtime {unknown[0]!r}; runtimes: {', '.join(BROWSER_RUNTIMES)}")
+        raise UsageError(f"unknown runtime {unknown[0]!r}; runtimes: {', '.join(BROWSER_RUNTIMES)}, server")
+    runtimes = [r for r in runtimes if r in BROWSER_RUNTIMES]  # `server` alone: the server's rows, no browser
     if (find_divergence or tolerances_file) and url:
         raise UsageError("--locate and --tolerances need the check's own server: drop --url")
-    engine_names = browser_engines.available(browsers)  # after the command line's mistakes: then this machine's
+    engine_names = browser_engines.available(browsers) if runtimes else []  # after the command line's mistakes
     browser_tolerances.load_overrides(tolerances_file)  # a bad file fails before anything starts
     stream = stream or RowStream(enabled=False)
     deadline = time.monotonic() + timeout_s
@@ -81,16 +82,17 @@ def run_check(
         else:
             raise UsageError("check needs a repository to serve, or the --url of a server")
         manifest = _served_manifest(base)
-        missing = [m for m in models if m not in manifest["models"]]
+        decoders = generation_rows.decoder_names(manifest, models)
+        missing = [m for m in models if m not in manifest["models"] and m not in decoders]
         if missing:
-            served = ", ".join(sorted(manifest["models"])) or "none"
+            served = ", ".join(sorted([*manifest["models"], *decoders])) or "none"
             raise UsageError(f"unknown model {missing[0]!r}; the server has: {served}")
-        names = models or sorted(manifest["models"])
+        names = [m for m in models if m in manifest["models"]] if models else sorted(manifest["models"])
         try:
-            for row in source_rows(base, manifest, names):
+            for row in [*source_rows(base, manifest, names), *generation_rows.rows(base, manifest, decoders)]:
                 report["results"].append(row)
                 stream.row(row)
-            for engine in engine_names:
+            for engine in engine_names if names and runtimes else []:
                 if time.monotonic() >= deadline:
                     report["incomplete"] = (
                         f"the check's time limit ({timeout_s:g} s, --timeout) ran out before "

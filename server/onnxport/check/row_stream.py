@@ -19,7 +19,7 @@ from onnxport.json_boundary import JsonObject
 
 BAR_FORMAT = "{desc}: row {n_fmt} of {total_fmt} |{bar}| {elapsed} elapsed{postfix}"  # tqdm puts ", " before a postfix
 # Rows of the check's own (the server's source rows, the pipelines', an engine that could not start): not the page's.
-NOT_PAGE_ROWS = ("source", "preprocessing", "answers", "-")
+NOT_PAGE_ROWS = ("source", "server", "preprocessing", "answers", "-")
 
 
 class RowStream:

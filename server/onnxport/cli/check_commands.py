@@ -14,7 +14,8 @@ from onnxport.harness.interrupts import sigterm_interrupts
 def check(args) -> int:
     from onnxport.extras import require
 
-    require("playwright", "check")  # before a server starts
+    if [r for r in args.runtimes.split(",") if r and r != "server"]:  # `server` alone drives no browser
+        require("playwright", "check")  # before a server starts
     from onnxport.check import check_report
     from onnxport.check.check_run import FAILING, run_check
     from onnxport.check.row_stream import RowStream
@@ -29,7 +30,7 @@ def check(args) -> int:
     if args.url is None:  # the check's own server serves this repository: its names, before the server starts
         from onnxport.repository.store import Repository
 
-        known_models(Repository(args.repository).read_manifest(), args.models, args.repository)
+        known_models(Repository(args.repository).read_manifest(), args.models, args.repository, decoders=True)
     with sigterm_interrupts():
         report = run_check(
             repository=args.repository,

@@ -35,16 +35,20 @@ def chromium_given(executable: str | None) -> None:
         executable_path(executable)
 
 
-def known_models(manifest: Manifest, names: list[str], repository: Path | None = None) -> None:
+def known_models(
+    manifest: Manifest, names: list[str], repository: Path | None = None, *, decoders: bool = False
+) -> None:
     """Every model named on the command line is in the repository: a usage error (exit 2) listing them.
     With `repository`, the command works on every model by default, and an empty repository is refused
-    too (a check or bench of it would wait for a server that is never ready)."""
-    if repository is not None and not manifest["models"]:
+    too (a check or bench of it would wait for a server that is never ready). With `decoders`, the names of the
+    manifest's decoders are known too (check runs them on the server)."""
+    if repository is not None and not manifest["models"] and not (decoders and manifest.get("decoders")):
         raise UsageError(
             f"no models in the repository {repository}; run `onnxport build` or `onnxport import` "
             "first, or name another with --repository"
         )
-    unknown = [n for n in dict.fromkeys(names) if n not in manifest["models"]]
+    known_names = {*manifest["models"], *(manifest.get("decoders") or {} if decoders else {})}
+    unknown = [n for n in dict.fromkeys(names) if n not in known_names]
     if unknown:
-        known = ", ".join(sorted(manifest["models"])) or "none (run `onnxport build`)"
+        known = ", ".join(sorted(known_names)) or "none (run `onnxport build`)"
         raise UsageError(f"unknown model {', '.join(map(repr, unknown))}; the repository has: {known}")

@@ -242,7 +242,11 @@ def _check(sub, common) -> None:
         "check", parents=[common], help="run every served variant in Chromium's runtimes and compare with the server"
     )
     check.add_argument("models", nargs="*", help="models to check (default: all)")
-    check.add_argument("--runtimes", default=",".join(CHECKED), help=f"comma-separated: {', '.join(CHECKED)}")
+    check.add_argument(
+        "--runtimes",
+        default=",".join(CHECKED),
+        help=f"comma-separated: {', '.join(CHECKED)}; `server` alone runs the server's rows only, no browser",
+    )
     check.add_argument("--json", type=Path, default=None, help="write the report (JSON) here")
     check.add_argument("--html", type=Path, default=None, help="write the report (HTML) here (default: beside --json)")
     _browsers(check)

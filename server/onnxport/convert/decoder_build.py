@@ -10,6 +10,7 @@ the GENERATION budget (accuracy/budgets.py): within it served, else over budget 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import tempfile
 import time
@@ -29,7 +30,7 @@ from onnxport.convert.intake.sources import build_key
 from onnxport.convert.intake.tools import tool_versions
 from onnxport.convert.variants.int4 import make_int4
 from onnxport.errors import BuildError, OnnxportError, RecipeError, VariantSkipped
-from onnxport.generation import agreement
+from onnxport.generation import agreement, golden
 from onnxport.generation.decoder_folder import MODEL, DecoderFolder
 from onnxport.progress import Steps
 from onnxport.recipe import DecoderRecipe
@@ -42,14 +43,15 @@ from onnxport.repository.decoder_record import (
     DecoderVariant,
     Judged,
 )
-from onnxport.repository.store import Repository, Transaction
+from onnxport.repository.store import Repository, Transaction, sha256_file
 from onnxport.repository.variant_record import Settings
 
 Progress = Callable[[str], None]
 Maker = Callable[[onnx.ModelProto], tuple[onnx.ModelProto, Settings]]
 MAKERS: dict[str, Maker] = {"int8-weights": make_int8_weights, "int4": make_int4}
-ASSETS = (gguf_source.TOKENIZER_FILE, gguf_source.GENERATION_FILE, gguf_source.CHAT_TEMPLATE_FILE)
-DECODER_FORMAT = 1  # bump when the build changes what it writes for the same recipe and GGUF
+# golden.json: fp32's greedy continuations of the prompts, which check and the browser hold a runtime to.
+ASSETS = (gguf_source.TOKENIZER_FILE, gguf_source.GENERATION_FILE, gguf_source.CHAT_TEMPLATE_FILE, golden.GOLDEN_FILE)
+DECODER_FORMAT = 2  # bump when the build changes what it writes for the same recipe and GGUF
 
 
 @dataclass
@@ -58,14 +60,6 @@ class DecoderOutcome:
     skipped: bool
     entry: DecoderEntry
     seconds: float
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def checked_gguf(recipe: DecoderRecipe) -> Path:
@@ -114,7 +108,7 @@ def build_decoders(
         decoders = manifest.setdefault("decoders", {})
         for recipe, gguf, text in inputs:
             started = time.perf_counter()
-            gguf_sha = file_sha256(gguf)
+            gguf_sha = sha256_file(gguf)
             key = decoder_key(recipe, gguf_sha, text)
             current = decoders.get(recipe.name)
             if (
@@ -230,7 +224,13 @@ def judge_variants(
     fp32_bytes = (folder / MODEL).read_bytes()
     fp32 = DecoderFolder.open(folder)
     tokenizer = fp32.tokenizer
-    fed = [tokenizer.chat_prompt([{"role": "user", "content": p}]) for p in prompts] if chat else list(prompts)
+    # fp32's continuations once, fed as the server feeds them; every variant is held to them
+    references = [
+        agreement.greedy_continuation(fp32.decoder, tokenizer, golden.prompt_ids(tokenizer, p, chat=chat), new_tokens)
+        for p in prompts
+    ]
+    reference_file = golden.golden(tokenizer, prompts, references, chat=chat, new_tokens=new_tokens)
+    (folder / golden.GOLDEN_FILE).write_text(json.dumps(reference_file, ensure_ascii=False))
     variants: dict[str, DecoderVariant] = {
         "fp32": {
             **transaction.put_file(fp32_bytes, "onnx"),
@@ -258,7 +258,9 @@ def judge_variants(
         del made
         try:
             candidate = DecoderFolder.open(folder, model=f"{name}.onnx")
-            metrics = agreement.measure(fp32.decoder, candidate.decoder, tokenizer, fed, text, new_tokens)
+            metrics = agreement.measure(
+                fp32.decoder, candidate.decoder, tokenizer, prompts, text, new_tokens, references=references
+            )
         except Exception as exc:  # onnxruntime would not load or run it
             variants[name] = {"status": "rejected", "reason": f"{name} does not run: {type(exc).__name__}: {exc}"}
             continue
@@ -300,6 +302,7 @@ def rounded(metrics: agreement.GenerationMetrics) -> GenerationMeasurement:
         "new_tokens": metrics["new_tokens"],
         "greedy_equal_share": r(metrics["greedy_equal_share"]),
         "mean_first_divergence": None if divergence is None else r(divergence),
+        "first_divergences": list(metrics["first_divergences"]),
         "text_tokens": metrics["text_tokens"],
         "top1_agreement": r(metrics["top1_agreement"]),
         "nll_reference": r(metrics["nll_reference"]),

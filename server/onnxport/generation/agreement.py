@@ -27,6 +27,7 @@ class GenerationMetrics(TypedDict):
     new_tokens: int
     greedy_equal_share: float
     mean_first_divergence: float | None  # over the prompts that diverge; None when none does
+    first_divergences: list[int | None]  # each prompt's, in order: None where it does not diverge
     text_tokens: int
     top1_agreement: float
     nll_reference: float
@@ -95,18 +96,23 @@ def measure(
     prompts: Sequence[str],
     text: str,
     new_tokens: int,
+    *,
+    references: Sequence[Continuation] | None = None,
 ) -> GenerationMetrics:
-    """The candidate's generation metrics against the reference (both share the tokenizer)."""
+    """The candidate's generation metrics against the reference (both share the tokenizer). `references`, the
+    reference's greedy continuations of the prompts when they are known already, spares generating them again
+    and gives the prompts' ids (a chat prompt is fed as the server feeds it: golden.prompt_ids)."""
     if not prompts:
         raise ValueError("prompts: expected at least one prompt, got none")
-    divergences: list[int] = []
-    for prompt in prompts:
-        ids = tokenizer.encode(prompt)
-        expected = greedy_continuation(reference, tokenizer, ids, new_tokens)
-        got = greedy_continuation(candidate, tokenizer, ids, new_tokens)
-        position = first_divergence(expected.tokens, list(expected.step_logits), got.tokens)
-        if position is not None:
-            divergences.append(position)
+    if references is None:
+        references = greedy_continuations(reference, tokenizer, prompts, new_tokens)
+    if len(references) != len(prompts):
+        raise ValueError(f"references: expected one per prompt ({len(prompts)}), got {len(references)}")
+    first_divergences: list[int | None] = []
+    for expected in references:
+        got = greedy_continuation(candidate, tokenizer, expected.prompt_ids, new_tokens)
+        first_divergences.append(first_divergence(expected.tokens, list(expected.step_logits), got.tokens))
+    divergences = [position for position in first_divergences if position is not None]
     ids = tokenizer.encode(text)
     if len(ids) < 2:
         raise ValueError(f"text: expected at least 2 tokens to score, got {len(ids)}")
@@ -129,6 +135,7 @@ def measure(
         new_tokens=new_tokens,
         greedy_equal_share=(len(prompts) - len(divergences)) / len(prompts),
         mean_first_divergence=float(np.mean(divergences)) if divergences else None,
+        first_divergences=first_divergences,
         text_tokens=len(ids),
         top1_agreement=agree / scored,
         nll_reference=nll_ours / scored,

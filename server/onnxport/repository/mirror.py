@@ -26,7 +26,7 @@ from onnxport.errors import RepositoryError
 from onnxport.json_boundary import JsonObject
 from onnxport.repository import atomic, layout
 from onnxport.repository.manifest import ModelEntry
-from onnxport.repository.store import Repository, check_manifest, referenced_files
+from onnxport.repository.store import Repository, check_manifest, referenced_files, sha256_file
 
 CHUNK = 1 << 20
 # Content addressing is what makes a download checkable: a name that is not a hash is refused
@@ -76,7 +76,7 @@ def _sync(base: str, repository: Repository, timeout: float) -> dict[str, int]:
     summary = {"downloaded": 0, "present": 0, "bytes": 0}
     for relative, record in sorted(wanted.items()):
         path = repository.path_of(relative)
-        if path.is_file() and _sha256_of(path) == record["sha256"]:
+        if path.is_file() and sha256_file(path) == record["sha256"]:
             summary["present"] += 1
             continue
         summary["bytes"] += _download(base, relative, record, path, timeout)
@@ -194,11 +194,3 @@ def _read(response: http.client.HTTPResponse, relative: str, size: int | None = 
         return response.read(size)
     except (OSError, http.client.HTTPException) as exc:  # a timeout, a reset, a body cut short
         raise RepositoryError(f"{relative}: the download broke off after {after} bytes: {exc!r}") from None
-
-
-def _sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()

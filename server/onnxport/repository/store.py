@@ -37,6 +37,12 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def sha256_file(path: Path) -> str:
+    """A file's sha256 (hex), read in blocks: a GGUF or a fp32 decoder is hundreds of MB."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
 class Repository:
     def __init__(self, root: Path | str):
         self.root = Path(root)

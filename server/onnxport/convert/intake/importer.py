@@ -13,7 +13,6 @@ The file is read and checked by onnx_file.py and brought up to date by modernize
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -36,6 +35,7 @@ from onnxport.pipelines.spec import SpecError
 from onnxport.recipe import Feeds, Tolerance
 from onnxport.repository import testdata
 from onnxport.repository.manifest import Provenance
+from onnxport.repository.store import sha256_file
 
 # What ONNX's own backend test runner accepts (rtol 1e-3), with an absolute floor.
 IMPORT_TOLERANCE = Tolerance(abs=1e-5, rel=1e-3)
@@ -54,7 +54,7 @@ def import_key(request: ImportRequest) -> str:
         files |= {p for p in test_dir.glob("test_data_set_*/*.pb") if p.is_file()}
     for extra in sorted(files):
         digest.update(str(extra).encode() + b"\0")
-        digest.update(_file_sha256(extra) if extra.is_file() else b"missing")
+        digest.update(bytes.fromhex(sha256_file(extra)) if extra.is_file() else b"missing")
     key = build_key(
         {
             "import_sha256": digest.hexdigest(),
@@ -71,11 +71,6 @@ def import_key(request: ImportRequest) -> str:
         return key
     # The same file with another description is another import (skipped only when nothing it writes changes).
     return hashlib.sha256(f"{key}\0description\0{request.description}".encode()).hexdigest()
-
-
-def _file_sha256(path: Path) -> bytes:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").digest()
 
 
 def prepare_import(request: ImportRequest, key: str, step: Progress) -> Prepared:

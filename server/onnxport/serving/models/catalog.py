@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable, cast
 
 from onnxport.errors import OnnxportError
+from onnxport.repository import decoder_record
 from onnxport.repository.manifest import Manifest, ModelEntry
 from onnxport.repository.names import RULE_TEXT, name_problem
 from onnxport.repository.store import Repository, referenced_files
@@ -55,7 +56,8 @@ class Catalog:
         return self._manifest
 
     def ready(self) -> bool:
-        return bool(self.manifest()["models"])
+        manifest = self.manifest()
+        return bool(manifest["models"] or manifest.get("decoders"))  # a decoder alone is served too (generate)
 
     def model(self, name: str) -> ModelEntry:
         entry = self.manifest()["models"].get(name)
@@ -123,6 +125,8 @@ class Catalog:
             )
             manifest = {**manifest, "models": {n: e for n, e in manifest["models"].items() if n not in self._refused}}
         self._files = {rel for entry in manifest["models"].values() for rel in referenced_files(entry)}
+        # A decoder's files too (golden.json, the tokenizer, each variant): what a runtime elsewhere is held to
+        self._files |= {rel for entry in manifest.get("decoders", {}).values() for rel in decoder_record.files(entry)}
         self._manifest = manifest
         self._stamp = stamp
         current = {

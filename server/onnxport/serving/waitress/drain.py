@@ -217,14 +217,16 @@ def _channel_class(drain: _Drain) -> type[HTTPChannel]:
                 self.set_close_on_finish()  # adds the header, and closes the channel once the answer is out
             return super().build_response_header()  # type: ignore[misc]
 
-        # Whether the answer's last bytes were queued before the signal: such an answer may already be read
-        # by its client while this thread has not yet returned, and it is not one the drain waited for.
+        # Whether the answer's last bytes were handed over before the signal: such an answer may already be
+        # read by its client while this thread has not yet returned, and it is not one the drain waited for.
+        # Read before each write, as the client may have the bytes (and the server the signal) before it returns.
         queued_before_signal = False
 
         def write(self, data: bytes) -> None:
+            before_signal = not drain.requested
             super().write(data)  # type: ignore[misc]
             length, written = getattr(self, "content_length", None), getattr(self, "content_bytes_written", 0)
-            if not drain.requested and length is not None and written >= length:
+            if before_signal and length is not None and written >= length:
                 self.queued_before_signal = True
 
         def finish(self) -> None:
