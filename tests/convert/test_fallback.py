@@ -54,6 +54,20 @@ def test_a_search_given_a_larger_share_keeps_up_to_it_within_its_tries():
     assert found.limit == 18 and found.kept == tuple(RANKING[:9]) and calls == [18, 1, 2, 4, 8, 16, 12, 10, 9]
 
 
+def test_a_limit_not_measured_says_nothing_of_fewer_nodes_and_the_search_goes_on():
+    """Keeping the limit in float can make a file too large to serve (the size rule): fewer may be within."""
+    calls: list[int] = []
+
+    def attempt(kept):
+        calls.append(len(kept))
+        if len(kept) >= 8:
+            return None, "not at least 1.25x smaller than fp32"  # not made: nothing measured
+        return len(kept), None if len(kept) >= 3 else "outside"
+
+    found = fallback.search(RANKING[:40], 40, attempt)
+    assert found.limit == 8 and found.kept == tuple(RANKING[:3]) and calls == [8, 1, 2, 4, 3]
+
+
 def chain_model() -> onnx.ModelProto:
     """x -> MatMul(w1) -> Relu -> MatMul(w2) -> y, named nodes."""
     rng = np.random.default_rng(0)
