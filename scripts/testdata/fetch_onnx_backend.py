@@ -7,11 +7,12 @@ are unpacked into tests/data/onnx-backend/.
     .venv/bin/python scripts/testdata/fetch_onnx_backend.py    (make onnx-testdata)
 """
 
-import subprocess
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
+
+from pip_download import DownloadError, pip_download  # the fetchers' one pip download
 
 WHEEL = "onnx==1.18.0"
 WANTED = [
@@ -28,23 +29,11 @@ def main() -> int:
     if all((TARGET / Path(w).name / "model.onnx").exists() for w in WANTED):
         return 0
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "--only-binary=:all:",
-                "--python-version",
-                "3.11",
-                "-d",
-                tmp,
-                WHEEL,
-            ],
-            check=True,
-        )
+        try:
+            pip_download(WHEEL, tmp)  # a wheel for this interpreter, as the other fetchers take theirs
+        except DownloadError as exc:
+            print(f"fetch_onnx_backend: {exc}", file=sys.stderr)
+            return 1
         wheel = next(Path(tmp).glob("onnx-1.18.0-*.whl"))
         with zipfile.ZipFile(wheel) as archive:
             for member in archive.namelist():

@@ -170,7 +170,7 @@ def test_sync_copies_a_decoders_served_variants_and_tokenizer_files(tmp_path, ti
     expected = {entry["variants"]["fp32"]["file"], *(a["file"] for a in entry["assets"].values())}
     target = tmp_path / "replica"
     with static_host(source.root) as base:
-        assert sync(base, target)["downloaded"] == len(expected) == 4  # fp32, tokenizer, generation, template
+        assert sync(base, target)["downloaded"] == len(expected) == 5  # fp32, tokenizer, generation, template, golden
     assert {f"artifacts/{p.name}" for p in (target / "artifacts").iterdir()} == expected  # not the over-budget ones
 
 

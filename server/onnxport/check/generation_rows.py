@@ -20,6 +20,7 @@ from onnxport.check.report_types import CheckRow
 from onnxport.errors import OnnxportError
 from onnxport.generation import golden as golden_file
 from onnxport.generation.golden import Golden, GoldenPrompt
+from onnxport.json_boundary import JsonObject
 from onnxport.repository import decoder_record
 from onnxport.repository.decoder_record import DecoderEntry
 from onnxport.repository.manifest import Manifest
@@ -119,7 +120,7 @@ def _generate(base: str, name: str, variant: str, prompt: str, reference: Golden
     """The server's greedy text for one prompt, by the route a client of this model would use."""
     knobs = {"temperature": 0, "max_tokens": reference["new_tokens"]}
     if reference["chat"]:
-        body: dict[str, Any] = {
+        body: JsonObject = {
             "model": f"{name}:{variant}",
             "messages": [{"role": "user", "content": prompt}],
             **knobs,
@@ -130,7 +131,7 @@ def _generate(base: str, name: str, variant: str, prompt: str, reference: Golden
     return str(answer["text_output"])
 
 
-def _post_json(url: str, body: dict[str, Any]) -> Any:
+def _post_json(url: str, body: JsonObject) -> Any:
     request = urllib.request.Request(
         url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
     )

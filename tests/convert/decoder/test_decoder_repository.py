@@ -118,6 +118,7 @@ def test_each_variant_is_made_measured_and_stored_with_the_tokenizer_files(lax):
     assert sorted(a["name"] for a in entry["assets"].values()) == [
         "chat_template.jinja",
         "generation.json",
+        "golden.json",
         "tokenizer.json",
     ]
     assert entry["default_variant"] == min(entry["variants"], key=lambda n: entry["variants"][n]["bytes"])

@@ -65,3 +65,20 @@ def test_triton_statistics_name_the_variant_served(repository):
     (entry,) = app.get("/v2/models/tiny/stats").json["model_stats"]
     assert (entry["name"], entry["version"], entry["execution_count"]) == ("tiny", "fp32", 1)
     assert app.get("/v2/models/tiny/versions/int4/stats").status_code == 404
+
+
+def test_triton_repository_index_lists_each_variant_loaded_once_it_generated(repository):
+    app = client(repository)
+
+    def rows() -> dict:
+        index = app.post("/v2/repository/index")
+        assert index.status_code == 200, index.json
+        return {(r["name"], r["version"]): (r["state"], r["reason"]) for r in index.json if r["name"] == "tiny"}
+
+    before = rows()
+    assert set(before) == {("tiny", "fp32"), ("tiny", "int8-weights"), ("tiny", "int4")}
+    assert before[("tiny", "fp32")] == ("UNAVAILABLE", "not loaded: its session is created by the first generation")
+    state, reason = before[("tiny", "int4")]
+    assert state == "UNAVAILABLE" and reason.startswith("not served: rejected: top-1 agreement"), reason
+    app.post("/v2/models/tiny/generate", json=HELLO)
+    assert rows()[("tiny", "fp32")] == ("READY", "")

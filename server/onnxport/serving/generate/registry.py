@@ -10,6 +10,7 @@ import shutil
 import tempfile
 import threading
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -23,10 +24,23 @@ from onnxport.serving.config import ConfigError
 from onnxport.serving.generate.failures import GenerateError
 
 VERSION = "1"  # a folder is one version; Triton names a model's only version 1
+NOT_OPENED = "not loaded: its session is created by the first generation"
+
+
+@dataclass(frozen=True)
+class VersionState:
+    """A row of Triton's repository index: a generation model's version, READY once its session is open."""
+
+    name: str
+    version: str
+    ready: bool
+    reason: str  # "" when ready
 
 
 class GenerationModels(Protocol):
     def names(self) -> list[str]: ...
+
+    def versions(self) -> list[VersionState]: ...
 
     def find(self, name: str, version: str | None) -> tuple[str, DecoderFolder]:
         """(the version served, its folder); a GenerateError 404 for a name or version not served."""
@@ -49,6 +63,9 @@ class FolderModels:
 
     def names(self) -> list[str]:
         return sorted(self._open)
+
+    def versions(self) -> list[VersionState]:
+        return [VersionState(name, VERSION, True, "") for name in self.names()]  # opened at start
 
     def find(self, name: str, version: str | None) -> tuple[str, DecoderFolder]:
         folder = self._open.get(name)
@@ -87,6 +104,20 @@ class RepositoryModels:
             for name, entry in self._decoders().items()
             if any(decoder_record.outcome(v) == "served" for v in entry["variants"].values())
         )
+
+    def versions(self) -> list[VersionState]:
+        """Every variant of every decoder: READY once its file is open, else why not."""
+        rows = []
+        for name, entry in sorted(self._decoders().items()):
+            for variant, record in entry["variants"].items():
+                if record["status"] != "ok" or not decoder_record.made(record):
+                    why = f"not served: {record['status']}: {record['reason']}"
+                    rows.append(VersionState(name, variant, False, why))
+                elif record["sha256"] in self._open:
+                    rows.append(VersionState(name, variant, True, ""))
+                else:
+                    rows.append(VersionState(name, variant, False, NOT_OPENED))
+        return rows
 
     def find(self, name: str, version: str | None) -> tuple[str, DecoderFolder] | None:
         """(the variant served, its folder); None for a name the repository has no decoder of; a GenerateError 404
@@ -132,6 +163,10 @@ class ServedModels:
 
     def names(self) -> list[str]:
         return sorted({*self._folders.names(), *self._repository.names()})
+
+    def versions(self) -> list[VersionState]:
+        shadowed = set(self._folders.names())  # a setting's name wins over a repository decoder of the same name
+        return self._folders.versions() + [v for v in self._repository.versions() if v.name not in shadowed]
 
     def find(self, name: str, version: str | None) -> tuple[str, DecoderFolder]:
         if name in self._folders.names():

@@ -63,7 +63,8 @@ def unload(model: str) -> Response:
 
 
 def _index(current: State) -> list[dict[str, str]]:
-    """One row per version the manifest has: READY when its session is in memory, else UNAVAILABLE and why."""
+    """One row per version the manifest has: READY when its session is in memory, else UNAVAILABLE and why; then
+    the generation models' (a setting's decoder folders, the repository's decoders by variant)."""
     loaded = set(current.sessions.loaded())
     rows = []
     for name, entry in sorted(current.catalog.manifest()["models"].items()):
@@ -75,6 +76,11 @@ def _index(current: State) -> list[dict[str, str]]:
             else:
                 state_, reason = "UNAVAILABLE", NOT_LOADED
             rows.append({"name": name, "version": version, "state": state_, "reason": reason})
+    if current.generation is not None:
+        rows += [
+            {"name": v.name, "version": v.version, "state": "READY" if v.ready else "UNAVAILABLE", "reason": v.reason}
+            for v in current.generation.models.versions()
+        ]
     return rows
 
 
