@@ -4,13 +4,11 @@ divergences."""
 from __future__ import annotations
 
 import contextlib
-import json
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, cast
+from typing import Mapping, cast
 
 import numpy as np
 
@@ -18,7 +16,7 @@ from onnxport import runtime as ort_runtime
 from onnxport import tensor_json
 from onnxport.accuracy import browser_tolerances, compare
 from onnxport.accuracy.tolerance import Tolerance
-from onnxport.check import engine_findings, generation_rows, locate, preprocessing, skips, verdict_file
+from onnxport.check import engine_findings, generation_rows, locate, preprocessing, server_http, skips, verdict_file
 from onnxport.check.report_types import BrowserIdentity, CheckReport, CheckRow, Divergence, EngineRun
 from onnxport.check.row_stream import RowStream
 from onnxport.errors import OnnxportError, UsageError
@@ -289,7 +287,7 @@ def _source_row(base: str, entry: ModelEntry, row: CheckRow) -> CheckRow:
     name, record = row["model"], entry["variants"]["fp32"]
     tolerance = entry.get("validation", {}).get("tolerance", {"abs": 1e-5, "rel": 1e-3})
     golden = _golden(base, name)
-    data = _get_bytes(f"{base}/repository/{variant_record.file_of(record)}")
+    data = server_http.get_bytes(f"{base}/repository/{variant_record.file_of(record)}")
     session = ort_runtime.create_session(data, label=f"{name} fp32")
     outputs = ort_runtime.run(session, golden["inputs"], label=f"{name} fp32")
     errors = compare.compare(golden["outputs"], outputs, Tolerance(abs=tolerance["abs"], rel=tolerance["rel"]))
@@ -373,21 +371,9 @@ def summary(results: list[CheckRow]) -> dict[str, int]:
 
 def _served_manifest(base: str) -> Manifest:
     """The server's /api/manifest: its manifest.json as the catalog serves it (serving/models/catalog.py)."""
-    return cast(Manifest, _get_json(f"{base}/api/manifest"))
+    return cast(Manifest, server_http.get_json(f"{base}/api/manifest"))
 
 
 def _golden(base: str, model: str) -> dict[str, dict[str, np.ndarray]]:
-    first = _get_json(f"{base}/api/models/{model}/golden")["sets"][0]
+    first = server_http.get_json(f"{base}/api/models/{model}/golden")["sets"][0]
     return {part: tensor_json.decode(first[part]) for part in ("inputs", "outputs")}
-
-
-def _get_json(url: str) -> Any:
-    return json.loads(_get_bytes(url))
-
-
-def _get_bytes(url: str) -> bytes:
-    try:
-        with urllib.request.urlopen(url, timeout=120) as response:
-            return response.read()
-    except OSError as exc:
-        raise OnnxportError(f"GET {url} failed: {exc}") from exc

@@ -10,19 +10,17 @@ the build judged: a tokenizer, template, sampling or session setting that differ
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.error
-import urllib.request
-from typing import Any, cast
+from typing import cast
 
+from onnxport.check import server_http
 from onnxport.check.report_types import CheckRow
 from onnxport.errors import OnnxportError
 from onnxport.generation import golden as golden_file
 from onnxport.generation.golden import Golden, GoldenPrompt
 from onnxport.json_boundary import JsonObject
 from onnxport.repository import decoder_record
-from onnxport.repository.decoder_record import DecoderEntry
+from onnxport.repository.decoder_record import ServedDecoder
 from onnxport.repository.manifest import Manifest
 
 RUNTIME = "server"
@@ -41,16 +39,17 @@ def rows(base: str, manifest: Manifest, names: list[str]) -> list[CheckRow]:
     for name in names:
         entry = (manifest.get("decoders") or {})[name]
         try:
-            reference = cast(Golden, _get_json(f"{base}/repository/{entry['assets'][golden_file.GOLDEN_FILE]['file']}"))
+            golden_path = entry["assets"][golden_file.GOLDEN_FILE]["file"]
+            reference = cast(Golden, server_http.get_json(f"{base}/repository/{golden_path}"))
         except (KeyError, OnnxportError) as exc:
             reason = f"no golden continuations ({golden_file.GOLDEN_FILE}): rebuild it ({exc})"
             out += [_row(name, v, "skipped", reason) for v in entry["variants"]]
             continue
         for variant, record in entry["variants"].items():
-            if record["status"] != "ok":
+            if record["status"] != "ok" or not decoder_record.made(record):
                 out.append(_row(name, variant, "skipped", f"not served: {record['reason']}"))
                 continue
-            out.append(_variant_row(base, name, entry, variant, reference))
+            out.append(_variant_row(base, name, variant, record, reference))
     return out
 
 
@@ -68,15 +67,13 @@ def _row(name: str, variant: str, status: str, reason: str | None) -> CheckRow:
     }
 
 
-def _variant_row(base: str, name: str, entry: DecoderEntry, variant: str, reference: Golden) -> CheckRow:
-    record = entry["variants"][variant]
-    measured = record.get("generation") if decoder_record.made(record) else None
+def _variant_row(base: str, name: str, variant: str, record: ServedDecoder, reference: Golden) -> CheckRow:
+    row: CheckRow = {**_row(name, variant, "pass", None), "sha256": record["sha256"]}
+    # fp32 leaves its own text nowhere; a variant, where the build found it leaving
+    measured = record.get("generation")
     expected: list[int | None] | None = [None] * len(reference["prompts"])
     if variant != "fp32":
         expected = measured.get("first_divergences") if measured else None
-    row = _row(name, variant, "pass", None)
-    if decoder_record.made(record):
-        row["sha256"] = record["sha256"]
     if expected is None or len(expected) != len(reference["prompts"]):
         return {**row, "status": "skipped", "reason": "built before each prompt's divergence was kept: rebuild it"}
     started = time.perf_counter()
@@ -125,29 +122,8 @@ def _generate(base: str, name: str, variant: str, prompt: str, reference: Golden
             "messages": [{"role": "user", "content": prompt}],
             **knobs,
         }
-        answer = _post_json(f"{base}/v1/chat/completions", body)
+        answer = server_http.post_json(f"{base}/v1/chat/completions", body, TIMEOUT_S)
         return str(answer["choices"][0]["message"]["content"])
-    answer = _post_json(f"{base}/v2/models/{name}/versions/{variant}/generate", {"text_input": prompt, **knobs})
+    url = f"{base}/v2/models/{name}/versions/{variant}/generate"
+    answer = server_http.post_json(url, {"text_input": prompt, **knobs}, TIMEOUT_S)
     return str(answer["text_output"])
-
-
-def _post_json(url: str, body: JsonObject) -> Any:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
-    )
-    return _read(request, url)
-
-
-def _get_json(url: str) -> Any:
-    return _read(urllib.request.Request(url), url)
-
-
-def _read(request: urllib.request.Request, url: str) -> Any:
-    try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-            return json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        detail = exc.read()[:300].decode("utf-8", "replace")
-        raise OnnxportError(f"{url}: HTTP {exc.code}: {detail}") from exc
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise OnnxportError(f"{url}: {exc}") from exc

@@ -47,7 +47,7 @@ def known_models(
             f"no models in the repository {repository}; run `onnxport build` or `onnxport import` "
             "first, or name another with --repository"
         )
-    known_names = {*manifest["models"], *(manifest.get("decoders") or {} if decoders else {})}
+    known_names = set(manifest["models"]) | (set(manifest.get("decoders") or {}) if decoders else set())
     unknown = [n for n in dict.fromkeys(names) if n not in known_names]
     if unknown:
         known = ", ".join(sorted(known_names)) or "none (run `onnxport build`)"

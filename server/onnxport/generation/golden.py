@@ -93,9 +93,7 @@ def divergence(reference: GoldenPrompt, text: str) -> int | None:
     for position, through in enumerate(texts):
         if not text.startswith(through):
             return None if is_near_tie(np.asarray(reference["best_two"][position])) else position
-    if texts and text != texts[-1] or not texts and text:
-        return len(texts)
-    return None
+    return None if text == (texts[-1] if texts else "") else len(texts)  # every step a start of it: longer, or equal
 
 
 def step_token(reference: GoldenPrompt, position: int) -> str:
