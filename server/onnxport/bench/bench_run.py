@@ -14,7 +14,7 @@ from onnxport.bench.native import all_cores, native
 from onnxport.bench.profile import native_operator_times, side_by_side
 from onnxport.bench.ray_throughput import ray_rows
 from onnxport.bench.report_types import BenchReport, Machine, RayRow, ServerFigures, VariantFigures
-from onnxport.bench.v2_client import round_trips, throughput
+from onnxport.bench.v2_client import round_trips, throughput_table
 from onnxport.errors import UsageError
 from onnxport.harness import browser_engines
 from onnxport.harness.process import running_server
@@ -71,10 +71,9 @@ def run_bench(
             }
         report["models"][name] = {"inputs": {k: list(v.shape) for k, v in inputs[name].items()}, "variants": variants}
 
-    def requests(name: str, clients: int) -> int:
-        """Per client: about three seconds of serial work per measurement, whatever the model's speed."""
-        total = int(3000 / max(_fp32_ms(report, name) + 1.0, 1.0))
-        return max(5, min(200, total // clients))
+    def first_rate(name: str) -> float:
+        """Requests per second one client is expected to get: the model's native time plus a loopback round trip."""
+        return 1000 / max(_fp32_ms(report, name) + 1.0, 1.0)
 
     for batching in ("none", "all"):
         with running_server(repository, extra_env={"ONNXPORT_DYNAMIC_BATCHING": batching}) as base:
@@ -85,7 +84,7 @@ def run_bench(
                     say(f"server V2 round trips: {name}")
                     server["round_trip"] = round_trips(base, route, inputs[name], runs)
                 say(f"server throughput, dynamic batching {'on' if batching == 'all' else 'off'}: {name}")
-                measured = [throughput(base, route, inputs[name], c, requests(name, c)) for c in CLIENTS]
+                measured = throughput_table(base, route, inputs[name], CLIENTS, first_rate(name))
                 if batching == "all":
                     server["throughput_batching_on"] = measured
                 else:
@@ -101,7 +100,7 @@ def run_bench(
                 # The reference engine's section, where every reader of a single browser looks (the performance page).
                 report["browser"] = report["browsers"].get(REFERENCE) or next(iter(report["browsers"].values()))
     if ray_replicas:
-        ray = ray_rows(repository, names, inputs, CLIENTS, requests, ray_replicas, say)
+        ray = ray_rows(repository, names, inputs, CLIENTS, first_rate, ray_replicas, say)
         report["ray_starts"] = ray["starts"]
         for name, rows in ray["rows"].items():
             report["models"][name]["server"]["engines"] = rows

@@ -1,8 +1,8 @@
 """`onnxport bench --engine ray`: the server throughput table again, on Ray Serve with 1, 2, ... replicas.
 
-The same requests, clients and counts as the waitress rows of the same run (bench_run.py), so the
-rows compare. Each replica count gets a fresh local cluster, with dynamic batching off and on
-(on Ray it is Ray's @serve.batch); its start time is part of the report.
+The same requests and clients as the waitress rows of the same run (bench_run.py), each row about as
+long (v2_client.throughput_table), so the rows compare. Each replica count gets a fresh local cluster,
+with dynamic batching off and on (on Ray it is Ray's @serve.batch); its start time is part of the report.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from onnxport.bench.report_types import RayRow, RayRun, RayStart
-from onnxport.bench.v2_client import throughput
+from onnxport.bench.v2_client import throughput_table
 from onnxport.harness.process import running_server
 
 RAY_START_TIMEOUT = 240
@@ -26,7 +26,7 @@ def ray_rows(
     names: list[str],
     inputs: dict[str, dict[str, np.ndarray]],
     clients: tuple[int, ...],
-    requests: Callable[[str, int], int],
+    first_rate: Callable[[str], float],
     replica_counts: list[int],
     say: Callable[[str], None],
 ) -> RayRun:
@@ -52,7 +52,7 @@ def ray_rows(
                             "engine": "ray",
                             "replicas": replicas,
                             "batching": "on" if batching == "all" else "off",
-                            "throughput": [throughput(base, path, inputs[name], c, requests(name, c)) for c in clients],
+                            "throughput": throughput_table(base, path, inputs[name], clients, first_rate(name)),
                         }
                     )
     return {"rows": rows, "starts": starts}

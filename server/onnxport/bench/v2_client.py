@@ -79,6 +79,29 @@ def round_trips(base_url: str, path: str, feeds: dict[str, np.ndarray], runs: in
         client.close()
 
 
+MEASUREMENT_SECONDS = 3.0  # of sending, per throughput row
+MIN_PER_CLIENT, MAX_PER_CLIENT = 5, 200
+
+
+def per_client(requests_per_s: float, clients: int) -> int:
+    """Requests for each of `clients` so that a row at `requests_per_s` takes about MEASUREMENT_SECONDS."""
+    return max(MIN_PER_CLIENT, min(MAX_PER_CLIENT, int(requests_per_s * MEASUREMENT_SECONDS) // clients))
+
+
+def throughput_table(
+    base_url: str, path: str, feeds: dict[str, np.ndarray], clients: tuple[int, ...], first_rate: float
+) -> list[ThroughputRow]:
+    """One throughput row per client count, each about MEASUREMENT_SECONDS long: the first sized by
+    first_rate (the caller's estimate of requests per second), each next one by the rate the row before it
+    measured. Sized by the model's speed alone, Ray Serve's rows (a round trip ten times waitress's) took
+    ten times as long: 30 s for iris's table instead of 3 s a row."""
+    rows: list[ThroughputRow] = []
+    for count in clients:
+        rate = rows[-1]["requests_per_s"] if rows else first_rate
+        rows.append(throughput(base_url, path, feeds, count, per_client(rate, count)))
+    return rows
+
+
 def throughput(
     base_url: str, path: str, feeds: dict[str, np.ndarray], clients: int, requests_per_client: int
 ) -> ThroughputRow:
