@@ -12,7 +12,7 @@ FAST := not (demo or browser or ray or slow)
 # alone. tests/conftest.py says which and why; docs/development.md#tests what runs where.
 PARALLEL := -n 2
 
-.PHONY: run test check setup run-setup build browsers testdata onnx-testdata clean bench-peer
+.PHONY: run test check lint setup run-setup build browsers testdata onnx-testdata clean bench-peer
 
 # `make run HOST=0.0.0.0 PORT=8001`: only make's command line counts (tcsh exports a HOST of its own,
 # hosting platforms a PORT); without them serve's settings decide: ONNXPORT_HOST, ONNXPORT_PORT, a
@@ -69,10 +69,10 @@ endef
 # The two runs share one demo build (ONNXPORT_TEST_SHARED, tests/fixtures/repository.py); both always run, and
 # make fails if either failed.
 # Its setup side by side: the venv (pip), node_modules (npm) and the browser engines (apt) at once, then the test
-# data (it needs the venv); each step's output is printed whole when it ends.
+# data (it needs the venv, and mostly waits on downloads) beside the lint steps (mypy alone is 50 s of one core on a
+# fresh clone); each step's output is printed whole when it ends.
 test:
-	$(MAKE) --no-print-directory -j3 --output-sync=target setup browsers testdata
-	$(BEFORE_PYTEST)
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint browsers testdata
 	shared=$$(mktemp -d); status=0; \
 	ONNXPORT_TEST_SHARED=$$shared $(PY) -m pytest $(PARALLEL) -m "not solo" --durations=25 || status=$$?; \
 	ONNXPORT_TEST_SHARED=$$shared $(PY) -m pytest -m solo --durations=10 || status=$$?; \
@@ -86,6 +86,9 @@ check: setup onnx-testdata
 	status=$$?; echo "make check: $$(( $$(date +%s) - start )) s wall time"; exit $$status
 
 setup: $(VENV)/.installed node_modules/.installed
+
+lint: setup
+	$(BEFORE_PYTEST)
 # What `make run` needs: the demo recipes' libraries, not the test tools, Ray or Playwright (a third of the venv).
 run-setup: $(VENV)/.installed-run node_modules/.installed
 
