@@ -65,6 +65,7 @@ def search(
     order: within keeping 2 nodes, outside keeping 11), so it tries every size. The limit's try is one more
     conversion at most: a search that succeeds ends where it did without it."""
     limit = min(limit_for(candidates, share), len(ranking))
+    most_tries = MAX_TRIES + 1 if limit_first else MAX_TRIES  # the limit's try comes on top
     found: Search[T] = Search(None, (), limit)
     # Only the reasons are kept: an attempt holds a converted model, its session and its outputs, so
     # keeping every one held up to MAX_TRIES of them at once; the best is found.best. (No size is
@@ -73,7 +74,7 @@ def search(
 
     def run(k: int) -> bool:
         if k not in reasons:
-            if len(found.tries) >= MAX_TRIES + limit_first:
+            if len(found.tries) >= most_tries:
                 return False
             result, reasons[k] = attempt(tuple(ranking[:k]))
             found.tries.append({"kept": k, "result": reasons[k] or "within budget"})
@@ -94,7 +95,7 @@ def search(
         return found  # nothing within budget up to the limit
     # The fewest between the last failure and the first success (each success is smaller).
     low, high = failed + 1, k
-    while low < high and len(found.tries) < MAX_TRIES + limit_first:
+    while low < high and len(found.tries) < most_tries:
         middle = (low + high) // 2
         if run(middle):
             high = middle
