@@ -6,14 +6,11 @@ image resolves to a file (and a `#fragment` to a heading of the linked page); ev
 backticks exists, so a rename that forgets the docs fails here; and README.md stays a front page
 (at most README_MAX_WORDS words).
 
-And the docs describe every key the code writes: docs/reference/manifest.md (manifest.json, bench.json) and
-docs/reference/conformance.md (the `onnxport check` report, conformance.json).
-What "documented" means here: a key is documented when it appears alone in backticks (`key`) in its
-file's section of the doc, the part under the top-level `# ` heading that names the file (fenced code
-does not count, nor a span holding several keys). The walker lists every key path of a real file.
-The keys of maps (model, variant-table, output, operator, input names...) are data, not keys: the
-walk goes through them without asking for them. For the manifest, maps and free-form objects are read
-off its JSON Schema (`additionalProperties`); for the other files they are listed below.
+And the docs describe every key the code writes: docs/reference/manifest.md (manifest.json; bench.json is held to it
+in tests/bench/test_bench.py, where its bench runs) and docs/reference/conformance.md (the `onnxport check` report,
+conformance.json). What "documented" means, and the walker that lists every key path of a real file, are
+tests/fixtures/doc_keys.py's. For the manifest, maps and free-form objects are read off its JSON Schema
+(`additionalProperties`); for the other files doc_keys lists them.
 """
 
 from __future__ import annotations
@@ -25,140 +22,35 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from fixtures.doc_keys import (
+    MANIFEST,
+    REPORT,
+    REPORT_MAPS,
+    VERDICTS,
+    VERDICTS_OPAQUE,
+    assert_documented,
+    documented_keys,
+    schema_maps,
+    section,
+    undocumented,
+)
 from onnxport import cli
 from onnxport.repository.schema import manifest_schema
 from onnxport.serving.config import SETTINGS
 
 PROJECT = Path(__file__).resolve().parents[1]
-MANIFEST_DOC = PROJECT / "docs" / "reference" / "manifest.md"
-CONFORMANCE_DOC = PROJECT / "docs" / "reference" / "conformance.md"
 README = PROJECT / "README.md"
 # The front page, then the topic pages: everything a reader is sent to.
 DOCS = [README, *sorted((PROJECT / "docs").rglob("*.md"))]
 # The README is the front page: what it is, the two ways in, a tour, links. Detail goes to docs/.
 README_MAX_WORDS = 900
-
-# (doc, a fragment of its `# ` heading) for each file the code writes.
-MANIFEST = (MANIFEST_DOC, "The manifest")
-BENCH = (MANIFEST_DOC, "`bench.json`")
-REPORT = (CONFORMANCE_DOC, "The conformance report")
-VERDICTS = (CONFORMANCE_DOC, "`conformance.json`")
-
-# Key paths (`*` = any map key, `[]` = any list item) whose keys are names, not documented keys.
-REPORT_MAPS = {
-    "tolerances",
-    "summary",
-    "results[].outputs",
-    "results[].placement.cpu_op_types",
-    "results[].placement.by_provider",
-    "plans",
-    "plans.*.webgpu.chosen",
-}
-BENCH_MAPS = {
-    "models",
-    "models.*.inputs",
-    "models.*.variants",
-    "recommendations.dynamic_batching",
-    "browsers",
-    "browsers.*.speed.runtimes",
-}
-# The verdicts' `browser` is the report's, whole: its keys are checked in the report.
-VERDICTS_OPAQUE = {"verdicts[].browser"}
-
-
-# --------------------------------------------------------------------------- the walker
-
-
-def section(doc: Path, heading: str) -> str:
-    """The text under the one top-level heading of doc that contains `heading`, up to the next one."""
-    parts: dict[str, list[str]] = {}
-    current, fenced = None, False
-    for line in doc.read_text().splitlines():
-        fenced ^= line.startswith("```")
-        if not fenced and line.startswith("# "):
-            current = line
-            parts[current] = []
-        elif current is not None:
-            parts[current].append(line)
-    found = [title for title in parts if heading in title]
-    assert len(found) == 1, f"{doc.name}: {len(found)} top-level headings contain {heading!r}: {list(parts)}"
-    return "\n".join(parts[found[0]])
-
-
-def documented_keys(text: str) -> set[str]:
-    """Every `span` outside fenced code, as written (stripped)."""
-    prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-    return {span.strip() for span in re.findall(r"`([^`\n]+)`", prose)}
-
-
-def schema_maps(schema: dict[str, Any]) -> tuple[set[str], set[str]]:
-    """(maps, free-form objects) of a document described by schema, as key paths."""
-    definitions = schema.get("$defs", {})
-    maps: set[str] = set()
-    opaque: set[str] = set()
-
-    def visit(node: dict[str, Any], path: str) -> None:
-        if "$ref" in node:
-            visit(definitions[node["$ref"].rsplit("/", 1)[-1]], path)
-        for branch in [*node.get("anyOf", ()), *node.get("oneOf", ())]:
-            visit(branch, path)
-        if "properties" in node:
-            for key, sub in node["properties"].items():
-                visit(sub, f"{path}.{key}" if path else key)
-        elif node.get("type") == "object":
-            values = node.get("additionalProperties")
-            if isinstance(values, dict) and values:
-                maps.add(path)
-                visit(values, f"{path}.*")
-            else:
-                opaque.add(path)
-        if node.get("type") == "array" and isinstance(node.get("items"), dict):
-            visit(node["items"], f"{path}[]")
-
-    visit(schema, "")
-    return maps, opaque
-
-
-def key_paths(
-    document: Any, maps: set[str], opaque: frozenset[str] | set[str] = frozenset(), path: str = ""
-) -> Iterator[tuple[str, str]]:
-    """(key path, key) of every key of every record in document; map keys are walked through."""
-    if path in opaque:
-        return
-    if isinstance(document, dict):
-        is_map = path in maps
-        for key, value in document.items():
-            step = "*" if is_map else key
-            child = f"{path}.{step}" if path else step
-            if not is_map:
-                yield child, key
-            yield from key_paths(value, maps, opaque, child)
-    elif isinstance(document, list):
-        for item in document:
-            yield from key_paths(item, maps, opaque, f"{path}[]")
-
-
-def undocumented(document: Any, where: tuple[Path, str], maps: set[str], opaque: set[str] = frozenset()) -> list[str]:
-    known = documented_keys(section(*where))
-    return sorted({path for path, key in key_paths(document, maps, opaque) if key not in known})
-
-
-def assert_documented(
-    document: Any, what: str, where: tuple[Path, str], maps: set[str], opaque: set[str] = frozenset()
-) -> None:
-    missing = undocumented(document, where, maps, opaque)
-    assert not missing, (
-        f"{where[0].relative_to(PROJECT)} does not document these keys of {what} (each must appear as "
-        f"`key` under the heading with {where[1]!r}):\n  " + "\n  ".join(missing)
-    )
-
 
 MANIFEST_MAPS, MANIFEST_OPAQUE = schema_maps(manifest_schema())
 
@@ -338,15 +230,6 @@ def test_every_key_of_a_check_report_and_of_conformance_json_is_documented(repos
     verdicts = json.loads((repository / "conformance.json").read_text())
     assert verdicts["verdicts"], "the check recorded no verdict"
     assert_documented(verdicts, "conformance.json", VERDICTS, set(), VERDICTS_OPAQUE)
-
-
-@pytest.mark.slow
-def test_every_key_of_bench_json_is_documented(iris_bench):
-    """iris, wasm-1t (it also gives the operator profile) and wasm, 3 runs: the bench the bench tests share."""
-    repository, _, _ = iris_bench
-    bench = json.loads((repository / "bench.json").read_text())
-    assert bench["models"]["iris"]["operator_profile"] and bench["browser"]["results"]
-    assert_documented(bench, "bench.json", BENCH, BENCH_MAPS)
 
 
 # --------------------------------------------------------------------------- README and docs/

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from fixtures.doc_keys import BENCH, BENCH_MAPS, assert_documented
+
 PROJECT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
@@ -97,6 +99,15 @@ def tooltip_figure(lines: list[str], series: str, unit: str) -> float:
     found = [float(m[1]) for m in matches if m]
     assert len(found) == 1, f"expected one {series!r} line in the tooltip, got {lines}"
     return found[0]
+
+
+def test_every_key_of_bench_json_is_documented(iris_bench):
+    """docs/reference/manifest.md describes every key of the bench the tests above share (tests/fixtures/doc_keys.py
+    says what documented means)."""
+    repository, _, _ = iris_bench
+    bench = json.loads((repository / "bench.json").read_text())
+    assert bench["models"]["iris"]["operator_profile"] and bench["browser"]["results"]
+    assert_documented(bench, "bench.json", BENCH, BENCH_MAPS)
 
 
 def test_the_performance_page_charts_the_latest_bench(iris_bench, serve_repository, open_tab):

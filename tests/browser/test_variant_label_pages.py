@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
+from fixtures.doc_keys import BENCH, BENCH_MAPS, REPORT, REPORT_MAPS, assert_documented
 from int8_models import quantized_file
 from onnxport import cli
-from test_docs import BENCH, BENCH_MAPS, REPORT, REPORT_MAPS, assert_documented
 
 PAGE_TIMEOUT_MS = 60_000
 pytestmark = pytest.mark.browser  # the bench fixture starts Chromium itself

@@ -19,9 +19,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from fixtures.doc_keys import REPORT, REPORT_MAPS, assert_documented
 from onnxport import cli
 from onnxport.accuracy import browser_tolerances, judgement
-from test_docs import REPORT, REPORT_MAPS, assert_documented
 
 pytestmark = pytest.mark.slow
 
