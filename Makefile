@@ -7,9 +7,9 @@ ONNXPORT := $(VENV)/bin/onnxport
 LINTED := server tests scripts models models-trees models-decoders build_backend
 # The pytest tests that need no demo build, no browser and no Ray (tests/conftest.py gives the markers).
 FAST := not (demo or browser or ray or slow)
-# `make test` runs pytest twice: every test not marked solo on PARALLEL's two pytest-xdist workers (a module whole
-# on one; `make test PARALLEL=` for one process), then the solo tests (Ray clusters, timed rows, the wheel's README)
-# alone. tests/conftest.py says which and why; docs/development.md#tests what runs where.
+# `make test` runs pytest twice: every test not marked apart on PARALLEL's two pytest-xdist workers (a module whole
+# on one; `make test PARALLEL=` for one process), then the apart tests (the bench's Ray rows and timed rows, the
+# wheel's README), their two modules side by side with nothing else. tests/conftest.py says which and why; docs/development.md#tests what runs where.
 PARALLEL := -n 2
 
 .PHONY: run test check lint setup run-setup build browsers testdata onnx-testdata clean bench-peer
@@ -74,8 +74,8 @@ endef
 test:
 	$(MAKE) --no-print-directory -j3 --output-sync=target lint browsers testdata
 	shared=$$(mktemp -d); status=0; \
-	ONNXPORT_TEST_SHARED=$$shared $(PY) -m pytest $(PARALLEL) -m "not solo" --durations=25 || status=$$?; \
-	ONNXPORT_TEST_SHARED=$$shared $(PY) -m pytest -m solo --durations=10 || status=$$?; \
+	ONNXPORT_TEST_SHARED=$$shared $(PY) -m pytest $(PARALLEL) -m "not apart" --durations=25 || status=$$?; \
+	ONNXPORT_TEST_SHARED=$$shared $(PY) -m pytest $(PARALLEL) -m apart --durations=10 || status=$$?; \
 	rm -rf $$shared; exit $$status
 
 # The fast loop (about 6 minutes on 2 cores: 334 s measured): the same steps in one shell, then the pytest tests of $(FAST).

@@ -40,24 +40,26 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         for marker in sorted({m for f, m in MARKERS_BY_FIXTURE.items() if f in item.fixturenames}):
             item.add_marker(marker)
-        if item.nodeid.split("::", 1)[0] in SOLO_MODULES:
-            item.add_marker("solo")
+        if item.nodeid.split("::", 1)[0] in APART_MODULES:
+            item.add_marker("apart")
     if os.environ.get("PYTEST_XDIST_WORKER"):
         start_longest_first(items)
 
 
-# `make test` runs pytest twice (docs/development.md#tests): every test not marked solo on two pytest-xdist
-# workers, then the solo ones in one process with nothing beside them: the modules whose figures or timeouts
-# assume the machine to themselves. Beside a second worker, the bench's Ray throughput table took 523 s against
-# 90, and a Firefox row of the wheel's README check timed out. The modules that start a Ray cluster are one group
-# (one cluster at a time, on one worker).
+# `make test` runs pytest twice (docs/development.md#tests): every test not marked apart on two pytest-xdist
+# workers, then the apart ones, their two modules side by side (one a worker) with nothing else: the modules whose
+# figures or timeouts assume at most one other process busy. Beside the whole suite, the bench's Ray throughput
+# table took 523 s against 90 (its rows were sized from the model's time then, not from the rate the row before
+# measured), and a Firefox row of the wheel's README check timed out. Beside each other only, both pass: 147 s for
+# the two (the bench's about 120 s, the wheel's 128 s), where one after the other took 236 s. The modules that
+# start a Ray cluster are one group (one cluster at a time, on one worker).
 RAY_MODULES = {
     "tests/serving/test_ray.py",
     "tests/serving/test_ray_operations.py",
     "tests/serving/generate/test_generate_ray.py",
     "tests/bench/test_bench.py",
 }
-SOLO_MODULES = {"tests/bench/test_bench.py", "tests/package/test_wheel.py"}
+APART_MODULES = {"tests/bench/test_bench.py", "tests/package/test_wheel.py"}
 
 # Under xdist the longest groups start first (longest processing time first), so that neither worker is left
 # with a long one at the end: seconds a group took in one process on 2 cores (the slowest of `make test`'s
