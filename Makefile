@@ -9,7 +9,8 @@ LINTED := server tests scripts models models-trees models-decoders build_backend
 FAST := not (demo or browser or ray or slow)
 # `make test` runs pytest twice: every test not marked apart on PARALLEL's two pytest-xdist workers (a module whole
 # on one; `make test PARALLEL=` for one process), then the apart tests (the bench's Ray rows and timed rows, the
-# wheel's README), their two modules side by side with nothing else. tests/conftest.py says which and why; docs/development.md#tests what runs where.
+# wheel's README), their two modules side by side with nothing else. tests/conftest.py says which and why;
+# docs/development.md#tests what runs where.
 PARALLEL := -n 2
 
 .PHONY: run test check lint setup run-setup build browsers testdata onnx-testdata clean bench-peer
